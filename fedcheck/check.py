@@ -1,0 +1,398 @@
+"""Checks: declarations of claims, and the generic machinery that runs them.
+
+A *check* is one claim of one paper with an id such as ``fedfw.theorem1``.  The
+declarative kind, :class:`BoundCheck`, is what a theorem module writes::
+
+    theorem1 = BoundCheck(
+        id="fedfw.theorem1", aliases=("theorem1",), paper=FEDFW, reference="Theorem 1, eq. (38)",
+        claim="F(xbar^t) - F* <= ... = O(t^{-1/2})",
+        algorithm=engine.fedfw,
+        schedules={"eta": 2/(t+1), "lam": lambda_0*sqrt(t+1)},
+        bound=..., readings=[Reading("statement", {G: ...}, paper=True), ...],
+        claimed_rate=-1/2, params={"lambda_0": 1.0}, family=RandomFamily(...))
+
+The engine evaluates the very same SymPy expressions: schedules become the
+``(rounds, B)`` arrays handed to the algorithm, bounds are lambdified over the
+recorded rounds with the instance constants of :mod:`fedcheck.constants`.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import sympy as sp
+
+from . import verdict as V
+from .constants import InstanceContext, resolve
+from .engine import Trace, default_recorder, evaluate_schedule, record_grid
+from .instances import Instance, InstanceBatch, RandomFamily
+from .solve import Solution, solve_consensus
+from .symbols import t as t_sym
+
+__all__ = ["Paper", "Reading", "RunConfig", "CheckResult", "Check", "BoundCheck", "SymbolicClaim",
+           "suboptimality"]
+
+
+@dataclass(frozen=True)
+class Paper:
+    key: str
+    title: str
+    authors: str
+    venue: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One reading of a bound: substitutions applied to it before evaluation.
+
+    ``paper=True`` marks a reading the paper itself writes (its statement or its
+    proof); only those can refute the paper.  Others are analyses (repairs, exact
+    constants) reported beside them."""
+
+    name: str
+    substitutions: dict = field(default_factory=dict)
+    paper: bool = True
+    description: str = ""
+
+
+@dataclass
+class RunConfig:
+    seeds: Sequence[int] | None = None
+    rounds: int | None = None
+    instances: Sequence[Instance] | None = None
+    params: dict = field(default_factory=dict)
+    full: bool = False
+    progress: bool = False
+    use_cache: bool = True
+
+
+@dataclass
+class CheckResult:
+    id: str
+    title: str
+    paper: str
+    reference: str
+    claim: str
+    kind: str
+    verdict: str
+    reason: str = ""
+    claimed_rate: float | None = None
+    fitted_rate: float | None = None
+    fitted_rate_ci: list | None = None
+    rate_verdict: str | None = None
+    max_ratio: float | None = None
+    readings: dict = field(default_factory=dict)
+    feasibility: dict = field(default_factory=dict)
+    symbolic: list = field(default_factory=list)
+    evidence: dict = field(default_factory=dict)
+    formula: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
+    assumptions: list = field(default_factory=list)
+    instances: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return _jsonable(self.__dict__)
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    if isinstance(x, (np.floating, float)):
+        v = float(x)
+        return v if math.isfinite(v) else (None if math.isnan(v) else ("inf" if v > 0 else "-inf"))
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.bool_,)):
+        return bool(x)
+    return x
+
+
+class Check:
+    """Base class of every check: an id, its paper, the claim, and ``run``."""
+
+    id: str
+    title: str
+    paper: Paper
+    reference: str
+    claim: str
+    aliases: tuple
+    kind: str
+
+    def run(self, config: RunConfig) -> CheckResult:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+@dataclass
+class SymbolicClaim:
+    """A statement proven (or refuted) symbolically with SymPy, reported with the check."""
+
+    name: str
+    prove: Callable[[], tuple[str, str]]   # returns (verdict, evidence)
+
+    def evaluate(self) -> dict:
+        try:
+            verdict, evidence = self.prove()
+        except Exception as e:  # a failed proof attempt is inconclusive, not a pass
+            verdict, evidence = V.INCONCLUSIVE, f"SymPy could not decide: {e}"
+        return {"name": self.name, "verdict": verdict, "evidence": evidence}
+
+
+def rate_claim(bound: sp.Expr, rate: sp.Expr, t: sp.Symbol = t_sym) -> SymbolicClaim:
+    """The bound is Theta(t^rate) as t -> oo: lim bound * t^(-rate) is finite and positive."""
+    def prove():
+        lim = sp.limit(sp.simplify(bound * t ** (-rate)), t, sp.oo)
+        if lim.is_finite and lim.is_positive:
+            return V.HOLDS, f"lim_(t->oo) bound * t^({-rate}) = {sp.sstr(lim)} (finite, positive)"
+        if lim.is_finite is False or lim == 0:
+            return V.VIOLATED, f"lim_(t->oo) bound * t^({-rate}) = {sp.sstr(lim)}"
+        return V.INCONCLUSIVE, f"limit {sp.sstr(lim)} undecided"
+    return SymbolicClaim(f"the bound is of order t^({sp.sstr(rate)})", prove)
+
+
+# ----------------------------------------------------------------------------------------------
+# metrics: how a trace becomes the measured interval [lo, hi] of the quantity a bound controls
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    description: str
+    compute: Callable[[Trace, Sequence[Solution]], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
+
+
+def _subopt(trace: Trace, sols):
+    F = trace.metrics["F"]
+    Fs = np.array([s.F_star for s in sols])[None, :]
+    Fl = np.array([s.F_lower for s in sols])[None, :]
+    value = F - Fs
+    floor = np.broadcast_to(Fs - Fl, F.shape)
+    return value, F - Fs, F - Fl, floor
+
+
+suboptimality = Metric("F(xbar^t) - F*",
+                       "objective gap of the server point; F* is known to lie in [F(x_hat) - FW gap, F(x_hat)]",
+                       _subopt)
+
+
+def _with_progress(recorder, last: int, desc: str, enabled: bool):
+    """Wrap a recorder so that a progress bar advances at each recorded round (not per round)."""
+    if not enabled:
+        return recorder
+    import sys
+
+    from tqdm import tqdm
+    bar = tqdm(total=last, desc=desc, unit="round", file=sys.stderr, leave=False, mininterval=0.5)
+
+    def rec(k, X, xbar):
+        bar.update(k - bar.n)
+        if k >= last:
+            bar.close()
+        return recorder(k, X, xbar)
+    return rec
+
+
+# ----------------------------------------------------------------------------------------------
+@dataclass
+class BoundCheck(Check):
+    """A pathwise upper bound ``metric(x^t) <= bound(t)`` along an algorithm's run.
+
+    See the module docstring for a declaration.  ``valid_from`` is the first
+    iterate index the bound covers; ``feasible=True`` asks that the server point
+    stays in the set at every recorded round."""
+
+    id: str
+    paper: Paper
+    reference: str
+    claim: str
+    algorithm: Callable[..., Trace]
+    schedules: dict
+    bound: sp.Expr
+    claimed_rate: sp.Expr | float | None = None
+    readings: Sequence[Reading] = (Reading("as stated"),)
+    params: dict = field(default_factory=dict)
+    family: RandomFamily = field(default_factory=RandomFamily)
+    metric: Metric = suboptimality
+    valid_from: int = 1
+    feasible: bool = True
+    title: str = ""
+    aliases: tuple = ()
+    assumptions: Sequence[str] = ()
+    symbolic: Sequence[SymbolicClaim] = ()
+    default_seeds: int = 8
+    default_rounds: int = 5000
+    quick_rounds: int | None = None
+    algorithm_kwargs: dict = field(default_factory=dict)
+    solver: Callable[..., Solution] = solve_consensus
+    kind: str = "bound"
+
+    def __post_init__(self):
+        self.bound = sp.sympify(self.bound)
+        self.schedules = {k: sp.sympify(v) for k, v in self.schedules.items()}
+        if not self.title:
+            self.title = self.reference
+
+    # -- declaration helpers --------------------------------------------------------------
+    def reading_bound(self, reading: Reading) -> sp.Expr:
+        return sp.sympify(self.bound).subs(reading.substitutions)
+
+    def needed_symbols(self) -> set:
+        syms = set()
+        for r in self.readings:
+            syms |= self.reading_bound(r).free_symbols
+        for e in self.schedules.values():
+            syms |= e.free_symbols
+        syms.discard(t_sym)
+        return syms
+
+    # -- running --------------------------------------------------------------------------
+    def _instances(self, config: RunConfig) -> list[Instance]:
+        if config.instances:
+            return list(config.instances)
+        seeds = list(config.seeds) if config.seeds is not None else list(range(self.default_seeds))
+        return [self.family.draw(s) for s in seeds]
+
+    def run(self, config: RunConfig) -> CheckResult:
+        t0 = time.perf_counter()
+        params = {**self.params, **config.params}
+        rounds = int(config.rounds or self.default_rounds)
+        insts = self._instances(config)
+        sols = [self.solver(i, use_cache=config.use_cache) for i in insts]
+        result = CheckResult(id=self.id, title=self.title, paper=self.paper.key, reference=self.reference,
+                             claim=self.claim, kind=self.kind, verdict=V.INCONCLUSIVE,
+                             claimed_rate=None if self.claimed_rate is None else float(self.claimed_rate),
+                             params=params, assumptions=list(self.assumptions))
+        result.formula = {"bound": sp.latex(self.bound), "bound_text": sp.sstr(self.bound),
+                          "schedules": {k: sp.latex(v) for k, v in self.schedules.items()},
+                          "readings": {r.name: {"latex": sp.latex(self.reading_bound(r)),
+                                                "substitutions": {sp.sstr(k): sp.latex(v) for k, v in r.substitutions.items()},
+                                                "paper": r.paper, "description": r.description}
+                                       for r in self.readings},
+                          "metric": self.metric.name, "metric_description": self.metric.description,
+                          "valid_from": self.valid_from}
+        result.symbolic = [s.evaluate() for s in self.symbolic]
+        # group instances of one shape into batches (random families: one batch)
+        groups: dict[tuple, list[int]] = {}
+        for k, inst in enumerate(insts):
+            groups.setdefault((inst.A.shape, inst.loss, inst.set.name), []).append(k)
+        per_instance: list[dict] = [None] * len(insts)  # type: ignore
+        reading_codes = {r.name: [] for r in self.readings}
+        feas_codes, fits = [], []
+        for idxs in groups.values():
+            batch = InstanceBatch([insts[k] for k in idxs])
+            bsols = [sols[k] for k in idxs]
+            ctxs = [InstanceContext(insts[k], batch.loss.take(j), sols[k], params) for j, k in enumerate(idxs)]
+            consts = {s.name: [resolve(s.name, c) for c in ctxs] for s in self.needed_symbols()}
+            values = {name: np.array([v.value for v in vals]) for name, vals in consts.items()}
+            tt = np.arange(1, rounds + 1)
+            sched = {name: evaluate_schedule(e, tt, values, batch.B) for name, e in self.schedules.items()}
+            grid = record_grid(rounds + 1)
+            recorder = _with_progress(default_recorder(batch), rounds + 1, f"{self.id}", config.progress)
+            trace = self.algorithm(batch, rounds=rounds, grid=grid, recorder=recorder, **sched,
+                                   **self.algorithm_kwargs)
+            value, lo, hi, floor = self.metric.compute(trace, bsols)
+            k = trace.rounds.astype(float)
+            valid = k >= self.valid_from
+            scale = np.array([abs(s.F_star) for s in bsols])[None, :]
+            bounds = {}
+            for r in self.readings:
+                bexpr = self.reading_bound(r)
+                bounds[r.name] = evaluate_schedule(bexpr, k, values, batch.B)
+            infeas = trace.metrics.get("infeasibility")
+            radius = np.broadcast_to(np.asarray(batch.set.radius, dtype=float), (batch.B,))
+            for j, kidx in enumerate(idxs):
+                sol = bsols[j]
+                inst_rec: dict[str, Any] = {
+                    "seed": insts[kidx].seed, "instance": insts[kidx].describe(),
+                    "F_star": sol.F_star, "F_star_lower": sol.F_lower, "F_star_certified_accuracy": sol.gap,
+                    "solver": {"name": sol.solver, "status": sol.status, "version": sol.solver_version,
+                               "seconds": sol.solve_time, "cached": sol.cached,
+                               "dual_residual": sol.dual_residual, "notes": sol.notes},
+                    "constants": {name: {"value": vals[j].value, "exact": vals[j].exact, "note": vals[j].note}
+                                  for name, vals in consts.items()},
+                    "rounds": trace.rounds, "metric": value[:, j],
+                    "metric_interval": {"lo": lo[:, j], "hi": hi[:, j]},
+                    "consensus": trace.metrics.get("consensus", np.full(len(k), np.nan))[:, j],
+                    "bound": {}, "readings": {},
+                }
+                reason = sol.reason
+                for r in self.readings:
+                    b = bounds[r.name][:, j]
+                    codes = V.compare_upper(lo[valid, j], hi[valid, j], b[valid], scale[0, j])
+                    if reason:
+                        codes = np.maximum(codes, 1)
+                    inexact = [n for n in (s.name for s in self.reading_bound(r).free_symbols)
+                               if n in consts and not consts[n][j].exact]
+                    # (a constant known only by an upper bound makes the bound larger, so a violation stands)
+                    v = V.verdict_of_codes(codes)
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        ratio = np.where(b[valid] > 0, value[valid, j] / b[valid], np.nan)
+                    mr = float(np.nanmax(ratio)) if np.isfinite(ratio).any() else float("nan")
+                    first_bad = np.nonzero(codes == 2)[0]
+                    inst_rec["bound"][r.name] = b
+                    inst_rec["readings"][r.name] = {
+                        "verdict": v, "max_ratio": mr,
+                        "argmax_round": float(k[valid][np.nanargmax(ratio)]) if np.isfinite(ratio).any() else None,
+                        "first_violation_round": float(k[valid][first_bad[0]]) if first_bad.size else None,
+                        "inconclusive_rounds": int((codes == 1).sum()),
+                        "constants_upper_bounds_only": inexact,
+                    }
+                    reading_codes[r.name].append((v, mr))
+                if infeas is not None:
+                    tol = V.POLICY.feasibility_tol * max(1.0, float(radius[j]))
+                    bad = infeas[:, j] > tol
+                    fv = V.INCONCLUSIVE if not np.all(np.isfinite(infeas[:, j])) else (V.VIOLATED if bad.any() else V.HOLDS)
+                    inst_rec["feasibility"] = {"verdict": fv, "max_infeasibility": float(np.nanmax(infeas[:, j])),
+                                               "tolerance": tol,
+                                               "first_infeasible_round": float(k[bad][0]) if bad.any() else None}
+                    feas_codes.append(fv)
+                fit = V.fit_rate(k, value[:, j], floor[:, j]) if self.claimed_rate is not None else None
+                inst_rec["fit"] = fit
+                fits.append(fit)
+                if reason:
+                    inst_rec["inconclusive_reason"] = reason
+                per_instance[kidx] = inst_rec
+        # aggregate
+        for r in self.readings:
+            vs = [v for v, _ in reading_codes[r.name]]
+            ratios = [m for _, m in reading_codes[r.name] if np.isfinite(m)]
+            result.readings[r.name] = {"verdict": V.combine(vs), "max_ratio": max(ratios) if ratios else None,
+                                       "paper": r.paper, "description": r.description,
+                                       "violated_instances": int(sum(v == V.VIOLATED for v in vs)),
+                                       "inconclusive_instances": int(sum(v == V.INCONCLUSIVE for v in vs))}
+        paper_readings = [r for r in self.readings if r.paper] or list(self.readings)
+        bound_verdict = V.combine(result.readings[r.name]["verdict"] for r in paper_readings)
+        result.max_ratio = max((result.readings[r.name]["max_ratio"] or float("nan") for r in paper_readings),
+                               default=None)
+        if self.feasible and feas_codes:
+            result.feasibility = {"verdict": V.combine(feas_codes),
+                                  "infeasible_instances": int(sum(v == V.VIOLATED for v in feas_codes))}
+        overall = [bound_verdict] + ([result.feasibility["verdict"]] if result.feasibility else [])
+        result.verdict = V.combine(overall)
+        if self.claimed_rate is not None:
+            pooled = V.pooled_rate(fits)
+            result.fitted_rate = pooled["slope"] if pooled else None
+            result.fitted_rate_ci = pooled["ci"] if pooled else None
+            result.rate_verdict = V.rate_verdict(result.fitted_rate_ci, float(self.claimed_rate))
+        reasons = sorted({i.get("inconclusive_reason") for i in per_instance if i.get("inconclusive_reason")})
+        if result.verdict == V.INCONCLUSIVE:
+            why = reasons or [f"reading {n!r}: {d['inconclusive_instances']} instance(s) inconclusive"
+                              for n, d in result.readings.items() if d["verdict"] == V.INCONCLUSIVE]
+            result.reason = "; ".join(why)
+        elif result.verdict == V.VIOLATED:
+            bad = [n for n, d in result.readings.items() if d["verdict"] == V.VIOLATED and d["paper"]]
+            parts = [f"bound ({', '.join(bad)}) violated" if bad else ""]
+            if result.feasibility.get("verdict") == V.VIOLATED:
+                parts.append("server point left the feasible set")
+            result.reason = "; ".join(p for p in parts if p)
+        result.instances = per_instance
+        result.evidence = {"rounds": rounds, "instances": len(insts), "batches": len(groups),
+                           "record_points": int(len(record_grid(rounds + 1)))}
+        result.seconds = time.perf_counter() - t0
+        return result

@@ -1,0 +1,254 @@
+"""The ``fedcheck`` command line.
+
+Exit codes (also in the README):
+
+==== =========================================================================
+0    every claim checked comes out as the paper says (bounds hold,
+     counterexamples reproduce)
+1    at least one claim is refuted (a bound is violated, an iterate leaves the
+     set, a claimed counterexample does not reproduce)
+2    bad input: unknown check id, malformed instance or theorem file, bad option
+3    inconclusive: no claim refuted, but at least one could not be decided
+     (inaccurate solve, NaN, an assumption the instance breaks)
+4    internal error (a bug in fedcheck: please report it)
+130  interrupted
+==== =========================================================================
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from pathlib import Path
+
+from . import verdict as V
+
+EXIT_OK, EXIT_REFUTED, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+
+
+class BadInput(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse exits 2 already; keep the message format
+        self.print_usage(sys.stderr)
+        print(f"fedcheck: error: {message}", file=sys.stderr)
+        sys.exit(EXIT_BAD_INPUT)
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``8`` (seeds 0..7), ``3,5,9``, ``10-19`` or a mix ``0-3,7``."""
+    text = text.strip()
+    try:
+        if text.isdigit():
+            k = int(text)
+            if k < 1:
+                raise ValueError
+            return list(range(k))
+        out: list[int] = []
+        for part in text.split(","):
+            part = part.strip()
+            if "-" in part:
+                a, b = part.split("-", 1)
+                a, b = int(a), int(b)
+                if b < a:
+                    raise ValueError
+                out.extend(range(a, b + 1))
+            else:
+                out.append(int(part))
+        if not out or min(out) < 0:
+            raise ValueError
+        return list(dict.fromkeys(out))
+    except ValueError:
+        raise BadInput(f"--seeds {text!r}: expected a count (8), a list (3,5,9) or a range (10-19) of "
+                       "non-negative integers") from None
+
+
+def _fmt(x, spec=".3g"):
+    return "-" if x is None else format(x, spec)
+
+
+def summary_table(results: list[dict]) -> str:
+    rows = [("check", "verdict", "max ratio", "rate (claimed)", "rate", "feasible", "time")]
+    for r in results:
+        rate = "-"
+        if r.get("claimed_rate") is not None:
+            ci = r.get("fitted_rate_ci")
+            rate = f"{_fmt(r.get('fitted_rate'), '.3f')}" + (f" [{ci[0]:.2f},{ci[1]:.2f}]" if ci else "") + \
+                   f" ({r['claimed_rate']:.3g})"
+        rows.append((r["id"], r["verdict"].upper() if r["verdict"] == V.VIOLATED else r["verdict"],
+                     _fmt(r.get("max_ratio")), rate, r.get("rate_verdict") or "-",
+                     (r.get("feasibility") or {}).get("verdict", "-"), f"{r.get('seconds', 0):.1f}s"))
+        for name, d in (r.get("readings") or {}).items():
+            if len(r["readings"]) > 1:
+                tag = "paper" if d.get("paper") else "analysis"
+                rows.append((f"  reading {name} ({tag})", d["verdict"], _fmt(d.get("max_ratio")), "", "", "", ""))
+    widths = [max(len(str(row[c])) for row in rows) for c in range(len(rows[0]))]
+    lines = []
+    for i, row in enumerate(rows):
+        lines.append("  ".join(str(v).ljust(w) for v, w in zip(row, widths)).rstrip())
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def exit_code(results: list[dict]) -> int:
+    vs = [r["verdict"] for r in results]
+    if any(v in (V.VIOLATED, V.NOT_REPRODUCED) for v in vs):
+        return EXIT_REFUTED
+    if any(v == V.INCONCLUSIVE for v in vs):
+        return EXIT_INCONCLUSIVE
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="fedcheck", description="Check convergence theorems of federated optimization papers.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    ls = sub.add_parser("list", help="list every check: id, paper, claim")
+    ls.add_argument("--theorem-file", action="append", default=[], help="also list the checks of this Python file")
+    v = sub.add_parser("verify", help="run checks and give verdicts with evidence")
+    v.add_argument("ids", nargs="+", help="check ids (fedfw.theorem1), aliases (theorem1) or paper names (fedfw)")
+    v.add_argument("--seeds", default=None, help="a count (8), a list (3,5,9) or a range (10-19)")
+    v.add_argument("--rounds", type=int, default=None, help="number of rounds T (default: the check's)")
+    v.add_argument("--instance", action="append", default=[], metavar="FILE",
+                   help="run on this .npz instance instead of the random family (repeatable)")
+    v.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="set a parameter of the bound, e.g. lambda_0=0.5")
+    v.add_argument("--json", default=None, metavar="FILE", help="write the results as JSON")
+    v.add_argument("--out", default="reports", metavar="DIR", help="where reports go (default: reports/)")
+    v.add_argument("--no-report", action="store_true", help="write no HTML/PDF report")
+    v.add_argument("--theorem-file", action="append", default=[], help="a Python file declaring your own checks")
+    v.add_argument("--full", action="store_true", help="run the long sweeps")
+    v.add_argument("--no-cache", action="store_true", help="solve again even if a cached optimum exists")
+    v.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    rp = sub.add_parser("report", help="render HTML and PDF reports from a results JSON, without recomputing")
+    rp.add_argument("results", help="results JSON written by 'fedcheck verify --json'")
+    rp.add_argument("--out", default="reports", metavar="DIR")
+    return p
+
+
+def _registry(files):
+    from .registry import default_registry
+    reg = default_registry()
+    for f in files:
+        try:
+            reg.load_file(f)
+        except (FileNotFoundError, ValueError, SyntaxError, ImportError) as e:
+            raise BadInput(f"--theorem-file {f}: {e}") from None
+    return reg
+
+
+def cmd_list(args) -> int:
+    reg = _registry(args.theorem_file)
+    rows = []
+    aliases = {}
+    for a, i in reg.aliases.items():
+        aliases.setdefault(i, []).append(a)
+    for cid, chk in reg.checks.items():
+        rows.append((cid, chk.paper.key, ", ".join(aliases.get(cid, [])), getattr(chk, "title", "") or chk.claim))
+    w0 = max(len(r[0]) for r in rows)
+    w2 = max(len(r[2]) for r in rows)
+    print(f"{'id'.ljust(w0)}  {'alias'.ljust(w2)}  claim")
+    for cid, paper, al, claim in rows:
+        print(f"{cid.ljust(w0)}  {al.ljust(w2)}  {claim}")
+    return EXIT_OK
+
+
+def _parse_params(items) -> dict:
+    out = {}
+    for it in items:
+        if "=" not in it:
+            raise BadInput(f"--param {it!r}: expected NAME=VALUE")
+        k, v = it.split("=", 1)
+        try:
+            out[k.strip()] = float(v)
+        except ValueError:
+            raise BadInput(f"--param {it!r}: {v!r} is not a number") from None
+    return out
+
+
+def cmd_verify(args, argv) -> int:
+    from .check import RunConfig
+    from .instances import InstanceError, load_instance
+    from .registry import UnknownCheck
+    from .results import document, provenance, write_json
+
+    reg = _registry(args.theorem_file)
+    try:
+        checks = reg.resolve(args.ids)
+    except UnknownCheck as e:
+        raise BadInput(str(e)) from None
+    seeds = parse_seeds(args.seeds) if args.seeds else None
+    if args.rounds is not None and args.rounds < 1:
+        raise BadInput("--rounds must be >= 1")
+    instances = []
+    for f in args.instance:
+        try:
+            instances.append(load_instance(f))
+        except InstanceError as e:
+            raise BadInput(str(e)) from None
+    params = _parse_params(args.param)
+    config = RunConfig(seeds=seeds, rounds=args.rounds, instances=instances or None, params=params,
+                       full=args.full, progress=not args.quiet, use_cache=not args.no_cache)
+    from tqdm import tqdm
+    results = []
+    bar = tqdm(checks, desc="checks", unit="check", disable=args.quiet or len(checks) < 2, file=sys.stderr)
+    for chk in bar:
+        bar.set_postfix_str(chk.id)
+        results.append(chk.run(config).to_dict())
+    doc = document(results, provenance(argv, seeds))
+    print(summary_table(results))
+    for r in results:
+        if r["verdict"] != V.HOLDS and r.get("reason"):
+            print(f"{r['id']}: {r['verdict']}: {r['reason']}")
+    if args.json:
+        path = write_json(doc, args.json)
+        print(f"results: {path}")
+    if not args.no_report:
+        from .report import write_reports
+        for path in write_reports(doc, Path(args.out)):
+            print(f"report: {path}")
+    return exit_code(results)
+
+
+def cmd_report(args) -> int:
+    from .report import write_reports
+    from .results import read_json
+    try:
+        doc = read_json(args.results)
+    except (OSError, ValueError) as e:
+        raise BadInput(str(e)) from None
+    for path in write_reports(doc, Path(args.out)):
+        print(f"report: {path}")
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command == "list":
+            return cmd_list(args)
+        if args.command == "verify":
+            return cmd_verify(args, argv)
+        if args.command == "report":
+            return cmd_report(args)
+    except BadInput as e:
+        print(f"fedcheck: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("fedcheck: interrupted; no partial report was written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except SystemExit as e:
+        return int(e.code or 0)
+    except Exception:
+        traceback.print_exc()
+        print("fedcheck: internal error (exit 4); please report it with the command above", file=sys.stderr)
+        return EXIT_INTERNAL
+    return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

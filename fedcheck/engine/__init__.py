@@ -1,0 +1,22 @@
+"""The federated engine: algorithms vectorized over instances and clients.
+
+Arrays: client points ``X`` of shape ``(B, n, p)`` (B instances, n clients), the
+server point ``xbar`` of shape ``(B, p)``.  A round is a handful of batched numpy
+operations; there is no Python loop over clients or instances in the hot path.
+
+Schedules (step sizes, penalties) are *not* written here: algorithms receive the
+``(rounds, B)`` arrays that :func:`evaluate_schedule` makes from the SymPy
+expressions declared in ``theorems/`` (one source of truth).
+
+Indexing follows the FedFW paper: ``x^1`` is the starting point, round ``t`` uses
+``eta_t``, ``lambda_t`` and produces ``x^{t+1}``.  A run of ``T`` rounds has
+iterates ``k = 1 .. T+1``; metrics are recorded on :func:`record_grid`.
+
+One module per algorithm family (``fedfw.py``, ...); each algorithm is a function
+``algo(batch, *, rounds, grid, <schedule arrays>, recorder=None, ...) -> Trace``.
+"""
+from .core import Recorder, Trace, default_recorder, evaluate_schedule, record_grid, run_recorded
+from .fedfw import fedfw, frank_wolfe, naive_fw_averaging
+
+__all__ = ["Recorder", "Trace", "default_recorder", "evaluate_schedule", "record_grid", "run_recorded",
+           "fedfw", "frank_wolfe", "naive_fw_averaging"]

@@ -1,0 +1,70 @@
+"""Results documents: JSON with provenance, written atomically."""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+
+from . import __version__
+
+SCHEMA = "fedcheck.results/1"
+_PACKAGES = ("numpy", "scipy", "cvxpy", "clarabel", "sympy", "matplotlib")
+
+
+def provenance(argv: list[str] | None = None, seeds=None) -> dict:
+    versions = {}
+    for p in _PACKAGES:
+        try:
+            versions[p] = metadata.version(p)
+        except metadata.PackageNotFoundError:
+            versions[p] = None
+    git = None
+    try:
+        here = Path(__file__).resolve().parent.parent
+        git = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=5).stdout.strip() or None
+    except Exception:
+        pass
+    return {
+        "fedcheck": __version__, "python": sys.version.split()[0], "platform": platform.platform(),
+        "packages": versions, "git": git, "solver": "CLARABEL (via cvxpy)",
+        "seeds": list(seeds) if seeds is not None else None,
+        "command": "fedcheck " + " ".join(argv) if argv is not None else None,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def document(checks: list[dict], prov: dict) -> dict:
+    return {"schema": SCHEMA, "provenance": prov, "checks": checks}
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def write_json(doc: dict, path: str | os.PathLike) -> Path:
+    return atomic_write_text(path, json.dumps(doc, indent=1, allow_nan=False))
+
+
+def read_json(path: str | os.PathLike) -> dict:
+    doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("checks"), list):
+        raise ValueError(f"{path}: not a fedcheck results file (schema {SCHEMA!r})")
+    return doc

@@ -1,0 +1,423 @@
+"""Feasible sets: one small interface, vectorized over a leading batch axis.
+
+Every set works on flat vectors of dimension ``dim`` (a matrix variable is stored
+row-major and reshaped inside the set).  Arrays passed to the oracles have shape
+``(..., dim)``; a set's parameters (its radius) are either a scalar or an array of
+shape ``(B,)`` that broadcasts against the *first* axis, so one set object can
+describe the feasible sets of a whole batch of instances.
+
+Interface (the FrankWolfe.jl idea, in numpy):
+
+``lmo(g)``
+    a minimizer of ``<g, s>`` over the set, an extreme point.  A zero direction
+    (and every tie) is broken deterministically: the lowest coordinate index, and
+    a zero sign counts as ``+1`` (so the LMO of 0 is ``-r e_1`` for symmetric sets).
+``project(x)``
+    Euclidean projection.
+``contains(x, tol)``
+    membership with an absolute tolerance.
+``diameter``
+    the exact Euclidean (Frobenius) diameter ``max ||x - y||``.
+``support(g)``
+    ``max_{s in set} <g, s>``.
+``cvx_constraints(x)``
+    the cvxpy constraints ``x in set`` (single instance only).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+__all__ = [
+    "FeasibleSet", "L1Ball", "L2Ball", "Box", "Simplex", "NuclearBall", "ProductSet",
+    "make_set", "SET_NAMES", "stack_sets",
+]
+
+
+def _sign(x: np.ndarray) -> np.ndarray:
+    """Sign with the deterministic convention sign(0) = +1."""
+    return np.where(x < 0, -1.0, 1.0)
+
+
+class FeasibleSet:
+    """Base class.  Subclasses set ``name`` and implement the oracles."""
+
+    name: str = "set"
+    dim: int
+
+    # -- radius broadcasting -------------------------------------------------
+    def _r(self, x: np.ndarray) -> np.ndarray | float:
+        r = np.asarray(self.radius, dtype=float)
+        if r.ndim == 0:
+            return float(r)
+        return r.reshape(r.shape + (1,) * (x.ndim - 1))
+
+    def _r0(self, x: np.ndarray) -> np.ndarray | float:
+        """The radius shaped like ``x.shape[:-1]`` (for reductions over the last axis)."""
+        r = self._r(x)
+        return r if np.ndim(r) == 0 else np.squeeze(r, -1)
+
+    @property
+    def batched(self) -> bool:
+        return np.ndim(self.radius) > 0
+
+    def take(self, k: int) -> "FeasibleSet":
+        """The set of the k-th instance of a batched set."""
+        if not self.batched:
+            return self
+        return self._with_radius(float(np.asarray(self.radius)[k]))
+
+    def _with_radius(self, r) -> "FeasibleSet":
+        raise NotImplementedError
+
+    # -- oracles ----------------------------------------------------------------
+    def lmo(self, g: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def project(self, x: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def support(self, g: np.ndarray) -> np.ndarray:
+        g = np.asarray(g, dtype=float)
+        return -np.sum(g * self.lmo(-g), axis=-1)
+
+    def gauge(self, x: np.ndarray) -> np.ndarray:
+        """How far outside the set ``x`` is, in the set's own measure (0 inside)."""
+        raise NotImplementedError
+
+    def contains(self, x: np.ndarray, tol: float = 1e-9) -> np.ndarray:
+        return self.gauge(np.asarray(x, dtype=float)) <= tol
+
+    @property
+    def diameter(self):
+        raise NotImplementedError
+
+    def cvx_constraints(self, x) -> list:
+        raise NotImplementedError
+
+    def spec(self) -> dict:
+        """JSON-friendly description."""
+        r = np.asarray(self.radius)
+        return {"set": self.name, "radius": r.tolist(), "dim": self.dim}
+
+
+@dataclass(frozen=True)
+class L1Ball(FeasibleSet):
+    """``{x : ||x||_1 <= r}``.  Extreme points ``+-r e_j``; diameter ``2r``."""
+
+    radius: float | np.ndarray
+    dim: int
+    name: str = field(default="l1", init=False)
+
+    def _with_radius(self, r):
+        return L1Ball(r, self.dim)
+
+    def lmo(self, g):
+        g = np.asarray(g, dtype=float)
+        j = np.argmax(np.abs(g), axis=-1)[..., None]
+        gj = np.take_along_axis(g, j, axis=-1)
+        s = np.zeros_like(g)
+        np.put_along_axis(s, j, -_sign(gj) * self._r(g), axis=-1)
+        return s
+
+    def project(self, x):
+        x = np.asarray(x, dtype=float)
+        r = self._r(x) * np.ones(x.shape[:-1] + (1,))
+        a = np.abs(x)
+        inside = a.sum(-1, keepdims=True) <= r
+        u = -np.sort(-a, axis=-1)
+        css = np.cumsum(u, axis=-1) - r
+        k = np.arange(1, x.shape[-1] + 1)
+        cond = u - css / k > 0
+        rho = x.shape[-1] - 1 - np.argmax(cond[..., ::-1], axis=-1)
+        theta = np.take_along_axis(css, rho[..., None], -1) / (rho[..., None] + 1)
+        proj = np.sign(x) * np.maximum(a - theta, 0.0)
+        return np.where(inside, x, proj)
+
+    def gauge(self, x):
+        return np.maximum(np.abs(x).sum(-1) - self._r0(x), 0.0)
+
+    def support(self, g):
+        g = np.asarray(g, dtype=float)
+        return self._r0(g) * np.max(np.abs(g), -1)
+
+    @property
+    def diameter(self):
+        return 2.0 * np.asarray(self.radius, dtype=float)
+
+    def cvx_constraints(self, x):
+        import cvxpy as cp
+        return [cp.norm1(x) <= float(self.radius)]
+
+
+@dataclass(frozen=True)
+class L2Ball(FeasibleSet):
+    """``{x : ||x||_2 <= r}``; diameter ``2r``."""
+
+    radius: float | np.ndarray
+    dim: int
+    name: str = field(default="l2", init=False)
+
+    def _with_radius(self, r):
+        return L2Ball(r, self.dim)
+
+    def lmo(self, g):
+        g = np.asarray(g, dtype=float)
+        nrm = np.linalg.norm(g, axis=-1, keepdims=True)
+        e1 = np.zeros(g.shape[-1])
+        e1[0] = 1.0
+        safe = np.where(nrm > 0, nrm, 1.0)
+        direction = np.where(nrm > 0, g / safe, e1)
+        return -self._r(g) * direction
+
+    def project(self, x):
+        x = np.asarray(x, dtype=float)
+        nrm = np.linalg.norm(x, axis=-1, keepdims=True)
+        r = self._r(x)
+        scale = np.where(nrm > r, r / np.where(nrm > 0, nrm, 1.0), 1.0)
+        return x * scale
+
+    def gauge(self, x):
+        return np.maximum(np.linalg.norm(x, axis=-1) - self._r0(x), 0.0)
+
+    def support(self, g):
+        g = np.asarray(g, dtype=float)
+        return self._r0(g) * np.linalg.norm(g, axis=-1)
+
+    @property
+    def diameter(self):
+        return 2.0 * np.asarray(self.radius, dtype=float)
+
+    def cvx_constraints(self, x):
+        import cvxpy as cp
+        return [cp.norm2(x) <= float(self.radius)]
+
+
+@dataclass(frozen=True)
+class Box(FeasibleSet):
+    """``{x : -r <= x_j <= r}``; diameter ``2 r sqrt(dim)``."""
+
+    radius: float | np.ndarray
+    dim: int
+    name: str = field(default="box", init=False)
+
+    def _with_radius(self, r):
+        return Box(r, self.dim)
+
+    def lmo(self, g):
+        g = np.asarray(g, dtype=float)
+        return -_sign(g) * self._r(g)
+
+    def project(self, x):
+        x = np.asarray(x, dtype=float)
+        r = self._r(x)
+        return np.clip(x, -r, r)
+
+    def gauge(self, x):
+        return np.maximum(np.max(np.abs(x), axis=-1) - self._r0(x), 0.0)
+
+    def support(self, g):
+        g = np.asarray(g, dtype=float)
+        return self._r0(g) * np.abs(g).sum(-1)
+
+    @property
+    def diameter(self):
+        return 2.0 * np.asarray(self.radius, dtype=float) * np.sqrt(self.dim)
+
+    def cvx_constraints(self, x):
+        r = float(self.radius)
+        return [x <= r, x >= -r]
+
+
+@dataclass(frozen=True)
+class Simplex(FeasibleSet):
+    """``{x : x >= 0, sum x = r}`` (``r = 1``: the probability simplex); diameter ``r sqrt 2``."""
+
+    radius: float | np.ndarray
+    dim: int
+    name: str = field(default="simplex", init=False)
+
+    def _with_radius(self, r):
+        return Simplex(r, self.dim)
+
+    def lmo(self, g):
+        g = np.asarray(g, dtype=float)
+        j = np.argmin(g, axis=-1)[..., None]
+        s = np.zeros_like(g)
+        np.put_along_axis(s, j, self._r(g) * np.ones(j.shape), axis=-1)
+        return s
+
+    def project(self, x):
+        x = np.asarray(x, dtype=float)
+        r = self._r(x)
+        u = -np.sort(-x, axis=-1)
+        css = np.cumsum(u, axis=-1) - r
+        k = np.arange(1, x.shape[-1] + 1)
+        cond = u - css / k > 0
+        rho = x.shape[-1] - 1 - np.argmax(cond[..., ::-1], axis=-1)
+        theta = np.take_along_axis(css, rho[..., None], -1) / (rho[..., None] + 1)
+        return np.maximum(x - theta, 0.0)
+
+    def gauge(self, x):
+        return np.maximum(np.abs(x.sum(-1) - self._r0(x)), np.maximum(-x.min(-1), 0.0))
+
+    def support(self, g):
+        g = np.asarray(g, dtype=float)
+        return self._r0(g) * np.max(g, -1)
+
+    @property
+    def diameter(self):
+        if self.dim < 2:
+            return 0.0 * np.asarray(self.radius, dtype=float)
+        return np.sqrt(2.0) * np.asarray(self.radius, dtype=float)
+
+    def cvx_constraints(self, x):
+        import cvxpy as cp
+        return [x >= 0, cp.sum(x) == float(self.radius)]
+
+
+@dataclass(frozen=True)
+class NuclearBall(FeasibleSet):
+    """``{X in R^{d1 x d2} : ||X||_* <= r}`` on row-major flattened matrices.
+
+    Extreme points are rank one, ``-r u1 v1^T``; the Frobenius diameter is ``2r``."""
+
+    radius: float | np.ndarray
+    shape: tuple[int, int]
+    name: str = field(default="nuclear", init=False)
+
+    @property
+    def dim(self) -> int:
+        return int(self.shape[0] * self.shape[1])
+
+    def _with_radius(self, r):
+        return NuclearBall(r, self.shape)
+
+    def _mat(self, x):
+        return x.reshape(x.shape[:-1] + tuple(self.shape))
+
+    def lmo(self, g):
+        g = np.asarray(g, dtype=float)
+        M = self._mat(g)
+        U, S, Vt = np.linalg.svd(M, full_matrices=False)
+        u = U[..., :, 0]
+        v = Vt[..., 0, :]
+        # deterministic orientation: the largest-magnitude entry of u is positive
+        k = np.argmax(np.abs(u), axis=-1)[..., None]
+        sg = _sign(np.take_along_axis(u, k, -1))
+        u, v = u * sg, v * sg
+        zero = (S[..., 0] <= 0)[..., None]
+        e_u = np.zeros(self.shape[0]); e_u[0] = 1.0
+        e_v = np.zeros(self.shape[1]); e_v[0] = 1.0
+        u = np.where(zero, e_u, u)
+        v = np.where(zero, e_v, v)
+        s = u[..., :, None] * v[..., None, :]
+        return -self._r(g) * s.reshape(g.shape)
+
+    def project(self, x):
+        x = np.asarray(x, dtype=float)
+        U, S, Vt = np.linalg.svd(self._mat(x), full_matrices=False)
+        Sp = L1Ball(self.radius, S.shape[-1]).project(S)
+        return ((U * Sp[..., None, :]) @ Vt).reshape(x.shape)
+
+    def gauge(self, x):
+        S = np.linalg.svd(self._mat(np.asarray(x, dtype=float)), compute_uv=False)
+        return np.maximum(S.sum(-1) - self._r0(x), 0.0)
+
+    def support(self, g):
+        S = np.linalg.svd(self._mat(np.asarray(g, dtype=float)), compute_uv=False)
+        return self._r0(g) * S[..., 0]
+
+    @property
+    def diameter(self):
+        return 2.0 * np.asarray(self.radius, dtype=float)
+
+    def cvx_constraints(self, x):
+        import cvxpy as cp
+        return [cp.normNuc(cp.reshape(x, self.shape, order="C")) <= float(self.radius)]
+
+    def spec(self):
+        d = super().spec()
+        d["shape"] = list(self.shape)
+        return d
+
+
+@dataclass(frozen=True)
+class ProductSet(FeasibleSet):
+    """Cartesian product of sets acting on consecutive blocks of the vector."""
+
+    blocks: tuple[FeasibleSet, ...]
+    name: str = field(default="product", init=False)
+
+    @property
+    def dim(self) -> int:
+        return int(sum(b.dim for b in self.blocks))
+
+    @property
+    def radius(self):  # for spec / batching queries
+        return np.asarray([np.asarray(b.radius) for b in self.blocks])
+
+    @property
+    def batched(self) -> bool:
+        return any(b.batched for b in self.blocks)
+
+    def take(self, k):
+        return ProductSet(tuple(b.take(k) for b in self.blocks))
+
+    def _split(self, x):
+        idx = np.cumsum([b.dim for b in self.blocks])[:-1]
+        return np.split(x, idx, axis=-1)
+
+    def _map(self, fn, x):
+        return np.concatenate([fn(b, xb) for b, xb in zip(self.blocks, self._split(np.asarray(x, float)))], -1)
+
+    def lmo(self, g):
+        return self._map(lambda b, v: b.lmo(v), g)
+
+    def project(self, x):
+        return self._map(lambda b, v: b.project(v), x)
+
+    def support(self, g):
+        return sum(b.support(v) for b, v in zip(self.blocks, self._split(np.asarray(g, float))))
+
+    def gauge(self, x):
+        return np.max(np.stack([b.gauge(v) for b, v in zip(self.blocks, self._split(np.asarray(x, float)))]), 0)
+
+    @property
+    def diameter(self):
+        return np.sqrt(sum(np.asarray(b.diameter) ** 2 for b in self.blocks))
+
+    def cvx_constraints(self, x):
+        cons, start = [], 0
+        for b in self.blocks:
+            cons += b.cvx_constraints(x[start:start + b.dim])
+            start += b.dim
+        return cons
+
+    def spec(self):
+        return {"set": "product", "blocks": [b.spec() for b in self.blocks], "dim": self.dim}
+
+
+SET_NAMES = {"l1": L1Ball, "l2": L2Ball, "box": Box, "simplex": Simplex}
+
+
+def make_set(name: str, radius, dim: int) -> FeasibleSet:
+    """Build one of the vector sets by its file name (``l1``, ``l2``, ``box``, ``simplex``)."""
+    try:
+        cls = SET_NAMES[name]
+    except KeyError:
+        raise ValueError(f"unknown set {name!r}; expected one of {sorted(SET_NAMES)}") from None
+    return cls(radius, dim)
+
+
+def stack_sets(sets: Sequence[FeasibleSet]) -> FeasibleSet:
+    """One batched set from the per-instance sets of a batch (same kind and dimension)."""
+    first = sets[0]
+    if any(type(s) is not type(first) or s.dim != first.dim for s in sets):
+        raise ValueError("a batch needs sets of one kind and one dimension")
+    if isinstance(first, ProductSet):
+        return ProductSet(tuple(stack_sets([s.blocks[k] for s in sets]) for k in range(len(first.blocks))))
+    radii = np.array([float(s.radius) for s in sets])
+    return first._with_radius(radii)
