@@ -32,7 +32,7 @@ from .instances import Instance, InstanceBatch, RandomFamily
 from .solve import Solution, solve_consensus
 from .symbols import t as t_sym
 
-__all__ = ["Paper", "Reading", "RunConfig", "CheckResult", "Check", "BoundCheck", "SymbolicClaim",
+__all__ = ["Paper", "Reading", "RunConfig", "CheckResult", "Check", "BoundCheck", "SymbolicClaim", "SideCondition",
            "suboptimality"]
 
 
@@ -68,6 +68,7 @@ class RunConfig:
     full: bool = False
     progress: bool = False
     use_cache: bool = True
+    save_dir: str | None = None   # where refuting instances are written (None: not written)
 
 
 @dataclass
@@ -93,6 +94,7 @@ class CheckResult:
     params: dict = field(default_factory=dict)
     assumptions: list = field(default_factory=list)
     instances: list = field(default_factory=list)
+    saved_instances: list = field(default_factory=list)
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
@@ -129,6 +131,36 @@ class Check:
 
     def run(self, config: RunConfig) -> CheckResult:  # pragma: no cover - interface
         raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class SideCondition:
+    """An inequality ``lhs >= rhs`` between instance constants that a proof relies on (e.g. Lemma 2's
+    ``G >= sup ||grad F^||``).  Evaluated per instance and reported as evidence beside the bound;
+    it does not change the check's verdict.  A constant known only by an upper bound decides the
+    inequality only when it stands on the right-hand side."""
+
+    name: str
+    lhs: sp.Expr
+    rhs: sp.Expr
+    description: str = ""
+
+    def evaluate(self, consts: dict, j: int) -> dict:
+        def val(e):
+            e = sp.sympify(e)
+            return float(e.subs({sym: consts[sym.name][j].value for sym in e.free_symbols}))
+        lhs_syms = {s.name for s in sp.sympify(self.lhs).free_symbols}
+        rhs_syms = {s.name for s in sp.sympify(self.rhs).free_symbols}
+        inexact_l = any(not consts[n][j].exact for n in lhs_syms if n in consts)
+        inexact_r = any(not consts[n][j].exact for n in rhs_syms if n in consts)
+        a, b = val(self.lhs), val(self.rhs)
+        if not (np.isfinite(a) and np.isfinite(b)):
+            v = V.INCONCLUSIVE
+        elif a >= b * (1 - V.POLICY.rtol):
+            v = V.INCONCLUSIVE if inexact_l else V.HOLDS
+        else:
+            v = V.INCONCLUSIVE if inexact_r else V.VIOLATED
+        return {"name": self.name, "verdict": v, "lhs": a, "rhs": b, "description": self.description}
 
 
 @dataclass
@@ -181,6 +213,25 @@ suboptimality = Metric("F(xbar^t) - F*",
                        _subopt)
 
 
+def _label(inst: Instance) -> str:
+    return f"seed {inst.seed}" if inst.seed is not None else inst.source
+
+
+def _save_refuting(check_id: str, insts: Sequence[Instance], directory: str, limit: int = 5) -> list[str]:
+    """Write refuting instances in the documented .npz format (``verify --instance`` reads them)."""
+    from pathlib import Path
+
+    from .instances import save_instance
+    paths = []
+    for inst in insts[:limit]:
+        tag = f"seed{inst.seed}" if inst.seed is not None else inst.content_hash()[:12]
+        try:
+            paths.append(str(save_instance(inst, Path(directory) / f"{check_id}-{tag}.npz")))
+        except ValueError:
+            pass  # sets without a file format
+    return paths
+
+
 def _with_progress(recorder, last: int, desc: str, enabled: bool):
     """Wrap a recorder so that a progress bar advances at each recorded round (not per round)."""
     if not enabled:
@@ -225,6 +276,7 @@ class BoundCheck(Check):
     aliases: tuple = ()
     assumptions: Sequence[str] = ()
     symbolic: Sequence[SymbolicClaim] = ()
+    side_conditions: Sequence[SideCondition] = ()
     default_seeds: int = 8
     default_rounds: int = 5000
     quick_rounds: int | None = None
@@ -246,6 +298,8 @@ class BoundCheck(Check):
         syms = set()
         for r in self.readings:
             syms |= self.reading_bound(r).free_symbols
+        for c in self.side_conditions:
+            syms |= sp.sympify(c.lhs).free_symbols | sp.sympify(c.rhs).free_symbols
         for e in self.schedules.values():
             syms |= e.free_symbols
         syms.discard(t_sym)
@@ -352,6 +406,8 @@ class BoundCheck(Check):
                                                "tolerance": tol,
                                                "first_infeasible_round": float(k[bad][0]) if bad.any() else None}
                     feas_codes.append(fv)
+                if self.side_conditions:
+                    inst_rec["side_conditions"] = [c.evaluate(consts, j) for c in self.side_conditions]
                 fit = V.fit_rate(k, value[:, j], floor[:, j]) if self.claimed_rate is not None else None
                 inst_rec["fit"] = fit
                 fits.append(fit)
@@ -386,13 +442,35 @@ class BoundCheck(Check):
                               for n, d in result.readings.items() if d["verdict"] == V.INCONCLUSIVE]
             result.reason = "; ".join(why)
         elif result.verdict == V.VIOLATED:
-            bad = [n for n, d in result.readings.items() if d["verdict"] == V.VIOLATED and d["paper"]]
-            parts = [f"bound ({', '.join(bad)}) violated" if bad else ""]
-            if result.feasibility.get("verdict") == V.VIOLATED:
-                parts.append("server point left the feasible set")
-            result.reason = "; ".join(p for p in parts if p)
+            parts = []
+            for name in (r.name for r in paper_readings):
+                bad_idx = [j for j, i in enumerate(per_instance) if i["readings"][name]["verdict"] == V.VIOLATED]
+                if bad_idx:
+                    j = bad_idx[0]
+                    rd = per_instance[j]["readings"][name]
+                    parts.append(f"bound ({name}) violated on {len(bad_idx)}/{len(insts)} instance(s); first at "
+                                 f"t={rd['first_violation_round']:.0f} on {_label(insts[j])} "
+                                 f"(max ratio {rd['max_ratio']:.3g})")
+            bad_feas = [j for j, i in enumerate(per_instance)
+                        if i.get("feasibility", {}).get("verdict") == V.VIOLATED]
+            if bad_feas:
+                parts.append(f"server point left the feasible set on {len(bad_feas)} instance(s), first on "
+                             f"{_label(insts[bad_feas[0]])}")
+            result.reason = "; ".join(parts)
+            refuting = sorted({j for j, i in enumerate(per_instance)
+                               if any(i["readings"][r.name]["verdict"] == V.VIOLATED for r in paper_readings)}
+                              | set(bad_feas))
+            if config.save_dir:
+                result.saved_instances = _save_refuting(self.id, [insts[j] for j in refuting], config.save_dir)
         result.instances = per_instance
         result.evidence = {"rounds": rounds, "instances": len(insts), "batches": len(groups),
                            "record_points": int(len(record_grid(rounds + 1)))}
+        if self.side_conditions:
+            result.evidence["side_conditions"] = {
+                c.name: {"verdict": V.combine(i["side_conditions"][q]["verdict"] for i in per_instance),
+                         "description": c.description,
+                         "violated_instances": sum(i["side_conditions"][q]["verdict"] == V.VIOLATED
+                                                   for i in per_instance)}
+                for q, c in enumerate(self.side_conditions)}
         result.seconds = time.perf_counter() - t0
         return result

@@ -190,7 +190,8 @@ def cmd_verify(args, argv) -> int:
             raise BadInput(str(e)) from None
     params = _parse_params(args.param)
     config = RunConfig(seeds=seeds, rounds=args.rounds, instances=instances or None, params=params,
-                       full=args.full, progress=not args.quiet, use_cache=not args.no_cache)
+                       full=args.full, progress=not args.quiet, use_cache=not args.no_cache,
+                       save_dir=str(Path(args.out) / "instances"))
     from tqdm import tqdm
     results = []
     bar = tqdm(checks, desc="checks", unit="check", disable=args.quiet or len(checks) < 2, file=sys.stderr)
@@ -202,6 +203,8 @@ def cmd_verify(args, argv) -> int:
     for r in results:
         if r["verdict"] != V.HOLDS and r.get("reason"):
             print(f"{r['id']}: {r['verdict']}: {r['reason']}")
+        for path in r.get("saved_instances") or []:
+            print(f"{r['id']}: refuting instance saved to {path} (rerun: fedcheck verify {r['id']} --instance {path})")
     if args.json:
         path = write_json(doc, args.json)
         print(f"results: {path}")

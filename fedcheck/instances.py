@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import zipfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -180,6 +181,8 @@ def load_instance(path: str | os.PathLike) -> Instance:
     path = Path(path)
     if not path.exists():
         raise InstanceError(f"{path}: no such file")
+    if not zipfile.is_zipfile(path):
+        raise InstanceError(f"{path}: cannot be read as .npz (not a zip archive of arrays)")
     try:
         z = np.load(path, allow_pickle=False)
     except ValueError as e:

@@ -192,14 +192,35 @@ def solve_consensus(inst: Instance, use_cache: bool = True) -> Solution:
     return sol
 
 
+def _fw_gap(loss, S, x) -> float:
+    g = loss.full_grad(x)
+    return max(float(g @ (x - S.lmo(g))), 0.0)
+
+
+def polish(loss, S, x: np.ndarray, iters: int = 300, target: float = 1e-13) -> tuple[np.ndarray, float]:
+    """Projected-gradient polishing (step 1/L) of a feasible point; returns the point with the smallest
+    Frank-Wolfe gap seen.  Projection snaps interior-point solutions onto the active faces exactly,
+    which tightens the certified accuracy of F* by orders of magnitude."""
+    L = float(np.mean(loss.smoothness()))
+    best_x, best_gap = x, _fw_gap(loss, S, x)
+    if not np.isfinite(L) or L <= 0:
+        return best_x, best_gap
+    for _ in range(iters):
+        if best_gap <= target:
+            break
+        x = S.project(x - loss.full_grad(x) / L)
+        gap = _fw_gap(loss, S, x)
+        if gap < best_gap:
+            best_x, best_gap = x, gap
+    return best_x, best_gap
+
+
 def certify(inst: Instance, x: np.ndarray, Y: np.ndarray) -> Solution:
     """Certificates for a candidate primal point ``x`` and consensus duals ``Y``."""
     loss = inst.make_loss()
     S = inst.set
-    x_hat = S.project(x)
+    x_hat, gap = polish(loss, S, S.project(x))
     F_hat = float(loss.full_value(x_hat))
-    g = loss.full_grad(x_hat)
-    gap = max(float(g @ (x_hat - S.lmo(g))), 0.0)
     # Dual residual under the Lagrangian F^(X) + <Y, X - R> of (32): x_hat must minimize
     # (1/n) f_i + <y_i, .> over D for every i, and sum_i y_i = 0.  cvxpy's sign convention for
     # the dual of ``x_i == z`` is the opposite one, so both are tried and the better is kept.

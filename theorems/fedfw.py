@@ -6,7 +6,7 @@ Equation numbers are the paper's.
 import sympy as sp
 
 from fedcheck import engine
-from fedcheck.check import BoundCheck, Paper, Reading, SymbolicClaim, rate_claim
+from fedcheck.check import BoundCheck, Paper, Reading, SideCondition, SymbolicClaim, rate_claim
 from fedcheck.instances import RandomFamily
 from fedcheck.symbols import D, G, G_sup, L, Y_norm, grad_F_star, grad_hat_star, lambda_0, n, t
 from fedcheck import verdict as V
@@ -84,6 +84,10 @@ theorem1 = BoundCheck(
     symbolic=(rate_claim(bound_38, sp.Rational(-1, 2)),
               SymbolicClaim("(29): (1-eta_t)(lambda_t - lambda_{t-1}) - eta_t lambda_t <= 0 for all t >= 1",
                             _sign_condition_29)),
+    side_conditions=tuple(
+        SideCondition(f"Lemma 2 ({r.name}): G >= sup_(D^n) ||grad F^||_F", r.substitutions[G], G_sup,
+                      f"is {r.description.split(': ', 1)[-1]} a valid bound on the gradient over D^n?")
+        for r in READINGS_G[:3]),
     default_seeds=16,
     default_rounds=10000,
 )
