@@ -358,7 +358,6 @@ class BoundCheck(Check):
             for r in self.readings:
                 bexpr = self.reading_bound(r)
                 bounds[r.name] = evaluate_schedule(bexpr, k, values, batch.B)
-            infeas = trace.metrics.get("infeasibility")
             radius = np.broadcast_to(np.asarray(batch.set.radius, dtype=float), (batch.B,))
             for j, kidx in enumerate(idxs):
                 sol = bsols[j]
@@ -376,6 +375,11 @@ class BoundCheck(Check):
                     "bound": {}, "readings": {},
                 }
                 reason = sol.reason
+                infeas = trace.metrics.get("infeasibility")
+                tol = V.POLICY.feasibility_tol * max(1.0, float(radius[j]))
+                if reason is None and infeas is not None and k[0] == 1 and infeas[0, j] > tol:
+                    reason = (f"assumption broken: the starting point is not in the set "
+                              f"(infeasibility {infeas[0, j]:.3g}); give a feasible x0")
                 for r in self.readings:
                     b = bounds[r.name][:, j]
                     codes = V.compare_upper(lo[valid, j], hi[valid, j], b[valid], scale[0, j])
@@ -399,7 +403,6 @@ class BoundCheck(Check):
                     }
                     reading_codes[r.name].append((v, mr))
                 if infeas is not None:
-                    tol = V.POLICY.feasibility_tol * max(1.0, float(radius[j]))
                     bad = infeas[:, j] > tol
                     fv = V.INCONCLUSIVE if not np.all(np.isfinite(infeas[:, j])) else (V.VIOLATED if bad.any() else V.HOLDS)
                     inst_rec["feasibility"] = {"verdict": fv, "max_infeasibility": float(np.nanmax(infeas[:, j])),

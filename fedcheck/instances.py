@@ -68,6 +68,14 @@ class Instance:
     def p(self) -> int:
         return self.A.shape[2]
 
+    def start(self) -> np.ndarray:
+        """The clients' starting point: ``x0`` if given, else 0, or the projection of 0 onto the
+        set when 0 is not in it (the probability simplex)."""
+        if self.x0 is not None:
+            return np.asarray(self.x0, dtype=float)
+        z = np.zeros(self.p)
+        return z if self.set.contains(z, 0.0) else self.set.project(z)
+
     def make_loss(self) -> Loss:
         return make_loss(self.loss, self.A, self.b)
 
@@ -101,12 +109,8 @@ class InstanceBatch:
         self.B, self.n, self.p = len(instances), first.n, first.p
 
     def x0(self) -> np.ndarray:
-        """Starting points ``(B, n, p)``: each instance's ``x0``, else 0 (all clients alike)."""
-        X = np.zeros((self.B, self.n, self.p))
-        for k, inst in enumerate(self.instances):
-            if inst.x0 is not None:
-                X[k] = inst.x0
-        return X
+        """Starting points ``(B, n, p)``, all clients alike: each instance's :meth:`Instance.start`."""
+        return np.stack([np.broadcast_to(inst.start(), (self.n, self.p)) for inst in self.instances])
 
 
 @dataclass(frozen=True)
