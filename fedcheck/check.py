@@ -30,7 +30,7 @@ from .constants import InstanceContext, resolve
 from .engine import Trace, default_recorder, evaluate_schedule, record_grid
 from .instances import Instance, InstanceBatch, RandomFamily
 from .solve import Solution, solve_consensus
-from .symbols import t as t_sym
+from .symbols import latex, t as t_sym
 
 __all__ = ["Paper", "Reading", "RunConfig", "CheckResult", "Check", "BoundCheck", "SymbolicClaim", "SideCondition",
            "suboptimality"]
@@ -322,10 +322,10 @@ class BoundCheck(Check):
                              claim=self.claim, kind=self.kind, verdict=V.INCONCLUSIVE,
                              claimed_rate=None if self.claimed_rate is None else float(self.claimed_rate),
                              params=params, assumptions=list(self.assumptions))
-        result.formula = {"bound": sp.latex(self.bound), "bound_text": sp.sstr(self.bound),
-                          "schedules": {k: sp.latex(v) for k, v in self.schedules.items()},
-                          "readings": {r.name: {"latex": sp.latex(self.reading_bound(r)),
-                                                "substitutions": {sp.sstr(k): sp.latex(v) for k, v in r.substitutions.items()},
+        result.formula = {"bound": latex(self.bound), "bound_text": sp.sstr(self.bound),
+                          "schedules": {k: latex(v) for k, v in self.schedules.items()},
+                          "readings": {r.name: {"latex": latex(self.reading_bound(r)),
+                                                "substitutions": {sp.sstr(k): latex(v) for k, v in r.substitutions.items()},
                                                 "paper": r.paper, "description": r.description}
                                        for r in self.readings},
                           "metric": self.metric.name, "metric_description": self.metric.description,

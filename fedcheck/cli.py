@@ -216,10 +216,11 @@ def cmd_verify(args, argv) -> int:
 
 
 def cmd_report(args) -> int:
-    from .report import write_reports
+    from .report import validate, write_reports
     from .results import read_json
     try:
         doc = read_json(args.results)
+        validate(doc)
     except (OSError, ValueError) as e:
         raise BadInput(str(e)) from None
     for path in write_reports(doc, Path(args.out)):

@@ -21,4 +21,61 @@ grad_hat_star = sp.Symbol("grad_hat_star", nonnegative=True)  # ||grad F^(X*)||_
 grad_F_star = sp.Symbol("grad_F_star", nonnegative=True)      # ||grad F(x*)||
 G_sup = sp.Symbol("G_sup", positive=True)              # sup_{X in D^n} ||grad F^(X)||_F
 
-__all__ = ["t", "T", "n", "m", "p", "L", "D", "G", "lambda_0", "Y_norm", "grad_hat_star", "grad_F_star", "G_sup"]
+# FedSGM (switching gradients under a functional constraint); providers in fedcheck.problems.fedsgm
+D_0 = sp.Symbol("D_0", positive=True)                  # ||w_0 - w*|| (distance of the start to a minimizer)
+G_lip = sp.Symbol("G_lip", positive=True)              # Lipschitz constant of every client f_j and g_j
+E = sp.Symbol("E", positive=True, integer=True)        # local steps per round
+q_u = sp.Symbol("q_u", nonnegative=True)               # uplink compression variance factor
+
+# How the named constants print in formulas (reports); the names above stay the lookup keys.
+LATEX_NAMES = {
+    Y_norm: r"\|Y^*\|_F",
+    grad_hat_star: r"\|\nabla \hat{F}(X^*)\|_F",
+    grad_F_star: r"\|\nabla F(x^*)\|",
+    G_sup: r"G_{\sup}",
+    lambda_0: r"\lambda_0",
+}
+
+
+def latex(expr) -> str:
+    """LaTeX of an expression with the constants' display names."""
+    expr = sp.sympify(expr)
+    names = {s: LATEX_NAMES[s] for s in expr.free_symbols if s in LATEX_NAMES}
+    names.update({s: n for s, n in ((s, _by_name.get(s.name)) for s in expr.free_symbols) if n})
+    return sp.latex(expr, symbol_names=names)
+
+
+_by_name = {s.name: n for s, n in LATEX_NAMES.items()}
+
+__all__ = ["latex", "LATEX_NAMES", "t", "T", "n", "m", "p", "L", "D", "G", "lambda_0", "Y_norm", "grad_hat_star", "grad_F_star", "G_sup",
+           "D_0", "G_lip", "E", "q_u"]
+
+# Non-smooth losses with a Lipschitz constant (FedMLS); providers in fedcheck.constants
+G_max = sp.Symbol("G_max", positive=True)              # max_i Lip(f_i): every client loss is G_max-Lipschitz
+G_F = sp.Symbol("G_F", positive=True)                  # Lip of F(X) = (1/n) sum_i f_i(x_i) in ||.||_F
+r_0 = sp.Symbol("r_0", positive=True)                  # ||x_0 - x*|| (x* the minimizer closest to x_0)
+Delta_F = sp.Symbol("Delta_F", positive=True)          # ||X_0 - X*||_F = sqrt(n) r_0
+xstar_norm = sp.Symbol("xstar_norm", nonnegative=True)  # ||x*||
+s = sp.Symbol("s", positive=True)                      # local-step counter (schedules indexed by local steps)
+
+__all__ += ["G_max", "G_F", "r_0", "Delta_F", "xstar_norm", "s"]
+
+# FedDualAvg (federated composite optimization); values from fedcheck.problems.feddualavg instances
+M = sp.Symbol("M", positive=True, integer=True)       # number of clients (all participate in the theory)
+K = sp.Symbol("K", positive=True, integer=True)       # local steps per round
+R = sp.Symbol("R", positive=True, integer=True)       # rounds (the horizon)
+B = sp.Symbol("B", positive=True)                     # D_h(w*, w_0), Bregman distance of the start to w*
+sigma = sp.Symbol("sigma", positive=True)             # gradient-noise standard deviation in the dual norm
+zeta = sp.Symbol("zeta", positive=True)               # heterogeneity sup ||grad F_m - grad F||_*
+eta_c = sp.Symbol("eta_c", positive=True)             # client learning rate
+eta_s = sp.Symbol("eta_s", positive=True)             # server learning rate
+eta = sp.Symbol("eta", positive=True)                 # eta_s * eta_c (Appendix E)
+Disc = sp.Symbol("Disc", nonnegative=True)            # measured discrepancy sum_{r,k<K,m} ||zbar - z^m||_*^2
+__all__ += ["M", "K", "R", "B", "sigma", "zeta", "eta_c", "eta_s", "eta", "Disc"]
+
+# FedFW (Theorems 2 and 3, Section 4.2); values from fedcheck.problems.fedfw
+E_init = sp.Symbol("E_init", positive=True)            # (51): (1/n) sum_i f_i(x^1) - (1/n) sum_i min_D f_i
+p_part = sp.Symbol("p_part", positive=True)            # participation probability of each client (Section 4.2)
+grad_hat_x1 = sp.Symbol("grad_hat_x1", nonnegative=True)  # ||grad F^(X^1) - D^1||_F with D^1 = 0 (Lemma 3's Q)
+G_nc = sp.Symbol("G_nc", positive=True)                # sup_{X in D^n} ||grad F^(X)||_F for the non-convex families
+__all__ += ["E_init", "p_part", "grad_hat_x1", "G_nc"]

@@ -1,0 +1,397 @@
+"""Reports as a person sees them: the PDF rendered to images and text with poppler, the HTML in a
+headless Chromium; rebuilt from JSON alone; written only when complete."""
+import base64
+import copy
+import fnmatch
+import json
+import re
+import shutil
+import struct
+import subprocess
+import tomllib
+from html.parser import HTMLParser
+from pathlib import Path
+
+import matplotlib.image as mpimg
+import numpy as np
+import pytest
+
+import fedcheck.report as report
+from fedcheck.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+POPPLER = all(shutil.which(t) for t in ("pdftoppm", "pdftotext", "pdfinfo"))
+needs_poppler = pytest.mark.skipif(not POPPLER, reason="poppler-utils (pdftoppm, pdftotext, pdfinfo) not installed; "
+                                   "install with: apt-get install -y poppler-utils")
+
+
+# ------------------------------------------------------------------------------------------------
+# inputs: one real (small) run, and a check of another kind with series, tables and no instances
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """``fedcheck verify theorem1`` once, small: its JSON and the reports it wrote."""
+    d = tmp_path_factory.mktemp("verify")
+    out, js = d / "reports", d / "r.json"
+    rc = main(["verify", "theorem1", "--rounds", "2000", "--seeds", "2", "-q", "--json", str(js), "--out", str(out)])
+    doc = json.loads(js.read_text())
+    assert rc == {"holds": 0, "violated": 1, "inconclusive": 3}[doc["checks"][0]["verdict"]]
+    return {"dir": d, "out": out, "json": js, "doc": doc, "check": doc["checks"][0]}
+
+
+def counterexample_check() -> dict:
+    """A check of a kind the plots were not written for: no instances, ``series`` in two panels, a
+    ``tables`` entry, a formula mathtext cannot typeset and a label with broken mathtext."""
+    t = np.arange(1, 201, dtype=float)
+    return {
+        "id": "demo.stall", "title": "Demo, Example 2: the method stalls without the correction", "paper": "demo",
+        "reference": "Example 2", "claim": "Without the correction the gap stalls at 0.1; with it, it converges.",
+        "kind": "counterexample", "verdict": "reproduced", "reason": "", "claimed_rate": None, "fitted_rate": None,
+        "fitted_rate_ci": None, "rate_verdict": None, "max_ratio": None, "readings": {}, "feasibility": {},
+        "symbolic": [{"name": "the stall level is 1/10", "verdict": "holds", "evidence": "exact arithmetic"}],
+        "evidence": {"stall_level": 0.1, "rounds": 200,
+                     "methods": {"plain": {"final_gap": 0.1, "verdict": "reproduced"},
+                                 "corrected": {"final_gap": 1 / 200, "verdict": "holds"}}},
+        "formula": {"bound": r"\begin{cases} 1 & t < 2 \\ 0 & \text{otherwise} \end{cases}",
+                    "bound_text": "Piecewise((1, t < 2), (0, True))", "schedules": {}, "readings": {}, "metric": "gap"},
+        "params": {}, "assumptions": ["quadratic clients", "two clients"], "instances": [], "seconds": 0.01,
+        "series": [
+            {"panel": "gap: stall vs convergence", "label": "plain", "x": t.tolist(), "y": (0.1 + 1 / t).tolist(),
+             "role": "measured", "xlabel": "round t", "ylabel": "gap", "logx": True, "logy": True},
+            {"panel": "gap: stall vs convergence", "label": "corrected", "x": t.tolist(), "y": (1 / t).tolist(),
+             "role": "baseline", "xlabel": "round t", "ylabel": "gap", "logx": True, "logy": True},
+            {"panel": "gap: stall vs convergence", "label": "$t^{-1}$", "x": t.tolist(), "y": (1 / t).tolist(),
+             "role": "reference", "xlabel": "round t", "ylabel": "gap", "logx": True, "logy": True},
+            {"panel": "step sizes", "label": r"$\frac{broken$ step", "x": t.tolist(), "y": (2 / (t + 1)).tolist(),
+             "role": "measured", "xlabel": "round t", "ylabel": "eta_t"},
+        ],
+        "tables": [{"title": "Final gaps by method", "columns": ["method", "final gap"],
+                    "rows": [["plain", 0.1], ["corrected", 0.005]]}],
+    }
+
+
+def violated_variant(chk: dict) -> dict:
+    """The real check with its measurements scaled up past the bound, as a refuted result reads."""
+    v = copy.deepcopy(chk)
+    v["id"], v["verdict"] = "fedfw.theorem1-scaled", "violated"
+    v["reason"] = "bound (statement) violated on 1/1 instance(s); first at t=2 on seed 0"
+    v["instances"] = v["instances"][:1]
+    for inst in v["instances"]:
+        inst["metric"] = [None if m is None else 1e3 * m for m in inst["metric"]]
+    return v
+
+
+@pytest.fixture(scope="module")
+def several(run, tmp_path_factory):
+    """Reports of a document with three checks (the real one, a refuted variant, a counterexample)."""
+    doc = copy.deepcopy(run["doc"])
+    doc["checks"] += [violated_variant(run["check"]), counterexample_check()]
+    out = tmp_path_factory.mktemp("several")
+    paths = report.write_reports(doc, out)
+    return {"out": out, "doc": doc, "paths": paths}
+
+
+# ------------------------------------------------------------------------------------------------
+# helpers
+class _Tags(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+
+def tags(html: str):
+    p = _Tags()
+    p.feed(html)
+    return p.tags
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+def ink(png: Path) -> float:
+    """Fraction of pixels that are not (nearly) white."""
+    a = mpimg.imread(str(png))[..., :3]
+    return float((a.min(axis=-1) < 0.9).mean())
+
+
+def pdf_pages(pdf: Path) -> int:
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
+    return int(re.search(r"^Pages:\s+(\d+)", info, re.M).group(1))
+
+
+def pdf_text(pdf: Path, first=None, last=None) -> str:
+    cmd = ["pdftotext", "-layout"] + (["-f", str(first)] if first else []) + (["-l", str(last)] if last else [])
+    return subprocess.run(cmd + [str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+
+
+def squash(s: str) -> str:
+    return re.sub(r"\s+", "", s)
+
+
+def chromium(args, tmp_path):
+    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           "--host-resolver-rules=MAP * ~NOTFOUND", f"--user-data-dir={tmp_path / 'chromium-profile'}", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=90)
+
+
+# ------------------------------------------------------------------------------------------------
+def test_verify_writes_html_pdf_and_json(run):
+    """``verify`` writes one HTML page and one PDF per check plus results.json; one check, no index;
+    nothing temporary is left behind."""
+    names = sorted(p.name for p in run["out"].iterdir())
+    assert names == ["fedfw.theorem1.html", "fedfw.theorem1.pdf", "results.json"]
+    assert json.loads((run["out"] / "results.json").read_text()) == run["doc"]
+    assert (run["out"] / "fedfw.theorem1.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+def test_html_is_self_contained_with_figures_and_formula(run):
+    html = (run["out"] / "fedfw.theorem1.html").read_text()
+    ts = tags(html)
+    assert not [t for t, _ in ts if t in ("script", "link", "iframe", "object", "embed")]
+    for _, attrs in ts:
+        for key in ("src", "href"):
+            v = attrs.get(key) or ""
+            assert not re.match(r"^(https?:)?//", v), f"external {key}: {v[:80]}"
+    imgs = [a["src"] for t, a in ts if t == "img"]
+    assert all(s.startswith("data:image/") for s in imgs)
+    pngs = [base64.b64decode(s.split(",", 1)[1]) for s in imgs if s.startswith("data:image/png;base64,")]
+    assert len(pngs) == 3  # measured vs bound, fitted vs claimed rate, ratio
+    for data in pngs:
+        w, h = png_size(data)
+        assert w >= 800 and h >= 300
+    svgs = [s for s in imgs if s.startswith("data:image/svg+xml;base64,")]
+    assert len(svgs) >= 1 + 2 + 4  # the bound, two schedules, the readings' substitutions
+    assert b"<svg" in base64.b64decode(svgs[0].split(",", 1)[1])
+    chk = run["check"]
+    alts = [a.get("alt", "") for t, a in ts if t == "img"]
+    assert chk["formula"]["bound"] in alts  # the typeset bound carries its LaTeX
+    assert 'class="badge big good">holds<' in html or chk["verdict"] != "holds"
+    for text in (chk["verdict"], chk["reference"], "Instance constants", "certified accuracy of F*", "Y_norm",
+                 "CLARABEL", "optimal", "Provenance", "package numpy", chk["formula"]["bound_text"]):
+        assert text in html or text.replace("*", "&ast;") in html, text
+    assert "fedcheck verify theorem1 --rounds 2000 --seeds 2" in html  # the command that reproduces the run
+
+
+def test_instance_constants_table(run):
+    ctx = report.check_context(run["check"], run["doc"])
+    tb = ctx["constants_table"]
+    assert tb["columns"][:4] == ["instance", "F*", "certified accuracy of F*", "solver status"]
+    assert {"L", "D", "n", "Y_norm", "lambda_0"} <= set(tb["columns"])
+    assert [r[0] for r in tb["rows"]] == ["seed 0", "seed 1"]
+    assert all(r[3] == "optimal" for r in tb["rows"])
+    # an inexact constant is marked as an upper bound
+    chk = copy.deepcopy(run["check"])
+    chk["instances"][0]["constants"]["L"]["exact"] = False
+    tb = report.check_context(chk, run["doc"])["constants_table"]
+    col = tb["columns"].index("L")
+    assert tb["rows"][0][col].endswith("(upper bound)") and not tb["rows"][1][col].endswith("(upper bound)")
+
+
+@needs_poppler
+def test_pdf_as_a_reader_sees_it(run, tmp_path):
+    """The PDF renders to non-blank pages: a title/verdict page with the typeset formula, one page per
+    figure, table pages and provenance."""
+    pdf = run["out"] / "fedfw.theorem1.pdf"
+    n = pdf_pages(pdf)
+    assert n >= 6
+    subprocess.run(["pdftoppm", "-r", "30", "-png", str(pdf), str(tmp_path / "page")], check=True)
+    pages = sorted(tmp_path.glob("page-*.png"))
+    assert len(pages) == n
+    assert all(ink(p) > 0.002 for p in pages)
+    text = pdf_text(pdf)
+    first = pdf_text(pdf, 1, 1)
+    chk = run["check"]
+    assert chk["verdict"] in first and "Theorem 1" in first and chk["id"] in first
+    # mathtext typeset \|Y^*\|_F (its double bar extracts as 'k'; the plain-text line says ||Y*||_F)
+    assert "kY" in squash(first)
+    assert squash(chk["formula"]["bound_text"]) in squash(first)
+    figure_pages = [i for i in range(1, n + 1) if "Figure " in pdf_text(pdf, i, i)]
+    assert len(figure_pages) == 3
+    assert all(ink(pages[i - 1]) > 0.03 for i in figure_pages)  # plots, not just a caption
+    for s in ("Measured F(xbar^t) - F* and the bound", "Fitted rate against the claimed rate",
+              "Ratio measured / bound", "Instance constants", "Per-instance results", "Provenance",
+              "fedcheck verify theorem1", "Symbolic claims"):
+        assert s in text, s
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed; install with: apt-get install -y "
+                    "chromium fonts-dejavu-core")
+def test_html_in_headless_chromium(run, several, tmp_path):
+    page = run["out"] / "fedfw.theorem1.html"
+    r = chromium(["--dump-dom", page.as_uri()], tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    dom = r.stdout
+    assert re.search(r'<span class="badge big \w+">' + run["check"]["verdict"] + "</span>", dom)
+    assert dom.count("<img") >= 10 and 'src="data:image/png;base64,' in dom and "data:image/svg+xml" in dom
+    assert "Figure 3. Ratio measured / bound over rounds." in dom
+    shot = tmp_path / "shot.png"
+    r = chromium(["--hide-scrollbars", "--window-size=1200,3000", f"--screenshot={shot}", page.as_uri()], tmp_path)
+    assert r.returncode == 0 and shot.exists(), r.stderr[-2000:]
+    assert png_size(shot.read_bytes()) == (1200, 3000)
+    assert ink(shot) > 0.03  # text, formula and figures drawn, not an empty page
+    # the index of several checks shows each verdict and links each report
+    r = chromium(["--dump-dom", (several["out"] / "index.html").as_uri()], tmp_path)
+    assert r.returncode == 0
+    for v in ("holds", "violated", "reproduced"):
+        assert f">{v}</span>" in r.stdout or v not in [c["verdict"] for c in several["doc"]["checks"]]
+    assert 'href="demo.stall.html"' in r.stdout and 'href="demo.stall.pdf"' in r.stdout
+
+
+def test_several_checks_index_and_generic_rendering(several):
+    out = several["out"]
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(["index.html", "results.json", "fedfw.theorem1.html", "fedfw.theorem1.pdf",
+                            "fedfw.theorem1-scaled.html", "fedfw.theorem1-scaled.pdf", "demo.stall.html",
+                            "demo.stall.pdf"])
+    assert [p.name for p in several["paths"]][-2:] == ["index.html", "results.json"]
+    index = (out / "index.html").read_text()
+    for chk in several["doc"]["checks"]:
+        assert f'href="{report.report_name(chk["id"])}.html"' in index and chk["verdict"] in index
+    # the counterexample: no instances, one figure per panel, its table, the formula shown as text
+    html = (out / "demo.stall.html").read_text()
+    assert 'href="index.html"' in html
+    pngs = re.findall(r'src="data:image/png;base64,', html)
+    assert len(pngs) == 2  # two panels
+    assert "gap: stall vs convergence" in html and "step sizes" in html
+    assert "Final gaps by method" in html and "corrected" in html
+    assert "Piecewise((1, t &lt; 2), (0, True))" in html  # mathtext cannot parse \begin{cases}: plain text
+    assert "reproduced" in html and "final gap" in html  # evidence table from a map of records
+
+
+@needs_poppler
+def test_pdf_of_other_kinds_and_of_a_refuted_check(several):
+    text = pdf_text(several["out"] / "demo.stall.pdf")
+    assert "reproduced" in text and "Final gaps by method" in text and "gap: stall vs convergence" in text
+    assert "Piecewise((1, t < 2), (0, True))" in text and "could not be typeset" in text
+    text = pdf_text(several["out"] / "fedfw.theorem1-scaled.pdf", 1, 1)
+    assert "violated" in text and "bound (statement) violated on 1/1" in text
+
+
+def test_curves_stop_at_the_certified_accuracy(run):
+    m, dropped = report.drop_unresolved([1.0, 1e-3, 5e-9, 2e-8, -1e-10, float("nan"), 1e-8], 1e-9)
+    assert dropped == 3 and np.isnan(m[[2, 4, 5, 6]]).all() and list(m[[0, 1, 3]]) == [1.0, 1e-3, 2e-8]
+    # in the figure: a measured curve reaching F*'s accuracy is cut there
+    chk = copy.deepcopy(run["check"])
+    inst = chk["instances"][0]
+    metric = np.array([np.nan if v is None else v for v in inst["metric"]], dtype=float)
+    acc = inst["F_star_certified_accuracy"] = float(np.nanmedian(metric)) / 10  # cuts about half the points
+    fig = report.check_figures(chk)[0]
+    ys = [ln.get_ydata() for ln in fig.figure.axes[0].lines if ln.get_color() == "0.15"]
+    assert len(ys) == len(chk["instances"])
+    y0 = np.asarray(ys[0], dtype=float)
+    assert np.nanmin(y0) > 10 * acc and np.isnan(y0[metric <= 10 * acc]).all()
+    assert (metric <= 10 * acc).any()  # (the test does cut something)
+    assert "point(s) not drawn" in fig.caption
+
+
+def test_math_rendering_and_fallback():
+    assert report.render_math_svg(r"\frac{\lambda_{0}}{\sqrt{t}}").startswith("data:image/svg+xml;base64,")
+    assert report.render_math_svg(r"\begin{cases} 1 \end{cases}") is None
+    assert report.render_math_svg(None) is None
+    assert report.mathtext_ok(r"2 D^{2} n") and not report.mathtext_ok(r"\frac{")
+
+
+def test_report_rebuilds_from_json_without_recomputing(run, tmp_path, monkeypatch, capsys):
+    import fedcheck.check
+    import fedcheck.solve
+
+    def boom(*a, **k):
+        raise AssertionError("fedcheck report must not recompute")
+    monkeypatch.setattr(fedcheck.check.BoundCheck, "run", boom)
+    monkeypatch.setattr(fedcheck.solve, "solve_consensus", boom)
+    out = tmp_path / "again"
+    assert main(["report", str(run["json"]), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert sorted(p.name for p in out.iterdir()) == ["fedfw.theorem1.html", "fedfw.theorem1.pdf", "results.json"]
+    assert f"report: {out / 'fedfw.theorem1.pdf'}" in printed
+    # the same page as the one verify wrote (figures and formulas included)
+    assert (out / "fedfw.theorem1.html").read_text() == (run["out"] / "fedfw.theorem1.html").read_text()
+
+
+@pytest.mark.parametrize("content,message", [
+    (None, "No such file"),
+    ("{not json", "Expecting"),
+    (json.dumps({"schema": "other", "checks": []}), "not a fedcheck results file"),
+    (json.dumps({"schema": "fedcheck.results/1", "checks": [{"title": "no id"}]}), "'id'"),
+    (json.dumps({"schema": "fedcheck.results/1", "checks": [{"id": "x", "verdict": "holds", "instances": {}}]}),
+     "'instances' must be a list"),
+])
+def test_report_bad_results_file_exit_2(tmp_path, capsys, content, message):
+    path = tmp_path / "r.json"
+    if content is not None:
+        path.write_text(content)
+    out = tmp_path / "out"
+    assert main(["report", str(path), "--out", str(out)]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_failed_render_leaves_no_file(tmp_path, monkeypatch):
+    """A renderer failing half-way (after writing part of a PDF) leaves no report file, no temporary
+    directory, and the files of an earlier complete run untouched."""
+    doc = {"schema": "fedcheck.results/1", "provenance": {}, "checks": [counterexample_check()]}
+    js = tmp_path / "r.json"
+    js.write_text(json.dumps(doc))
+    out = tmp_path / "reports"
+    out.mkdir()
+    (out / "old.html").write_text("an earlier complete report")
+
+    def half_then_fail(path, *a, **k):
+        Path(path).write_bytes(b"%PDF-1.4 half written")
+        raise RuntimeError("renderer failed")
+    monkeypatch.setattr(report, "render_check_pdf", half_then_fail)
+    with pytest.raises(RuntimeError, match="renderer failed"):
+        report.write_reports(doc, out)
+    assert [p.name for p in out.iterdir()] == ["old.html"]
+    assert (out / "old.html").read_text() == "an earlier complete report"
+    # through the CLI: an internal error (exit 4), still nothing written
+    assert main(["report", str(js), "--out", str(out)]) == 4
+    assert [p.name for p in out.iterdir()] == ["old.html"]
+
+
+def test_interrupt_on_a_later_check_leaves_no_file(run, tmp_path, monkeypatch):
+    """Interrupted while rendering the second check: the first check's finished files do not appear."""
+    doc = copy.deepcopy(run["doc"])
+    doc["checks"].insert(0, counterexample_check())
+    real = report.check_figures
+
+    def interrupt_on_second(chk):
+        if chk["id"] == "fedfw.theorem1":
+            raise KeyboardInterrupt
+        return real(chk)
+    monkeypatch.setattr(report, "check_figures", interrupt_on_second)
+    js = tmp_path / "r.json"
+    js.write_text(json.dumps(doc))
+    out = tmp_path / "reports"
+    assert main(["report", str(js), "--out", str(out)]) == 130
+    assert list(out.iterdir()) == []
+
+
+def test_empty_document_and_odd_values(tmp_path):
+    """No check at all gives an index saying so; non-finite values and missing fields still render."""
+    doc = {"schema": "fedcheck.results/1", "provenance": {}, "checks": []}
+    paths = report.write_reports(doc, tmp_path / "empty")
+    assert [p.name for p in paths] == ["index.html", "results.json"]
+    assert "No check in this results file" in paths[0].read_text()
+    odd = {"id": "odd/check id", "verdict": "inconclusive", "max_ratio": "inf", "claimed_rate": -1.0,
+           "fitted_rate": None, "instances": [{"seed": None, "rounds": [1, 2, 3], "metric": [None, "inf", 0.5],
+                                               "bound": {"as stated": [1.0, None, "inf"]}, "fit": None}]}
+    paths = report.write_reports({"schema": "fedcheck.results/1", "checks": [odd]}, tmp_path / "odd")
+    assert sorted(p.name for p in paths) == ["odd_check_id.html", "odd_check_id.pdf", "results.json"]
+    assert "inconclusive" in paths[0].read_text()
+
+
+def test_templates_ship_with_the_package():
+    conf = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    patterns = conf["tool"]["setuptools"]["package-data"]["fedcheck"]
+    templates = [p.relative_to(ROOT / "fedcheck").as_posix() for p in (ROOT / "fedcheck" / "templates").iterdir()]
+    assert {"check.html.j2", "index.html.j2"} <= {Path(t).name for t in templates}
+    for t in templates:
+        assert any(fnmatch.fnmatch(t, pat) for pat in patterns), t
