@@ -279,10 +279,13 @@ class BoundCheck(Check):
     side_conditions: Sequence[SideCondition] = ()
     default_seeds: int = 8
     default_rounds: int = 5000
-    quick_rounds: int | None = None
+    quick_rounds: int | None = None     # rounds without --full (default: default_rounds)
+    full_rounds: int | None = None      # rounds with --full, the long sweep (default: default_rounds)
+    full_seeds: int | None = None       # seeds with --full (default: default_seeds)
     algorithm_kwargs: dict = field(default_factory=dict)
     solver: Callable[..., Solution] = solve_consensus
     kind: str = "bound"
+    proof_steps: Sequence[Any] = ()   # fedcheck.audit.ProofStep: the proof's key steps (``fedcheck audit``)
 
     def __post_init__(self):
         self.bound = sp.sympify(self.bound)
@@ -306,16 +309,26 @@ class BoundCheck(Check):
         return syms
 
     # -- running --------------------------------------------------------------------------
+    def rounds_for(self, config: RunConfig) -> int:
+        """``--rounds`` if given; else the long sweep with ``--full`` (``full_rounds``), the quick default
+        without (``quick_rounds``), each falling back to ``default_rounds``."""
+        if config.rounds:
+            return int(config.rounds)
+        if config.full:
+            return int(self.full_rounds or self.default_rounds)
+        return int(self.quick_rounds or self.default_rounds)
+
     def _instances(self, config: RunConfig) -> list[Instance]:
         if config.instances:
             return list(config.instances)
-        seeds = list(config.seeds) if config.seeds is not None else list(range(self.default_seeds))
+        n_seeds = (self.full_seeds or self.default_seeds) if config.full else self.default_seeds
+        seeds = list(config.seeds) if config.seeds is not None else list(range(n_seeds))
         return [self.family.draw(s) for s in seeds]
 
     def run(self, config: RunConfig) -> CheckResult:
         t0 = time.perf_counter()
         params = {**self.params, **config.params}
-        rounds = int(config.rounds or self.default_rounds)
+        rounds = self.rounds_for(config)
         insts = self._instances(config)
         sols = [self.solver(i, use_cache=config.use_cache) for i in insts]
         result = CheckResult(id=self.id, title=self.title, paper=self.paper.key, reference=self.reference,
@@ -467,7 +480,8 @@ class BoundCheck(Check):
                 result.saved_instances = _save_refuting(self.id, [insts[j] for j in refuting], config.save_dir)
         result.instances = per_instance
         result.evidence = {"rounds": rounds, "instances": len(insts), "batches": len(groups),
-                           "record_points": int(len(record_grid(rounds + 1)))}
+                           "record_points": int(len(record_grid(rounds + 1))),
+                           "mode": "full" if config.full else "quick"}
         if self.side_conditions:
             result.evidence["side_conditions"] = {
                 c.name: {"verdict": V.combine(i["side_conditions"][q]["verdict"] for i in per_instance),

@@ -121,10 +121,22 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--theorem-file", action="append", default=[], help="a Python file declaring your own checks")
     v.add_argument("--full", action="store_true", help="run the long sweeps")
     v.add_argument("--no-cache", action="store_true", help="solve again even if a cached optimum exists")
+    v.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                   help="run checks and seeds in N processes (results identical to -j 1; 0: one per CPU)")
     v.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    v.add_argument("--with-audit", action="store_true", help="also check the declared proof steps (fedcheck audit) "
+                   "and put them in the results and reports")
     rp = sub.add_parser("report", help="render HTML and PDF reports from a results JSON, without recomputing")
     rp.add_argument("results", help="results JSON written by 'fedcheck verify --json'")
     rp.add_argument("--out", default="reports", metavar="DIR")
+    from . import audit as _audit, search as _search  # light modules: the heavy imports are inside
+    _search.add_arguments(sub.add_parser("search", help="search the instance space for the worst measured/bound "
+                                         "of a bound (adversarial, vs random draws)"))
+    _audit.add_arguments(sub.add_parser("audit", help="check the key steps of a theorem's proof (symbolic, grid, "
+                                        "witness)"))
+    from . import pep as _pep
+    _pep.add_arguments(sub.add_parser("pep", help="certified worst cases (PEP) of Frank-Wolfe and naive averaging "
+                                      "(optional extra: pip install 'fedcheck[pep]')"))
     return p
 
 
@@ -168,6 +180,18 @@ def _parse_params(items) -> dict:
     return out
 
 
+def _rerun_hint(check_id: str, path: str, theorem_files) -> str:
+    """The command that reruns a check on a saved instance, when the file is in the documented format
+    (other papers save their own problem formats, which ``--instance`` does not read)."""
+    from .instances import InstanceError, load_instance
+    try:
+        load_instance(path)
+    except (InstanceError, OSError):
+        return ""
+    extra = "".join(f" --theorem-file {f}" for f in theorem_files)
+    return f" (rerun: fedcheck verify {check_id}{extra} --instance {path})"
+
+
 def cmd_verify(args, argv) -> int:
     from .check import RunConfig
     from .instances import InstanceError, load_instance
@@ -195,16 +219,28 @@ def cmd_verify(args, argv) -> int:
     from tqdm import tqdm
     results = []
     bar = tqdm(checks, desc="checks", unit="check", disable=args.quiet or len(checks) < 2, file=sys.stderr)
-    for chk in bar:
+    if args.jobs != 1:
+        from .parallel import default_jobs, run_checks
+        if args.jobs < 0:
+            raise BadInput("--jobs must be >= 0")
+        done = run_checks(checks, config, args.jobs or default_jobs(), args.theorem_file, on_done=lambda c: bar.update())
+        results.extend(r.to_dict() for r in done)
+        bar.close()
+    for chk in (bar if args.jobs == 1 else ()):
         bar.set_postfix_str(chk.id)
         results.append(chk.run(config).to_dict())
+    if args.with_audit:
+        from .audit import attach_audit, audit_line
+        for chk, r in zip(checks, results):
+            attach_audit(r, chk)
+            print(audit_line(chk, r))
     doc = document(results, provenance(argv, seeds))
     print(summary_table(results))
     for r in results:
         if r["verdict"] != V.HOLDS and r.get("reason"):
             print(f"{r['id']}: {r['verdict']}: {r['reason']}")
         for path in r.get("saved_instances") or []:
-            print(f"{r['id']}: refuting instance saved to {path} (rerun: fedcheck verify {r['id']} --instance {path})")
+            print(f"{r['id']}: refuting instance saved to {path}{_rerun_hint(r['id'], path, args.theorem_file)}")
     if args.json:
         path = write_json(doc, args.json)
         print(f"results: {path}")
@@ -239,6 +275,15 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_verify(args, argv)
         if args.command == "report":
             return cmd_report(args)
+        if args.command == "search":
+            from .search import cmd_search
+            return cmd_search(args, argv)
+        if args.command == "audit":
+            from .audit import cmd_audit
+            return cmd_audit(args, argv)
+        if args.command == "pep":
+            from .pep import cmd_pep
+            return cmd_pep(args, argv)
     except BadInput as e:
         print(f"fedcheck: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -187,3 +187,50 @@ def _Gsup(ctx):
     s, exact, how = sup_grad_norm_sq(ctx.loss, ctx.instance.set)
     val = float(np.sqrt(s.sum()) / ctx.instance.n)
     return Value(val, exact, ("exact " if exact else "") + "sup_{X in D^n} ||grad F^(X)||_F = (1/n)(sum_i sup_x ||grad f_i||^2)^(1/2), " + how)
+
+
+# ----------------------------------------------------------------------------------------------
+# Lipschitz losses (non-smooth; ``loss.lipschitz()`` -> (per-client constants, exact, how)) and
+# distances to the minimizer, for bounds such as MOPES/FedMLS (Theorem 3.1, Corollary 3.2).
+def _client_lipschitz(ctx):
+    loss = ctx.loss if ctx.loss is not None else ctx.instance.make_loss()
+    lip = getattr(loss, "lipschitz", None)
+    if lip is None:
+        raise KeyError(f"the {loss.name!r} loss has no Lipschitz constant (it is not a Lipschitz loss)")
+    return lip()
+
+
+@constant("G_max")
+def _G_max(ctx):
+    vals, exact, how = _client_lipschitz(ctx)
+    return Value(float(np.max(vals)), bool(exact), "max_i Lip(f_i); " + how)
+
+
+@constant("G_F")
+def _G_F(ctx):
+    vals, exact, how = _client_lipschitz(ctx)
+    return Value(float(np.linalg.norm(vals) / ctx.instance.n), bool(exact),
+                 "Lipschitz constant of F(X) = (1/n) sum_i f_i(x_i) in the Frobenius norm, "
+                 "(1/n)(sum_i Lip(f_i)^2)^(1/2); " + how)
+
+
+def _start(ctx) -> np.ndarray:
+    x0 = ctx.instance.x0
+    return np.zeros(ctx.instance.p) if x0 is None else np.asarray(x0, dtype=float)
+
+
+@constant("r_0")
+def _r_0(ctx):
+    return Value(float(np.linalg.norm(_start(ctx) - ctx.solution.x_star)), True,
+                 "||x_0 - x*|| with x* the solver's minimizer (closest to x_0 where the solver says so)")
+
+
+@constant("Delta_F")
+def _Delta_F(ctx):
+    r = np.linalg.norm(_start(ctx) - ctx.solution.x_star)
+    return Value(float(np.sqrt(ctx.instance.n) * r), True, "||X_0 - X*||_F = sqrt(n) ||x_0 - x*|| (all clients start at x_0)")
+
+
+@constant("xstar_norm")
+def _xstar_norm(ctx):
+    return Value(float(np.linalg.norm(ctx.solution.x_star)), True, "||x*||")

@@ -5,8 +5,26 @@
     min_{X, z}  (1/n) sum_i f_i(x_i)   s.t.  x_i = z  (dual y_i),  x_i in D,
 
 and returns ``F*``, ``x*`` and the duals ``Y* = [y_1 .. y_n]`` of the consensus
-constraint.  Every result records the solver, its status and two certificates that
-do not trust the solver:
+constraint.
+
+Formulation (``consensus-v2``).  For smooth losses the consensus variable is
+eliminated altogether: Clarabel solves ``min_{x in D} F(x)`` in ``p`` variables (least
+squares through one QR of the clients' stacked rows: a ``p x p`` least-squares term),
+and the consensus duals are formed in closed form at the certified point,
+
+    y_i = (grad F(x*) - grad f_i(x*)) / n,
+
+which satisfy ``sum_i y_i = 0`` and make ``x*`` a minimizer of every client's
+Lagrangian ``(1/n) f_i + <y_i, .>`` over ``D`` (its gradient is ``grad F(x*) / n``).
+This is the dual an interior-point method returns on the full consensus problem: the
+set of dual solutions is symmetric under permuting the clients, and the analytic centre
+of a symmetric set is symmetric, i.e. the normal-cone part of ``-grad f_i / n - y_i`` is
+split evenly (``benchmarks/solve.py`` compares it with Clarabel's duals of ``consensus-v1``:
+equal to solver accuracy).  Non-smooth losses, whose subgradients give no such formula,
+keep the consensus problem with one constraint ``x_i = z`` per client and Clarabel's duals.
+
+Every result records the solver, its status and two certificates that do not trust the
+solver:
 
 * the Frank-Wolfe gap of ``x_hat`` (the solver's point projected onto ``D``):
   ``F(x_hat) - F* <= gap(x_hat)``, so ``F*`` is known to lie in
@@ -33,7 +51,7 @@ from .instances import Instance
 
 __all__ = ["Solution", "solve_consensus", "cache_dir", "CACHE_STATS", "FORMULATION_VERSION"]
 
-FORMULATION_VERSION = "consensus-v1"
+FORMULATION_VERSION = "consensus-v2"
 ACCURATE = "optimal"
 CACHE_STATS = {"hits": 0, "misses": 0}
 
@@ -153,6 +171,16 @@ def _objective_terms(inst: Instance, X):
     return cp.sum(cp.hstack([loss.cvx(None, i, X[i]) for i in range(n)])) / n
 
 
+def _reduced_objective(inst: Instance, loss, x):
+    """cvxpy expression of ``F(x) = (1/n) sum_i f_i(x)`` at one point ``x``."""
+    import cvxpy as cp
+    n, m, p = inst.A.shape
+    if inst.loss == "least_squares":  # sum_i ||A_i x - b_i||^2 = ||R x - q||^2 + rho (QR of the stacked rows)
+        R, q, rho = loss._stacked_qr()
+        return (cp.sum_squares(R @ x - q) + float(rho)) / (2 * m * n)
+    return cp.sum(cp.hstack([loss.cvx(None, i, x) for i in range(n)])) / n
+
+
 def solve_consensus(inst: Instance, use_cache: bool = True) -> Solution:
     """Exact ``F*``, ``x*`` and consensus duals ``Y*`` of one instance (see module doc)."""
     key = _key(inst)
@@ -164,15 +192,22 @@ def solve_consensus(inst: Instance, use_cache: bool = True) -> Solution:
     CACHE_STATS["misses"] += 1
     import cvxpy as cp
     n, m, p = inst.A.shape
-    X = cp.Variable((n, p))
-    z = cp.Variable(p)
-    consensus = [X[i] == z for i in range(n)]
-    cons = list(consensus)
-    for i in range(n):
-        cons += inst.set.cvx_constraints(X[i])
-    prob = cp.Problem(cp.Minimize(_objective_terms(inst, X)), cons)
+    loss = inst.make_loss()
+    reduced = bool(getattr(loss, "smooth", True))
+    if reduced:   # min_{x in D} F(x); Y* in closed form at the certified point
+        z = cp.Variable(p)
+        prob = cp.Problem(cp.Minimize(_reduced_objective(inst, loss, z)), inst.set.cvx_constraints(z))
+        notes = ["consensus-v2: min_{x in D} F(x) in p variables; Y* = (grad F(x*) - grad f_i(x*))/n"]
+    else:         # non-smooth: the consensus problem, one constraint x_i = z per client, Clarabel's duals
+        X = cp.Variable((n, p))
+        z = cp.Variable(p)
+        consensus = [X[i] == z for i in range(n)]
+        cons = list(consensus)
+        for i in range(n):
+            cons += inst.set.cvx_constraints(X[i])
+        prob = cp.Problem(cp.Minimize(_objective_terms(inst, X)), cons)
+        notes = ["consensus problem (non-smooth losses): x_i = z per client; Y* = Clarabel's duals"]
     t0 = time.perf_counter()
-    notes = []
     try:
         prob.solve(solver=cp.CLARABEL)
         status = str(prob.status)
@@ -185,7 +220,8 @@ def solve_consensus(inst: Instance, use_cache: bool = True) -> Solution:
         sol = Solution(nan, nan, nan, np.full(p, np.nan), np.full((n, p), np.nan), nan, nan,
                        "CLARABEL", status, elapsed, _versions(), notes=notes)
         return sol
-    sol = certify(inst, np.asarray(z.value), np.stack([np.asarray(c.dual_value) for c in consensus]))
+    Y = None if reduced else np.stack([np.asarray(c.dual_value) for c in consensus])
+    sol = certify(inst, np.asarray(z.value), Y)
     sol.status, sol.solve_time, sol.notes = status, elapsed, notes
     if use_cache and sol.accurate:
         _store(key, sol)
@@ -215,12 +251,16 @@ def polish(loss, S, x: np.ndarray, iters: int = 300, target: float = 1e-13) -> t
     return best_x, best_gap
 
 
-def certify(inst: Instance, x: np.ndarray, Y: np.ndarray) -> Solution:
-    """Certificates for a candidate primal point ``x`` and consensus duals ``Y``."""
+def certify(inst: Instance, x: np.ndarray, Y: np.ndarray | None = None) -> Solution:
+    """Certificates for a candidate primal point ``x`` and consensus duals ``Y`` (``None``: the closed
+    form ``y_i = (grad F(x_hat) - grad f_i(x_hat)) / n`` at the polished point, for smooth losses)."""
     loss = inst.make_loss()
     S = inst.set
     x_hat, gap = polish(loss, S, S.project(x))
     F_hat = float(loss.full_value(x_hat))
+    if Y is None:
+        Gx = loss.grad(np.broadcast_to(x_hat, (inst.n, inst.p)))
+        Y = (Gx.mean(0) - Gx) / inst.n
     # Dual residual under the Lagrangian F^(X) + <Y, X - R> of (32): x_hat must minimize
     # (1/n) f_i + <y_i, .> over D for every i, and sum_i y_i = 0.  cvxpy's sign convention for
     # the dual of ``x_i == z`` is the opposite one, so both are tried and the better is kept.

@@ -60,7 +60,7 @@ def test_roundtrip(tmp_path):
     (dict(radius=np.array(np.nan)), r"'radius' contains 1 NaN"),
     (dict(radius=np.array(-1.0)), r"'radius' must be > 0"),
     (dict(radius=np.ones(2)), r"'radius' must be a single float"),
-    (dict(loss=np.array("hinge")), r"unknown loss 'hinge'"),
+    (dict(loss=np.array("cubic")), r"unknown loss 'cubic'"),
     (dict(set=np.array("l7")), r"unknown set 'l7'"),
     (dict(loss=np.array(3.0)), r"'loss' must be a string"),
     (dict(loss=np.array("logistic"), b=np.full((2, 3), 0.5)), r"labels 'b' must all be \+1 or -1"),

@@ -1,13 +1,59 @@
 """Frank-Wolfe family: FedFW (Algorithm 1 of the FedFW paper), naive FW averaging
-(Appendix A), and classical Frank-Wolfe.  Vectorized over instances and clients."""
+(Appendix A), and classical Frank-Wolfe.  Vectorized over instances and clients.
+
+All three write the convex combination as ``x <- (1 - eta_t) x + eta_t s`` (the paper's
+form), into buffers allocated once per run; see :mod:`.kernels` for the gradient and
+vertex shortcuts and ``benchmarks/engine.py`` for what they buy."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..instances import InstanceBatch
-from .core import Recorder, Trace, default_recorder, record_grid, run_recorded
+from .core import Recorder, Trace, default_recorder, instance_chunks, record_grid, run_recorded
+from .kernels import make_full_grad_kernel, make_grad_kernel, make_vertex_lmo, slice_set, uniform_rows
 
 __all__ = ["fedfw", "naive_fw_averaging", "frank_wolfe"]
+
+
+class _Rows:
+    """Round ``t``'s row of a ``(rounds, B)`` schedule, shaped to multiply arrays ``(B, *tail)``: a Python
+    float when every instance has the same value in every round (cheaper than a broadcast), else a view."""
+
+    def __init__(self, a, tail: int):
+        a = np.asarray(a, dtype=float)
+        self.uniform = uniform_rows(a)
+        self.a = a
+        self.col = a[:, 0] if self.uniform else None   # a view: no per-round Python objects kept
+        self.index = (slice(None),) + (None,) * tail
+
+    def __call__(self, i: int):
+        return float(self.col[i]) if self.uniform else self.a[i][self.index]
+
+    def complement(self, i: int):
+        """``1 - row`` (the factor of the convex combination)."""
+        return 1.0 - float(self.col[i]) if self.uniform else (1.0 - self.a[i])[self.index]
+
+    def per_row(self, i: int, instance: np.ndarray):
+        """The row's values repeated for each client row (``instance`` maps rows to instances)."""
+        return float(self.col[i]) if self.uniform else self.a[i].take(instance)
+
+
+def _groups(B: int, n: int, p: int, grad, lmo, S):
+    """Cache-sized instance groups ``[(lo, hi, grad, lmo, S)]`` for the chunked driver, or ``None``."""
+    if not grad.bytes_per_instance:
+        return None
+    per_instance = grad.bytes_per_instance + 4 * n * p * 8  # + the round's (n, p) buffers
+    chunks = instance_chunks(B, per_instance, n)
+    if len(chunks) < 2:
+        return None
+    out = []
+    for lo, hi in chunks:
+        g = grad.slice(lo, hi)
+        Sc = S if lmo is not None else slice_set(S, lo, hi)
+        if g is None or Sc is None:
+            return None
+        out.append((lo, hi, g, None if lmo is None else lmo.slice(lo, hi), Sc))
+    return out
 
 
 def fedfw(batch: InstanceBatch, eta: np.ndarray, lam: np.ndarray, rounds: int,
@@ -23,24 +69,89 @@ def fedfw(batch: InstanceBatch, eta: np.ndarray, lam: np.ndarray, rounds: int,
 
     ``eta`` and ``lam`` are ``(rounds, B)`` arrays (row ``t-1`` is round ``t``)."""
     loss, S, n = batch.loss, batch.set, batch.n
-    X = batch.x0() if X0 is None else np.array(X0, dtype=float)
-    state = {"X": X, "xbar": X.mean(1)}
+    X = np.array(batch.x0() if X0 is None else X0, dtype=float, order="C")
+    B, p = X.shape[0], X.shape[-1]
+    xbar = X.mean(1)
     grid = record_grid(rounds + 1) if grid is None else grid
     rec = recorder or default_recorder(batch)
-    inv_n = 1.0 / n
+    eta = np.asarray(eta, dtype=float)
+    lam = np.asarray(lam, dtype=float)
+    grad = make_grad_kernel(loss, 1.0 / n)          # (1/n) grad f_i, the weight fused into the kernel
+    lmo = make_vertex_lmo(S, X.shape)
+    G = np.empty_like(X)
+    Dif = np.empty_like(X)
 
-    def step(t):
-        X, xbar = state["X"], state["xbar"]
-        e = eta[t - 1][:, None, None]
-        g = loss.grad(X)
-        g *= inv_n
-        g += lam[t - 1][:, None, None] * (X - xbar[:, None, :])
-        s = S.lmo(g)
-        X += e * (s - X)
-        state["xbar"] = xbar + e[:, 0] * (s.mean(1) - xbar)
+    def make_step(lo, hi, grad, lmo, S):
+        """One round for instances ``lo:hi``, on views of the batch's arrays (all buffers preallocated)."""
+        Xc, xc, Gc, Dc = X[lo:hi], xbar[lo:hi], G[lo:hi], Dif[lo:hi]
+        xc3, Xflat, Bc = xc[:, None, :], Xc.reshape(-1), hi - lo
+        ETA, LAM = _Rows(eta[:, lo:hi], 2), _Rows(lam[:, lo:hi], 2)
+        subtract, multiply, add, bincount = np.subtract, np.multiply, np.add, np.bincount
+        if lmo is not None:
+            server_base, instance, minlength = lmo.server_base, lmo.instance, Bc * p
+        if ETA.uniform and LAM.uniform:  # the common case: Python floats, no broadcasting
+            e_l, l_l = ETA.col, LAM.col
+            gradient = grad.bind(Xc, Gc)
+            vertex = lmo.bind(Gc) if lmo is not None else None
+            flat = lmo.flat if lmo is not None else None
 
-    trace = run_recorded(rounds, grid, step, lambda k: rec(k, state["X"], state["xbar"]))
-    trace.final = {"X": state["X"], "xbar": state["xbar"]}
+            def step(t):
+                i = t - 1
+                e, l = float(e_l[i]), float(l_l[i])
+                om = 1.0 - e
+                gradient()                                 # G = (1/n) grad f_i(x_i)
+                subtract(Xc, xc3, Dc)
+                multiply(Dc, l, Dc)
+                add(Gc, Dc, Gc)                            # + lambda_t (x_i - xbar)
+                if vertex is not None:
+                    j, val = vertex()
+                    multiply(Xc, om, Xc)
+                    Xflat[flat] += val * e                 # x_i <- (1 - eta) x_i + eta s_i (s_i sparse)
+                    sbar = bincount(add(server_base, j), val, minlength)
+                    sbar /= n                              # mean_i s_i
+                    multiply(xc, om, xc)
+                    sbar *= e
+                    add(xc, sbar.reshape(Bc, p), xc)       # xbar <- (1 - eta) xbar + eta mean_i s_i
+                else:
+                    s = S.lmo(Gc)
+                    sbar = s.sum(1)
+                    multiply(Xc, om, Xc)
+                    add(Xc, e * s, Xc)
+                    sbar /= n
+                    multiply(xc, om, xc)
+                    sbar *= e
+                    add(xc, sbar, xc)
+            return step
+
+        ETA_S = _Rows(eta[:, lo:hi], 1)
+
+        def step(t):  # per-instance schedules
+            i = t - 1
+            grad(Xc, Gc)
+            subtract(Xc, xc3, Dc)
+            multiply(Dc, LAM(i), Dc)
+            add(Gc, Dc, Gc)
+            if lmo is not None:
+                j, val = lmo(Gc)
+                multiply(Xc, ETA.complement(i), Xc)
+                Xflat[lmo.flat] += val * ETA.per_row(i, instance)
+                sbar = bincount(add(server_base, j), val, minlength).reshape(Bc, p)
+            else:
+                s = S.lmo(Gc)
+                sbar = s.sum(1)
+                multiply(Xc, ETA.complement(i), Xc)
+                add(Xc, ETA(i) * s, Xc)
+            sbar /= n
+            multiply(xc, ETA_S.complement(i), xc)
+            sbar *= ETA_S(i)
+            add(xc, sbar, xc)
+        return step
+
+    step = make_step(0, B, grad, lmo, S)
+    groups = _groups(B, n, p, grad, lmo, S)
+    chunk_steps = [(g[0], g[1], make_step(*g)) for g in groups] if groups else None
+    trace = run_recorded(rounds, grid, step, lambda k: rec(k, X, xbar), chunk_steps, state=(X, xbar), record=rec)
+    trace.final = {"X": X, "xbar": xbar}
     return trace
 
 
@@ -50,35 +161,67 @@ def naive_fw_averaging(batch: InstanceBatch, eta: np.ndarray, rounds: int, local
     """Naive Frank-Wolfe with model averaging, procedure (20) of Appendix A of the FedFW paper:
     each client runs ``local_steps`` FW steps on its own ``f_i`` from ``xbar``; the server averages."""
     loss, S, n = batch.loss, batch.set, batch.n
-    xbar = np.zeros((batch.B, batch.p)) if x0 is None else np.array(x0, dtype=float)
-    state = {"xbar": xbar, "X": np.repeat(xbar[:, None, :], n, 1)}
+    xbar = batch.x0()[:, 0, :].copy() if x0 is None else np.array(x0, dtype=float)  # the instances' start
+    X = np.repeat(xbar[:, None, :], n, 1)
     grid = record_grid(rounds + 1) if grid is None else grid
     rec = recorder or default_recorder(batch)
+    grad = make_grad_kernel(loss, 1.0)
+    lmo = make_vertex_lmo(S, X.shape)
+    ETA = _Rows(eta, 2)
+    G = np.empty_like(X)
+    Xflat = X.reshape(-1)
 
     def step(t):
-        X = np.repeat(state["xbar"][:, None, :], n, 1)
-        e = eta[t - 1][:, None, None]
+        nonlocal X
+        i = t - 1
+        X[...] = xbar[:, None, :]
+        om = ETA.complement(i)
         for _ in range(local_steps):
-            X = X + e * (S.lmo(loss.grad(X)) - X)
-        state["X"], state["xbar"] = X, X.mean(1)
+            grad(X, G)
+            if lmo is not None:
+                j, val = lmo(G)
+                v = val * ETA.per_row(i, lmo.instance)
+                X *= om
+                Xflat[lmo.row_base + j] += v
+            else:
+                s = S.lmo(G)
+                X *= om
+                X += ETA(i) * s
+        np.mean(X, axis=1, out=xbar)
 
-    trace = run_recorded(rounds, grid, step, lambda k: rec(k, state["X"], state["xbar"]))
-    trace.final = {"X": state["X"], "xbar": state["xbar"]}
+    trace = run_recorded(rounds, grid, step, lambda k: rec(k, X, xbar))
+    trace.final = {"X": X, "xbar": xbar}
     return trace
 
 
 def frank_wolfe(batch: InstanceBatch, eta: np.ndarray, rounds: int, grid=None, x0=None, recorder=None) -> Trace:
-    """Classical (centralized) Frank-Wolfe on F = mean_i f_i: x <- x + eta_t (lmo(grad F(x)) - x)."""
+    """Classical (centralized) Frank-Wolfe on F = mean_i f_i: x <- (1 - eta_t) x + eta_t lmo(grad F(x))."""
     loss, S = batch.loss, batch.set
-    x = np.zeros((batch.B, batch.p)) if x0 is None else np.array(x0, dtype=float)
-    state = {"x": x}
+    x = batch.x0()[:, 0, :].copy() if x0 is None else np.array(x0, dtype=float, order="C")  # as fedfw starts
     grid = record_grid(rounds + 1) if grid is None else grid
     rec = recorder or default_recorder(batch)
+    grad = make_full_grad_kernel(loss)
+    lmo = make_vertex_lmo(S, x.shape)
+    ETA = _Rows(eta, 1)
+    g = np.empty_like(x)
+    xflat = x.reshape(-1)
+    x3 = x[:, None, :]
 
     def step(t):
-        x = state["x"]
-        state["x"] = x + eta[t - 1][:, None] * (S.lmo(loss.full_grad(x)) - x)
+        nonlocal x
+        i = t - 1
+        grad(x, g)
+        om = ETA.complement(i)
+        if lmo is not None:
+            j, val = lmo(g)
+            v = val * ETA.per_row(i, lmo.instance)
+            x *= om
+            xflat[lmo.row_base + j] += v
+        else:
+            s = S.lmo(g)
+            x *= om
+            x += ETA(i) * s
 
-    trace = run_recorded(rounds, grid, step, lambda k: rec(k, state["x"][:, None, :], state["x"]))
-    trace.final = {"xbar": state["x"]}
+    trace = run_recorded(rounds, grid, step, lambda k: rec(k, x3, x))
+    trace.final = {"xbar": x}
     return trace

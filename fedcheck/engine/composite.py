@@ -1,0 +1,244 @@
+"""Federated composite optimization: the algorithms of Yuan, Zaheer & Reddi (ICML 2021).
+
+Algorithms (all with ``h = 1/2 ||.||_2^2``, the paper's choice in every experiment, so that
+``grad h`` is the identity and ``grad (h + a psi)^*`` is ``prox_{a psi}``):
+
+================================  =====================================================================
+:func:`fedavg`                    Algorithm 1 (FedAvg with a server learning rate; ``psi`` ignored)
+:func:`fedavg_subgradient`        FedAvg(d): local subgradient steps on ``f + psi`` (Fig. 1 baseline)
+:func:`fedmid`                    Algorithm 2 (FedMiD): client prox steps, server prox of weight
+                                  ``eta_s eta_c K``, *as written*
+:func:`fedmid_no_server_prox`     control: Algorithm 2 without the server prox (``psi`` counted once)
+:func:`fedmid_osp`                Algorithm 4 (FedMiD-OSP): plain client steps, server prox
+:func:`feddualavg`                Algorithm 3 (FedDualAvg)
+:func:`feddualavg_osp`            Algorithm 5 (FedDualAvg-OSP): client primal without prox
+================================  =====================================================================
+
+Indexing is the paper's: rounds ``r = 0 .. R-1``, local steps ``k = 0 .. K-1``, server states
+``w_0 .. w_R``.  A trace's ``rounds`` are numbers of *completed* rounds (``R`` on the record grid).
+
+Problem protocol (``fedcheck.problems.feddualavg.QuadraticClients`` / ``FiniteSumClients``)::
+
+    B, M, d, K                       batch size, clients, dimension, local steps
+    reg                              a batched regularizer (fedcheck.regularizers)
+    x0() -> (B, d)                   starting points w_0 (in dom psi)
+    start_round(sel, rng) -> ctx     per-round oracle state (e.g. an epoch permutation)
+    grad(W, ctx, k, rng) -> (B,S,d)  stochastic gradients of the selected clients at W (B, S, d)
+    F(w), Phi(w) -> (B,)             objective values at server points (B, d)
+    dual_norm_sq(V) -> V.shape[:-1]  squared dual norm of the geometry
+
+Step sizes ``eta_c``, ``eta_s`` are scalars or ``(B,)`` arrays (one value per instance; the paper
+uses constant step sizes).  ``clients_per_round`` (``|S_r|``) draws a uniform subset per round and
+instance (partial participation); ``None`` is full participation (``S_r = [M]``, Assumption 1(e)).
+No Python loop over clients or instances: a round is ``K`` batched steps.
+
+Recorded at each grid point ``R`` (by :func:`default_recorder`): ``Phi`` of the server state ``w_R``,
+``Phi_avg`` of ``(1/R) sum_{r=1}^R w_r`` (the output of Theorem E.1), and for FedDualAvg ``Phi_hat``
+of ``(1/(KR)) sum_{r<R} sum_{k=1}^K hat w_{r,k}`` (the output (4.4) of Theorems C.1/D.1, with the
+virtual iterates ``hat w_{r,k} = prox_{eta~_{r,k} psi}(zbar_{r,k})``) and ``disc``, the discrepancy
+``sum_{r<R, k<K, m} ||zbar_{r,k} - z^m_{r,k}||_*^2`` of Lemma C.2.  ``track_stability=True`` keeps
+``(1/M) sum_m ||z^m_{r,k} - zbar_{r,k}||_*^2`` for every ``r`` and ``k = 0..K`` in ``trace.final["stab"]``
+(shape ``(R, K+1, B)``); ``track=False`` skips the (4.4) average and the discrepancy (experiments).
+``hook(r, k, info)`` is called after every local step with the batched
+quantities of that step (for pathwise lemma checks).
+"""
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+import numpy as np
+
+from .core import Trace, record_grid
+
+__all__ = ["fedavg", "fedavg_subgradient", "fedmid", "fedmid_no_server_prox", "fedmid_osp", "feddualavg",
+           "feddualavg_osp", "default_recorder", "ALGORITHMS"]
+
+Recorder = Callable[[object, int, Mapping[str, np.ndarray]], Mapping[str, np.ndarray]]
+
+
+def default_recorder(problem, R: int, points: Mapping[str, np.ndarray]) -> dict:
+    """``Phi`` at every recorded point: ``w`` -> ``Phi``, ``w_avg`` -> ``Phi_avg``, ``w_hat`` -> ``Phi_hat``."""
+    out = {}
+    for name, w in points.items():
+        if name.startswith("w"):
+            out["Phi" + name[1:]] = problem.Phi(w)
+        else:
+            out[name] = w
+    return out
+
+
+def _vec(x, B):
+    return np.broadcast_to(np.asarray(x, dtype=float), (B,)).astype(float)
+
+
+def _select(problem, S, rng):
+    if S is None or S >= problem.M:
+        return None
+    return np.argsort(rng.random((problem.B, problem.M)), axis=1)[:, :S]
+
+
+class _Run:
+    """Shared round driver: recording on a grid of completed rounds, server averages."""
+
+    def __init__(self, problem, rounds, grid, recorder, rng, clients_per_round):
+        self.p = problem
+        self.R = int(rounds)
+        self.grid = record_grid(self.R) if grid is None else np.asarray(grid, dtype=int)
+        self.grid = self.grid[(self.grid >= 0) & (self.grid <= self.R)]
+        self.want = np.zeros(self.R + 1, dtype=bool)
+        self.want[self.grid] = True
+        self.rec = recorder or default_recorder
+        self.rng = rng if rng is not None else np.random.default_rng(np.random.SeedSequence(0))
+        self.S = clients_per_round
+        self.rows: dict[str, list] = {}
+        self.w_sum = np.zeros((problem.B, problem.d))
+
+    def take(self, R, points):
+        for k, v in self.rec(self.p, R, points).items():
+            self.rows.setdefault(k, []).append(np.asarray(v, dtype=float))
+
+    def trace(self, final):
+        return Trace(rounds=self.grid.copy(), metrics={k: np.stack(v) for k, v in self.rows.items()}, final=final)
+
+
+def _primal_family(problem, rounds, eta_c, eta_s, client_prox, server_prox, subgradient=False, grid=None,
+                   recorder=None, rng=None, clients_per_round=None, hook=None, w0=None):
+    """FedAvg / FedAvg(d) / FedMiD / FedMiD-OSP / FedMiD without server prox (primal averaging)."""
+    B, K = problem.B, problem.K
+    ec, es = _vec(eta_c, B), _vec(eta_s, B)
+    ec3 = ec[:, None, None]
+    reg = problem.reg
+    run = _Run(problem, rounds, grid, recorder, rng, clients_per_round)
+    w = problem.x0() if w0 is None else np.array(w0, dtype=float)
+    if run.want[0]:
+        run.take(0, {"w": w, "w_avg": w})
+    for r in range(run.R):
+        sel = _select(problem, run.S, run.rng)
+        ctx = problem.start_round(sel, run.rng)
+        S = problem.M if sel is None else sel.shape[1]
+        W = np.repeat(w[:, None, :], S, axis=1)
+        for k in range(K):
+            g = problem.grad(W, ctx, k, run.rng)
+            if subgradient:
+                g = g + reg.subgrad(W)
+            W = W - ec3 * g
+            if client_prox:
+                W = reg.prox(W, ec)                     # line 8: grad(h + eta_c psi)^*(grad h(w) - eta_c g)
+            if hook is not None:
+                hook(r, k, {"W": W, "g": g})
+        delta = W.mean(1) - w                           # line 9: primal pseudo-anti-gradient
+        w = w + es[:, None] * delta                     # grad h(w_r) + eta_s Delta_r
+        if server_prox:
+            w = reg.prox(w, es * ec * K)                # line 10: grad(h + eta_s eta_c K psi)^*(...)
+        run.w_sum += w
+        if run.want[r + 1]:
+            run.take(r + 1, {"w": w, "w_avg": run.w_sum / (r + 1)})
+    return run.trace({"w": w})
+
+
+def fedavg(problem, *, rounds, eta_c, eta_s=1.0, **kw) -> Trace:
+    """Algorithm 1: ``w^m_{r,k+1} = w^m_{r,k} - eta_c g``; ``w_{r+1} = w_r + eta_s Delta_r`` (``psi`` ignored)."""
+    return _primal_family(problem, rounds, eta_c, eta_s, client_prox=False, server_prox=False, **kw)
+
+
+def fedavg_subgradient(problem, *, rounds, eta_c, eta_s=1.0, **kw) -> Trace:
+    """FedAvg(d), the subgradient baseline of Fig. 1 ("local subgradient method in lieu of SGD"):
+    ``w <- w - eta_c (g + s)`` with ``s`` in ``d psi(w)`` at the current point (``sign(0) = 0``), plain
+    FedAvg server step."""
+    return _primal_family(problem, rounds, eta_c, eta_s, client_prox=False, server_prox=False, subgradient=True, **kw)
+
+
+def fedmid(problem, *, rounds, eta_c, eta_s=1.0, **kw) -> Trace:
+    """Algorithm 2 (FedMiD) exactly as written: client ``w <- prox_{eta_c psi}(w - eta_c g)``; server
+    ``w_{r+1} = prox_{eta_s eta_c K psi}(w_r + eta_s Delta_r)`` -- which applies ``psi`` on the clients *and*
+    again on the server (see :func:`fedmid_no_server_prox`)."""
+    return _primal_family(problem, rounds, eta_c, eta_s, client_prox=True, server_prox=True, **kw)
+
+
+def fedmid_no_server_prox(problem, *, rounds, eta_c, eta_s=1.0, **kw) -> Trace:
+    """Control (not in the paper): Algorithm 2 with the server line ``w_{r+1} = w_r + eta_s Delta_r``, so that
+    ``psi`` carries the weight ``eta_s eta_c K`` per round, like the gradients (the literal Algorithm 2
+    applies it twice for a non-idempotent ``psi``)."""
+    return _primal_family(problem, rounds, eta_c, eta_s, client_prox=True, server_prox=False, **kw)
+
+
+def fedmid_osp(problem, *, rounds, eta_c, eta_s=1.0, **kw) -> Trace:
+    """Algorithm 4 (FedMiD-OSP): client ``w <- w - eta_c g`` (line 8, no prox); server prox as Algorithm 2."""
+    return _primal_family(problem, rounds, eta_c, eta_s, client_prox=False, server_prox=True, **kw)
+
+
+def _dual_family(problem, rounds, eta_c, eta_s, client_prox, grid=None, recorder=None, rng=None,
+                 clients_per_round=None, hook=None, track_stability=False, w0=None, track=True):
+    B, K, d = problem.B, problem.K, problem.d
+    ec, es = _vec(eta_c, B), _vec(eta_s, B)
+    ec3 = ec[:, None, None]
+    reg = problem.reg
+    track = bool(track and client_prox)   # the (4.4) average and the discrepancy (FedDualAvg only)
+    run = _Run(problem, rounds, grid, recorder, rng, clients_per_round)
+    w0 = problem.x0() if w0 is None else np.array(w0, dtype=float)
+    z = w0.copy()                                        # line 2: z_0 = grad h(w_0)
+    w = w0
+    hat_sum = np.zeros((B, d))
+    disc = np.zeros(B)
+    stab = np.zeros((run.R, K + 1, B)) if track_stability else None
+    if run.want[0]:
+        pts = {"w": w, "w_avg": w}
+        if track:
+            pts.update(w_hat=w, disc=disc.copy())
+        run.take(0, pts)
+    for r in range(run.R):
+        sel = _select(problem, run.S, run.rng)
+        ctx = problem.start_round(sel, run.rng)
+        S = problem.M if sel is None else sel.shape[1]
+        Z = np.repeat(z[:, None, :], S, axis=1)         # line 6: z^m_{r,0} = z_r
+        base = es * ec * r * K
+        for k in range(K):
+            a = base + ec * k                            # line 8: eta~_{r,k} = eta_s eta_c r K + eta_c k
+            W = reg.prox(Z, a) if client_prox else Z     # line 9 (Alg. 5 line 8: grad h^*(z) = z)
+            g = problem.grad(W, ctx, k, run.rng)         # line 10
+            zbar = Z.mean(1)
+            if track or track_stability:
+                dev = problem.dual_norm_sq(Z - zbar[:, None, :])     # (B, S)
+                disc += dev.sum(1)
+                if stab is not None:
+                    stab[r, k] = dev.mean(1)
+            Zn = Z - ec3 * g                             # line 11
+            if track:
+                zbar_n = Zn.mean(1)
+                hat_n = reg.prox(zbar_n, a + ec)         # hat w_{r,k+1} = grad h_{r,k+1}^*(zbar_{r,k+1})
+                hat_sum += hat_n
+            if hook is not None:
+                hook(r, k, {"Z": Z, "Zn": Zn, "W": W, "g": g, "a": a, "eta_c": ec, "zbar": zbar})
+            Z = Zn
+        if stab is not None:
+            stab[r, K] = problem.dual_norm_sq(Z - Z.mean(1)[:, None, :]).mean(1)
+        z = z + es[:, None] * (Z.mean(1) - z)            # lines 12-13
+        w = reg.prox(z, es * ec * (r + 1) * K)           # line 14 (server primal)
+        run.w_sum += w
+        if run.want[r + 1]:
+            pts = {"w": w, "w_avg": run.w_sum / (r + 1)}
+            if track:
+                pts.update(w_hat=hat_sum / (K * (r + 1)), disc=disc.copy())
+            run.take(r + 1, pts)
+    final = {"w": w, "z": z}
+    if stab is not None:
+        final["stab"] = stab
+    return run.trace(final)
+
+
+def feddualavg(problem, *, rounds, eta_c, eta_s=1.0, **kw) -> Trace:
+    """Algorithm 3 (FedDualAvg): clients ``w = prox_{eta~ psi}(z)``, ``z <- z - eta_c grad f(w; xi)``
+    with ``eta~_{r,k} = eta_s eta_c r K + eta_c k``; server ``z_{r+1} = z_r + eta_s Delta_r`` (dual averaging),
+    ``w_{r+1} = prox_{eta_s eta_c (r+1) K psi}(z_{r+1})``."""
+    return _dual_family(problem, rounds, eta_c, eta_s, client_prox=True, **kw)
+
+
+def feddualavg_osp(problem, *, rounds, eta_c, eta_s=1.0, **kw) -> Trace:
+    """Algorithm 5 (FedDualAvg-OSP): clients take gradients at ``w = grad h^*(z) = z`` (no prox); server
+    as Algorithm 3 (``w_{r+1} = prox_{eta_s eta_c (r+1) K psi}(z_{r+1})``)."""
+    return _dual_family(problem, rounds, eta_c, eta_s, client_prox=False, **kw)
+
+
+ALGORITHMS = {"FedAvg": fedavg, "FedAvg(d)": fedavg_subgradient, "FedMiD": fedmid,
+              "FedMiD (no server prox)": fedmid_no_server_prox, "FedMiD-OSP": fedmid_osp,
+              "FedDualAvg": feddualavg, "FedDualAvg-OSP": feddualavg_osp}

@@ -1,0 +1,411 @@
+"""Non-smooth federated methods with multiple local steps, vectorized over instances and clients.
+
+* :func:`fedmls` -- FedMLS, Algorithm 1 of Palenzuela, Dadras, Yurtsever, Loefstedt, "Provable
+  Reduction in Communication Rounds for Non-Smooth Convex Federated Learning" (local training
+  first, aggregation last);
+* :func:`mopes` -- MOPES, eq. (4)-(5) of the same paper, run literally on the product space
+  ``R^{n x p}`` (the method Algorithm 1 rewrites); ``consensus=False`` makes ``proj_X`` the identity,
+  which is centralized MOPES on ``f`` when ``n = 1``;
+* :func:`fedavg` -- FedAvg / local subgradient method (``T = 1``: the distributed subgradient method);
+* :func:`scaffold` -- Scaffold with option-II control variates (Karimireddy et al. 2020);
+* :func:`scaffnew` -- Scaffnew / ProxSkip (Mishchenko et al. 2022): a local step, then a
+  communication with probability ``p_s``, control variates ``h_i`` updated after it.
+
+Indexing is the paper's: ``x_0`` is the start and round ``k = 1..K`` (one communication) produces
+``x_k``; traces are indexed by the number of rounds completed, ``k = 0..K`` (Scaffnew, which has no
+rounds, by local steps ``s = 0..S`` with the communications counted).  Every trace records, besides
+the recorder's metrics (default: ``F`` at the server point), ``calls`` (subgradient calls per client
+so far) and ``comms`` (communication rounds so far).
+
+Initial conditions.  Algorithm 1 (line 3) sets ``z_1 = x_0^i = x_0 = z_0^i = y_0^i = y_0`` and uses
+``y_1``, ``y_1^i`` (lines 5-6) and the server's ``z_0`` without setting them; the text after eq. (9)
+shows they all equal ``y_0`` (``gamma_1 = 1``).  Here::
+
+    y_1 = y_1^i = z_1 = z_0 = z_0^i = x_0 = x_0^i = y_0     (every client alike)
+
+Parameters.  ``beta_k = 4/(lambda_k k)``, so ``1/(beta_k lambda_k) = k/4`` whatever ``lambda_k`` (the
+server's step in line 19 and the shift in line 6 do not depend on ``lambda``; only the local
+subgradient scale ``1/(n beta_k) = lambda_k k/(4n)`` does).  The ball of radius ``R`` is the paper's
+``X'`` (line 10).  The local step count ``T_k`` may differ between instances of a batch: shorter
+instances are frozen (masked) once their ``T_k`` steps are done.
+
+Oracles: ``oracle(U) -> (B, n, p)`` subgradients of the ``f_i`` at the clients' points; the default is
+the deterministic ``batch.loss.grad``; :func:`minibatch_oracle` samples rows without replacement.
+Schedules (``lam``, ``T``, ``eta`` ...) are ``(rounds, B)`` arrays made from the SymPy expressions of
+``theorems/fedmls.py``; ``eta_step`` / ``p_step`` are indexed by the local-step counter instead.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..instances import InstanceBatch
+from .core import Recorder, Trace, default_recorder
+
+__all__ = ["fedmls", "mopes", "fedavg", "scaffold", "scaffnew", "minibatch_oracle", "Oracle", "approx_prox"]
+
+Oracle = Callable[[np.ndarray], np.ndarray]
+Stop = Callable[[int, np.ndarray], bool]
+
+
+# ----------------------------------------------------------------------------------------------
+# helpers
+def _start(batch: InstanceBatch, x0) -> np.ndarray:
+    """Server start ``(B, p)``: ``x0`` if given, else each instance's ``x0`` (0 when unset)."""
+    if x0 is not None:
+        return np.broadcast_to(np.asarray(x0, dtype=float), (batch.B, batch.p)).copy()
+    return batch.x0()[:, 0, :].copy()
+
+
+def _rows(a, rounds: int, B: int, name: str) -> np.ndarray:
+    a = np.asarray(a, dtype=float)
+    if a.ndim == 0:
+        a = np.full((rounds, B), float(a))
+    elif a.ndim == 1:
+        a = np.broadcast_to(a, (rounds, B))
+    if a.shape[0] < rounds or a.shape[1] != B:
+        raise ValueError(f"schedule {name!r} has shape {a.shape}; need ({rounds}, {B}) (row k-1 is round k)")
+    return a
+
+
+def _counts(T, rounds: int, B: int) -> np.ndarray:
+    T = _rows(T, rounds, B, "T")
+    Ti = np.rint(T).astype(np.int64)
+    if np.any(np.abs(T - Ti) > 1e-9) or np.any(Ti < 0):
+        raise ValueError("local step counts T must be non-negative integers (ceil them in the schedule)")
+    return Ti
+
+
+def _radius(R, B: int) -> np.ndarray:
+    R = np.asarray(R, dtype=float)
+    R = R[0] if R.ndim == 2 else R
+    R = np.broadcast_to(R, (B,)).astype(float)
+    if np.any(R <= 0):
+        raise ValueError("the ball radius R must be positive")
+    return R
+
+
+def _drive(rounds: int, grid, step: Callable[[int], None], snapshot: Callable[[int], dict],
+           stop: Callable[[int], bool] | None = None) -> Trace:
+    """Run ``step(k)`` for ``k = 1..rounds`` and record ``snapshot(k)`` at the grid indices (``0`` is
+    the start); ``stop(k)`` ends the run early (the stopping round is always recorded)."""
+    grid = np.asarray(grid if grid is not None else np.arange(rounds + 1), dtype=int)
+    want = np.zeros(rounds + 1, dtype=bool)
+    want[grid[(grid >= 0) & (grid <= rounds)]] = True
+    rows: dict[str, list] = {}
+    ks: list[int] = []
+
+    def take(k):
+        ks.append(k)
+        for name, v in snapshot(k).items():
+            rows.setdefault(name, []).append(np.asarray(v, dtype=float))
+    if want[0]:
+        take(0)
+    for k in range(1, rounds + 1):
+        step(k)
+        done = stop is not None and stop(k)
+        if want[k] or done:
+            take(k)
+        if done:
+            break
+    return Trace(rounds=np.asarray(ks), metrics={name: np.stack(v) for name, v in rows.items()})
+
+
+def _snapshot(rec: Recorder, X: Callable[[], np.ndarray], xbar: Callable[[], np.ndarray], extra: dict):
+    def snap(k):
+        out = dict(rec(k, X(), xbar()))
+        out.update({name: np.array(v, dtype=float) for name, v in extra.items()})
+        return out
+    return snap
+
+
+def _stopper(stop: Stop | None, xbar: Callable[[], np.ndarray]):
+    return None if stop is None else (lambda k: bool(stop(k, xbar())))
+
+
+def minibatch_oracle(batch: InstanceBatch, fraction: float, rng: np.random.Generator,
+                     sizes: np.ndarray | None = None) -> Oracle:
+    """Unbiased minibatch subgradients: client ``i`` samples ``ceil(fraction m_i)`` of its ``m_i`` rows
+    without replacement and rescales by ``m_i / batch`` (the paper's experiment: 10% of each client's
+    samples).  ``sizes`` (``(B, n)``, default each instance's ``params['client_sizes']`` or ``m``) counts
+    the real rows, which come first (padding rows last).  The loss must accept ``grad(X, weights)``."""
+    B, n, m = batch.B, batch.n, batch.loss.m
+    if sizes is None:
+        sizes = np.stack([np.asarray(inst.params.get("client_sizes", np.full(n, m)), dtype=float)
+                          for inst in batch.instances])
+    sizes = np.broadcast_to(np.asarray(sizes, dtype=float), (B, n))
+    if not 0 < fraction <= 1:
+        raise ValueError("the minibatch fraction must be in (0, 1]")
+    bsz = np.maximum(np.ceil(fraction * sizes), 1.0)
+    real = np.arange(m)[None, None, :] < sizes[..., None]
+    weight = (sizes / (bsz * m))[..., None]          # E[weight * selected] = 1/m on each real row
+    kth = (bsz - 1).astype(np.int64)[..., None]
+
+    def oracle(U):
+        keys = rng.random((B, n, m))
+        keys[~real] = np.inf
+        thr = np.take_along_axis(np.sort(keys, axis=-1), kth, axis=-1)
+        W = (keys <= thr) * weight
+        return batch.loss.grad(U, weights=W)
+    return oracle
+
+
+# ----------------------------------------------------------------------------------------------
+def approx_prox(oracle: Oracle, U0: np.ndarray, V: np.ndarray, scale: np.ndarray, T: np.ndarray,
+                R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """approx-prox of eq. (5)/(9): ``T`` projected subgradient steps on
+    ``h(U) = scale * F(U) + 1/2 ||U - V||^2`` over the balls ``||u^i|| <= R``, from ``U0``::
+
+        U <- proj( U - (1/(1 + t/2)) (scale * g(U) + U - V) ),   Ut <- (1 - theta_t) Ut + theta_t U
+
+    ``theta_t = 2(t+1)/(t(t+3))``.  ``scale`` ``(B,)`` is ``1/(n beta_k)``, ``T`` ``(B,)`` the step
+    counts, ``R`` ``(B,)`` the radii.  Returns the last iterate and the weighted average."""
+    U = U0.copy()
+    Ut = U0.copy()
+    Tmax = int(T.max(initial=0))
+    if Tmax == 0:
+        return U, Ut
+    sc = scale[:, None, None]
+    Rr = R[:, None, None]
+    uniform = bool(np.all(T == Tmax))
+    for t in range(1, Tmax + 1):
+        a = 2.0 / (t + 2.0)
+        G = oracle(U)
+        G *= a * sc
+        Uh = (1.0 - a) * U
+        Uh += a * V
+        Uh -= G
+        nrm = np.sqrt(np.einsum("bnp,bnp->bn", Uh, Uh))[..., None]
+        Uh *= Rr / np.maximum(nrm, Rr)                  # min(1, R/||u||), no division by zero
+        th = 2.0 * (t + 1.0) / (t * (t + 3.0))
+        if uniform:
+            U = Uh
+            Ut += th * (U - Ut)
+        else:  # rows whose T_k steps are done stay frozen
+            act = t <= T
+            np.copyto(U, Uh, where=act[:, None, None])
+            Ut += (th * act)[:, None, None] * (U - Ut)
+    return U, Ut
+
+
+def fedmls(batch: InstanceBatch, *, rounds: int, lam, T, R, grid=None, recorder: Recorder | None = None,
+           oracle: Oracle | None = None, x0=None, stop: Stop | None = None) -> Trace:
+    """FedMLS (Algorithm 1), all instances and clients at once.  Per round ``k``::
+
+        v^i   = z_{k-1}^i - (k/4)(y_k^i - y_k)                                   (line 6)
+        (z_k^i, zt_k^i) = approx-prox from z_{k-1}^i, scale lambda_k k/(4n)     (lines 7-13)
+        x_k^i = (1-g_k) x_{k-1}^i + g_k zt_k^i ;  y_{k+1}^i = (1-g_{k+1}) x_k^i + g_{k+1} z_k^i
+        x_k   = (1-g_k) x_{k-1} + g_k z_k ;  y_{k+1} = (1-g_{k+1}) x_k + g_{k+1} z_k   (server)
+        z_{k+1} = z_k - ((k+1)/4)(y_{k+1} - mean_i y_{k+1}^i)                      (line 19)
+
+    with ``g_k = 2/(k+1)``.  The returned point after ``K`` rounds is the server's ``x_K``."""
+    B, n = batch.B, batch.n
+    lam = _rows(lam, rounds, B, "lam")
+    Tk = _counts(T, rounds, B)
+    Rb = _radius(R, B)
+    oracle = oracle or batch.loss.grad
+    y0 = _start(batch, x0)
+    st = {"x": y0.copy(), "y": y0.copy(), "z": y0.copy(), "xi": np.repeat(y0[:, None, :], n, 1)}
+    st["yi"], st["zi"] = st["xi"].copy(), st["xi"].copy()
+    extra = {"calls": np.zeros(B), "comms": np.zeros(B)}
+
+    def step(k):
+        g, g1 = 2.0 / (k + 1.0), 2.0 / (k + 2.0)
+        V = st["zi"] - (k / 4.0) * (st["yi"] - st["y"][:, None, :])
+        zi, zti = approx_prox(oracle, st["zi"], V, lam[k - 1] * k / (4.0 * n), Tk[k - 1], Rb)
+        xi = (1.0 - g) * st["xi"] + g * zti
+        st["yi"] = (1.0 - g1) * xi + g1 * zi
+        st["xi"], st["zi"] = xi, zi
+        x = (1.0 - g) * st["x"] + g * st["z"]
+        y = (1.0 - g1) * x + g1 * st["z"]
+        st["z"] = st["z"] - ((k + 1.0) / 4.0) * (y - st["yi"].mean(1))
+        st["x"], st["y"] = x, y
+        extra["calls"] += Tk[k - 1]
+        extra["comms"] += 1.0
+
+    rec = recorder or default_recorder(batch)
+    trace = _drive(rounds, grid, step, _snapshot(rec, lambda: st["xi"], lambda: st["x"], extra),
+                   _stopper(stop, lambda: st["x"]))
+    trace.final = {k: v.copy() for k, v in st.items()}
+    trace.final["xbar"] = st["x"].copy()
+    return trace
+
+
+def mopes(batch: InstanceBatch, *, rounds: int, lam, T, R, consensus: bool = True, grid=None,
+          recorder: Recorder | None = None, oracle: Oracle | None = None, x0=None) -> Trace:
+    """MOPES, eq. (4)-(5), literally on the product space (``X, X', Z, Z'`` of shape ``(B, n, p)``)::
+
+        Y = (1-g_k) X + g_k Z ;  Y' = (1-g_k) X' + g_k Z'
+        Z = proj_X(Z - (1/(beta_k lambda_k))(Y - Y'))
+        (Z', Zt') = approx-prox_{F/beta_k}(Z' - (1/(beta_k lambda_k))(Y' - Y))   (from U_0 = Z'_{k-1})
+        X = (1-g_k) X + g_k Z ;  X' = (1-g_k) X' + g_k Zt'
+
+    ``proj_X`` averages the columns (``consensus=True``, the FL reformulation (7)) or is the identity.
+    The gradient of ``F(X) = (1/n) sum_i f_i(x^i)`` has columns ``(1/n) g_i``.  Records ``mean_i X``."""
+    B, n = batch.B, batch.n
+    lam = _rows(lam, rounds, B, "lam")
+    Tk = _counts(T, rounds, B)
+    Rb = _radius(R, B)
+    oracle = oracle or batch.loss.grad
+    X0 = np.repeat(_start(batch, x0)[:, None, :], n, 1)
+    st = {"X": X0.copy(), "Xp": X0.copy(), "Z": X0.copy(), "Zp": X0.copy()}
+    extra = {"calls": np.zeros(B), "comms": np.zeros(B)}
+
+    def step(k):
+        g, c = 2.0 / (k + 1.0), k / 4.0
+        Y = (1.0 - g) * st["X"] + g * st["Z"]
+        Yp = (1.0 - g) * st["Xp"] + g * st["Zp"]
+        Z = st["Z"] - c * (Y - Yp)
+        if consensus:
+            Z = np.repeat(Z.mean(1, keepdims=True), n, 1)
+        V = st["Zp"] - c * (Yp - Y)
+        Zp, Zt = approx_prox(oracle, st["Zp"], V, lam[k - 1] * k / (4.0 * n), Tk[k - 1], Rb)
+        st["X"] = (1.0 - g) * st["X"] + g * Z
+        st["Xp"] = (1.0 - g) * st["Xp"] + g * Zt
+        st["Z"], st["Zp"] = Z, Zp
+        extra["calls"] += Tk[k - 1]
+        extra["comms"] += 1.0
+
+    rec = recorder or default_recorder(batch)
+    trace = _drive(rounds, grid, step, _snapshot(rec, lambda: st["Xp"], lambda: st["X"].mean(1), extra))
+    trace.final = {k: v.copy() for k, v in st.items()}
+    trace.final["xbar"] = st["X"].mean(1)
+    return trace
+
+
+def _local_steps(rounds, B, T, eta, eta_step):
+    """Per-round step counts and a function ``step_size(k, t, cum)`` -> ``(B,)``."""
+    Tk = _counts(T, rounds, B)
+    if (eta is None) == (eta_step is None):
+        raise ValueError("give exactly one of eta (per round) and eta_step (per local step)")
+    if eta is not None:
+        eta = _rows(eta, rounds, B, "eta")
+        return Tk, lambda k, t, cum: eta[k - 1]
+    eta_step = np.asarray(eta_step, dtype=float)
+    need = int(Tk.sum(0).max(initial=0))
+    if eta_step.shape[0] < need or eta_step.shape[1] != B:
+        raise ValueError(f"eta_step has shape {eta_step.shape}; need ({need}, {B}) (row s-1 is local step s)")
+    cols = np.arange(B)
+    return Tk, lambda k, t, cum: eta_step[np.minimum(cum + t - 1, eta_step.shape[0] - 1), cols]
+
+
+def fedavg(batch: InstanceBatch, *, rounds: int, T, eta=None, eta_step=None, grid=None,
+           recorder: Recorder | None = None, oracle: Oracle | None = None, x0=None,
+           stop: Stop | None = None) -> Trace:
+    """FedAvg (local subgradient method): every client starts from the server point, takes ``T_k``
+    steps ``x^i <- x^i - eta g_i(x^i)`` on its own ``f_i``, and the server averages.  ``eta`` is per
+    round ``(rounds, B)`` or ``eta_step`` per local step (``(S, B)``, counter over all rounds)."""
+    B, n = batch.B, batch.n
+    Tk, size = _local_steps(rounds, B, T, eta, eta_step)
+    oracle = oracle or batch.loss.grad
+    st = {"x": _start(batch, x0)}
+    st["X"] = np.repeat(st["x"][:, None, :], n, 1)
+    extra = {"calls": np.zeros(B), "comms": np.zeros(B)}
+    cum = np.zeros(B, dtype=np.int64)
+
+    def step(k):
+        X = np.repeat(st["x"][:, None, :], n, 1)
+        Tb = Tk[k - 1]
+        uniform = bool(np.all(Tb == Tb.max(initial=0)))
+        for t in range(1, int(Tb.max(initial=0)) + 1):
+            G = oracle(X)
+            G *= size(k, t, cum)[:, None, None]
+            X = X - G if uniform else np.where((t <= Tb)[:, None, None], X - G, X)
+        cum[:] += Tb
+        st["X"], st["x"] = X, X.mean(1)
+        extra["calls"] += Tb
+        extra["comms"] += 1.0
+
+    rec = recorder or default_recorder(batch)
+    trace = _drive(rounds, grid, step, _snapshot(rec, lambda: st["X"], lambda: st["x"], extra),
+                   _stopper(stop, lambda: st["x"]))
+    trace.final = {"xbar": st["x"].copy(), "X": st["X"].copy()}
+    return trace
+
+
+def scaffold(batch: InstanceBatch, *, rounds: int, T, eta_g, eta=None, eta_step=None, grid=None,
+             recorder: Recorder | None = None, oracle: Oracle | None = None, x0=None,
+             stop: Stop | None = None) -> Trace:
+    """Scaffold, full participation, option II control variates::
+
+        y^i <- x ;  T_k steps  y^i <- y^i - eta (g_i(y^i) - c^i + c)
+        c^i+ = c^i - c + (x - y^i) / (sum of the round's local step sizes)
+        x <- x + eta_g mean_i (y^i - x) ;  c <- c + mean_i (c^i+ - c^i)
+
+    (with a constant step the divisor is ``T_k eta``, as in the paper).  ``eta_g`` is per round."""
+    B, n = batch.B, batch.n
+    Tk, size = _local_steps(rounds, B, T, eta, eta_step)
+    eg = _rows(eta_g, rounds, B, "eta_g")
+    oracle = oracle or batch.loss.grad
+    st = {"x": _start(batch, x0), "c": np.zeros((B, batch.p)), "ci": np.zeros((B, n, batch.p))}
+    st["Y"] = np.repeat(st["x"][:, None, :], n, 1)
+    extra = {"calls": np.zeros(B), "comms": np.zeros(B)}
+    cum = np.zeros(B, dtype=np.int64)
+
+    def step(k):
+        x, c, ci = st["x"], st["c"], st["ci"]
+        Y = np.repeat(x[:, None, :], n, 1)
+        Tb = Tk[k - 1]
+        total = np.zeros(B)
+        drift = c[:, None, :] - ci
+        for t in range(1, int(Tb.max(initial=0)) + 1):
+            act = t <= Tb
+            e = size(k, t, cum) * act
+            G = oracle(Y)
+            G += drift
+            Y = Y - e[:, None, None] * G
+            total += e
+        cum[:] += Tb
+        safe = np.where(total > 0, total, 1.0)[:, None, None]
+        ci_new = np.where(total[:, None, None] > 0, ci - c[:, None, :] + (x[:, None, :] - Y) / safe, ci)
+        st["x"] = x + eg[k - 1][:, None] * (Y - x[:, None, :]).mean(1)
+        st["c"] = c + (ci_new - ci).mean(1)
+        st["ci"], st["Y"] = ci_new, Y
+        extra["calls"] += Tb
+        extra["comms"] += 1.0
+
+    rec = recorder or default_recorder(batch)
+    trace = _drive(rounds, grid, step, _snapshot(rec, lambda: st["Y"], lambda: st["x"], extra),
+                   _stopper(stop, lambda: st["x"]))
+    trace.final = {"xbar": st["x"].copy(), "c": st["c"].copy(), "ci": st["ci"].copy()}
+    return trace
+
+
+def scaffnew(batch: InstanceBatch, *, steps: int, eta_step, p_step, rng: np.random.Generator, grid=None,
+             recorder: Recorder | None = None, oracle: Oracle | None = None, x0=None) -> Trace:
+    """Scaffnew / ProxSkip for the consensus constraint, with step ``eta_s`` and communication
+    probability ``p_s`` at local step ``s``::
+
+        xh^i = x^i - eta_s (g_i(x^i) - h^i)
+        with probability p_s (one coin per instance): x^i = mean_j (xh^j - (eta_s/p_s) h^j), else x^i = xh^i
+        h^i <- h^i + (p_s/eta_s)(x^i - xh^i)
+
+    The control variates are updated *after* the communication (so they do move; cf. the note on the
+    authors' code).  Traces are indexed by local steps; the server point is the last average."""
+    B, n = batch.B, batch.n
+    eta_step = _rows(eta_step, steps, B, "eta_step")
+    p_step = _rows(p_step, steps, B, "p_step")
+    if np.any(p_step <= 0) or np.any(p_step > 1):
+        raise ValueError("communication probabilities must be in (0, 1]")
+    oracle = oracle or batch.loss.grad
+    x = _start(batch, x0)
+    st = {"xbar": x, "X": np.repeat(x[:, None, :], n, 1), "H": np.zeros((B, n, batch.p))}
+    extra = {"calls": np.zeros(B), "comms": np.zeros(B)}
+
+    def step(s):
+        e, pr = eta_step[s - 1][:, None, None], p_step[s - 1][:, None, None]
+        Xh = st["X"] - e * (oracle(st["X"]) - st["H"])
+        coin = rng.random(B) < p_step[s - 1]
+        avg = (Xh - (e / pr) * st["H"]).mean(1)
+        Xn = np.where(coin[:, None, None], avg[:, None, :], Xh)
+        st["H"] = st["H"] + (pr / e) * (Xn - Xh)
+        st["X"] = Xn
+        st["xbar"] = np.where(coin[:, None], avg, st["xbar"])
+        extra["calls"] += 1.0
+        extra["comms"] += coin
+
+    rec = recorder or default_recorder(batch)
+    trace = _drive(steps, grid, step, _snapshot(rec, lambda: st["X"], lambda: st["xbar"], extra))
+    trace.final = {"xbar": st["xbar"].copy(), "H": st["H"].copy()}
+    return trace

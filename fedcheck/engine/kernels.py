@@ -1,0 +1,259 @@
+"""Hot-path kernels of the engine: gradients into preallocated buffers and vertex LMOs.
+
+A round of a Frank-Wolfe method is a gradient, a linear minimization and a convex
+combination.  The generic oracles of :mod:`fedcheck.losses` and :mod:`fedcheck.sets`
+return new arrays; these kernels compute the same quantities into buffers that an
+algorithm allocates once, and know two shortcuts:
+
+* least squares (a loss whose ``grad`` is :meth:`LeastSquares.grad`): the gradient
+  scaled by ``w`` (FedFW's client weight ``1/n``) is one batched ``matmul`` with
+  ``(w H)^T`` precomputed, written into ``out``, minus ``w c``;
+* sets whose vertices have one non-zero coordinate (the l1 ball and the simplex,
+  when their ``lmo`` is the library's): the LMO returns, per row, the coordinate and
+  its value, so the update ``x <- (1 - eta) x + eta s`` is a scaling plus a scatter
+  of one number per client instead of a dense vertex.
+
+Everything else falls back to the oracles themselves (``loss.grad``, ``S.lmo``),
+so new losses and sets work unchanged, only without the shortcuts.  The shortcuts
+compute the same values as the oracles (same argmax, same tie rule, same signs);
+``tests/test_engine_speed.py`` checks them against the oracles and against a
+plain per-client loop.
+
+Kernels that can be restricted to a contiguous range of instances (``slice``)
+let the engine run cache-sized groups of instances (see
+:func:`fedcheck.engine.core.instance_chunks`); a group's kernel works on views of
+the batch's arrays, so the numbers are the same whichever grouping runs.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..losses import LeastSquares, Loss
+from ..sets import FeasibleSet, L1Ball, ProductSet, Simplex
+
+__all__ = ["GradKernel", "make_grad_kernel", "make_full_grad_kernel", "VertexLMO", "make_vertex_lmo",
+           "slice_set", "uniform_rows", "FUSE_LIMIT_BYTES"]
+
+# Precomputing (w H)^T doubles the memory of H; above this size the product is taken on H as stored.
+FUSE_LIMIT_BYTES = 256 * 2**20
+
+
+class GradKernel:
+    """``out <- w * grad(X)`` for a fixed weight ``w`` (generic: calls ``loss.grad``)."""
+
+    fast = False
+    bytes_per_instance: float | None = None   # per-round data of one instance (None: do not group)
+
+    def __init__(self, loss: Loss, weight: float = 1.0):
+        self.loss, self.weight = loss, float(weight)
+
+    def __call__(self, X: np.ndarray, out: np.ndarray) -> np.ndarray:
+        g = self.loss.grad(X)
+        if self.weight == 1.0:
+            out[...] = g
+        else:
+            np.multiply(g, self.weight, out=out)
+        return out
+
+    def slice(self, lo: int, hi: int) -> "GradKernel | None":
+        return None
+
+    def bind(self, X: np.ndarray, out: np.ndarray) -> Callable[[], np.ndarray]:
+        """A no-argument function computing ``self(X, out)`` for these two buffers (views made once)."""
+        return lambda: self(X, out)
+
+
+class _QuadraticGrad(GradKernel):
+    """``out <- (w H) X - w c`` for stacked ``H`` (B, ..., p, p) and ``c`` (B, ..., p), one ``matmul``.
+
+    The product is taken in row form, ``x^T (w H)^T``, with the transpose stored contiguously: numpy's
+    stacked ``matmul`` is faster that way round for small matrices (and ``(w H)^T`` is a copy made
+    anyway to fuse the weight); it is ``w H x`` for any ``H``, symmetric or not."""
+
+    fast = True
+
+    def __init__(self, H: np.ndarray, c: np.ndarray, weight: float = 1.0):
+        self.weight = float(weight)
+        if H.nbytes > FUSE_LIMIT_BYTES:  # no copy of a huge H: column form, weight applied afterwards
+            self.HT, self.H, self.c, self.post = None, H, c, self.weight
+        else:
+            Hw = H if self.weight == 1.0 else H * self.weight
+            self.HT, self.H, self.post = np.ascontiguousarray(np.swapaxes(Hw, -1, -2)), None, 1.0
+            self.c = c if self.weight == 1.0 else c * self.weight
+        B = H.shape[0]
+        self.bytes_per_instance = (H.nbytes + self.c.nbytes) / B
+
+    @classmethod
+    def _views(cls, HT, H, c, post, weight):
+        k = cls.__new__(cls)
+        k.HT, k.H, k.c, k.post, k.weight = HT, H, c, post, weight
+        k.bytes_per_instance = ((HT if HT is not None else H).nbytes + c.nbytes) / c.shape[0]
+        return k
+
+    def slice(self, lo, hi):
+        return _QuadraticGrad._views(None if self.HT is None else self.HT[lo:hi],
+                                     None if self.H is None else self.H[lo:hi], self.c[lo:hi], self.post,
+                                     self.weight)
+
+    def bind(self, X, out):
+        if self.HT is None or self.post != 1.0:
+            return super().bind(X, out)
+        X4, out4, HT, c = X[..., None, :], out[..., None, :], self.HT, self.c
+        matmul, subtract = np.matmul, np.subtract
+
+        def grad():
+            matmul(X4, HT, out4)
+            subtract(out, c, out)
+            return out
+        return grad
+
+    def __call__(self, X, out):
+        if self.HT is not None:
+            np.matmul(X[..., None, :], self.HT, out=out[..., None, :])
+        else:
+            np.matmul(self.H, X[..., None], out=out[..., None])
+        np.subtract(out, self.c, out=out)
+        if self.post != 1.0:
+            np.multiply(out, self.post, out=out)
+        return out
+
+
+def make_grad_kernel(loss: Loss, weight: float = 1.0) -> GradKernel:
+    """The client-gradient kernel ``out <- weight * loss.grad(X)`` for ``X`` shaped like the batch."""
+    if isinstance(loss, LeastSquares) and type(loss).grad is LeastSquares.grad:
+        return _QuadraticGrad(loss.H, loss.c, weight)
+    return GradKernel(loss, weight)
+
+
+class _FullGrad(GradKernel):
+    def __call__(self, x, out):
+        out[...] = self.loss.full_grad(x)
+        return out
+
+
+def make_full_grad_kernel(loss: Loss) -> GradKernel:
+    """``out <- grad F(x)`` at one point per instance, ``x`` of shape ``(B, p)``."""
+    if isinstance(loss, LeastSquares) and type(loss).grad is LeastSquares.grad \
+            and type(loss).full_grad is LeastSquares.full_grad:
+        return _QuadraticGrad(loss.H.mean(-3), loss.c.mean(-2), 1.0)
+    return _FullGrad(loss)
+
+
+class VertexLMO:
+    """LMO of a set whose vertices have a single non-zero coordinate, on arrays of one fixed shape
+    ``(B, ..., p)`` (``B`` instances first).  ``__call__(G)`` returns ``(j, val)``: per row (all axes but
+    the last, flattened) the coordinate and the value of the vertex ``S.lmo(G)``.
+
+    ``instance`` maps a row to its instance; ``row_base + j`` indexes the raveled array and
+    ``server_base + j`` the raveled ``(B, p)`` server array."""
+
+    def __init__(self, radius: np.ndarray, shape: tuple[int, ...]):
+        self.shape = tuple(shape)
+        B, p = self.shape[0], self.shape[-1]
+        R = int(np.prod(self.shape[:-1]))
+        self.radius = np.broadcast_to(np.asarray(radius, dtype=float), (B,))
+        self.rows, self.p = R, p
+        self.instance = np.repeat(np.arange(B), R // B)
+        self.row_base = np.arange(R) * p
+        self.server_base = self.instance * p
+        self.r_row = np.ascontiguousarray(self.radius[self.instance])
+        self.neg_r_row = -self.r_row
+
+    def slice(self, lo: int, hi: int) -> "VertexLMO":
+        return type(self)(self.radius[lo:hi], (hi - lo,) + self.shape[1:])
+
+    def bind(self, G: np.ndarray) -> Callable[[], tuple[np.ndarray, np.ndarray]]:
+        """A no-argument function computing ``self(G)`` for this buffer."""
+        return lambda: self(G)
+
+    def __call__(self, G: np.ndarray):
+        raise NotImplementedError
+
+
+class _L1Vertex(VertexLMO):
+    """l1 ball: ``j = argmax |g|`` (lowest index on ties), value ``-r sign(g_j)`` with sign(0) = +1.
+
+    (A branch-free argmax over the transposed magnitudes was tried: inside the engine it was no faster
+    than numpy's row-wise ``argmax``, see benchmarks/README.md.)"""
+
+    def __init__(self, radius, shape):
+        super().__init__(radius, shape)
+        self._abs = np.empty((self.rows, self.p))
+        self._flat = np.empty(self.rows, dtype=np.intp)
+
+    def __call__(self, G):
+        """``(j, val)``; also leaves ``row_base + j`` in ``self.flat`` (the raveled index of each vertex)."""
+        G2 = G.reshape(self.rows, self.p)
+        j = np.abs(G2, self._abs).argmax(-1)
+        flat = np.add(self.row_base, j, self._flat)
+        gj = G2.ravel().take(flat)
+        return j, np.where(gj < 0, self.r_row, self.neg_r_row)
+
+    @property
+    def flat(self) -> np.ndarray:
+        return self._flat
+
+    def bind(self, G):
+        G2 = G.reshape(self.rows, self.p)
+        Gflat, A, flat, base, r, neg_r = G2.reshape(-1), self._abs, self._flat, self.row_base, self.r_row, self.neg_r_row
+        absolute, add, where = np.abs, np.add, np.where
+
+        def lmo():
+            j = absolute(G2, A).argmax(-1)
+            add(base, j, flat)
+            return j, where(Gflat.take(flat) < 0, r, neg_r)
+        return lmo
+
+
+class _SimplexVertex(VertexLMO):
+    """Simplex: ``j = argmin g`` (lowest index on ties), value ``r``."""
+
+    def __init__(self, radius, shape):
+        super().__init__(radius, shape)
+        self._flat = np.empty(self.rows, dtype=np.intp)
+
+    def __call__(self, G):
+        j = G.reshape(self.rows, self.p).argmin(-1)
+        np.add(self.row_base, j, self._flat)
+        return j, self.r_row
+
+    @property
+    def flat(self) -> np.ndarray:
+        return self._flat
+
+
+def make_vertex_lmo(S: FeasibleSet, shape) -> VertexLMO | None:
+    """A sparse-vertex LMO for ``S`` if it has one (its ``lmo`` is the library's), else ``None``."""
+    if isinstance(S, L1Ball) and type(S).lmo is L1Ball.lmo:
+        return _L1Vertex(S.radius, shape)
+    if isinstance(S, Simplex) and type(S).lmo is Simplex.lmo:
+        return _SimplexVertex(S.radius, shape)
+    return None
+
+
+def slice_set(S: FeasibleSet, lo: int, hi: int) -> FeasibleSet | None:
+    """The set of instances ``lo:hi`` of a batched set (``None`` when the set cannot say)."""
+    if not S.batched:
+        return S
+    if isinstance(S, ProductSet):
+        blocks = [slice_set(b, lo, hi) for b in S.blocks]
+        return None if any(b is None for b in blocks) else ProductSet(tuple(blocks))
+    try:
+        return S._with_radius(np.asarray(S.radius)[lo:hi])
+    except (NotImplementedError, AttributeError, TypeError, IndexError):
+        return None
+
+
+def uniform_rows(a: np.ndarray) -> bool:
+    """Whether every row of a ``(rounds, B)`` schedule is constant across instances (then the engine
+    multiplies by a Python float, which numpy does faster than by a broadcast ``(B, 1, 1)`` array)."""
+    a = np.asarray(a)
+    if a.ndim < 2 or a.shape[1] <= 1:
+        return True
+    for lo in range(0, a.shape[0], 4096):  # in blocks: no temporary proportional to the rounds
+        blk = a[lo:lo + 4096]
+        if not np.array_equal(blk.min(1), blk.max(1)):
+            return False
+    return True

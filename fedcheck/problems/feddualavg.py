@@ -1,0 +1,927 @@
+"""Federated composite problems for the FedDualAvg paper (Yuan, Zaheer, Reddi, ICML 2021).
+
+``min_w Phi(w) = F(w) + psi(w)``, ``F = (1/M) sum_m F_m``, client ``m`` querying stochastic
+gradients ``grad f(w; xi)`` of ``F_m``; ``psi`` a :mod:`fedcheck.regularizers` regularizer.
+
+Two kinds of instances (one instance = one problem; a batch stacks instances for the engine):
+
+* :class:`QuadInstance` -- ``F_m(w) = 1/2 w^T Q_m w + c_m^T w + e_m`` with an additive-noise
+  oracle ``grad f(w; xi) = Q_m w + c_m + xi`` (``xi`` Gaussian ``N(0, s^2 I)``, uniform on the
+  sphere of radius ``s``, or none).  Every constant of the theorems is exact here (see
+  :meth:`QuadInstance.constants`).
+* :class:`FiniteSumInstance` -- client data sets (least squares ``(x^T w - y)^2`` as in the paper's
+  (5.1), or logistic), one local epoch of minibatches per round (``K = n / batch``), for the
+  experiments of Section 5.
+
+Exact optima: :func:`solve_composite` (cvxpy + Clarabel, then prox-gradient polishing and a
+Fenchel-duality certificate ``Phi* >= Phi(w_hat) - gap`` whenever ``F`` is a quadratic with
+``Qbar > 0``); cached on disk like :mod:`fedcheck.solve`.
+
+Families (seeded with :func:`fedcheck.instances.instance_rng`) follow ``shared/notes/feddualavg.md``
+Sec. 6.1: :class:`SharedQuadraticFamily` (F1), :class:`ConstrainedQuadraticFamily` (F2), the
+curved-boundary instance of Sec. 4.2 (:func:`curse_instance`), the Lemma C.3 instance of Sec. 4.6
+(:func:`lemma_c3_instance`), and the scaled-down experiment generators of Sec. 5
+(:func:`lasso_experiment`, :func:`matrix_sensing_experiment`, :func:`breast_cancer_logistic`).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..constants import Value, _trs_max
+from ..instances import instance_rng
+from ..regularizers import (L1, L1BallIndicator, L2BallIndicator, Nuclear, Regularizer, Zero, make_regularizer,
+                            stack_regularizers)
+from ..solve import cache_dir
+from ..verdict import POLICY
+
+__all__ = ["QuadInstance", "QuadraticClients", "FiniteSumInstance", "FiniteSumClients", "CompositeSolution",
+           "solve_composite", "SharedQuadraticFamily", "ConstrainedQuadraticFamily", "curse_instance",
+           "lemma_c3_instance", "lasso_experiment", "matrix_sensing_experiment", "breast_cancer_logistic",
+           "save_problem", "load_problem", "batch_of"]
+
+
+def _sqrtm_psd(Q):
+    e, V = np.linalg.eigh(Q)
+    return (V * np.sqrt(np.maximum(e, 0.0))).T  # R with R^T R = Q
+
+
+# =============================================================================================
+# quadratic clients with an additive-noise oracle
+@dataclass
+class QuadInstance:
+    """One problem ``F_m(w) = 1/2 w^T Q_m w + c_m^T w + e_m``, ``psi = reg``, ``M`` clients, ``K`` local
+    steps.  ``Q`` has shape ``(M, d, d)`` or ``(1, d, d)`` (shared Hessian); ``noise`` is ``none``,
+    ``gaussian`` (``N(0, s^2 I)``) or ``sphere`` (uniform on the sphere of radius ``s``).
+    ``geometry`` names the norm of the constants: ``euclidean`` or ``Q`` (the ``Q/||Q||_2`` norm of
+    Assumption 2(c), for a shared ``Q``)."""
+
+    Q: np.ndarray
+    c: np.ndarray
+    reg: Regularizer
+    K: int
+    e: np.ndarray | None = None
+    noise: str = "none"
+    noise_scale: float = 0.0
+    geometry: str = "euclidean"
+    seed: int | None = None
+    source: str = "user"
+    w0: np.ndarray | None = None
+    params: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.Q = np.asarray(self.Q, dtype=float)
+        self.c = np.asarray(self.c, dtype=float)
+        if self.Q.ndim == 2:
+            self.Q = self.Q[None]
+        if self.e is None:
+            self.e = np.zeros(self.c.shape[0])
+        if self.noise not in ("none", "gaussian", "sphere"):
+            raise ValueError(f"unknown noise {self.noise!r}")
+        if self.geometry == "Q" and self.Q.shape[0] != 1:
+            raise ValueError("the Q geometry of Assumption 2 needs a shared Hessian")
+
+    kind = "quadratic"
+
+    @property
+    def M(self) -> int:
+        return self.c.shape[0]
+
+    @property
+    def d(self) -> int:
+        return self.c.shape[1]
+
+    @property
+    def stochastic(self) -> bool:
+        return self.noise != "none" and self.noise_scale > 0
+
+    @property
+    def Qbar(self):
+        return self.Q.mean(0)
+
+    @property
+    def cbar(self):
+        return self.c.mean(0)
+
+    def quadratic(self):
+        """``(Qbar, cbar, ebar)`` with ``F(w) = 1/2 w^T Qbar w + cbar^T w + ebar``."""
+        return self.Qbar, self.cbar, float(np.mean(self.e))
+
+    def F(self, w):
+        Q, c, e = self.quadratic()
+        w = np.asarray(w, dtype=float)
+        return 0.5 * np.einsum("...i,ij,...j->...", w, Q, w) + w @ c + e
+
+    def grad_F(self, w):
+        Q, c, _ = self.quadratic()
+        return np.asarray(w) @ Q.T + c
+
+    def Phi(self, w):
+        return self.F(w) + self.reg.value(w)
+
+    def cvx_F(self, x):
+        import cvxpy as cp
+        Q, c, e = self.quadratic()
+        return 0.5 * cp.sum_squares(_sqrtm_psd(Q) @ x) + c @ x + e
+
+    def x0(self):
+        return np.zeros(self.d) if self.w0 is None else np.asarray(self.w0, dtype=float)
+
+    def content_hash(self) -> str:
+        h = hashlib.sha256()
+        for a in (self.Q, self.c, self.e):
+            a = np.ascontiguousarray(a, dtype=np.float64)
+            h.update(str(a.shape).encode())
+            h.update(a.tobytes())
+        h.update(json.dumps(self.reg.spec(), sort_keys=True).encode())
+        return h.hexdigest()
+
+    def describe(self) -> dict:
+        return {"kind": self.kind, "source": self.source, "seed": self.seed, "M": self.M, "d": self.d, "K": self.K,
+                "noise": self.noise, "noise_scale": self.noise_scale, "geometry": self.geometry,
+                "reg": self.reg.spec(), "shared_hessian": self.Q.shape[0] == 1, "params": self.params,
+                "hash": self.content_hash()[:16]}
+
+    # -- norms of the geometry ------------------------------------------------------------------
+    def dual_norm_sq(self, V):
+        """``||v||_*^2``: Euclidean, or ``||Q||_2 v^T Q^{-1} v`` (Claim D.7) in the Q geometry."""
+        V = np.asarray(V, dtype=float)
+        if self.geometry == "euclidean":
+            return (V * V).sum(-1)
+        Q = self.Qbar
+        return np.linalg.norm(Q, 2) * np.einsum("...i,ij,...j->...", V, np.linalg.inv(Q), V)
+
+    # -- exact constants ------------------------------------------------------------------------
+    def constants(self, sol: "CompositeSolution | None" = None) -> dict:
+        out = {"M": Value(self.M, True, "number of clients (full participation)"),
+               "K": Value(self.K, True, "local steps per round"),
+               "d": Value(self.d, True, "dimension")}
+        Qs = self.Q
+        if self.geometry == "Q":
+            nQ = float(np.linalg.norm(self.Qbar, 2))
+            Qinv = np.linalg.inv(self.Qbar)
+            out["L"] = Value(nQ, True, "||Q||_2: each f(.; xi) has Hessian Q, which is ||Q||_2-smooth in the "
+                                       "Q/||Q||_2 norm (Assumption 2(c))")
+            if self.noise == "gaussian":
+                s2 = nQ * self.noise_scale ** 2 * float(np.trace(Qinv))
+                out["sigma"] = Value(float(np.sqrt(s2)), True, "sigma^2 = ||Q||_2 s^2 tr(Q^-1) (Gaussian noise, "
+                                                              "dual Q-norm)")
+            elif self.noise == "sphere":
+                s2 = nQ * self.noise_scale ** 2 * float(np.trace(Qinv)) / self.d
+                out["sigma"] = Value(float(np.sqrt(s2)), True, "sigma^2 = ||Q||_2 s^2 tr(Q^-1)/d (uniform sphere)")
+            else:
+                out["sigma"] = Value(0.0, True, "exact gradients")
+            D = self.c - self.cbar
+            z = np.sqrt(nQ * np.einsum("mi,ij,mj->m", D, Qinv, D)).max()
+            out["zeta"] = Value(float(z), True, "max_m sqrt(||Q||_2 (c_m - cbar)^T Q^-1 (c_m - cbar)) (shared Q: "
+                                                "grad F_m - grad F is constant; Assumption 2(a) read with zeta, "
+                                                "not zeta^2, as its proof (D.51) uses it)")
+        else:
+            out["L"] = Value(float(np.linalg.norm(Qs, 2, axis=(-2, -1)).max()), True, "max_m ||Q_m||_2 (Euclidean)")
+            if self.noise == "gaussian":
+                out["sigma"] = Value(float(self.noise_scale * np.sqrt(self.d)), True, "sigma^2 = s^2 d (Gaussian)")
+            elif self.noise == "sphere":
+                out["sigma"] = Value(float(self.noise_scale), True, "sigma = s (uniform on the sphere of radius s)")
+            else:
+                out["sigma"] = Value(0.0, True, "exact gradients")
+            Qm = np.broadcast_to(Qs, (self.M, self.d, self.d))
+            zs = [self._sup_affine(Qm[m] - self.Qbar, self.c[m] - self.cbar) for m in range(self.M)]
+            out["zeta"] = Value(float(max(v for v, _ in zs)), all(ex for _, ex in zs),
+                                "max_m sup_{w in dom psi} ||grad F_m(w) - grad F(w)||_2 " + zs[0][1] * "(exact)")
+        # G: sup over dom psi of ||grad f(w; xi)||_* for every xi
+        if self.noise == "gaussian" and self.noise_scale > 0:
+            out["G"] = Value(float("inf"), True, "Gaussian noise is unbounded")
+        else:
+            extra = self.noise_scale if self.noise == "sphere" else 0.0
+            if self.geometry == "Q":
+                out["G"] = Value(float("inf"), False, "G is not computed in the Q geometry")
+            else:
+                Qm = np.broadcast_to(Qs, (self.M, self.d, self.d))
+                gs = [self._sup_affine(Qm[m], self.c[m]) for m in range(self.M)]
+                out["G"] = Value(float(max(v for v, _ in gs) + extra), all(ex for _, ex in gs),
+                                 "max_m sup_{w in dom psi} ||Q_m w + c_m||_2" + (" + s (sphere noise)" if extra else "")
+                                 + (" (exact: vertex enumeration / trust-region secular equation)"
+                                    if all(ex for _, ex in gs) else ""))
+        if sol is not None:
+            w0 = self.x0()
+            Bv = 0.5 * float(np.sum((sol.w_star - w0) ** 2))
+            dist = sol.dist_bound
+            r = float(np.linalg.norm(sol.w_star - w0))
+            lo, hi = 0.5 * max(r - dist, 0.0) ** 2, 0.5 * (r + dist) ** 2
+            out["B"] = Value(Bv, True, f"D_h(w*, w0) = 1/2 ||w* - w0||^2 with w* certified to within {dist:.1e} "
+                                       f"(interval [{lo:.6g}, {hi:.6g}] used for verdicts)")
+            out["B"].interval = (lo, hi)  # type: ignore[attr-defined]
+        return out
+
+    def _sup_affine(self, A, b) -> tuple[float, bool]:
+        """``sup_{w in dom psi} ||A w + b||_2`` (A symmetric) and whether it is exact."""
+        if not np.any(A):
+            return float(np.linalg.norm(b)), True
+        reg = self.reg
+        if isinstance(reg, L2BallIndicator):
+            return float(np.sqrt(_trs_max(A, -b, float(reg.radius)))), True
+        if isinstance(reg, L1BallIndicator):
+            r = float(reg.radius)
+            V = np.concatenate([r * A.T, -r * A.T]) + b  # rows A(+-r e_j) + b
+            return float(np.linalg.norm(V, axis=1).max()), True
+        return float("inf"), True
+
+    # -- batch ----------------------------------------------------------------------------------
+    def batch(self, insts: "Sequence[QuadInstance]") -> "QuadraticClients":
+        return QuadraticClients(insts)
+
+
+class QuadraticClients:
+    """A batch of :class:`QuadInstance` (one kind of regularizer, one shape) for the engine.
+
+    Oracle protocol (see :mod:`fedcheck.engine.composite`): ``start_round(sel, rng)``,
+    ``grad(W, ctx, k, rng)``, ``full_grad_clients(W, sel)``, ``F(w)``, ``Phi(w)``, ``reg``,
+    ``dual_norm_sq(V)``, ``x0()``."""
+
+    def __init__(self, insts: Sequence[QuadInstance]):
+        insts = list(insts)
+        first = insts[0]
+        for i in insts:
+            if (i.c.shape != first.c.shape or i.Q.shape != first.Q.shape or i.noise != first.noise
+                    or i.K != first.K or i.geometry != first.geometry):
+                raise ValueError("a batch needs instances of one shape, noise kind, K and geometry")
+        self.instances = insts
+        self.B, self.M, self.d, self.K = len(insts), first.M, first.d, first.K
+        self.Q = np.stack([i.Q for i in insts])             # (B, Mq, d, d)
+        self.c = np.stack([i.c for i in insts])             # (B, M, d)
+        self.e = np.stack([i.e for i in insts])
+        self.Qbar = self.Q.mean(1)
+        self.cbar = self.c.mean(1)
+        self.ebar = self.e.mean(1)
+        self.noise = first.noise
+        self.noise_scale = np.array([i.noise_scale for i in insts], dtype=float)
+        self.stochastic = any(i.stochastic for i in insts)
+        self.reg = stack_regularizers([i.reg for i in insts])
+        self.geometry = first.geometry
+        self.shared = self.Q.shape[1] == 1
+        self._bidx = np.arange(self.B)[:, None]
+        if self.geometry == "Q":
+            self._Qinv = np.linalg.inv(self.Qbar)
+            self._nQ = np.linalg.norm(self.Qbar, 2, axis=(-2, -1))
+
+    def x0(self):
+        return np.stack([i.x0() for i in self.instances])
+
+    def start_round(self, sel, rng):
+        return sel
+
+    def full_grad_clients(self, W, sel=None):
+        if self.shared:
+            g = np.einsum("bij,bsj->bsi", self.Q[:, 0], W)
+        else:
+            Qs = self.Q if sel is None else self.Q[self._bidx, sel]
+            g = np.einsum("bsij,bsj->bsi", Qs, W)
+        g += self.c if sel is None else self.c[self._bidx, sel]
+        return g
+
+    def noise_draw(self, shape, rng):
+        if self.noise == "none":
+            return None
+        xi = rng.standard_normal(shape)
+        if self.noise == "sphere":
+            xi /= np.linalg.norm(xi, axis=-1, keepdims=True)
+        return xi * self.noise_scale[:, None, None]
+
+    def grad(self, W, ctx, k, rng):
+        g = self.full_grad_clients(W, ctx)
+        xi = self.noise_draw(W.shape, rng)
+        if xi is not None:
+            g += xi
+        return g
+
+    def F(self, w):
+        return 0.5 * np.einsum("bi,bij,bj->b", w, self.Qbar, w) + np.einsum("bi,bi->b", w, self.cbar) + self.ebar
+
+    def Phi(self, w):
+        return self.F(w) + self.reg.value(w)
+
+    def dual_norm_sq(self, V):
+        if self.geometry == "euclidean":
+            return (V * V).sum(-1)
+        q = np.einsum("b...i,bij,b...j->b...", V, self._Qinv, V)
+        return self._nQ.reshape((-1,) + (1,) * (q.ndim - 1)) * q
+
+
+# =============================================================================================
+# finite-sum clients (experiments)
+@dataclass
+class FiniteSumInstance:
+    """Client data ``X (M, n, d)``, ``y (M, n)``; ``loss`` is ``lsq`` (``(x^T w - y)^2``, the paper's
+    (5.1) without a 1/2) or ``logistic`` (labels +-1).  A round is one local epoch of minibatches of
+    size ``batch`` (``K = n / batch``), on ``clients_per_round`` clients drawn uniformly."""
+
+    X: np.ndarray
+    y: np.ndarray
+    loss: str
+    reg: Regularizer
+    batch_size: int
+    clients_per_round: int
+    seed: int | None = None
+    source: str = "user"
+    truth: dict = field(default_factory=dict)
+    validation: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
+
+    kind = "finite_sum"
+    noise = "minibatch"
+    geometry = "euclidean"
+
+    def __post_init__(self):
+        if self.X.shape[1] % self.batch_size:
+            raise ValueError("n must be a multiple of the batch size (one epoch = K full minibatches)")
+
+    @property
+    def M(self):
+        return self.X.shape[0]
+
+    @property
+    def n(self):
+        return self.X.shape[1]
+
+    @property
+    def d(self):
+        return self.X.shape[2]
+
+    @property
+    def K(self):
+        return self.n // self.batch_size
+
+    stochastic = True
+
+    def x0(self):
+        return np.zeros(self.d)
+
+    def quadratic(self):
+        if self.loss != "lsq":
+            return None
+        Xp = self.X.reshape(-1, self.d)
+        yp = self.y.reshape(-1)
+        N = Xp.shape[0]
+        return 2 * Xp.T @ Xp / N, -2 * Xp.T @ yp / N, float(yp @ yp / N)
+
+    def F(self, w):
+        return _fs_value(self.loss, self.X.reshape(-1, self.d), self.y.reshape(-1), np.asarray(w, dtype=float))
+
+    def grad_F(self, w):
+        return _fs_grad(self.loss, self.X.reshape(-1, self.d), self.y.reshape(-1), np.asarray(w, dtype=float))
+
+    def Phi(self, w):
+        return self.F(w) + self.reg.value(w)
+
+    def smoothness(self):
+        Xp = self.X.reshape(-1, self.d)
+        s2 = np.linalg.norm(Xp, 2) ** 2 / Xp.shape[0]
+        return 2 * s2 if self.loss == "lsq" else s2 / 4
+
+    def cvx_F(self, x):
+        import cvxpy as cp
+        Xp = self.X.reshape(-1, self.d)
+        yp = self.y.reshape(-1)
+        if self.loss == "lsq":
+            return cp.sum_squares(Xp @ x - yp) / Xp.shape[0]
+        return cp.sum(cp.logistic(-cp.multiply(yp, Xp @ x))) / Xp.shape[0]
+
+    def content_hash(self) -> str:
+        h = hashlib.sha256()
+        for a in (self.X, self.y):
+            a = np.ascontiguousarray(a, dtype=np.float64)
+            h.update(str(a.shape).encode())
+            h.update(a.tobytes())
+        h.update(json.dumps([self.loss, self.reg.spec()], sort_keys=True).encode())
+        return h.hexdigest()
+
+    def describe(self) -> dict:
+        return {"kind": self.kind, "source": self.source, "seed": self.seed, "loss": self.loss, "M": self.M,
+                "n": self.n, "d": self.d, "K": self.K, "batch": self.batch_size,
+                "clients_per_round": self.clients_per_round, "reg": self.reg.spec(), "params": self.params,
+                "hash": self.content_hash()[:16]}
+
+    def batch(self, insts):
+        return FiniteSumClients(insts)
+
+
+def _fs_value(loss, X, y, w):
+    z = np.einsum("...nd,...d->...n", X, w) if w.ndim > 1 else X @ w
+    if loss == "lsq":
+        return ((z - y) ** 2).mean(-1)
+    return np.logaddexp(0.0, -y * z).mean(-1)
+
+
+def _fs_grad(loss, X, y, w):
+    z = X @ w
+    if loss == "lsq":
+        return 2 * X.T @ (z - y) / len(y)
+    s = 0.5 * (1 - np.tanh(0.5 * y * z))  # sigmoid(-y z)
+    return -X.T @ (y * s) / len(y)
+
+
+class FiniteSumClients:
+    """A batch of :class:`FiniteSumInstance` for the engine (same shapes, loss and regularizer kind)."""
+
+    def __init__(self, insts: Sequence[FiniteSumInstance]):
+        insts = list(insts)
+        first = insts[0]
+        for i in insts:
+            if i.X.shape != first.X.shape or i.loss != first.loss or i.batch_size != first.batch_size:
+                raise ValueError("a batch needs finite-sum instances of one shape, loss and batch size")
+        self.instances = insts
+        self.X = np.stack([i.X for i in insts])      # (B, M, n, d)
+        self.y = np.stack([i.y for i in insts])      # (B, M, n)
+        self.B, self.M, self.n, self.d = self.X.shape
+        self.K, self.b, self.loss = first.K, first.batch_size, first.loss
+        self.reg = stack_regularizers([i.reg for i in insts])
+        self.stochastic = True
+        self.geometry = "euclidean"
+        self._bidx = np.arange(self.B)[:, None]
+        self.Xp = self.X.reshape(self.B, -1, self.d)
+        self.yp = self.y.reshape(self.B, -1)
+
+    def x0(self):
+        return np.zeros((self.B, self.d))
+
+    def start_round(self, sel, rng):
+        """The selected clients' data and one random permutation of each client's samples (an epoch)."""
+        Xs = self.X if sel is None else self.X[self._bidx, sel]
+        ys = self.y if sel is None else self.y[self._bidx, sel]
+        perm = np.argsort(rng.random(ys.shape), axis=-1)
+        return Xs, ys, perm
+
+    def grad(self, W, ctx, k, rng):
+        Xs, ys, perm = ctx
+        idx = perm[..., k * self.b:(k + 1) * self.b]
+        Xb = np.take_along_axis(Xs, idx[..., None], axis=2)
+        yb = np.take_along_axis(ys, idx, axis=2)
+        z = np.einsum("bsnd,bsd->bsn", Xb, W)
+        if self.loss == "lsq":
+            r = 2.0 * (z - yb) / self.b
+        else:
+            r = -yb * 0.5 * (1 - np.tanh(0.5 * yb * z)) / self.b
+        return np.einsum("bsnd,bsn->bsd", Xb, r)
+
+    def F(self, w):
+        z = np.einsum("bnd,bd->bn", self.Xp, w)
+        if self.loss == "lsq":
+            return ((z - self.yp) ** 2).mean(-1)
+        return np.logaddexp(0.0, -self.yp * z).mean(-1)
+
+    def Phi(self, w):
+        return self.F(w) + self.reg.value(w)
+
+    def dual_norm_sq(self, V):
+        return (V * V).sum(-1)
+
+
+def batch_of(insts):
+    """The engine's batch object for instances of one kind."""
+    return insts[0].batch(insts)
+
+
+# =============================================================================================
+# exact optima
+SOLVE_VERSION = "composite-v1"
+
+
+@dataclass
+class CompositeSolution:
+    phi_star: float          # Phi(w_hat): an upper bound on Phi*
+    phi_lower: float         # a certified lower bound on Phi* (Fenchel dual value); nan if uncertified
+    gap: float               # phi_star - phi_lower
+    w_star: np.ndarray
+    dist_bound: float        # ||w_hat - w*|| <= dist_bound (strong convexity of F); nan if unknown
+    status: str
+    solver: str
+    solver_version: str
+    solve_time: float
+    certified: bool
+    cached: bool = False
+    notes: list = field(default_factory=list)
+
+    @property
+    def accurate(self) -> bool:
+        return self.status == "optimal" and np.isfinite(self.phi_star)
+
+    @property
+    def reason(self) -> str | None:
+        if self.status != "optimal":
+            return f"solver CLARABEL returned status {self.status!r}, not 'optimal'"
+        if not np.isfinite(self.phi_star):
+            return "the exact solve produced a NaN or infinite value"
+        return None
+
+    def record(self) -> dict:
+        d = {k: v for k, v in asdict(self).items() if k != "w_star"}
+        d["w_star"] = self.w_star.tolist()
+        return d
+
+
+def _versions() -> str:
+    import clarabel
+    import cvxpy
+    return f"cvxpy={cvxpy.__version__};clarabel={getattr(clarabel, '__version__', '?')}"
+
+
+def _fenchel_lower(inst, w) -> float:
+    """``Phi* >= -F^*(-u) - psi^*(u)`` with ``u`` = ``-grad F(w)`` projected onto ``dom psi^*``."""
+    quad = inst.quadratic()
+    if quad is None:
+        return float("nan")
+    Q, c, e = quad
+    if np.linalg.eigvalsh(Q)[0] <= 0:
+        return float("nan")
+    u = inst.reg.dual_project(-(Q @ w + c))
+    v = u + c
+    return float(-0.5 * v @ np.linalg.solve(Q, v) + e - inst.reg.conj(u))
+
+
+def _polish(inst, w, iters: int = 20000):
+    """Accelerated prox-gradient (FISTA with restart, step 1/L) from the solver's point; keeps the point
+    with the best certificate (or the best objective when there is no certificate)."""
+    quad = inst.quadratic()
+    Lf = float(np.linalg.norm(quad[0], 2)) if quad is not None else float(inst.smoothness())
+    reg = inst.reg
+    x = reg.prox(np.asarray(w, dtype=float), 0.0)
+    y, tk = x.copy(), 1.0
+    fx = float(inst.Phi(x))
+    best = (x.copy(), fx, _fenchel_lower(inst, x))
+    target = POLICY.atol
+    for it in range(iters):
+        xn = reg.prox(y - inst.grad_F(y) / Lf, 1.0 / Lf)
+        fn = float(inst.Phi(xn))
+        if fn > fx and tk > 1.0:  # the momentum step made things worse: restart from x (a plain step next)
+            y, tk = x.copy(), 1.0
+            continue
+        tn = 0.5 * (1 + np.sqrt(1 + 4 * tk * tk))
+        y = xn + ((tk - 1) / tn) * (xn - x)
+        x, fx, tk = xn, fn, tn
+        if it % 25 == 0 or it == iters - 1:
+            lo = _fenchel_lower(inst, x)
+            if np.isfinite(lo):
+                if fx - lo < best[1] - best[2] or not np.isfinite(best[2]):
+                    best = (x.copy(), fx, lo)
+                if best[1] - best[2] <= target * max(1.0, abs(best[1])):
+                    break
+            elif fx < best[1]:
+                best = (x.copy(), fx, lo)
+    return best
+
+
+def _cache_key(inst) -> str:
+    return hashlib.sha256(f"{inst.content_hash()}|{SOLVE_VERSION}|{_versions()}".encode()).hexdigest()
+
+
+def solve_composite(inst, use_cache: bool = True) -> CompositeSolution:
+    """``Phi* = min F + psi`` of one instance: cvxpy with Clarabel (status recorded), polished by
+    prox-gradient and certified by Fenchel duality when ``F`` is a positive-definite quadratic."""
+    key = _cache_key(inst)
+    cdir = cache_dir() if use_cache else None
+    if cdir is not None:
+        meta, arr = cdir / f"{key}.json", cdir / f"{key}.npz"
+        if meta.exists() and arr.exists():
+            try:
+                m = json.loads(meta.read_text())
+                with np.load(arr, allow_pickle=False) as z:
+                    w = z["w_star"]
+                m.pop("cached", None)
+                return CompositeSolution(w_star=w, cached=True, **m)
+            except Exception:
+                pass
+    import cvxpy as cp
+    x = cp.Variable(inst.d)
+    prob = cp.Problem(cp.Minimize(inst.cvx_F(x) + inst.reg.cvx(x)), inst.reg.cvx_constraints(x))
+    t0 = time.perf_counter()
+    notes = []
+    try:
+        prob.solve(solver=cp.CLARABEL)
+        status = str(prob.status)
+    except cp.error.SolverError as e:
+        status, notes = "solver_error", [str(e)]
+    elapsed = time.perf_counter() - t0
+    if x.value is None or status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+        nan = float("nan")
+        return CompositeSolution(nan, nan, nan, np.full(inst.d, np.nan), nan, status, "CLARABEL", _versions(),
+                                 elapsed, False, notes=notes)
+    w, phi, lo = _polish(inst, np.asarray(x.value))
+    certified = bool(np.isfinite(lo))
+    gap = max(phi - lo, 0.0) if certified else float("nan")
+    dist = float("nan")
+    quad = inst.quadratic()
+    if certified:
+        mu = float(np.linalg.eigvalsh(quad[0])[0])
+        dist = float(np.sqrt(2 * gap / mu))
+        notes.append(f"Fenchel certificate: Phi* in [{lo:.17g}, {phi:.17g}]; ||w_hat - w*|| <= sqrt(2 gap/mu) "
+                     f"with mu = lambda_min(Qbar) = {mu:.4g}")
+    else:
+        notes.append("no certificate (F is not a positive-definite quadratic): Phi* from the polished solver point")
+        lo = float("nan")
+    sol = CompositeSolution(float(phi), float(lo), float(gap), np.asarray(w), dist, status, "CLARABEL",
+                            _versions(), elapsed, certified, notes=notes)
+    if cdir is not None and status == "optimal":
+        try:
+            cdir.mkdir(parents=True, exist_ok=True)
+            meta = {k: v for k, v in asdict(sol).items() if k not in ("w_star", "cached")}
+            _atomic(cdir / f"{key}.npz", lambda fh: np.savez(fh, w_star=sol.w_star))
+            _atomic(cdir / f"{key}.json", lambda fh: fh.write(json.dumps(meta).encode()))
+        except OSError:
+            pass
+    return sol
+
+
+def _atomic(path: Path, write):
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=path.suffix + ".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+# =============================================================================================
+# saving problems (refuting instances)
+def save_problem(inst, path: str | os.PathLike, extra: dict | None = None) -> list[str]:
+    """Write ``path.npz`` (the arrays) and ``path.json`` (regularizer, noise, K, seed, ``extra``)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(inst, QuadInstance):
+        arrays = {"Q": inst.Q, "c": inst.c, "e": inst.e}
+        if inst.w0 is not None:
+            arrays["w0"] = inst.w0
+        meta = {"kind": "quadratic", "K": inst.K, "noise": inst.noise, "noise_scale": inst.noise_scale,
+                "geometry": inst.geometry}
+    else:
+        arrays = {"X": inst.X, "y": inst.y}
+        meta = {"kind": "finite_sum", "loss": inst.loss, "batch_size": inst.batch_size,
+                "clients_per_round": inst.clients_per_round}
+    meta.update(reg=inst.reg.spec(), seed=inst.seed, source=inst.source, params=inst.params,
+                format="fedcheck.composite/1",
+                description="F_m(w) = 1/2 w^T Q_m w + c_m^T w + e_m (Q of shape (M|1, d, d)), psi = reg"
+                if meta["kind"] == "quadratic" else "client data X (M, n, d), y (M, n)")
+    meta["extra"] = extra or {}
+    stem = path.name[:-4] if path.name.endswith((".npz", ".json")) else path.name
+    stem = stem[:-1] if stem.endswith(".") else stem
+    npz = path.parent / f"{stem}.npz"
+    _atomic(npz, lambda fh: np.savez(fh, **arrays))
+    js = path.parent / f"{stem}.json"
+    _atomic(js, lambda fh: fh.write(json.dumps(meta, indent=1, default=_json_default).encode()))
+    return [str(npz), str(js)]
+
+
+def _json_default(o):
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, (np.floating, np.integer)):
+        return o.item()
+    return str(o)
+
+
+def load_problem(path: str | os.PathLike):
+    """Read a problem written by :func:`save_problem` (no pickle)."""
+    path = Path(path)
+    stem = path.name[:-4] if path.name.endswith(".npz") else (path.name[:-5] if path.name.endswith(".json") else path.name)
+    meta = json.loads((path.parent / f"{stem}.json").read_text())
+    with np.load(path.parent / f"{stem}.npz", allow_pickle=False) as z:
+        arr = {k: z[k] for k in z.files}
+    reg = make_regularizer(meta["reg"])
+    if meta["kind"] == "quadratic":
+        return QuadInstance(Q=arr["Q"], c=arr["c"], e=arr["e"], reg=reg, K=int(meta["K"]), noise=meta["noise"],
+                            noise_scale=float(meta["noise_scale"]), geometry=meta["geometry"], seed=meta["seed"],
+                            source=f"file:{path}", w0=arr.get("w0"), params=meta.get("params", {}))
+    return FiniteSumInstance(X=arr["X"], y=arr["y"], loss=meta["loss"], reg=reg, batch_size=int(meta["batch_size"]),
+                             clients_per_round=int(meta["clients_per_round"]), seed=meta["seed"],
+                             source=f"file:{path}", params=meta.get("params", {}))
+
+
+# =============================================================================================
+# families
+@dataclass(frozen=True)
+class SharedQuadraticFamily:
+    """F1 (note Sec. 6.1): shared Hessian ``Q = A^T A / n_A + mu I``, ``F_m = 1/2 w^T Q w + c_m^T w`` with
+    ``c_m = c_0 + tau N(0, I)``, Gaussian noise ``N(0, s^2 I)``, ``psi`` = ``l1`` (``lam``), ``nuclear``
+    (``lam``, a ``p x p`` matrix with ``d = p^2``) or ``l2ball`` / ``l1ball`` (``radius``).  In the Q geometry of
+    Assumption 2 every constant of Theorem 4.3 / D.1 is exact."""
+
+    d: int = 8
+    M: int = 4
+    K: int = 5
+    mu: float = 0.1
+    tau: float = 0.5
+    noise: float = 0.3
+    reg: str = "l1"
+    lam: float = 0.1
+    radius: float = 1.0
+    geometry: str = "Q"
+    scale_c: float = 1.0
+
+    @property
+    def key(self) -> str:
+        return ("feddualavg:F1:" + ":".join(f"{k}={getattr(self, k)}" for k in
+                ("d", "M", "K", "mu", "tau", "noise", "reg", "lam", "radius", "geometry", "scale_c")))
+
+    def draw(self, seed: int) -> QuadInstance:
+        rng = instance_rng(seed, self.key)
+        d = self.d
+        A = rng.standard_normal((2 * d, d))
+        Q = A.T @ A / (2 * d) + self.mu * np.eye(d)
+        c0 = self.scale_c * rng.standard_normal(d)
+        c = c0 + self.tau * rng.standard_normal((self.M, d))
+        reg = _make_reg(self.reg, d, self.lam, self.radius)
+        return QuadInstance(Q=Q, c=c, reg=reg, K=self.K, noise="gaussian" if self.noise > 0 else "none",
+                            noise_scale=float(self.noise), geometry=self.geometry, seed=int(seed), source=self.key,
+                            params={k: getattr(self, k) for k in ("d", "M", "K", "mu", "tau", "noise", "reg", "lam",
+                                                                   "radius", "geometry")})
+
+
+@dataclass(frozen=True)
+class ConstrainedQuadraticFamily:
+    """F2 (note Sec. 6.1): ``psi = chi_C`` with ``C`` an l2 or l1 ball, client Hessians
+    ``Q_m = A_m^T A_m / n_A + mu I`` (different per client), ``c_m = c_0 + tau N(0, I)`` with ``c_0`` scaled so
+    that the unconstrained optimum lies ``outside`` times the radius away (optimum on the boundary), noise
+    uniform on the sphere of radius ``s`` (Assumption 3 needs bounded gradients: ``sigma = s`` and
+    ``G = max_m sup_C ||Q_m w + c_m|| + s``, both exact)."""
+
+    d: int = 6
+    M: int = 4
+    K: int = 5
+    mu: float = 0.2
+    tau: float = 0.5
+    noise: float = 0.3
+    ball: str = "l2ball"
+    radius: float = 1.0
+    outside: float = 2.0
+
+    @property
+    def key(self) -> str:
+        return ("feddualavg:F2:" + ":".join(f"{k}={getattr(self, k)}" for k in
+                ("d", "M", "K", "mu", "tau", "noise", "ball", "radius", "outside")))
+
+    def draw(self, seed: int) -> QuadInstance:
+        rng = instance_rng(seed, self.key)
+        d, M = self.d, self.M
+        A = rng.standard_normal((M, 2 * d, d))
+        Q = np.einsum("mki,mkj->mij", A, A) / (2 * d) + self.mu * np.eye(d)
+        u = rng.standard_normal(d)
+        Qbar = Q.mean(0)
+        # unconstrained minimizer -Qbar^-1 c0 at `outside * radius` (in the ball's own norm)
+        target = u / (np.abs(u).sum() if self.ball == "l1ball" else np.linalg.norm(u)) * self.outside * self.radius
+        c0 = -Qbar @ target
+        c = c0 + self.tau * rng.standard_normal((M, d))
+        reg = _make_reg(self.ball, d, 0.0, self.radius)
+        return QuadInstance(Q=Q, c=c, reg=reg, K=self.K, noise="sphere" if self.noise > 0 else "none",
+                            noise_scale=float(self.noise), geometry="euclidean", seed=int(seed), source=self.key,
+                            params={k: getattr(self, k) for k in ("d", "M", "K", "mu", "tau", "noise", "ball",
+                                                                   "radius", "outside")})
+
+
+def _make_reg(kind, d, lam, radius) -> Regularizer:
+    if kind == "l1":
+        return L1(lam, d)
+    if kind == "nuclear":
+        p = int(round(np.sqrt(d)))
+        if p * p != d:
+            raise ValueError("the nuclear-norm family needs d = p^2")
+        return Nuclear(lam, (p, p))
+    if kind == "l2ball":
+        return L2BallIndicator(radius, d)
+    if kind == "l1ball":
+        return L1BallIndicator(radius, d)
+    if kind == "zero":
+        return Zero(d)
+    raise ValueError(f"unknown regularizer kind {kind!r}")
+
+
+def curse_instance(K: int = 100, noise: float = 0.0) -> QuadInstance:
+    """Note Sec. 4.2: ``d = M = 2``, ``C`` the unit l2 ball, ``F_m(w) = 1/2 ||w - a_m||^2`` with
+    ``a_1 = (3, 1)``, ``a_2 = (3, -1)``; ``w* = (1, 0)``, ``Phi* = 2.5``.  FedMiD's server average of the
+    clients' projected points stalls at ``avg_m Proj_C(a_m) = (3/sqrt(10), 0)`` for large ``eta_c K``."""
+    a = np.array([[3.0, 1.0], [3.0, -1.0]])
+    return QuadInstance(Q=np.eye(2)[None], c=-a, e=0.5 * (a * a).sum(1), reg=L2BallIndicator(1.0, 2), K=K,
+                        noise="sphere" if noise > 0 else "none", noise_scale=float(noise), geometry="euclidean",
+                        seed=None, source="feddualavg:curse:note-4.2", params={"a": a.tolist()})
+
+
+def lemma_c3_instance(G: float = 1.0) -> QuadInstance:
+    """Note Sec. 4.6: ``M = 2``, ``K = 1``, ``d = 1``, ``dom psi = [-1, 1]``, ``f_1(w) = G w``, ``f_2(w) = -G w``
+    (exact gradients, ``sup ||grad f|| = G``)."""
+    return QuadInstance(Q=np.zeros((1, 1, 1)), c=np.array([[G], [-G]]), reg=L2BallIndicator(1.0, 1), K=1,
+                        noise="none", geometry="euclidean", seed=None, source="feddualavg:lemma-c3:note-4.6",
+                        params={"G": G})
+
+
+# ---------------------------------------------------------------------------------------------
+# experiments of Section 5, scaled down
+def _pick_lambda(make, grid, ok):
+    """The first ``lam`` of ``grid`` whose exact solution satisfies ``ok`` (and the solutions tried)."""
+    tried = []
+    for lam in grid:
+        inst = make(lam)
+        sol = solve_composite(inst)
+        tried.append((lam, sol))
+        if sol.accurate and ok(sol.w_star):
+            return inst, sol, tried
+    return inst, sol, tried
+
+
+def lasso_experiment(seed: int = 0, d: int = 32, d1: int = 4, M: int = 16, n: int = 32, batch: int = 4,
+                     clients_per_round: int = 4, lam_grid=(0.05, 0.1, 0.2, 0.3, 0.5), threshold: float = 1e-2):
+    """Federated LASSO (5.1)/(A.1)-(A.4) scaled down: ``w_real = [1_{d1}; 0]``, ``b_real ~ N(0,1)``,
+    client means ``mu_m ~ N(0, I)``, ``x = mu_m + N(0, I)``, ``y = w_real^T x + b_real + N(0, 1)``; objective
+    ``(1/M) sum_m mean (x^T w + b - y)^2 + lam ||w||_1`` with the bias unregularized (last coordinate).
+    ``lam`` is the first value of ``lam_grid`` whose centralized solution has exactly the support of
+    ``w_real`` (|w_i| >= threshold), as in the paper ("selected so the centralized solver recovers the
+    sparse pattern")."""
+    rng = instance_rng(seed, f"feddualavg:lasso:{d}:{d1}:{M}:{n}")
+    w_real = np.r_[np.ones(d1), np.zeros(d - d1)]
+    b_real = rng.standard_normal()
+    mu = rng.standard_normal((M, 1, d))
+    Xf = mu + rng.standard_normal((M, n, d))
+    y = Xf @ w_real + b_real + rng.standard_normal((M, n))
+    X = np.concatenate([Xf, np.ones((M, n, 1))], axis=-1)
+    mask = np.r_[np.ones(d), 0.0]
+    supp = w_real != 0
+
+    def make(lam):
+        return FiniteSumInstance(X=X, y=y, loss="lsq", reg=L1(lam, d + 1, mask), batch_size=batch,
+                                 clients_per_round=clients_per_round, seed=seed, source="feddualavg:lasso",
+                                 truth={"w_real": w_real, "b_real": b_real, "support": supp},
+                                 params={"d": d, "d1": d1, "M": M, "n": n, "batch": batch, "lam": lam,
+                                         "clients_per_round": clients_per_round, "threshold": threshold})
+    inst, sol, tried = _pick_lambda(make, lam_grid, lambda w: np.array_equal(np.abs(w[:d]) >= threshold, supp))
+    inst.params["lam_tried"] = [t[0] for t in tried]
+    return inst, sol
+
+
+def matrix_sensing_experiment(seed: int = 0, p: int = 6, rank: int = 2, M: int = 8, n: int = 32, batch: int = 4,
+                              clients_per_round: int = 4, lam_grid=(0.05, 0.1, 0.2, 0.3, 0.5, 0.8),
+                              threshold: float = 1e-2):
+    """Nuclear-norm matrix estimation (5.2)/(A.5)-(A.8) scaled down: ``W_real = diag(1_rank, 0)``,
+    ``X = mu_m + N(0, I)``, ``y = <W_real, X> + b_real + N(0, 1)``, objective ``(1/M) sum_m mean(<X, W> + b - y)^2
+    + lam ||W||_*`` (bias unregularized); ``lam`` the first of ``lam_grid`` whose centralized solution has the
+    exact rank (singular values > threshold)."""
+    rng = instance_rng(seed, f"feddualavg:nuclear:{p}:{rank}:{M}:{n}")
+    W_real = np.zeros((p, p))
+    W_real[np.arange(rank), np.arange(rank)] = 1.0
+    b_real = rng.standard_normal()
+    mu = rng.standard_normal((M, 1, p * p))
+    Xf = mu + rng.standard_normal((M, n, p * p))
+    y = Xf @ W_real.ravel() + b_real + rng.standard_normal((M, n))
+    X = np.concatenate([Xf, np.ones((M, n, 1))], axis=-1)
+
+    def make(lam):
+        return FiniteSumInstance(X=X, y=y, loss="lsq", reg=Nuclear(lam, (p, p), 1), batch_size=batch,
+                                 clients_per_round=clients_per_round, seed=seed, source="feddualavg:nuclear",
+                                 truth={"W_real": W_real, "b_real": b_real, "rank": rank},
+                                 params={"p": p, "rank": rank, "M": M, "n": n, "batch": batch, "lam": lam,
+                                         "clients_per_round": clients_per_round, "threshold": threshold})
+
+    def ok(w):
+        s = np.linalg.svd(w[:p * p].reshape(p, p), compute_uv=False)
+        return int((s > threshold).sum()) == rank
+    inst, sol, tried = _pick_lambda(make, lam_grid, ok)
+    inst.params["lam_tried"] = [t[0] for t in tried]
+    return inst, sol
+
+
+def breast_cancer_logistic(seed: int = 0, M: int = 12, n: int = 32, batch: int = 4, clients_per_round: int = 4,
+                           lam: float = 0.02):
+    """Sparse (l1) logistic regression on scikit-learn's breast-cancer data (569 x 30), a stand-in for the
+    paper's fMRI task (Sec. 5.3): features standardized, labels +-1, a bias column (unregularized); the
+    samples sorted by the first principal component and dealt to ``M`` clients in contiguous blocks
+    (heterogeneous clients, as sessions are), ``n`` training samples per client, the rest validation."""
+    from sklearn.datasets import load_breast_cancer
+    data = load_breast_cancer()
+    Xa = (data.data - data.data.mean(0)) / data.data.std(0)
+    ya = np.where(data.target == 1, 1.0, -1.0)
+    rng = instance_rng(seed, "feddualavg:breast_cancer")
+    order = rng.permutation(len(ya))
+    Xa, ya = Xa[order], ya[order]
+    ntr = M * n
+    Xtr, ytr, Xva, yva = Xa[:ntr], ya[:ntr], Xa[ntr:], ya[ntr:]
+    pc = np.linalg.svd(Xtr - Xtr.mean(0), full_matrices=False)[2][0]
+    srt = np.argsort(Xtr @ pc)
+    Xtr, ytr = Xtr[srt], ytr[srt]
+    d = Xa.shape[1]
+    X = np.concatenate([Xtr, np.ones((ntr, 1))], 1).reshape(M, n, d + 1)
+    y = ytr.reshape(M, n)
+    mask = np.r_[np.ones(d), 0.0]
+    inst = FiniteSumInstance(X=X, y=y, loss="logistic", reg=L1(lam, d + 1, mask), batch_size=batch,
+                             clients_per_round=clients_per_round, seed=seed, source="sklearn:breast_cancer",
+                             validation={"X": np.concatenate([Xva, np.ones((len(yva), 1))], 1), "y": yva},
+                             params={"M": M, "n": n, "batch": batch, "lam": lam,
+                                     "clients_per_round": clients_per_round, "features": d,
+                                     "validation_samples": int(len(yva))})
+    return inst, solve_composite(inst)

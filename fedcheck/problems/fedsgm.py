@@ -1,0 +1,762 @@
+"""Federated problems with a functional constraint (the FedSGM paper's problem class).
+
+    minimize  f(w) = (1/n) sum_j f_j(w)   subject to   g(w) = (1/n) sum_j g_j(w) <= 0,   w in R^d,
+
+with convex, G-Lipschitz, possibly non-smooth client functions (Assumption 1 of the
+paper).  Client functions are *components* batched over ``(B, n)`` (B instances, n
+clients): ``value(W)`` (B, n), ``subgrad(W)`` (B, n, d), ``lipschitz()`` (an upper bound
+on each client's Lipschitz constant, flagged exact where it is), and ``cvx(k, j, w)``
+(the cvxpy expression of client j of instance k).  No Python loop over clients.
+
+Components: :class:`L1Residual`, :class:`MaxAffine` (piecewise linear, LP),
+:class:`L2Residual`, :class:`Distance` (second-order cone), :class:`Logistic`
+(Neyman-Pearson losses, exponential cone), :class:`Huber`, :class:`Affine`.
+
+Exact constrained optima: :func:`solve_constrained` (cvxpy + Clarabel, status recorded,
+cached on disk like :mod:`fedcheck.solve`).  The solver's point is made exactly
+feasible by moving it towards a known Slater point, so that ``f(w*)`` of the
+returned point is a *certified upper bound* on ``f*``; the lower end of the interval
+is the solver's duality-gap stopping criterion.
+
+Families (:class:`ConstrainedFamily`, seeded with ``SeedSequence``): ``pl`` (F1),
+``norm`` (F2), ``logistic_np`` (F3), ``huber`` (F4) and ``axis`` (a one-direction
+instance on which the compressed theorems fail on a fraction of runs); and
+:func:`breast_cancer_np`, the paper's experiment.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..constants import Value, constant
+from ..instances import instance_rng
+
+__all__ = ["Component", "L1Residual", "MaxAffine", "L2Residual", "Distance", "Logistic", "Huber", "Affine",
+           "ConstrainedInstance", "ConstrainedBatch", "ConstrainedFamily", "ConstrainedSolution",
+           "solve_constrained", "breast_cancer_np", "save_constrained", "load_constrained", "COMPONENTS",
+           "CLARABEL_SETTINGS"]
+
+FORMULATION_VERSION = "fedsgm-constrained-v1"
+CLARABEL_SETTINGS = {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8}
+
+
+def _log1pexp(z):
+    return np.logaddexp(0.0, z)
+
+
+def _sigmoid(z):
+    return 0.5 * (1.0 + np.tanh(0.5 * z))
+
+
+# ------------------------------------------------------------------------------------------------
+# components
+class Component:
+    """Client functions of a batch: every array has leading axes ``(B, n)``."""
+
+    kind = "component"
+    keys: tuple = ()
+
+    def __init__(self, **arrays):
+        missing = [k for k in self.keys if k not in arrays]
+        if missing:
+            raise ValueError(f"{self.kind}: missing arrays {missing}")
+        self.arrays = {k: np.asarray(arrays[k], dtype=float) for k in self.keys}
+        B, n = self.arrays[self.keys[0]].shape[:2]
+        for k, v in self.arrays.items():
+            if v.shape[:2] != (B, n):
+                raise ValueError(f"{self.kind}: array {k} has leading shape {v.shape[:2]}, expected {(B, n)}")
+        self.B, self.n = B, n
+
+    def __getattr__(self, name):
+        arrays = self.__dict__.get("arrays", {})
+        if name in arrays:
+            return arrays[name]
+        raise AttributeError(name)
+
+    def take(self, k: int) -> "Component":
+        return type(self)(**{name: v[k:k + 1] for name, v in self.arrays.items()})
+
+    @classmethod
+    def stack(cls, comps: Sequence["Component"]) -> "Component":
+        kinds = {type(c) for c in comps}
+        if len(kinds) != 1:
+            raise ValueError("cannot stack components of different kinds")
+        c0 = comps[0]
+        return type(c0)(**{name: np.concatenate([c.arrays[name] for c in comps]) for name in c0.keys})
+
+    # interface
+    def value(self, W):
+        raise NotImplementedError
+
+    def subgrad(self, W):
+        raise NotImplementedError
+
+    def lipschitz(self) -> tuple[np.ndarray, bool, str]:
+        raise NotImplementedError
+
+    def cvx(self, k, j, w):
+        raise NotImplementedError
+
+
+class L1Residual(Component):
+    """``f_j(w) = (1/m) ||A_j w - b_j||_1``; subgradient ``A_j^T sign(A_j w - b_j) / m``."""
+
+    kind, keys = "l1_residual", ("A", "b")
+
+    def _r(self, W):
+        return np.einsum("bnmd,bnd->bnm", self.A, W) - self.b
+
+    def value(self, W):
+        return np.abs(self._r(W)).mean(-1)
+
+    def subgrad(self, W):
+        return np.einsum("bnmd,bnm->bnd", self.A, np.sign(self._r(W))) / self.A.shape[-2]
+
+    def lipschitz(self):
+        return (np.linalg.norm(self.A, axis=-1).mean(-1), False,
+                "upper bound (1/m) sum_i ||a_ji|| (the exact constant is a max over sign patterns)")
+
+    def cvx(self, k, j, w):
+        import cvxpy as cp
+        return cp.norm1(self.A[k, j] @ w - self.b[k, j]) / self.A.shape[-2]
+
+
+class MaxAffine(Component):
+    """``g_j(w) = max_k (c_jk^T w - e_jk)``; subgradient ``c_{j, argmax}``."""
+
+    kind, keys = "max_affine", ("C", "e")
+
+    def _z(self, W):
+        return np.einsum("bnkd,bnd->bnk", self.C, W) - self.e
+
+    def value(self, W):
+        return self._z(W).max(-1)
+
+    def subgrad(self, W):
+        i = self._z(W).argmax(-1)
+        return np.take_along_axis(self.C, i[..., None, None], axis=-2)[..., 0, :]
+
+    def lipschitz(self):
+        return (np.linalg.norm(self.C, axis=-1).max(-1), True,
+                "max_k ||c_jk|| (exact: the longest piece is active far along its own direction)")
+
+    def cvx(self, k, j, w):
+        import cvxpy as cp
+        return cp.max(self.C[k, j] @ w - self.e[k, j])
+
+
+class L2Residual(Component):
+    """``f_j(w) = ||A_j w - b_j||_2 / sqrt(m)``; Lipschitz constant ``||A_j||_2 / sqrt(m)``."""
+
+    kind, keys = "l2_residual", ("A", "b")
+
+    def _r(self, W):
+        return np.einsum("bnmd,bnd->bnm", self.A, W) - self.b
+
+    def value(self, W):
+        return np.linalg.norm(self._r(W), axis=-1) / math.sqrt(self.A.shape[-2])
+
+    def subgrad(self, W):
+        r = self._r(W)
+        nr = np.linalg.norm(r, axis=-1, keepdims=True)
+        u = np.divide(r, nr, out=np.zeros_like(r), where=nr > 0)
+        return np.einsum("bnmd,bnm->bnd", self.A, u) / math.sqrt(self.A.shape[-2])
+
+    def lipschitz(self):
+        return (np.linalg.svd(self.A, compute_uv=False)[..., 0] / math.sqrt(self.A.shape[-2]), True,
+                "spectral norm ||A_j||_2 / sqrt(m) (exact)")
+
+    def cvx(self, k, j, w):
+        import cvxpy as cp
+        return cp.norm(self.A[k, j] @ w - self.b[k, j], 2) / math.sqrt(self.A.shape[-2])
+
+
+class Distance(Component):
+    """``h_j(w) = ||w - c_j||_2 - r_j``; Lipschitz constant 1."""
+
+    kind, keys = "distance", ("c", "r")
+
+    def value(self, W):
+        return np.linalg.norm(W - self.c, axis=-1) - self.r
+
+    def subgrad(self, W):
+        v = W - self.c
+        nv = np.linalg.norm(v, axis=-1, keepdims=True)
+        return np.divide(v, nv, out=np.zeros_like(v), where=nv > 0)
+
+    def lipschitz(self):
+        return np.ones((self.B, self.n)), True, "1 (a Euclidean distance)"
+
+    def cvx(self, k, j, w):
+        import cvxpy as cp
+        return cp.norm(w - self.c[k, j], 2) - self.r[k, j]
+
+
+class Logistic(Component):
+    """Weighted binary logistic loss minus a level: ``sum_i v_ji phi(w; x_ji, y_ji) - kappa_j`` with
+    ``phi(w; x, y) = -y log s(w^T x) - (1 - y) log(1 - s(w^T x))`` (labels y in {0, 1}) and weights
+    ``v_ji`` (``1/m_j`` on a client's samples, 0 on padding)."""
+
+    kind, keys = "logistic", ("X", "y", "v", "kappa")
+
+    def _z(self, W):
+        return np.einsum("bnmd,bnd->bnm", self.X, W)
+
+    def value(self, W):
+        s = 2 * self.y - 1
+        return (self.v * _log1pexp(-s * self._z(W))).sum(-1) - self.kappa
+
+    def subgrad(self, W):
+        s = 2 * self.y - 1
+        coef = -s * _sigmoid(-s * self._z(W)) * self.v
+        return np.einsum("bnmd,bnm->bnd", self.X, coef)
+
+    def lipschitz(self):
+        return ((self.v * np.linalg.norm(self.X, axis=-1)).sum(-1), False,
+                "upper bound sum_i v_ji ||x_ji|| (the sigmoid weights are below 1)")
+
+    def cvx(self, k, j, w):
+        import cvxpy as cp
+        s = 2 * self.y[k, j] - 1
+        keep = self.v[k, j] > 0
+        X, v = self.X[k, j][keep], self.v[k, j][keep]
+        return cp.sum(cp.multiply(v, cp.logistic(cp.multiply(-s[keep], X @ w)))) - self.kappa[k, j]
+
+
+class Huber(Component):
+    """``f_j(w) = (1/m) sum_i huber(a_ji^T w - b_ji; M_j)`` with cvxpy's convention
+    ``huber(r; M) = r^2`` for ``|r| <= M``, ``2M|r| - M^2`` otherwise (slope at most 2M)."""
+
+    kind, keys = "huber", ("A", "b", "M")
+
+    def _r(self, W):
+        return np.einsum("bnmd,bnd->bnm", self.A, W) - self.b
+
+    def value(self, W):
+        r, M = self._r(W), self.M[..., None]
+        a = np.abs(r)
+        return np.where(a <= M, r * r, 2 * M * a - M * M).mean(-1)
+
+    def subgrad(self, W):
+        r, M = self._r(W), self.M[..., None]
+        return np.einsum("bnmd,bnm->bnd", self.A, 2 * np.clip(r, -M, M)) / self.A.shape[-2]
+
+    def lipschitz(self):
+        return (2 * self.M * np.linalg.norm(self.A, axis=-1).mean(-1), False,
+                "upper bound 2M (1/m) sum_i ||a_ji||")
+
+    def cvx(self, k, j, w):
+        import cvxpy as cp
+        return cp.sum(cp.huber(self.A[k, j] @ w - self.b[k, j], float(self.M[k, j]))) / self.A.shape[-2]
+
+
+class Affine(Component):
+    """``h_j(w) = a_j^T w - e_j`` (``a = 0, e = 0`` is the zero function); Lipschitz constant ``||a_j||``."""
+
+    kind, keys = "affine", ("a", "e")
+
+    def value(self, W):
+        return np.einsum("bnd,bnd->bn", np.broadcast_to(self.a, W.shape), W) - self.e
+
+    def subgrad(self, W):
+        return np.broadcast_to(self.a, W.shape).copy()
+
+    def lipschitz(self):
+        return np.linalg.norm(self.a, axis=-1), True, "||a_j|| (exact)"
+
+    def cvx(self, k, j, w):
+        return self.a[k, j] @ w - self.e[k, j]
+
+
+COMPONENTS = {c.kind: c for c in (L1Residual, MaxAffine, L2Residual, Distance, Logistic, Huber, Affine)}
+
+
+# ------------------------------------------------------------------------------------------------
+# instances and batches
+@dataclass
+class ConstrainedInstance:
+    """One problem: components ``f`` and ``g`` with a batch axis of length 1, a start ``w0`` and a
+    strictly feasible (Slater) point used to certify ``f*`` (``None`` when none is known)."""
+
+    f: Component
+    g: Component
+    w0: np.ndarray
+    slater: np.ndarray | None = None
+    seed: int | None = None
+    source: str = "user"
+    params: dict = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return self.f.n
+
+    @property
+    def d(self) -> int:
+        return int(self.w0.shape[-1])
+
+    # for code written against fedcheck.instances.Instance
+    p = d
+
+    def content_hash(self) -> str:
+        h = hashlib.sha256()
+        for tag, comp in (("f", self.f), ("g", self.g)):
+            h.update(f"{tag}:{comp.kind}".encode())
+            for k in comp.keys:
+                a = np.ascontiguousarray(comp.arrays[k], dtype=np.float64)
+                h.update(f"{k}{a.shape}".encode())
+                h.update(a.tobytes())
+        h.update(np.ascontiguousarray(self.w0, dtype=np.float64).tobytes())
+        return h.hexdigest()
+
+    def describe(self) -> dict:
+        return {"source": self.source, "seed": self.seed, "f": self.f.kind, "g": self.g.kind, "n": self.n,
+                "d": self.d, "params": self.params, "hash": self.content_hash()[:16]}
+
+    def lipschitz(self) -> tuple[float, bool, str]:
+        """``G`` of Assumption 1: the max over the 2n client functions of their Lipschitz constants."""
+        lf, ef, nf = self.f.lipschitz()
+        lg, eg, ng = self.g.lipschitz()
+        return (float(max(lf.max(), lg.max())), bool(ef and eg),
+                f"max_j max(Lip f_j, Lip g_j); f: {nf}; g: {ng}")
+
+    def F(self, w):
+        return float(self.f.value(np.broadcast_to(w, (1, self.n, self.d))).mean())
+
+    def Gc(self, w):
+        return float(self.g.value(np.broadcast_to(w, (1, self.n, self.d))).mean())
+
+
+class ConstrainedBatch:
+    """Instances of one shape and kind stacked on a leading axis (rows may repeat an instance)."""
+
+    def __init__(self, instances: Sequence[ConstrainedInstance]):
+        if not instances:
+            raise ValueError("an empty batch")
+        self.instances = list(instances)
+        self.f = Component.stack([i.f for i in instances])
+        self.g = Component.stack([i.g for i in instances])
+        self.B, self.n, self.d = len(instances), instances[0].n, instances[0].d
+        self.w0 = np.stack([np.asarray(i.w0, dtype=float) for i in instances])
+
+    def full_f(self, w):
+        """``f(w)`` for one point per row, ``w`` of shape (B, d)."""
+        return self.f.value(np.broadcast_to(w[:, None, :], (self.B, self.n, self.d))).mean(-1)
+
+    def full_g(self, w):
+        return self.g.value(np.broadcast_to(w[:, None, :], (self.B, self.n, self.d))).mean(-1)
+
+    def lipschitz(self) -> np.ndarray:
+        return np.array([i.lipschitz()[0] for i in self.instances])
+
+
+# ------------------------------------------------------------------------------------------------
+# exact constrained optima
+@dataclass
+class ConstrainedSolution:
+    f_star: float          # f at the certified feasible point: an upper bound on f*
+    f_lower: float         # lower end: the solver's objective minus its duality-gap tolerance
+    g_star: float          # g at that point (<= 0 when certified)
+    w_star: np.ndarray
+    lam: float             # multiplier of the constraint
+    D: float               # ||w0 - w_star||
+    status: str
+    solver: str
+    solver_version: str
+    solve_time: float
+    certified: bool
+    cached: bool = False
+    notes: list = field(default_factory=list)
+
+    @property
+    def accurate(self) -> bool:
+        return self.status == "optimal" and all(np.isfinite([self.f_star, self.f_lower, self.D]))
+
+    @property
+    def reason(self) -> str | None:
+        if self.status != "optimal":
+            return f"solver {self.solver} returned status {self.status!r}, not 'optimal'"
+        if not all(np.isfinite([self.f_star, self.f_lower, self.D])):
+            return "the exact solve produced a NaN or infinite value"
+        return None
+
+    # the names fedcheck.check's records use
+    @property
+    def F_star(self):
+        return self.f_star
+
+    @property
+    def F_lower(self):
+        return self.f_lower
+
+    @property
+    def gap(self):
+        return self.f_star - self.f_lower
+
+    def record(self) -> dict:
+        d = {k: v for k, v in asdict(self).items() if k != "w_star"}
+        d["w_star"] = np.asarray(self.w_star).tolist()
+        return d
+
+
+def _versions() -> str:
+    import clarabel
+    import cvxpy
+    return f"cvxpy={cvxpy.__version__};clarabel={getattr(clarabel, '__version__', '?')}"
+
+
+def _cache_paths(inst: ConstrainedInstance):
+    from ..solve import cache_dir
+    d = cache_dir()
+    if d is None:
+        return None
+    key = hashlib.sha256(f"{inst.content_hash()}|{FORMULATION_VERSION}|{_versions()}|"
+                         f"{sorted(CLARABEL_SETTINGS.items())}".encode()).hexdigest()
+    return d / f"{key}.json", d / f"{key}.npz"
+
+
+def _atomic(path: Path, write):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=path.suffix + ".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _make_feasible(inst: ConstrainedInstance, w: np.ndarray) -> tuple[np.ndarray, bool, str]:
+    """Move ``w`` towards the Slater point until ``g <= 0`` exactly (convexity of g)."""
+    gw = inst.Gc(w)
+    if gw <= 0:
+        return w, True, "the solver's point is feasible"
+    if inst.slater is None:
+        return w, False, f"the solver's point has g = {gw:.2e} > 0 and no Slater point is known"
+    s = np.asarray(inst.slater, dtype=float)
+    gs = inst.Gc(s)
+    if gs >= 0:
+        return w, False, "the declared Slater point is not strictly feasible"
+    theta = gw / (gw - gs)
+    for _ in range(60):
+        wc = (1 - theta) * w + theta * s
+        if inst.Gc(wc) <= 0:
+            return wc, True, f"moved by theta = {theta:.2e} towards the Slater point to make g <= 0"
+        theta = min(1.0, 2 * theta)
+    return w, False, "could not restore feasibility"
+
+
+def solve_constrained(inst: ConstrainedInstance, use_cache: bool = True) -> ConstrainedSolution:
+    """Exact ``min f s.t. g <= 0`` with cvxpy and Clarabel (see the module doc), cached on disk."""
+    paths = _cache_paths(inst) if use_cache else None
+    if paths and paths[0].exists() and paths[1].exists():
+        try:
+            meta = json.loads(paths[0].read_text())
+            with np.load(paths[1], allow_pickle=False) as z:
+                w = z["w_star"]
+            meta.pop("cached", None)
+            return ConstrainedSolution(w_star=w, cached=True, **meta)
+        except Exception:
+            pass
+    import cvxpy as cp
+    n, d = inst.n, inst.d
+    w = cp.Variable(d)
+    obj = sum(inst.f.cvx(0, j, w) for j in range(n)) / n
+    con = sum(inst.g.cvx(0, j, w) for j in range(n)) / n <= 0
+    prob = cp.Problem(cp.Minimize(obj), [con])
+    notes = []
+    t0 = time.perf_counter()
+    try:
+        prob.solve(solver=cp.CLARABEL, **CLARABEL_SETTINGS)
+        status = str(prob.status)
+    except cp.error.SolverError as e:
+        status = "solver_error"
+        notes.append(str(e))
+    elapsed = time.perf_counter() - t0
+    nan = float("nan")
+    if w.value is None or status not in ("optimal", "optimal_inaccurate"):
+        return ConstrainedSolution(nan, nan, nan, np.full(d, np.nan), nan, nan, status, "CLARABEL", _versions(),
+                                   elapsed, False, notes=notes)
+    w_hat = np.asarray(w.value, dtype=float)
+    w_c, certified, how = _make_feasible(inst, w_hat)
+    notes.append(how)
+    f_up = inst.F(w_c)
+    p = float(prob.value)
+    tol = CLARABEL_SETTINGS["tol_gap_abs"] + CLARABEL_SETTINGS["tol_gap_rel"] * max(1.0, abs(p))
+    f_lo = min(p, f_up) - tol
+    if not certified:
+        status = "uncertified"
+    lam = con.dual_value
+    sol = ConstrainedSolution(
+        f_star=f_up, f_lower=f_lo, g_star=inst.Gc(w_c), w_star=w_c,
+        lam=float(lam) if lam is not None else nan, D=float(np.linalg.norm(np.asarray(inst.w0) - w_c)),
+        status=status, solver="CLARABEL", solver_version=_versions(), solve_time=elapsed, certified=certified,
+        notes=notes)
+    if paths and sol.accurate:
+        meta = {k: v for k, v in asdict(sol).items() if k not in ("w_star", "cached")}
+        _atomic(paths[1], lambda fh: np.savez(fh, w_star=w_c))
+        _atomic(paths[0], lambda fh: fh.write(json.dumps(meta).encode()))
+    return sol
+
+
+# ------------------------------------------------------------------------------------------------
+# constants of the FedSGM bounds (symbols D_0 and G_lip of fedcheck.symbols)
+@constant("D_0")
+def _D0(ctx):
+    sol = ctx.solution
+    return Value(float(sol.D), True, "||w_0 - w*|| with w* the solver's minimizer made exactly feasible "
+                                     "(accurate to the solver's tolerance)")
+
+
+@constant("G_lip")
+def _Glip(ctx):
+    G, exact, note = ctx.instance.lipschitz()
+    return Value(G, exact, note)
+
+
+# ------------------------------------------------------------------------------------------------
+# families
+def _unit(v):
+    return v / np.linalg.norm(v, axis=-1, keepdims=True)
+
+
+@dataclass(frozen=True)
+class ConstrainedFamily:
+    """Seeded random families with an exact constrained optimum (notes' F1-F4) and the ``axis``
+    instance.  In F1-F4 a planted model ``w_true`` (norm 3) fits the objective, the constraint
+    excludes it (active constraint) and ``w = 0`` (or a large intercept, for NP) is strictly
+    feasible.  Data rows have norm about 1, so that f and g have Lipschitz constants of the same
+    order (the theorems use one G for both: a G set by a steep f makes eps too large for g to matter).  ``start``: ``zero`` (w0 = 0) or ``infeasible`` (w0 = w_true)."""
+
+    kind: str = "pl"
+    n: int = 5
+    m: int = 10
+    d: int = 5
+    pieces: int = 3
+    heterogeneity: float = 1.0
+    noise: float = 0.1
+    start: str = "zero"
+    axis_start: float = 1.0
+
+    def __post_init__(self):
+        if self.kind not in ("pl", "norm", "logistic_np", "huber", "axis"):
+            raise ValueError(f"unknown family kind {self.kind!r}")
+        if self.start not in ("zero", "infeasible"):
+            raise ValueError("start must be 'zero' or 'infeasible'")
+
+    @property
+    def key(self) -> str:
+        return (f"fedsgm:{self.kind}:n={self.n}:m={self.m}:d={self.d}:k={self.pieces}:h={self.heterogeneity}:"
+                f"s={self.noise}:start={self.start}:a={self.axis_start}")
+
+    @property
+    def label(self) -> str:
+        return {"pl": "F1 piecewise-linear (LP)", "norm": "F2 Euclidean norms (SOCP)",
+                "logistic_np": "F3 logistic Neyman-Pearson", "huber": "F4 Huber + linear constraint",
+                "axis": "axis-aligned linear constraint"}[self.kind] + f", n={self.n}, d={self.d}"
+
+    def draw(self, seed: int) -> ConstrainedInstance:
+        rng = instance_rng(seed, self.key)
+        n, m, d = self.n, self.m, self.d
+        params = {k: getattr(self, k) for k in ("kind", "n", "m", "d", "pieces", "heterogeneity", "noise", "start")}
+        if self.kind == "axis":
+            e1 = np.zeros(d)
+            e1[0] = 1.0
+            f = Distance(c=np.broadcast_to(3 * e1, (1, n, d)), r=np.zeros((1, n)))
+            g = Affine(a=np.broadcast_to(e1, (1, n, d)), e=np.ones((1, n)))
+            return ConstrainedInstance(f, g, w0=(1 + self.axis_start) * e1, slater=np.zeros(d), seed=int(seed),
+                                       source=self.key, params=params)
+        u = _unit(rng.standard_normal(d))
+        w_true = 3.0 * u
+        W = w_true + self.heterogeneity * rng.standard_normal((n, d)) / math.sqrt(d)
+        slater = np.zeros(d)
+        if self.kind in ("pl", "norm", "huber"):
+            A = rng.standard_normal((n, m, d)) / math.sqrt(d)     # rows of norm ~1: G of f ~ G of g
+            b = np.einsum("nmd,nd->nm", A, W)
+            if self.kind == "huber":
+                b = b + self.noise * rng.standard_t(2, (n, m))
+            else:
+                b = b + self.noise * rng.standard_normal((n, m))
+            if self.kind == "pl":
+                f = L1Residual(A=A[None], b=b[None])
+                C = _unit(u + 0.7 * rng.standard_normal((n, self.pieces, d)) / math.sqrt(d))
+                e = rng.uniform(0.5, 1.5, (n, self.pieces))
+                g = MaxAffine(C=C[None], e=e[None])
+            elif self.kind == "norm":
+                f = L2Residual(A=A[None], b=b[None])
+                c = 0.5 * rng.standard_normal((n, d)) / math.sqrt(d)
+                inside = np.linalg.norm(c, axis=-1).mean()
+                outside = np.linalg.norm(w_true - c, axis=-1).mean()
+                r = np.full(n, 0.5 * (inside + outside))
+                g = Distance(c=c[None], r=r[None])
+            else:
+                f = Huber(A=A[None], b=b[None], M=np.full((1, n), 0.5))
+                a = u + 0.3 * rng.standard_normal((n, d)) / math.sqrt(d)
+                e = rng.uniform(0.5, 1.5, n)
+                g = Affine(a=a[None], e=e[None])
+            w0 = np.zeros(d) if self.start == "zero" else w_true.copy()
+        else:  # logistic_np: overlapping Gaussian classes, intercept as the last feature
+            p = d - 1
+            if p < 1:
+                raise ValueError("logistic_np needs d >= 2 (features + intercept)")
+            mu = rng.standard_normal((n, p)) * self.heterogeneity / math.sqrt(p)
+            direction = _unit(rng.standard_normal(p))
+            X0 = mu[:, None, :] - 0.75 * direction + rng.standard_normal((n, m, p))
+            X1 = mu[:, None, :] + 0.75 * direction + rng.standard_normal((n, m, p))
+            one = np.ones((n, m, 1))
+            X0, X1 = np.concatenate([X0, one], -1), np.concatenate([X1, one], -1)
+            v = np.full((n, m), 1.0 / m)
+            kappa = 0.4
+            f = Logistic(X=X0[None], y=np.zeros((1, n, m)), v=v[None], kappa=np.zeros((1, n)))
+            g = Logistic(X=X1[None], y=np.ones((1, n, m)), v=v[None], kappa=np.full((1, n), kappa))
+            slater = np.zeros(d)
+            slater[-1] = 1.0 - math.log(math.expm1(kappa))  # intercept with class-1 loss < kappa
+            w0 = np.zeros(d)
+            if self.start == "infeasible":  # scores class 1 below class 0: minority loss well above kappa
+                w0[:-1] = -1.5 * direction
+        inst = ConstrainedInstance(f, g, w0=w0, slater=slater, seed=int(seed), source=self.key, params=params)
+        inst.params["constraint_active_at_w_true"] = bool(inst.Gc(w_true) > 0) if self.kind != "logistic_np" else True
+        return inst
+
+
+def breast_cancer_np(n: int = 10, seed: int = 0, kappa: float = 0.0, intercept: bool = True) -> ConstrainedInstance:
+    """The paper's experiment: Neyman-Pearson logistic classification on scikit-learn's breast-cancer
+    data (569 samples, 30 features, standardized; an intercept feature), split IID over ``n`` clients
+    with each class dealt round-robin after a seeded shuffle (sizes differ by at most one; class ratios
+    equal up to one sample).  ``f_j``: mean loss of the majority class (benign, 357 samples) labelled 0;
+    ``g_j``: mean loss of the minority class (malignant, 212) labelled 1, minus ``kappa``."""
+    from sklearn.datasets import load_breast_cancer
+    data = load_breast_cancer()
+    Xr = (data.data - data.data.mean(0)) / data.data.std(0)
+    if intercept:
+        Xr = np.concatenate([Xr, np.ones((Xr.shape[0], 1))], 1)
+    rng = instance_rng(seed, "fedsgm:breast_cancer_split")
+    majority, minority = np.flatnonzero(data.target == 1), np.flatnonzero(data.target == 0)
+
+    def deal(idx):
+        idx = rng.permutation(idx)
+        parts = [idx[j::n] for j in range(n)]
+        m = max(len(p) for p in parts)
+        X = np.zeros((n, m, Xr.shape[1]))
+        v = np.zeros((n, m))
+        for j, p in enumerate(parts):  # data layout only (not an optimisation loop)
+            X[j, :len(p)] = Xr[p]
+            v[j, :len(p)] = 1.0 / len(p)
+        return X, v
+
+    X0, v0 = deal(majority)
+    X1, v1 = deal(minority)
+    d = Xr.shape[1]
+    f = Logistic(X=X0[None], y=np.zeros((1,) + v0.shape), v=v0[None], kappa=np.zeros((1, n)))
+    g = Logistic(X=X1[None], y=np.ones((1,) + v1.shape), v=v1[None], kappa=np.full((1, n), kappa))
+    return ConstrainedInstance(f, g, w0=np.zeros(d), slater=None, seed=int(seed),
+                               source=f"sklearn breast_cancer, {n} clients, split seed {seed}",
+                               params={"n": n, "kappa": kappa, "intercept": intercept,
+                                       "majority": "benign (sklearn label 1)", "minority": "malignant (label 0)"})
+
+
+# ------------------------------------------------------------------------------------------------
+# files (.npz, no pickle): f_kind, g_kind, f_<array>, g_<array>, w0, optional slater
+def save_constrained(inst: ConstrainedInstance, path) -> Path:
+    path = Path(path)
+    arrays = {"f_kind": np.array(inst.f.kind), "g_kind": np.array(inst.g.kind), "w0": np.asarray(inst.w0)}
+    for tag, comp in (("f", inst.f), ("g", inst.g)):
+        for k in comp.keys:
+            arrays[f"{tag}_{k}"] = comp.arrays[k][0]
+    if inst.slater is not None:
+        arrays["slater"] = np.asarray(inst.slater)
+    _atomic(path, lambda fh: np.savez(fh, **arrays))
+    return path
+
+
+def load_constrained(path) -> ConstrainedInstance:
+    with np.load(path, allow_pickle=False) as z:
+        comps = {}
+        for tag in ("f", "g"):
+            cls = COMPONENTS[str(z[f"{tag}_kind"])]
+            comps[tag] = cls(**{k: z[f"{tag}_{k}"][None] for k in cls.keys})
+        slater = z["slater"] if "slater" in z.files else None
+        return ConstrainedInstance(comps["f"], comps["g"], w0=z["w0"], slater=slater, source=f"file:{path}")
+
+
+# ------------------------------------------------------------------------------------------------
+# the runner of the horizon checks (fedcheck.horizon protocol)
+def _run_seed(inst: ConstrainedInstance, run_seed: int) -> int:
+    return int(inst.seed or 0) * 1_000_003 + int(run_seed)
+
+
+def run_fedsgm(insts, sols, schedule: dict, T: int, settings: dict, run_seeds) -> dict:
+    """Run FedSGM on one batch (rows = instances, repeated as needed) and measure what the FedSGM
+    bounds control.  ``schedule``: ``eta``, ``epsilon`` and (soft) ``beta`` per row; ``settings``:
+    ``rule`` (hard/soft), ``E``, ``compressor`` (spec or object; none = identity), ``a_set``.
+
+    Measurements (per row, or per round ``(T, B)``):
+
+    * ``f_gap`` = f(wbar) - f* as an interval (f* known within [f_lower, f_star]);
+      ``g_out`` = g(wbar); ``A_empty`` = 1 when no round is in A (wbar undefined);
+      ``accuracy`` = max(f_gap, g_out), the smallest eps' for which wbar is an eps'-solution;
+    * ``summed`` = (1/T) sum_t h_t, h_t of the per-round recursion with u = w*;
+    * ``per_round`` = E_C||w_{t+1} - u||^2 - ||w_t - u||^2 + 2 eta E h_t (conditional expectation,
+      exact; the realized value when there is no compression);
+    * ``drift_step``, ``drift_sq`` (Lemma 5), ``agg_sq_cond`` (Lemma 3), ``max_dir``.
+    """
+    from ..compression import make_compressor
+    from ..engine.switching import fedsgm
+    batch = ConstrainedBatch(insts)
+    C = make_compressor(settings.get("compressor"))
+    E = int(settings.get("E", 1))
+    u = np.stack([s.w_star for s in sols])
+    f_hi = np.array([s.f_star for s in sols])
+    f_lo = np.array([s.f_lower for s in sols])
+    seeds = [_run_seed(i, r) for i, r in zip(insts, run_seeds)]
+    eta, eps = schedule["eta"], schedule["epsilon"]
+    tr = fedsgm(batch, rounds=T, eta=eta, eps=eps, rule=settings.get("rule", "hard"), beta=schedule.get("beta"),
+                local_steps=E, compressor=C, seeds=seeds, comparator=u, a_set=settings.get("a_set"))
+    M = tr.metrics
+    wbar = tr.final["wbar"]
+    empty = tr.final["A_size"] == 0
+    fw = np.where(empty, np.nan, batch.full_f(np.nan_to_num(wbar)))
+    gw = np.where(empty, np.nan, batch.full_g(np.nan_to_num(wbar)))
+    scale = np.maximum(1.0, np.abs(f_hi))
+    f_gap = {"value": fw - f_hi, "lo": fw - f_hi, "hi": fw - f_lo, "scale": scale}
+    acc = {"value": np.maximum(fw - f_hi, gw), "lo": np.maximum(fw - f_hi, gw), "hi": np.maximum(fw - f_lo, gw),
+           "scale": scale}
+    h = M["h"][:T]
+    d2 = M["dist2"]
+    per_round = M["cond_dist2"][:T] - d2[:T] + 2 * eta * E * h
+    viol = (M["g"][:T] > eps).sum(0)
+    return {
+        "f_gap": f_gap, "g_out": {"value": gw, "scale": np.maximum(1.0, np.abs(gw))},
+        "A_empty": empty.astype(float), "accuracy": acc,
+        "summed": {"value": h.mean(0), "scale": np.maximum(1.0, d2[0])},
+        "per_round": {"value": per_round, "scale": np.maximum(1.0, d2[:T])},
+        "drift_step": M["drift_step"][:T], "drift_sq": M["drift_sq"][:T], "agg_sq_cond": M["agg_sq_cond"][:T],
+        "max_dir": M["max_dir"][:T],
+        "_evidence": {"A_size": tr.final["A_size"], "A_weight": tr.final["A_weight"],
+                      "sigma_sum_A": tr.final["sigma_sum_A"], "f_out": fw, "g_out": gw, "eta": eta, "epsilon": eps,
+                      "violating_rounds": viol, "final_dist": np.sqrt(d2[T]),
+                      "constraint_rounds": (M["sigma"][:T] > 0).sum(0)},
+        "_trace": tr,
+    }
+
+
+@constant("q_u")
+def _qu(ctx):
+    from ..compression import make_compressor
+    C = make_compressor(ctx.params.get("compressor"))
+    return Value(C.q(ctx.instance.d), True, f"variance factor of {C.label(ctx.instance.d)}")
+
+
+@constant("E")
+def _E(ctx):
+    return Value(float(ctx.params.get("E", 1)), True, "local steps per round")

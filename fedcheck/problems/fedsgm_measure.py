@@ -1,0 +1,451 @@
+"""FedSGM measurements: the case builders of the seed-fraction, scaling, hard-vs-soft, experiment and
+reduction checks declared in ``theorems/fedsgm.py``.
+
+Every builder receives the SymPy schedules it runs with (declared once in ``theorems/fedsgm.py``) and
+returns :class:`fedcheck.inequality.Case` objects; nothing here writes a step size or a threshold
+formula of its own (the experiment's fixed values are the paper's: eps = 0.1, E = 5, T = 100, n = 10).
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+import sympy as sp
+
+from .. import verdict as V
+from ..check import RunConfig
+from ..compression import make_compressor
+from ..constants import InstanceContext, resolve
+from ..engine.switching import centralized_local_sgm, fedavg, fedsgm, switching_subgradient
+from ..inequality import Case, Comparison, evaluate_expr
+from ..seed_fraction import clopper_pearson
+from ..symbols import T as T_sym
+from . import fedsgm as P
+
+__all__ = ["schedule_values", "compression_cases", "scaling_cases", "switching_cases", "experiment_cases",
+           "reduction_cases", "violations", "oscillations"]
+
+
+def schedule_values(exprs: dict, inst, sol, settings: dict, T: int, subs: dict | None = None) -> dict:
+    """Evaluate SymPy schedules for one instance (constants from :mod:`fedcheck.constants`)."""
+    ctx = InstanceContext(inst, None, sol, dict(settings))
+    out = {}
+    for name, e in exprs.items():
+        e = sp.sympify(e).subs(subs or {}).subs(T_sym, T)
+        vals = {s.name: resolve(s.name, ctx).value for s in e.free_symbols}
+        out[name] = float(evaluate_expr(e, vals))
+    return out
+
+
+def violations(g: np.ndarray, eps) -> np.ndarray:
+    """Rounds t < T with g(w_t) > eps; ``g`` of shape (T+1, B)."""
+    return (g[:-1] > eps).sum(0)
+
+
+def oscillations(g: np.ndarray, eps) -> np.ndarray:
+    """Sign changes of g(w_t) - eps over t = 0..T-1."""
+    s = g[:-1] > eps
+    return (s[1:] != s[:-1]).sum(0)
+
+
+def _seeds(config: RunConfig, quick: int, full: int) -> list[int]:
+    if config.seeds is not None:
+        return list(config.seeds)
+    return list(range(full if config.full else quick))
+
+
+def _tag(x) -> str:
+    return f"{x:.4g}" if isinstance(x, float) else str(x)
+
+
+# ------------------------------------------------------------------------------------------------
+# Theorems 1/2 with compression: every run (stated) vs in expectation (proved)
+def compression_cases(config: RunConfig, params: dict, *, schedules: dict, variants: Sequence[dict], configs: Sequence[dict],
+                      phi, readings_of) -> list[Case]:
+    """``variants``: ``{"name", "rule", "subs"}`` (substitutions into the schedules); ``configs``: ``{"name",
+    "family", "E", "compressor", "T", "instances", "runs", "full_runs"}``; ``phi``: the expectation bound
+    (SymPy, Phi(eta; Gamma_tight)); ``readings_of(variant) -> (pathwise name, expectation name)``."""
+    cases = []
+    for cfg in configs:
+        fam, T = cfg["family"], int(config.rounds or cfg["T"])
+        runs = int(cfg.get("full_runs", cfg["runs"]) if config.full else cfg["runs"])
+        inst_seeds = list(config.seeds) if config.seeds is not None else list(range(cfg.get("instances", 1)))
+        settings = {"E": cfg["E"], "compressor": cfg["compressor"]}
+        C = make_compressor(cfg["compressor"])
+        for s in inst_seeds:
+            inst = fam.draw(s)
+            sol = P.solve_constrained(inst, use_cache=config.use_cache)
+            ineqs, table, ev = {}, [], {}
+            for var in variants:
+                sched = schedule_values(schedules, inst, sol, settings, T, var["subs"])
+                phi_v = schedule_values({"phi": phi}, inst, sol, settings, T, var["subs"])["phi"] \
+                    if sol.accurate else float("nan")
+                meas = P.run_fedsgm([inst] * runs, [sol] * runs,
+                                    {k: np.full(runs, v) for k, v in sched.items()}, T,
+                                    {**settings, "rule": var["rule"]}, np.arange(runs))
+                f, g, emp = measured_triplet(meas)
+                eps = sched["epsilon"]
+                pw, ex = readings_of(var)
+                ineqs[pw] = Comparison(lhs_lo=np.stack([emp, f["lo"], g], 1), lhs_hi=np.stack([emp, f["hi"], g], 1),
+                                       rhs_lo=np.array([0.5, eps, eps]), scale=np.array([1.0, f["scale"][0], 1.0]),
+                                       points=["A nonempty (1{A empty} <= 1/2)", "objective", "feasibility"],
+                                       point_name="claim")
+                ineqs[ex] = Comparison(lhs_lo=meas["summed"]["value"][:, None], rhs_lo=phi_v, expectation=True,
+                                       scale=meas["summed"]["scale"][:1], points=["(1/T) sum_t h_t"],
+                                       point_name="quantity")
+                k_empty = int(emp.sum())
+                obj_bad = V.compare_upper(f["lo"], f["hi"], eps, f["scale"]) == 2
+                k_obj = int(obj_bad.sum())
+                fails = int(np.sum((emp > 0) | obj_bad))
+                ci = clopper_pearson(fails, runs)
+                m = meas["summed"]["value"]
+                ev[var["name"]] = {"eta": sched["eta"], "epsilon": eps, "beta": sched.get("beta"), "runs": runs,
+                                   "A_empty": k_empty, "failed": fails, "fraction": fails / runs, "ci": ci,
+                                   "failing_run_seeds": [int(i) for i in np.flatnonzero((emp > 0) | obj_bad)[:20]],
+                                   "mean_summed": float(m.mean()), "phi": phi_v,
+                                   "g_w0_over_eps": float(inst.Gc(inst.w0) / eps)}
+                table.append([cfg["name"], f"seed {s}", var["name"], T, C.label(inst.d), f"{C.q(inst.d):.3g}",
+                              f"{eps:.4g}", runs, k_empty, k_obj, f"{fails / runs:.2%}",
+                              f"[{ci[0]:.2%}, {ci[1]:.2%}]", f"{m.mean():.4g} <= {phi_v:.4g}"])
+            tables = [{"title": f"Compressed runs: {cfg['name']}, instance seed {s}",
+                       "columns": ["case", "instance", "variant", "T", "compressor", "q_u", "eps", "runs",
+                                   "A empty", "f gap > eps", "fail fraction", "95% CI", "E[(1/T) sum h_t] <= Phi"],
+                       "rows": table}]
+            cases.append(Case(label=f"{cfg['name']}, seed {s}", inequalities=ineqs, instance=inst.describe(),
+                              evidence={"variants": ev, "solver": sol.record(), "T": T}, tables=tables,
+                              save=lambda stem, inst=inst: [str(P.save_constrained(inst, f"{stem}.npz"))],
+                              reason=sol.reason))
+    return cases
+
+
+def measured_triplet(meas):
+    f = meas["f_gap"]
+    return f, meas["g_out"]["value"], meas["A_empty"]
+
+
+# ------------------------------------------------------------------------------------------------
+# the sqrt(4E + q_u/n) dependence
+def scaling_cases(config: RunConfig, params: dict, *, schedules: dict, sweeps: Sequence[dict], normalized_bound) -> list[Case]:
+    """``sweeps``: ``{"name", "configs": [{"family", "E", "compressor"}], "T", "instances", "runs"}``.
+    Measures the accuracy max(f(wbar) - f*, g(wbar)) with the theorem's eta and eps and compares it
+    with eps at every configuration; fits the log-log slope of the mean accuracy (in units of
+    D G / sqrt(T)) against c = 4E + q_u/n, where the bound's slope is 1/2."""
+    cases = []
+    series = []
+    for sw in sweeps:
+        T = int(config.rounds or sw["T"])
+        runs = int(sw.get("full_runs", sw["runs"]) if config.full else sw["runs"])
+        inst_seeds = list(config.seeds) if config.seeds is not None else list(range(sw["instances"]))
+        cs, acc_mean, bound_norm, pts, samples_pw, samples_ex, rows = [], [], [], [], [], [], []
+        for cfg in sw["configs"]:
+            fam = cfg["family"]
+            settings = {"E": cfg["E"], "compressor": cfg["compressor"], "rule": sw.get("rule", "hard")}
+            C = make_compressor(cfg["compressor"])
+            accs = []
+            for s in inst_seeds:
+                inst = fam.draw(s)
+                sol = P.solve_constrained(inst, use_cache=config.use_cache)
+                r = runs if C.random else 1
+                sched = schedule_values(schedules, inst, sol, settings, T, sw.get("subs"))
+                meas = P.run_fedsgm([inst] * r, [sol] * r, {k: np.full(r, v) for k, v in sched.items()}, T,
+                                    settings, np.arange(r))
+                unit = sol.D * inst.lipschitz()[0] / math.sqrt(T)
+                accs.append(np.stack([meas["accuracy"]["hi"] / sched["epsilon"], meas["accuracy"]["hi"] / unit,
+                                      meas["f_gap"]["hi"] / sched["epsilon"]]))
+            a = np.concatenate(accs, axis=1)   # (3, samples): acc/eps, acc/(DG/sqrt T), (f(wbar) - f*)/eps
+            c = cfg["E"] * 4 + C.q(fam.d) / fam.n
+            cs.append(c)
+            acc_mean.append(float(a[1].mean()))
+            bound_norm.append(float(schedule_values({"b": normalized_bound}, inst, sol, settings, T,
+                                                    sw.get("subs"))["b"]))
+            pts.append(f"E={cfg['E']}, q_u={C.q(fam.d):.3g}, n={fam.n}")
+            (samples_ex if C.random else samples_pw).append((pts[-1], a[0]))
+            rows.append([sw["name"], pts[-1], f"{c:.3g}", a.shape[1], f"{a[1].mean():.4g}", f"{bound_norm[-1]:.4g}",
+                         f"{a[0].mean():.3g}", f"{a[0].max():.3g}", f"{a[2].mean():.3g}"])
+        slope = float(np.polyfit(np.log(cs), np.log(acc_mean), 1)[0]) if len(cs) > 1 and min(acc_mean) > 0 else None
+        ineqs = {}
+        if samples_pw:
+            S = min(len(x) for _, x in samples_pw)
+            ineqs["eps-solution at every configuration (q_u = 0, every run)"] = Comparison(
+                lhs_lo=np.stack([x[:S] for _, x in samples_pw], 1), rhs_lo=1.0,
+                points=[p for p, _ in samples_pw], point_name="configuration")
+        if samples_ex:
+            S = min(len(x) for _, x in samples_ex)
+            ineqs["eps-solution in expectation (q_u > 0)"] = Comparison(
+                lhs_lo=np.stack([x[:S] for _, x in samples_ex], 1), rhs_lo=1.0, expectation=True,
+                points=[p for p, _ in samples_ex], point_name="configuration")
+        series += [
+            {"panel": f"accuracy vs 4E + q_u/n ({sw['name']})", "label": "measured mean accuracy / (D G / sqrt T)",
+             "x": cs, "y": acc_mean, "role": "measured", "xlabel": "4E + q_u/n", "ylabel": "accuracy / (DG/sqrt(T))",
+             "logx": True, "logy": True},
+            {"panel": f"accuracy vs 4E + q_u/n ({sw['name']})", "label": "eps / (D G / sqrt T) (the theorem)",
+             "x": cs, "y": bound_norm, "role": "bound", "xlabel": "4E + q_u/n", "ylabel": "accuracy / (DG/sqrt(T))",
+             "logx": True, "logy": True}]
+        bslope = float(np.polyfit(np.log(cs), np.log(bound_norm), 1)[0]) if len(cs) > 1 else None
+        cases.append(Case(label=sw["name"], inequalities=ineqs,
+                          evidence={"T": T, "c": cs, "mean_accuracy_normalized": acc_mean, "bound_normalized": bound_norm,
+                                    "fitted_exponent": slope, "bound_exponent": bslope},
+                          series=series[-2:],
+                          tables=[{"title": f"Scaling with 4E + q_u/n: {sw['name']} (T = {T}; fitted exponent of the "
+                                            f"mean accuracy {slope if slope is None else round(slope, 3)}, bound's "
+                                            f"{bslope if bslope is None else round(bslope, 3)})",
+                                   "columns": ["sweep", "configuration", "4E + q_u/n", "samples",
+                                               "mean accuracy/(DG/sqrt T)", "eps/(DG/sqrt T)", "mean acc/eps",
+                                               "max acc/eps", "mean (f(wbar) - f*)/eps"], "rows": rows}]))
+    return cases
+
+
+# ------------------------------------------------------------------------------------------------
+# hard vs soft switching: violating rounds and oscillations
+VARIANTS = (("hard at eps", "hard", 1.0), ("soft, beta = 2/eps", "soft", 1.0),
+            ("hard at 0.75 eps", "hard", 0.75), ("hard at 0.5 eps", "hard", 0.5))
+
+
+def _switch_runs(batch, eta, eps, E, comp, seeds, T, beta_factor=2.0):
+    """The four variants on one batch; counts are against the same eps for all."""
+    out = {}
+    C = make_compressor(comp)
+    for name, rule, factor in VARIANTS:
+        thr = eps * factor
+        tr = fedsgm(batch, rounds=T, eta=eta, eps=thr, rule=rule, beta=beta_factor / eps if rule == "soft" else None,
+                    local_steps=E, compressor=C, seeds=seeds, stream_key="fedsgm:switching")
+        g = tr.metrics["g"]
+        out[name] = {"violations": violations(g, eps), "oscillations": oscillations(g, eps),
+                     "f_T": tr.metrics["f"][-1], "g_T": g[-1], "f": tr.metrics["f"], "g": g,
+                     "f_wbar": batch.full_f(np.nan_to_num(tr.final["wbar"])),
+                     "g_wbar": batch.full_g(np.nan_to_num(tr.final["wbar"]))}
+    return out
+
+
+def _switch_inequalities(runs: dict) -> dict:
+    """Paired claims, each written as E[(larger) - (smaller)] >= 0 over the runs."""
+    h, s = runs["hard at eps"], runs["soft, beta = 2/eps"]
+
+    def ge(x, label):
+        return Comparison(lhs_lo=np.asarray(x, float)[:, None], rhs_lo=0.0, relation=">=", expectation=True,
+                          points=[label])
+    return {
+        "soft has no more violating rounds than hard": ge(h["violations"] - s["violations"],
+                                                          "violations(hard) - violations(soft)"),
+        "soft has about 4x fewer violating rounds (at least 2x)": ge(h["violations"] - 2 * s["violations"],
+                                                                     "violations(hard) - 2 violations(soft)"),
+        "soft oscillates less than hard": ge(h["oscillations"] - s["oscillations"],
+                                             "oscillations(hard) - oscillations(soft)"),
+        "control: soft has no more violations than hard at 0.75 eps": ge(
+            runs["hard at 0.75 eps"]["violations"] - s["violations"], "violations(hard at 0.75 eps) - violations(soft)"),
+        "control: soft has no more violations than hard at 0.5 eps": ge(
+            runs["hard at 0.5 eps"]["violations"] - s["violations"], "violations(hard at 0.5 eps) - violations(soft)"),
+        "objective: f(w_T) of soft is no larger than of hard": ge(h["f_T"] - s["f_T"], "f_T(hard) - f_T(soft)"),
+    }
+
+
+def _switch_table(title, runs, extra_cols=()):
+    rows = []
+    for name, r in runs.items():
+        rows.append([name, f"{r['violations'].mean():.2f} +- {r['violations'].std():.2f}",
+                     f"{r['oscillations'].mean():.2f}", f"{r['f_T'].mean():.4g}", f"{r['g_T'].mean():.4g}",
+                     f"{r['f_wbar'].mean():.4g}", f"{r['g_wbar'].mean():.4g}"])
+    return {"title": title, "columns": ["variant", "violating rounds (mean +- sd)", "oscillations", "f(w_T)",
+                                        "g(w_T)", "f(wbar)", "g(wbar)"], "rows": rows}
+
+
+def switching_cases(config: RunConfig, params: dict, *, schedules: dict, subs: dict, configs: Sequence[dict]) -> list[Case]:
+    """Synthetic families, hard at eps, soft with beta = 2/eps, hard at the lowered thresholds 0.75 eps and
+    0.5 eps, paired over (instance, uplink seed).  A config with ``eta`` and ``eps`` uses those fixed values
+    (the paper's experimental protocol); otherwise the theorem's schedules."""
+    cases = []
+    for cfg in configs:
+        fam, T, E = cfg["family"], int(config.rounds or cfg["T"]), cfg["E"]
+        seeds = _seeds(config, cfg["instances"], cfg.get("full_instances", 4 * cfg["instances"]))
+        runs_per = cfg["runs"]
+        insts = [fam.draw(s) for s in seeds]
+        rows_i = [i for i in insts for _ in range(runs_per)]
+        settings = {"E": E, "compressor": cfg["compressor"]}
+        if "eta" in cfg:      # the paper's experimental protocol: a fixed step and tolerance, no exact solve
+            sols = []
+            eta = np.full(len(rows_i), float(cfg["eta"]))
+            eps = np.full(len(rows_i), float(cfg["eps"]))
+        else:                 # the theorem's eta and eps (needs D = ||w0 - w*||)
+            sols = [P.solve_constrained(i, use_cache=config.use_cache) for i in insts]
+            rows_s = [s for s in sols for _ in range(runs_per)]
+            sch = [schedule_values(schedules, i, s, settings, T, subs) for i, s in zip(rows_i, rows_s)]
+            eta = np.array([x["eta"] for x in sch])
+            eps = np.array([x["epsilon"] for x in sch])
+        batch = P.ConstrainedBatch(rows_i)
+        run_seeds = [P._run_seed(i, k % runs_per) for k, i in enumerate(rows_i)]
+        runs = _switch_runs(batch, eta, eps, E, cfg["compressor"], run_seeds, T)
+        t = list(range(T + 1))
+        series = []
+        for name in ("hard at eps", "soft, beta = 2/eps", "hard at 0.5 eps"):
+            series.append({"panel": f"g(w_t) / eps: {cfg['name']}", "label": name, "x": t,
+                           "y": (runs[name]["g"] / eps).mean(1).tolist(), "role": "measured", "xlabel": "round t",
+                           "ylabel": "mean g(w_t) / eps", "logx": False, "logy": False})
+        series.append({"panel": f"g(w_t) / eps: {cfg['name']}", "label": "eps", "x": [0, T], "y": [1.0, 1.0],
+                       "role": "reference", "xlabel": "round t", "ylabel": "mean g(w_t) / eps", "logx": False,
+                       "logy": False})
+        reason = next((s.reason for s in sols if s.reason), None)
+        cases.append(Case(label=cfg["name"], inequalities=_switch_inequalities(runs),
+                          evidence={name: {"violations_mean": float(r["violations"].mean()),
+                                           "oscillations_mean": float(r["oscillations"].mean()),
+                                           "f_T_mean": float(r["f_T"].mean())} for name, r in runs.items()}
+                          | {"T": T, "E": E, "runs": len(rows_i)},
+                          series=series, tables=[_switch_table(f"Hard vs soft: {cfg['name']} (T = {T}, E = {E}, "
+                                                               f"{len(rows_i)} paired runs)", runs)],
+                          reason=reason))
+    return cases
+
+
+# ------------------------------------------------------------------------------------------------
+# the paper's experiment: Neyman-Pearson classification on breast cancer
+PAPER_CLAIMS = [
+    ("both variants converge in f", "yes (Figure 1)"),
+    ("hard switching oscillates around the tolerance", "yes"),
+    ("soft stays feasible more consistently", "yes"),
+    ("violating rounds, hard / soft", "around 4x"),
+    ("objective not compromised by soft switching", "yes"),
+    ("variance across seeds", "smaller for soft"),
+]
+
+
+def experiment_cases(config: RunConfig, params: dict, *, n: int = 10, E: int = 5, T: int = 100, eps: float = 0.1,
+                     beta: float = 20.0, fractions: Sequence[float] = (0.1, 0.25, 0.5),
+                     etas: Sequence[float] = (0.05, 0.1, 0.2), seeds: int = 3) -> list[Case]:
+    """Breast cancer, ``n`` IID clients, ``E`` local steps, ``T`` rounds, tolerance ``eps`` on the minority
+    loss (g = minority-class loss; switching at g(w_t) > eps), ``beta = 2/eps``, Rand-K with K/d in
+    ``fractions`` (K not reported) and eta in ``etas`` (not reported), ``seeds`` uplink seeds."""
+    T = int(config.rounds or T)
+    split_seeds = list(config.seeds) if config.seeds is not None else [0]
+    s_list = list(range(4 * seeds if config.full else seeds))
+    runs_all = {}
+    rows_meta = []
+    cases = []
+    tables = []
+    for split in split_seeds:
+        inst = P.breast_cancer_np(n=n, seed=split)
+        d = inst.d
+        combos = [(fr, et, s) for fr in fractions for et in etas for s in s_list]
+        # one batch per K (the compressor is per batch); rows: (eta, seed)
+        per_K = {}
+        for fr in fractions:
+            K = max(1, int(round(fr * d)))
+            sub = [(et, s) for (f_, et, s) in combos if f_ == fr]
+            batch = P.ConstrainedBatch([inst] * len(sub))
+            eta = np.array([et for et, _ in sub])
+            run_seeds = [int(split) * 1_000_003 + 1000 * int(round(100 * et)) + s for et, s in sub]
+            per_K[fr] = (K, sub, _switch_runs(batch, eta, np.full(len(sub), eps), E, {"name": "rand_k", "k": K},
+                                              run_seeds, T, beta_factor=beta * eps))
+        for fr, (K, sub, runs) in per_K.items():
+            for name, r in runs.items():
+                acc = runs_all.setdefault(name, {})
+                for key in ("violations", "oscillations", "f_T", "g_T", "f_wbar", "g_wbar"):
+                    acc.setdefault(key, []).append(r[key])
+                acc.setdefault("f", []).append(r["f"])
+                acc.setdefault("g", []).append(r["g"])
+            rows_meta += [(split, fr, K, et, s) for et, s in sub]
+    merged = {name: {k: (np.concatenate(v, axis=-1)) for k, v in acc.items()} for name, acc in runs_all.items()}
+    h, s = merged["hard at eps"], merged["soft, beta = 2/eps"]
+    ratio = h["violations"].mean() / max(s["violations"].mean(), 1e-300)
+    # per-configuration table: (K/d, eta) -> mean violations hard / soft
+    conf_rows = []
+    meta = np.array([(fr, et) for (_, fr, _, et, _) in rows_meta])
+    for fr in fractions:
+        for et in etas:
+            sel = (meta[:, 0] == fr) & (meta[:, 1] == et)
+            hv, sv = h["violations"][sel].mean(), s["violations"][sel].mean()
+            conf_rows.append([f"{fr:g}", f"{et:g}", f"{hv:.1f}", f"{sv:.1f}", f"{hv / sv:.2f}" if sv > 0 else "inf",
+                              f"{h['oscillations'][sel].mean():.1f}", f"{s['oscillations'][sel].mean():.1f}",
+                              f"{h['f_T'][sel].mean():.4f}", f"{s['f_T'][sel].mean():.4f}",
+                              f"{merged['hard at 0.5 eps']['violations'][sel].mean():.1f}"])
+    tables.append({"title": f"Breast cancer NP: per configuration (n = {n}, E = {E}, T = {T}, eps = {eps}, "
+                            f"beta = {beta}, {len(s_list)} uplink seeds each)",
+                   "columns": ["K/d", "eta", "violations hard", "violations soft", "hard/soft", "osc. hard",
+                               "osc. soft", "f(w_T) hard", "f(w_T) soft", "violations hard at 0.5 eps"],
+                   "rows": conf_rows})
+    f_first_h = h["f"][0].mean()
+    measured = [
+        f"f: {f_first_h:.3f} -> hard {h['f_T'].mean():.4f}, soft {s['f_T'].mean():.4f} (mean f(w_T))",
+        f"sign changes of g - eps: hard {h['oscillations'].mean():.2f}, soft {s['oscillations'].mean():.2f} per run",
+        f"g(w_T) hard {h['g_T'].mean():.4f}, soft {s['g_T'].mean():.4f}; violating rounds hard "
+        f"{h['violations'].mean():.2f}, soft {s['violations'].mean():.2f}",
+        f"{ratio:.2f}x (hard at 0.5 eps: {merged['hard at 0.5 eps']['violations'].mean():.2f}, at 0.75 eps: "
+        f"{merged['hard at 0.75 eps']['violations'].mean():.2f})",
+        f"f(w_T) soft - hard = {(s['f_T'] - h['f_T']).mean():+.4f}",
+        f"sd of f(w_T) across runs: hard {h['f_T'].std():.4f}, soft {s['f_T'].std():.4f}",
+    ]
+    tables.insert(0, {"title": "The paper's claims (Section 4, Figure 1) beside this run",
+                      "columns": ["claim", "paper", "measured here"],
+                      "rows": [[c, p, m] for (c, p), m in zip(PAPER_CLAIMS, measured)]})
+    t = list(range(T + 1))
+    series = []
+    for name in ("hard at eps", "soft, beta = 2/eps"):
+        for q in ("f", "g"):
+            series.append({"panel": f"{q}(w_t), breast cancer NP", "label": name, "x": t,
+                           "y": merged[name][q].mean(1).tolist(), "role": "measured", "xlabel": "round t",
+                           "ylabel": f"mean {q}(w_t)", "logx": False, "logy": False})
+    series.append({"panel": "g(w_t), breast cancer NP", "label": "eps = 0.1", "x": [0, T], "y": [eps, eps],
+                   "role": "reference", "xlabel": "round t", "ylabel": "mean g(w_t)", "logx": False, "logy": False})
+    ineq = _switch_inequalities(merged)
+    cases.append(Case(label="breast cancer NP", inequalities=ineq,
+                      instance={"data": "sklearn load_breast_cancer (569 x 30, standardized, + intercept)",
+                                "clients": n, "majority (objective)": "benign (357)",
+                                "minority (constraint)": "malignant (212)", "w0": "0"},
+                      evidence={"ratio_hard_over_soft": ratio, "runs": int(h["violations"].size),
+                                "settings": {"n": n, "E": E, "T": T, "eps": eps, "beta": beta, "K/d": list(fractions),
+                                             "eta": list(etas), "uplink seeds": len(s_list)},
+                                "means": {name: {"violations": float(r["violations"].mean()),
+                                                 "oscillations": float(r["oscillations"].mean()),
+                                                 "f_T": float(r["f_T"].mean()), "g_T": float(r["g_T"].mean())}
+                                          for name, r in merged.items()}},
+                      series=series, tables=tables))
+    return cases
+
+
+# ------------------------------------------------------------------------------------------------
+# reductions: centralized switching subgradient, FedAvg, identical clients
+def reduction_cases(config: RunConfig, params: dict, *, T: int = 200) -> list[Case]:
+    """Exact identities of the engine against independent references (the paper's special cases)."""
+    T = int(config.rounds or T)
+    seeds = _seeds(config, 3, 8)
+    cases = []
+    fam1 = P.ConstrainedFamily(kind="pl", n=1, m=20, d=5, start="infeasible")
+    fam5 = P.ConstrainedFamily(kind="pl", n=5, m=10, d=5, start="infeasible")
+    insts1 = [fam1.draw(s) for s in seeds]
+    b1 = P.ConstrainedBatch(insts1)
+    eta, eps = 0.02, 0.1
+    ineq = {}
+    ev = {}
+    for rule in ("hard", "soft"):
+        beta = 2 / eps if rule == "soft" else None
+        tr = fedsgm(b1, rounds=T, eta=eta, eps=eps, rule=rule, beta=beta, local_steps=1)
+        ref = switching_subgradient(b1, rounds=T, eta=eta, eps=eps, rule=rule, beta=beta)
+        diff = float(np.abs(tr.final["w_T"] - ref[-1]).max())
+        same = bool(np.array_equal(tr.final["w_T"], ref[-1]))
+        ineq[f"n = 1, E = 1, C = Id is centralized SGM ({rule}), bit for bit"] = Comparison(
+            lhs_lo=np.array([diff]), rhs_lo=0.0, relation="==", scale=0.0, points=["max |w_T - w_T(SGM)|"])
+        ev[f"centralized_{rule}"] = {"max_abs_diff": diff, "bitwise_equal": same}
+    # g = 0: FedAvg
+    zero = [P.ConstrainedInstance(i.f, P.Affine(a=np.zeros((1, i.n, i.d)), e=np.zeros((1, i.n))), w0=i.w0,
+                                  seed=i.seed, source=i.source + " with g = 0") for i in (fam5.draw(s) for s in seeds)]
+    b5 = P.ConstrainedBatch(zero)
+    tr = fedsgm(b5, rounds=T, eta=eta, eps=eps, rule="hard", local_steps=3)
+    ref = fedavg(b5, rounds=T, eta=eta, local_steps=3)
+    scale = float(T * max(1.0, np.abs(ref).max()))
+    diff = float(np.abs(tr.final["w_T"] - ref[-1]).max())
+    ineq["g = 0 is FedAvg (E = 3, n = 5), to rounding"] = Comparison(
+        lhs_lo=np.array([diff]), rhs_lo=0.0, relation="==", scale=scale, points=["max |w_T - w_T(FedAvg)|"])
+    ev["fedavg"] = {"max_abs_diff": diff, "rounding_scale": scale}
+    # n identical clients: centralized SGM with E inner steps
+    same_clients = [P.ConstrainedInstance(P.L1Residual(A=np.repeat(i.f.A, 4, 1), b=np.repeat(i.f.b, 4, 1)),
+                                          P.MaxAffine(C=np.repeat(i.g.C, 4, 1), e=np.repeat(i.g.e, 4, 1)),
+                                          w0=i.w0, seed=i.seed) for i in insts1]
+    b4 = P.ConstrainedBatch(same_clients)
+    tr = fedsgm(b4, rounds=T, eta=eta, eps=eps, rule="hard", local_steps=4)
+    ref = centralized_local_sgm(b1, rounds=T, eta=eta, eps=eps, rule="hard", local_steps=4)
+    scale = float(T * max(1.0, np.abs(ref).max()))
+    diff = float(np.abs(tr.final["w_T"] - ref[-1]).max())
+    ineq["4 identical clients are one client with E = 4 inner steps, to rounding"] = Comparison(
+        lhs_lo=np.array([diff]), rhs_lo=0.0, relation="==", scale=scale, points=["max |w_T - w_T(centralized)|"])
+    ev["identical_clients"] = {"max_abs_diff": diff, "rounding_scale": scale}
+    cases.append(Case(label=f"{len(seeds)} instances, T = {T}", inequalities=ineq, evidence=ev))
+    return cases

@@ -1,0 +1,698 @@
+"""Adversarial search for the worst instance of a pathwise bound (``fedcheck search ID``).
+
+Random instances probe the typical case; a bound can fail on the instance nobody drew.  For a
+:class:`~fedcheck.check.BoundCheck`, :func:`search` looks for the instance that maximizes the check's
+``max_ratio`` (the largest measured / bound over rounds, over the paper's readings):
+
+1. **random phase** (half of ``budget``): configurations drawn from a :class:`SearchSpace` around the
+   check's family -- set, number of clients, samples, dimension, radius, heterogeneity, noise, how far
+   the unconstrained optimum lies outside the set, a data scale, the starting point, and the check's
+   positive parameters (``lambda_0``) over a factor 10 each way;
+2. **local phase** (the rest): ``restarts`` (1+lambda) evolution strategies started from the best
+   distinct random configurations, perturbing the data ``A, b``, the starting point, the radius and the
+   parameters, with a step size adapted by success (grow on improvement, shrink otherwise);
+3. the best instance is **re-verified** at the check's normal number of rounds (the search runs short
+   rounds) and written as an ``.npz`` instance file that ``fedcheck verify ID --instance FILE`` reads;
+4. when the bound is violated, the violating instance is **shrunk** (delta debugging over clients,
+   samples and dimensions) to a small instance that still violates it.
+
+The same budget of instances drawn from the check's own family gives the random-draw baseline the
+search is compared with.  Every random choice comes from ``numpy.random.SeedSequence(seed)``: the same
+seed gives the same result.  Exact solves are memoized in memory during a search (a perturbed instance
+is never written to the on-disk cache).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from . import verdict as V
+from .check import BoundCheck, Check, CheckResult, RunConfig
+from .instances import Instance, RandomFamily, load_instance, save_instance
+from .sets import SET_NAMES, make_set
+
+__all__ = ["SearchSpace", "Candidate", "SearchOutcome", "search", "shrink", "NotSearchable",
+           "add_arguments", "cmd_search"]
+
+SCHEMA = "fedcheck.search/1"
+
+
+class NotSearchable(TypeError):
+    """The check is not a pathwise bound (only :class:`BoundCheck` can be searched)."""
+
+
+# ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SearchSpace:
+    """Where the search draws configurations (ranges are inclusive; ``log``: log-uniform)."""
+
+    loss: str = "least_squares"
+    sets: tuple = ("l1", "l2", "box", "simplex")
+    n: tuple = (1, 12)
+    m: tuple = (1, 24)
+    p: tuple = (1, 24)
+    radius: tuple = (0.1, 10.0)          # log
+    heterogeneity: tuple = (0.0, 3.0)
+    noise: tuple = (0.0, 1.0)
+    outside: tuple = (0.25, 4.0)         # log; < 1 puts the unconstrained optimum inside the set
+    scale: tuple = (0.1, 10.0)           # log; multiplies A (and b for least squares)
+    params: dict = field(default_factory=dict)   # name -> (lo, hi), log-uniform
+    random_start: float = 0.5            # probability of a random starting point in the set
+
+    @classmethod
+    def for_check(cls, check: BoundCheck, sets: Sequence[str] | None = None, vary_params: bool = True,
+                  param_ranges: dict | None = None) -> "SearchSpace":
+        fam = check.family
+        base = RandomFamily()   # a family of another type: its fields where it has them, else the defaults
+        get = lambda name: getattr(fam, name, getattr(base, name))  # noqa: E731
+        params = {}
+        if vary_params:
+            for k, v in check.params.items():
+                if isinstance(v, (int, float)) and not isinstance(v, bool) and float(v) > 0:
+                    params[k] = (float(v) / 10.0, float(v) * 10.0)
+        for k, rng in (param_ranges or {}).items():
+            params[k] = (float(rng[0]), float(rng[1]))
+        r = float(get("radius"))
+        return cls(loss=get("loss"), sets=tuple(sets) if sets else cls.sets,
+                   n=(1, max(2, min(2 * int(get("n")), 16))), m=(1, max(2, min(2 * int(get("m")), 32))),
+                   p=(1, max(2, min(2 * int(get("p")), 24))), radius=(r / 10.0, r * 10.0), params=params)
+
+    def record(self) -> dict:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(self).items()}
+
+
+@dataclass
+class Candidate:
+    """One evaluated (or to-be-evaluated) point of the search: an instance and the check's params."""
+
+    instance: Instance
+    params: dict
+    origin: str
+    config: dict = field(default_factory=dict)
+    ratio: float = float("nan")          # max measured/bound over rounds and the paper's readings
+    verdict: str = V.INCONCLUSIVE
+    reading: str | None = None           # the reading attaining the ratio
+    argmax_round: float | None = None
+    reason: str | None = None
+
+    @property
+    def score(self) -> float:
+        return self.ratio if np.isfinite(self.ratio) else -math.inf
+
+    def describe(self) -> dict:
+        i = self.instance
+        return {"n": i.n, "m": i.m, "p": i.p, "loss": i.loss, "set": i.set.name, "radius": float(i.set.radius),
+                "params": dict(self.params), "origin": self.origin, "drawn_from": self.config,
+                "hash": i.content_hash()[:16]}
+
+    def short(self) -> str:
+        i = self.instance
+        ps = " ".join(f"{k}={v:.3g}" for k, v in self.params.items())
+        return f"n={i.n} m={i.m} p={i.p} {i.set.name} r={float(i.set.radius):.3g} {ps}".strip()
+
+
+@dataclass
+class SearchOutcome:
+    check_id: str
+    best: Candidate
+    baseline_best: Candidate | None
+    trajectory: list
+    baseline: list
+    verified: CheckResult | None = None
+    verified_ratio: float | None = None
+    shrunk: Candidate | None = None
+    shrunk_verified: CheckResult | None = None
+    shrink_log: list = field(default_factory=list)
+    files: dict = field(default_factory=dict)
+    settings: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def improvement(self) -> float | None:
+        if self.baseline_best is None or not (self.baseline_best.score > 0):
+            return None
+        return self.best.score / self.baseline_best.score
+
+
+# ----------------------------------------------------------------------------------------------
+# evaluation
+class _MemoSolver:
+    """Exact solves memoized by instance content (the solve does not depend on x0 or the params)."""
+
+    def __init__(self, base: Callable):
+        self.base, self.memo = base, {}
+
+    def __call__(self, inst: Instance, use_cache: bool = True):
+        key = inst.content_hash()
+        if key not in self.memo:
+            self.memo[key] = self.base(inst, use_cache=use_cache)
+        return self.memo[key]
+
+
+def _paper_readings(check: BoundCheck) -> list[str]:
+    names = [r.name for r in check.readings if r.paper]
+    return names or [r.name for r in check.readings]
+
+
+def _quick(check: BoundCheck) -> BoundCheck:
+    """The check without its symbolic claims and side conditions (evaluated once, not per instance),
+    solving through an in-memory memo."""
+    return dataclasses.replace(check, symbolic=(), side_conditions=(), solver=_MemoSolver(check.solver))
+
+
+def _score_result(check: BoundCheck, res: CheckResult, cands: Sequence[Candidate]) -> None:
+    names = _paper_readings(check)
+    for c, rec in zip(cands, res.instances):
+        best, where, arg = -math.inf, None, None
+        vs = []
+        for name in names:
+            rd = rec["readings"][name]
+            vs.append(rd["verdict"])
+            mr = rd.get("max_ratio")
+            if mr is not None and np.isfinite(mr) and mr > best:
+                best, where, arg = float(mr), name, rd.get("argmax_round")
+        feas = (rec.get("feasibility") or {}).get("verdict")
+        if check.feasible and feas:
+            vs.append(feas)
+        c.ratio = best if np.isfinite(best) else float("nan")
+        c.reading, c.argmax_round = where, arg
+        c.verdict = V.combine(vs)
+        c.reason = rec.get("inconclusive_reason")
+
+
+def evaluate(check: BoundCheck, cands: Sequence[Candidate], rounds: int, use_cache: bool = False) -> None:
+    """Fill ``ratio``/``verdict`` of each candidate (candidates sharing params run as one batch)."""
+    groups: dict[tuple, list[Candidate]] = {}
+    for c in cands:
+        groups.setdefault(tuple(sorted(c.params.items())), []).append(c)
+    for key, cs in groups.items():
+        try:
+            res = check.run(RunConfig(instances=[c.instance for c in cs], rounds=rounds, params=dict(key),
+                                      use_cache=use_cache))
+            _score_result(check, res, cs)
+        except Exception as e:  # one bad instance must not end the search: evaluate one by one
+            if len(cs) == 1:
+                cs[0].ratio, cs[0].verdict, cs[0].reason = float("nan"), V.INCONCLUSIVE, f"evaluation failed: {e}"
+            else:
+                for c in cs:
+                    evaluate(check, [c], rounds, use_cache)
+
+
+# ----------------------------------------------------------------------------------------------
+# drawing and perturbing instances
+def _loguniform(rng, lo, hi) -> float:
+    return float(math.exp(rng.uniform(math.log(lo), math.log(hi))))
+
+
+def _random_extreme_point(S, rng) -> np.ndarray:
+    return np.asarray(S.lmo(rng.standard_normal(S.dim)), dtype=float)
+
+
+def _in_set(S, x) -> np.ndarray:
+    x = np.asarray(x, dtype=float)
+    if not bool(np.all(S.contains(x, 1e-12))):
+        x = np.asarray(S.project(x), dtype=float)
+    return x
+
+
+def draw_candidate(space: SearchSpace, rng: np.random.Generator, k: int) -> Candidate:
+    set_name = str(rng.choice(space.sets))
+    n = int(rng.integers(space.n[0], space.n[1] + 1))
+    m = int(rng.integers(space.m[0], space.m[1] + 1))
+    p = int(rng.integers(space.p[0], space.p[1] + 1))
+    radius = _loguniform(rng, *space.radius)
+    het = float(rng.uniform(*space.heterogeneity))
+    noise = float(rng.uniform(*space.noise))
+    outside = _loguniform(rng, *space.outside)
+    scale = _loguniform(rng, *space.scale)
+    fam = RandomFamily(loss=space.loss, set=set_name, n=n, m=m, p=p, radius=radius, heterogeneity=het,
+                       noise=noise, outside=outside)
+    seed = int(rng.integers(0, 2**31 - 1))
+    inst = fam.draw(seed)
+    A = inst.A * scale
+    b = inst.b if space.loss == "logistic" else inst.b * scale
+    x0 = None
+    start = "default"
+    if rng.uniform() < space.random_start:
+        base = Instance(A=A, b=b, loss=inst.loss, set=inst.set).start()
+        alpha = float(rng.uniform())
+        x0 = _in_set(inst.set, (1 - alpha) * base + alpha * _random_extreme_point(inst.set, rng))
+        start = f"random (mix {alpha:.2f} toward an extreme point)"
+    params = {k_: _loguniform(rng, *r) for k_, r in space.params.items()}
+    config = {"set": set_name, "n": n, "m": m, "p": p, "radius": radius, "heterogeneity": het, "noise": noise,
+              "outside": outside, "scale": scale, "family_seed": seed, "start": start}
+    new = Instance(A=A, b=b, loss=inst.loss, set=inst.set, seed=None, source=f"search:random#{k}", x0=x0,
+                   params={k_: (round(v, 6) if isinstance(v, float) else v) for k_, v in config.items()})
+    return Candidate(new, params, f"random #{k}", config)
+
+
+def _rms(x) -> float:
+    v = float(np.sqrt(np.mean(np.square(x)))) if np.size(x) else 0.0
+    return v if v > 0 else 1.0
+
+
+def mutate(c: Candidate, sigma: float, rng: np.random.Generator, space: SearchSpace, origin: str,
+           what: str = "all") -> Candidate:
+    """A perturbed copy: data (``what`` in all/data), radius and starting point (all), params (all/params)."""
+    inst = c.instance
+    A, b, S, x0 = inst.A, inst.b, inst.set, inst.x0
+    params = dict(c.params)
+    if what in ("all", "data"):
+        A = A + sigma * _rms(A) * rng.standard_normal(A.shape)
+        if inst.loss == "logistic":
+            flip = rng.uniform(size=b.shape) < min(0.5, sigma / 4)
+            b = np.where(flip, -b, b)
+        else:
+            b = b + sigma * _rms(b) * rng.standard_normal(b.shape)
+    if what == "all":
+        r_old = float(S.radius)
+        r = float(np.clip(r_old * math.exp(0.5 * sigma * rng.standard_normal()), *space.radius))
+        S = make_set(S.name, r, inst.p)
+        start = inst.start() * (r / r_old)   # the sets scale with their radius
+        if rng.uniform() < 0.5:
+            alpha = min(1.0, sigma * abs(rng.standard_normal()))
+            start = (1 - alpha) * start + alpha * _random_extreme_point(S, rng)
+        x0 = _in_set(S, start)
+    if what in ("all", "params"):
+        for k, (lo, hi) in space.params.items():
+            if k in params:
+                params[k] = float(np.clip(params[k] * math.exp(sigma * rng.standard_normal()), lo, hi))
+    new = Instance(A=A, b=b, loss=inst.loss, set=S, seed=None, source=f"search:{origin}", x0=x0,
+                   params=dict(inst.params))
+    return Candidate(new, params, origin, dict(c.config))
+
+
+def restrict(c: Candidate, axis: str, keep: Sequence[int], origin: str) -> Candidate:
+    """The candidate with only the kept clients / samples / coordinates."""
+    inst = c.instance
+    keep = np.asarray(sorted(keep), dtype=int)
+    A, b, S, x0 = inst.A, inst.b, inst.set, inst.x0
+    if axis == "clients":
+        A, b = A[keep], b[keep]
+    elif axis == "samples":
+        A, b = A[:, keep], b[:, keep]
+    elif axis == "dims":
+        A = A[:, :, keep]
+        S = make_set(S.name, float(S.radius), len(keep))
+        x0 = None if x0 is None else _in_set(S, x0[keep])
+    else:
+        raise ValueError(axis)
+    new = Instance(A=np.ascontiguousarray(A), b=np.ascontiguousarray(b), loss=inst.loss, set=S, seed=None,
+                   source=f"search:{origin}", x0=x0, params=dict(inst.params))
+    return Candidate(new, dict(c.params), origin, dict(c.config))
+
+
+# ----------------------------------------------------------------------------------------------
+def shrink(check: BoundCheck, cand: Candidate, rounds: int, budget: int = 60,
+           log: Callable[[str], None] | None = None) -> tuple[Candidate, list]:
+    """Delta debugging: remove chunks of clients, samples and coordinates while the bound stays violated.
+
+    Returns the smallest violating candidate found within ``budget`` evaluations and the steps taken."""
+    steps, used = [], 0
+    axes = (("clients", lambda c: c.instance.n), ("samples", lambda c: c.instance.m),
+            ("dims", lambda c: c.instance.p))
+    progress = True
+    while progress and used < budget:
+        progress = False
+        for axis, size_of in axes:
+            size = size_of(cand)
+            chunk = max(1, size // 2)
+            while size > 1 and chunk >= 1 and used < budget:
+                removed_any = False
+                start = 0
+                while start < size and size > 1 and used < budget:
+                    drop = set(range(start, min(size, start + chunk)))
+                    keep = [i for i in range(size) if i not in drop]
+                    if not keep:
+                        start += chunk
+                        continue
+                    trial = restrict(cand, axis, keep, f"shrink {axis}")
+                    evaluate(check, [trial], rounds)
+                    used += 1
+                    if trial.verdict == V.VIOLATED:
+                        steps.append({"axis": axis, "removed": len(drop), "n": trial.instance.n,
+                                      "m": trial.instance.m, "p": trial.instance.p, "ratio": trial.ratio})
+                        if log:
+                            log(f"  shrink: {axis} -{len(drop)} -> {trial.short()} still violated "
+                                f"(ratio {trial.ratio:.4g})")
+                        cand, size, removed_any, progress = trial, len(keep), True, True
+                    else:
+                        start += chunk
+                if not removed_any:
+                    if chunk == 1:
+                        break
+                    chunk //= 2
+                else:
+                    chunk = max(1, min(chunk, size // 2))
+    return cand, steps
+
+
+# ----------------------------------------------------------------------------------------------
+def search(check: Check, budget: int = 200, restarts: int = 4, seed: int = 0, rounds: int | None = None,
+           space: SearchSpace | None = None, random_fraction: float = 0.5, offspring: int = 4,
+           verify_rounds: int | None = None, do_shrink: bool = True, shrink_budget: int = 60,
+           baseline: bool = True, out: str | Path | None = None, use_cache: bool = True,
+           log: Callable[[str], None] | None = None) -> SearchOutcome:
+    """Search the instance space for the largest measured/bound of ``check`` (see the module doc)."""
+    if not isinstance(check, BoundCheck):
+        raise NotSearchable(
+            f"{check.id} is declared as {type(check).__name__} (kind {getattr(check, 'kind', '?')!r}); 'fedcheck search' "
+            "maximizes measured/bound of pathwise bounds and works on BoundCheck declarations only")
+    if budget < 2:
+        raise ValueError("budget must be >= 2 (instances evaluated)")
+    t_start = time.perf_counter()
+    log = log or (lambda s: None)
+    space = space or SearchSpace.for_check(check)
+    normal = check.rounds_for(RunConfig()) if hasattr(check, "rounds_for") else int(check.default_rounds)
+    rounds = int(rounds or min(int(normal), 1000))
+    verify_rounds = int(verify_rounds or normal)
+    quick = _quick(check)
+    ss_space, ss_local, ss_base = np.random.SeedSequence(int(seed)).spawn(3)
+    rng, lrng = np.random.default_rng(ss_space), np.random.default_rng(ss_local)
+    trajectory: list[dict] = []
+    best: Candidate | None = None
+
+    def record(cs: Sequence[Candidate], phase: str):
+        nonlocal best
+        for c in cs:
+            if best is None or c.score > best.score:
+                best = c
+            trajectory.append({"evaluation": len(trajectory) + 1, "phase": phase, "ratio": c.ratio,
+                               "best": best.ratio, "verdict": c.verdict, "origin": c.origin,
+                               "instance": c.short()})
+
+    # -- 1. random phase
+    n_random = max(1, min(budget, int(round(budget * random_fraction))))
+    restarts = max(1, min(restarts, n_random))
+    log(f"search {check.id}: budget {budget} ({n_random} random, {budget - n_random} local in {restarts} "
+        f"restart(s)), {rounds} rounds per evaluation, seed {seed}")
+    pool = [draw_candidate(space, rng, k + 1) for k in range(n_random)]
+    for k in range(0, len(pool), 8):
+        evaluate(quick, pool[k:k + 8], rounds)
+        record(pool[k:k + 8], "random")
+    log(f"  random phase: best ratio {best.ratio:.4g} ({best.short()})")
+    # -- 2. local phase: (1+lambda)-ES from the best distinct configurations
+    starts, seen = [], set()
+    for c in sorted(pool, key=lambda c: -c.score):
+        key = c.instance.content_hash()
+        if key not in seen and np.isfinite(c.ratio):
+            seen.add(key)
+            starts.append(c)
+        if len(starts) == restarts:
+            break
+    left = budget - n_random
+    for q, parent in enumerate(starts):
+        share = left // (len(starts) - q)
+        left -= share
+        sigma, used, gen = 0.3, 0, 0
+        while used < share:
+            gen += 1
+            lam = min(offspring, share - used)
+            what = "params" if (space.params and gen % 3 == 0) else "all"
+            kids = [mutate(parent, sigma, lrng, space, f"restart {q + 1} gen {gen}", what) for _ in range(lam)]
+            evaluate(quick, kids, rounds)
+            record(kids, "local")
+            used += lam
+            top = max(kids, key=lambda c: c.score)
+            if top.score > parent.score:
+                parent, sigma = top, min(2.0, sigma * 1.5)
+            else:
+                sigma = max(1e-3, sigma * 0.6)
+        log(f"  restart {q + 1}: ratio {parent.ratio:.4g} ({parent.short()})")
+    assert best is not None
+    # -- baseline: the same number of draws from the check's own family, default params
+    baseline_traj: list[dict] = []
+    baseline_best = None
+    if baseline:
+        brng = np.random.default_rng(ss_base)
+        seeds = [int(s) for s in brng.integers(0, 2**31 - 1, size=budget)]
+        bcands = [Candidate(check.family.draw(s), dict(check.params), f"family seed {s}") for s in seeds]
+        for k in range(0, len(bcands), 16):
+            evaluate(quick, bcands[k:k + 16], rounds)
+        for c in bcands:
+            if baseline_best is None or c.score > baseline_best.score:
+                baseline_best = c
+            baseline_traj.append({"evaluation": len(baseline_traj) + 1, "ratio": c.ratio,
+                                  "best": baseline_best.ratio, "seed": c.instance.seed})
+        log(f"  baseline ({budget} draws of the check's family): best ratio {baseline_best.ratio:.4g}")
+    outcome = SearchOutcome(check.id, best, baseline_best, trajectory, baseline_traj,
+                            settings={"budget": budget, "restarts": restarts, "seed": int(seed),
+                                      "search_rounds": rounds, "verify_rounds": verify_rounds,
+                                      "random_evaluations": n_random, "local_evaluations": budget - n_random,
+                                      "offspring": offspring, "space": space.record()})
+    # -- 3. save and re-verify the worst instance (through the file, as a user would)
+    out = Path(out) if out is not None else None
+    worst_inst = best.instance
+    if out is not None:
+        path = save_instance(best.instance, out / f"{_stem(check.id)}-worst.npz")
+        outcome.files["worst_instance"] = str(path)
+        worst_inst = load_instance(path)
+    res = check.run(RunConfig(instances=[worst_inst], rounds=verify_rounds, params=dict(best.params),
+                              use_cache=use_cache, save_dir=None))
+    outcome.verified = res
+    outcome.verified_ratio = res.max_ratio
+    log(f"  worst instance re-verified at {verify_rounds} rounds: {res.verdict}, max ratio {_f(res.max_ratio)}")
+    # -- 4. shrink a violating instance
+    if do_shrink and res.verdict == V.VIOLATED:
+        # shrink at the search's rounds when the violation already shows there, else at the verification's
+        small, steps = shrink(quick, best, rounds if best.verdict == V.VIOLATED else verify_rounds, shrink_budget, log)
+        outcome.shrink_log = steps
+        if steps:
+            inst = small.instance
+            if out is not None:
+                path = save_instance(small.instance, out / f"{_stem(check.id)}-worst-shrunk.npz")
+                outcome.files["shrunk_instance"] = str(path)
+                inst = load_instance(path)
+            outcome.shrunk = small
+            outcome.shrunk_verified = check.run(RunConfig(instances=[inst], rounds=verify_rounds,
+                                                          params=dict(small.params), use_cache=use_cache))
+            log(f"  shrunk to {small.short()}: {outcome.shrunk_verified.verdict} at {verify_rounds} rounds")
+    outcome.seconds = time.perf_counter() - t_start
+    return outcome
+
+
+def _stem(check_id: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in check_id)
+
+
+def _f(x, spec=".4g") -> str:
+    return "-" if x is None or (isinstance(x, float) and not np.isfinite(x)) else format(x, spec)
+
+
+# ----------------------------------------------------------------------------------------------
+# outputs: the search JSON and a results entry for the reports
+def _param_args(params: dict) -> str:
+    return "".join(f" --param {k}={float(v)!r}" for k, v in params.items())   # exact: reproduces the run
+
+
+def rerun_command(check_id: str, path: str | None, params: dict, default_params: dict) -> str | None:
+    if not path:
+        return None
+    changed = {k: v for k, v in params.items() if default_params.get(k) != v}
+    return f"fedcheck verify {check_id} --instance {path}{_param_args(changed)}"
+
+
+def search_document(outcome: SearchOutcome, check: BoundCheck) -> dict:
+    """The trajectory JSON (``schema fedcheck.search/1``)."""
+    from .check import _jsonable
+    b = outcome.best
+    doc = {
+        "schema": SCHEMA, "check": outcome.check_id, "settings": outcome.settings,
+        "best": {"ratio_search_rounds": b.ratio, "verdict_search_rounds": b.verdict, "reading": b.reading,
+                 "argmax_round": b.argmax_round, "instance": b.describe(),
+                 "ratio_verified": outcome.verified_ratio,
+                 "verdict_verified": outcome.verified.verdict if outcome.verified else None,
+                 "file": outcome.files.get("worst_instance"),
+                 "rerun": rerun_command(check.id, outcome.files.get("worst_instance"), b.params, check.params)},
+        "baseline_best": None if outcome.baseline_best is None else {
+            "ratio": outcome.baseline_best.ratio, "seed": outcome.baseline_best.instance.seed,
+            "family": check.family.key},
+        "improvement": outcome.improvement,
+        "trajectory": {"search": outcome.trajectory, "baseline": outcome.baseline},
+        "shrink": None if outcome.shrunk is None else {
+            "steps": outcome.shrink_log, "instance": outcome.shrunk.describe(),
+            "file": outcome.files.get("shrunk_instance"),
+            "verdict_verified": outcome.shrunk_verified.verdict if outcome.shrunk_verified else None,
+            "rerun": rerun_command(check.id, outcome.files.get("shrunk_instance"), outcome.shrunk.params,
+                                   check.params)},
+        "seconds": outcome.seconds,
+    }
+    return _jsonable(doc)
+
+
+def search_result(outcome: SearchOutcome, check: BoundCheck) -> dict:
+    """A results entry (``CheckResult.to_dict()`` of the worst instance's re-verification) with the
+    search in its ``series``, ``tables`` and ``evidence``: what ``fedcheck report`` renders."""
+    res = outcome.verified.to_dict()
+    b, bb = outcome.best, outcome.baseline_best
+    res["id"] = f"{check.id}.search"
+    res["title"] = f"{check.title} -- adversarial search (worst of {outcome.settings['budget']} searched instances)"
+    srch = [t["best"] for t in outcome.trajectory]
+    series = [{"panel": "adversarial search: best measured / bound so far", "label": "search (random + local)",
+               "x": [t["evaluation"] for t in outcome.trajectory], "y": srch, "role": "measured",
+               "xlabel": "instances evaluated", "ylabel": "best max ratio", "logx": False, "logy": True}]
+    if outcome.baseline:
+        series.append({"panel": "adversarial search: best measured / bound so far",
+                       "label": "random draws of the check's family", "x": [t["evaluation"] for t in outcome.baseline],
+                       "y": [t["best"] for t in outcome.baseline], "role": "baseline",
+                       "xlabel": "instances evaluated", "ylabel": "best max ratio", "logx": False, "logy": True})
+    series.append({"panel": "adversarial search: best measured / bound so far", "label": "ratio 1 (the bound)",
+                   "x": [1, outcome.settings["budget"]], "y": [1.0, 1.0], "role": "reference",
+                   "xlabel": "instances evaluated", "ylabel": "best max ratio", "logx": False, "logy": True})
+    res["series"] = list(res.get("series") or []) + series
+    rows = [["random draws of the check's family (baseline)", len(outcome.baseline),
+             bb.ratio if bb else None, f"family seed {bb.instance.seed}" if bb else "-"],
+            ["adversarial search", len(outcome.trajectory), b.ratio, b.short()],
+            [f"worst instance re-verified at {outcome.settings['verify_rounds']} rounds", 1, outcome.verified_ratio,
+             outcome.verified.verdict]]
+    if outcome.shrunk is not None:
+        rows.append(["smallest violating instance (shrunk)", len(outcome.shrink_log), outcome.shrunk.ratio,
+                     outcome.shrunk.short() + (f" ({outcome.shrunk_verified.verdict} at full rounds)"
+                                               if outcome.shrunk_verified else "")])
+    res["tables"] = list(res.get("tables") or []) + [
+        {"title": "Adversarial search vs random draws (max measured / bound, the paper's readings)",
+         "columns": ["what", "instances", "max ratio", "instance"], "rows": [[_cell(v) for v in r] for r in rows]}]
+    ev = dict(res.get("evidence") or {})
+    ev["search"] = {"budget": outcome.settings["budget"], "seed": outcome.settings["seed"],
+                    "restarts": outcome.settings["restarts"], "search_rounds": outcome.settings["search_rounds"],
+                    "best_ratio_search_rounds": b.ratio, "best_ratio_verified": outcome.verified_ratio,
+                    "baseline_best_ratio": bb.ratio if bb else None, "improvement_over_random": outcome.improvement,
+                    "worst_instance": outcome.files.get("worst_instance"),
+                    "rerun": rerun_command(check.id, outcome.files.get("worst_instance"), b.params, check.params),
+                    "shrunk_instance": outcome.files.get("shrunk_instance")}
+    res["evidence"] = ev
+    if outcome.files.get("worst_instance"):
+        res["saved_instances"] = [outcome.files["worst_instance"]] + (
+            [outcome.files["shrunk_instance"]] if outcome.files.get("shrunk_instance") else [])
+    from .check import _jsonable
+    return _jsonable(res)
+
+
+def _cell(v):
+    if isinstance(v, float):
+        return v if np.isfinite(v) else None
+    return v
+
+
+# ----------------------------------------------------------------------------------------------
+# command line
+def add_arguments(ap) -> None:
+    ap.add_argument("id", help="a BoundCheck id or alias (fedfw.theorem1, theorem1)")
+    ap.add_argument("--budget", type=int, default=200, help="instances evaluated by the search (default 200); "
+                    "the random-draw baseline evaluates as many")
+    ap.add_argument("--restarts", type=int, default=4, help="local searches started from the best random draws")
+    ap.add_argument("--seed", type=int, default=0, help="root seed (numpy SeedSequence); same seed, same result")
+    ap.add_argument("--rounds", type=int, default=None,
+                    help="rounds per evaluation during the search (default: min(the check's, 1000))")
+    ap.add_argument("--verify-rounds", type=int, default=None,
+                    help="rounds of the final re-verification (default: the check's)")
+    ap.add_argument("--sets", default=None, help="comma-separated sets to search (default: l1,l2,box,simplex)")
+    ap.add_argument("--param-range", action="append", default=[], metavar="NAME=LO:HI",
+                    help="search parameter NAME log-uniformly in [LO, HI] (default: each positive parameter "
+                         "over a factor 10 each way)")
+    ap.add_argument("--fixed-params", action="store_true", help="keep the check's parameters fixed")
+    ap.add_argument("--no-shrink", action="store_true", help="do not shrink a violating instance")
+    ap.add_argument("--shrink-budget", type=int, default=60, help="evaluations spent shrinking (default 60)")
+    ap.add_argument("--out", default="reports", metavar="DIR",
+                    help="where the worst instance, search.json and the report go (default: reports/)")
+    ap.add_argument("--json", default=None, metavar="FILE", help="also write the results document here")
+    ap.add_argument("--theorem-file", action="append", default=[], help="a Python file declaring your own checks")
+    ap.add_argument("--no-report", action="store_true", help="write results.json but no HTML/PDF report")
+    ap.add_argument("--no-cache", action="store_true", help="solve the final instances again")
+    ap.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+
+
+def _parse_ranges(items) -> dict:
+    from .cli import BadInput
+    out = {}
+    for it in items:
+        try:
+            name, rng = it.split("=", 1)
+            lo, hi = (float(v) for v in rng.split(":", 1))
+        except ValueError:
+            raise BadInput(f"--param-range {it!r}: expected NAME=LO:HI") from None
+        if not (0 < lo <= hi) or not (np.isfinite(lo) and np.isfinite(hi)):
+            raise BadInput(f"--param-range {it!r}: need 0 < LO <= HI")
+        out[name.strip()] = (lo, hi)
+    return out
+
+
+def cmd_search(args, argv) -> int:
+    from .cli import EXIT_BAD_INPUT, BadInput, _registry, exit_code
+    from .registry import UnknownCheck
+    from .results import document, provenance, write_json
+
+    reg = _registry(args.theorem_file)
+    try:
+        checks = reg.resolve([args.id])
+    except UnknownCheck as e:
+        raise BadInput(str(e)) from None
+    if len(checks) != 1:
+        raise BadInput(f"{args.id!r} names {len(checks)} checks ({', '.join(c.id for c in checks)}); "
+                       "search one check at a time")
+    check = checks[0]
+    if not isinstance(check, BoundCheck):
+        print(f"fedcheck: error: {check.id} is declared as {type(check).__name__} (kind {getattr(check, 'kind', '?')!r}): "
+              "'fedcheck search' maximizes measured/bound along a run and works on pathwise bounds declared "
+              "as BoundCheck only", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for name, val in (("--budget", args.budget), ("--restarts", args.restarts)):
+        if val < 1:
+            raise BadInput(f"{name} must be >= 1")
+    if args.budget < 2:
+        raise BadInput("--budget must be >= 2")
+    for name, val in (("--rounds", args.rounds), ("--verify-rounds", args.verify_rounds)):
+        if val is not None and val < 1:
+            raise BadInput(f"{name} must be >= 1")
+    sets = None
+    if args.sets:
+        sets = tuple(s.strip() for s in args.sets.split(",") if s.strip())
+        bad = [s for s in sets if s not in SET_NAMES]
+        if bad or not sets:
+            raise BadInput(f"--sets: unknown set(s) {bad}; expected some of {sorted(SET_NAMES)}")
+    ranges = _parse_ranges(args.param_range)
+    unknown = [k for k in ranges if k not in check.params]
+    if unknown:
+        raise BadInput(f"--param-range: {unknown} not parameters of {check.id} (its parameters: {sorted(check.params)})")
+    space = SearchSpace.for_check(check, sets=sets, vary_params=not args.fixed_params, param_ranges=ranges)
+    out = Path(args.out)
+    log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
+    outcome = search(check, budget=args.budget, restarts=args.restarts, seed=args.seed, rounds=args.rounds,
+                     space=space, verify_rounds=args.verify_rounds, do_shrink=not args.no_shrink,
+                     shrink_budget=args.shrink_budget, out=out, use_cache=not args.no_cache, log=log)
+    sdoc = search_document(outcome, check)
+    spath = write_json(sdoc, out / f"{_stem(check.id)}-search.json")
+    entry = search_result(outcome, check)
+    doc = document([entry], provenance(argv, None))
+    b, bb = outcome.best, outcome.baseline_best
+    print(f"search {check.id}: {args.budget} instances searched, {len(outcome.baseline)} random draws of its family "
+          f"(seed {args.seed}, {outcome.settings['search_rounds']} rounds each)")
+    print(f"  random draws (baseline):  best max ratio {_f(bb.ratio if bb else None)}")
+    print(f"  adversarial search:       best max ratio {_f(b.ratio)}"
+          + (f"  ({outcome.improvement:.3g}x the baseline)" if outcome.improvement else "")
+          + f"  [{b.short()}; reading {b.reading}, round {_f(b.argmax_round, '.0f')}]")
+    print(f"  worst instance re-verified at {outcome.settings['verify_rounds']} rounds: {outcome.verified.verdict}, "
+          f"max ratio {_f(outcome.verified_ratio)}")
+    print(f"  worst instance: {outcome.files['worst_instance']}")
+    print(f"  rerun: {rerun_command(check.id, outcome.files['worst_instance'], b.params, check.params)}")
+    if outcome.shrunk is not None:
+        s = outcome.shrunk
+        print(f"  shrunk violating instance: {outcome.files.get('shrunk_instance')} ({s.short()}, "
+              f"{outcome.shrunk_verified.verdict if outcome.shrunk_verified else '-'} at full rounds)")
+    print(f"  trajectory: {spath}")
+    if args.json:
+        print(f"results: {write_json(doc, args.json)}")
+    if args.no_report:
+        print(f"results: {write_json(doc, out / 'results.json')}")
+    else:
+        from .report import write_reports
+        for path in write_reports(doc, out):
+            print(f"report: {path}")
+    return exit_code([entry])

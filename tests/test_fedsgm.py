@@ -1,0 +1,399 @@
+"""FedSGM: components (values vs cvxpy, subgradients vs finite differences, Lipschitz constants),
+compressors (unbiasedness and variance, exactly by enumeration and by sampling), the engine's
+reductions (centralized switching subgradient bit for bit, FedAvg, identical clients), the exact
+constrained solve, and every check's verdict on its quick run."""
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fedcheck import verdict as V
+from fedcheck.check import RunConfig
+from fedcheck.compression import Bernoulli, Identity, RandK, RandomQuantization, UniformStream, make_compressor
+from fedcheck.engine.switching import (centralized_local_sgm, fedavg, fedsgm, switching_subgradient,
+                                       switching_weight)
+from fedcheck.problems import fedsgm as P
+
+KINDS = ("pl", "norm", "logistic_np", "huber", "axis")
+
+
+def _family(kind, n=3, d=4):
+    return P.ConstrainedFamily(kind=kind, n=n, m=6, d=d, start="infeasible" if kind in ("pl", "huber") else "zero")
+
+
+# ---------------------------------------------------------------------------------------------
+# components
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("which", ("f", "g"))
+def test_values_match_cvxpy(kind, which):
+    import cvxpy as cp
+    inst = _family(kind).draw(3)
+    comp = getattr(inst, which)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        w = rng.standard_normal(inst.d)
+        mine = comp.value(np.broadcast_to(w, (1, inst.n, inst.d)))[0]
+        x = cp.Variable(inst.d)
+        x.value = w
+        ref = np.array([comp.cvx(0, j, x).value for j in range(inst.n)])
+        np.testing.assert_allclose(mine, ref, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("which", ("f", "g"))
+def test_subgradients_match_finite_differences(kind, which):
+    """At random points the client functions are differentiable (almost surely): the subgradient is
+    the gradient, checked by central differences; and its norm is below the declared Lipschitz bound."""
+    inst = _family(kind).draw(5)
+    comp = getattr(inst, which)
+    rng = np.random.default_rng(1)
+    lip, _, _ = comp.lipschitz()
+    h = 1e-6
+    for _ in range(3):
+        W = rng.standard_normal((1, inst.n, inst.d)) * 2
+        G = comp.subgrad(W)
+        fd = np.empty_like(G)
+        for k in range(inst.d):
+            e = np.zeros(inst.d)
+            e[k] = h
+            fd[..., k] = (comp.value(W + e) - comp.value(W - e)) / (2 * h)
+        np.testing.assert_allclose(G, fd, rtol=1e-5, atol=1e-6)
+        assert np.all(np.linalg.norm(G, axis=-1) <= lip * (1 + 1e-12))
+
+
+@pytest.mark.parametrize("kind", ("pl", "huber", "logistic_np"))
+def test_lipschitz_bound_is_not_exceeded_far_away(kind):
+    inst = _family(kind).draw(2)
+    G, _, _ = inst.lipschitz()
+    rng = np.random.default_rng(2)
+    W = 50 * rng.standard_normal((200, inst.n, inst.d))
+    for comp in (inst.f, inst.g):
+        big = P.Component.stack([comp] * 200)
+        assert np.linalg.norm(big.subgrad(W), axis=-1).max() <= G * (1 + 1e-12)
+
+
+def test_save_and_load_roundtrip(tmp_path):
+    inst = _family("pl").draw(0)
+    back = P.load_constrained(P.save_constrained(inst, tmp_path / "x.npz"))
+    assert back.content_hash() == inst.content_hash()
+
+
+# ---------------------------------------------------------------------------------------------
+# exact solves
+@pytest.mark.parametrize("kind", KINDS)
+def test_constrained_solve_is_feasible_and_bracketed(kind):
+    inst = _family(kind).draw(0)
+    sol = P.solve_constrained(inst)
+    assert sol.accurate and sol.reason is None
+    assert sol.g_star <= 0
+    assert sol.f_lower <= sol.f_star
+    assert sol.f_star - sol.f_lower < 1e-6
+    assert sol.D == pytest.approx(np.linalg.norm(inst.w0 - sol.w_star))
+
+
+def test_axis_instance_has_the_known_optimum():
+    inst = P.ConstrainedFamily(kind="axis", n=1, d=5).draw(0)
+    sol = P.solve_constrained(inst)
+    assert sol.f_star == pytest.approx(2.0, abs=1e-6)
+    assert sol.D == pytest.approx(1.0, abs=1e-6)
+    assert inst.lipschitz()[:2] == (1.0, True)
+
+
+def test_inaccurate_status_makes_a_reason():
+    sol = P.ConstrainedSolution(1.0, 0.9, 0.0, np.zeros(2), 0.0, 1.0, "optimal_inaccurate", "CLARABEL", "", 0.0, True)
+    assert not sol.accurate and "optimal_inaccurate" in sol.reason
+
+
+# ---------------------------------------------------------------------------------------------
+# compressors
+def _subsets_uniforms(d, k):
+    """One uniform array per K-subset that makes Rand-K pick exactly that subset."""
+    for S in itertools.combinations(range(d), k):
+        U = np.ones(d)
+        U[list(S)] = 0.0
+        yield U
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 6).flatmap(lambda d: st.tuples(st.just(d), st.integers(1, d))),
+       st.lists(st.floats(-10, 10), min_size=6, max_size=6))
+def test_rand_k_exactly_unbiased_with_the_stated_variance(dk, xs):
+    d, k = dk
+    x = np.array(xs[:d])
+    C = RandK(k)
+    outs = np.array([C.apply(x, U) for U in _subsets_uniforms(d, k)])
+    np.testing.assert_allclose(outs.mean(0), x, rtol=1e-12, atol=1e-12)
+    var = ((outs - x) ** 2).sum(-1).mean()
+    assert var == pytest.approx(float(C.variance(x)), rel=1e-12, abs=1e-12)
+    assert C.q(d) == pytest.approx(d / k - 1)
+
+
+def _two_point_outcomes(d, probs):
+    """All 2^d outcomes of independent coordinates: (probability, uniforms selecting 'up' where 1)."""
+    for bits in itertools.product((0, 1), repeat=d):
+        b = np.array(bits)
+        p = np.prod(np.where(b == 1, probs, 1 - probs))
+        U = np.where(b == 1, 0.0, np.nextafter(1.0, 0.0))   # U < prob  <=>  'up'
+        yield p, U
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 4), st.lists(st.floats(-10, 10), min_size=5, max_size=5))
+def test_random_quantization_exactly_unbiased_with_the_stated_variance(d, s, xs):
+    x = np.array(xs[:d])
+    C = RandomQuantization(s)
+    norm = np.linalg.norm(x)
+    frac = (s * np.abs(x) / norm) % 1.0 if norm > 0 else np.zeros(d)
+    mean, var = np.zeros(d), 0.0
+    for p, U in _two_point_outcomes(d, frac):
+        c = C.apply(x, U)
+        mean += p * c
+        var += p * ((c - x) ** 2).sum()
+    np.testing.assert_allclose(mean, x, rtol=1e-10, atol=1e-10)
+    assert var == pytest.approx(float(C.variance(x)), rel=1e-9, abs=1e-10)
+    assert var <= C.q(d) * (x @ x) * (1 + 1e-12) + 1e-12
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 5), st.floats(0.05, 1.0), st.lists(st.floats(-10, 10), min_size=5, max_size=5))
+def test_bernoulli_exactly_unbiased_with_the_stated_variance(d, p, xs):
+    x = np.array(xs[:d])
+    C = Bernoulli(p)
+    mean, var = np.zeros(d), 0.0
+    for pr, U in _two_point_outcomes(d, np.full(d, p)):
+        c = C.apply(x, U)
+        mean += pr * c
+        var += pr * ((c - x) ** 2).sum()
+    np.testing.assert_allclose(mean, x, rtol=1e-10, atol=1e-10)
+    assert var == pytest.approx(float(C.variance(x)), rel=1e-9, abs=1e-10)
+
+
+@pytest.mark.parametrize("C", [RandK(2), RandomQuantization(1), Bernoulli(0.3)])
+def test_sampled_compression_is_unbiased(C):
+    """The sampling path (UniformStream + apply): the mean of 20000 draws is within
+    POLICY.statistical_z standard errors of x in every coordinate, and the variance matches."""
+    d, S = 6, 20000
+    x = np.array([1.0, -2.0, 0.5, 3.0, 0.0, -0.25])
+    stream = UniformStream([7], "test", (S, d), chunk=1)
+    out = C.apply(np.broadcast_to(x, (S, d)), stream.next()[0])
+    se = out.std(0, ddof=1) / math.sqrt(S)
+    assert np.all(np.abs(out.mean(0) - x) <= V.POLICY.statistical_z * se + 1e-12)
+    sq = ((out - x) ** 2).sum(-1)
+    assert abs(sq.mean() - C.variance(x)) <= V.POLICY.statistical_z * sq.std(ddof=1) / math.sqrt(S)
+
+
+def test_uniform_stream_rows_do_not_depend_on_the_batch():
+    a = UniformStream([3, 5], "k", (2, 3), chunk=4)
+    b = UniformStream([5], "k", (2, 3), chunk=3)
+    ra = np.stack([a.next() for _ in range(7)])
+    rb = np.stack([b.next() for _ in range(7)])
+    np.testing.assert_array_equal(ra[:, 1], rb[:, 0])
+
+
+def test_make_compressor():
+    assert isinstance(make_compressor(None), Identity)
+    assert make_compressor({"name": "rand_k", "k": 3}) == RandK(3)
+    with pytest.raises(ValueError):
+        make_compressor({"name": "top_k", "k": 1})
+
+
+# ---------------------------------------------------------------------------------------------
+# the engine: switching rule and reductions
+def test_switching_weights():
+    z = np.array([-1.0, -0.06, -0.05, -0.02, 0.0, 0.01])
+    np.testing.assert_array_equal(switching_weight(z, "hard"), [0, 0, 0, 0, 0, 1])
+    np.testing.assert_allclose(switching_weight(z, "soft", beta=20.0), [0, 0, 0, 0.6, 1, 1])
+
+
+@pytest.mark.parametrize("rule", ("hard", "soft"))
+@pytest.mark.parametrize("kind", ("pl", "norm", "logistic_np"))
+def test_n1_E1_uncompressed_is_centralized_sgm_bit_for_bit(rule, kind):
+    fam = P.ConstrainedFamily(kind=kind, n=1, m=8, d=4, start="infeasible" if kind == "pl" else "zero")
+    b = P.ConstrainedBatch([fam.draw(s) for s in range(3)])
+    kw = dict(rounds=150, eta=np.array([0.01, 0.03, 0.1]), eps=0.05, rule=rule, beta=40.0 if rule == "soft" else None)
+    tr = fedsgm(b, local_steps=1, **kw)
+    ref = switching_subgradient(b, **kw)
+    assert np.array_equal(tr.final["w_T"], ref[-1])
+    np.testing.assert_array_equal(tr.metrics["g"], np.stack([b.full_g(w) for w in ref]))
+
+
+def test_zero_constraint_is_fedavg():
+    fam = P.ConstrainedFamily(kind="pl", n=5, m=8, d=4, start="infeasible")
+    insts = [fam.draw(s) for s in range(3)]
+    zero = [P.ConstrainedInstance(i.f, P.Affine(a=np.zeros((1, i.n, i.d)), e=np.zeros((1, i.n))), w0=i.w0)
+            for i in insts]
+    b = P.ConstrainedBatch(zero)
+    for rule in ("hard", "soft"):
+        tr = fedsgm(b, rounds=100, eta=0.02, eps=0.1, rule=rule, beta=20.0, local_steps=3)
+        assert np.all(tr.metrics["sigma"] == 0) and np.all(tr.final["A_size"] == 100)
+        np.testing.assert_allclose(tr.final["w_T"], fedavg(b, rounds=100, eta=0.02, local_steps=3)[-1],
+                                   rtol=1e-12, atol=1e-12)
+
+
+def test_identical_clients_are_one_client_with_E_inner_steps():
+    fam = P.ConstrainedFamily(kind="norm", n=1, m=8, d=4)
+    one = [fam.draw(s) for s in range(2)]
+    many = [P.ConstrainedInstance(P.L2Residual(A=np.repeat(i.f.A, 3, 1), b=np.repeat(i.f.b, 3, 1)),
+                                  P.Distance(c=np.repeat(i.g.c, 3, 1), r=np.repeat(i.g.r, 3, 1)), w0=i.w0) for i in one]
+    tr = fedsgm(P.ConstrainedBatch(many), rounds=80, eta=0.05, eps=0.0, rule="hard", local_steps=4)
+    ref = centralized_local_sgm(P.ConstrainedBatch(one), rounds=80, eta=0.05, eps=0.0, rule="hard", local_steps=4)
+    np.testing.assert_allclose(tr.final["w_T"], ref[-1], rtol=1e-12, atol=1e-12)
+
+
+def test_client_permutation_and_uncompressed_server_step_is_model_averaging():
+    inst = _family("huber", n=4).draw(1)
+    perm = [2, 0, 3, 1]
+    other = P.ConstrainedInstance(type(inst.f)(**{k: v[:, perm] for k, v in inst.f.arrays.items()}),
+                                  type(inst.g)(**{k: v[:, perm] for k, v in inst.g.arrays.items()}), w0=inst.w0)
+    a = fedsgm(P.ConstrainedBatch([inst]), rounds=60, eta=0.05, eps=0.1, local_steps=3)
+    b = fedsgm(P.ConstrainedBatch([other]), rounds=60, eta=0.05, eps=0.1, local_steps=3)
+    np.testing.assert_allclose(a.final["w_T"], b.final["w_T"], rtol=1e-12, atol=1e-12)
+    # one round by hand: the server point is the mean of the local models
+    batch = P.ConstrainedBatch([inst])
+    W = np.repeat(batch.w0[:, None], inst.n, 1)
+    for _ in range(3):
+        W = W - 0.05 * batch.f.subgrad(W) if batch.full_g(batch.w0)[0] <= 0.1 else W - 0.05 * batch.g.subgrad(W)
+    one = fedsgm(batch, rounds=1, eta=0.05, eps=0.1, local_steps=3)
+    np.testing.assert_allclose(one.final["w_T"], W.mean(1), rtol=1e-12, atol=1e-12)
+
+
+def test_compressed_runs_are_reproducible_per_seed():
+    inst = _family("pl", n=3, d=6).draw(0)
+    kw = dict(rounds=40, eta=0.05, eps=0.1, local_steps=2, compressor=RandK(2))
+    a = fedsgm(P.ConstrainedBatch([inst, inst]), seeds=[11, 12], **kw)
+    b = fedsgm(P.ConstrainedBatch([inst]), seeds=[12], **kw)
+    np.testing.assert_array_equal(a.final["w_T"][1], b.final["w_T"][0])
+    assert not np.array_equal(a.final["w_T"][0], a.final["w_T"][1])
+
+
+def test_output_average_follows_the_theorems():
+    inst = _family("pl").draw(0)
+    b = P.ConstrainedBatch([inst])
+    for rule in ("hard", "soft"):
+        tr = fedsgm(b, rounds=50, eta=0.05, eps=0.2, rule=rule, beta=10.0)
+        g, sig = tr.metrics["g"][:-1, 0], tr.metrics["sigma"][:-1, 0]
+        inA = g <= 0.2 if rule == "hard" else g < 0.2
+        np.testing.assert_array_equal(tr.metrics["in_A"][:-1, 0].astype(bool), inA)
+        wt = np.where(inA, 1.0 if rule == "hard" else 1 - sig, 0.0)
+        np.testing.assert_allclose(tr.metrics["weight"][:-1, 0], wt)
+        assert tr.final["A_size"][0] == inA.sum()
+        assert tr.final["A_weight"][0] == pytest.approx(wt.sum())
+
+
+# ---------------------------------------------------------------------------------------------
+# every check's verdict on its quick run
+EXPECTED = {
+    "theorem1": V.HOLDS, "theorem2": V.HOLDS, "per_round": V.HOLDS, "lemma5": V.HOLDS,
+    "compression": V.VIOLATED, "scaling": V.HOLDS, "hard_vs_soft": V.HOLDS, "experiment": V.HOLDS,
+    "reductions": V.HOLDS,
+}
+
+
+@pytest.fixture(scope="module")
+def quick_results():
+    import theorems.fedsgm as F
+    return {name: getattr(F, name).run(RunConfig()) for name in EXPECTED}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_quick_verdicts(quick_results, name):
+    import json
+    r = quick_results[name]
+    assert r.verdict == EXPECTED[name], (name, r.verdict, r.reason)
+    assert r.id == f"fedsgm.{name}"
+    json.dumps(r.to_dict())
+
+
+def test_compression_failures_are_the_empty_A_of_the_axis_instance(quick_results):
+    r = quick_results["compression"]
+    stated = r.readings["hard, eps = eps_bad (N=0): every run (as stated)"]
+    assert stated["verdict"] == V.VIOLATED and 0 < stated["failure_fraction"] < 0.2
+    for key, d in r.readings.items():
+        if key.endswith("in expectation (proof)"):
+            assert d["verdict"] == V.HOLDS
+    axis = [c for c in r.instances if c["label"].startswith("axis")][0]
+    v = axis["evidence"]["variants"]["hard, eps = eps_bad (N=0)"]
+    # P(at most one of 240 Rand-1 draws hits the constraint coordinate) = 0.98^240 + 240 0.02 0.98^239
+    p = 0.98 ** 240 + 240 * 0.02 * 0.98 ** 239
+    assert v["ci"][0] <= p <= v["ci"][1]
+    assert v["A_empty"] == v["failed"]
+
+
+def test_theorem_checks_report_readings_and_rates(quick_results):
+    r = quick_results["theorem1"]
+    assert {"N=0: eps = eps_bad", "N=1: eps = 2 eps_bad"} <= set(r.readings)
+    assert r.fitted_rate is not None and r.rate_verdict in (V.HOLDS, V.INCONCLUSIVE)
+    assert all(s["verdict"] == V.HOLDS for s in r.symbolic)
+    assert r.readings["N=0: eps = eps_bad"]["bounds"]["objective"]["max_ratio"] < 1
+
+
+def test_experiment_has_the_paper_side_by_side(quick_results):
+    r = quick_results["experiment"]
+    titles = [t["title"] for t in r.tables]
+    assert any("paper's claims" in t for t in titles)
+    ev = r.instances[0]["evidence"]
+    assert ev["ratio_hard_over_soft"] > 1
+
+
+def test_cli_runs_a_fedsgm_check(tmp_path):
+    from fedcheck.cli import main
+    code = main(["verify", "fedsgm.reductions", "--no-report", "--quiet", "--json", str(tmp_path / "r.json")])
+    assert code == 0
+
+
+def test_a_too_tight_bound_is_refuted_and_the_instance_saved(tmp_path):
+    """The horizon machinery refutes a wrong claim: g(wbar) <= eps/100 fails on the axis instance."""
+    import sympy as sp
+
+    from fedcheck.horizon import Bound, Case, HorizonBoundCheck
+    from theorems.fedsgm import AXIS, FEDSGM, SCHEDULES_HARD, Gamma, Gamma_hard, c_eps, epsilon
+    from fedcheck.check import Reading
+    wrong = HorizonBoundCheck(
+        id="test.too_tight", paper=FEDSGM, reference="-", claim="g(wbar) <= eps/100", runner=P.run_fedsgm,
+        schedules=SCHEDULES_HARD, bounds=(Bound("feasibility / 100", "g_out", epsilon / 100),),
+        readings=(Reading("r", {Gamma: Gamma_hard, c_eps: 1}),),
+        cases=[Case("axis", AXIS, {"rule": "hard", "E": 1}, seeds=1, horizons=(50, 100))],
+        solver=P.solve_constrained, save_instance=P.save_constrained)
+    res = wrong.run(RunConfig(save_dir=str(tmp_path)))
+    assert res.verdict == V.VIOLATED and "feasibility / 100" in res.reason
+    assert res.saved_instances and P.load_constrained(res.saved_instances[0]).content_hash() == \
+        AXIS.draw(0).content_hash()
+    assert sp.sympify(res.formula["bound_text"].split("<= ")[1]) is not None
+
+
+def test_an_inaccurate_solve_makes_the_check_inconclusive(monkeypatch):
+    from fedcheck.horizon import Bound, Case, HorizonBoundCheck
+    from theorems.fedsgm import AXIS, FEDSGM, SCHEDULES_HARD, Gamma, Gamma_hard, c_eps, epsilon
+    from fedcheck.check import Reading
+
+    def inaccurate(inst, use_cache=True):
+        sol = P.solve_constrained(inst, use_cache=use_cache)
+        sol.status = "optimal_inaccurate"
+        return sol
+    chk = HorizonBoundCheck(
+        id="test.inaccurate", paper=FEDSGM, reference="-", claim="-", runner=P.run_fedsgm,
+        schedules=SCHEDULES_HARD, bounds=(Bound("objective", "f_gap", epsilon),),
+        readings=(Reading("r", {Gamma: Gamma_hard, c_eps: 2}),),
+        cases=[Case("axis", AXIS, {"rule": "hard", "E": 1}, seeds=1, horizons=(50,))], solver=inaccurate)
+    res = chk.run(RunConfig())
+    assert res.verdict == V.INCONCLUSIVE and "optimal_inaccurate" in res.reason
+
+
+def test_soft_switching_with_a_huge_slope_is_hard_switching():
+    b = P.ConstrainedBatch([_family("pl").draw(s) for s in range(3)])
+    hard = fedsgm(b, rounds=120, eta=0.03, eps=0.2, rule="hard", local_steps=2)
+    soft = fedsgm(b, rounds=120, eta=0.03, eps=0.2, rule="soft", beta=1e15, local_steps=2)
+    assert np.array_equal(hard.final["w_T"], soft.final["w_T"])
+    np.testing.assert_allclose(hard.final["wbar"], soft.final["wbar"], rtol=1e-13, atol=1e-13)
+
+
+def test_soft_ramp_is_the_interval_half_eps_to_eps():
+    eps = 0.1
+    g = np.linspace(0, 0.2, 2001)
+    s = switching_weight(g - eps, "soft", beta=2 / eps)
+    inside = (s > 0) & (s < 1)
+    assert np.all((g[inside] > eps / 2) & (g[inside] < eps))
+    assert np.all(s[g >= eps] == 1) and np.all(s[g <= eps / 2] == 0)

@@ -1,0 +1,75 @@
+"""Certified worst cases (``fedcheck pep``), an optional extra: the PEP tests are marked ``pep`` and skipped when
+PEPit is not installed (``pip install 'fedcheck[pep]'``); the default suite does not need it."""
+import json
+
+import pytest
+
+from fedcheck import pep
+from fedcheck import verdict as V
+from fedcheck.cli import main
+
+_OK, _WHY = pep.available()
+needs_pepit = pytest.mark.skipif(not _OK, reason=f"optional extra missing: {_WHY}")
+
+
+def test_instance_21_stalls_exactly():
+    """No PEPit needed: naive averaging (20) on (21) stays at xbar = 0, gap 1/2 (the 1/2-scaled reading)."""
+    assert pep.instance21_gaps(8) == [0.5] * 8
+    assert pep.paper_floor(3, 1.0, 2.0) == pytest.approx(2.0) and pep.jaggi_bound(2, 1.0, 1.0) == pytest.approx(0.5)
+
+
+def test_missing_extra_is_a_clear_error(monkeypatch, capsys):
+    monkeypatch.setattr(pep, "available", lambda: (False, "PEPit is not installed; pip install 'fedcheck[pep]'"))
+    assert main(["pep", "--horizon", "1", "--no-report"]) == 2
+    assert "fedcheck[pep]" in capsys.readouterr().err
+
+
+@pytest.mark.pep
+@needs_pepit
+def test_frank_wolfe_worst_case_matches_known_values_and_is_below_the_paper():
+    known = {1: 0.5, 2: 0.3126169, 3: 0.2278481}       # L = D = 1 (PEPit's example; Clarabel)
+    for T, v in known.items():
+        r = pep.frank_wolfe_worst_case(T, 1.0, 1.0)
+        assert r["dual"] == pytest.approx(v, rel=1e-4), r
+        assert r["primal"] == pytest.approx(r["dual"], rel=1e-4)
+        assert r["solver"] in ("CLARABEL", "SCS") and r["status"].startswith("optimal")
+        assert r["dual"] <= pep.paper_floor(T, 1.0, 1.0) and r["dual"] <= pep.jaggi_bound(T, 1.0, 1.0)
+    # scaling: the worst case is proportional to L D^2
+    assert pep.frank_wolfe_worst_case(2, 2.0, 0.5)["dual"] == pytest.approx(0.5 * known[2], rel=1e-4)
+
+
+@pytest.mark.pep
+@needs_pepit
+def test_naive_averaging_worst_case_stays_above_the_instance_and_above_fw():
+    for T in (1, 2, 3):
+        naive = pep.naive_averaging_worst_case(T)
+        central = pep.naive_averaging_worst_case(T, centralized=True)
+        assert naive["primal"] >= 0.5                   # instance (21) is in the class: gap 1/2 at every round
+        assert naive["dual"] > central["dual"]
+    assert pep.naive_averaging_worst_case(3)["dual"] > 2.0 > pep.naive_averaging_worst_case(3, centralized=True)["dual"]
+
+
+@pytest.mark.pep
+@needs_pepit
+def test_pep_command_results_and_report(tmp_path, capsys):
+    rc = main(["pep", "--horizon", "3", "--json", str(tmp_path / "p.json"), "--no-report", "-q"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "fedfw.pep_frank_wolfe" in out and "tightness" in out
+    doc = json.loads((tmp_path / "p.json").read_text())
+    fw, naive = doc["checks"]
+    assert fw["verdict"] == V.HOLDS and fw["max_ratio"] == pytest.approx(0.5, rel=1e-6)   # T = 1: L D^2/2 vs L D^2
+    assert naive["verdict"] == V.REPRODUCED
+    assert naive["readings"]["centralized FW goes below"]["verdict"] == V.NOT_REPRODUCED   # T = 3 is too short
+    assert {s["role"] for s in fw["series"]} == {"measured", "bound", "reference"}
+    from fedcheck.report import validate
+    validate(doc)
+    assert main(["pep", "--horizon", "0", "--no-report"]) == 2
+
+
+@pytest.mark.pep
+@needs_pepit
+def test_pep_checks_run_from_a_theorem_file():
+    from fedcheck.check import RunConfig
+    fw, naive = pep.pep_checks()
+    r = fw.run(RunConfig(rounds=2))
+    assert r.id == "fedfw.pep_frank_wolfe" and r.verdict == V.HOLDS and r.series

@@ -1,0 +1,146 @@
+"""Adversarial search (``fedcheck search``): worst instances, determinism, shrinking, rejection."""
+import json
+import textwrap
+
+import numpy as np
+import pytest
+
+from fedcheck import verdict as V
+from fedcheck.cli import main
+from fedcheck.instances import RandomFamily, load_instance
+from fedcheck.search import (Candidate, NotSearchable, SearchSpace, draw_candidate, mutate, restrict, search,
+                             search_document, search_result)
+
+QUICK = ["--rounds", "60", "--verify-rounds", "120", "--restarts", "1", "-q"]
+
+
+@pytest.fixture(scope="module")
+def theorem1():
+    from theorems.fedfw import theorem1
+    return theorem1
+
+
+@pytest.fixture(scope="module")
+def small_check(theorem1):
+    """Theorem 1 on a small family (quick solves)."""
+    import dataclasses
+    return dataclasses.replace(theorem1, family=RandomFamily(n=3, m=5, p=4), symbolic=(), side_conditions=(),
+                               default_rounds=150)
+
+
+TOO_GOOD = textwrap.dedent('''
+    import sympy as sp
+    from fedcheck import engine
+    from fedcheck.check import BoundCheck, Paper
+    from fedcheck.instances import RandomFamily
+    from fedcheck.symbols import D, L, lambda_0, t
+
+    too_good = BoundCheck(
+        id="mine.too_good", paper=Paper(key="mine", title="mine", authors="me"), reference="conjecture",
+        claim="F(xbar^t) - F* <= L D^2 / (100 (t + 1))", algorithm=engine.fedfw,
+        schedules={"eta": 2 / (t + 1), "lam": lambda_0 * sp.sqrt(t + 1)}, bound=L * D**2 / (100 * (t + 1)),
+        params={"lambda_0": 1.0}, family=RandomFamily(n=4, m=6, p=4), valid_from=2, default_rounds=80)
+''')
+
+
+def test_search_writes_an_instance_that_verify_accepts(tmp_path):
+    out = tmp_path / "s"
+    rc = main(["search", "theorem1", "--budget", "4", "--out", str(out), "--no-report"] + QUICK)
+    assert rc == 0
+    worst = out / "fedfw.theorem1-worst.npz"
+    inst = load_instance(worst)            # the documented format
+    assert inst.A.ndim == 3
+    doc = json.loads((out / "fedfw.theorem1-search.json").read_text())
+    assert doc["schema"] == "fedcheck.search/1"
+    assert len(doc["trajectory"]["search"]) == 4 and len(doc["trajectory"]["baseline"]) == 4
+    best = [p["best"] for p in doc["trajectory"]["search"]]
+    assert best == sorted(best)                          # best-so-far is monotone
+    assert doc["best"]["ratio_search_rounds"] == pytest.approx(max(p["ratio"] for p in doc["trajectory"]["search"]))
+    assert doc["best"]["rerun"].startswith(f"fedcheck verify fedfw.theorem1 --instance {worst}")
+    params = [a for p in doc["best"]["rerun"].split(" --param ")[1:] for a in ("--param", p)]
+    assert main(["verify", "theorem1", "--instance", str(worst), "--rounds", "120", "--no-report", "-q",
+                 "--json", str(tmp_path / "v.json")] + params) == 0
+    again = json.loads((tmp_path / "v.json").read_text())["checks"][0]
+    assert again["max_ratio"] == pytest.approx(doc["best"]["ratio_verified"], rel=1e-9)
+    res = json.loads((out / "results.json").read_text())["checks"][0]
+    assert res["id"] == "fedfw.theorem1.search" and res["series"] and res["tables"] and "search" in res["evidence"]
+
+
+def test_same_seed_same_result(small_check, tmp_path):
+    docs = []
+    for k in range(2):
+        o = search(small_check, budget=4, restarts=1, seed=7, rounds=40, verify_rounds=60, out=tmp_path / str(k))
+        d = search_document(o, small_check)
+        docs.append((d["trajectory"], d["best"]["instance"]["hash"], d["best"]["ratio_verified"]))
+    assert docs[0] == docs[1]
+    o = search(small_check, budget=4, restarts=1, seed=8, rounds=40, verify_rounds=60, baseline=False)
+    assert search_document(o, small_check)["trajectory"]["search"] != docs[0][0]["search"]
+
+
+def test_search_beats_or_matches_its_random_phase_and_reports(small_check):
+    o = search(small_check, budget=6, restarts=1, seed=0, rounds=40, verify_rounds=60)
+    assert o.best.score == max(t["ratio"] for t in o.trajectory)
+    assert o.verified is not None and o.verified_ratio >= o.best.ratio * (1 - 1e-9)   # more rounds: max over more
+    entry = search_result(o, small_check)
+    from fedcheck.report import validate
+    validate({"checks": [entry]})
+    panels = {s["panel"] for s in entry["series"]}
+    assert any("adversarial search" in p for p in panels)
+    roles = {s["role"] for s in entry["series"]}
+    assert {"measured", "baseline"} <= roles
+
+
+def test_violated_bound_is_shrunk(tmp_path):
+    f = tmp_path / "mine.py"
+    f.write_text(TOO_GOOD)
+    out = tmp_path / "o"
+    rc = main(["search", "--theorem-file", str(f), "mine.too_good", "--budget", "3", "--rounds", "30",
+               "--shrink-budget", "12", "--out", str(out), "--no-report", "--restarts", "1", "--fixed-params", "-q"])
+    assert rc == 1                                        # the re-verified worst instance violates the bound
+    doc = json.loads((out / "mine.too_good-search.json").read_text())
+    assert doc["best"]["verdict_verified"] == V.VIOLATED
+    shrunk = doc["shrink"]
+    assert shrunk is not None and shrunk["verdict_verified"] == V.VIOLATED
+    big, small = doc["best"]["instance"], shrunk["instance"]
+    assert small["n"] * small["m"] * small["p"] < big["n"] * big["m"] * big["p"]
+    assert main(["verify", "--theorem-file", str(f), "mine.too_good", "--instance", shrunk["file"], "--no-report",
+                 "-q"]) == 1
+
+
+def test_only_bound_checks_are_searched(tmp_path, capsys):
+    assert main(["search", "fedfw.theorem3", "--budget", "3", "--out", str(tmp_path)]) == 2
+    assert "BoundCheck" in capsys.readouterr().err
+    from theorems.fedfw import theorem3
+    with pytest.raises(NotSearchable):
+        search(theorem3, budget=3)
+    assert main(["search", "fedfw", "--budget", "3"]) == 2           # several checks
+    assert main(["search", "theorem1", "--budget", "1"]) == 2
+    assert main(["search", "theorem1", "--sets", "l1,cube"]) == 2
+    assert main(["search", "theorem1", "--param-range", "nope=1:2"]) == 2
+    assert main(["search", "theorem1", "--param-range", "lambda_0=2:1"]) == 2
+
+
+@pytest.mark.parametrize("set_name", ["l1", "l2", "box", "simplex"])
+def test_moves_keep_the_start_in_the_set(theorem1, set_name):
+    rng = np.random.default_rng(0)
+    space = SearchSpace.for_check(theorem1, sets=(set_name,))
+    c = draw_candidate(space, rng, 1)
+    for _ in range(5):
+        c = mutate(c, 0.8, rng, space, "test")
+        assert c.instance.set.name == set_name
+        assert bool(np.all(c.instance.set.contains(c.instance.start(), 1e-9)))
+        lo, hi = space.params["lambda_0"]
+        assert lo <= c.params["lambda_0"] <= hi
+    if c.instance.p > 1:
+        r = restrict(c, "dims", [0], "test")
+        assert r.instance.p == 1 and bool(np.all(r.instance.set.contains(r.instance.start(), 1e-9)))
+    r = restrict(c, "clients", [0], "test")
+    assert r.instance.n == 1 and r.instance.A.shape[1:] == c.instance.A.shape[1:]
+
+
+def test_search_space_follows_the_check(theorem1):
+    s = SearchSpace.for_check(theorem1)
+    assert s.loss == theorem1.family.loss and set(s.sets) == {"l1", "l2", "box", "simplex"}
+    assert s.params == {"lambda_0": (0.1, 10.0)}
+    assert SearchSpace.for_check(theorem1, vary_params=False).params == {}
+    assert isinstance(Candidate, type)
