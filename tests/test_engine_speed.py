@@ -51,8 +51,11 @@ def test_engine_matches_plain_loop_any_loss_and_set(fam, seed, B, per_instance):
     eta, lam = _sched(B, T, per_instance=per_instance, rng=np.random.default_rng(seed))
     tr = fedfw(batch, eta=eta, lam=lam, rounds=T)
     X, xbar = fedfw_loop(batch, eta, lam, T)
-    np.testing.assert_allclose(tr.final["X"], X, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(tr.final["xbar"], xbar, rtol=1e-12, atol=1e-12)
+    # On the l2 ball the LMO -r g/||g|| amplifies rounding differences by 1/||g|| (see test_engine.py);
+    # vertex sets (l1, simplex, box) agree to rounding.
+    tol = 1e-8 if fam.set == "l2" else 1e-12
+    np.testing.assert_allclose(tr.final["X"], X, rtol=tol, atol=tol)
+    np.testing.assert_allclose(tr.final["xbar"], xbar, rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("per_instance", [False, True])

@@ -80,6 +80,7 @@ def fedfw(batch: InstanceBatch, eta: np.ndarray, lam: np.ndarray, rounds: int,
     lmo = make_vertex_lmo(S, X.shape)
     G = np.empty_like(X)
     Dif = np.empty_like(X)
+    HX = np.empty_like(X)   # (1/n) H_i x_i, kept up to date by the incremental path
 
     def make_step(lo, hi, grad, lmo, S):
         """One round for instances ``lo:hi``, on views of the batch's arrays (all buffers preallocated)."""
@@ -89,6 +90,9 @@ def fedfw(batch: InstanceBatch, eta: np.ndarray, lam: np.ndarray, rounds: int,
         subtract, multiply, add, bincount = np.subtract, np.multiply, np.add, np.bincount
         if lmo is not None:
             server_base, instance, minlength = lmo.server_base, lmo.instance, Bc * p
+        if ETA.uniform and LAM.uniform and lmo is not None and getattr(grad, "HT", None) is not None \
+                and grad.post == 1.0:
+            return _incremental_step(Xc, xc, Gc, Dc, HX[lo:hi], grad, lmo, ETA.col, LAM.col, n, p)
         if ETA.uniform and LAM.uniform:  # the common case: Python floats, no broadcasting
             e_l, l_l = ETA.col, LAM.col
             gradient = grad.bind(Xc, Gc)
@@ -153,6 +157,59 @@ def fedfw(batch: InstanceBatch, eta: np.ndarray, lam: np.ndarray, rounds: int,
     trace = run_recorded(rounds, grid, step, lambda k: rec(k, X, xbar), chunk_steps, state=(X, xbar), record=rec)
     trace.final = {"X": X, "xbar": xbar}
     return trace
+
+
+REFRESH = 64  # the incremental gradient is recomputed exactly every REFRESH rounds
+
+
+def _incremental_step(Xc, xc, Gc, Dc, HXc, grad, lmo, e_l, l_l, n, p):
+    """A FedFW round for quadratic losses and 1-sparse vertices with an incremental gradient.
+
+    With ``x_i <- (1 - eta) x_i + eta v e_j`` the weighted gradient ``(1/n) H_i x_i`` moves to
+    ``(1 - eta) (1/n) H_i x_i + eta v (1/n) H_i e_j``: one column of ``H_i`` per client instead of a
+    ``p x p`` product, the same quantity up to rounding.  It is recomputed exactly (the fused matmul
+    kernel) every ``REFRESH`` rounds, so rounding cannot accumulate beyond ``REFRESH`` updates."""
+    R = Xc.shape[0] * Xc.shape[1]
+    HT2 = grad.HT.reshape(R * p, p)          # row (r, j) = column j of (1/n) H_r (H symmetric or not)
+    c = grad.c
+    exact = grad.bind(Xc, Gc)                 # Gc <- (1/n) H x - (1/n) c
+    vertex = lmo.bind(Gc)
+    flat = lmo.flat
+    server_base, minlength = lmo.server_base, Xc.shape[0] * p
+    Xflat, HX2 = Xc.reshape(-1), HXc.reshape(R, p)
+    xc3 = xc[:, None, :]
+    col_index = np.arange(R) * p
+    cols = np.empty((R, p))
+    idx = np.empty(R, dtype=np.intp)
+    subtract, multiply, add, bincount, take = np.subtract, np.multiply, np.add, np.bincount, np.take
+
+    def step(t):
+        i = t - 1
+        e, l = float(e_l[i]), float(l_l[i])
+        om = 1.0 - e
+        if i % REFRESH == 0:
+            exact()
+            add(Gc, c, HXc)                            # HX = (1/n) H x, exactly
+        else:
+            subtract(HXc, c, Gc)                       # G = (1/n) grad f_i(x_i)
+        subtract(Xc, xc3, Dc)
+        multiply(Dc, l, Dc)
+        add(Gc, Dc, Gc)                                # + lambda_t (x_i - xbar)
+        j, val = vertex()
+        ev = val * e
+        multiply(Xc, om, Xc)
+        Xflat[flat] += ev                              # x_i <- (1 - eta) x_i + eta s_i
+        add(col_index, j, idx)
+        take(HT2, idx, axis=0, out=cols)               # (1/n) H_i e_j per client
+        multiply(cols, ev[:, None], cols)
+        multiply(HX2, om, HX2)
+        add(HX2, cols, HX2)                            # HX <- (1 - eta) HX + eta v (1/n) H_i e_j
+        sbar = bincount(add(server_base, j), val, minlength)
+        sbar /= n
+        multiply(xc, om, xc)
+        sbar *= e
+        add(xc, sbar.reshape(xc.shape), xc)            # xbar <- (1 - eta) xbar + eta mean_i s_i
+    return step
 
 
 def naive_fw_averaging(batch: InstanceBatch, eta: np.ndarray, rounds: int, local_steps: int = 1,
