@@ -240,7 +240,8 @@ def cmd_verify(args, argv) -> int:
         if r["verdict"] != V.HOLDS and r.get("reason"):
             print(f"{r['id']}: {r['verdict']}: {r['reason']}")
         for path in r.get("saved_instances") or []:
-            print(f"{r['id']}: refuting instance saved to {path}{_rerun_hint(r['id'], path, args.theorem_file)}")
+            hint = _rerun_hint(r["id"], path, args.theorem_file) if r.get("kind") == "bound" else ""
+            print(f"{r['id']}: instance saved to {path}{hint}")
     if args.json:
         path = write_json(doc, args.json)
         print(f"results: {path}")

@@ -380,7 +380,8 @@ class HorizonBoundCheck(Check):
             cname, T, inst, rn, bname, ratio = first_violation
             bad = sum(result.readings[r.name]["violated_runs"] for r in paper_r)
             result.reason = (f"{bad} run(s) violate a bound; first: bound {bname!r} (reading {rn!r}) in case "
-                             f"{cname!r} at T={T} on seed {getattr(inst, 'seed', None)} (ratio {ratio:.3g})")
+                             f"{cname!r} at T={T} on seed {getattr(inst, 'seed', None)}"
+                             + (f" (ratio {ratio:.3g})" if ratio is not None and np.isfinite(ratio) else ""))
             if config.save_dir and self.save_instance:
                 from pathlib import Path
                 seen, paths = set(), []
