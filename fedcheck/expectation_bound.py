@@ -43,7 +43,7 @@ from .inequality import Comparison
 from .constants import InstanceContext, resolve
 from .engine import default_recorder, evaluate_schedule, record_grid
 from .engine.fedfw_variants import replicate_seeds
-from .instances import Instance, InstanceBatch, RandomFamily
+from .instances import InstanceBatch, RandomFamily
 from .solve import solve_consensus
 from .symbols import t as t_sym
 

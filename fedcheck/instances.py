@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -257,13 +256,6 @@ def save_instance(inst: Instance, path: str | os.PathLike) -> Path:
                   radius=np.array(float(inst.set.radius)))
     if inst.x0 is not None:
         arrays["x0"] = inst.x0
-    fd, tmp = tempfile.mkstemp(suffix=".npz", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from .results import atomic_write  # results imports nothing from here; lazy keeps the layers apart
+    atomic_write(path, lambda fh: np.savez(fh, **arrays))
     return path

@@ -44,19 +44,25 @@ def document(checks: list[dict], prov: dict) -> dict:
     return {"schema": SCHEMA, "provenance": prov, "checks": checks}
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+def atomic_write(path: str | os.PathLike, write) -> Path:
+    """Write a file atomically: ``write(binary_handle)`` fills a temporary file in the same folder,
+    which then replaces ``path``; on any failure (or Ctrl-C) nothing is left behind."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
     return path
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    return atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
 
 
 def write_json(doc: dict, path: str | os.PathLike) -> Path:

@@ -40,7 +40,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -48,6 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from .instances import Instance
+from .results import atomic_write
 
 __all__ = ["Solution", "solve_consensus", "cache_dir", "CACHE_STATS", "FORMULATION_VERSION"]
 
@@ -126,18 +126,6 @@ def _load_cached(key: str) -> Solution | None:
         return None
 
 
-def _atomic_write(path: Path, write) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=path.suffix + ".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def _store(key: str, sol: Solution) -> None:
     d = cache_dir()
     if d is None:
@@ -145,8 +133,8 @@ def _store(key: str, sol: Solution) -> None:
     try:
         d.mkdir(parents=True, exist_ok=True)
         meta = {k: v for k, v in asdict(sol).items() if k not in ("x_star", "Y_star", "cached")}
-        _atomic_write(d / f"{key}.npz", lambda fh: np.savez(fh, x_star=sol.x_star, Y_star=sol.Y_star))
-        _atomic_write(d / f"{key}.json", lambda fh: fh.write(json.dumps(meta).encode()))
+        atomic_write(d / f"{key}.npz", lambda fh: np.savez(fh, x_star=sol.x_star, Y_star=sol.Y_star))
+        atomic_write(d / f"{key}.json", lambda fh: fh.write(json.dumps(meta).encode()))
     except OSError:
         pass  # a read-only cache is not an error
 

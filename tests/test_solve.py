@@ -2,10 +2,8 @@
 import numpy as np
 import pytest
 
-import fedcheck.solve as solve_mod
 from fedcheck.constants import _trs_max, sup_grad_norm_sq
 from fedcheck.instances import RandomFamily
-from fedcheck.sets import Box, L2Ball
 from fedcheck.solve import CACHE_STATS, solve_consensus
 
 

@@ -1170,7 +1170,7 @@ def _measure_lasso(ctx):
         fp = (supp & ~truth).sum(1)
         fn = (~supp & truth).sum(1)
         return {"Phi": problem.Phi(w), "f1": 2 * tp / np.maximum(2 * tp + fp + fn, 1), "density": supp.mean(1)}
-    best, curves, table = {}, {}, []
+    best, curves = {}, {}
     for name, alg in EXP_ALGS.items():
         m = _run_grid(inst, alg, grid, rounds, reps, rec, f"lasso:{name}", record)
         # the paper tunes for the best F1 (Sec. 5.1); ties broken by the objective

@@ -99,7 +99,6 @@ def fedsgm(batch, *, rounds: int, eta, eps, rule: str = "hard", beta=None, local
     u = None if comparator is None else np.asarray(comparator, dtype=float)
     fu = batch.full_f(u) if u is not None else None
     gu = batch.full_g(u) if u is not None else None
-    nanrow = np.full(B, np.nan)
     keys = ("f", "g", "sigma", "in_A", "weight", "dist2", "cond_dist2", "h", "drift_step", "drift_sq",
             "agg_sq", "agg_sq_cond", "max_dir")
     rec = {k: np.full((T + 1, B), np.nan) for k in keys}
@@ -164,7 +163,7 @@ def switching_subgradient(batch, *, rounds: int, eta, eps, rule: str = "hard", b
     """Centralized switching subgradient method (Polyak; Lan and Zhou) on ``f = mean_j f_j``,
     ``g = mean_j g_j``: ``w_{t+1} = w_t - eta [(1 - sigma_t) df(w_t) + sigma_t dg(w_t)]``.
     A reference written independently of :func:`fedsgm`; returns the iterates ``(T+1, B, d)``."""
-    B, n, d = batch.B, batch.n, batch.d
+    B, n = batch.B, batch.n
     eta, eps, beta = _per_row(eta, B, "eta"), _per_row(eps, B, "eps"), _per_row(beta, B, "beta")
     w = np.array(batch.w0 if w0 is None else w0, dtype=float)
     out = [w]
@@ -179,7 +178,7 @@ def switching_subgradient(batch, *, rounds: int, eta, eps, rule: str = "hard", b
 
 def fedavg(batch, *, rounds: int, eta, local_steps: int = 1, w0=None) -> np.ndarray:
     """FedAvg on ``f`` alone (E local subgradient steps, then model averaging); iterates ``(T+1, B, d)``."""
-    B, n, d = batch.B, batch.n, batch.d
+    B, n = batch.B, batch.n
     eta = _per_row(eta, B, "eta")[:, None, None]
     w = np.array(batch.w0 if w0 is None else w0, dtype=float)
     out = [w]
@@ -196,7 +195,7 @@ def centralized_local_sgm(batch, *, rounds: int, eta, eps, rule: str = "hard", b
                           w0=None) -> np.ndarray:
     """Centralized switching subgradient with ``E`` inner steps per round at the round's weight
     ``sigma(g(w_t) - eps)`` (what FedSGM does when all clients are identical); iterates ``(T+1, B, d)``."""
-    B, n, d = batch.B, batch.n, batch.d
+    B, n = batch.B, batch.n
     eta, eps, beta = _per_row(eta, B, "eta"), _per_row(eps, B, "eps"), _per_row(beta, B, "beta")
     w = np.array(batch.w0 if w0 is None else w0, dtype=float)
     out = [w]

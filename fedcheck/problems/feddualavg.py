@@ -28,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -36,6 +35,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..results import atomic_write
 from ..constants import Value, _trs_max
 from ..instances import instance_rng
 from ..regularizers import (L1, L1BallIndicator, L2BallIndicator, Nuclear, Regularizer, Zero, make_regularizer,
@@ -632,23 +632,11 @@ def solve_composite(inst, use_cache: bool = True) -> CompositeSolution:
         try:
             cdir.mkdir(parents=True, exist_ok=True)
             meta = {k: v for k, v in asdict(sol).items() if k not in ("w_star", "cached")}
-            _atomic(cdir / f"{key}.npz", lambda fh: np.savez(fh, w_star=sol.w_star))
-            _atomic(cdir / f"{key}.json", lambda fh: fh.write(json.dumps(meta).encode()))
+            atomic_write(cdir / f"{key}.npz", lambda fh: np.savez(fh, w_star=sol.w_star))
+            atomic_write(cdir / f"{key}.json", lambda fh: fh.write(json.dumps(meta).encode()))
         except OSError:
             pass
     return sol
-
-
-def _atomic(path: Path, write):
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=path.suffix + ".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 # =============================================================================================
@@ -675,9 +663,9 @@ def save_problem(inst, path: str | os.PathLike, extra: dict | None = None) -> li
     stem = path.name[:-4] if path.name.endswith((".npz", ".json")) else path.name
     stem = stem[:-1] if stem.endswith(".") else stem
     npz = path.parent / f"{stem}.npz"
-    _atomic(npz, lambda fh: np.savez(fh, **arrays))
+    atomic_write(npz, lambda fh: np.savez(fh, **arrays))
     js = path.parent / f"{stem}.json"
-    _atomic(js, lambda fh: fh.write(json.dumps(meta, indent=1, default=_json_default).encode()))
+    atomic_write(js, lambda fh: fh.write(json.dumps(meta, indent=1, default=_json_default).encode()))
     return [str(npz), str(js)]
 
 

@@ -28,7 +28,7 @@ from ..constants import InstanceContext, Value, constant, sup_grad_norm_sq
 from ..engine import default_recorder, fedfw, frank_wolfe, naive_fw_averaging, record_grid
 from ..engine.fedfw_variants import ProblemBatch, feddr, fedfw_variant, fw_recorder, replicate_seeds
 from ..instances import Instance, InstanceBatch, RandomFamily, instance_rng, save_instance
-from ..losses import SignedQuadratic, Sigmoid, make_loss
+from ..losses import SignedQuadratic, Sigmoid
 from ..sets import Box, L1Ball, L2Ball, NuclearBall, ProductSet, make_set
 
 __all__ = ["ZeroMeanGradientFamily", "SignedQuadraticFamily", "SigmoidFamily", "instance_21",
@@ -193,7 +193,6 @@ def _min_f_interval(inst: Instance) -> tuple[np.ndarray, np.ndarray, str]:
             else:                                               # indefinite: convex + concave parts
                 w, Q = np.linalg.eigh(H)
                 c0 = 0.5 * float(np.sum(inst.b[i])) / inst.m
-                lin = -loss.c[i]
                 neg = (Q * np.minimum(w, 0)) @ Q.T
                 rmax = float(np.max(np.linalg.norm(V_, axis=1))) if V_ is not None else float(S.radius)
                 lo[i] = c0 + 0.5 * float(np.min(np.linalg.eigvalsh(neg))) * rmax ** 2 - float(S.support(loss.c[i]))

@@ -28,8 +28,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -37,6 +35,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..results import atomic_write
 from ..constants import Value, constant
 from ..instances import instance_rng
 
@@ -423,19 +422,6 @@ def _cache_paths(inst: ConstrainedInstance):
     return d / f"{key}.json", d / f"{key}.npz"
 
 
-def _atomic(path: Path, write):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=path.suffix + ".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def _make_feasible(inst: ConstrainedInstance, w: np.ndarray) -> tuple[np.ndarray, bool, str]:
     """Move ``w`` towards the Slater point until ``g <= 0`` exactly (convexity of g)."""
     gw = inst.Gc(w)
@@ -504,8 +490,8 @@ def solve_constrained(inst: ConstrainedInstance, use_cache: bool = True) -> Cons
         notes=notes)
     if paths and sol.accurate:
         meta = {k: v for k, v in asdict(sol).items() if k not in ("w_star", "cached")}
-        _atomic(paths[1], lambda fh: np.savez(fh, w_star=w_c))
-        _atomic(paths[0], lambda fh: fh.write(json.dumps(meta).encode()))
+        atomic_write(paths[1], lambda fh: np.savez(fh, w_star=w_c))
+        atomic_write(paths[0], lambda fh: fh.write(json.dumps(meta).encode()))
     return sol
 
 
@@ -675,7 +661,7 @@ def save_constrained(inst: ConstrainedInstance, path) -> Path:
             arrays[f"{tag}_{k}"] = comp.arrays[k][0]
     if inst.slater is not None:
         arrays["slater"] = np.asarray(inst.slater)
-    _atomic(path, lambda fh: np.savez(fh, **arrays))
+    atomic_write(path, lambda fh: np.savez(fh, **arrays))
     return path
 
 
