@@ -1,6 +1,13 @@
 import os
 
 import pytest
+from hypothesis import settings
+
+# CI runs the property suites derandomized (the same examples every run, so a green CI is reproducible);
+# locally hypothesis explores new examples each run.  HYPOTHESIS_PROFILE=explore forces exploration.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.register_profile("explore", derandomize=False, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "explore"))
 
 
 @pytest.fixture(autouse=True, scope="session")
