@@ -232,3 +232,27 @@ def test_memory_does_not_grow_with_rounds_unless_iterates_are_recorded():
                                             recorder=with_iterates(default_recorder(batch)))))
     assert peaks[1] < 1.25 * peaks[0]          # the recorded grid grows only logarithmically
     assert peaks_it[1] > 3 * peaks_it[0]       # every iterate kept: linear in the rounds
+
+
+# ---- the compiled path (numba) and the numpy path give the same runs ------------------------------
+@pytest.mark.parametrize("set_name", ["l1", "simplex"])
+def test_compiled_and_numpy_paths_agree(monkeypatch, set_name):
+    from fedcheck.engine import jit
+    from fedcheck.instances import RandomFamily
+    if not jit.AVAILABLE:
+        pytest.skip("numba is not available: only the numpy path exists")
+    fam = RandomFamily(set=set_name, n=5, m=8, p=6)
+    batch = InstanceBatch([fam.draw(s) for s in range(3)])
+    eta, lam = _sched(3, 300, per_instance=False)
+    fast = fedfw(batch, eta=eta, lam=lam, rounds=300)
+    monkeypatch.setattr(jit, "AVAILABLE", False)
+    monkeypatch.setattr(jit, "_ls_record_compiled", None)
+    monkeypatch.setattr(jit, "_consensus_compiled", None)
+    slow = fedfw(batch, eta=eta, lam=lam, rounds=300)
+    np.testing.assert_allclose(fast.final["X"], slow.final["X"], rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(fast.final["xbar"], slow.final["xbar"], rtol=1e-12, atol=1e-13)
+    for k in ("F", "consensus", "infeasibility"):
+        np.testing.assert_allclose(fast.metrics[k], slow.metrics[k], rtol=1e-12, atol=1e-14)
+    # and both equal the plain loop
+    X, xbar = fedfw_loop(batch, eta, lam, 300)
+    np.testing.assert_allclose(slow.final["X"], X, rtol=1e-12, atol=1e-13)

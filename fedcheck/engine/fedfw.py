@@ -151,15 +151,40 @@ def fedfw(batch: InstanceBatch, eta: np.ndarray, lam: np.ndarray, rounds: int,
             add(xc, sbar, xc)
         return step
 
-    step = make_step(0, B, grad, lmo, S)
-    groups = _groups(B, n, p, grad, lmo, S)
-    chunk_steps = [(g[0], g[1], make_step(*g)) for g in groups] if groups else None
+    jit_step = _jit_step(X, xbar, HX, grad, lmo, eta, lam)
+    if jit_step is not None:   # compiled fused round: no chunking needed (H is read one column per client)
+        step, chunk_steps = jit_step, None
+    else:
+        step = make_step(0, B, grad, lmo, S)
+        groups = _groups(B, n, p, grad, lmo, S)
+        chunk_steps = [(g[0], g[1], make_step(*g)) for g in groups] if groups else None
     trace = run_recorded(rounds, grid, step, lambda k: rec(k, X, xbar), chunk_steps, state=(X, xbar), record=rec)
     trace.final = {"X": X, "xbar": xbar}
     return trace
 
 
 REFRESH = 64  # the incremental gradient is recomputed exactly every REFRESH rounds
+
+
+def _jit_step(X, xbar, HX, grad, lmo, eta, lam):
+    """The compiled round of :mod:`.jit` when it applies (quadratic losses with the fused kernel, l1 ball
+    or simplex vertices, schedules equal across instances), else ``None``."""
+    from . import jit
+    from .kernels import _L1Vertex, _SimplexVertex
+    if not jit.AVAILABLE or getattr(grad, "HT", None) is None or grad.post != 1.0:
+        return None
+    if not (isinstance(lmo, (_L1Vertex, _SimplexVertex)) and uniform_rows(eta) and uniform_rows(lam)):
+        return None
+    kind = jit.L1 if isinstance(lmo, _L1Vertex) else jit.SIMPLEX
+    HT, c, r_row = grad.HT, np.ascontiguousarray(grad.c), np.ascontiguousarray(lmo.r_row)
+    e_col, l_col = np.ascontiguousarray(eta[:, 0]), np.ascontiguousarray(lam[:, 0])
+    sbar = np.empty(X.shape[-1])
+    rnd = jit.fedfw_round
+
+    def step(t):
+        i = t - 1
+        rnd(X, xbar, HX, HT, c, r_row, e_col[i], l_col[i], i % REFRESH == 0, kind, sbar)
+    return step
 
 
 def _incremental_step(Xc, xc, Gc, Dc, HXc, grad, lmo, e_l, l_l, n, p):
