@@ -20,3 +20,9 @@ def _isolated_cache(tmp_path_factory):
         os.environ.pop("FEDCHECK_CACHE", None)
     else:
         os.environ["FEDCHECK_CACHE"] = old
+
+
+@pytest.fixture(autouse=True)
+def _outputs_in_tmp(tmp_path, monkeypatch):
+    """Default outputs (reports/, refuting instances) go to each test's temporary directory, not the repo."""
+    monkeypatch.chdir(tmp_path)

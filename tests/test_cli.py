@@ -14,12 +14,6 @@ EXAMPLE = str(ROOT / "examples" / "my_claims.py")
 QUICK = ["--rounds", "300", "--seeds", "2", "-q", "--no-report"]
 
 
-@pytest.fixture(autouse=True)
-def _in_tmp(tmp_path, monkeypatch):
-    """Default outputs (reports/, refuting instances) go to a temporary directory, not the repo."""
-    monkeypatch.chdir(tmp_path)
-
-
 def test_list_shows_theorem1(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
