@@ -237,6 +237,19 @@ def _incremental_step(Xc, xc, Gc, Dc, HXc, grad, lmo, e_l, l_l, n, p):
     return step
 
 
+def _move_to_vertex(X, Xflat, G, lmo, S, ETA, i):
+    """``X <- (1 - eta_t) X + eta_t lmo(G)`` in place (a scatter of the 1-sparse vertex when the set has one)."""
+    om = ETA.complement(i)
+    if lmo is not None:
+        j, val = lmo(G)
+        X *= om
+        Xflat[lmo.row_base + j] += val * ETA.per_row(i, lmo.instance)
+    else:
+        s = S.lmo(G)
+        X *= om
+        X += ETA(i) * s
+
+
 def naive_fw_averaging(batch: InstanceBatch, eta: np.ndarray, rounds: int, local_steps: int = 1,
                        grid: np.ndarray | None = None, x0: np.ndarray | None = None,
                        recorder: Recorder | None = None) -> Trace:
@@ -254,21 +267,10 @@ def naive_fw_averaging(batch: InstanceBatch, eta: np.ndarray, rounds: int, local
     Xflat = X.reshape(-1)
 
     def step(t):
-        nonlocal X
-        i = t - 1
         X[...] = xbar[:, None, :]
-        om = ETA.complement(i)
         for _ in range(local_steps):
             grad(X, G)
-            if lmo is not None:
-                j, val = lmo(G)
-                v = val * ETA.per_row(i, lmo.instance)
-                X *= om
-                Xflat[lmo.row_base + j] += v
-            else:
-                s = S.lmo(G)
-                X *= om
-                X += ETA(i) * s
+            _move_to_vertex(X, Xflat, G, lmo, S, ETA, t - 1)
         np.mean(X, axis=1, out=xbar)
 
     trace = run_recorded(rounds, grid, step, lambda k: rec(k, X, xbar))
@@ -290,19 +292,8 @@ def frank_wolfe(batch: InstanceBatch, eta: np.ndarray, rounds: int, grid=None, x
     x3 = x[:, None, :]
 
     def step(t):
-        nonlocal x
-        i = t - 1
         grad(x, g)
-        om = ETA.complement(i)
-        if lmo is not None:
-            j, val = lmo(g)
-            v = val * ETA.per_row(i, lmo.instance)
-            x *= om
-            xflat[lmo.row_base + j] += v
-        else:
-            s = S.lmo(g)
-            x *= om
-            x += ETA(i) * s
+        _move_to_vertex(x, xflat, g, lmo, S, ETA, t - 1)
 
     trace = run_recorded(rounds, grid, step, lambda k: rec(k, x3, x))
     trace.final = {"xbar": x}
