@@ -37,10 +37,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fedcheck.engine import default_recorder, evaluate_schedule, fedfw, record_grid, with_iterates  # noqa: E402
-from fedcheck.engine.kernels import make_grad_kernel  # noqa: E402
-from fedcheck.engine.reference import fedfw_loop_least_squares_l1  # noqa: E402
-from fedcheck.instances import InstanceBatch, RandomFamily  # noqa: E402
+from fedcheck.algorithms import default_recorder, evaluate_schedule, fedfw, record_grid, with_iterates  # noqa: E402
+from fedcheck.algorithms.kernels import make_grad_kernel  # noqa: E402
+from fedcheck.algorithms.reference import fedfw_loop_least_squares_l1  # noqa: E402
+from fedcheck.problems.instances import InstanceBatch, RandomFamily  # noqa: E402
 from theorems.fedfw import theorem1  # noqa: E402
 
 

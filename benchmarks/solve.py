@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import cvxpy as cp  # noqa: E402
 
-from fedcheck import solve as S  # noqa: E402
-from fedcheck.instances import Instance, RandomFamily  # noqa: E402
+from fedcheck.problems import solve as S  # noqa: E402
+from fedcheck.problems.instances import Instance, RandomFamily  # noqa: E402
 from theorems.fedfw import theorem1  # noqa: E402
 
 

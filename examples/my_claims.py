@@ -8,10 +8,10 @@ constant.  fedcheck runs both and says which holds.
 """
 import sympy as sp
 
-from fedcheck import engine
+from fedcheck import algorithms as engine
 from fedcheck.check import BoundCheck, Paper, rate_claim
-from fedcheck.instances import RandomFamily
-from fedcheck.symbols import D, L, lambda_0, n, t
+from fedcheck.problems.instances import RandomFamily
+from fedcheck.core.symbols import D, L, lambda_0, n, t
 
 MINE = Paper(key="my", title="My conjectures about FedFW", authors="me")
 

@@ -25,38 +25,18 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import sympy as sp
 
-from . import verdict as V
-from .constants import InstanceContext, resolve
-from .engine import Trace, default_recorder, evaluate_schedule, record_grid
-from .instances import Instance, InstanceBatch, RandomFamily
-from .solve import Solution, solve_consensus
-from .symbols import latex, t as t_sym
+from fedcheck.core import verdict as V
+from fedcheck.problems.constants import InstanceContext, resolve
+from fedcheck.algorithms import Trace, default_recorder, evaluate_schedule, record_grid
+from fedcheck.problems.instances import Instance, InstanceBatch, RandomFamily
+from fedcheck.problems.solve import Solution, solve_consensus
+from fedcheck.core.symbols import latex, t as t_sym
 
 __all__ = ["Paper", "Reading", "RunConfig", "CheckResult", "Check", "BoundCheck", "SymbolicClaim", "SideCondition",
            "suboptimality"]
 
 
-@dataclass(frozen=True)
-class Paper:
-    key: str
-    title: str
-    authors: str
-    venue: str = ""
-    source: str = ""
-
-
-@dataclass(frozen=True)
-class Reading:
-    """One reading of a bound: substitutions applied to it before evaluation.
-
-    ``paper=True`` marks a reading the paper itself writes (its statement or its
-    proof); only those can refute the paper.  Others are analyses (repairs, exact
-    constants) reported beside them."""
-
-    name: str
-    substitutions: dict = field(default_factory=dict)
-    paper: bool = True
-    description: str = ""
+from fedcheck.core.claim import Paper, Reading  # noqa: E402  (one definition)
 
 
 @dataclass
@@ -221,7 +201,7 @@ def _save_refuting(check_id: str, insts: Sequence[Instance], directory: str, lim
     """Write refuting instances in the documented .npz format (``verify --instance`` reads them)."""
     from pathlib import Path
 
-    from .instances import save_instance
+    from fedcheck.problems.instances import save_instance
     paths = []
     for inst in insts[:limit]:
         tag = f"seed{inst.seed}" if inst.seed is not None else inst.content_hash()[:12]

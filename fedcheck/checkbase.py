@@ -17,9 +17,9 @@ from typing import Any, Sequence
 import numpy as np
 import sympy as sp
 
-from . import verdict as V
-from .check import Check, CheckResult, Paper, RunConfig, SymbolicClaim
-from .instances import Instance
+from fedcheck.core import verdict as V
+from fedcheck.check import Check, CheckResult, Paper, RunConfig, SymbolicClaim
+from fedcheck.problems.instances import Instance
 
 __all__ = ["GenericCheck", "Finding", "verdict_of_findings", "Interval", "compare_interval", "stat_interval",
            "instance_label", "save_refuting"]
@@ -106,7 +106,7 @@ def save_refuting(check_id: str, insts: Sequence[Instance], directory: str | Non
         return []
     from pathlib import Path
 
-    from .instances import save_instance
+    from fedcheck.problems.instances import save_instance
     out = []
     for inst in list(insts)[:limit]:
         name = f"seed{inst.seed}" if inst.seed is not None else inst.content_hash()[:12]

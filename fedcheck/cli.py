@@ -21,7 +21,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from . import verdict as V
+from fedcheck.core import verdict as V
 
 EXIT_OK, EXIT_REFUTED, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 
@@ -129,19 +129,20 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help="render HTML and PDF reports from a results JSON, without recomputing")
     rp.add_argument("results", help="results JSON written by 'fedcheck verify --json'")
     rp.add_argument("--out", default="reports", metavar="DIR")
-    from . import audit as _audit, search as _search  # light modules: the heavy imports are inside
+    from fedcheck.tools import audit as _audit
+    from fedcheck.tools import search as _search  # light modules: the heavy imports are inside
     _search.add_arguments(sub.add_parser("search", help="search the instance space for the worst measured/bound "
                                          "of a bound (adversarial, vs random draws)"))
     _audit.add_arguments(sub.add_parser("audit", help="check the key steps of a theorem's proof (symbolic, grid, "
                                         "witness)"))
-    from . import pep as _pep
+    from fedcheck.tools import pep as _pep
     _pep.add_arguments(sub.add_parser("pep", help="certified worst cases (PEP) of Frank-Wolfe and naive averaging "
                                       "(optional extra: pip install 'fedcheck[pep]')"))
     return p
 
 
 def _registry(files):
-    from .registry import default_registry
+    from fedcheck.core.registry import default_registry
     reg = default_registry()
     for f in files:
         try:
@@ -183,7 +184,7 @@ def _parse_params(items) -> dict:
 def _rerun_hint(check_id: str, path: str, theorem_files) -> str:
     """The command that reruns a check on a saved instance, when the file is in the documented format
     (other papers save their own problem formats, which ``--instance`` does not read)."""
-    from .instances import InstanceError, load_instance
+    from fedcheck.problems.instances import InstanceError, load_instance
     try:
         load_instance(path)
     except (InstanceError, OSError):
@@ -193,10 +194,10 @@ def _rerun_hint(check_id: str, path: str, theorem_files) -> str:
 
 
 def cmd_verify(args, argv) -> int:
-    from .check import RunConfig
-    from .instances import InstanceError, load_instance
-    from .registry import UnknownCheck
-    from .results import document, provenance, write_json
+    from fedcheck.check import RunConfig
+    from fedcheck.problems.instances import InstanceError, load_instance
+    from fedcheck.core.registry import UnknownCheck
+    from fedcheck.core.results import document, provenance, write_json
 
     reg = _registry(args.theorem_file)
     try:
@@ -220,7 +221,7 @@ def cmd_verify(args, argv) -> int:
     results = []
     bar = tqdm(checks, desc="checks", unit="check", disable=args.quiet or len(checks) < 2, file=sys.stderr)
     if args.jobs != 1:
-        from .parallel import default_jobs, run_checks
+        from fedcheck.core.parallel import default_jobs, run_checks
         if args.jobs < 0:
             raise BadInput("--jobs must be >= 0")
         done = run_checks(checks, config, args.jobs or default_jobs(), args.theorem_file, on_done=lambda c: bar.update())
@@ -230,7 +231,7 @@ def cmd_verify(args, argv) -> int:
         bar.set_postfix_str(chk.id)
         results.append(chk.run(config).to_dict())
     if args.with_audit:
-        from .audit import attach_audit, audit_line
+        from fedcheck.tools.audit import attach_audit, audit_line
         for chk, r in zip(checks, results):
             attach_audit(r, chk)
             print(audit_line(chk, r))
@@ -246,15 +247,15 @@ def cmd_verify(args, argv) -> int:
         path = write_json(doc, args.json)
         print(f"results: {path}")
     if not args.no_report:
-        from .report import write_reports
+        from fedcheck.report import write_reports
         for path in write_reports(doc, Path(args.out)):
             print(f"report: {path}")
     return exit_code(results)
 
 
 def cmd_report(args) -> int:
-    from .report import validate, write_reports
-    from .results import read_json
+    from fedcheck.report import validate, write_reports
+    from fedcheck.core.results import read_json
     try:
         doc = read_json(args.results)
         validate(doc)
@@ -277,13 +278,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "report":
             return cmd_report(args)
         if args.command == "search":
-            from .search import cmd_search
+            from fedcheck.tools.search import cmd_search
             return cmd_search(args, argv)
         if args.command == "audit":
-            from .audit import cmd_audit
+            from fedcheck.tools.audit import cmd_audit
             return cmd_audit(args, argv)
         if args.command == "pep":
-            from .pep import cmd_pep
+            from fedcheck.tools.pep import cmd_pep
             return cmd_pep(args, argv)
     except BadInput as e:
         print(f"fedcheck: error: {e}", file=sys.stderr)

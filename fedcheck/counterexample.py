@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import verdict as V
-from .measurement import MeasurementCheck
+from fedcheck.core import verdict as V
+from fedcheck.measurement import MeasurementCheck
 
 __all__ = ["CounterexampleCheck", "reproduced_if"]
 

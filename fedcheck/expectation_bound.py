@@ -36,16 +36,16 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import sympy as sp
 
-from . import verdict as V
-from .check import Reading, RunConfig, _with_progress
-from .checkbase import Finding, GenericCheck, instance_label, save_refuting
-from .inequality import Comparison
-from .constants import InstanceContext, resolve
-from .engine import default_recorder, evaluate_schedule, record_grid
-from .engine.fedfw_variants import replicate_seeds
-from .instances import InstanceBatch, RandomFamily
-from .solve import solve_consensus
-from .symbols import t as t_sym
+from fedcheck.core import verdict as V
+from fedcheck.check import Reading, RunConfig, _with_progress
+from fedcheck.checkbase import Finding, GenericCheck, instance_label, save_refuting
+from fedcheck.inequality import Comparison
+from fedcheck.problems.constants import InstanceContext, resolve
+from fedcheck.algorithms import default_recorder, evaluate_schedule, record_grid
+from fedcheck.algorithms.fedfw_variants import replicate_seeds
+from fedcheck.problems.instances import InstanceBatch, RandomFamily
+from fedcheck.problems.solve import solve_consensus
+from fedcheck.core.symbols import t as t_sym
 
 __all__ = ["Part", "ExpectationBoundCheck", "objective_gap", "recorded"]
 

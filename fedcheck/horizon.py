@@ -38,11 +38,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import sympy as sp
 
-from . import verdict as V
-from .check import Check, CheckResult, Paper, Reading, RunConfig, SymbolicClaim
-from .constants import InstanceContext, Value, resolve
-from .engine.core import evaluate_schedule
-from .symbols import T as T_sym
+from fedcheck.core import verdict as V
+from fedcheck.check import Check, CheckResult, Paper, Reading, RunConfig, SymbolicClaim
+from fedcheck.problems.constants import InstanceContext, Value, resolve
+from fedcheck.algorithms.core import evaluate_schedule
+from fedcheck.core.symbols import T as T_sym
 
 __all__ = ["Bound", "Case", "HorizonBoundCheck", "Rows", "measured"]
 

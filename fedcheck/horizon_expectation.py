@@ -45,12 +45,12 @@ import numpy as np
 import sympy as sp
 from scipy import stats
 
-from . import verdict as V
-from .check import Reading, RunConfig
-from .checkbase import Finding, GenericCheck
-from .inequality import Comparison, evaluate_expr
-from .instances import instance_rng
-from .symbols import R as R_sym
+from fedcheck.core import verdict as V
+from fedcheck.check import Reading, RunConfig
+from fedcheck.checkbase import Finding, GenericCheck
+from fedcheck.inequality import Comparison, evaluate_expr
+from fedcheck.problems.instances import instance_rng
+from fedcheck.core.symbols import R as R_sym
 
 __all__ = ["HorizonExpectationCheck", "fit_horizon_rate", "geometric_horizons"]
 
@@ -164,7 +164,7 @@ class HorizonExpectationCheck(GenericCheck):
         insts = [self.family.draw(s) for s in seeds]
         sols = [self.solver(i, use_cache=config.use_cache) for i in insts]
         consts = [i.constants(s) for i, s in zip(insts, sols)]
-        from .constants import Value
+        from fedcheck.problems.constants import Value
         for c in consts:
             for k, v in params.items():
                 if isinstance(v, (int, float)) and not isinstance(v, bool):

@@ -30,9 +30,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import sympy as sp
 
-from . import verdict as V
-from .check import Reading, RunConfig
-from .checkbase import Finding, GenericCheck, compare_interval
+from fedcheck.core import verdict as V
+from fedcheck.check import Reading, RunConfig
+from fedcheck.checkbase import Finding, GenericCheck, compare_interval
 
 __all__ = ["Comparison", "Inequality", "Case", "InequalityCheck", "evaluate_expr"]
 

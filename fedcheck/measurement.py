@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from .check import RunConfig
-from .checkbase import Finding, GenericCheck
+from fedcheck.check import RunConfig
+from fedcheck.checkbase import Finding, GenericCheck
 
 __all__ = ["Measurement", "MeasureContext", "MeasurementCheck"]
 

@@ -45,7 +45,7 @@ from matplotlib.font_manager import FontProperties
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
-from . import verdict as V
+from fedcheck.core import verdict as V
 
 __all__ = ["write_reports", "validate", "BadResults", "render_math_svg", "mathtext_ok", "drop_unresolved",
            "check_figures", "render_check_html", "render_check_pdf", "render_index_html", "report_name"]

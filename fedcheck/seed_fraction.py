@@ -23,10 +23,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from . import verdict as V
-from .check import CheckResult, RunConfig
-from .checkbase import compare_interval
-from .inequality import InequalityCheck
+from fedcheck.core import verdict as V
+from fedcheck.check import CheckResult, RunConfig
+from fedcheck.checkbase import compare_interval
+from fedcheck.inequality import InequalityCheck
 
 __all__ = ["SeedFractionCheck", "clopper_pearson", "failing_samples"]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .check import RunConfig, SymbolicClaim
-from .checkbase import Finding, GenericCheck
+from fedcheck.check import RunConfig, SymbolicClaim
+from fedcheck.checkbase import Finding, GenericCheck
 
 __all__ = ["SymbolicCheck"]
 

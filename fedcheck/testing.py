@@ -19,9 +19,9 @@ from typing import Sequence
 
 from hypothesis import strategies as st
 
-from .check import Check, CheckResult, RunConfig
-from .instances import Instance, RandomFamily
-from .verdict import INCONCLUSIVE, NOT_REPRODUCED, VIOLATED
+from fedcheck.check import Check, CheckResult, RunConfig
+from fedcheck.problems.instances import Instance, RandomFamily
+from fedcheck.core.verdict import INCONCLUSIVE, NOT_REPRODUCED, VIOLATED
 
 __all__ = ["families", "instances", "check_on", "assert_not_refuted"]
 

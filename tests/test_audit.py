@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from fedcheck import audit as A
-from fedcheck import verdict as V
+from fedcheck.tools import audit as A
+from fedcheck.core import verdict as V
 from fedcheck.cli import main
 
 
@@ -47,7 +47,7 @@ def test_audit_cli_table_json_report(tmp_path, capsys):
     assert entry["tables"][0]["title"].startswith("Proof audit") and len(entry["tables"][0]["rows"]) == 11
     assert {s["verdict"] for s in entry["symbolic"]} == {V.HOLDS, V.VIOLATED}
     assert (out / "instances" / "fedfw.theorem1-lemma2-statement.npz").exists()
-    from fedcheck.instances import load_instance
+    from fedcheck.problems.instances import load_instance
     assert load_instance(out / "instances" / "fedfw.theorem1-lemma2-statement.npz").n == 8
     from fedcheck.report import validate
     validate(doc)
@@ -68,10 +68,11 @@ def test_verify_with_audit_keeps_the_bound_verdict(tmp_path, capsys):
 
 USER = textwrap.dedent('''
     import sympy as sp
-    from fedcheck import audit as A, engine
+    from fedcheck.tools import audit as A
+    from fedcheck import algorithms as engine
     from fedcheck.check import BoundCheck, Paper
-    from fedcheck.instances import RandomFamily
-    from fedcheck.symbols import D, L, lambda_0, t
+    from fedcheck.problems.instances import RandomFamily
+    from fedcheck.core.symbols import D, L, lambda_0, t
 
     x = sp.Symbol("x", positive=True)
     mine = BoundCheck(
@@ -124,9 +125,9 @@ def test_grid_helper_states_its_grid_and_witness():
 
 
 def test_instance_inequality_and_step_records(tmp_path):
-    from fedcheck.instances import Instance
-    from fedcheck.sets import make_set
-    from fedcheck.symbols import G_sup, grad_hat_star
+    from fedcheck.problems.instances import Instance
+    from fedcheck.problems.sets import make_set
+    from fedcheck.core.symbols import G_sup, grad_hat_star
     inst = Instance(A=np.ones((2, 1, 1)), b=np.array([[1.0], [-1.0]]), loss="least_squares", set=make_set("l2", 0.5, 1))
     out = A.instance_inequality(G_sup, grad_hat_star, lambda: [("pair", inst)], "sup <= grad at x*", save_dir=tmp_path,
                                 stem="w")

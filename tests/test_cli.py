@@ -5,9 +5,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import fedcheck.solve as solve_mod
+import fedcheck.problems.solve as solve_mod
 from fedcheck.cli import main, parse_seeds
-from fedcheck.instances import RandomFamily, save_instance
+from fedcheck.problems.instances import RandomFamily, save_instance
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = str(ROOT / "examples" / "my_claims.py")
@@ -137,7 +137,7 @@ def test_parse_seeds():
 
 
 def test_paper_name_runs_all_its_checks():
-    from fedcheck.registry import default_registry
+    from fedcheck.core.registry import default_registry
     reg = default_registry()
     ids = [c.id for c in reg.resolve(["fedfw"])]
     assert "fedfw.theorem1" in ids and all(i.startswith("fedfw.") for i in ids)

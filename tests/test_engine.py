@@ -4,9 +4,9 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fedcheck.engine import evaluate_schedule, fedfw, frank_wolfe, record_grid
-from fedcheck.instances import Instance, InstanceBatch
-from fedcheck.symbols import lambda_0, t
+from fedcheck.algorithms import evaluate_schedule, fedfw, frank_wolfe, record_grid
+from fedcheck.problems.instances import Instance, InstanceBatch
+from fedcheck.core.symbols import lambda_0, t
 from fedcheck.testing import instances
 from theorems.fedfw import theorem1
 

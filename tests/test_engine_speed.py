@@ -12,13 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import fedcheck.engine.core as core
-from fedcheck.engine import default_recorder, evaluate_schedule, fedfw, frank_wolfe, record_grid, with_iterates
-from fedcheck.engine.kernels import make_full_grad_kernel, make_grad_kernel, make_vertex_lmo, slice_set
-from fedcheck.engine.reference import fedfw_loop, fedfw_loop_least_squares_l1
-from fedcheck.instances import Instance, InstanceBatch, RandomFamily
-from fedcheck.losses import LeastSquares, Loss, Logistic
-from fedcheck.sets import L1Ball, L2Ball, Simplex
+import fedcheck.algorithms.core as core
+from fedcheck.algorithms import default_recorder, evaluate_schedule, fedfw, frank_wolfe, record_grid, with_iterates
+from fedcheck.algorithms.kernels import make_full_grad_kernel, make_grad_kernel, make_vertex_lmo, slice_set
+from fedcheck.algorithms.reference import fedfw_loop, fedfw_loop_least_squares_l1
+from fedcheck.problems.instances import Instance, InstanceBatch, RandomFamily
+from fedcheck.problems.losses import LeastSquares, Loss, Logistic
+from fedcheck.problems.sets import L1Ball, L2Ball, Simplex
 from fedcheck.testing import families
 from theorems.fedfw import theorem1
 
@@ -237,8 +237,8 @@ def test_memory_does_not_grow_with_rounds_unless_iterates_are_recorded():
 # ---- the compiled path (numba) and the numpy path give the same runs ------------------------------
 @pytest.mark.parametrize("set_name", ["l1", "simplex"])
 def test_compiled_and_numpy_paths_agree(monkeypatch, set_name):
-    from fedcheck.engine import jit
-    from fedcheck.instances import RandomFamily
+    from fedcheck.algorithms import jit
+    from fedcheck.problems.instances import RandomFamily
     if not jit.AVAILABLE:
         pytest.skip("numba is not available: only the numpy path exists")
     fam = RandomFamily(set=set_name, n=5, m=8, p=6)

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from fedcheck import verdict as V
+from fedcheck.core import verdict as V
 from fedcheck.check import RunConfig
-from fedcheck.engine import composite as E
+from fedcheck.algorithms import composite as E
 from fedcheck.problems import feddualavg as P
-from fedcheck.regularizers import (L1, L1BallIndicator, L2BallIndicator, Nuclear, SquaredL2, Zero, make_regularizer,
+from fedcheck.problems.regularizers import (L1, L1BallIndicator, L2BallIndicator, Nuclear, SquaredL2, Zero, make_regularizer,
                                    stack_regularizers)
 
 # ------------------------------------------------------------------------------------------------
@@ -319,7 +319,7 @@ def test_fedmid_refutation_saves_its_instance(tmp_path):
 
 
 def test_registered_in_the_catalog():
-    from fedcheck.registry import default_registry
+    from fedcheck.core.registry import default_registry
     reg = default_registry()
     ids = reg.papers["feddualavg"]
     assert len(ids) == len(EXPECTED) + len(SLOW)

@@ -5,12 +5,12 @@ directory (``conftest.py``)."""
 import numpy as np
 import pytest
 
-from fedcheck import verdict as V
+from fedcheck.core import verdict as V
 from fedcheck.check import RunConfig
-from fedcheck.engine import fedfw, naive_fw_averaging
-from fedcheck.engine.fedfw_variants import fedfw_partial, fedfw_plus, fedfw_sto, fedfw_variant, replicate_seeds
-from fedcheck.instances import InstanceBatch, RandomFamily, load_instance
-from fedcheck.losses import Sigmoid, SignedQuadratic
+from fedcheck.algorithms import fedfw, naive_fw_averaging
+from fedcheck.algorithms.fedfw_variants import fedfw_partial, fedfw_plus, fedfw_sto, fedfw_variant, replicate_seeds
+from fedcheck.problems.instances import InstanceBatch, RandomFamily, load_instance
+from fedcheck.problems.losses import Sigmoid, SignedQuadratic
 from fedcheck.problems import fedfw as P
 import theorems.fedfw as F
 
@@ -82,7 +82,7 @@ def test_participation_frequency_matches_p():
 
 
 def test_gaussian_oracle_has_the_stated_variance():
-    from fedcheck.engine.fedfw_variants import gaussian_oracle
+    from fedcheck.algorithms.fedfw_variants import gaussian_oracle
     batch = _batch(B=1, n=4, p=6)
     orc = gaussian_oracle(batch.loss, 2.0, seeds=[3])
     X = np.zeros((1, 4, 6))
@@ -93,7 +93,7 @@ def test_gaussian_oracle_has_the_stated_variance():
 
 
 def test_split_constraints_mask_selects_the_superset_lmo():
-    from fedcheck.sets import L2Ball
+    from fedcheck.problems.sets import L2Ball
     batch = _batch(B=1, n=4)
     eta, lam = _sched(1, T=50)
     S = []

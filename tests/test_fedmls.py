@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from fedcheck import verdict as V
+from fedcheck.core import verdict as V
 from fedcheck.check import RunConfig
-from fedcheck.engine import fedmls as E
-from fedcheck.instances import Instance, InstanceBatch, instance_rng
-from fedcheck.losses import LAD, Hinge, MaxAffine
+from fedcheck.algorithms import fedmls as E
+from fedcheck.problems.instances import Instance, InstanceBatch, instance_rng
+from fedcheck.problems.losses import LAD, Hinge, MaxAffine
 from fedcheck.problems import fedmls as P
-from fedcheck.sets import L2Ball
+from fedcheck.problems.sets import L2Ball
 
 
 def _rng(key):
@@ -353,7 +353,7 @@ def test_inaccurate_solve_makes_the_bound_check_inconclusive():
 
 def test_drift_instance_is_saved_and_loads(tmp_path):
     import theorems.fedmls as M
-    from fedcheck.instances import load_instance
+    from fedcheck.problems.instances import load_instance
     res = M.drift.run(RunConfig(rounds=200, save_dir=str(tmp_path)))
     assert res.verdict == V.REPRODUCED and len(res.saved_instances) == 1
     inst = load_instance(res.saved_instances[0])

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fedcheck import verdict as V
+from fedcheck.core import verdict as V
 from fedcheck.check import RunConfig
-from fedcheck.compression import Bernoulli, Identity, RandK, RandomQuantization, UniformStream, make_compressor
-from fedcheck.engine.switching import (centralized_local_sgm, fedavg, fedsgm, switching_subgradient,
+from fedcheck.algorithms.compression import Bernoulli, Identity, RandK, RandomQuantization, UniformStream, make_compressor
+from fedcheck.algorithms.switching import (centralized_local_sgm, fedavg, fedsgm, switching_subgradient,
                                        switching_weight)
 from fedcheck.problems import fedsgm as P
 

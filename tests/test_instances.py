@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from fedcheck.instances import InstanceError, RandomFamily, load_instance, save_instance
-from fedcheck.solve import solve_consensus
+from fedcheck.problems.instances import InstanceError, RandomFamily, load_instance, save_instance
+from fedcheck.problems.solve import solve_consensus
 
 
 def test_same_seed_same_instance():

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fedcheck.losses import LeastSquares, Logistic, make_loss
+from fedcheck.problems.losses import LeastSquares, Logistic, make_loss
 from fedcheck.testing import instances
 
 

@@ -7,8 +7,8 @@ import pytest
 
 from fedcheck.check import BoundCheck, Check, CheckResult, RunConfig
 from fedcheck.cli import main
-from fedcheck.instances import RandomFamily
-from fedcheck.parallel import _parts, run_checks, splittable
+from fedcheck.problems.instances import RandomFamily
+from fedcheck.core.parallel import _parts, run_checks, splittable
 from theorems.fedfw import theorem1
 
 TIMING = {"seconds"}

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from fedcheck import pep
-from fedcheck import verdict as V
+from fedcheck.tools import pep
+from fedcheck.core import verdict as V
 from fedcheck.cli import main
 
 _OK, _WHY = pep.available()

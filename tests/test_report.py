@@ -300,7 +300,7 @@ def test_math_rendering_and_fallback():
 
 def test_report_rebuilds_from_json_without_recomputing(run, tmp_path, monkeypatch, capsys):
     import fedcheck.check
-    import fedcheck.solve
+    import fedcheck.problems.solve
 
     def boom(*a, **k):
         raise AssertionError("fedcheck report must not recompute")

@@ -5,10 +5,10 @@ import textwrap
 import numpy as np
 import pytest
 
-from fedcheck import verdict as V
+from fedcheck.core import verdict as V
 from fedcheck.cli import main
-from fedcheck.instances import RandomFamily, load_instance
-from fedcheck.search import (Candidate, NotSearchable, SearchSpace, draw_candidate, mutate, restrict, search,
+from fedcheck.problems.instances import RandomFamily, load_instance
+from fedcheck.tools.search import (Candidate, NotSearchable, SearchSpace, draw_candidate, mutate, restrict, search,
                              search_document, search_result)
 
 QUICK = ["--rounds", "60", "--verify-rounds", "120", "--restarts", "1", "-q"]
@@ -30,10 +30,10 @@ def small_check(theorem1):
 
 TOO_GOOD = textwrap.dedent('''
     import sympy as sp
-    from fedcheck import engine
+    from fedcheck import algorithms as engine
     from fedcheck.check import BoundCheck, Paper
-    from fedcheck.instances import RandomFamily
-    from fedcheck.symbols import D, L, lambda_0, t
+    from fedcheck.problems.instances import RandomFamily
+    from fedcheck.core.symbols import D, L, lambda_0, t
 
     too_good = BoundCheck(
         id="mine.too_good", paper=Paper(key="mine", title="mine", authors="me"), reference="conjecture",

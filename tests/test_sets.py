@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from fedcheck.sets import Box, L1Ball, L2Ball, NuclearBall, ProductSet, Simplex, make_set, stack_sets
+from fedcheck.problems.sets import Box, L1Ball, L2Ball, NuclearBall, ProductSet, Simplex, make_set, stack_sets
 
 finite = st.floats(-10, 10, allow_nan=False, allow_infinity=False)
 SETTINGS = settings(max_examples=25, deadline=None)

@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from fedcheck.constants import _trs_max, sup_grad_norm_sq
-from fedcheck.instances import RandomFamily
-from fedcheck.solve import CACHE_STATS, solve_consensus
+from fedcheck.problems.constants import _trs_max, sup_grad_norm_sq
+from fedcheck.problems.instances import RandomFamily
+from fedcheck.problems.solve import CACHE_STATS, solve_consensus
 
 
 @pytest.mark.parametrize("loss", ["least_squares", "logistic"])

@@ -4,9 +4,9 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fedcheck import verdict as V
+from fedcheck.core import verdict as V
 from fedcheck.check import RunConfig
-from fedcheck.symbols import D, G, L, Y_norm, lambda_0, n, t
+from fedcheck.core.symbols import D, G, L, Y_norm, lambda_0, n, t
 from fedcheck.testing import assert_not_refuted, check_on, instances
 from theorems.fedfw import READINGS_G, bound_38, theorem1
 
@@ -79,7 +79,7 @@ def test_lemma2_readings_on_an_interior_optimum():
     the end-of-proof G = LD/sqrt(n) + n||grad F(x*)|| drops the clients' disagreement; whether that
     breaks Lemma 2 is decided by the exact sup (here LD/sqrt(n) still dominates).  At an interior
     optimum y_i = -(1/n) grad f_i(x*), so ||Y*||_F equals ||grad F^(X*)||_F."""
-    from fedcheck.instances import RandomFamily
+    from fedcheck.problems.instances import RandomFamily
     fam = RandomFamily(set="l2", n=6, m=8, p=3, radius=50.0, outside=0.01, heterogeneity=0.2)
     res = check_on(theorem1, fam.draw(1), rounds=50)
     inst = res.instances[0]

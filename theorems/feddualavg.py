@@ -25,15 +25,15 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from fedcheck import verdict as V
+from fedcheck.core import verdict as V
 from fedcheck.check import Paper, Reading, SymbolicClaim, rate_claim
-from fedcheck.engine import composite as engine
+from fedcheck.algorithms import composite as engine
 from fedcheck.horizon_expectation import HorizonExpectationCheck, geometric_horizons
 from fedcheck.inequality import Case, Comparison, InequalityCheck
-from fedcheck.instances import instance_rng
+from fedcheck.problems.instances import instance_rng
 from fedcheck.problems import feddualavg as P
-from fedcheck.regularizers import L1, L2BallIndicator, Nuclear
-from fedcheck.symbols import B, Disc, G, K, L, M, R, eta, eta_c, eta_s, sigma, zeta
+from fedcheck.problems.regularizers import L1, L2BallIndicator, Nuclear
+from fedcheck.core.symbols import B, Disc, G, K, L, M, R, eta, eta_c, eta_s, sigma, zeta
 
 FEDDUALAVG = Paper(
     key="feddualavg",
@@ -1441,7 +1441,7 @@ experiment_logistic = _measurement(
 # the tuned checks (``fedcheck audit feddualavg``); the checks above are unchanged.  Rate claims stay where
 # they are (they state the order of a bound, not a step of its proof).  Machinery in fedcheck.audit.
 def _feddualavg_proof_steps(claims, reference):
-    from fedcheck import audit as A
+    from fedcheck.tools import audit as A
     return tuple(A.ProofStep(c.name, c.name, "symbolic", (lambda c=c: A.from_symbolic_claim(c)), reference=reference)
                  for c in claims if " is of order R^" not in c.name)
 

@@ -5,11 +5,11 @@ Equation numbers are the paper's.
 """
 import sympy as sp
 
-from fedcheck import engine
+from fedcheck import algorithms as engine
 from fedcheck.check import BoundCheck, Paper, Reading, SideCondition, SymbolicClaim, rate_claim
-from fedcheck.instances import RandomFamily
-from fedcheck.symbols import D, G, G_sup, L, Y_norm, grad_F_star, grad_hat_star, lambda_0, n, t
-from fedcheck import verdict as V
+from fedcheck.problems.instances import RandomFamily
+from fedcheck.core.symbols import D, G, G_sup, L, Y_norm, grad_F_star, grad_hat_star, lambda_0, n, t
+from fedcheck.core import verdict as V
 
 FEDFW = Paper(
     key="fedfw",
@@ -101,14 +101,14 @@ import numpy as _np  # noqa: E402
 
 from fedcheck.check import Metric  # noqa: E402
 from fedcheck.counterexample import CounterexampleCheck  # noqa: E402
-from fedcheck.engine import fedfw_variants as _variants  # noqa: E402
+from fedcheck.algorithms import fedfw_variants as _variants  # noqa: E402
 from fedcheck.expectation_bound import ExpectationBoundCheck, Part, objective_gap, recorded  # noqa: E402
 from fedcheck.horizon import Bound, Case  # noqa: E402
 from fedcheck.inequality import InequalityCheck  # noqa: E402
 from fedcheck.measurement import MeasurementCheck  # noqa: E402
 from fedcheck.problems import fedfw as _P  # noqa: E402
 from fedcheck.symbolic import SymbolicCheck  # noqa: E402
-from fedcheck.symbols import T, E_init, G_nc, grad_hat_x1, p_part, sigma  # noqa: E402
+from fedcheck.core.symbols import T, E_init, G_nc, grad_hat_x1, p_part, sigma  # noqa: E402
 
 c_n = sp.Symbol("c_n", positive=True)   # the factor the G-term of (44) is divided by (sqrt(n) as printed)
 
@@ -738,9 +738,9 @@ for _chk, _alg, _thm, _ex in _DOCS:
 def _theorem1_proof_steps():
     import numpy as npa
 
-    from fedcheck import audit as A
-    from fedcheck.instances import Instance
-    from fedcheck.sets import make_set
+    from fedcheck.tools import audit as A
+    from fedcheck.problems.instances import Instance
+    from fedcheck.problems.sets import make_set
 
     i = sp.Symbol("i", integer=True, positive=True)       # summation index of (30)
     j = sp.Symbol("j", integer=True, positive=True)       # product index of (30)

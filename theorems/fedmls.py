@@ -25,17 +25,17 @@ import functools
 
 import sympy as sp
 
-from fedcheck import verdict as V
+from fedcheck.core import verdict as V
 from fedcheck.check import Paper, Reading, SymbolicClaim, rate_claim
 from fedcheck.counterexample import CounterexampleCheck
-from fedcheck.engine import fedmls as E
+from fedcheck.algorithms import fedmls as E
 from fedcheck.horizon import Bound, Case, HorizonBoundCheck
 from fedcheck.horizon_expectation import geometric_horizons
-from fedcheck.instances import save_instance
+from fedcheck.problems.instances import save_instance
 from fedcheck.measurement import MeasurementCheck
 from fedcheck.problems import fedmls as P
 from fedcheck.symbolic import SymbolicCheck
-from fedcheck.symbols import G, G_F, G_max, T, Delta_F, m, n, r_0, t, xstar_norm
+from fedcheck.core.symbols import G, G_F, G_max, T, Delta_F, m, n, r_0, t, xstar_norm
 
 FEDMLS = Paper(
     key="fedmls",
@@ -502,7 +502,7 @@ for _chk, _alg, _thm, _ex in _DOCS:
 # proof steps of the corollary's check (``fedcheck audit fedmls.corollary32``); the checks above are
 # unchanged.  Steps named "analysis: ..." are repairs (paper=False).  Machinery in fedcheck.audit.
 def _fedmls_proof_steps():
-    from fedcheck import audit as A
+    from fedcheck.tools import audit as A
     claims = [c for c in tuple(corollary32_derivation.claims) + tuple(DERIVATION_SYMBOLIC)
               if not c.name.startswith("the bound is of order")]     # rate claims are not steps of the proof
     return tuple(A.ProofStep(c.name if len(c.name) <= 72 else c.name[:69] + "...", c.name, "symbolic",

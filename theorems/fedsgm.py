@@ -21,13 +21,13 @@ Constants (notes section 3)::
 """
 import sympy as sp
 
-from fedcheck import verdict as V
+from fedcheck.core import verdict as V
 from fedcheck.check import Paper, Reading, SymbolicClaim
 from fedcheck.horizon import Bound, Case, HorizonBoundCheck
 from fedcheck.problems import fedsgm as P
 from fedcheck.problems import fedsgm_measure as M
 from fedcheck.seed_fraction import SeedFractionCheck
-from fedcheck.symbols import D_0, E, G_lip, T, n, q_u
+from fedcheck.core.symbols import D_0, E, G_lip, T, n, q_u
 
 FEDSGM = Paper(
     key="fedsgm",
@@ -525,7 +525,7 @@ for _chk, _alg, _thm, _ex in _DOCS:
 # Proof audit (issue #9): the epsilon algebra above, attached as proof steps of Theorems 1 and 2
 # (``fedcheck audit fedsgm``); the checks above are unchanged.  Machinery in fedcheck.audit.
 def _fedsgm_proof_steps(claims, reference):
-    from fedcheck import audit as A
+    from fedcheck.tools import audit as A
     return tuple(A.ProofStep(c.name, c.name, "symbolic", (lambda c=c: A.from_symbolic_claim(c)), reference=reference)
                  for c in claims)
 

@@ -35,13 +35,13 @@ from typing import Sequence
 
 import numpy as np
 
-from ..results import atomic_write
-from ..constants import Value, _trs_max
-from ..instances import instance_rng
-from ..regularizers import (L1, L1BallIndicator, L2BallIndicator, Nuclear, Regularizer, Zero, make_regularizer,
+from fedcheck.core.results import atomic_write
+from fedcheck.problems.constants import Value, _trs_max
+from fedcheck.problems.instances import instance_rng
+from fedcheck.problems.regularizers import (L1, L1BallIndicator, L2BallIndicator, Nuclear, Regularizer, Zero, make_regularizer,
                             stack_regularizers)
-from ..solve import cache_dir
-from ..verdict import POLICY
+from fedcheck.problems.solve import cache_dir
+from fedcheck.core.verdict import POLICY
 
 __all__ = ["QuadInstance", "QuadraticClients", "FiniteSumInstance", "FiniteSumClients", "CompositeSolution",
            "solve_composite", "SharedQuadraticFamily", "ConstrainedQuadraticFamily", "curse_instance",

@@ -22,14 +22,14 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import verdict as V
-from ..checkbase import Finding, Interval, save_refuting
-from ..constants import InstanceContext, Value, constant, sup_grad_norm_sq
-from ..engine import default_recorder, fedfw, frank_wolfe, naive_fw_averaging, record_grid
-from ..engine.fedfw_variants import ProblemBatch, feddr, fedfw_variant, fw_recorder, replicate_seeds
-from ..instances import Instance, InstanceBatch, RandomFamily, instance_rng, save_instance
-from ..losses import SignedQuadratic, Sigmoid
-from ..sets import Box, L1Ball, L2Ball, NuclearBall, ProductSet, make_set
+from fedcheck.core import verdict as V
+from fedcheck.checkbase import Finding, Interval, save_refuting
+from fedcheck.problems.constants import InstanceContext, Value, constant, sup_grad_norm_sq
+from fedcheck.algorithms import default_recorder, fedfw, frank_wolfe, naive_fw_averaging, record_grid
+from fedcheck.algorithms.fedfw_variants import ProblemBatch, feddr, fedfw_variant, fw_recorder, replicate_seeds
+from fedcheck.problems.instances import Instance, InstanceBatch, RandomFamily, instance_rng, save_instance
+from fedcheck.problems.losses import SignedQuadratic, Sigmoid
+from fedcheck.problems.sets import Box, L1Ball, L2Ball, NuclearBall, ProductSet, make_set
 
 __all__ = ["ZeroMeanGradientFamily", "SignedQuadraticFamily", "SigmoidFamily", "instance_21",
            "nonconvex_constants", "NonconvexSolution", "nonconvex_solver", "run_fedfw_horizon", "FedFWHorizonCheck",
@@ -373,7 +373,7 @@ def save_npz(inst, path):
     return save_instance(inst, path)
 
 
-from ..horizon import HorizonBoundCheck  # noqa: E402
+from fedcheck.horizon import HorizonBoundCheck  # noqa: E402
 
 
 @dataclass
@@ -415,8 +415,8 @@ def lemma2_cases(config, params) -> list:
     and the proof's step ``||grad F^(X*)||_F <= n ||grad F(x*)||``.  ``x*`` is the solver's point; its
     distance to the true minimizer is at most ``sqrt(2 gap / mu)`` (certified FW gap, strong convexity),
     which widens the right-hand sides into intervals."""
-    from ..inequality import Case, Comparison
-    from ..solve import solve_consensus
+    from fedcheck.inequality import Case, Comparison
+    from fedcheck.problems.solve import solve_consensus
     out = []
     for label, inst in _instances_for(config, LEMMA2_FAMILIES, 3):
         if inst.loss not in ("least_squares", "logistic"):
@@ -491,7 +491,7 @@ def lemma1_cases(config, params) -> list:
     """Per instance: the exact Lipschitz constant of grad F^_t (quadratic clients: the spectral norm of the
     Hessian) at several t against L/n + lambda_t (lambda_t = lambda_0 sqrt(t+1)); sampled ratios as a cross
     check; and an instance with identical clients where the bound is attained (exactness)."""
-    from ..inequality import Case, Comparison
+    from fedcheck.inequality import Case, Comparison
     lam0 = float(params.get("lambda_0", 1.0))
     tt = np.array(LEMMA1_T, dtype=float)
     lams = lam0 * np.sqrt(tt + 1)
@@ -555,8 +555,8 @@ def measure_naive_21(ctx):
     """Procedure (20) on (21) from xbar = 0: a sweep of constant step sizes and 2/(t+1), with 1, 2, 5 and
     10 local steps, both readings of (21) (with and without the 1/2); FedFW (Theorem 1's schedules) on
     the same instances.  The stall is exact: xbar^t = 0 in floating point for every round."""
-    from ..counterexample import reproduced_if
-    from ..measurement import Measurement
+    from fedcheck.counterexample import reproduced_if
+    from fedcheck.measurement import Measurement
     T = 20000 if ctx.full else 2000
     lam0 = float(ctx.params.get("lambda_0", 1.0))
     atol = V.POLICY.atol
@@ -639,9 +639,9 @@ def measure_naive_random(ctx):
     """Procedure (20) (one local step, eta_t = 2/(t+1)) against centralized Frank-Wolfe on random least-squares
     instances.  A run *fails* when F(xbar^T) - F* exceeds the classical Frank-Wolfe guarantee 2 L D^2/(T+1)
     (L = max_i L_i, a bound FW with these steps satisfies); centralized FW on the same instance is the control."""
-    from ..counterexample import reproduced_if
-    from ..measurement import Measurement
-    from ..solve import solve_consensus
+    from fedcheck.counterexample import reproduced_if
+    from fedcheck.measurement import Measurement
+    from fedcheck.problems.solve import solve_consensus
     T = 20000 if ctx.full else 2000
     seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(10 if ctx.full else 3))
     rows, fails, total, fw_bad, failing = [], 0, 0, 0, []
@@ -717,8 +717,8 @@ def measure_fedfw_plus(ctx):
     the paper calls FedFW+ 'an empirically faster version' (Section 6) and reports mixed accuracies
     (Tables 1-2).  Compared: F(xbar^T) - F* with certified intervals, per lambda_0 and for each method's
     best lambda_0 of the grid (the tuned comparison)."""
-    from ..measurement import Measurement
-    from ..solve import solve_consensus
+    from fedcheck.measurement import Measurement
+    from fedcheck.problems.solve import solve_consensus
     T = 20000 if ctx.full else 3000
     grid_l = tuple(ctx.params.get("lambda_0_grid", PLUS_LAMBDA0))
     seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(6 if ctx.full else 3))
@@ -795,8 +795,8 @@ def measure_split(ctx):
     """Half of the clients (stragglers) use D_i = the l2 ball of the same radius (a superset of the l1 ball D,
     one LMO = one normalization), the others D itself, so the intersection is D.  Measured: does xbar^t stay
     in D, and does it converge to the same solution x* as FedFW on D?"""
-    from ..measurement import Measurement
-    from ..solve import solve_consensus
+    from fedcheck.measurement import Measurement
+    from fedcheck.problems.solve import solve_consensus
     T = 20000 if ctx.full else 3000
     lam0 = float(ctx.params.get("lambda_0", 1.0))
     seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(6 if ctx.full else 4))
@@ -865,7 +865,7 @@ def measure_messages(ctx):
     (nuclear ball, NumPy's default tolerance sigma_max max(d1, d2) eps); bytes per message in the encoding
     each set allows (a 1-sparse vector: index + value; rank one: u, v and the scale; a box vertex: p sign
     bits + the radius) against a dense float64 vector (what a gradient costs)."""
-    from ..measurement import Measurement
+    from fedcheck.measurement import Measurement
     T = 2000 if ctx.full else 300
     d1, d2 = 8, 6
     p = d1 * d2
@@ -976,7 +976,7 @@ def measure_privacy(ctx):
     * rounds 1-3, l2 ball: the server knows every x_i (it tracks x_i^{t+1} = (1-eta) x_i + eta s_i), hence the
       penalty term v_t = lambda_t (x_i - xbar); the second message fixes the norm of z up to the roots of a
       1-D equation (:func:`_recover_l2`), the third picks the root: z itself is recovered."""
-    from ..measurement import Measurement
+    from fedcheck.measurement import Measurement
     n = 10
     r = float(ctx.params.get("radius", 1.0))
     lam0 = float(ctx.params.get("lambda_0", 1.0))
@@ -1094,8 +1094,8 @@ def measure_partial_scaling(ctx):
     E gap_1(pt) (the same number of expected client updates)."""
     from scipy import stats as sst
 
-    from ..measurement import Measurement
-    from ..solve import solve_consensus
+    from fedcheck.measurement import Measurement
+    from fedcheck.problems.solve import solve_consensus
     T = 10000 if ctx.full else 2000
     R = 64 if ctx.full else 16
     lam0 = float(ctx.params.get("lambda_0", 1.0))
@@ -1286,7 +1286,7 @@ def _mclr_set(kind: str, radius: float, d1: int, K: int, B: int):
 
 
 def _minibatch_oracle(loss: MCLR, bs: int, seeds):
-    from ..compression import UniformStream
+    from fedcheck.algorithms.compression import UniformStream
     stream = UniformStream([int(s) for s in seeds], "fedfw:minibatch", (loss.n, bs))
     m = loss.counts[..., None]
 
@@ -1384,7 +1384,7 @@ def measure_experiments(ctx):
     numbers, with a comment per row (difference to the paper, reversed orderings).  The data differ (digits:
     1797 8 x 8 images, not MNIST), so the paper's numbers are a reference, not a target.  Findings: the
     orderings of Table 1 re-measured (analyses), and the feasibility of the FW models (paper)."""
-    from ..measurement import Measurement
+    from fedcheck.measurement import Measurement
     r = run_mclr_experiments(ctx)
     res = r["results"]
     rows = []

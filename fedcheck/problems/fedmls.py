@@ -37,9 +37,9 @@ from typing import Sequence
 import numpy as np
 import sympy as sp
 
-from ..instances import Instance, instance_rng
-from ..sets import L2Ball
-from ..solve import Solution, _load_cached, _store, _versions
+from fedcheck.problems.instances import Instance, instance_rng
+from fedcheck.problems.sets import L2Ball
+from fedcheck.problems.solve import Solution, _load_cached, _store, _versions
 
 __all__ = ["pieces", "solve_nonsmooth", "client_minimizers", "LADFamily", "HingeFamily", "MaxAffineFamily",
            "FamilyMix", "drift_instance", "breast_cancer_svm", "FORMULATION_VERSION", "BALL_MARGIN"]
@@ -367,10 +367,10 @@ def horizon_runner(algorithm, per_round: dict, metric: str = "gap", oracle_facto
     interval of ``F*`` and, as evidence, the initial gap, the subgradient calls per client and the
     ratio of the final gap to the initial one.  ``oracle_factory(batch, rng)`` makes a stochastic
     oracle (one random stream per row, from its run seed)."""
-    from ..engine.core import evaluate_schedule
-    from ..instances import InstanceBatch
-    from ..symbols import T as T_sym
-    from ..symbols import t as t_sym
+    from fedcheck.algorithms.core import evaluate_schedule
+    from fedcheck.problems.instances import InstanceBatch
+    from fedcheck.core.symbols import T as T_sym
+    from fedcheck.core.symbols import t as t_sym
 
     def run(insts, sols, schedule, T, settings, run_seeds):
         B = len(insts)
@@ -436,7 +436,7 @@ class MethodRun:
 
 
 def _symbol_values(exprs, insts, sols, params_rows, skip=()) -> dict:
-    from ..constants import InstanceContext, resolve
+    from fedcheck.problems.constants import InstanceContext, resolve
     names = set()
     for e in exprs:
         names |= {sym.name for sym in sp.sympify(e).free_symbols}
@@ -455,10 +455,10 @@ def run_method(method: Method, insts, sols, params: dict, rounds: int, *, replic
     import inspect
     import itertools
 
-    from ..engine.core import evaluate_schedule
-    from ..instances import InstanceBatch
-    from ..symbols import s as s_sym
-    from ..symbols import t as t_sym
+    from fedcheck.algorithms.core import evaluate_schedule
+    from fedcheck.problems.instances import InstanceBatch
+    from fedcheck.core.symbols import s as s_sym
+    from fedcheck.core.symbols import t as t_sym
 
     combos = list(itertools.product(*method.tune.values())) if method.tune else [()]
     rows = [(i, c, rep) for i in range(len(insts)) for c in range(len(combos)) for rep in range(replicates)]
@@ -554,7 +554,7 @@ def _fit_over_instances(x: np.ndarray, y: np.ndarray) -> dict | None:
     over instances with :func:`fedcheck.verdict.pooled_rate` (a single instance keeps its own interval)."""
     from scipy import stats
 
-    from .. import verdict as V
+    from fedcheck.core import verdict as V
     fits = []
     for j in range(y.shape[1]):
         ok = np.isfinite(y[:, j]) & (y[:, j] > 0) & np.isfinite(x) & (x > 0)
@@ -572,8 +572,8 @@ def _fit_over_instances(x: np.ndarray, y: np.ndarray) -> dict | None:
 
 
 def _rate_finding(name, pooled, claimed, paper, description):
-    from .. import verdict as V
-    from ..checkbase import Finding
+    from fedcheck.core import verdict as V
+    from fedcheck.checkbase import Finding
     ci = pooled["ci"] if pooled else None
     verdict = V.rate_verdict(ci, claimed)
     ev = (f"fitted exponent {pooled['slope']:.3f}, {V.POLICY.confidence:.0%} CI [{ci[0]:.3f}, {ci[1]:.3f}] "
@@ -604,9 +604,9 @@ def stall_findings(run_fail: MethodRun, run_work: MethodRun, floor: float, level
 
     With a predicted stall ``level``, an analysis finding compares the failing method's final gap with
     it (within a factor ``resolution_factor``)."""
-    from .. import verdict as V
-    from ..checkbase import Finding
-    from ..counterexample import reproduced_if
+    from fedcheck.core import verdict as V
+    from fedcheck.checkbase import Finding
+    from fedcheck.counterexample import reproduced_if
     P_ = V.POLICY
     k = np.asarray(run_fail.k, dtype=float)
     a = np.nanmean(run_fail.gap if y_fail is None else y_fail, 1)
@@ -661,7 +661,7 @@ def _instance_record(inst, sol, run: MethodRun | None = None, constants: dict | 
 
 
 def _constants(inst, sol, names=("G_max", "G_F", "r_0", "Delta_F", "xstar_norm")) -> dict:
-    from ..constants import InstanceContext, resolve
+    from fedcheck.problems.constants import InstanceContext, resolve
     out = {}
     for name in names:
         try:
@@ -679,9 +679,9 @@ def _unsolved(sols) -> str | None:
 
 def measure_drift(ctx, *, fail: Method, work: Method, references=(), rounds=(400, 2000)):
     """Item 4: the client-drift toy (``f_i = |x - c_i|``, ``c = (0, 0, 3)``, ``x_0 = 2``)."""
-    from .. import verdict as V
-    from ..checkbase import Finding
-    from ..measurement import Measurement
+    from fedcheck.core import verdict as V
+    from fedcheck.checkbase import Finding
+    from fedcheck.measurement import Measurement
     inst = drift_instance()
     sol = solve_nonsmooth(inst, use_cache=ctx.config.use_cache)
     if sol.reason:
@@ -715,14 +715,14 @@ def measure_drift(ctx, *, fail: Method, work: Method, references=(), rounds=(400
     if ctx.save_dir and any(f.paper and f.verdict == V.REPRODUCED for f in findings):
         from pathlib import Path
 
-        from ..instances import save_instance
+        from fedcheck.problems.instances import save_instance
         saved.append(str(save_instance(inst, Path(ctx.save_dir) / f"{ctx.check.id}-instance.npz")))
     return Measurement(findings, evidence=ev, series=series, tables=tables, saved_instances=saved,
                        instances=[_instance_record(inst, sol, runs[1], _constants(inst, sol))])
 
 
 def _eval_per_instance(expr, insts, sols, params) -> np.ndarray:
-    from ..engine.core import evaluate_schedule
+    from fedcheck.algorithms.core import evaluate_schedule
     vals = _symbol_values([expr], insts, sols, [params] * len(insts))
     return evaluate_schedule(expr, np.array([1.0]), vals, len(insts))[0]
 
@@ -737,9 +737,9 @@ def measure_tradeoff(ctx, *, family, eps_expr, horizon, corollary: Method, anyti
     reached its target; ``anytime`` methods (schedules independent of ``eps``) run once, and their
     first rounds below each target are read off the same trace.  Exponents of rounds and calls against
     ``1/eps`` are fitted per instance and pooled (``fedcheck.verdict.pooled_rate``)."""
-    from .. import verdict as V
-    from ..checkbase import Finding
-    from ..measurement import Measurement
+    from fedcheck.core import verdict as V
+    from fedcheck.checkbase import Finding
+    from fedcheck.measurement import Measurement
     eps_rel = list(eps_values[1] if ctx.full else eps_values[0])
     seeds_ = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(seeds[1] if ctx.full else seeds[0]))
     insts = [family.draw(s) for s in seeds_]
@@ -882,9 +882,9 @@ def measure_nscaling(ctx, *, family, n_values=((1, 2, 4, 8), (1, 2, 4, 8, 16, 32
     paper, description)`` runs to its horizon K(n); the claim ``f(x_K) - f* <= eps`` is compared with
     the tolerance policy, and the first round below ``eps`` is fitted against ``n`` and judged against the
     arm's ``claimed`` growth exponent (arms: ``(method, horizon, paper, description, claimed)``)."""
-    from .. import verdict as V
-    from ..checkbase import Finding
-    from ..measurement import Measurement
+    from fedcheck.core import verdict as V
+    from fedcheck.checkbase import Finding
+    from fedcheck.measurement import Measurement
     ns = list(n_values[1] if ctx.full else n_values[0])
     seeds_ = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(seeds[1] if ctx.full else seeds[0]))
     base = [family.draw(s) for s in seeds_]
@@ -968,10 +968,10 @@ def measure_experiment(ctx, *, fail: Method, work: Method, others=(), fraction=0
     """Item 6: the SVM experiment at small scale (:func:`breast_cancer_svm`), stochastic minibatch
     subgradients (``fraction`` of each client's samples), ``seeds`` replicates averaged, every method's
     step parameter tuned over its grid (powers of 10, as the paper), relative gap ``(F - F*)/F*``."""
-    from .. import verdict as V
-    from ..checkbase import Finding
-    from ..engine.fedmls import minibatch_oracle
-    from ..measurement import Measurement
+    from fedcheck.core import verdict as V
+    from fedcheck.checkbase import Finding
+    from fedcheck.algorithms.fedmls import minibatch_oracle
+    from fedcheck.measurement import Measurement
     inst = breast_cancer_svm()
     sol = solve_nonsmooth(inst, use_cache=ctx.config.use_cache)
     if sol.reason:

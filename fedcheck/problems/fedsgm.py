@@ -35,9 +35,9 @@ from typing import Sequence
 
 import numpy as np
 
-from ..results import atomic_write
-from ..constants import Value, constant
-from ..instances import instance_rng
+from fedcheck.core.results import atomic_write
+from fedcheck.problems.constants import Value, constant
+from fedcheck.problems.instances import instance_rng
 
 __all__ = ["Component", "L1Residual", "MaxAffine", "L2Residual", "Distance", "Logistic", "Huber", "Affine",
            "ConstrainedInstance", "ConstrainedBatch", "ConstrainedFamily", "ConstrainedSolution",
@@ -413,7 +413,7 @@ def _versions() -> str:
 
 
 def _cache_paths(inst: ConstrainedInstance):
-    from ..solve import cache_dir
+    from fedcheck.problems.solve import cache_dir
     d = cache_dir()
     if d is None:
         return None
@@ -696,8 +696,8 @@ def run_fedsgm(insts, sols, schedule: dict, T: int, settings: dict, run_seeds) -
       exact; the realized value when there is no compression);
     * ``drift_step``, ``drift_sq`` (Lemma 5), ``agg_sq_cond`` (Lemma 3), ``max_dir``.
     """
-    from ..compression import make_compressor
-    from ..engine.switching import fedsgm
+    from fedcheck.algorithms.compression import make_compressor
+    from fedcheck.algorithms.switching import fedsgm
     batch = ConstrainedBatch(insts)
     C = make_compressor(settings.get("compressor"))
     E = int(settings.get("E", 1))
@@ -738,7 +738,7 @@ def run_fedsgm(insts, sols, schedule: dict, T: int, settings: dict, run_seeds) -
 
 @constant("q_u")
 def _qu(ctx):
-    from ..compression import make_compressor
+    from fedcheck.algorithms.compression import make_compressor
     C = make_compressor(ctx.params.get("compressor"))
     return Value(C.q(ctx.instance.d), True, f"variance factor of {C.label(ctx.instance.d)}")
 

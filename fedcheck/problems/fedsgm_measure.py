@@ -13,15 +13,15 @@ from typing import Sequence
 import numpy as np
 import sympy as sp
 
-from .. import verdict as V
-from ..check import RunConfig
-from ..compression import make_compressor
-from ..constants import InstanceContext, resolve
-from ..engine.switching import centralized_local_sgm, fedavg, fedsgm, switching_subgradient
-from ..inequality import Case, Comparison, evaluate_expr
-from ..seed_fraction import clopper_pearson
-from ..symbols import T as T_sym
-from . import fedsgm as P
+from fedcheck.core import verdict as V
+from fedcheck.check import RunConfig
+from fedcheck.algorithms.compression import make_compressor
+from fedcheck.problems.constants import InstanceContext, resolve
+from fedcheck.algorithms.switching import centralized_local_sgm, fedavg, fedsgm, switching_subgradient
+from fedcheck.inequality import Case, Comparison, evaluate_expr
+from fedcheck.seed_fraction import clopper_pearson
+from fedcheck.core.symbols import T as T_sym
+from fedcheck.problems import fedsgm as P
 
 __all__ = ["schedule_values", "compression_cases", "scaling_cases", "switching_cases", "experiment_cases",
            "reduction_cases", "violations", "oscillations"]

@@ -46,8 +46,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .instances import Instance
-from .results import atomic_write
+from fedcheck.problems.instances import Instance
+from fedcheck.core.results import atomic_write
 
 __all__ = ["Solution", "solve_consensus", "cache_dir", "CACHE_STATS", "FORMULATION_VERSION"]
 

@@ -40,8 +40,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..instances import InstanceBatch
-from .core import Recorder, Trace, default_recorder
+from fedcheck.problems.instances import InstanceBatch
+from fedcheck.algorithms.core import Recorder, Trace, default_recorder
 
 __all__ = ["fedmls", "mopes", "fedavg", "scaffold", "scaffnew", "minibatch_oracle", "Oracle", "approx_prox"]
 

@@ -11,7 +11,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from .check import Check
+from fedcheck.check import Check
 
 __all__ = ["Registry", "default_registry", "UnknownCheck"]
 

@@ -46,8 +46,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compression import Compressor, Identity, UniformStream
-from .core import Trace
+from fedcheck.algorithms.compression import Compressor, Identity, UniformStream
+from fedcheck.algorithms.core import Trace
 
 __all__ = ["fedsgm", "switching_subgradient", "centralized_local_sgm", "fedavg", "switching_weight"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..instances import InstanceBatch
-from ..losses import LeastSquares
+from fedcheck.problems.instances import InstanceBatch
+from fedcheck.problems.losses import LeastSquares
 
 __all__ = ["fedfw_loop", "fedfw_loop_least_squares_l1"]
 

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
-from . import __version__
+from fedcheck import __version__
 
 SCHEMA = "fedcheck.results/1"
 _PACKAGES = ("numpy", "scipy", "cvxpy", "clarabel", "sympy", "matplotlib")

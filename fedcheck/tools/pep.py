@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import verdict as V
+from fedcheck.core import verdict as V
 
 __all__ = ["available", "require", "PepUnavailable", "frank_wolfe_worst_case", "naive_averaging_worst_case",
            "instance21_gaps", "paper_floor", "jaggi_bound", "pep_checks", "run_pep", "add_arguments", "cmd_pep"]
@@ -85,7 +85,7 @@ def _versions() -> dict:
 # ----------------------------------------------------------------------------------------------
 # solving, with the solver and status recorded (and a cache)
 def _cache_path(key: dict) -> Path | None:
-    from .solve import cache_dir
+    from fedcheck.problems.solve import cache_dir
     d = cache_dir()
     if d is None:
         return None
@@ -151,7 +151,7 @@ def _cached(key: dict, build, solver: str, use_cache: bool) -> dict:
     if path is not None and out.get("dual") is not None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            from .results import atomic_write_text
+            from fedcheck.core.results import atomic_write_text
             atomic_write_text(path, json.dumps(out))
         except OSError:
             pass
@@ -298,7 +298,7 @@ def _fw_result(s: PepSettings, log=None):
 
 def run_pep(settings: PepSettings | None = None, log=None) -> list[dict]:
     """The two certified-worst-case results (dicts in the results format)."""
-    from .check import CheckResult, _jsonable
+    from fedcheck.check import CheckResult, _jsonable
     require()
     s = settings or PepSettings()
     Ts = list(range(1, s.horizon + 1))
@@ -355,7 +355,7 @@ def run_pep(settings: PepSettings | None = None, log=None) -> list[dict]:
     in_class = s.L >= 1.0 and s.D >= 2.0 and s.zeta >= 2.0 and s.clients == 2
     n_lo = [_interval(a)[0] for a in naive]
     c_hi = [_interval(b)[1] for b in cent]
-    from .counterexample import reproduced_if
+    from fedcheck.counterexample import reproduced_if
     f_inst = reproduced_if(min(inst) > 0) if in_class else V.INCONCLUSIVE
     if not all(np.isfinite(n_lo)):
         f_pep = V.INCONCLUSIVE
@@ -414,11 +414,11 @@ def run_pep(settings: PepSettings | None = None, log=None) -> list[dict]:
 def pep_checks():
     """The two PEP results as checks, for a theorem file::
 
-        from fedcheck.pep import pep_checks
+        from fedcheck.tools.pep import pep_checks
         pep_frank_wolfe, pep_naive_averaging = pep_checks()
 
     (``fedcheck verify --theorem-file FILE fedfw.pep_frank_wolfe``; inconclusive when PEPit is missing)."""
-    from .check import Check, CheckResult, Paper, RunConfig
+    from fedcheck.check import Check, CheckResult, Paper, RunConfig
 
     paper = Paper(key="fedfw", title="Federated Frank-Wolfe Algorithm",
                   authors="A. Dadras, S. Banerjee, K. Prakhya, A. Yurtsever", venue="ECML PKDD 2024")
@@ -468,8 +468,8 @@ def add_arguments(ap) -> None:
 
 
 def cmd_pep(args, argv) -> int:
-    from .cli import EXIT_BAD_INPUT, BadInput, exit_code, summary_table
-    from .results import document, provenance, write_json
+    from fedcheck.cli import EXIT_BAD_INPUT, BadInput, exit_code, summary_table
+    from fedcheck.core.results import document, provenance, write_json
     ok, why = available()
     if not ok:
         print(f"fedcheck: error: {why}", file=sys.stderr)
@@ -495,7 +495,7 @@ def cmd_pep(args, argv) -> int:
     if args.json:
         print(f"results: {write_json(doc, args.json)}")
     if not args.no_report:
-        from .report import write_reports
+        from fedcheck.report import write_reports
         for path in write_reports(doc, Path(args.out)):
             print(f"report: {path}")
     return exit_code(results)

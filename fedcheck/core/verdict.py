@@ -45,6 +45,7 @@ class TolerancePolicy:
     rate_slack: float = 0.0
     resolution_factor: float = 10.0
     statistical_z: float = 3.0         # mean + z standard errors for expectations
+    negligible_bound: float = 1e-6     # a ratio is reported only where |bound| > this * max(1, scale)
 
 
 POLICY = TolerancePolicy()

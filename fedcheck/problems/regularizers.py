@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .sets import L1Ball as _L1Set
-from .sets import L2Ball as _L2Set
-from .verdict import POLICY
+from fedcheck.problems.sets import L1Ball as _L1Set
+from fedcheck.problems.sets import L2Ball as _L2Set
+from fedcheck.core.verdict import POLICY
 
 __all__ = ["Regularizer", "Zero", "L1", "Nuclear", "SquaredL2", "L1BallIndicator", "L2BallIndicator",
            "REGULARIZERS", "make_regularizer", "stack_regularizers"]

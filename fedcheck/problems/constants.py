@@ -14,10 +14,10 @@ from typing import Callable
 import numpy as np
 from scipy.optimize import brentq
 
-from .instances import Instance
-from .losses import LeastSquares, Loss
-from .sets import Box, L1Ball, L2Ball, Simplex
-from .solve import Solution
+from fedcheck.problems.instances import Instance
+from fedcheck.problems.losses import LeastSquares, Loss
+from fedcheck.problems.sets import Box, L1Ball, L2Ball, Simplex
+from fedcheck.problems.solve import Solution
 
 __all__ = ["Value", "InstanceContext", "constant", "PROVIDERS", "resolve", "sup_grad_norm_sq"]
 

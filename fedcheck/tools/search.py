@@ -33,10 +33,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from . import verdict as V
-from .check import BoundCheck, Check, CheckResult, RunConfig
-from .instances import Instance, RandomFamily, load_instance, save_instance
-from .sets import SET_NAMES, make_set
+from fedcheck.core import verdict as V
+from fedcheck.check import BoundCheck, Check, CheckResult, RunConfig
+from fedcheck.problems.instances import Instance, RandomFamily, load_instance, save_instance
+from fedcheck.problems.sets import SET_NAMES, make_set
 
 __all__ = ["SearchSpace", "Candidate", "SearchOutcome", "search", "shrink", "NotSearchable",
            "add_arguments", "cmd_search"]
@@ -501,7 +501,7 @@ def rerun_command(check_id: str, path: str | None, params: dict, default_params:
 
 def search_document(outcome: SearchOutcome, check: BoundCheck) -> dict:
     """The trajectory JSON (``schema fedcheck.search/1``)."""
-    from .check import _jsonable
+    from fedcheck.check import _jsonable
     b = outcome.best
     doc = {
         "schema": SCHEMA, "check": outcome.check_id, "settings": outcome.settings,
@@ -571,7 +571,7 @@ def search_result(outcome: SearchOutcome, check: BoundCheck) -> dict:
     if outcome.files.get("worst_instance"):
         res["saved_instances"] = [outcome.files["worst_instance"]] + (
             [outcome.files["shrunk_instance"]] if outcome.files.get("shrunk_instance") else [])
-    from .check import _jsonable
+    from fedcheck.check import _jsonable
     return _jsonable(res)
 
 
@@ -610,7 +610,7 @@ def add_arguments(ap) -> None:
 
 
 def _parse_ranges(items) -> dict:
-    from .cli import BadInput
+    from fedcheck.cli import BadInput
     out = {}
     for it in items:
         try:
@@ -625,9 +625,9 @@ def _parse_ranges(items) -> dict:
 
 
 def cmd_search(args, argv) -> int:
-    from .cli import EXIT_BAD_INPUT, BadInput, _registry, exit_code
-    from .registry import UnknownCheck
-    from .results import document, provenance, write_json
+    from fedcheck.cli import EXIT_BAD_INPUT, BadInput, _registry, exit_code
+    from fedcheck.core.registry import UnknownCheck
+    from fedcheck.core.results import document, provenance, write_json
 
     reg = _registry(args.theorem_file)
     try:
@@ -692,7 +692,7 @@ def cmd_search(args, argv) -> int:
     if args.no_report:
         print(f"results: {write_json(doc, out / 'results.json')}")
     else:
-        from .report import write_reports
+        from fedcheck.report import write_reports
         for path in write_reports(doc, out):
             print(f"report: {path}")
     return exit_code([entry])

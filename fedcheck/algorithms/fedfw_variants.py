@@ -28,12 +28,14 @@ the paper's experiments).  A ``batch`` is anything with ``loss``, ``set``, ``B``
 """
 from __future__ import annotations
 
+from fedcheck.experiments import replicate_seeds  # noqa: F401  (one definition)
+
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 
-from .core import Recorder, Trace, default_recorder, record_grid, run_recorded
+from fedcheck.algorithms.core import Recorder, Trace, default_recorder, record_grid, run_recorded
 
 __all__ = ["ProblemBatch", "fedfw_variant", "fedfw_plus", "fedfw_sto", "fedfw_partial", "fedfw_split",
            "gaussian_oracle", "replicate_seeds", "fw_recorder", "with_surrogate", "feddr", "fw_gap"]
@@ -54,17 +56,8 @@ class ProblemBatch:
         return np.zeros((self.B, self.n, self.p)) if self.X0 is None else np.array(self.X0, dtype=float)
 
 
-def replicate_seeds(seeds: Sequence[int], replicates: int) -> np.ndarray:
-    """One stream seed per (instance seed, replicate) pair, ``(len(seeds) * replicates,)``, instance-major.
-
-    Derived with ``SeedSequence([seed, replicate])``, so replicate ``r`` of seed ``s`` always gets the same
-    stream whatever else is in the batch."""
-    return np.array([int(np.random.SeedSequence([int(s), int(r)]).generate_state(1)[0])
-                     for s in seeds for r in range(replicates)], dtype=np.int64)
-
-
 def _uniform_stream(seeds, key, shape):
-    from ..compression import UniformStream
+    from fedcheck.algorithms.compression import UniformStream
     return UniformStream([int(s) for s in seeds], key, shape)
 
 

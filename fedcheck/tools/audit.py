@@ -38,7 +38,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import sympy as sp
 
-from . import verdict as V
+from fedcheck.core import verdict as V
 
 __all__ = ["ProofStep", "StepOutcome", "PROVEN", "VERIFIED", "REFUTED", "INCONCLUSIVE", "METHODS",
            "audit_line", "prove_identity", "prove_nonnegative", "prove_le", "prove_equal", "all_of", "check_on_grid",
@@ -238,9 +238,9 @@ def instance_inequality(lhs, rhs, instances: Callable[[], Sequence[tuple[str, An
     ``refuted`` with the first violating instance as witness (written to ``save_dir``, or to the audit's witness
     directory, when given), ``verified on grid`` (the grid: the instances) when all hold, ``inconclusive`` when a
     constant known only by an upper bound stands on the side that would decide, or a solve is not accurate."""
-    from .constants import InstanceContext, resolve
-    from .instances import save_instance
-    from .solve import solve_consensus
+    from fedcheck.problems.constants import InstanceContext, resolve
+    from fedcheck.problems.instances import save_instance
+    from fedcheck.problems.solve import solve_consensus
     lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
     names = sorted({s.name for s in lhs.free_symbols | rhs.free_symbols})
     pre = f"{what + ': ' if what else ''}"
@@ -380,14 +380,14 @@ def attach_audit(result: dict, check, steps: Sequence[dict] | None = None) -> di
                                    if s["verdict"] == REFUTED and s.get("witness") is not None}
     ev["proof_audit_verdict"] = audit_verdict(steps)
     result["evidence"] = ev
-    from .check import _jsonable
+    from fedcheck.check import _jsonable
     result.update(_jsonable({k: result[k] for k in ("symbolic", "tables", "evidence")}))
     return result
 
 
 def audit_result(check, steps: Sequence[dict], seconds: float = 0.0) -> dict:
     """A results entry (kind ``symbolic``) for the audit of ``check``, in the fields the report renders."""
-    from .check import _jsonable
+    from fedcheck.check import _jsonable
     verdict = audit_verdict(steps)
     refuted = [s["name"] for s in steps if s["verdict"] == REFUTED and s.get("paper", True)]
     undecided = [s["name"] for s in steps if s["verdict"] == INCONCLUSIVE and s.get("paper", True)]
@@ -462,9 +462,9 @@ def add_arguments(ap) -> None:
 
 
 def cmd_audit(args, argv) -> int:
-    from .cli import EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REFUTED, BadInput, _registry
-    from .registry import UnknownCheck
-    from .results import document, provenance, write_json
+    from fedcheck.cli import EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REFUTED, BadInput, _registry
+    from fedcheck.core.registry import UnknownCheck
+    from fedcheck.core.results import document, provenance, write_json
 
     reg = _registry(args.theorem_file)
     try:
@@ -489,12 +489,12 @@ def cmd_audit(args, argv) -> int:
     if skipped:
         print(f"no proof steps declared: {', '.join(skipped)}")
     doc = document(results, provenance(argv, None))
-    from .check import _jsonable
+    from fedcheck.check import _jsonable
     doc["proof_audits"] = _jsonable({c.id: st for c, st in zip(with_steps, all_steps)})   # every step in full
     if args.json:
         print(f"results: {write_json(doc, args.json)}")
     if not args.no_report:
-        from .report import write_reports
+        from fedcheck.report import write_reports
         for path in write_reports(doc, Path(args.out)):
             print(f"report: {path}")
     vs = [r["verdict"] for r in results]

@@ -142,7 +142,7 @@ else:  # pragma: no cover
 def least_squares_recorder(loss, S):
     """A compiled ``default_recorder`` for plain least squares on the l1/l2 balls, box or simplex (the
     same three metrics, one pass), or ``None`` when it does not apply."""
-    from ..losses import LeastSquares
+    from fedcheck.problems.losses import LeastSquares
     if _ls_record_compiled is None or type(loss) is not LeastSquares or S.name not in GAUGES or loss.A.ndim != 4:
         return None
     R, q, rho = (np.ascontiguousarray(a, dtype=float) for a in loss._stacked_qr())

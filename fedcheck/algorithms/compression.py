@@ -35,7 +35,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .instances import instance_rng
+from fedcheck.problems.instances import instance_rng
 
 __all__ = ["Compressor", "Identity", "RandK", "Bernoulli", "RandomQuantization", "UniformStream",
            "make_compressor"]

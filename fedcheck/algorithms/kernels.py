@@ -30,8 +30,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..losses import LeastSquares, Loss
-from ..sets import FeasibleSet, L1Ball, ProductSet, Simplex
+from fedcheck.problems.losses import LeastSquares, Loss
+from fedcheck.problems.sets import FeasibleSet, L1Ball, ProductSet, Simplex
 
 __all__ = ["GradKernel", "make_grad_kernel", "make_full_grad_kernel", "VertexLMO", "make_vertex_lmo",
            "slice_set", "uniform_rows", "FUSE_LIMIT_BYTES"]

@@ -26,8 +26,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .losses import LOSSES, Loss, make_loss
-from .sets import SET_NAMES, FeasibleSet, make_set, stack_sets
+from fedcheck.problems.losses import LOSSES, Loss, make_loss
+from fedcheck.problems.sets import SET_NAMES, FeasibleSet, make_set, stack_sets
 
 __all__ = [
     "Instance", "InstanceBatch", "InstanceError", "RandomFamily", "load_instance", "save_instance",
@@ -86,6 +86,10 @@ class Instance:
             h.update(a.tobytes())
         h.update(repr((self.loss, self.set.spec())).encode())
         return h.hexdigest()
+
+    def save(self, stem: str) -> list:
+        """Write this instance as ``stem.npz`` in the documented format; the paths written."""
+        return [save_instance(self, f"{stem}.npz")]
 
     def describe(self) -> dict:
         return {"source": self.source, "seed": self.seed, "loss": self.loss, "set": self.set.spec(),
@@ -256,6 +260,6 @@ def save_instance(inst: Instance, path: str | os.PathLike) -> Path:
                   radius=np.array(float(inst.set.radius)))
     if inst.x0 is not None:
         arrays["x0"] = inst.x0
-    from .results import atomic_write  # results imports nothing from here; lazy keeps the layers apart
+    from fedcheck.core.results import atomic_write  # results imports nothing from here; lazy keeps the layers apart
     atomic_write(path, lambda fh: np.savez(fh, **arrays))
     return path

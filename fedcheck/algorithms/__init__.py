@@ -15,9 +15,9 @@ iterates ``k = 1 .. T+1``; metrics are recorded on :func:`record_grid`.
 One module per algorithm family (``fedfw.py``, ...); each algorithm is a function
 ``algo(batch, *, rounds, grid, <schedule arrays>, recorder=None, ...) -> Trace``.
 """
-from .core import Recorder, Trace, default_recorder, evaluate_schedule, record_grid, run_recorded, with_iterates
-from .fedfw import fedfw, frank_wolfe, naive_fw_averaging
-from .fedfw_variants import fedfw_partial, fedfw_plus, fedfw_split, fedfw_sto, fedfw_variant, feddr
+from fedcheck.algorithms.core import Recorder, Trace, default_recorder, evaluate_schedule, record_grid, run_recorded, with_iterates
+from fedcheck.algorithms.fedfw import fedfw, frank_wolfe, naive_fw_averaging
+from fedcheck.algorithms.fedfw_variants import fedfw_partial, fedfw_plus, fedfw_split, fedfw_sto, fedfw_variant, feddr
 
 __all__ = ["Recorder", "Trace", "default_recorder", "evaluate_schedule", "record_grid", "run_recorded",
            "with_iterates", "fedfw", "frank_wolfe", "naive_fw_averaging",

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..instances import InstanceBatch
-from .core import Recorder, Trace, default_recorder, instance_chunks, record_grid, run_recorded
-from .kernels import make_full_grad_kernel, make_grad_kernel, make_vertex_lmo, slice_set, uniform_rows
+from fedcheck.problems.instances import InstanceBatch
+from fedcheck.algorithms.core import Recorder, Trace, default_recorder, instance_chunks, record_grid, run_recorded
+from fedcheck.algorithms.kernels import make_full_grad_kernel, make_grad_kernel, make_vertex_lmo, slice_set, uniform_rows
 
 __all__ = ["fedfw", "naive_fw_averaging", "frank_wolfe"]
 
@@ -169,8 +169,8 @@ REFRESH = 64  # the incremental gradient is recomputed exactly every REFRESH rou
 def _jit_step(X, xbar, HX, grad, lmo, eta, lam):
     """The compiled round of :mod:`.jit` when it applies (quadratic losses with the fused kernel, l1 ball
     or simplex vertices, schedules equal across instances), else ``None``."""
-    from . import jit
-    from .kernels import _L1Vertex, _SimplexVertex
+    from fedcheck.algorithms import jit
+    from fedcheck.algorithms.kernels import _L1Vertex, _SimplexVertex
     if not jit.AVAILABLE or getattr(grad, "HT", None) is None or grad.post != 1.0:
         return None
     if not (isinstance(lmo, (_L1Vertex, _SimplexVertex)) and uniform_rows(eta) and uniform_rows(lam)):

@@ -31,8 +31,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .check import BoundCheck, Check, CheckResult, RunConfig, SymbolicClaim
-from .engine import Trace
+from fedcheck.check import BoundCheck, Check, CheckResult, RunConfig, SymbolicClaim
+from fedcheck.algorithms import Trace
 
 __all__ = ["run_checks", "splittable", "default_jobs"]
 
@@ -66,7 +66,7 @@ def _init_worker(refs) -> None:
     except ImportError:  # pragma: no cover - threadpoolctl is optional
         pass
     if not _CHECKS and refs:  # spawned: find the checks again
-        from .registry import default_registry
+        from fedcheck.core.registry import default_registry
         reg = default_registry()
         for f in sorted({f for _, files in refs for f in files}):
             reg.load_file(f)

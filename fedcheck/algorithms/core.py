@@ -9,42 +9,11 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from ..instances import InstanceBatch
+from fedcheck.core.schedules import evaluate_schedule, record_grid
+from fedcheck.problems.instances import InstanceBatch
 
 __all__ = ["record_grid", "evaluate_schedule", "Trace", "Recorder", "default_recorder", "with_iterates", "run_recorded",
            "instance_chunks"]
-
-
-def record_grid(last: int, dense_until: int = 1000, per_decade: int = 50) -> np.ndarray:
-    """Iterate indices to record: every index up to ``dense_until``, then at least
-    ``per_decade`` log-spaced indices per decade, always including ``last``."""
-    last = int(last)
-    dense = np.arange(1, min(last, dense_until) + 1)
-    if last <= dense_until:
-        return dense
-    decades = np.log10(last) - np.log10(dense_until)
-    num = int(np.ceil(per_decade * decades)) + 1
-    geo = np.unique(np.round(np.logspace(np.log10(dense_until), np.log10(last), num)).astype(int))
-    return np.unique(np.concatenate([dense, geo, [last]]))
-
-
-def evaluate_schedule(expr: sp.Expr, t_values: np.ndarray, values: Mapping[str, np.ndarray], B: int,
-                      t_symbol: sp.Symbol | None = None) -> np.ndarray:
-    """Evaluate a SymPy schedule at rounds ``t_values`` for ``B`` instances: shape ``(len(t), B)``.
-
-    ``values`` maps the name of every other free symbol to a scalar or a ``(B,)`` array."""
-    from ..symbols import t as t_default
-    tsym = t_symbol or t_default
-    expr = sp.sympify(expr)
-    free = sorted((s for s in expr.free_symbols if s != tsym), key=lambda s: s.name)
-    missing = [s.name for s in free if s.name not in values]
-    if missing:
-        raise KeyError(f"schedule {expr} needs values for {missing}")
-    fn = sp.lambdify([tsym] + free, expr, modules="numpy")
-    tv = np.asarray(t_values, dtype=float)[:, None]
-    args = [np.broadcast_to(np.asarray(values[s.name], dtype=float), (B,))[None, :] for s in free]
-    out = np.asarray(fn(tv, *args), dtype=float)
-    return np.broadcast_to(out, (len(tv), B)).copy()
 
 
 @dataclass
@@ -63,7 +32,7 @@ def default_recorder(batch: InstanceBatch) -> Recorder:
     """``F`` at the server point, consensus distance ``||X - xbar 1^T||_F`` and infeasibility of ``xbar``.
 
     The consensus distance is one compiled pass when numba is available (:func:`.jit.consensus_distance`)."""
-    from .jit import consensus_distance, least_squares_recorder
+    from fedcheck.algorithms.jit import consensus_distance, least_squares_recorder
     loss, S = batch.loss, batch.set
     fast = least_squares_recorder(loss, S)
 

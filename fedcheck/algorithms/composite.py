@@ -48,7 +48,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from .core import Trace, record_grid
+from fedcheck.algorithms.core import Trace, record_grid
 
 __all__ = ["fedavg", "fedavg_subgradient", "fedmid", "fedmid_no_server_prox", "fedmid_osp", "feddualavg",
            "feddualavg_osp", "default_recorder", "ALGORITHMS"]

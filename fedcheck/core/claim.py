@@ -1,0 +1,250 @@
+"""Claims: the one declaration type of fedcheck.
+
+A :class:`Claim` is one statement of one paper (or of a user) with the evidence that decides it::
+
+    theorem1 = Claim(
+        id="fedfw.theorem1", aliases=("theorem1",), paper=FEDFW, reference="Theorem 1, eq. (38)",
+        statement="F(xbar^t) - F* <= ... = O(t^{-1/2})",
+        evidence=BoundTest(experiment=Rounds(...), bounds=(Bound("(38)", bound_38),)),
+        readings=(Reading("statement", {G: ...}), Reading("sup", {G: G_sup}, paper=False)),
+        domain=Domain(fixed={"loss": "least_squares"}, free={"n": (1, 50)}),
+        expected="holds")
+
+``evidence`` is one of three kinds (:mod:`fedcheck.core.evidence`): a :class:`~fedcheck.core.evidence.BoundTest`
+(a measured quantity against a bound over an axis, with a statistic), a
+:class:`~fedcheck.core.evidence.Measurement` (findings computed by a run: a paper's empirical or
+qualitative claim, or a counterexample) or a :class:`~fedcheck.core.evidence.Proof` (SymPy steps).
+``expected`` is the verdict the catalog expects (one parametrized test compares it with the computed
+one); it never decides anything.  A claim is immutable once declared.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from fedcheck.core import verdict as V
+
+__all__ = ["Paper", "Reading", "Domain", "Claim", "RunConfig", "Result", "DomainError", "jsonable"]
+
+
+@dataclass(frozen=True)
+class Paper:
+    key: str
+    title: str
+    authors: str
+    venue: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One reading of a claim: substitutions applied to its schedules and bounds before evaluation.
+
+    ``paper=True`` marks a reading the paper states (its theorem, proof, text, table or caption); only
+    those decide the claim's verdict.  ``paper=False`` marks an analysis fedcheck adds (a repair, an
+    exact constant), reported beside.  ``statistic`` overrides the bound test's statistic for this reading
+    (a theorem claims every run, its proof an expectation: two readings)."""
+
+    name: str
+    substitutions: Mapping = field(default_factory=dict)
+    paper: bool = True
+    description: str = ""
+    statistic: Any = None
+
+
+class DomainError(ValueError):
+    """An instance or parameter outside a claim's declared domain (bad input, exit 2)."""
+
+
+@dataclass(frozen=True)
+class Domain:
+    """Where a claim is stated: fixed properties and free parameters with their ranges.
+
+    ``fixed``: ``{property: value}`` an instance must have (``set="simplex"``, ``n=1``, ``loss="least_squares"``);
+    a tuple value means "one of".  ``free``: ``{property or param: (lo, hi)}`` closed ranges (``None``: unbounded).
+    ``params``: ranges of the claim's parameters (``lambda_0: (0, None)`` means ``lambda_0 > 0``; bounds are
+    exclusive at 0 when given as 0 for a positive quantity, see :meth:`check_param`).
+    Properties are read from an instance's ``properties()`` (problem library)."""
+
+    fixed: Mapping = field(default_factory=dict)
+    free: Mapping = field(default_factory=dict)
+    params: Mapping = field(default_factory=dict)
+    description: str = ""
+
+    def check_instance(self, props: Mapping) -> None:
+        for key, want in self.fixed.items():
+            if key not in props:
+                continue
+            have = props[key]
+            ok = have in want if isinstance(want, tuple) else have == want
+            if not ok:
+                raise DomainError(f"{key}={have!r} is outside the claim's domain ({key} must be {want!r})")
+        for key, (lo, hi) in self.free.items():
+            if key not in props:
+                continue
+            v = props[key]
+            if (lo is not None and v < lo) or (hi is not None and v > hi):
+                raise DomainError(f"{key}={v!r} is outside the claim's domain [{lo}, {hi}]")
+
+    def check_param(self, name: str, value: float) -> None:
+        if not isinstance(value, (int, float)) or not math.isfinite(float(value)):
+            raise DomainError(f"parameter {name}={value!r} must be a finite number")
+        if name in self.params:
+            lo, hi = self.params[name]
+            if lo is not None and (value <= lo if lo == 0 else value < lo):
+                raise DomainError(f"parameter {name}={value!r} must be {'> 0' if lo == 0 else f'>= {lo}'}")
+            if hi is not None and value > hi:
+                raise DomainError(f"parameter {name}={value!r} must be <= {hi}")
+
+    def record(self) -> dict:
+        return {"fixed": dict(self.fixed), "free": {k: list(v) for k, v in self.free.items()},
+                "params": {k: list(v) for k, v in self.params.items()}, "description": self.description}
+
+
+@dataclass
+class RunConfig:
+    """How a claim is run: seeds (a count or a list), rounds or horizon, given instances, parameters."""
+
+    seeds: Sequence[int] | int | None = None
+    rounds: int | None = None
+    instances: Sequence[Any] | None = None
+    params: dict = field(default_factory=dict)
+    full: bool = False
+    progress: bool = False
+    use_cache: bool = True
+    save_dir: str | None = None   # where refuting instances are written (None: not written)
+
+    def __post_init__(self):
+        if isinstance(self.seeds, (int, np.integer)) and not isinstance(self.seeds, bool):
+            self.seeds = list(range(int(self.seeds)))
+
+    def seed_list(self, default: int) -> list[int]:
+        return list(self.seeds) if self.seeds is not None else list(range(int(default)))
+
+
+@dataclass
+class Result:
+    """What a run of a claim produced (``to_dict`` is the JSON schema of ``docs/DESIGN.md``)."""
+
+    id: str
+    title: str
+    paper: str
+    reference: str
+    claim: str
+    kind: str
+    verdict: str
+    reason: str = ""
+    expected: str | None = None
+    claimed_rate: float | None = None
+    fitted_rate: float | None = None
+    fitted_rate_ci: list | None = None
+    rate_verdict: str | None = None
+    max_ratio: float | None = None
+    max_excess: float | None = None
+    readings: dict = field(default_factory=dict)
+    feasibility: dict = field(default_factory=dict)
+    symbolic: list = field(default_factory=list)
+    evidence: dict = field(default_factory=dict)
+    formula: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
+    assumptions: list = field(default_factory=list)
+    domain: dict = field(default_factory=dict)
+    instances: list = field(default_factory=list)
+    saved_instances: list = field(default_factory=list)
+    series: list = field(default_factory=list)
+    tables: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        d = jsonable(self.__dict__)
+        for k in ("series", "tables"):
+            if not d[k]:
+                del d[k]
+        return d
+
+    def __repr__(self) -> str:
+        r = f" (max ratio {self.max_ratio:.3g})" if isinstance(self.max_ratio, float) and math.isfinite(self.max_ratio) else ""
+        return f"<Result {self.id}: {self.verdict}{r}>"
+
+
+# CheckResult is the name the report and older code use
+CheckResult = Result
+
+
+def jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return jsonable(x.tolist())
+    if isinstance(x, (np.floating, float)):
+        v = float(x)
+        return v if math.isfinite(v) else (None if math.isnan(v) else ("inf" if v > 0 else "-inf"))
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.bool_,)):
+        return bool(x)
+    return x
+
+
+KINDS = ("bound", "expectation", "counterexample", "measurement", "symbolic")
+VERDICTS = (V.HOLDS, V.VIOLATED, V.INCONCLUSIVE, V.REPRODUCED, V.NOT_REPRODUCED)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim with its evidence (see the module doc)."""
+
+    id: str
+    paper: Paper
+    reference: str
+    statement: str
+    evidence: Any
+    expected: str | None = None
+    title: str = ""
+    aliases: tuple = ()
+    readings: tuple = (Reading("as stated"),)
+    domain: Domain = field(default_factory=Domain)
+    params: Mapping = field(default_factory=dict)
+    assumptions: tuple = ()
+    symbolic: tuple = ()           # SymPy facts reported beside the verdict (``fedcheck.core.evidence.Fact``)
+    proof_steps: tuple = ()        # the proof's key steps (``fedcheck audit``; ``fedcheck.tools.audit.ProofStep``)
+    claimed_rate: float | None = None
+    kind: str | None = None        # result kind; default from the evidence
+
+    def __post_init__(self):
+        if not isinstance(self.id, str) or "." not in self.id:
+            raise TypeError(f"claim id {self.id!r} must be namespaced as '<paper>.<name>'")
+        if not isinstance(self.paper, Paper):
+            raise TypeError(f"{self.id}: paper must be a fedcheck Paper, not {type(self.paper).__name__}")
+        if self.expected is not None and self.expected not in VERDICTS:
+            raise ValueError(f"{self.id}: expected verdict {self.expected!r} is not one of {VERDICTS}")
+        for name in ("aliases", "readings", "assumptions", "symbolic", "proof_steps"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        object.__setattr__(self, "params", dict(self.params))
+        if not self.title:
+            object.__setattr__(self, "title", self.reference)
+        names = [r.name for r in self.readings]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.id}: two readings share a name")
+        validate = getattr(self.evidence, "validate", None)
+        if validate is None:
+            raise TypeError(f"{self.id}: evidence must be a BoundTest, Measurement or Proof, "
+                            f"not {type(self.evidence).__name__}")
+        validate(self)
+
+    @property
+    def claim(self) -> str:      # the result field's name
+        return self.statement
+
+    @property
+    def result_kind(self) -> str:
+        return self.kind or self.evidence.kind
+
+    def run(self, config: RunConfig | None = None) -> Result:
+        from fedcheck.core.runner import run_claim
+        return run_claim(self, config or RunConfig())

@@ -1,0 +1,460 @@
+"""Evidence: what decides a claim.  Three kinds, one vocabulary.
+
+* :class:`BoundTest` -- a measured quantity against a bound, ``lhs (<=|>=|==) rhs``, over an axis
+  (``round``: every round of one run; ``horizon``: one run per horizon ``T``; ``point``: any other
+  points, e.g. the steps of a lemma) with a :class:`Statistic`: ``pathwise`` (every run), ``mean`` (the
+  mean over independent runs, with ``z`` standard errors) or ``fraction`` (the fraction of failing runs,
+  with a Clopper-Pearson interval, against a claimed maximum).  An *experiment* produces the
+  :class:`Observations` (:mod:`fedcheck.experiments` has the generic ones; a custom one is a function).
+* :class:`Measurement` -- a function that runs whatever it needs and returns named :class:`Finding` s
+  (a paper's empirical or qualitative claim; a counterexample uses the words ``reproduced`` /
+  ``not_reproduced``).
+* :class:`Proof` -- SymPy facts (:class:`Fact`), each ``(verdict, evidence)``.
+
+One judge (:meth:`Comparison.judge`) turns an observed comparison and a statistic into a verdict with
+the tolerance policy of :mod:`fedcheck.core.verdict`; :mod:`fedcheck.core.runner` is the one loop.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import sympy as sp
+
+from fedcheck.core import verdict as V
+
+__all__ = ["Statistic", "PATHWISE", "MEAN", "fraction", "Bound", "Comparison", "Observed", "Observations",
+           "Finding", "Fact", "BoundTest", "Measurement", "MeasureContext", "MeasureResult", "Proof",
+           "compare_interval", "clopper_pearson", "reproduced_if"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# statistics
+@dataclass(frozen=True)
+class Statistic:
+    """How runs are combined: ``pathwise``, ``mean`` (``z`` standard errors, default the policy's) or
+    ``fraction`` (the fraction of failing runs must stay at most ``max_fraction``)."""
+
+    kind: str = "pathwise"
+    z: float | None = None
+    max_fraction: float = 0.0
+
+    def __post_init__(self):
+        if self.kind not in ("pathwise", "mean", "fraction"):
+            raise ValueError(f"statistic must be pathwise, mean or fraction, not {self.kind!r}")
+        if not 0.0 <= self.max_fraction < 1.0:
+            raise ValueError("max_fraction must lie in [0, 1)")
+
+    def describe(self, samples: int | None = None) -> str:
+        if self.kind == "mean":
+            z = V.POLICY.statistical_z if self.z is None else self.z
+            return f"mean +- {z:g} standard errors" + (f" over {samples} runs" if samples else "")
+        if self.kind == "fraction":
+            return (f"fraction of failing runs <= {self.max_fraction:g} "
+                    f"({100 * V.POLICY.confidence:.0f}% Clopper-Pearson interval)")
+        return "every run, every point"
+
+
+PATHWISE = Statistic("pathwise")
+MEAN = Statistic("mean")
+
+
+def fraction(max_fraction: float = 0.0) -> Statistic:
+    return Statistic("fraction", max_fraction=max_fraction)
+
+
+def clopper_pearson(k: int, n: int, confidence: float = V.POLICY.confidence) -> list[float]:
+    """Exact binomial interval for the proportion ``k / n``."""
+    from scipy import stats
+    if n == 0:
+        return [0.0, 1.0]
+    a = 1 - confidence
+    lo = 0.0 if k == 0 else float(stats.beta.ppf(a / 2, k, n - k + 1))
+    hi = 1.0 if k == n else float(stats.beta.ppf(1 - a / 2, k + 1, n - k))
+    return [lo, hi]
+
+
+# ---------------------------------------------------------------------------------------------------
+# bounds and the judge
+@dataclass(frozen=True)
+class Bound:
+    """``metric (relation) expr``.  ``expr`` is SymPy in the schedules' names, named constants and the axis
+    symbol; generic experiments evaluate it (one source of truth).  ``expr=None``: the experiment computes
+    the right-hand side itself.  ``paper=False``: an analysis (does not decide the claim)."""
+
+    name: str
+    expr: Any = None
+    metric: str = ""
+    relation: str = "<="
+    paper: bool = True
+    description: str = ""
+
+    def __post_init__(self):
+        if self.relation not in ("<=", ">=", "=="):
+            raise ValueError(f"bound {self.name!r}: relation must be <=, >= or ==, not {self.relation!r}")
+        if self.expr is not None:
+            try:
+                e = sp.sympify(self.expr)
+            except (sp.SympifyError, TypeError) as exc:
+                raise TypeError(f"bound {self.name!r}: not a SymPy expression ({exc})") from None
+            if isinstance(self.expr, str) or not isinstance(e, sp.Expr):
+                raise TypeError(f"bound {self.name!r}: the bound must be a SymPy expression, "
+                                f"not {type(self.expr).__name__}")
+            object.__setattr__(self, "expr", e)
+
+
+def compare_interval(lo, hi, b_lo, b_hi, scale=1.0, policy: V.TolerancePolicy = V.POLICY) -> np.ndarray:
+    """Per point: 0 holds (``hi <= b_lo + slack``), 2 violated (``lo > b_hi + slack``), 1 otherwise (a NaN: 1)."""
+    lo, hi, b_lo, b_hi = (np.asarray(a, dtype=float) for a in (lo, hi, b_lo, b_hi))
+    code = np.where(hi <= b_lo + V.slack(b_lo, scale, policy), 0,
+                    np.where(lo > b_hi + V.slack(b_hi, scale, policy), 2, 1))
+    bad = ~(np.isfinite(lo) & np.isfinite(hi) & np.isfinite(b_lo) & np.isfinite(b_hi))
+    return np.where(bad, 1, code)
+
+
+def _plain(x):
+    if isinstance(x, (tuple, list)):
+        return [_plain(v) for v in x]
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return float(x)
+    return x
+
+
+@dataclass
+class Comparison:
+    """``lhs (relation) rhs`` at ``P`` points from ``S`` runs (samples).
+
+    ``lhs_lo``/``lhs_hi``: ``(S, P)``, ``(P,)`` or scalar -- the measured quantity is known to lie in
+    ``[lo, hi]`` (an exact optimum is certified to an interval); ``value``: its point estimate (default:
+    the end of the interval the relation tests); ``rhs_lo``/``rhs_hi``: ``(P,)`` or scalar (constants
+    known to an interval); ``scale``: size of the quantities subtracted (rounding slack); ``points``:
+    the axis values (rounds, horizons, ``(r, k)`` pairs), named ``point_name``."""
+
+    lhs_lo: Any
+    lhs_hi: Any = None
+    rhs_lo: Any = 0.0
+    rhs_hi: Any = None
+    relation: str = "<="
+    scale: Any = 1.0
+    points: Sequence | None = None
+    point_name: str = "point"
+    value: Any = None
+
+    def __post_init__(self):
+        lo = np.asarray(self.lhs_lo, dtype=float)
+        lo = lo.reshape(1, -1) if lo.ndim < 2 else lo
+        hi = lo if self.lhs_hi is None else np.asarray(self.lhs_hi, dtype=float).reshape(lo.shape)
+        P = lo.shape[1]
+        self.lhs_lo, self.lhs_hi = lo, hi
+        self.rhs_lo = np.broadcast_to(np.asarray(self.rhs_lo, dtype=float), (P,)).astype(float)
+        self.rhs_hi = self.rhs_lo.copy() if self.rhs_hi is None else \
+            np.broadcast_to(np.asarray(self.rhs_hi, dtype=float), (P,)).astype(float)
+        self.scale = np.broadcast_to(np.asarray(self.scale, dtype=float), (P,)).astype(float)
+        if self.value is not None:
+            v = np.asarray(self.value, dtype=float)
+            self.value = v.reshape(1, -1) if v.ndim < 2 else v
+        if self.relation not in ("<=", ">=", "=="):
+            raise ValueError(f"relation must be <=, >= or ==, got {self.relation!r}")
+
+    @property
+    def samples(self) -> int:
+        return int(self.lhs_lo.shape[0])
+
+    def _codes(self, lo, hi) -> np.ndarray:
+        rl, rh, sc = self.rhs_lo[None], self.rhs_hi[None], self.scale[None]
+        if self.relation == "<=":
+            return compare_interval(lo, hi, rl, rh, sc)
+        if self.relation == ">=":
+            return compare_interval(rl, rh, lo, hi, sc)
+        return np.maximum(compare_interval(lo, hi, rl, rh, sc), compare_interval(rl, rh, lo, hi, sc))
+
+    def measured(self, statistic: Statistic = PATHWISE):
+        """``(lo, hi, value, se)``: the interval(s) the verdict uses, the point value per point and its SE."""
+        lo, hi = self.lhs_lo, self.lhs_hi
+        if statistic.kind != "mean":
+            if self.value is not None:
+                val = self.value.max(0) if self.relation != ">=" else self.value.min(0)
+            else:
+                val = hi.max(0) if self.relation == "<=" else lo.min(0)
+            return lo, hi, val, np.zeros(lo.shape[1])
+        S = lo.shape[0]
+        se = (np.maximum(lo.std(0, ddof=1), hi.std(0, ddof=1)) / math.sqrt(S)) if S > 1 \
+            else np.full(lo.shape[1], np.nan)
+        z = V.POLICY.statistical_z if statistic.z is None else statistic.z
+        mlo, mhi = lo.mean(0), hi.mean(0)
+        if self.value is not None:
+            val = self.value.mean(0)
+        else:
+            val = mhi if self.relation != ">=" else mlo
+        return (mlo - z * se)[None], (mhi + z * se)[None], val, se
+
+    def failing_samples(self) -> np.ndarray:
+        """Per run: does some point certainly fail (code 2)?"""
+        return (self._codes(self.lhs_lo, self.lhs_hi) == 2).any(1)
+
+    def judge(self, statistic: Statistic = PATHWISE) -> dict:
+        """The verdict of this comparison under ``statistic``, with its ratio, excess and where it fails.
+
+        ``max_ratio`` (lhs/rhs for ``<=``, rhs/lhs for ``>=``) is reported only where the bound is not
+        negligible (``|rhs| > POLICY.negligible_bound * scale``); ``max_excess`` (lhs - rhs for ``<=``)
+        is always reported: a bound that fails where it vanishes shows as an excess, not a tiny ratio."""
+        lo, hi, val, se = self.measured(statistic)
+        codes = self._codes(lo, hi).max(0)
+        rhs = self.rhs_hi
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if self.relation == "==":
+                ratio = np.abs(val - rhs) / np.maximum(np.abs(self.scale), 1.0)
+                excess = np.abs(val - rhs)
+            elif self.relation == "<=":
+                ratio = np.where(rhs != 0, val / rhs, np.nan)
+                excess = val - rhs
+            else:
+                ratio = np.where(val != 0, rhs / val, np.nan)
+                excess = rhs - val
+        if self.relation != "==":
+            negligible = np.abs(rhs) <= V.POLICY.negligible_bound * np.maximum(np.abs(self.scale), 1.0)
+            ratio_reported = np.where(negligible, np.nan, ratio)
+        else:
+            ratio_reported = ratio
+        fin = np.isfinite(ratio)
+        fin_r = np.isfinite(ratio_reported)
+        pts = list(self.points) if self.points is not None else list(range(len(codes)))
+        bad = np.nonzero(codes == 2)[0]
+        worst = int(np.nanargmax(np.where(fin, ratio, -np.inf))) if fin.any() else None
+        fe = np.isfinite(excess)
+        wx = int(np.nanargmax(np.where(fe, excess, -np.inf))) if fe.any() else None
+        pn = self.point_name
+        out = {"verdict": V.verdict_of_codes(codes), "relation": self.relation,
+               "max_ratio": float(ratio[worst]) if worst is not None else None,
+               "max_ratio_where_bound_not_negligible":
+                   float(np.nanmax(np.where(fin_r, ratio_reported, -np.inf))) if fin_r.any() else None,
+               "max_excess": float(excess[wx]) if wx is not None else None,
+               "ratio_meaning": {"<=": "lhs / rhs", ">=": "rhs / lhs",
+                                 "==": "|lhs - rhs| / max(1, scale)"}[self.relation],
+               f"argmax_{pn}": _plain(pts[worst]) if worst is not None else None,
+               "lhs_at_argmax": float(val[worst]) if worst is not None else None,
+               "rhs_at_argmax": float(rhs[worst]) if worst is not None else None,
+               f"first_violation_{pn}": _plain(pts[bad[0]]) if bad.size else None,
+               "violations": int((codes == 2).sum()), "undecided": int((codes == 1).sum()),
+               "points": int(len(codes)), "samples": self.samples, "statistic": statistic.kind}
+        if statistic.kind == "mean":
+            out["se_max"] = float(np.nanmax(se)) if np.isfinite(se).any() else None
+        return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# observations: what an experiment hands the runner
+@dataclass
+class Observed:
+    """One comparison of one (bound, reading) on one case (an instance, a draw, a configuration).
+
+    ``instance``: the problem it ran on (saved when it refutes the claim, via ``save(stem) -> paths``);
+    ``reason``: why this case cannot decide (an inaccurate solve, a broken assumption)."""
+
+    reading: str
+    bound: str
+    case: str
+    comparison: Comparison
+    instance: Any = None
+    reason: str | None = None
+    save: Callable[[str], list] | None = None
+    key: Any = None            # groups observations of one case (saving, per-case records)
+
+
+@dataclass
+class Observations:
+    """Everything an experiment measured.  ``records``: per-instance records for the report and the JSON
+    (free-form; see ``docs/DESIGN.md``); ``fits``: per-instance rate fits (``fedcheck.core.rates``);
+    ``feasibility``: per-instance verdict dicts; ``findings``: extra findings (analyses beside the bound)."""
+
+    items: list = field(default_factory=list)
+    records: list = field(default_factory=list)
+    evidence: dict = field(default_factory=dict)
+    series: list = field(default_factory=list)
+    tables: list = field(default_factory=list)
+    fits: list = field(default_factory=list)
+    feasibility: list = field(default_factory=list)
+    formula: dict = field(default_factory=dict)
+    findings: list = field(default_factory=list)
+    side_conditions: dict = field(default_factory=dict)
+    reasons: list = field(default_factory=list)
+    saved_instances: list = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------------------
+# findings and SymPy facts
+@dataclass
+class Finding:
+    """One named sub-verdict.  ``paper=True``: a claim the paper makes (only those decide)."""
+
+    name: str
+    verdict: str
+    paper: bool = True
+    description: str = ""
+    max_ratio: float | None = None
+    evidence: Any = None
+    extra: dict = field(default_factory=dict)
+
+    def as_reading(self) -> dict:
+        d = {"verdict": self.verdict, "max_ratio": self.max_ratio, "paper": self.paper,
+             "description": self.description}
+        if self.evidence is not None:
+            d["evidence"] = self.evidence
+        d.update(self.extra)
+        return d
+
+
+def reproduced_if(condition: bool | None) -> str:
+    """``reproduced`` when the run shows the failure, ``not_reproduced`` when it shows the opposite,
+    ``inconclusive`` when undecidable (``None``)."""
+    if condition is None:
+        return V.INCONCLUSIVE
+    return V.REPRODUCED if condition else V.NOT_REPRODUCED
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A statement proven (or refuted) with SymPy: ``prove() -> (verdict, evidence)``."""
+
+    name: str
+    prove: Callable[[], tuple]
+
+    def evaluate(self) -> dict:
+        try:
+            verdict, evidence = self.prove()
+        except Exception as e:  # a failed proof attempt is inconclusive, never a pass
+            verdict, evidence = V.INCONCLUSIVE, f"SymPy could not decide: {type(e).__name__}: {e}"
+        return {"name": self.name, "verdict": verdict, "evidence": evidence}
+
+
+# ---------------------------------------------------------------------------------------------------
+# the three kinds of evidence
+def _experiment_validate(experiment, claim, test) -> None:
+    v = getattr(experiment, "validate", None)
+    if v is not None:
+        v(claim, test)
+
+
+@dataclass(frozen=True)
+class BoundTest:
+    """A bound test (see the module doc).
+
+    ``experiment``: an object with ``observe(claim, test, config, params) -> Observations`` (the generic
+    :class:`fedcheck.experiments.Rounds` and :class:`fedcheck.experiments.Horizons`, or
+    :class:`fedcheck.experiments.Cases` around a function); ``bounds``: the :class:`Bound` s;
+    ``statistic``: the default :class:`Statistic` (a reading may override it); ``findings``: how
+    findings are named -- ``"reading"`` (one per reading, worst over bounds), ``"bound"`` (one per
+    bound, worst over readings) or ``"bound|reading"`` (one per pair); ``"auto"``: by reading when
+    there is one bound, by bound when there is one reading, else by reading; ``rate``: the claimed
+    log-log slope of the measured quantity along the axis (an O(.) claim: reported, never refuted by
+    a finite run); ``feasible``: the server point must stay in the set (a finding of its own)."""
+
+    experiment: Any
+    bounds: tuple = ()
+    statistic: Statistic = PATHWISE
+    axis: str = ""
+    findings: str = "auto"
+    rate: float | None = None
+    feasible: bool = False
+    kind: str = "bound"
+
+    def __post_init__(self):
+        object.__setattr__(self, "bounds", tuple(self.bounds))
+        if self.findings not in ("auto", "reading", "bound", "bound|reading"):
+            raise ValueError(f"findings must be auto, reading, bound or bound|reading, not {self.findings!r}")
+        if not self.axis:
+            object.__setattr__(self, "axis", getattr(self.experiment, "axis", "point"))
+        if self.axis not in ("round", "horizon", "point"):
+            raise ValueError(f"axis must be round, horizon or point, not {self.axis!r}")
+
+    def validate(self, claim) -> None:
+        if not hasattr(self.experiment, "observe"):
+            raise TypeError(f"{claim.id}: a BoundTest's experiment needs observe(claim, test, config, params)")
+        names = [b.name for b in self.bounds]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{claim.id}: two bounds share a name")
+        _experiment_validate(self.experiment, claim, self)
+
+    def statistic_of(self, reading) -> Statistic:
+        return getattr(reading, "statistic", None) or self.statistic
+
+    def finding_name(self, bound: str, reading: str, nb: int, nr: int) -> str:
+        mode = self.findings
+        if mode == "auto":
+            mode = "reading" if nb == 1 or nr > 1 else "bound"
+        return {"reading": reading, "bound": bound, "bound|reading": f"{bound} | {reading}"}[mode]
+
+
+@dataclass
+class MeasureContext:
+    """What a measurement function receives: the run configuration, the merged params and the claim."""
+
+    config: Any
+    params: dict
+    claim: Any
+
+    @property
+    def check(self):       # older name
+        return self.claim
+
+    @property
+    def full(self) -> bool:
+        return bool(self.config.full)
+
+    @property
+    def save_dir(self) -> str | None:
+        return self.config.save_dir
+
+
+@dataclass
+class MeasureResult:
+    """What a measurement function returns: findings and what to show beside them."""
+
+    findings: Sequence[Finding]
+    evidence: dict = field(default_factory=dict)
+    series: list = field(default_factory=list)
+    tables: list = field(default_factory=list)
+    instances: list = field(default_factory=list)
+    saved_instances: list = field(default_factory=list)
+    fitted_rate: float | None = None
+    fitted_rate_ci: list | None = None
+    rate_verdict: str | None = None
+    feasibility: dict = field(default_factory=dict)
+    formula: dict = field(default_factory=dict)
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """``measure(ctx) -> MeasureResult``.  ``counterexample=True``: the findings use ``reproduced`` /
+    ``not_reproduced`` (the kind shown is ``counterexample``)."""
+
+    measure: Callable[[MeasureContext], MeasureResult]
+    counterexample: bool = False
+
+    @property
+    def kind(self) -> str:
+        return "counterexample" if self.counterexample else "measurement"
+
+    def validate(self, claim) -> None:
+        if not callable(self.measure):
+            raise TypeError(f"{claim.id}: Measurement(measure=...) needs a function")
+
+
+@dataclass(frozen=True)
+class Proof:
+    """SymPy facts; the claim's verdict is the worst of them (a proof SymPy cannot finish is inconclusive)."""
+
+    facts: tuple
+    kind: str = "symbolic"
+
+    def __post_init__(self):
+        object.__setattr__(self, "facts", tuple(self.facts))
+
+    def validate(self, claim) -> None:
+        if not self.facts or not all(isinstance(f, Fact) for f in self.facts):
+            raise TypeError(f"{claim.id}: Proof(facts=...) needs one or more Fact(name, prove)")

@@ -1,0 +1,234 @@
+"""The one runner: a claim and a run configuration in, a :class:`~fedcheck.core.claim.Result` out.
+
+Every claim goes through :func:`run_claim`.  A bound test's experiment observes comparisons; each is
+judged with the statistic of its reading (:meth:`fedcheck.core.evidence.Comparison.judge`, the policy
+of :mod:`fedcheck.core.verdict`); judgements are gathered into findings; the claim's verdict is the
+worst of its paper findings (all findings when none is a paper finding).  A verdict therefore always
+comes from a run or a SymPy proof, never from the declaration.
+"""
+from __future__ import annotations
+
+import time
+from typing import Sequence
+
+import numpy as np
+
+from fedcheck.core import verdict as V
+from fedcheck.core.claim import Claim, Reading, Result, RunConfig
+from fedcheck.core.evidence import (BoundTest, Finding, Measurement, MeasureContext, Proof, clopper_pearson)
+
+__all__ = ["run_claim", "verdict_of_findings", "finish"]
+
+
+def verdict_of_findings(findings: Sequence[Finding]) -> str:
+    decisive = [f for f in findings if f.paper] or list(findings)
+    return V.combine(f.verdict for f in decisive)
+
+
+def _new_result(claim: Claim, config: RunConfig, params: dict) -> Result:
+    res = Result(id=claim.id, title=claim.title, paper=claim.paper.key, reference=claim.reference,
+                 claim=claim.statement, kind=claim.result_kind, verdict=V.INCONCLUSIVE, expected=claim.expected,
+                 claimed_rate=None if claim.claimed_rate is None else float(claim.claimed_rate),
+                 params=params, assumptions=list(claim.assumptions), domain=claim.domain.record())
+    res.symbolic = [f.evaluate() for f in claim.symbolic]
+    return res
+
+
+def run_claim(claim: Claim, config: RunConfig) -> Result:
+    t0 = time.perf_counter()
+    params = {**claim.params, **(config.params or {})}
+    res = _new_result(claim, config, params)
+    ev = claim.evidence
+    if isinstance(ev, BoundTest):
+        findings, reason = _bound_test(claim, ev, config, params, res)
+    elif isinstance(ev, Measurement):
+        findings, reason = _measurement(claim, ev, config, params, res)
+    elif isinstance(ev, Proof):
+        evaluated = [f.evaluate() for f in ev.facts]
+        res.symbolic = res.symbolic + evaluated
+        res.evidence = {"claims": evaluated}
+        findings = [Finding(e["name"], e["verdict"], True, e["evidence"], evidence=e["evidence"]) for e in evaluated]
+        reason = None
+    else:  # pragma: no cover - Claim validates its evidence
+        raise TypeError(type(ev).__name__)
+    finish(res, findings, reason)
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def finish(res: Result, findings: Sequence[Finding], reason: str | None = None) -> Result:
+    """Readings and verdict from the findings; a default reason names the deciding findings."""
+    res.readings = {f.name: f.as_reading() for f in findings}
+    verdict = verdict_of_findings(findings)
+    if res.feasibility.get("decides"):
+        verdict = V.combine([verdict, res.feasibility["verdict"]])
+    res.verdict = verdict
+    if reason is not None:
+        res.reason = reason
+    elif res.verdict not in (V.HOLDS, V.REPRODUCED):
+        bad = [f for f in findings if f.paper and f.verdict == res.verdict] or \
+              [f for f in findings if f.verdict == res.verdict]
+        parts = [f"{f.name}: {f.verdict}" + (f" ({f.evidence})" if isinstance(f.evidence, str) else "") for f in bad]
+        if res.feasibility.get("decides") and res.feasibility["verdict"] == res.verdict:
+            parts.append(f"feasibility: {res.feasibility['verdict']} ({res.feasibility.get('evidence', '')})")
+        res.reason = "; ".join(parts)
+    else:   # the paper's claims stand; say so when an analysis beside them is refuted
+        side = [f for f in findings if not f.paper and f.verdict in (V.VIOLATED, V.NOT_REPRODUCED)]
+        if side and not res.reason:
+            res.reason = "paper claims stand; analyses refuted: " + "; ".join(
+                f"{f.name}: {f.verdict}" + (f" ({f.evidence})" if isinstance(f.evidence, str) else "") for f in side)
+    decisive = [f for f in findings if f.paper] or list(findings)
+    ratios = [f.max_ratio for f in decisive if f.max_ratio is not None and np.isfinite(f.max_ratio)]
+    if ratios and res.max_ratio is None:
+        res.max_ratio = max(ratios)
+    excess = [f.extra.get("max_excess") for f in decisive if f.extra.get("max_excess") is not None]
+    if excess and res.max_excess is None:
+        res.max_excess = max(excess)
+    return res
+
+
+# ---------------------------------------------------------------------------------------------------
+def _measurement(claim, ev: Measurement, config, params, res: Result):
+    m = ev.measure(MeasureContext(config, params, claim))
+    res.evidence = dict(m.evidence)
+    res.series, res.tables = list(m.series), list(m.tables)
+    res.instances = list(m.instances)
+    res.saved_instances = list(m.saved_instances)
+    res.fitted_rate, res.fitted_rate_ci, res.rate_verdict = m.fitted_rate, m.fitted_rate_ci, m.rate_verdict
+    res.feasibility = dict(m.feasibility)
+    if m.formula:
+        res.formula = m.formula
+    return list(m.findings), m.reason
+
+
+def _slug(s: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(s))[:80]
+
+
+def _where(s: dict) -> str:
+    pts = [f"{k[len('first_violation_'):]} {v}" for k, v in s.items() if k.startswith("first_violation_") and v is not None]
+    return f" at {pts[0]}" if pts else ""
+
+
+def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, res: Result):
+    obs = ev.experiment.observe(claim, ev, config, params)
+    res.formula = dict(obs.formula)
+    res.instances = list(obs.records)
+    res.series, res.tables = list(obs.series), list(obs.tables)
+    res.evidence = dict(obs.evidence)
+    readings = {r.name: r for r in claim.readings}
+    bounds = {b.name: b for b in ev.bounds}
+    r_order = [r.name for r in claim.readings] + sorted({i.reading for i in obs.items} - set(readings))
+    b_order = [b.name for b in ev.bounds] + sorted({i.bound for i in obs.items} - set(bounds))
+    nb, nr = len(b_order), len(r_order)
+    # judge every observation
+    groups: dict[str, list] = {}
+    for item in obs.items:
+        reading = readings.get(item.reading) or Reading(item.reading)
+        st = ev.statistic_of(reading)
+        s = item.comparison.judge(st)
+        if item.reason:
+            s["verdict"] = V.combine([s["verdict"], V.INCONCLUSIVE])
+        name = ev.finding_name(item.bound, item.reading, nb, nr)
+        groups.setdefault(name, []).append((item, s, st))
+    order = []
+    for b in b_order:
+        for r in r_order:
+            n = ev.finding_name(b, r, nb, nr)
+            if n not in order:
+                order.append(n)
+    findings, refuting = [], []
+    for name in [n for n in order if n in groups] + [n for n in groups if n not in order]:
+        lst = groups[name]
+        paper = all((readings.get(i.reading) or Reading(i.reading)).paper and
+                    (bounds[i.bound].paper if i.bound in bounds else True) for i, _, _ in lst)
+        st = lst[0][2]
+        vs = [s["verdict"] for _, s, _ in lst]
+        verdict = V.combine(vs)
+        ratios = [s["max_ratio"] for _, s, _ in lst if s["max_ratio"] is not None and np.isfinite(s["max_ratio"])]
+        excess = [s["max_excess"] for _, s, _ in lst if s["max_excess"] is not None and np.isfinite(s["max_excess"])]
+        cases = sorted({str(i.case) for i, _, _ in lst})
+        bad = [(i, s) for i, s, _ in lst if s["verdict"] == V.VIOLATED]
+        extra = {"cases": len(cases), "observations": len(lst),
+                 "violated_observations": len(bad),
+                 "inconclusive_observations": sum(v == V.INCONCLUSIVE for v in vs),
+                 "max_excess": max(excess) if excess else None,
+                 "statistic": st.describe(), "points_checked": int(sum(s["points"] for _, s, _ in lst)),
+                 "bounds": {}}
+        for i, s, _ in lst:
+            e = extra["bounds"].setdefault(i.bound, {"verdicts": [], "ratios": []})
+            e["verdicts"].append(s["verdict"])
+            if s["max_ratio"] is not None and np.isfinite(s["max_ratio"]):
+                e["ratios"].append(s["max_ratio"])
+        extra["bounds"] = {b: {"verdict": V.combine(e["verdicts"]), "max_ratio": max(e["ratios"]) if e["ratios"] else None}
+                           for b, e in extra["bounds"].items()}
+        evidence = None
+        if st.kind != "mean":
+            k = sum(int(i.comparison.failing_samples().sum()) for i, _, _ in lst)
+            n = sum(i.comparison.samples for i, _, _ in lst)
+            ci = clopper_pearson(k, n)
+            extra.update({"failed_runs": k, "runs": n, "failure_fraction": k / n if n else None,
+                          "failure_fraction_ci": ci})
+            if st.kind == "fraction" and n:
+                undecided = any(v == V.INCONCLUSIVE for v in vs)
+                if ci[0] > st.max_fraction:
+                    verdict = V.VIOLATED
+                elif ci[1] <= st.max_fraction or (st.max_fraction == 0 and k == 0):
+                    verdict = V.INCONCLUSIVE if undecided else V.HOLDS
+                elif k == 0 and not undecided:
+                    verdict = V.INCONCLUSIVE
+                else:
+                    verdict = V.INCONCLUSIVE
+                evidence = (f"{k}/{n} runs fail (fraction {k / n:.3g}, {100 * V.POLICY.confidence:.0f}% CI "
+                            f"[{ci[0]:.3g}, {ci[1]:.3g}]) against at most {st.max_fraction:g}")
+        if bad and evidence is None:
+            i, s = bad[0]
+            worst = (f" (lhs {s['lhs_at_argmax']:.4g} vs rhs {s['rhs_at_argmax']:.4g} at the worst point)"
+                     if s.get("lhs_at_argmax") is not None and s.get("rhs_at_argmax") is not None else "")
+            evidence = f"violated on {len(bad)}/{len(lst)} case(s); first: {i.case}{_where(s)}{worst}"
+            extra["first_violation"] = {"case": str(i.case), **{k: v for k, v in s.items() if k.startswith("first_violation_")}}
+        desc = "; ".join(dict.fromkeys(d for d in (
+            *(bounds[b].description for b in dict.fromkeys(i.bound for i, _, _ in lst) if b in bounds and nb > 1
+              and ev.finding_name(b, "", nb, nr) != ""),
+            *((readings[r].description for r in dict.fromkeys(i.reading for i, _, _ in lst) if r in readings))) if d))
+        f = Finding(name, verdict, paper, desc, max(ratios) if ratios else None, evidence, extra)
+        findings.append(f)
+        if paper and verdict == V.VIOLATED:
+            refuting.extend(i for i, s, _ in lst if s["verdict"] == V.VIOLATED or
+                            (st.kind != "mean" and i.comparison.failing_samples().any()))
+    findings.extend(obs.findings)
+    # feasibility of the iterates
+    if obs.feasibility:
+        fv = V.combine(obs.feasibility)
+        res.feasibility = {"verdict": fv, "infeasible_instances": int(sum(v == V.VIOLATED for v in obs.feasibility)),
+                           "decides": bool(ev.feasible)}
+    # the rate (an O(.) claim: reported beside, never decides)
+    claimed = ev.rate if ev.rate is not None else claim.claimed_rate
+    if claimed is not None:
+        res.claimed_rate = float(claimed)
+        pooled = V.pooled_rate(obs.fits)
+        res.fitted_rate = pooled["slope"] if pooled else None
+        res.fitted_rate_ci = pooled["ci"] if pooled else None
+        res.rate_verdict = V.rate_verdict(res.fitted_rate_ci, float(claimed))
+    if obs.side_conditions:
+        res.evidence["side_conditions"] = obs.side_conditions
+    # save refuting instances (once per case)
+    saved = list(obs.saved_instances)
+    if config.save_dir:
+        done = set()
+        for item in refuting:
+            key = item.key if item.key is not None else item.case
+            if key in done or item.save is None or len(done) >= 10:
+                continue
+            done.add(key)
+            saved.extend(item.save(f"{config.save_dir}/{claim.id}-{_slug(item.case)}"))
+    res.saved_instances = saved
+    reason = None
+    verdict = verdict_of_findings(findings)
+    if verdict == V.INCONCLUSIVE:
+        why = list(dict.fromkeys(list(obs.reasons) + [i.reason for i in obs.items if i.reason]))
+        if not obs.items and not obs.findings:
+            why.append("nothing was observed")
+        if why:
+            reason = "; ".join(why)
+    return findings, reason

@@ -1,0 +1,632 @@
+"""Generic experiments: how a bound test's observations are made.
+
+An experiment has ``observe(claim, test, config, params) -> Observations`` (:mod:`fedcheck.core.evidence`).
+
+* :class:`Rounds` -- one run per instance (and per independent random stream, ``replicates``) over
+  ``rounds`` rounds; the measured quantity and the bound are compared at every recorded round.
+  Schedules and bounds are the claim's SymPy expressions in ``t`` and named constants, evaluated per
+  instance (:mod:`fedcheck.problems.constants`).  With ``replicates > 1`` and the ``mean`` statistic this
+  is a bound in expectation; with ``pathwise`` every run must satisfy it.
+* :class:`Horizons` -- one run per horizon ``T`` (schedules may depend on ``T``): ``runner(instances,
+  solutions, schedules, T, settings, run_seeds) -> {metric: array}``.
+* :class:`Cases` -- a function ``cases(config, params) -> [Case]`` that builds the comparisons itself
+  (a lemma's inequality between two measured quantities, a variance step, the fraction of failing runs).
+
+A user's method is an algorithm ``algo(batch, *, rounds, grid, recorder, **schedules) -> Trace``
+(:mod:`fedcheck.algorithms`); ``fedcheck.algorithms.protocol.as_algorithm`` turns a round function into one.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import sympy as sp
+
+from fedcheck.core import verdict as V
+from fedcheck.core.evidence import Comparison, Observations, Observed
+from fedcheck.core.schedules import evaluate_schedule, record_grid
+from fedcheck.core.symbols import T as T_sym, latex, t as t_sym
+
+__all__ = ["Rounds", "Horizons", "Cases", "Case", "Metric", "objective_gap", "recorded", "SideCondition",
+           "replicate_seeds", "with_progress", "measured"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# metrics: recorded arrays -> (value, lo, hi) of the quantity a bound controls
+@dataclass(frozen=True)
+class Metric:
+    """``compute(metrics, solutions) -> (value, lo, hi)``, arrays ``(K, runs)``; ``label`` names it."""
+
+    label: str
+    compute: Callable
+    description: str = ""
+
+    def __call__(self, M, sols):
+        return self.compute(M, sols)
+
+
+def objective_gap(key: str = "F", label: str | None = None) -> Metric:
+    """``key - F*`` with ``F*`` in its certified interval ``[F_lower, F_star]``."""
+    def compute(M, sols):
+        F = M[key]
+        Fs = np.array([s.F_star for s in sols])[None, :]
+        Fl = np.array([s.F_lower for s in sols])[None, :]
+        return F - Fs, F - Fs, F - Fl
+    return Metric(label or f"{key} - F*", compute,
+                  "objective gap of the server point; F* is known to lie in [F(x_hat) - FW gap, F(x_hat)]")
+
+
+def recorded(key: str, power: float = 1.0, label: str | None = None) -> Metric:
+    """A recorded quantity (exact: no solver involved), optionally raised to ``power``."""
+    def compute(M, sols):
+        v = np.asarray(M[key], dtype=float) ** power
+        return v, v, v
+    return Metric(label or (key if power == 1 else f"{key}^{power:g}"), compute)
+
+
+suboptimality = objective_gap("F", "F(xbar^t) - F*")
+
+
+@dataclass(frozen=True)
+class SideCondition:
+    """An inequality ``lhs >= rhs`` between instance constants that a proof relies on (Lemma 2's
+    ``G >= sup ||grad F^||``).  Reported per instance beside the bound; it does not decide the claim.  A
+    constant known only by an upper bound decides the inequality only on the right-hand side."""
+
+    name: str
+    lhs: Any
+    rhs: Any
+    description: str = ""
+
+    def evaluate(self, consts: dict, j: int) -> dict:
+        def val(e):
+            e = sp.sympify(e)
+            return float(e.subs({sym: consts[sym.name][j].value for sym in e.free_symbols}))
+        lhs_syms = {s.name for s in sp.sympify(self.lhs).free_symbols}
+        rhs_syms = {s.name for s in sp.sympify(self.rhs).free_symbols}
+        inexact_l = any(not consts[n][j].exact for n in lhs_syms if n in consts)
+        inexact_r = any(not consts[n][j].exact for n in rhs_syms if n in consts)
+        a, b = val(self.lhs), val(self.rhs)
+        if not (np.isfinite(a) and np.isfinite(b)):
+            v = V.INCONCLUSIVE
+        elif a >= b * (1 - V.POLICY.rtol):
+            v = V.INCONCLUSIVE if inexact_l else V.HOLDS
+        else:
+            v = V.INCONCLUSIVE if inexact_r else V.VIOLATED
+        return {"name": self.name, "verdict": v, "lhs": a, "rhs": b, "description": self.description}
+
+
+def replicate_seeds(seeds: Sequence[int], replicates: int) -> np.ndarray:
+    """One stream seed per (instance seed, replicate) pair, ``(len(seeds) * replicates,)``, instance-major.
+
+    Derived with ``SeedSequence([seed, replicate])``, so replicate ``r`` of seed ``s`` always gets the same
+    stream whatever else is in the batch."""
+    return np.array([int(np.random.SeedSequence([int(s), int(r)]).generate_state(1)[0])
+                     for s in seeds for r in range(replicates)], dtype=np.int64)
+
+
+def with_progress(recorder, last: int, desc: str, enabled: bool):
+    """Wrap a recorder so that a progress bar advances at each recorded round."""
+    if not enabled:
+        return recorder
+    import sys
+
+    from tqdm import tqdm
+    bar = tqdm(total=last, desc=desc, unit="round", file=sys.stderr, leave=False, mininterval=0.5)
+
+    def rec(k, X, xbar):
+        bar.update(k - bar.n)
+        if k >= last:
+            bar.close()
+        return recorder(k, X, xbar)
+    return rec
+
+
+def _label(inst) -> str:
+    seed = getattr(inst, "seed", None)
+    return f"seed {seed}" if seed is not None else str(getattr(inst, "source", "instance"))
+
+
+def _saver(inst):
+    save = getattr(inst, "save", None)
+    if save is None:
+        return None
+
+    def go(stem):
+        try:
+            return [str(p) for p in (save(stem) or [])]
+        except ValueError:     # a set without a file format
+            return []
+    return go
+
+
+def _needed(exprs, readings, exclude=()) -> set:
+    syms = set()
+    for e in exprs:
+        for r in readings:
+            syms |= sp.sympify(e).subs(dict(r.substitutions)).free_symbols
+    return {s for s in syms if s.name not in exclude}
+
+
+def _readings_formula(readings, bound_expr=None) -> dict:
+    out = {}
+    for r in readings:
+        d = {"substitutions": {sp.sstr(k): latex(v) for k, v in dict(r.substitutions).items()},
+             "paper": r.paper, "description": r.description}
+        if bound_expr is not None:
+            d["latex"] = latex(sp.sympify(bound_expr).subs(dict(r.substitutions)))
+        out[r.name] = d
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Rounds:
+    """Runs over rounds (see the module doc).
+
+    ``family``: ``draw(seed) -> instance``; ``algorithm``: the batched method; ``schedules``: SymPy in ``t``;
+    ``metrics``: ``{bound name: Metric}`` (default: every bound measures ``F(xbar^t) - F*``);
+    ``replicates``: independent runs per instance (their stream seeds from :func:`replicate_seeds`),
+    passed to the algorithm by ``run_kwargs(values, seeds) -> kwargs``; ``param_grid``: the whole test
+    repeated per parameter setting; ``valid_from``: the first iterate index a bound covers."""
+
+    family: Any
+    algorithm: Callable
+    schedules: dict = field(default_factory=dict)
+    metrics: dict = field(default_factory=dict)
+    solver: Callable | None = None
+    seeds: int = 8
+    full_seeds: int | None = None
+    rounds: int = 5000
+    full_rounds: int | None = None
+    replicates: int = 1
+    full_replicates: int | None = None
+    valid_from: int = 1
+    algorithm_kwargs: dict = field(default_factory=dict)
+    run_kwargs: Callable | None = None
+    recorder: Callable | None = None        # recorder(batch, schedules) -> Recorder
+    param_grid: tuple = ({},)
+    dense_until: int = 1000
+    per_decade: int = 50
+    side_conditions: tuple = ()
+    axis = "round"
+
+    def __post_init__(self):
+        object.__setattr__(self, "schedules", {k: sp.sympify(v) for k, v in self.schedules.items()})
+        object.__setattr__(self, "side_conditions", tuple(self.side_conditions))
+        object.__setattr__(self, "param_grid", tuple(self.param_grid))
+
+    def validate(self, claim, test) -> None:
+        if not callable(self.algorithm):
+            raise TypeError(f"{claim.id}: Rounds(algorithm=...) must be callable")
+        missing = [b.name for b in test.bounds if b.expr is None]
+        if missing:
+            raise TypeError(f"{claim.id}: Rounds evaluates SymPy bounds; bound(s) {missing} have no expression")
+
+    # -- helpers ----------------------------------------------------------------------------------
+    def metric_of(self, bound_name: str) -> Metric:
+        return self.metrics.get(bound_name) or suboptimality
+
+    def rounds_for(self, config) -> int:
+        if config.rounds:
+            return int(config.rounds)
+        return int((self.full_rounds or self.rounds) if config.full else self.rounds)
+
+    def instances(self, config) -> list:
+        if config.instances:
+            return list(config.instances)
+        n = (self.full_seeds or self.seeds) if config.full else self.seeds
+        return [self.family.draw(s) for s in config.seed_list(n)]
+
+    def _solver(self):
+        if self.solver is not None:
+            return self.solver
+        from fedcheck.problems.solve import solve_consensus
+        return solve_consensus
+
+    # -- the run ----------------------------------------------------------------------------------
+    def observe(self, claim, test, config, params) -> Observations:
+        from fedcheck.algorithms import default_recorder
+        from fedcheck.problems.constants import InstanceContext, resolve
+        from fedcheck.problems.instances import InstanceBatch
+
+        rounds = self.rounds_for(config)
+        R = int((self.full_replicates or self.replicates) if config.full else self.replicates)
+        insts = self.instances(config)
+        solve = self._solver()
+        sols = [solve(i, use_cache=config.use_cache) for i in insts]
+        readings = claim.readings
+        bounds = test.bounds
+        exprs = [b.expr for b in bounds] + list(self.schedules.values())
+        exprs += [c.lhs for c in self.side_conditions] + [c.rhs for c in self.side_conditions]
+        syms = _needed(exprs, readings, exclude={t_sym.name})
+        obs = Observations()
+        b0 = bounds[0]
+        obs.formula = {
+            "bound": latex(b0.expr), "bound_text": sp.sstr(b0.expr),
+            "bounds": {b.name: {"bound": latex(b.expr), "bound_text": sp.sstr(b.expr),
+                                "metric": self.metric_of(b.name).label, "paper": b.paper,
+                                "description": b.description} for b in bounds},
+            "schedules": {k: latex(v) for k, v in self.schedules.items()},
+            "readings": _readings_formula(readings, b0.expr),
+            "metric": self.metric_of(b0.name).label if R == 1 else f"E[{self.metric_of(b0.name).label}]",
+            "metric_description": self.metric_of(b0.name).description,
+            "valid_from": self.valid_from,
+            "statistic": test.statistic.describe(R),
+        }
+        grid = record_grid(rounds + 1, dense_until=self.dense_until, per_decade=self.per_decade)
+        groups: dict[tuple, list[int]] = {}
+        for k, inst in enumerate(insts):
+            groups.setdefault((inst.A.shape, inst.loss, inst.set.name), []).append(k)
+        records: list = [None] * len(insts)
+        side: dict = {}
+        for gparams in self.param_grid:
+            P = {**params, **gparams}
+            gtag = ", ".join(f"{k}={v:g}" for k, v in gparams.items())
+            for idxs in groups.values():
+                I = len(idxs)
+                runs = [insts[k] for k in idxs for _ in range(R)]
+                batch = InstanceBatch(runs)
+                run_sols = [sols[k] for k in idxs for _ in range(R)]
+                ctxs = [InstanceContext(insts[k], batch.loss.take(j * R), sols[k], P) for j, k in enumerate(idxs)]
+                consts = {s.name: [resolve(s.name, c) for c in ctxs] for s in syms}
+                vals = {n: np.array([v.value for v in vs]) for n, vs in consts.items()}
+                vals_rep = {n: np.repeat(v, R) for n, v in vals.items()}
+                tt = np.arange(1, rounds + 1)
+                sched = {name: evaluate_schedule(e, tt, vals_rep, batch.B) for name, e in self.schedules.items()}
+                kwargs = dict(self.algorithm_kwargs)
+                if self.run_kwargs is not None:
+                    seeds_rep = replicate_seeds([insts[k].seed if insts[k].seed is not None
+                                                 else int(insts[k].content_hash()[:8], 16) for k in idxs], R)
+                    kwargs.update(self.run_kwargs(vals_rep, seeds_rep))
+                rec = self.recorder(batch, sched) if self.recorder else default_recorder(batch)
+                rec = with_progress(rec, rounds + 1, f"{claim.id}{' ' + gtag if gtag else ''}", config.progress)
+                trace = self.algorithm(batch, rounds=rounds, grid=grid, recorder=rec, **sched, **kwargs)
+                kk = trace.rounds.astype(float)
+                valid = kk >= self.valid_from
+                infeas = trace.metrics.get("infeasibility")
+                radius = np.broadcast_to(np.asarray(batch.set.radius, dtype=float), (batch.B,))
+                for j, kidx in enumerate(idxs):
+                    inst, sol = insts[kidx], sols[kidx]
+                    reason = sol.reason
+                    cols = slice(j * R, (j + 1) * R)
+                    tol = V.POLICY.feasibility_tol * max(1.0, float(radius[j * R]))
+                    if reason is None and infeas is not None and kk[0] == 1 and np.any(infeas[0, cols] > tol):
+                        reason = (f"assumption broken: the starting point is not in the set "
+                                  f"(infeasibility {float(np.max(infeas[0, cols])):.3g}); give a feasible x0")
+                    if reason:
+                        obs.reasons.append(reason)
+                    rec_j = records[kidx]
+                    if rec_j is None:
+                        rec_j = records[kidx] = {
+                            "seed": inst.seed, "instance": inst.describe(),
+                            "F_star": sol.F_star, "F_star_lower": sol.F_lower, "F_star_certified_accuracy": sol.gap,
+                            "solver": sol.record(),
+                            "constants": {n: {"value": vs[j].value, "exact": vs[j].exact, "note": vs[j].note}
+                                          for n, vs in consts.items()},
+                            "rounds": kk, "replicates": R, "bound": {}, "readings": {}, "grid": []}
+                        if "consensus" in trace.metrics and R == 1:
+                            rec_j["consensus"] = trace.metrics["consensus"][:, j]
+                        if reason:
+                            rec_j["inconclusive_reason"] = reason
+                        if self.side_conditions:
+                            rec_j["side_conditions"] = [c.evaluate(consts, j) for c in self.side_conditions]
+                            for c, e in zip(self.side_conditions, rec_j["side_conditions"]):
+                                side.setdefault(c.name, {"verdicts": [], "description": c.description})
+                                side[c.name]["verdicts"].append(e["verdict"])
+                        if infeas is not None:
+                            bad = (infeas[:, cols] > tol).any(1)
+                            fv = (V.INCONCLUSIVE if not np.all(np.isfinite(infeas[:, cols]))
+                                  else (V.VIOLATED if bad.any() else V.HOLDS))
+                            rec_j["feasibility"] = {"verdict": fv, "max_infeasibility": float(np.nanmax(infeas[:, cols])),
+                                                    "tolerance": tol,
+                                                    "first_infeasible_round": float(kk[bad][0]) if bad.any() else None}
+                            obs.feasibility.append(fv)
+                    entry = {"params": gparams, "parts": {}}
+                    rec_j["grid"].append(entry)
+                    case = _label(inst) + (f" ({gtag})" if gtag else "")
+                    for bi, bnd in enumerate(bounds):
+                        value, lo, hi = (np.asarray(a, dtype=float) for a in self.metric_of(bnd.name)(trace.metrics, run_sols))
+                        v_j, lo_j, hi_j = value[:, cols], lo[:, cols], hi[:, cols]
+                        part = entry["parts"].setdefault(bnd.name, {"metric": v_j.mean(1),
+                                                                    "metric_interval": {"lo": lo_j.mean(1), "hi": hi_j.mean(1)},
+                                                                    "bound": {}, "readings": {}})
+                        if R > 1:
+                            part["metric_se"] = np.maximum(lo_j.std(1, ddof=1), hi_j.std(1, ddof=1)) / np.sqrt(R)
+                        for r in readings:
+                            b = evaluate_schedule(bnd.expr.subs(dict(r.substitutions)), kk, vals, I)[:, j]
+                            cmp = Comparison(lhs_lo=lo_j[valid].T, lhs_hi=hi_j[valid].T, rhs_lo=b[valid],
+                                             relation=bnd.relation, scale=max(1.0, abs(sol.F_star)), points=kk[valid],
+                                             point_name="round", value=v_j[valid].T)
+                            item = Observed(r.name, bnd.name, case, cmp, instance=inst, reason=reason,
+                                            save=_saver(inst), key=kidx)
+                            obs.items.append(item)
+                            part["bound"][r.name] = b
+                            part["readings"][r.name] = cmp.judge(test.statistic_of(r))
+                        if bi == 0 and (test.rate is not None or claim.claimed_rate is not None) and gparams == self.param_grid[0]:
+                            if R == 1:
+                                floor = hi_j[:, 0] - v_j[:, 0]
+                                fit = V.fit_rate(kk, v_j[:, 0], floor)
+                            else:
+                                se = np.maximum(lo_j.std(1, ddof=1), hi_j.std(1, ddof=1)) / np.sqrt(R)
+                                floor = np.maximum(hi_j.mean(1) - lo_j.mean(1), V.POLICY.statistical_z * se)
+                                fit = V.fit_rate(kk, v_j.mean(1), floor)
+                            rec_j["fit"] = fit
+                            obs.fits.append(fit)
+        for rec_j in records:       # the standard fields: first grid point, first bound
+            if rec_j is not None and rec_j["grid"]:
+                first = rec_j["grid"][0]["parts"][bounds[0].name]
+                rec_j.update(metric=first["metric"], metric_interval=first["metric_interval"], bound=first["bound"],
+                             readings=first["readings"])
+                if len(self.param_grid) == 1 and len(bounds) == 1:
+                    del rec_j["grid"]
+        obs.records = [r for r in records if r is not None]
+        obs.side_conditions = {n: {"verdict": V.combine(d["verdicts"]), "description": d["description"],
+                                   "violated_instances": sum(v == V.VIOLATED for v in d["verdicts"])}
+                               for n, d in side.items()}
+        obs.evidence = {"rounds": rounds, "instances": len(insts), "replicates_per_instance": R,
+                        "batches": len(groups), "record_points": int(len(grid)),
+                        "mode": "full" if config.full else "quick"}
+        if len(self.param_grid) > 1:
+            obs.evidence["param_grid"] = list(self.param_grid)
+        return obs
+
+
+# ---------------------------------------------------------------------------------------------------
+def measured(x, scale=None) -> dict:
+    """Normalise a runner's measurement to ``{"value", "lo", "hi", "scale"}`` float arrays."""
+    if isinstance(x, dict):
+        v = np.asarray(x["value"], dtype=float)
+        lo = np.asarray(x.get("lo", v), dtype=float)
+        hi = np.asarray(x.get("hi", v), dtype=float)
+        sc = x.get("scale", scale)
+    else:
+        v = lo = hi = np.asarray(x, dtype=float)
+        sc = scale
+    return {"value": v, "lo": lo, "hi": hi, "scale": np.ones(v.shape[-1]) if sc is None else np.asarray(sc, float)}
+
+
+@dataclass(frozen=True)
+class HorizonCase:
+    """A family with the settings handed to the runner (also usable as constant values)."""
+
+    name: str
+    family: Any
+    settings: dict = field(default_factory=dict)
+    seeds: int = 4
+    full_seeds: int | None = None
+    horizons: tuple = (100,)
+    full_horizons: tuple | None = None
+    run_seeds: int = 1
+    full_run_seeds: int | None = None
+
+    def pick(self, config) -> tuple[list[int], list[int], int]:
+        seeds = config.seed_list(self.full_seeds if (config.full and self.full_seeds) else self.seeds)
+        hs = [int(config.rounds)] if config.rounds else \
+            list(self.full_horizons if (config.full and self.full_horizons) else self.horizons)
+        rs = self.full_run_seeds if (config.full and self.full_run_seeds) else self.run_seeds
+        return seeds, hs, int(rs)
+
+
+@dataclass(frozen=True)
+class Horizons:
+    """One run per horizon ``T`` (see the module doc).
+
+    ``runner(instances, solutions, schedules, T, settings, run_seeds) -> {metric: array (rows,) or (R, rows)
+    | {"value", "lo", "hi", "scale"}}`` runs one batch, one row per ``(reading, instance, run seed)``;
+    ``cases``: :class:`HorizonCase` s; ``solver(instance, use_cache=)``; ``context(instance, solution,
+    params)`` builds what :func:`fedcheck.problems.constants.resolve` reads; ``rate_metric``: the bound
+    whose measured quantity is fitted against ``T``; ``accepts(instance)``: which given instances the
+    runner can run."""
+
+    runner: Callable
+    cases: tuple
+    solver: Callable
+    schedules: dict = field(default_factory=dict)
+    rate_metric: str | None = None
+    accepts: Callable | None = None
+    context: Callable | None = None
+    axis = "horizon"
+
+    def __post_init__(self):
+        object.__setattr__(self, "schedules", {k: sp.sympify(v) for k, v in self.schedules.items()})
+        object.__setattr__(self, "cases", tuple(self.cases))
+
+    def validate(self, claim, test) -> None:
+        missing = [b.name for b in test.bounds if b.expr is None]
+        if missing:
+            raise TypeError(f"{claim.id}: Horizons evaluates SymPy bounds; bound(s) {missing} have no expression")
+
+    def _ctx(self, inst, sol, params):
+        if self.context is not None:
+            return self.context(inst, sol, params)
+        from fedcheck.problems.constants import InstanceContext
+        return InstanceContext(inst, None, sol, params)
+
+    def observe(self, claim, test, config, params) -> Observations:
+        from fedcheck.problems.constants import Value, resolve
+        readings = claim.readings
+        bounds = test.bounds
+        obs = Observations()
+        rate_b = self.rate_metric or bounds[0].name
+        obs.formula = {
+            "bound": sp.latex(sp.Matrix([b.expr for b in bounds]).T) if len(bounds) > 1 else latex(bounds[0].expr),
+            "bound_text": "; ".join(f"{b.metric} <= {sp.sstr(b.expr)}" for b in bounds),
+            "bounds": {b.name: {"metric": b.metric, "latex": latex(b.expr), "description": b.description}
+                       for b in bounds},
+            "schedules": {k: latex(v) for k, v in self.schedules.items()},
+            "readings": {r.name: {"substitutions": {sp.sstr(k): latex(v) for k, v in dict(r.substitutions).items()},
+                                  "schedules": {k: latex(v.subs(dict(r.substitutions))) for k, v in self.schedules.items()},
+                                  "paper": r.paper, "description": r.description} for r in readings},
+            "metric": next((f"{b.metric}: {b.description}" if b.description else b.metric)
+                           for b in bounds if b.name == rate_b) if any(b.name == rate_b for b in bounds)
+            else ", ".join(dict.fromkeys(b.metric for b in bounds)),
+        }
+        if config.instances and self.accepts is not None and not all(self.accepts(i) for i in config.instances):
+            obs.reasons.append(f"{claim.id} runs on its own problem class; the given instance(s) are not of it")
+            return obs
+        needed = {s.name for s in _needed([b.expr for b in bounds] + list(self.schedules.values()), readings)}
+        needed -= {T_sym.name} | set(self.schedules)
+        for case in self.cases:
+            seeds, horizons, run_seeds = case.pick(config)
+            insts = list(config.instances) if config.instances else [case.family.draw(s) for s in seeds]
+            sols = [self.solver(i, use_cache=config.use_cache) for i in insts]
+            P = {**params, **case.settings, **(config.params or {})}
+            consts = []
+            for inst, sol in zip(insts, sols):
+                ctx = self._ctx(inst, sol, P)
+                c = {}
+                for name in sorted(needed):
+                    try:
+                        c[name] = resolve(name, ctx)
+                    except (KeyError, TypeError, ValueError):
+                        c[name] = Value(float("nan"), False, "unavailable")
+                consts.append(c)
+            reasons = [s.reason for s in sols]
+            obs.reasons.extend(r for r in reasons if r)
+            series: dict = {}     # (inst, reading, bound) -> {T: (value, bound)}
+            for T in horizons:
+                combos = list(itertools.product(range(len(readings)), range(len(insts)), range(run_seeds)))
+                r_idx = np.array([c[0] for c in combos])
+                i_idx = np.array([c[1] for c in combos])
+                s_idx = np.array([c[2] for c in combos])
+                B = len(combos)
+                values = {name: np.array([consts[i][name].value for i in i_idx]) for name in (consts[0] if consts else {})}
+                for name, expr in self.schedules.items():
+                    out = np.empty(B)
+                    for r, reading in enumerate(readings):
+                        sel = r_idx == r
+                        out[sel] = _eval_T(expr.subs(dict(reading.substitutions)),
+                                           {k: v[sel] for k, v in values.items()}, T, int(sel.sum()))
+                    values[name] = out
+                sched = {name: values[name] for name in self.schedules}
+                meas = self.runner([insts[i] for i in i_idx], [sols[i] for i in i_idx], sched, T,
+                                   dict(case.settings), s_idx)
+                for bnd in bounds:
+                    bvals = np.empty(B)
+                    for r, reading in enumerate(readings):
+                        sel = r_idx == r
+                        bvals[sel] = _eval_T(bnd.expr.subs(dict(reading.substitutions)),
+                                             {k: v[sel] for k, v in values.items()}, T, int(sel.sum()))
+                    m = measured(meas[bnd.metric])
+                    for r, reading in enumerate(readings):
+                        for i, inst in enumerate(insts):
+                            rows = np.nonzero((r_idx == r) & (i_idx == i))[0]
+                            lo, hi, val = m["lo"][..., rows], m["hi"][..., rows], m["value"][..., rows]
+                            per_round = val.ndim == 2
+                            # (rows,) -> one point per run; (K, rows) -> K points per run (a per-round inequality)
+                            L = lo.T if per_round else lo[:, None]
+                            H = hi.T if per_round else hi[:, None]
+                            Vv = val.T if per_round else val[:, None]
+                            sc = np.broadcast_to(m["scale"], val.shape)
+                            scale = float(np.max(sc[..., rows])) if sc.size else 1.0
+                            pts = list(range(L.shape[1])) if per_round else [T]
+                            cmp = Comparison(lhs_lo=L, lhs_hi=H, rhs_lo=bvals[rows[0]], relation=bnd.relation,
+                                             scale=scale, points=pts, point_name="round" if per_round else "T",
+                                             value=Vv)
+                            label = f"{case.name}, {_label(inst)}" + ("" if per_round else f", T={T}")
+                            obs.items.append(Observed(reading.name, bnd.name, label, cmp, instance=inst,
+                                                      reason=reasons[i], save=_saver(inst), key=(case.name, i)))
+                            if not per_round:
+                                series.setdefault((i, reading.name, bnd.name), {})[T] = (
+                                    float(val[0]), float(bvals[rows[0]]), cmp.judge(test.statistic_of(reading)))
+            for i, (inst, sol) in enumerate(zip(insts, sols)):
+                rec = {"case": case.name, "seed": getattr(inst, "seed", None),
+                       "instance": inst.describe() if hasattr(inst, "describe") else str(inst),
+                       "F_star": getattr(sol, "F_star", None), "F_star_lower": getattr(sol, "F_lower", None),
+                       "solver": sol.record() if hasattr(sol, "record") else {},
+                       "constants": {k: {"value": v.value, "exact": v.exact, "note": v.note} for k, v in consts[i].items()},
+                       "rounds": [float(T) for T in horizons], "x_label": "T (horizon)",
+                       "settings": {k: (v if isinstance(v, (int, float, str, bool)) else str(v))
+                                    for k, v in case.settings.items()},
+                       "bound": {}, "readings": {}, "horizons": {}}
+                if reasons[i]:
+                    rec["inconclusive_reason"] = reasons[i]
+                for reading in readings:
+                    data = series.get((i, reading.name, rate_b), {})
+                    vals = np.array([data.get(T, (np.nan,))[0] for T in horizons], dtype=float)
+                    rec["bound"][reading.name] = [data.get(T, (None, None))[1] for T in horizons]
+                    rec["horizons"][reading.name] = {str(T): {b.name: series.get((i, reading.name, b.name), {}).get(T, (None, None, None))[2]
+                                                              for b in bounds} for T in horizons}
+                    all_codes = [series.get((i, reading.name, b.name), {}).get(T, (None, None, {"verdict": V.INCONCLUSIVE}))[2]["verdict"]
+                                 for b in bounds for T in horizons]
+                    ratios = [d[2]["max_ratio"] for b in bounds for d in series.get((i, reading.name, b.name), {}).values()
+                              if d[2]["max_ratio"] is not None and np.isfinite(d[2]["max_ratio"])]
+                    rec["readings"][reading.name] = {"verdict": V.combine(all_codes) if all_codes else V.INCONCLUSIVE,
+                                                     "max_ratio": max(ratios) if ratios else None}
+                    if reading is readings[0]:
+                        rec["metric"] = vals
+                    if self.rate_metric and len(horizons) >= 2:
+                        fit = V.fit_rate(np.array(horizons, float), vals, 0.0)
+                        rec.setdefault("fits", {})[reading.name] = fit
+                        paper_first = next((r for r in readings if r.paper), readings[0])
+                        if reading is paper_first:
+                            rec["fit"] = fit
+                            obs.fits.append(fit)
+                obs.records.append(rec)
+        obs.evidence = {"cases": [{"name": c.name, "family": getattr(c.family, "label", str(c.family)),
+                                   "settings": {k: (v if isinstance(v, (int, float, str, bool)) else str(v))
+                                                for k, v in c.settings.items()},
+                                   "horizons": list(c.pick(config)[1]), "seeds": len(c.pick(config)[0]),
+                                   "run_seeds": c.pick(config)[2]} for c in self.cases]}
+        return obs
+
+
+def _eval_T(expr, values: dict, T: int, B: int) -> np.ndarray:
+    return evaluate_schedule(sp.sympify(expr), np.array([float(T)]), values, B, t_symbol=T_sym)[0]
+
+
+# ---------------------------------------------------------------------------------------------------
+@dataclass
+class Case:
+    """One instance (or draw) of a :class:`Cases` experiment: a :class:`~fedcheck.core.evidence.Comparison`
+    per reading name (or per ``(bound, reading)`` pair)."""
+
+    label: str
+    inequalities: dict
+    instance: Any = field(default_factory=dict)
+    evidence: dict = field(default_factory=dict)
+    series: list = field(default_factory=list)
+    tables: list = field(default_factory=list)
+    save: Callable[[str], list] | None = None     # save(path_stem) -> paths written
+    reason: str | None = None                     # why the case cannot decide (an inaccurate solve)
+    problem: Any = None                           # the instance it ran on (``verify --instance``, ``search``)
+
+
+@dataclass(frozen=True)
+class Cases:
+    """Comparisons built by a function: ``cases(config, params) -> list[Case]``."""
+
+    cases: Callable
+    formula: dict = field(default_factory=dict)
+    axis = "point"
+
+    def observe(self, claim, test, config, params) -> Observations:
+        obs = Observations()
+        obs.formula = dict(self.formula)
+        obs.formula.setdefault("readings", {r.name: {"paper": r.paper, "description": r.description}
+                                            for r in claim.readings})
+        cases = self.cases(config, params)
+        bound_name = test.bounds[0].name if test.bounds else "claim"
+        for case in cases:
+            summ = {}
+            for key, cmp in case.inequalities.items():
+                reading, bound = (key if isinstance(key, tuple) else (key, bound_name))
+                obs.items.append(Observed(reading, bound, case.label, cmp, instance=case.problem, reason=case.reason,
+                                          save=case.save, key=case.label))
+                summ[reading if not isinstance(key, tuple) else f"{bound} | {reading}"] = \
+                    cmp.judge(test.statistic_of(next((r for r in claim.readings if r.name == reading), None)))
+            rec = {"label": case.label, "instance": case.instance, "readings": summ, "evidence": case.evidence}
+            if case.reason:
+                rec["inconclusive_reason"] = case.reason
+            obs.records.append(rec)
+            obs.series.extend(case.series)
+            obs.tables.extend(case.tables)
+        if not cases:
+            obs.reasons.append("no case")
+        elif all(c.reason for c in cases):
+            obs.reasons.extend(sorted({c.reason for c in cases}))
+        obs.evidence = {"cases": len(cases)}
+        return obs
