@@ -1,2 +1,35 @@
-"""fedcheck: a verification-focused theory checker for federated optimization."""
-__version__ = "0.1.0"
+"""fedcheck: a verification-focused theory checker for federated optimization.
+
+The public API (imported lazily, so that ``import fedcheck`` stays light)::
+
+    from fedcheck import Claim, Paper, Reading, Domain, BoundTest, Bound, Measurement, Proof, Fact
+    from fedcheck import Rounds, Horizons, Cases, RunConfig, MEAN, PATHWISE, fraction
+    from fedcheck.algorithms import federated          # a round function -> a batched method
+    from fedcheck.symbols import t, T, L, D, n         # the named constants of bounds
+"""
+__version__ = "0.2.0"
+
+_EXPORTS = {
+    "Claim": "fedcheck.core.claim", "Paper": "fedcheck.core.claim", "Reading": "fedcheck.core.claim",
+    "Domain": "fedcheck.core.claim", "RunConfig": "fedcheck.core.claim", "Result": "fedcheck.core.claim",
+    "BoundTest": "fedcheck.core.evidence", "Bound": "fedcheck.core.evidence", "Measurement": "fedcheck.core.evidence",
+    "MeasureResult": "fedcheck.core.evidence", "Proof": "fedcheck.core.evidence", "Fact": "fedcheck.core.evidence",
+    "Finding": "fedcheck.core.evidence", "Comparison": "fedcheck.core.evidence", "Statistic": "fedcheck.core.evidence",
+    "PATHWISE": "fedcheck.core.evidence", "MEAN": "fedcheck.core.evidence", "fraction": "fedcheck.core.evidence",
+    "reproduced_if": "fedcheck.core.evidence",
+    "Rounds": "fedcheck.experiments", "Horizons": "fedcheck.experiments", "HorizonCase": "fedcheck.experiments",
+    "Cases": "fedcheck.experiments", "Case": "fedcheck.experiments", "Metric": "fedcheck.experiments",
+    "objective_gap": "fedcheck.experiments", "recorded": "fedcheck.experiments",
+    "SideCondition": "fedcheck.experiments",
+    "BadInput": "fedcheck.core.errors", "DomainError": "fedcheck.core.errors",
+}
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        import importlib
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'fedcheck' has no attribute {name!r}")

@@ -29,8 +29,8 @@ from fedcheck.core.evidence import Comparison, Observations, Observed
 from fedcheck.core.schedules import evaluate_schedule, record_grid
 from fedcheck.core.symbols import T as T_sym, latex, t as t_sym
 
-__all__ = ["Rounds", "Horizons", "Cases", "Case", "Metric", "objective_gap", "recorded", "SideCondition",
-           "replicate_seeds", "with_progress", "measured"]
+__all__ = ["Rounds", "Horizons", "HorizonCase", "algorithm_runner", "Cases", "Case", "Metric", "objective_gap", "recorded", "SideCondition",
+           "replicate_seeds", "with_progress", "measured", "takes_instance", "param_domain"]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -375,6 +375,51 @@ class Rounds:
 
 
 # ---------------------------------------------------------------------------------------------------
+def takes_instance(claim, inst) -> str | None:
+    """``None`` when ``claim`` can run on the given problem instance, else why not (``verify --instance``)."""
+    from fedcheck.core.evidence import BoundTest
+    ev = claim.evidence
+    if not isinstance(ev, BoundTest):
+        return f"{claim.id} does not run on instances (its evidence is a {type(ev).__name__.lower()})"
+    exp = ev.experiment
+    accepts = getattr(exp, "accepts", None)
+    if isinstance(exp, Rounds):
+        ok = type(inst).__name__ == "Instance" if accepts is None else accepts(inst)
+    elif isinstance(exp, Horizons):
+        ok = True if accepts is None else bool(accepts(inst))
+    else:
+        ok = bool(getattr(exp, "takes_instances", False)) and (accepts is None or accepts(inst))
+        if not getattr(exp, "takes_instances", False):
+            return f"{claim.id} builds its own cases and does not run on given instances"
+    if not ok:
+        return f"{claim.id} runs on its own problem class; this instance is not of it"
+    props = getattr(inst, "properties", None)
+    if props is not None:
+        claim.domain.check_instance(props())
+    return None
+
+
+def param_domain(claim, name: str) -> tuple:
+    """The range of parameter ``name``: the claim's declared domain, else the SymPy assumption of the symbol of
+    that name in its schedules and bounds (positive: ``> 0``, nonnegative: ``>= 0``), else any finite number."""
+    if name in claim.domain.params:
+        return claim.domain.params[name]
+    exprs = []
+    ev = claim.evidence
+    exp = getattr(ev, "experiment", None)
+    exprs += list(getattr(exp, "schedules", {}).values())
+    exprs += [b.expr for b in getattr(ev, "bounds", ()) if b.expr is not None]
+    for e in exprs:
+        for s_ in sp.sympify(e).free_symbols:
+            if s_.name == name:
+                if s_.is_positive:
+                    return ">0"
+                if s_.is_nonnegative:
+                    return ">=0"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------
 def measured(x, scale=None) -> dict:
     """Normalise a runner's measurement to ``{"value", "lo", "hi", "scale"}`` float arrays."""
     if isinstance(x, dict):
@@ -443,7 +488,8 @@ class Horizons:
         if self.context is not None:
             return self.context(inst, sol, params)
         from fedcheck.problems.constants import InstanceContext
-        return InstanceContext(inst, None, sol, params)
+        make = getattr(inst, "make_loss", None)
+        return InstanceContext(inst, make() if make else None, sol, params)
 
     def observe(self, claim, test, config, params) -> Observations:
         from fedcheck.problems.constants import Value, resolve
@@ -467,8 +513,9 @@ class Horizons:
         if config.instances and self.accepts is not None and not all(self.accepts(i) for i in config.instances):
             obs.reasons.append(f"{claim.id} runs on its own problem class; the given instance(s) are not of it")
             return obs
-        needed = {s.name for s in _needed([b.expr for b in bounds] + list(self.schedules.values()), readings)}
-        needed -= {T_sym.name} | set(self.schedules)
+        needed = ({s.name for s in _needed(list(self.schedules.values()), readings)}
+                  | ({s.name for s in _needed([b.expr for b in bounds], readings)} - set(self.schedules)))
+        needed -= {T_sym.name}
         for case in self.cases:
             seeds, horizons, run_seeds = case.pick(config)
             insts = list(config.instances) if config.instances else [case.family.draw(s) for s in seeds]
@@ -520,8 +567,8 @@ class Horizons:
                             L = lo.T if per_round else lo[:, None]
                             H = hi.T if per_round else hi[:, None]
                             Vv = val.T if per_round else val[:, None]
-                            sc = np.broadcast_to(m["scale"], val.shape)
-                            scale = float(np.max(sc[..., rows])) if sc.size else 1.0
+                            sc = np.broadcast_to(m["scale"], m["value"].shape)[..., rows]
+                            scale = float(np.max(sc)) if sc.size else 1.0
                             pts = list(range(L.shape[1])) if per_round else [T]
                             cmp = Comparison(lhs_lo=L, lhs_hi=H, rhs_lo=bvals[rows[0]], relation=bnd.relation,
                                              scale=scale, points=pts, point_name="round" if per_round else "T",
@@ -572,6 +619,29 @@ class Horizons:
                                    "horizons": list(c.pick(config)[1]), "seeds": len(c.pick(config)[0]),
                                    "run_seeds": c.pick(config)[2]} for c in self.cases]}
         return obs
+
+
+def algorithm_runner(algorithm: Callable, metric: "Metric | None" = None, name: str = "gap",
+                     **algorithm_kwargs) -> Callable:
+    """A :class:`Horizons` runner from a batched algorithm: each row runs ``T`` rounds with its schedule values
+    (constant over the run, as a horizon-dependent step is), and ``metric`` (default ``F - F*``) of the server
+    point after ``T`` rounds is measured as ``name``.  Stochastic algorithms get one stream seed per row
+    (``SeedSequence`` of the instance seed and the row's run seed)."""
+    from fedcheck.problems.instances import InstanceBatch
+    metric = metric or suboptimality
+
+    def runner(insts, sols, schedules, T, settings, run_seeds):
+        batch = InstanceBatch(insts)
+        sched = {k: np.broadcast_to(np.asarray(v, dtype=float)[None, :], (T, batch.B)).copy()
+                 for k, v in schedules.items()}
+        seeds = np.array([int(np.random.SeedSequence([int(i.seed or 0), int(r), int(T)]).generate_state(1)[0])
+                          for i, r in zip(insts, run_seeds)], dtype=np.int64)
+        kw = {**algorithm_kwargs, **{k: v for k, v in settings.items() if k not in sched}}
+        trace = algorithm(batch, rounds=T, grid=np.array([T + 1]), seeds=seeds, **sched, **kw)
+        value, lo, hi = metric(trace.metrics, sols)
+        return {name: {"value": value[-1], "lo": lo[-1], "hi": hi[-1],
+                       "scale": np.array([max(1.0, abs(s.F_star)) for s in sols])}}
+    return runner
 
 
 def _eval_T(expr, values: dict, T: int, B: int) -> np.ndarray:

@@ -19,7 +19,7 @@ from typing import Sequence
 
 from hypothesis import strategies as st
 
-from fedcheck.check import Check, CheckResult, RunConfig
+from fedcheck.core.claim import Claim as Check, Result as CheckResult, RunConfig
 from fedcheck.problems.instances import Instance, RandomFamily
 from fedcheck.core.verdict import INCONCLUSIVE, NOT_REPRODUCED, VIOLATED
 
@@ -46,6 +46,11 @@ def check_on(check: Check, instance: Instance | Sequence[Instance], rounds: int 
              params: dict | None = None, use_cache: bool = True) -> CheckResult:
     """Run a declared check on given instance(s) instead of its random family."""
     insts = [instance] if isinstance(instance, Instance) else list(instance)
+    from fedcheck.experiments import takes_instance
+    for inst in insts:       # a claim is tested only inside its declared domain
+        why = takes_instance(check, inst)
+        if why:
+            raise ValueError(why)
     return check.run(RunConfig(instances=insts, rounds=rounds, params=dict(params or {}), use_cache=use_cache))
 
 

@@ -17,8 +17,9 @@ One module per algorithm family (``fedfw.py``, ...); each algorithm is a functio
 """
 from fedcheck.algorithms.core import Recorder, Trace, default_recorder, evaluate_schedule, record_grid, run_recorded, with_iterates
 from fedcheck.algorithms.fedfw import fedfw, frank_wolfe, naive_fw_averaging
+from fedcheck.algorithms.protocol import Round, federated
 from fedcheck.algorithms.fedfw_variants import fedfw_partial, fedfw_plus, fedfw_split, fedfw_sto, fedfw_variant, feddr
 
-__all__ = ["Recorder", "Trace", "default_recorder", "evaluate_schedule", "record_grid", "run_recorded",
+__all__ = ["Round", "federated", "Recorder", "Trace", "default_recorder", "evaluate_schedule", "record_grid", "run_recorded",
            "with_iterates", "fedfw", "frank_wolfe", "naive_fw_averaging",
            "fedfw_variant", "fedfw_plus", "fedfw_sto", "fedfw_partial", "fedfw_split", "feddr"]

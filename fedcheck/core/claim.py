@@ -26,8 +26,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from fedcheck.core import verdict as V
+from fedcheck.core.errors import DomainError
 
-__all__ = ["Paper", "Reading", "Domain", "Claim", "RunConfig", "Result", "DomainError", "jsonable"]
+__all__ = ["Paper", "Reading", "Domain", "Claim", "RunConfig", "Result", "DomainError", "jsonable", "check_range"]
 
 
 @dataclass(frozen=True)
@@ -55,18 +56,13 @@ class Reading:
     statistic: Any = None
 
 
-class DomainError(ValueError):
-    """An instance or parameter outside a claim's declared domain (bad input, exit 2)."""
-
-
 @dataclass(frozen=True)
 class Domain:
     """Where a claim is stated: fixed properties and free parameters with their ranges.
 
     ``fixed``: ``{property: value}`` an instance must have (``set="simplex"``, ``n=1``, ``loss="least_squares"``);
     a tuple value means "one of".  ``free``: ``{property or param: (lo, hi)}`` closed ranges (``None``: unbounded).
-    ``params``: ranges of the claim's parameters (``lambda_0: (0, None)`` means ``lambda_0 > 0``; bounds are
-    exclusive at 0 when given as 0 for a positive quantity, see :meth:`check_param`).
+    ``params``: ranges of the claim's parameters: ``">0"``, ``">=0"`` or a closed ``(lo, hi)`` (``None``: unbounded).
     Properties are read from an instance's ``properties()`` (problem library)."""
 
     fixed: Mapping = field(default_factory=dict)
@@ -89,19 +85,34 @@ class Domain:
             if (lo is not None and v < lo) or (hi is not None and v > hi):
                 raise DomainError(f"{key}={v!r} is outside the claim's domain [{lo}, {hi}]")
 
-    def check_param(self, name: str, value: float) -> None:
-        if not isinstance(value, (int, float)) or not math.isfinite(float(value)):
-            raise DomainError(f"parameter {name}={value!r} must be a finite number")
-        if name in self.params:
-            lo, hi = self.params[name]
-            if lo is not None and (value <= lo if lo == 0 else value < lo):
-                raise DomainError(f"parameter {name}={value!r} must be {'> 0' if lo == 0 else f'>= {lo}'}")
-            if hi is not None and value > hi:
-                raise DomainError(f"parameter {name}={value!r} must be <= {hi}")
+    def check_param(self, name: str, value: float, default_range=None) -> None:
+        """Refuse a parameter value outside its range (``self.params[name]``, else ``default_range``)."""
+        check_range(name, value, self.params.get(name, default_range))
 
     def record(self) -> dict:
         return {"fixed": dict(self.fixed), "free": {k: list(v) for k, v in self.free.items()},
-                "params": {k: list(v) for k, v in self.params.items()}, "description": self.description}
+                "params": {k: (v if isinstance(v, str) else list(v)) for k, v in self.params.items()},
+                "description": self.description}
+
+
+def check_range(name: str, value, rng) -> None:
+    """``value`` must be a finite number inside ``rng`` (``">0"``, ``">=0"``, ``(lo, hi)`` closed, or ``None``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(float(value)):
+        raise DomainError(f"parameter {name}={value!r}: expected a finite number")
+    v = float(value)
+    if rng is None:
+        return
+    if rng == ">0":
+        if not v > 0:
+            raise DomainError(f"parameter {name}={value!r}: must be > 0")
+    elif rng == ">=0":
+        if not v >= 0:
+            raise DomainError(f"parameter {name}={value!r}: must be >= 0")
+    else:
+        lo, hi = rng
+        if (lo is not None and v < lo) or (hi is not None and v > hi):
+            raise DomainError(f"parameter {name}={value!r}: must lie in [{lo}, {hi}]")
 
 
 @dataclass
@@ -195,7 +206,7 @@ KINDS = ("bound", "expectation", "counterexample", "measurement", "symbolic")
 VERDICTS = (V.HOLDS, V.VIOLATED, V.INCONCLUSIVE, V.REPRODUCED, V.NOT_REPRODUCED)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Claim:
     """One claim with its evidence (see the module doc)."""
 

@@ -2,7 +2,7 @@
 
 ``fedcheck verify ... -j N`` runs :func:`run_checks` with ``jobs=N``.  The work is cut in two ways:
 
-* a :class:`~fedcheck.check.BoundCheck` (whose ``run`` is the library's) is split by instances:
+* a claim whose evidence is a bound test over a :class:`~fedcheck.experiments.Rounds` experiment is split by instances:
   its instances (seeds) are dealt into contiguous parts, and each part runs in a worker
   process -- exact solves and the engine, the expensive work.  The workers send back what the
   solver and the algorithm returned for each instance.  The parent then *replays* the check's
@@ -31,8 +31,12 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from fedcheck.check import BoundCheck, Check, CheckResult, RunConfig, SymbolicClaim
 from fedcheck.algorithms import Trace
+from fedcheck.core.claim import Claim, Result, RunConfig
+from fedcheck.core.evidence import BoundTest, Fact
+
+CheckResult = Result
+Check = Claim
 
 __all__ = ["run_checks", "splittable", "default_jobs"]
 
@@ -48,9 +52,18 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def splittable(check: Check) -> bool:
-    """Whether a check can be cut by instances and replayed (a BoundCheck running the library's ``run``)."""
-    return isinstance(check, BoundCheck) and type(check).run is BoundCheck.run
+def splittable(check: Claim) -> bool:
+    """Whether a claim can be cut by instances and replayed (a bound test over a ``Rounds`` experiment)."""
+    from fedcheck.experiments import Rounds
+    if not (isinstance(check.evidence, BoundTest) and type(check.evidence.experiment) is Rounds):
+        return False
+    exp = check.evidence.experiment     # one run per instance: a trace row is keyed by its instance
+    return exp.replicates == 1 and (exp.full_replicates or 1) == 1 and len(exp.param_grid) == 1
+
+
+def _with_experiment(check: Claim, **changes) -> Claim:
+    ev = check.evidence
+    return dataclasses.replace(check, evidence=dataclasses.replace(ev, experiment=dataclasses.replace(ev.experiment, **changes)))
 
 
 def _key(inst) -> tuple:
@@ -85,17 +98,20 @@ def _run_part(index: int, config: RunConfig) -> dict:
     check = _CHECKS[index]
     sols, traces = {}, {}
 
+    exp = check.evidence.experiment
+    base_solver = exp._solver()
+
     def solver(inst, use_cache=True):
-        sol = check.solver(inst, use_cache=use_cache)
+        sol = base_solver(inst, use_cache=use_cache)
         sols[_key(inst)] = sol
         return sol
 
     def algorithm(batch, **kwargs):
-        trace = check.algorithm(batch, **kwargs)
+        trace = exp.algorithm(batch, **kwargs)
         for j, inst in enumerate(batch.instances):
             traces[_key(inst)] = _slice_trace(trace, j)
         return trace
-    worker_check = dataclasses.replace(check, solver=solver, algorithm=algorithm, symbolic=())
+    worker_check = dataclasses.replace(_with_experiment(check, solver=solver, algorithm=algorithm), symbolic=())
     worker_check.run(config)
     return {"solutions": sols, "traces": traces}
 
@@ -106,7 +122,7 @@ def _run_whole(index: int, config: RunConfig) -> CheckResult:
 
 # ------------------------------------------------------------------------------------------------
 # parent side
-def _replay(check: BoundCheck, config: RunConfig, parts: Sequence[dict], symbolic: list[dict]) -> CheckResult:
+def _replay(check: Claim, config: RunConfig, parts: Sequence[dict], symbolic: list[dict]) -> CheckResult:
     sols, traces = {}, {}
     for part in parts:
         sols.update(part["solutions"])
@@ -120,8 +136,8 @@ def _replay(check: BoundCheck, config: RunConfig, parts: Sequence[dict], symboli
         return Trace(rounds=pieces[0].rounds,
                      metrics={k: np.stack([pc.metrics[k] for pc in pieces], axis=1) for k in pieces[0].metrics},
                      final={k: np.stack([pc.final[k] for pc in pieces]) for k in pieces[0].final})
-    done = [SymbolicClaim(d["name"], (lambda d=d: (d["verdict"], d["evidence"]))) for d in symbolic]
-    replay = dataclasses.replace(check, solver=solver, algorithm=algorithm, symbolic=tuple(done))
+    done = [Fact(d["name"], (lambda d=d: (d["verdict"], d["evidence"]))) for d in symbolic]
+    replay = dataclasses.replace(_with_experiment(check, solver=solver, algorithm=algorithm), symbolic=tuple(done))
     return replay.run(dataclasses.replace(config, progress=False))
 
 
@@ -165,7 +181,7 @@ def run_checks(checks: Sequence[Check], config: RunConfig, jobs: int = 1, theore
             pending = []
             for i, chk in enumerate(checks):
                 if splittable(chk):
-                    insts = chk._instances(config)
+                    insts = chk.evidence.experiment.instances(config)
                     subs = [dataclasses.replace(quiet, instances=part, seeds=None, save_dir=None)
                             for part in _parts(insts, jobs)]
                     pending.append((i, "split", [pool.submit(_run_part, i, c) for c in subs]))

@@ -37,5 +37,6 @@ def evaluate_schedule(expr: sp.Expr, t_values: np.ndarray, values: Mapping[str, 
     fn = sp.lambdify([tsym] + free, expr, modules="numpy")
     tv = np.asarray(t_values, dtype=float)[:, None]
     args = [np.broadcast_to(np.asarray(values[s.name], dtype=float), (B,))[None, :] for s in free]
-    out = np.asarray(fn(tv, *args), dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = np.asarray(fn(tv, *args), dtype=float)
     return np.broadcast_to(out, (len(tv), B)).copy()

@@ -87,6 +87,11 @@ class Instance:
         h.update(repr((self.loss, self.set.spec())).encode())
         return h.hexdigest()
 
+    def properties(self) -> dict:
+        """What a claim's domain constrains: loss, set, clients, samples, dimension, radius."""
+        return {"loss": self.loss, "set": self.set.name, "n": self.n, "m": self.m, "p": self.p,
+                "radius": float(np.max(self.set.radius))}
+
     def save(self, stem: str) -> list:
         """Write this instance as ``stem.npz`` in the documented format; the paths written."""
         return [save_instance(self, f"{stem}.npz")]

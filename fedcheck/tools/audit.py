@@ -380,14 +380,14 @@ def attach_audit(result: dict, check, steps: Sequence[dict] | None = None) -> di
                                    if s["verdict"] == REFUTED and s.get("witness") is not None}
     ev["proof_audit_verdict"] = audit_verdict(steps)
     result["evidence"] = ev
-    from fedcheck.check import _jsonable
+    from fedcheck.core.claim import jsonable as _jsonable
     result.update(_jsonable({k: result[k] for k in ("symbolic", "tables", "evidence")}))
     return result
 
 
 def audit_result(check, steps: Sequence[dict], seconds: float = 0.0) -> dict:
     """A results entry (kind ``symbolic``) for the audit of ``check``, in the fields the report renders."""
-    from fedcheck.check import _jsonable
+    from fedcheck.core.claim import jsonable as _jsonable
     verdict = audit_verdict(steps)
     refuted = [s["name"] for s in steps if s["verdict"] == REFUTED and s.get("paper", True)]
     undecided = [s["name"] for s in steps if s["verdict"] == INCONCLUSIVE and s.get("paper", True)]
@@ -462,7 +462,8 @@ def add_arguments(ap) -> None:
 
 
 def cmd_audit(args, argv) -> int:
-    from fedcheck.cli import EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REFUTED, BadInput, _registry
+    from fedcheck.cli.errors import EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REFUTED, BadInput
+    from fedcheck.core.registry import load_registry as _registry
     from fedcheck.core.registry import UnknownCheck
     from fedcheck.core.results import document, provenance, write_json
 
@@ -489,7 +490,7 @@ def cmd_audit(args, argv) -> int:
     if skipped:
         print(f"no proof steps declared: {', '.join(skipped)}")
     doc = document(results, provenance(argv, None))
-    from fedcheck.check import _jsonable
+    from fedcheck.core.claim import jsonable as _jsonable
     doc["proof_audits"] = _jsonable({c.id: st for c, st in zip(with_steps, all_steps)})   # every step in full
     if args.json:
         print(f"results: {write_json(doc, args.json)}")

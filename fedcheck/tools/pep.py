@@ -298,7 +298,7 @@ def _fw_result(s: PepSettings, log=None):
 
 def run_pep(settings: PepSettings | None = None, log=None) -> list[dict]:
     """The two certified-worst-case results (dicts in the results format)."""
-    from fedcheck.check import CheckResult, _jsonable
+    from fedcheck.core.claim import Result as CheckResult, jsonable as _jsonable
     require()
     s = settings or PepSettings()
     Ts = list(range(1, s.horizon + 1))
@@ -355,7 +355,7 @@ def run_pep(settings: PepSettings | None = None, log=None) -> list[dict]:
     in_class = s.L >= 1.0 and s.D >= 2.0 and s.zeta >= 2.0 and s.clients == 2
     n_lo = [_interval(a)[0] for a in naive]
     c_hi = [_interval(b)[1] for b in cent]
-    from fedcheck.counterexample import reproduced_if
+    from fedcheck.core.evidence import reproduced_if
     f_inst = reproduced_if(min(inst) > 0) if in_class else V.INCONCLUSIVE
     if not all(np.isfinite(n_lo)):
         f_pep = V.INCONCLUSIVE
@@ -411,44 +411,41 @@ def run_pep(settings: PepSettings | None = None, log=None) -> list[dict]:
     return [_jsonable(fw.to_dict()), _jsonable(na.to_dict())]
 
 
+def _pep_measure(index: int):
+    def measure(ctx):
+        from fedcheck.core.evidence import Finding, MeasureResult
+        ok, why = available()
+        if not ok:
+            return MeasureResult([Finding("PEPit is installed", V.INCONCLUSIVE, True, why, evidence=why)], reason=why)
+        p = ctx.params
+        s = PepSettings(horizon=int(p.get("horizon", ctx.config.rounds or 6)), clients=int(p.get("clients", 2)),
+                        L=float(p.get("L", 1.0)), D=float(p.get("D", 2.0)), zeta=float(p.get("zeta", 2.0)),
+                        use_cache=ctx.config.use_cache)
+        d = run_pep(s)[index]
+        findings = [Finding(name, r["verdict"], bool(r.get("paper", True)), r.get("description", ""),
+                            r.get("max_ratio"), r.get("evidence")) for name, r in (d.get("readings") or {}).items()]
+        return MeasureResult(findings, evidence=d.get("evidence") or {}, series=d.get("series") or [],
+                             tables=d.get("tables") or [], formula=d.get("formula") or {}, reason=d.get("reason"))
+    return measure
+
+
 def pep_checks():
-    """The two PEP results as checks, for a theorem file::
+    """The two PEP results as claims, for a theorem file::
 
         from fedcheck.tools.pep import pep_checks
         pep_frank_wolfe, pep_naive_averaging = pep_checks()
 
     (``fedcheck verify --theorem-file FILE fedfw.pep_frank_wolfe``; inconclusive when PEPit is missing)."""
-    from fedcheck.check import Check, CheckResult, Paper, RunConfig
+    from fedcheck.core.claim import Claim
+    from fedcheck.core.evidence import Measurement
+    from theorems.fedfw import FEDFW
 
-    paper = Paper(key="fedfw", title="Federated Frank-Wolfe Algorithm",
-                  authors="A. Dadras, S. Banerjee, K. Prakhya, A. Yurtsever", venue="ECML PKDD 2024")
-
-    class PepCheck(Check):
-        kind = "bound"
-
-        def __init__(self, index, cid, title, reference, claim, kind):
-            self.index, self.id, self.title, self.reference, self.claim = index, cid, title, reference, claim
-            self.paper, self.aliases, self.kind = paper, (), kind
-
-        def run(self, config: RunConfig) -> CheckResult:
-            ok, why = available()
-            p = {**config.params}
-            s = PepSettings(horizon=int(p.get("horizon", config.rounds or 6)), clients=int(p.get("clients", 2)),
-                            L=float(p.get("L", 1.0)), D=float(p.get("D", 2.0)), zeta=float(p.get("zeta", 2.0)),
-                            use_cache=config.use_cache)
-            if not ok:
-                return CheckResult(id=self.id, title=self.title, paper="fedfw", reference=self.reference,
-                                   claim=self.claim, kind=self.kind, verdict=V.INCONCLUSIVE, reason=why)
-            d = run_pep(s)[self.index]
-            res = CheckResult(**{k: v for k, v in d.items() if k in CheckResult.__dataclass_fields__})
-            for extra in ("series", "tables"):
-                setattr(res, extra, d.get(extra, []))
-            return res
-
-    return (PepCheck(0, "fedfw.pep_frank_wolfe", "FedFW at n = 1: certified worst case (PEP) vs the paper's bound",
-                     "Theorem 1 at n = 1; PEP", "worst case <= (38) at n = 1", "bound"),
-            PepCheck(1, "fedfw.pep_naive_averaging", "Naive FW averaging stalls: certified worst case (PEP)",
-                     "Appendix A; PEP", "naive averaging does not converge", "counterexample"))
+    return (Claim(id="fedfw.pep_frank_wolfe", paper=FEDFW, reference="Theorem 1 at n = 1; PEP",
+                  title="FedFW at n = 1: certified worst case (PEP) vs the paper's bound",
+                  statement="worst case <= (38) at n = 1", evidence=Measurement(_pep_measure(0)), kind="bound"),
+            Claim(id="fedfw.pep_naive_averaging", paper=FEDFW, reference="Appendix A; PEP",
+                  title="Naive FW averaging stalls: certified worst case (PEP)",
+                  statement="naive averaging does not converge", evidence=Measurement(_pep_measure(1), counterexample=True)))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -468,7 +465,8 @@ def add_arguments(ap) -> None:
 
 
 def cmd_pep(args, argv) -> int:
-    from fedcheck.cli import EXIT_BAD_INPUT, BadInput, exit_code, summary_table
+    from fedcheck.cli.errors import EXIT_BAD_INPUT, BadInput, exit_code
+    from fedcheck.cli.main import summary_table
     from fedcheck.core.results import document, provenance, write_json
     ok, why = available()
     if not ok:

@@ -1,8 +1,11 @@
-"""Adversarial search for the worst instance of a pathwise bound (``fedcheck search ID``).
+"""Adversarial search for the worst instance of a bound test (``fedcheck search ID``).
 
-Random instances probe the typical case; a bound can fail on the instance nobody drew.  For a
-:class:`~fedcheck.check.BoundCheck`, :func:`search` looks for the instance that maximizes the check's
-``max_ratio`` (the largest measured / bound over rounds, over the paper's readings):
+Random instances probe the typical case; a bound can fail on the instance nobody drew.  For any claim whose
+evidence is a :class:`~fedcheck.core.evidence.BoundTest` over instances (the catalog's and users' own),
+:func:`search` looks for the instance that maximizes the claim's ``max_ratio`` (the largest measured / bound
+over rounds or horizons, over the paper's readings), **inside the claim's declared domain**
+(:class:`~fedcheck.core.claim.Domain`): a property the domain does not declare free stays at the value of the
+claim's own family, and an instance outside the domain is never evaluated.
 
 1. **random phase** (half of ``budget``): configurations drawn from a :class:`SearchSpace` around the
    check's family -- set, number of clients, samples, dimension, radius, heterogeneity, noise, how far
@@ -34,7 +37,10 @@ from typing import Callable, Sequence
 import numpy as np
 
 from fedcheck.core import verdict as V
-from fedcheck.check import BoundCheck, Check, CheckResult, RunConfig
+from fedcheck.core.claim import Claim, Result as CheckResult, RunConfig
+from fedcheck.core.evidence import BoundTest
+
+Check = BoundCheck = Claim
 from fedcheck.problems.instances import Instance, RandomFamily, load_instance, save_instance
 from fedcheck.problems.sets import SET_NAMES, make_set
 
@@ -45,7 +51,41 @@ SCHEMA = "fedcheck.search/1"
 
 
 class NotSearchable(TypeError):
-    """The check is not a pathwise bound (only :class:`BoundCheck` can be searched)."""
+    """The claim's evidence is not a bound test over instances."""
+
+
+def families_of(claim: Claim) -> list:
+    """The instance families a claim's bound test draws from (empty: not searchable)."""
+    ev = claim.evidence
+    if not isinstance(ev, BoundTest):
+        return []
+    exp = ev.experiment
+    if getattr(exp, "family", None) is not None:
+        return [exp.family]
+    if getattr(exp, "cases", None) is not None and not callable(exp.cases):
+        return [c.family for c in exp.cases if getattr(c, "family", None) is not None]
+    return list(getattr(exp, "families", ()) or ())
+
+
+def searchable(claim: Claim) -> str | None:
+    """``None`` when ``search`` can work on ``claim``, else why not."""
+    if not isinstance(claim.evidence, BoundTest):
+        return (f"{claim.id} is decided by a {type(claim.evidence).__name__.lower()}, not a bound test: 'fedcheck "
+                "search' maximizes measured/bound of bound tests")
+    if not families_of(claim):
+        return (f"{claim.id}'s experiment builds its own cases (no instance family to search); declare "
+                "'families' and 'takes_instances=True' on it to make it searchable")
+    return None
+
+
+def _domain_range(domain, key, default):
+    if key in domain.fixed:
+        v = domain.fixed[key]
+        return tuple(v) if isinstance(v, tuple) else (v, v)
+    if key in domain.free:
+        lo, hi = domain.free[key]
+        return (default[0] if lo is None else lo, default[1] if hi is None else hi)
+    return None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -67,9 +107,12 @@ class SearchSpace:
     random_start: float = 0.5            # probability of a random starting point in the set
 
     @classmethod
-    def for_check(cls, check: BoundCheck, sets: Sequence[str] | None = None, vary_params: bool = True,
+    def for_check(cls, check: Claim, sets: Sequence[str] | None = None, vary_params: bool = True,
                   param_ranges: dict | None = None) -> "SearchSpace":
-        fam = check.family
+        """The space around the claim's family, restricted to its domain: a property the domain does not
+        declare free keeps the family's value; ``sets`` must lie in the domain."""
+        fam = families_of(check)[0]
+        dom = check.domain
         base = RandomFamily()   # a family of another type: its fields where it has them, else the defaults
         get = lambda name: getattr(fam, name, getattr(base, name))  # noqa: E731
         params = {}
@@ -77,12 +120,38 @@ class SearchSpace:
             for k, v in check.params.items():
                 if isinstance(v, (int, float)) and not isinstance(v, bool) and float(v) > 0:
                     params[k] = (float(v) / 10.0, float(v) * 10.0)
+                    if k in dom.params and isinstance(dom.params[k], tuple):
+                        lo, hi = dom.params[k]
+                        params[k] = (max(params[k][0], lo if lo else params[k][0]), min(params[k][1], hi or params[k][1]))
         for k, rng in (param_ranges or {}).items():
             params[k] = (float(rng[0]), float(rng[1]))
+
+        def rng_of(key, wide):
+            r = _domain_range(dom, key, wide)
+            v = get(key)
+            return r if r is not None else (v, v)
+        set_dom = dom.fixed.get("set", dom.free.get("set"))
+        allowed = (tuple(set_dom) if isinstance(set_dom, tuple) else (set_dom,)) if set_dom else (get("set"),)
+        if "set" in dom.free and dom.free["set"] is None:
+            allowed = cls.sets
+        if sets:
+            bad = [x for x in sets if x not in allowed]
+            if bad:
+                from fedcheck.core.errors import DomainError
+                raise DomainError(f"--sets {','.join(bad)}: outside the domain of {check.id} (sets: {', '.join(allowed)})")
+            allowed = tuple(sets)
         r = float(get("radius"))
-        return cls(loss=get("loss"), sets=tuple(sets) if sets else cls.sets,
-                   n=(1, max(2, min(2 * int(get("n")), 16))), m=(1, max(2, min(2 * int(get("m")), 32))),
-                   p=(1, max(2, min(2 * int(get("p")), 24))), radius=(r / 10.0, r * 10.0), params=params)
+        n_ = int(get("n")); m_ = int(get("m")); p_ = int(get("p"))
+        return cls(loss=get("loss"), sets=tuple(allowed),
+                   n=tuple(int(v) for v in rng_of("n", (1, max(2, min(2 * n_, 16))))),
+                   m=tuple(int(v) for v in rng_of("m", (1, max(2, min(2 * m_, 32))))),
+                   p=tuple(int(v) for v in rng_of("p", (1, max(2, min(2 * p_, 24))))),
+                   radius=tuple(float(v) for v in rng_of("radius", (r / 10.0, r * 10.0))),
+                   heterogeneity=tuple(float(v) for v in rng_of("heterogeneity", cls.heterogeneity)),
+                   noise=tuple(float(v) for v in rng_of("noise", cls.noise)),
+                   outside=tuple(float(v) for v in rng_of("outside", cls.outside)),
+                   scale=tuple(float(v) for v in _domain_range(dom, "scale", cls.scale) or (1.0, 1.0)),
+                   params=params, random_start=cls.random_start if "x0" in dom.free else 0.0)
 
     def record(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(self).items()}
@@ -108,14 +177,17 @@ class Candidate:
 
     def describe(self) -> dict:
         i = self.instance
-        return {"n": i.n, "m": i.m, "p": i.p, "loss": i.loss, "set": i.set.name, "radius": float(i.set.radius),
-                "params": dict(self.params), "origin": self.origin, "drawn_from": self.config,
-                "hash": i.content_hash()[:16]}
+        props = i.properties() if hasattr(i, "properties") else {}
+        h = i.content_hash()[:16] if hasattr(i, "content_hash") else None
+        return {**props, "params": dict(self.params), "origin": self.origin, "drawn_from": self.config, "hash": h}
 
     def short(self) -> str:
         i = self.instance
         ps = " ".join(f"{k}={v:.3g}" for k, v in self.params.items())
-        return f"n={i.n} m={i.m} p={i.p} {i.set.name} r={float(i.set.radius):.3g} {ps}".strip()
+        if isinstance(i, Instance):
+            return f"n={i.n} m={i.m} p={i.p} {i.set.name} r={float(i.set.radius):.3g} {ps}".strip()
+        props = i.properties() if hasattr(i, "properties") else {}
+        return (" ".join(f"{k}={v}" for k, v in props.items()) + f" seed={getattr(i, 'seed', None)} {ps}").strip()
 
 
 @dataclass
@@ -156,18 +228,33 @@ class _MemoSolver:
         return self.memo[key]
 
 
-def _paper_readings(check: BoundCheck) -> list[str]:
+def _paper_readings(check: Claim) -> list[str]:
     names = [r.name for r in check.readings if r.paper]
     return names or [r.name for r in check.readings]
 
 
-def _quick(check: BoundCheck) -> BoundCheck:
-    """The check without its symbolic claims and side conditions (evaluated once, not per instance),
-    solving through an in-memory memo."""
-    return dataclasses.replace(check, symbolic=(), side_conditions=(), solver=_MemoSolver(check.solver))
+def _quick(check: Claim) -> Claim:
+    """The claim without its SymPy facts and side conditions (evaluated once, not per instance), solving
+    through an in-memory memo."""
+    ev = check.evidence
+    exp = ev.experiment
+    changes = {}
+    base = exp._solver() if hasattr(exp, "_solver") else getattr(exp, "solver", None)
+    if base is not None:
+        changes["solver"] = _MemoSolver(base)
+    if hasattr(exp, "side_conditions"):
+        changes["side_conditions"] = ()
+    return dataclasses.replace(check, symbolic=(), evidence=dataclasses.replace(ev, experiment=dataclasses.replace(exp, **changes)))
 
 
-def _score_result(check: BoundCheck, res: CheckResult, cands: Sequence[Candidate]) -> None:
+def _batchable(check: Claim, cands: Sequence[Candidate]) -> bool:
+    from fedcheck.experiments import Rounds
+    ev = check.evidence
+    return (isinstance(ev.experiment, Rounds) and len(ev.bounds) == 1 and len(ev.experiment.param_grid) == 1
+            and all(isinstance(c.instance, Instance) for c in cands))
+
+
+def _score_result(check: Claim, res: CheckResult, cands: Sequence[Candidate]) -> None:
     names = _paper_readings(check)
     for c, rec in zip(cands, res.instances):
         best, where, arg = -math.inf, None, None
@@ -179,7 +266,7 @@ def _score_result(check: BoundCheck, res: CheckResult, cands: Sequence[Candidate
             if mr is not None and np.isfinite(mr) and mr > best:
                 best, where, arg = float(mr), name, rd.get("argmax_round")
         feas = (rec.get("feasibility") or {}).get("verdict")
-        if check.feasible and feas:
+        if check.evidence.feasible and feas:
             vs.append(feas)
         c.ratio = best if np.isfinite(best) else float("nan")
         c.reading, c.argmax_round = where, arg
@@ -187,22 +274,41 @@ def _score_result(check: BoundCheck, res: CheckResult, cands: Sequence[Candidate
         c.reason = rec.get("inconclusive_reason")
 
 
-def evaluate(check: BoundCheck, cands: Sequence[Candidate], rounds: int, use_cache: bool = False) -> None:
-    """Fill ``ratio``/``verdict`` of each candidate (candidates sharing params run as one batch)."""
+def _score_single(res: CheckResult, c: Candidate) -> None:
+    paper = [(n, r) for n, r in res.readings.items() if r.get("paper")] or list(res.readings.items())
+    ratios = [(r["max_ratio"], n) for n, r in paper if r.get("max_ratio") is not None and np.isfinite(r["max_ratio"])]
+    c.ratio, c.reading = (max(ratios) if ratios else (float("nan"), None))
+    c.verdict, c.reason = res.verdict, (res.reason if res.verdict == V.INCONCLUSIVE else None)
+
+
+def _config(check: Claim, insts, rounds, params, use_cache) -> RunConfig:
+    from fedcheck.experiments import Rounds
+    r = rounds if isinstance(check.evidence.experiment, Rounds) else None   # horizons: the claim's own
+    return RunConfig(instances=list(insts), rounds=r, params=dict(params), use_cache=use_cache)
+
+
+def evaluate(check: Claim, cands: Sequence[Candidate], rounds: int, use_cache: bool = False) -> None:
+    """Fill ``ratio``/``verdict`` of each candidate (candidates sharing params run as one batch when the
+    experiment allows it, else one by one)."""
     groups: dict[tuple, list[Candidate]] = {}
     for c in cands:
         groups.setdefault(tuple(sorted(c.params.items())), []).append(c)
     for key, cs in groups.items():
-        try:
-            res = check.run(RunConfig(instances=[c.instance for c in cs], rounds=rounds, params=dict(key),
-                                      use_cache=use_cache))
-            _score_result(check, res, cs)
-        except Exception as e:  # one bad instance must not end the search: evaluate one by one
-            if len(cs) == 1:
-                cs[0].ratio, cs[0].verdict, cs[0].reason = float("nan"), V.INCONCLUSIVE, f"evaluation failed: {e}"
-            else:
-                for c in cs:
-                    evaluate(check, [c], rounds, use_cache)
+        chunks = [cs] if _batchable(check, cs) else [[c] for c in cs]
+        for chunk in chunks:
+            try:
+                res = check.run(_config(check, [c.instance for c in chunk], rounds, dict(key), use_cache))
+                if len(chunk) == 1 and not _batchable(check, chunk):
+                    _score_single(res, chunk[0])
+                else:
+                    _score_result(check, res, chunk)
+            except Exception as e:  # one bad instance must not end the search: evaluate one by one
+                if len(chunk) == 1:
+                    chunk[0].ratio, chunk[0].verdict = float("nan"), V.INCONCLUSIVE
+                    chunk[0].reason = f"evaluation failed: {type(e).__name__}: {e}"
+                else:
+                    for c in chunk:
+                        evaluate(check, [c], rounds, use_cache)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -253,6 +359,35 @@ def draw_candidate(space: SearchSpace, rng: np.random.Generator, k: int) -> Cand
     return Candidate(new, params, f"random #{k}", config)
 
 
+def draw_generic(check: Claim, rng: np.random.Generator, k: int, space: SearchSpace) -> Candidate:
+    """A candidate from one of the claim's own families, with the numeric fields the domain declares free
+    drawn in their ranges (everything else as declared), at a random seed."""
+    fams = families_of(check)
+    fam = fams[int(rng.integers(len(fams)))]
+    changes = {}
+    if dataclasses.is_dataclass(fam):
+        for f in dataclasses.fields(fam):
+            rng_ = check.domain.free.get(f.name)
+            v = getattr(fam, f.name)
+            if rng_ is None or isinstance(v, bool) or not isinstance(v, (int, float)):
+                continue
+            lo, hi = rng_
+            lo = v if lo is None else lo
+            hi = v if hi is None else hi
+            changes[f.name] = int(rng.integers(int(lo), int(hi) + 1)) if isinstance(v, int) else float(rng.uniform(lo, hi))
+        fam = dataclasses.replace(fam, **changes) if changes else fam
+    seed = int(rng.integers(0, 2**31 - 1))
+    inst = fam.draw(seed)
+    params = {k_: _loguniform(rng, *r) for k_, r in space.params.items()}
+    return Candidate(inst, params, f"random #{k}", {"family": getattr(fam, "label", type(fam).__name__),
+                                                   "family_seed": seed, **changes})
+
+
+def _describe(inst) -> dict:
+    props = inst.properties() if hasattr(inst, "properties") else {}
+    return props
+
+
 def _rms(x) -> float:
     v = float(np.sqrt(np.mean(np.square(x)))) if np.size(x) else 0.0
     return v if v > 0 else 1.0
@@ -276,7 +411,7 @@ def mutate(c: Candidate, sigma: float, rng: np.random.Generator, space: SearchSp
         r = float(np.clip(r_old * math.exp(0.5 * sigma * rng.standard_normal()), *space.radius))
         S = make_set(S.name, r, inst.p)
         start = inst.start() * (r / r_old)   # the sets scale with their radius
-        if rng.uniform() < 0.5:
+        if space.random_start > 0 and rng.uniform() < 0.5:
             alpha = min(1.0, sigma * abs(rng.standard_normal()))
             start = (1 - alpha) * start + alpha * _random_extreme_point(S, rng)
         x0 = _in_set(S, start)
@@ -361,18 +496,20 @@ def search(check: Check, budget: int = 200, restarts: int = 4, seed: int = 0, ro
            baseline: bool = True, out: str | Path | None = None, use_cache: bool = True,
            log: Callable[[str], None] | None = None) -> SearchOutcome:
     """Search the instance space for the largest measured/bound of ``check`` (see the module doc)."""
-    if not isinstance(check, BoundCheck):
-        raise NotSearchable(
-            f"{check.id} is declared as {type(check).__name__} (kind {getattr(check, 'kind', '?')!r}); 'fedcheck search' "
-            "maximizes measured/bound of pathwise bounds and works on BoundCheck declarations only")
+    why = searchable(check)
+    if why:
+        raise NotSearchable(why)
     if budget < 2:
         raise ValueError("budget must be >= 2 (instances evaluated)")
     t_start = time.perf_counter()
     log = log or (lambda s: None)
     space = space or SearchSpace.for_check(check)
-    normal = check.rounds_for(RunConfig()) if hasattr(check, "rounds_for") else int(check.default_rounds)
-    rounds = int(rounds or min(int(normal), 1000))
-    verify_rounds = int(verify_rounds or normal)
+    exp = check.evidence.experiment
+    normal = exp.rounds_for(RunConfig()) if hasattr(exp, "rounds_for") else None
+    rounds = int(rounds or min(int(normal), 1000)) if normal else rounds
+    verify_rounds = int(verify_rounds or normal) if normal else verify_rounds
+    family = families_of(check)[0]
+    structured = isinstance(family, RandomFamily)    # Instance problems: rich perturbations and shrinking
     quick = _quick(check)
     ss_space, ss_local, ss_base = np.random.SeedSequence(int(seed)).spawn(3)
     rng, lrng = np.random.default_rng(ss_space), np.random.default_rng(ss_local)
@@ -393,7 +530,8 @@ def search(check: Check, budget: int = 200, restarts: int = 4, seed: int = 0, ro
     restarts = max(1, min(restarts, n_random))
     log(f"search {check.id}: budget {budget} ({n_random} random, {budget - n_random} local in {restarts} "
         f"restart(s)), {rounds} rounds per evaluation, seed {seed}")
-    pool = [draw_candidate(space, rng, k + 1) for k in range(n_random)]
+    pool = [draw_candidate(space, rng, k + 1) if structured else draw_generic(check, rng, k + 1, space)
+            for k in range(n_random)]
     for k in range(0, len(pool), 8):
         evaluate(quick, pool[k:k + 8], rounds)
         record(pool[k:k + 8], "random")
@@ -416,7 +554,9 @@ def search(check: Check, budget: int = 200, restarts: int = 4, seed: int = 0, ro
             gen += 1
             lam = min(offspring, share - used)
             what = "params" if (space.params and gen % 3 == 0) else "all"
-            kids = [mutate(parent, sigma, lrng, space, f"restart {q + 1} gen {gen}", what) for _ in range(lam)]
+            kids = [mutate(parent, sigma, lrng, space, f"restart {q + 1} gen {gen}", what)
+                    if isinstance(parent.instance, Instance) else draw_generic(check, lrng, len(trajectory) + 1, space)
+                    for _ in range(lam)]
             evaluate(quick, kids, rounds)
             record(kids, "local")
             used += lam
@@ -433,7 +573,7 @@ def search(check: Check, budget: int = 200, restarts: int = 4, seed: int = 0, ro
     if baseline:
         brng = np.random.default_rng(ss_base)
         seeds = [int(s) for s in brng.integers(0, 2**31 - 1, size=budget)]
-        bcands = [Candidate(check.family.draw(s), dict(check.params), f"family seed {s}") for s in seeds]
+        bcands = [Candidate(family.draw(s), dict(check.params), f"family seed {s}") for s in seeds]
         for k in range(0, len(bcands), 16):
             evaluate(quick, bcands[k:k + 16], rounds)
         for c in bcands:
@@ -451,16 +591,17 @@ def search(check: Check, budget: int = 200, restarts: int = 4, seed: int = 0, ro
     out = Path(out) if out is not None else None
     worst_inst = best.instance
     if out is not None:
-        path = save_instance(best.instance, out / f"{_stem(check.id)}-worst.npz")
-        outcome.files["worst_instance"] = str(path)
-        worst_inst = load_instance(path)
+        paths = best.instance.save(str(out / f"{_stem(check.id)}-worst"))
+        outcome.files["worst_instance"] = str(paths[0]) if paths else None
+        if isinstance(best.instance, Instance) and paths:
+            worst_inst = load_instance(paths[0])       # re-verified through the file, as a user would
     res = check.run(RunConfig(instances=[worst_inst], rounds=verify_rounds, params=dict(best.params),
                               use_cache=use_cache, save_dir=None))
     outcome.verified = res
     outcome.verified_ratio = res.max_ratio
     log(f"  worst instance re-verified at {verify_rounds} rounds: {res.verdict}, max ratio {_f(res.max_ratio)}")
     # -- 4. shrink a violating instance
-    if do_shrink and res.verdict == V.VIOLATED:
+    if do_shrink and res.verdict == V.VIOLATED and isinstance(best.instance, Instance):
         # shrink at the search's rounds when the violation already shows there, else at the verification's
         small, steps = shrink(quick, best, rounds if best.verdict == V.VIOLATED else verify_rounds, shrink_budget, log)
         outcome.shrink_log = steps
@@ -501,7 +642,7 @@ def rerun_command(check_id: str, path: str | None, params: dict, default_params:
 
 def search_document(outcome: SearchOutcome, check: BoundCheck) -> dict:
     """The trajectory JSON (``schema fedcheck.search/1``)."""
-    from fedcheck.check import _jsonable
+    from fedcheck.core.claim import jsonable as _jsonable
     b = outcome.best
     doc = {
         "schema": SCHEMA, "check": outcome.check_id, "settings": outcome.settings,
@@ -513,7 +654,7 @@ def search_document(outcome: SearchOutcome, check: BoundCheck) -> dict:
                  "rerun": rerun_command(check.id, outcome.files.get("worst_instance"), b.params, check.params)},
         "baseline_best": None if outcome.baseline_best is None else {
             "ratio": outcome.baseline_best.ratio, "seed": outcome.baseline_best.instance.seed,
-            "family": check.family.key},
+            "family": getattr(families_of(check)[0], "key", str(families_of(check)[0]))},
         "improvement": outcome.improvement,
         "trajectory": {"search": outcome.trajectory, "baseline": outcome.baseline},
         "shrink": None if outcome.shrunk is None else {
@@ -571,7 +712,7 @@ def search_result(outcome: SearchOutcome, check: BoundCheck) -> dict:
     if outcome.files.get("worst_instance"):
         res["saved_instances"] = [outcome.files["worst_instance"]] + (
             [outcome.files["shrunk_instance"]] if outcome.files.get("shrunk_instance") else [])
-    from fedcheck.check import _jsonable
+    from fedcheck.core.claim import jsonable as _jsonable
     return _jsonable(res)
 
 
@@ -610,7 +751,7 @@ def add_arguments(ap) -> None:
 
 
 def _parse_ranges(items) -> dict:
-    from fedcheck.cli import BadInput
+    from fedcheck.cli.errors import BadInput
     out = {}
     for it in items:
         try:
@@ -625,7 +766,8 @@ def _parse_ranges(items) -> dict:
 
 
 def cmd_search(args, argv) -> int:
-    from fedcheck.cli import EXIT_BAD_INPUT, BadInput, _registry, exit_code
+    from fedcheck.cli.errors import EXIT_BAD_INPUT, BadInput, exit_code
+    from fedcheck.core.registry import load_registry as _registry
     from fedcheck.core.registry import UnknownCheck
     from fedcheck.core.results import document, provenance, write_json
 
@@ -638,11 +780,9 @@ def cmd_search(args, argv) -> int:
         raise BadInput(f"{args.id!r} names {len(checks)} checks ({', '.join(c.id for c in checks)}); "
                        "search one check at a time")
     check = checks[0]
-    if not isinstance(check, BoundCheck):
-        print(f"fedcheck: error: {check.id} is declared as {type(check).__name__} (kind {getattr(check, 'kind', '?')!r}): "
-              "'fedcheck search' maximizes measured/bound along a run and works on pathwise bounds declared "
-              "as BoundCheck only", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    why = searchable(check)
+    if why:
+        raise BadInput(why)
     for name, val in (("--budget", args.budget), ("--restarts", args.restarts)):
         if val < 1:
             raise BadInput(f"{name} must be >= 1")
@@ -661,7 +801,13 @@ def cmd_search(args, argv) -> int:
     unknown = [k for k in ranges if k not in check.params]
     if unknown:
         raise BadInput(f"--param-range: {unknown} not parameters of {check.id} (its parameters: {sorted(check.params)})")
-    space = SearchSpace.for_check(check, sets=sets, vary_params=not args.fixed_params, param_ranges=ranges)
+    if isinstance(families_of(check)[0], RandomFamily):
+        space = SearchSpace.for_check(check, sets=sets, vary_params=not args.fixed_params, param_ranges=ranges)
+    else:
+        if sets:
+            raise BadInput(f"--sets: {check.id} runs on its own problem class; its domain decides what varies")
+        space = SearchSpace(params={} if args.fixed_params else {**{k: (float(v) / 10, float(v) * 10)
+                                    for k, v in check.params.items() if isinstance(v, (int, float)) and v > 0}, **ranges})
     out = Path(args.out)
     log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
     outcome = search(check, budget=args.budget, restarts=args.restarts, seed=args.seed, rounds=args.rounds,

@@ -1,33 +1,19 @@
-"""The ``fedcheck`` command line.
-
-Exit codes (also in the README):
-
-==== =========================================================================
-0    every claim checked comes out as the paper says (bounds hold,
-     counterexamples reproduce)
-1    at least one claim is refuted (a bound is violated, an iterate leaves the
-     set, a claimed counterexample does not reproduce)
-2    bad input: unknown check id, malformed instance or theorem file, bad option
-3    inconclusive: no claim refuted, but at least one could not be decided
-     (inaccurate solve, NaN, an assumption the instance breaks)
-4    internal error (a bug in fedcheck: please report it)
-130  interrupted
-==== =========================================================================
-"""
+"""The ``fedcheck`` command line: parsing and the commands ``list``, ``verify``, ``report`` (``search``,
+``audit`` and ``pep`` are in :mod:`fedcheck.tools`).  Exit codes: :mod:`fedcheck.cli.errors`."""
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import traceback
 from pathlib import Path
 
+from fedcheck.cli.errors import (EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK,
+                                 EXIT_REFUTED, EXIT_TERMINATED, BadInput, exit_code)
 from fedcheck.core import verdict as V
 
-EXIT_OK, EXIT_REFUTED, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
-
-
-class BadInput(Exception):
-    pass
+__all__ = ["main", "parse_seeds", "summary_table", "exit_code", "build_parser", "EXIT_OK", "EXIT_REFUTED",
+           "EXIT_BAD_INPUT", "EXIT_INCONCLUSIVE", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_TERMINATED", "BadInput"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -93,17 +79,10 @@ def summary_table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def exit_code(results: list[dict]) -> int:
-    vs = [r["verdict"] for r in results]
-    if any(v in (V.VIOLATED, V.NOT_REPRODUCED) for v in vs):
-        return EXIT_REFUTED
-    if any(v == V.INCONCLUSIVE for v in vs):
-        return EXIT_INCONCLUSIVE
-    return EXIT_OK
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="fedcheck", description="Check convergence theorems of federated optimization papers.")
+    from fedcheck import __version__
+    p.add_argument("--version", action="version", version=f"fedcheck {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     ls = sub.add_parser("list", help="list every check: id, paper, claim")
     ls.add_argument("--theorem-file", action="append", default=[], help="also list the checks of this Python file")
@@ -142,14 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _registry(files):
-    from fedcheck.core.registry import default_registry
-    reg = default_registry()
-    for f in files:
-        try:
-            reg.load_file(f)
-        except (FileNotFoundError, ValueError, SyntaxError, ImportError) as e:
-            raise BadInput(f"--theorem-file {f}: {e}") from None
-    return reg
+    from fedcheck.core.registry import load_registry
+    return load_registry(files)
 
 
 def cmd_list(args) -> int:
@@ -181,6 +154,35 @@ def _parse_params(items) -> dict:
     return out
 
 
+def validate_inputs(checks, params: dict, instances: list) -> None:
+    """Refuse, before any computation, a parameter no selected claim has, a value outside its range, and an
+    instance a claim cannot run on or that lies outside its domain (all exit 2, one line)."""
+    import difflib
+
+    from fedcheck.experiments import param_domain, takes_instance
+    known = sorted({k for c in checks for k in c.params})
+    for name, value in params.items():
+        owners = [c for c in checks if name in c.params]
+        if not owners:
+            close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            ids = ", ".join(c.id for c in checks[:3]) + (" ..." if len(checks) > 3 else "")
+            raise BadInput(f"--param {name}: not a parameter of {ids} (parameters: {', '.join(known) or 'none'}){hint}")
+        for c in owners:
+            try:
+                c.domain.check_param(name, value, param_domain(c, name))
+            except BadInput as e:
+                raise BadInput(f"--param {name}={value!r}: {c.id}: {e}") from None
+    for path, inst in instances:
+        for c in checks:
+            try:
+                why = takes_instance(c, inst)
+            except BadInput as e:
+                raise BadInput(f"--instance {path}: {c.id}: {e}") from None
+            if why:
+                raise BadInput(f"--instance {path}: {why}")
+
+
 def _rerun_hint(check_id: str, path: str, theorem_files) -> str:
     """The command that reruns a check on a saved instance, when the file is in the documented format
     (other papers save their own problem formats, which ``--instance`` does not read)."""
@@ -194,7 +196,7 @@ def _rerun_hint(check_id: str, path: str, theorem_files) -> str:
 
 
 def cmd_verify(args, argv) -> int:
-    from fedcheck.check import RunConfig
+    from fedcheck.core.claim import RunConfig
     from fedcheck.problems.instances import InstanceError, load_instance
     from fedcheck.core.registry import UnknownCheck
     from fedcheck.core.results import document, provenance, write_json
@@ -204,16 +206,18 @@ def cmd_verify(args, argv) -> int:
         checks = reg.resolve(args.ids)
     except UnknownCheck as e:
         raise BadInput(str(e)) from None
-    seeds = parse_seeds(args.seeds) if args.seeds else None
+    seeds = parse_seeds(args.seeds) if args.seeds is not None else None
     if args.rounds is not None and args.rounds < 1:
         raise BadInput("--rounds must be >= 1")
-    instances = []
+    loaded = []
     for f in args.instance:
         try:
-            instances.append(load_instance(f))
+            loaded.append((f, load_instance(f)))
         except InstanceError as e:
             raise BadInput(str(e)) from None
+    instances = [inst for _, inst in loaded]
     params = _parse_params(args.param)
+    validate_inputs(checks, params, loaded)
     config = RunConfig(seeds=seeds, rounds=args.rounds, instances=instances or None, params=params,
                        full=args.full, progress=not args.quiet, use_cache=not args.no_cache,
                        save_dir=str(Path(args.out) / "instances"))
@@ -266,9 +270,21 @@ def cmd_report(args) -> int:
     return EXIT_OK
 
 
+class _Terminated(Exception):
+    pass
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
+    try:
+        old_term = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:          # not the main thread
+        old_term = None
     try:
         args = parser.parse_args(argv)
         if args.command == "list":
@@ -292,12 +308,24 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("fedcheck: interrupted; no partial report was written", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except _Terminated:
+        print("fedcheck: terminated; no partial report was written", file=sys.stderr)
+        return EXIT_TERMINATED
+    except BrokenPipeError:     # `fedcheck list | head`: the reader is gone, which is not an error
+        try:
+            sys.stdout = open("/dev/null", "w")
+        except OSError:
+            pass
+        return EXIT_OK
     except SystemExit as e:
         return int(e.code or 0)
     except Exception:
         traceback.print_exc()
         print("fedcheck: internal error (exit 4); please report it with the command above", file=sys.stderr)
         return EXIT_INTERNAL
+    finally:
+        if old_term is not None:
+            signal.signal(signal.SIGTERM, old_term)
     return EXIT_BAD_INPUT
 
 

@@ -1,0 +1,153 @@
+"""The algorithm protocol: a federated method is a *round function*; :func:`federated` makes it a batched
+algorithm that every experiment runs like fedcheck's own.
+
+A round function receives the clients' points ``X`` ``(B, n, p)`` (B instances, n clients), the server point
+``x`` ``(B, p)``, a :class:`Round` context and the schedules' values at this round (each ``(B,)``), and
+returns the new ``(X, x)``.  Everything is batched: no Python loop over clients or instances::
+
+    def fedprox_round(X, x, ctx, *, eta, mu, local_steps=5):
+        Y = ctx.broadcast(x)                                   # every client starts from the server point
+        for _ in range(local_steps):                           # inexact prox step on f_i + mu/2 ||y - x||^2
+            Y = ctx.project(Y - ctx.col(eta) * (ctx.grad(Y) + ctx.col(mu) * (Y - x[:, None, :])))
+        return Y, Y.mean(1)
+
+    fedprox = federated(fedprox_round, name="FedProx")
+
+``fedprox(batch, rounds=T, grid=..., recorder=..., eta=(T, B) array, mu=(T, B) array)`` returns a
+:class:`~fedcheck.algorithms.core.Trace` (the schedules come from the claim's SymPy expressions; constants
+such as ``local_steps`` come from ``algorithm_kwargs``).  Randomness (sampled clients, stochastic gradients,
+compression) comes only from ``ctx.rng`` / ``ctx.normal`` / ``ctx.uniform``, one
+``numpy.random.Generator`` per instance row seeded from ``numpy.random.SeedSequence`` (the ``seeds`` the
+experiment passes, :func:`fedcheck.experiments.replicate_seeds`): a row's numbers do not depend on the
+other rows of its batch.  Reusable pieces: :mod:`fedcheck.algorithms.pieces`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from fedcheck.algorithms.core import Trace, default_recorder, run_recorded
+from fedcheck.core.schedules import record_grid
+
+__all__ = ["Round", "federated", "row_generators"]
+
+
+def row_generators(seeds: Sequence[int] | None, B: int, key: str) -> list[np.random.Generator]:
+    """One generator per instance row: ``SeedSequence([seed, crc(key)])`` (seed 0.. when none are given)."""
+    import zlib
+    tag = zlib.crc32(key.encode())
+    seeds = list(range(B)) if seeds is None else [int(s) for s in seeds]
+    if len(seeds) != B:
+        raise ValueError(f"{len(seeds)} stream seeds for {B} rows")
+    return [np.random.default_rng(np.random.SeedSequence([s % 2**63, tag])) for s in seeds]
+
+
+@dataclass
+class Round:
+    """What a round function sees: the batch (losses, set), the round ``t`` (1-based) and randomness."""
+
+    batch: object
+    t: int = 0
+    rngs: list = field(default_factory=list)
+    state: dict = field(default_factory=dict)      # the method's own memory across rounds (control variates...)
+
+    # -- problem access -------------------------------------------------------------------------
+    @property
+    def B(self) -> int:
+        return self.batch.B
+
+    @property
+    def n(self) -> int:
+        return self.batch.n
+
+    @property
+    def p(self) -> int:
+        return self.batch.p
+
+    def grad(self, X: np.ndarray) -> np.ndarray:
+        """Every client's gradient at its own point: ``(B, n, p)``."""
+        return self.batch.loss.grad(X)
+
+    def value(self, X: np.ndarray) -> np.ndarray:
+        return self.batch.loss.value(X)
+
+    def full_grad(self, x: np.ndarray) -> np.ndarray:
+        return self.batch.loss.full_grad(x)
+
+    def project(self, Z: np.ndarray) -> np.ndarray:
+        """Projection onto each instance's feasible set (client points ``(B, n, p)`` or server points ``(B, p)``;
+        the set's radius broadcasts over the leading instance axis)."""
+        return self.batch.set.project(Z)
+
+    def lmo(self, G: np.ndarray) -> np.ndarray:
+        """Linear minimization oracle of each instance's set: ``argmin_{s in D} <g, s>`` per row."""
+        return self.batch.set.lmo(G)
+
+    @staticmethod
+    def col(v) -> np.ndarray:
+        """A per-instance value ``(B,)`` shaped to broadcast against client arrays ``(B, n, p)``."""
+        return np.asarray(v, dtype=float)[:, None, None]
+
+    @staticmethod
+    def row(v) -> np.ndarray:
+        """A per-instance value ``(B,)`` shaped to broadcast against server points ``(B, p)``."""
+        return np.asarray(v, dtype=float)[:, None]
+
+    def broadcast(self, x: np.ndarray) -> np.ndarray:
+        """The server point copied to every client: ``(B, n, p)``."""
+        return np.repeat(x[:, None, :], self.n, axis=1)
+
+    # -- randomness (one generator per instance row) ----------------------------------------------
+    def normal(self, shape: tuple) -> np.ndarray:
+        """Standard normal draws of shape ``(B, *shape)``, row ``b`` from its own stream."""
+        return np.stack([g.standard_normal(shape) for g in self.rngs])
+
+    def uniform(self, shape: tuple) -> np.ndarray:
+        return np.stack([g.uniform(size=shape) for g in self.rngs])
+
+
+def federated(round_fn: Callable, *, name: str | None = None, init: Callable | None = None,
+              stream: str | None = None) -> Callable:
+    """A batched algorithm from ``round_fn(X, x, ctx, **schedules_at_t, **kwargs) -> (X, x)``.
+
+    ``init(batch) -> (X, x)`` gives the starting points (default: every client at the instance's
+    starting point, the server at their mean).  The returned function has the engine's signature
+    ``algo(batch, *, rounds, grid=None, recorder=None, seeds=None, **schedules_and_kwargs) -> Trace``:
+    a keyword whose value is a ``(rounds, B)`` array is a schedule (row ``t-1`` is passed at round ``t``);
+    any other keyword is passed unchanged (``local_steps=5``)."""
+    label = name or getattr(round_fn, "__name__", "method")
+    key = stream or f"fedcheck.federated:{label}"
+
+    def algorithm(batch, *, rounds: int, grid=None, recorder=None, seeds=None, **kw) -> Trace:
+        rounds = int(rounds)
+        grid = record_grid(rounds + 1) if grid is None else np.asarray(grid)
+        rec = recorder or default_recorder(batch)
+        if init is not None:
+            X, x = init(batch)
+        else:
+            X = np.array(batch.x0(), dtype=float)
+            x = X.mean(1)
+        sched = {k: np.asarray(v, dtype=float) for k, v in kw.items()
+                 if isinstance(v, np.ndarray) and v.ndim == 2 and v.shape[0] >= rounds and v.shape[1] == batch.B}
+        static = {k: v for k, v in kw.items() if k not in sched}
+        ctx = Round(batch, 0, row_generators(seeds, batch.B, key))
+        state = {"X": X, "x": x}
+
+        def step(t):
+            ctx.t = t
+            now = {k: v[t - 1] for k, v in sched.items()}
+            state["X"], state["x"] = round_fn(state["X"], state["x"], ctx, **now, **static)
+
+        def snapshot(k):
+            return rec(k, state["X"], state["x"])
+        trace = run_recorded(rounds, grid, step, snapshot)
+        trace.final = {"x": state["x"], "X": state["X"]}
+        return trace
+
+    algorithm.__name__ = label
+    algorithm.__doc__ = f"{label}: batched by fedcheck.algorithms.protocol.federated from {round_fn.__name__}.\n\n" + \
+        (round_fn.__doc__ or "")
+    algorithm.round_function = round_fn
+    return algorithm
