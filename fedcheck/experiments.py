@@ -683,7 +683,7 @@ class Cases:
         for case in cases:
             summ = {}
             for key, cmp in case.inequalities.items():
-                reading, bound = (key if isinstance(key, tuple) else (key, bound_name))
+                bound, reading = (key if isinstance(key, tuple) else (bound_name, key))
                 obs.items.append(Observed(reading, bound, case.label, cmp, instance=case.problem, reason=case.reason,
                                           save=case.save, key=case.label))
                 summ[reading if not isinstance(key, tuple) else f"{bound} | {reading}"] = \

@@ -671,7 +671,8 @@ def check_context(chk: dict, doc: dict) -> dict:
     ctx: dict[str, Any] = {
         "id": chk["id"], "title": chk.get("title") or chk["id"], "paper": chk.get("paper") or "",
         "reference": chk.get("reference") or "", "claim": chk.get("claim") or "", "kind": chk.get("kind") or "",
-        "verdict": verdict, "tone": tone(verdict), "meaning": _MEANING.get(verdict, ""),
+        "verdict": chk.get("headline") or verdict, "tone": tone(verdict),
+        "meaning": _MEANING.get(verdict, "") + (f" (verdict: {verdict})" if chk.get("headline") not in (None, "", verdict) else ""),
         "reason": chk.get("reason") or "", "assumptions": [str(a) for a in chk.get("assumptions") or []],
         "params": [(k, fmt(v)) for k, v in (chk.get("params") or {}).items()],
     }

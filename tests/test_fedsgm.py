@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fedcheck.core import verdict as V
-from fedcheck.check import RunConfig
+from fedcheck.core.claim import RunConfig
 from fedcheck.algorithms.compression import Bernoulli, Identity, RandK, RandomQuantization, UniformStream, make_compressor
 from fedcheck.algorithms.switching import (centralized_local_sgm, fedavg, fedsgm, switching_subgradient,
                                        switching_weight)
@@ -79,6 +79,9 @@ def test_save_and_load_roundtrip(tmp_path):
     inst = _family("pl").draw(0)
     back = P.load_constrained(P.save_constrained(inst, tmp_path / "x.npz"))
     assert back.content_hash() == inst.content_hash()
+    paths = inst.save(str(tmp_path / "y"))          # the instance's own save(stem) -> [paths]
+    assert paths == [str(tmp_path / "y.npz")]
+    assert P.load_constrained(paths[0]).content_hash() == inst.content_hash()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -303,6 +306,7 @@ def test_quick_verdicts(quick_results, name):
     import json
     r = quick_results[name]
     assert r.verdict == EXPECTED[name], (name, r.verdict, r.reason)
+    assert r.expected == EXPECTED[name]
     assert r.id == f"fedsgm.{name}"
     json.dumps(r.to_dict())
 
@@ -348,15 +352,17 @@ def test_a_too_tight_bound_is_refuted_and_the_instance_saved(tmp_path):
     """The horizon machinery refutes a wrong claim: g(wbar) <= eps/100 fails on the axis instance."""
     import sympy as sp
 
-    from fedcheck.horizon import Bound, Case, HorizonBoundCheck
+    from fedcheck.core.claim import Claim, Reading
+    from fedcheck.core.evidence import Bound, BoundTest
+    from fedcheck.experiments import HorizonCase, Horizons
     from theorems.fedsgm import AXIS, FEDSGM, SCHEDULES_HARD, Gamma, Gamma_hard, c_eps, epsilon
-    from fedcheck.check import Reading
-    wrong = HorizonBoundCheck(
-        id="test.too_tight", paper=FEDSGM, reference="-", claim="g(wbar) <= eps/100", runner=P.run_fedsgm,
-        schedules=SCHEDULES_HARD, bounds=(Bound("feasibility / 100", "g_out", epsilon / 100),),
-        readings=(Reading("r", {Gamma: Gamma_hard, c_eps: 1}),),
-        cases=[Case("axis", AXIS, {"rule": "hard", "E": 1}, seeds=1, horizons=(50, 100))],
-        solver=P.solve_constrained, save_instance=P.save_constrained)
+    wrong = Claim(
+        id="test.too_tight", paper=FEDSGM, reference="-", statement="g(wbar) <= eps/100",
+        evidence=BoundTest(
+            Horizons(runner=P.run_fedsgm, schedules=SCHEDULES_HARD, solver=P.solve_constrained,
+                     cases=(HorizonCase("axis", AXIS, {"rule": "hard", "E": 1}, seeds=1, horizons=(50, 100)),)),
+            bounds=(Bound("feasibility / 100", expr=epsilon / 100, metric="g_out"),), findings="bound"),
+        readings=(Reading("r", {Gamma: Gamma_hard, c_eps: 1}),))
     res = wrong.run(RunConfig(save_dir=str(tmp_path)))
     assert res.verdict == V.VIOLATED and "feasibility / 100" in res.reason
     assert res.saved_instances and P.load_constrained(res.saved_instances[0]).content_hash() == \
@@ -365,19 +371,22 @@ def test_a_too_tight_bound_is_refuted_and_the_instance_saved(tmp_path):
 
 
 def test_an_inaccurate_solve_makes_the_check_inconclusive(monkeypatch):
-    from fedcheck.horizon import Bound, Case, HorizonBoundCheck
+    from fedcheck.core.claim import Claim, Reading
+    from fedcheck.core.evidence import Bound, BoundTest
+    from fedcheck.experiments import HorizonCase, Horizons
     from theorems.fedsgm import AXIS, FEDSGM, SCHEDULES_HARD, Gamma, Gamma_hard, c_eps, epsilon
-    from fedcheck.check import Reading
 
     def inaccurate(inst, use_cache=True):
         sol = P.solve_constrained(inst, use_cache=use_cache)
         sol.status = "optimal_inaccurate"
         return sol
-    chk = HorizonBoundCheck(
-        id="test.inaccurate", paper=FEDSGM, reference="-", claim="-", runner=P.run_fedsgm,
-        schedules=SCHEDULES_HARD, bounds=(Bound("objective", "f_gap", epsilon),),
-        readings=(Reading("r", {Gamma: Gamma_hard, c_eps: 2}),),
-        cases=[Case("axis", AXIS, {"rule": "hard", "E": 1}, seeds=1, horizons=(50,))], solver=inaccurate)
+    chk = Claim(
+        id="test.inaccurate", paper=FEDSGM, reference="-", statement="-",
+        evidence=BoundTest(
+            Horizons(runner=P.run_fedsgm, schedules=SCHEDULES_HARD, solver=inaccurate,
+                     cases=(HorizonCase("axis", AXIS, {"rule": "hard", "E": 1}, seeds=1, horizons=(50,)),)),
+            bounds=(Bound("objective", expr=epsilon, metric="f_gap"),)),
+        readings=(Reading("r", {Gamma: Gamma_hard, c_eps: 2}),))
     res = chk.run(RunConfig())
     assert res.verdict == V.INCONCLUSIVE and "optimal_inaccurate" in res.reason
 

@@ -5,7 +5,7 @@ Source: ``shared/papers/fedsgm-switching-gradient-methods.tei.xml`` (display for
 extraction); the constants are rebuilt in ``shared/notes/fedsgm.md`` and marked there as read [V],
 rebuilt [R] or guessed [G].  Every schedule and bound below is declared once, as SymPy, and
 evaluated by the engine; where the exact form was lost, each plausible reading is its own
-:class:`~fedcheck.check.Reading` (``paper=True``: within what the paper states or derives;
+:class:`~fedcheck.core.claim.Reading` (``paper=True``: within what the paper states or derives;
 ``paper=False``: an analysis reported beside it).
 
 Problem (1): ``min f(w) = (1/n) sum_j f_j(w)  s.t.  g(w) = (1/n) sum_j g_j(w) <= 0`` over R^d,
@@ -19,14 +19,16 @@ Constants (notes section 3)::
     Phi(eta; Gamma) = D^2/(2 eta E T) + eta G^2 Gamma
     eta*(Gamma) = sqrt(D^2 / (2 G^2 E T Gamma)),     eps_bad(Gamma) = Phi(eta*; Gamma) = sqrt(2 D^2 G^2 Gamma/(E T))
 """
+from functools import partial
+
 import sympy as sp
 
 from fedcheck.core import verdict as V
-from fedcheck.check import Paper, Reading, SymbolicClaim
-from fedcheck.horizon import Bound, Case, HorizonBoundCheck
+from fedcheck.core.claim import Claim, Paper, Reading
+from fedcheck.core.evidence import MEAN, Bound, BoundTest, Fact
+from fedcheck.experiments import Cases, HorizonCase, Horizons
 from fedcheck.problems import fedsgm as P
 from fedcheck.problems import fedsgm_measure as M
-from fedcheck.seed_fraction import SeedFractionCheck
 from fedcheck.core.symbols import D_0, E, G_lip, T, n, q_u
 
 FEDSGM = Paper(
@@ -64,12 +66,15 @@ SCHEDULES_SOFT = {"eta": ETA, "epsilon": EPS, "beta": 2 / EPS}
 
 # what the theorems claim about the output, and the proof's summed certificate
 BOUNDS_THEOREM = (
-    Bound("A nonempty", "A_empty", sp.Integer(0), "the set A of feasible rounds is not empty (wbar is defined)"),
-    Bound("objective", "f_gap", epsilon, "f(wbar) - f(w*) <= eps"),
-    Bound("feasibility", "g_out", epsilon, "g(wbar) <= eps"),
-    Bound("accuracy", "accuracy", epsilon, "max(f(wbar) - f*, g(wbar)) <= eps (the two together)"),
-    Bound("summed certificate", "summed", Phi(eta, Gamma_tight),
-          "(1/T) sum_t h_t <= Phi(eta; Gamma_tight): the proof's telescoped recursion (any eta, pathwise for q_u = 0)"),
+    Bound("A nonempty", expr=sp.Integer(0), metric="A_empty",
+          description="the set A of feasible rounds is not empty (wbar is defined)"),
+    Bound("objective", expr=epsilon, metric="f_gap", description="f(wbar) - f(w*) <= eps"),
+    Bound("feasibility", expr=epsilon, metric="g_out", description="g(wbar) <= eps"),
+    Bound("accuracy", expr=epsilon, metric="accuracy",
+          description="max(f(wbar) - f*, g(wbar)) <= eps (the two together)"),
+    Bound("summed certificate", expr=Phi(eta, Gamma_tight), metric="summed",
+          description="(1/T) sum_t h_t <= Phi(eta; Gamma_tight): the proof's telescoped recursion "
+                      "(any eta, pathwise for q_u = 0)"),
 )
 
 
@@ -118,11 +123,24 @@ def _prove_soft_slope():
 
 
 SYMBOLIC = (
-    SymbolicClaim("eps_bad(Gamma) = min_eta Phi(eta; Gamma), attained at eta*(Gamma)", _prove_eps_bad_is_min_phi),
-    SymbolicClaim("eps_bad(Gamma_hard) = D G sqrt((4E + q_u/n)/T)", _prove_headline_rate),
-    SymbolicClaim("Gamma_hard >= Gamma_tight for all E >= 1", _prove_gamma_order),
-    SymbolicClaim("eps = Theta(T^(-1/2))", _prove_rate_in_T),
+    Fact("eps_bad(Gamma) = min_eta Phi(eta; Gamma), attained at eta*(Gamma)", _prove_eps_bad_is_min_phi),
+    Fact("eps_bad(Gamma_hard) = D G sqrt((4E + q_u/n)/T)", _prove_headline_rate),
+    Fact("Gamma_hard >= Gamma_tight for all E >= 1", _prove_gamma_order),
+    Fact("eps = Theta(T^(-1/2))", _prove_rate_in_T),
 )
+SOFT_SLOPE = Fact("beta = 2/eps suffices in the soft proof's last step", _prove_soft_slope)
+
+
+# ---- proof audit (issue #9): the epsilon algebra above as proof steps of Theorems 1 and 2 --------
+# (``fedcheck audit fedsgm``; machinery in fedcheck.tools.audit)
+def _fedsgm_proof_steps(facts, reference):
+    from fedcheck.tools import audit as A
+    return tuple(A.ProofStep(c.name, c.name, "symbolic", (lambda c=c: A.from_symbolic_claim(c)), reference=reference)
+                 for c in facts)
+
+
+def _accepts(inst) -> bool:
+    return isinstance(inst, P.ConstrainedInstance)
 
 # ---- families and cases -------------------------------------------------------------------------
 F1 = P.ConstrainedFamily(kind="pl", n=5, m=10, d=5, start="infeasible")
@@ -139,37 +157,39 @@ FULL_T = (30, 45, 68, 100, 150, 220, 330, 500, 750, 1100, 1700, 2500)
 
 def _cases(rule):
     base = {"rule": rule, "compressor": None}
-    mk = lambda name, fam, E_, seeds=3: Case(name, fam, {**base, "E": E_}, seeds=seeds, full_seeds=12,  # noqa: E731
-                                             horizons=QUICK_T, full_horizons=FULL_T)
+    mk = lambda name, fam, E_, seeds=3: HorizonCase(name, fam, {**base, "E": E_}, seeds=seeds,  # noqa: E731
+                                                    full_seeds=12, horizons=QUICK_T, full_horizons=FULL_T)
     return [mk("F1 piecewise-linear, E=1", F1, 1), mk("F1 piecewise-linear, E=4", F1, 4),
             mk("F1 n=1, E=1 (centralized)", F1_single, 1), mk("F2 Euclidean norms, E=2", F2, 2),
-            Case("F3 logistic NP, E=2", F3, {**base, "E": 2}, seeds=2, full_seeds=12, horizons=NP_T,
-                 full_horizons=FULL_T + (3700, 5500)),
+            HorizonCase("F3 logistic NP, E=2", F3, {**base, "E": 2}, seeds=2, full_seeds=12, horizons=NP_T,
+                        full_horizons=FULL_T + (3700, 5500)),
             mk("F4 Huber, E=2", F4, 2),
-            Case("axis (g(w0) = G D), E=1", AXIS, {**base, "E": 1}, seeds=1, horizons=QUICK_T, full_horizons=FULL_T)]
+            HorizonCase("axis (g(w0) = G D), E=1", AXIS, {**base, "E": 1}, seeds=1, horizons=QUICK_T,
+                        full_horizons=FULL_T)]
 
 
-ASSUMPTIONS = [
+ASSUMPTIONS = (
     "every f_j, g_j convex and G-Lipschitz on R^d (G = max over the 2n client functions; an upper bound where "
     "the exact constant is not computable, which is still a valid G)",
     "w* = the Clarabel minimizer, made exactly feasible; f* known within [solver dual bound, f(w*)]",
     "D = ||w_0 - w*||; no compression (C_j = Id, q_u = 0) in this check",
     "A = {t : g(w_t) <= eps} for hard switching (the boundary convention is a guess [G]), {g(w_t) < eps} for soft",
-]
+)
 
 # ---- Theorem 1 (= Theorem 6, and A.3 for q_u = 0): hard switching --------------------------------
-theorem1 = HorizonBoundCheck(
+theorem1 = Claim(
     id="fedsgm.theorem1",
     title="FedSGM, Theorem 1/6 (hard switching): wbar is an eps-solution with eps = O(DG sqrt((4E + q_u/n)/T))",
     aliases=("fedsgm1",),
     paper=FEDSGM,
     reference="Theorem 1 (main text) = Theorem 6 (A.2.1); uncompressed form in A.3",
-    claim=("With eta = sqrt(D^2/(2G^2 E T Gamma)), Gamma = 2E^2 + E q_u/(2n) and eps >= eps_bad = "
-           "sqrt(2 D^2 G^2 Gamma/(E T)) ('for some N >= 0', exact form lost), A = {t: g(w_t) <= eps} is nonempty "
-           "and wbar = mean_{t in A} w_t satisfies f(wbar) - f(w*) <= eps and g(wbar) <= eps"),
-    runner=P.run_fedsgm,
-    schedules=SCHEDULES_HARD,
-    bounds=BOUNDS_THEOREM,
+    statement=("With eta = sqrt(D^2/(2G^2 E T Gamma)), Gamma = 2E^2 + E q_u/(2n) and eps >= eps_bad = "
+               "sqrt(2 D^2 G^2 Gamma/(E T)) ('for some N >= 0', exact form lost), A = {t: g(w_t) <= eps} is "
+               "nonempty and wbar = mean_{t in A} w_t satisfies f(wbar) - f(w*) <= eps and g(wbar) <= eps"),
+    evidence=BoundTest(
+        Horizons(runner=P.run_fedsgm, cases=_cases("hard"), solver=P.solve_constrained, schedules=SCHEDULES_HARD,
+                 rate_metric="accuracy", accepts=_accepts),
+        bounds=BOUNDS_THEOREM, findings="reading", rate=-0.5),
     readings=(
         Reading("N=0: eps = eps_bad", {Gamma: Gamma_hard, c_eps: 1}, paper=True,
                 description="the edge case of 'eps >= eps_bad for some N >= 0' (both parametrisations give it)"),
@@ -178,29 +198,26 @@ theorem1 = HorizonBoundCheck(
         Reading("proof constant: Gamma_tight, eps = eps_bad", {Gamma: Gamma_tight, c_eps: 1}, paper=False,
                 description="eta and eps from the constant the proof actually yields (smaller eps)"),
     ),
-    cases=_cases("hard"),
-    solver=P.solve_constrained,
-    rate_metric="accuracy",
-    claimed_rate=-0.5,
     assumptions=ASSUMPTIONS,
     symbolic=SYMBOLIC,
-    accepts=lambda i: isinstance(i, P.ConstrainedInstance),
-    save_instance=P.save_constrained,
+    proof_steps=_fedsgm_proof_steps(SYMBOLIC, "Theorem 1 (hard switching): eps, eta and Gamma"),
+    expected="holds",
 )
 
 # ---- Theorem 2 (= Theorem 7, and A.3.2 for q_u = 0): soft switching ------------------------------
-theorem2 = HorizonBoundCheck(
+theorem2 = Claim(
     id="fedsgm.theorem2",
     title="FedSGM, Theorem 2/7 (soft switching): wbar is an eps-solution with eps = 2 eps_bad and beta = 2/eps",
     aliases=("fedsgm2",),
     paper=FEDSGM,
     reference="Theorem 2 (main text) = Theorem 7 (A.2.2); uncompressed form in A.3.2",
-    claim=("With eta = sqrt(D^2/(2G^2 E T Gamma)), eps = 2 sqrt(2 D^2 G^2 Gamma/(E T)) and beta = 2/eps, "
-           "A = {t: g(w_t) < eps} is nonempty and wbar = sum_A (1 - sigma_t) w_t / sum_A (1 - sigma_t) satisfies "
-           "f(wbar) - f(w*) <= eps and g(wbar) <= eps"),
-    runner=P.run_fedsgm,
-    schedules=SCHEDULES_SOFT,
-    bounds=BOUNDS_THEOREM,
+    statement=("With eta = sqrt(D^2/(2G^2 E T Gamma)), eps = 2 sqrt(2 D^2 G^2 Gamma/(E T)) and beta = 2/eps, "
+               "A = {t: g(w_t) < eps} is nonempty and wbar = sum_A (1 - sigma_t) w_t / sum_A (1 - sigma_t) "
+               "satisfies f(wbar) - f(w*) <= eps and g(wbar) <= eps"),
+    evidence=BoundTest(
+        Horizons(runner=P.run_fedsgm, cases=_cases("soft"), solver=P.solve_constrained, schedules=SCHEDULES_SOFT,
+                 rate_metric="accuracy", accepts=_accepts),
+        bounds=BOUNDS_THEOREM, findings="reading", rate=-0.5),
     readings=(
         Reading("Thm 2/7: Gamma_hard", {Gamma: Gamma_hard, c_eps: 2}, paper=True,
                 description="Gamma = 2E^2 + E q_u/(2n) (fragment [V]), eps = 2 eps_bad, beta = 2/eps"),
@@ -209,14 +226,10 @@ theorem2 = HorizonBoundCheck(
         Reading("outside the theorem: eps = eps_bad", {Gamma: Gamma_hard, c_eps: 1}, paper=False,
                 description="eps = eps_bad, beta = 2/eps: the proof needs eps > Phi(eta), so nothing is claimed"),
     ),
-    cases=_cases("soft"),
-    solver=P.solve_constrained,
-    rate_metric="accuracy",
-    claimed_rate=-0.5,
     assumptions=ASSUMPTIONS,
-    symbolic=SYMBOLIC + (SymbolicClaim("beta = 2/eps suffices in the soft proof's last step", _prove_soft_slope),),
-    accepts=lambda i: isinstance(i, P.ConstrainedInstance),
-    save_instance=P.save_constrained,
+    symbolic=SYMBOLIC + (SOFT_SLOPE,),
+    proof_steps=_fedsgm_proof_steps(SYMBOLIC + (SOFT_SLOPE,), "Theorem 2 (soft switching): eps, eta, Gamma and beta"),
+    expected="holds",
 )
 
 # ---- the proof's per-round recursion and Lemma 3 -------------------------------------------------
@@ -232,73 +245,70 @@ STEP_READINGS = (
 
 
 def _rc(name, fam, rule, E_, comp, seeds=2):
-    return Case(name, fam, {"rule": rule, "E": E_, "compressor": comp}, seeds=seeds, full_seeds=8,
-                horizons=(200,), full_horizons=(200, 2000))
+    return HorizonCase(name, fam, {"rule": rule, "E": E_, "compressor": comp}, seeds=seeds, full_seeds=8,
+                       horizons=(200,), full_horizons=(200, 2000))
 
 
-per_round = HorizonBoundCheck(
+per_round = Claim(
     id="fedsgm.per_round",
     title="FedSGM, the per-round recursion of the proofs (A.2, A.3.2) and Lemma 3",
     paper=FEDSGM,
     reference="per-round inequality of A.3.2 (q_u = 0, [V]); with compression A.2 via Lemmas 3-5 ([R]); Lemma 3",
-    claim=("For every round t and any comparator u (the proof uses w*): E_C||w_{t+1} - u||^2 <= ||w_t - u||^2 - "
-           "2 eta E h_t + 2 eta^2 E G^2 Gamma_tight, h_t = (1 - sigma_t)(f(w_t) - f(u)) + sigma_t (g(w_t) - g(u)), "
-           "Gamma_tight = E/2 + 1 + E^2/3 + E q_u/(2n) (deterministic for q_u = 0); and Lemma 3: "
-           "E_C||(1/n) sum_j C_j(X_j)||^2 <= (1 + q_u/n) E^2 G^2"),
-    runner=P.run_fedsgm,
-    schedules=SCHEDULES_SOFT,
-    bounds=(
-        Bound("per-round recursion", "per_round", 2 * eta**2 * E * G_lip**2 * Gamma_tight,
-              "E_C||w_{t+1}-u||^2 - ||w_t-u||^2 + 2 eta E h_t (the conditional expectation is exact: the "
-              "compressor's variance is known in closed form; the realized value when q_u = 0)"),
-        Bound("Lemma 3", "agg_sq_cond", (1 + q_u / n) * E**2 * G_lip**2,
-              "E_C||(1/n) sum_j C_j(X_j)||^2 (exact conditional expectation)"),
-    ),
+    statement=("For every round t and any comparator u (the proof uses w*): E_C||w_{t+1} - u||^2 <= ||w_t - u||^2 - "
+               "2 eta E h_t + 2 eta^2 E G^2 Gamma_tight, h_t = (1 - sigma_t)(f(w_t) - f(u)) + sigma_t (g(w_t) - g(u)), "
+               "Gamma_tight = E/2 + 1 + E^2/3 + E q_u/(2n) (deterministic for q_u = 0); and Lemma 3: "
+               "E_C||(1/n) sum_j C_j(X_j)||^2 <= (1 + q_u/n) E^2 G^2"),
+    evidence=BoundTest(
+        Horizons(runner=P.run_fedsgm, solver=P.solve_constrained, schedules=SCHEDULES_SOFT, accepts=_accepts,
+                 cases=(_rc("F1, hard, E=3, none", F1, "hard", 3, None),
+                        _rc("F3 NP, soft, E=2, none", F3, "soft", 2, None),
+                        _rc("F1 d=10, hard, E=2, Rand-2", F1_wide, "hard", 2, {"name": "rand_k", "k": 2}),
+                        _rc("F2 d=10, soft, E=2, QSGD s=2", F2_wide, "soft", 2,
+                            {"name": "random_quantization", "s": 2}),
+                        _rc("F4 d=10, hard, E=3, Bernoulli p=0.3", F4_wide, "hard", 3, {"name": "bernoulli", "p": 0.3}))),
+        bounds=(
+            Bound("per-round recursion", expr=2 * eta**2 * E * G_lip**2 * Gamma_tight, metric="per_round",
+                  description="E_C||w_{t+1}-u||^2 - ||w_t-u||^2 + 2 eta E h_t (the conditional expectation is exact: "
+                              "the compressor's variance is known in closed form; the realized value when q_u = 0)"),
+            Bound("Lemma 3", expr=(1 + q_u / n) * E**2 * G_lip**2, metric="agg_sq_cond",
+                  description="E_C||(1/n) sum_j C_j(X_j)||^2 (exact conditional expectation)"),
+        ),
+        findings="reading"),
     readings=STEP_READINGS,
-    cases=[_rc("F1, hard, E=3, none", F1, "hard", 3, None),
-           _rc("F3 NP, soft, E=2, none", F3, "soft", 2, None),
-           _rc("F1 d=10, hard, E=2, Rand-2", F1_wide, "hard", 2, {"name": "rand_k", "k": 2}),
-           _rc("F2 d=10, soft, E=2, QSGD s=2", F2_wide, "soft", 2, {"name": "random_quantization", "s": 2}),
-           _rc("F4 d=10, hard, E=3, Bernoulli p=0.3", F4_wide, "hard", 3, {"name": "bernoulli", "p": 0.3})],
-    solver=P.solve_constrained,
-    assumptions=["the recursion uses only convexity, ||subgradient|| <= G and (with compression) unbiasedness and "
+    assumptions=("the recursion uses only convexity, ||subgradient|| <= G and (with compression) unbiasedness and "
                  "independence of the C_j; it holds for any eta, eps, beta and any comparator u",
-                 "with compression the inequality is on E_C[. | w_t], evaluated exactly from the compressor's variance"],
-    accepts=lambda i: isinstance(i, P.ConstrainedInstance),
-    save_instance=P.save_constrained,
+                 "with compression the inequality is on E_C[. | w_t], evaluated exactly from the compressor's variance"),
+    expected="holds",
 )
 
 # ---- Lemma 5: global-local drift ----------------------------------------------------------------
-lemma5 = HorizonBoundCheck(
+lemma5 = Claim(
     id="fedsgm.lemma5",
     title="FedSGM, Lemma 5: ||w_t - w^t_{j,tau}|| <= eta tau G and sum_tau ||.||^2 <= eta^2 G^2 E^3 / 3",
     paper=FEDSGM,
     reference="Lemma 5 (A.1); the form is inferred from the term (2/(3 alpha)) eta^3 E^3 G^2 of A.3.2 [R]",
-    claim="For every round, client and local step: ||w_t - w^t_{j,tau}|| <= eta tau G, and "
-          "sum_{tau=0}^{E-1} ||w_t - w^t_{j,tau}||^2 <= eta^2 G^2 E^3 / 3",
-    runner=P.run_fedsgm,
-    schedules=SCHEDULES_SOFT,
-    bounds=(
-        Bound("drift per step", "drift_step", G_lip, "max_{j, tau >= 1} ||w_t - w^t_{j,tau}|| / (tau eta) <= G"),
-        Bound("summed drift", "drift_sq", eta**2 * G_lip**2 * E**3 / 3, "max_j sum_{tau < E} ||w_t - w^t_{j,tau}||^2"),
-        Bound("visited subgradients", "max_dir", G_lip,
-              "max ||nu^t_{j,tau}|| <= G (Assumption 1 at the visited points; checks the constant G)"),
-    ),
+    statement="For every round, client and local step: ||w_t - w^t_{j,tau}|| <= eta tau G, and "
+              "sum_{tau=0}^{E-1} ||w_t - w^t_{j,tau}||^2 <= eta^2 G^2 E^3 / 3",
+    evidence=BoundTest(
+        Horizons(runner=P.run_fedsgm, solver=P.solve_constrained, schedules=SCHEDULES_SOFT, accepts=_accepts,
+                 cases=(_rc("F1, hard, E=5", F1, "hard", 5, None), _rc("F2, soft, E=3", F2, "soft", 3, None),
+                        _rc("F3 NP, soft, E=10", F3, "soft", 10, None),
+                        _rc("F4 d=10, hard, E=4, Rand-2", F4_wide, "hard", 4, {"name": "rand_k", "k": 2}))),
+        bounds=(
+            Bound("drift per step", expr=G_lip, metric="drift_step",
+                  description="max_{j, tau >= 1} ||w_t - w^t_{j,tau}|| / (tau eta) <= G"),
+            Bound("summed drift", expr=eta**2 * G_lip**2 * E**3 / 3, metric="drift_sq",
+                  description="max_j sum_{tau < E} ||w_t - w^t_{j,tau}||^2"),
+            Bound("visited subgradients", expr=G_lip, metric="max_dir",
+                  description="max ||nu^t_{j,tau}|| <= G (Assumption 1 at the visited points; checks the constant G)"),
+        ),
+        findings="reading"),
     readings=STEP_READINGS,
-    cases=[_rc("F1, hard, E=5", F1, "hard", 5, None), _rc("F2, soft, E=3", F2, "soft", 3, None),
-           _rc("F3 NP, soft, E=10", F3, "soft", 10, None),
-           _rc("F4 d=10, hard, E=4, Rand-2", F4_wide, "hard", 4, {"name": "rand_k", "k": 2})],
-    solver=P.solve_constrained,
-    assumptions=["Assumption 1 only (no convexity needed)"],
-    accepts=lambda i: isinstance(i, P.ConstrainedInstance),
-    save_instance=P.save_constrained,
+    assumptions=("Assumption 1 only (no convexity needed)",),
+    expected="holds",
 )
 
 # ---- Theorems 1/2 with compression: a guarantee on every run, a proof in expectation -------------
-from functools import partial  # noqa: E402
-
-from fedcheck.inequality import InequalityCheck  # noqa: E402
-
 AXIS50 = P.ConstrainedFamily(kind="axis", n=1, d=50)
 F1_d20 = P.ConstrainedFamily(kind="pl", n=4, m=10, d=20, start="infeasible")
 F2_d10 = P.ConstrainedFamily(kind="norm", n=4, m=10, d=10)
@@ -313,85 +323,86 @@ def _compressed_readings(v):
     return f"{v['name']}: every run (as stated)", f"{v['name']}: in expectation (proof)"
 
 
-compression = SeedFractionCheck(
+compression = Claim(
     id="fedsgm.compression",
     title="FedSGM with uplink compression: Theorems 1/2 claim every run, the proof bounds an expectation",
     paper=FEDSGM,
     reference="Theorems 1, 2 (main text) = 6, 7 (A.2); Lemma 3; notes section 3.6 item 1",
-    claim=("Under Assumptions 1 and 2, with the theorems' eta, eps (beta), 'A is nonempty, wbar is well-defined, and "
-           "wbar is an eps-solution' -- stated without an expectation, although with q_u > 0 the iterates, A and "
-           "wbar are random and the proof takes E_C in every round before telescoping"),
-    cases=partial(M.compression_cases, schedules=SCHEDULES_SOFT, variants=COMPRESSED_VARIANTS,
-                  phi=Phi(ETA, Gamma_tight), readings_of=_compressed_readings, configs=(
-                      {"name": "axis d=50, Rand-1 (q_u=49), n=1, E=1", "family": AXIS50, "E": 1,
-                       "compressor": {"name": "rand_k", "k": 1}, "T": 240, "instances": 1, "runs": 1000,
-                       "full_runs": 4000},
-                      {"name": "F1 d=20, Rand-4 (q_u=4), n=4, E=2", "family": F1_d20, "E": 2,
-                       "compressor": {"name": "rand_k", "k": 4}, "T": 200, "instances": 2, "runs": 100,
-                       "full_runs": 400},
-                      {"name": "F2 d=10, QSGD s=1, n=4, E=2", "family": F2_d10, "E": 2,
-                       "compressor": {"name": "random_quantization", "s": 1}, "T": 200, "instances": 1, "runs": 100,
-                       "full_runs": 400})),
-    readings=tuple(Reading(name, paper=True, description=desc)
+    statement=("Under Assumptions 1 and 2, with the theorems' eta, eps (beta), 'A is nonempty, wbar is well-defined, "
+               "and wbar is an eps-solution' -- stated without an expectation, although with q_u > 0 the iterates, A "
+               "and wbar are random and the proof takes E_C in every round before telescoping"),
+    evidence=BoundTest(Cases(
+        partial(M.compression_cases, schedules=SCHEDULES_SOFT, variants=COMPRESSED_VARIANTS,
+                phi=Phi(ETA, Gamma_tight), readings_of=_compressed_readings, configs=(
+                    {"name": "axis d=50, Rand-1 (q_u=49), n=1, E=1", "family": AXIS50, "E": 1,
+                     "compressor": {"name": "rand_k", "k": 1}, "T": 240, "instances": 1, "runs": 1000,
+                     "full_runs": 4000},
+                    {"name": "F1 d=20, Rand-4 (q_u=4), n=4, E=2", "family": F1_d20, "E": 2,
+                     "compressor": {"name": "rand_k", "k": 4}, "T": 200, "instances": 2, "runs": 100,
+                     "full_runs": 400},
+                    {"name": "F2 d=10, QSGD s=1, n=4, E=2", "family": F2_d10, "E": 2,
+                     "compressor": {"name": "random_quantization", "s": 1}, "T": 200, "instances": 1, "runs": 100,
+                     "full_runs": 400})),
+        formula={"bound": r"\Pr[\text{run fails}] = 0 \;\text{(stated)};\quad "
+                          r"\mathbb{E}\big[\tfrac1T\sum_t h_t\big] \le \Phi(\eta;\Gamma_{tight}) \;\text{(proved)}",
+                 "schedules": {k: sp.latex(v) for k, v in SCHEDULES_SOFT.items()},
+                 "metric": "failing runs; (1/T) sum_t h_t"})),
+    readings=tuple(Reading(name, paper=True, description=desc, statistic=MEAN if i == 1 else None)
                    for v in COMPRESSED_VARIANTS
-                   for name, desc in zip(_compressed_readings(v),
-                                         ("every seeded run: A nonempty, f(wbar) - f* <= eps, g(wbar) <= eps",
-                                          "mean over seeds of (1/T) sum_t h_t <= Phi(eta; Gamma_tight) (3 SE)"))),
-    formula={"bound": r"\Pr[\text{run fails}] = 0 \;\text{(stated)};\quad "
-                      r"\mathbb{E}\big[\tfrac1T\sum_t h_t\big] \le \Phi(\eta;\Gamma_{tight}) \;\text{(proved)}",
-             "schedules": {k: sp.latex(v) for k, v in SCHEDULES_SOFT.items()},
-             "metric": "failing runs; (1/T) sum_t h_t"},
-    assumptions=["Rand-K: q_u = d/K - 1 (exact); QSGD with s levels: q_u = min(d/s^2, sqrt(d)/s); compressors "
+                   for i, (name, desc) in enumerate(zip(
+                       _compressed_readings(v),
+                       ("every seeded run: A nonempty, f(wbar) - f* <= eps, g(wbar) <= eps",
+                        "mean over seeds of (1/T) sum_t h_t <= Phi(eta; Gamma_tight) (3 SE)")))),
+    assumptions=("Rand-K: q_u = d/K - 1 (exact); QSGD with s levels: q_u = min(d/s^2, sqrt(d)/s); compressors "
                  "independent across clients and rounds",
                  "the axis instance: f = ||w - 3 e_1||, g = w_1 - 1, w_0 = 2 e_1 (G = 1, D = 1, g(w_0) = G D): "
-                 "Rand-1 transmits the constraint direction e_1 with probability 1/d per round"],
+                 "Rand-1 transmits the constraint direction e_1 with probability 1/d per round"),
     symbolic=SYMBOLIC[:2],
+    kind="expectation",
+    expected="violated",
 )
 
 # ---- the sqrt(4E + q_u/n) dependence ---------------------------------------------------------------
 F1_n1 = P.ConstrainedFamily(kind="pl", n=1, m=10, d=20, start="infeasible")
 F1_n16 = P.ConstrainedFamily(kind="pl", n=16, m=10, d=20, start="infeasible")
-scaling = InequalityCheck(
+scaling = Claim(
     id="fedsgm.scaling",
     title="FedSGM: accuracy against 4E + q_u/n (local steps, compression, clients) at fixed T",
     paper=FEDSGM,
     reference="Theorems 1/6 (eps = D G sqrt((4E + q_u/n)/T)); 'the scaling of sqrt(E) captures client drift'",
-    claim=("The guaranteed accuracy grows like sqrt(4E + q_u/n): more local steps and more compression cost "
-           "accuracy at a fixed number of rounds, more clients reduce the compression penalty"),
-    cases=partial(M.scaling_cases, schedules=SCHEDULES_HARD, normalized_bound=EPS * sp.sqrt(T) / (D_0 * G_lip),
-                  sweeps=(
-                      {"name": "local steps E (q_u = 0)", "T": 200, "instances": 3, "runs": 1, "subs":
-                       {Gamma: Gamma_hard, c_eps: 2},
-                       "configs": [{"family": F1_d20, "E": e_, "compressor": None} for e_ in (1, 2, 4, 8)]},
-                      {"name": "compression q_u (Rand-K, E = 1, n = 4)", "T": 200, "instances": 2, "runs": 16,
-                       "full_runs": 64, "subs": {Gamma: Gamma_hard, c_eps: 2},
-                       "configs": [{"family": F1_d20, "E": 1, "compressor": c} for c in
-                                   (None, {"name": "rand_k", "k": 5}, {"name": "rand_k", "k": 2},
-                                    {"name": "rand_k", "k": 1})]},
-                      {"name": "clients n (Rand-1 of 20, q_u = 19, E = 1)", "T": 200, "instances": 2, "runs": 16,
-                       "full_runs": 64, "subs": {Gamma: Gamma_hard, c_eps: 2},
-                       "configs": [{"family": f, "E": 1, "compressor": {"name": "rand_k", "k": 1}}
-                                   for f in (F1_n1, F1_d20, F1_n16)]})),
+    statement=("The guaranteed accuracy grows like sqrt(4E + q_u/n): more local steps and more compression cost "
+               "accuracy at a fixed number of rounds, more clients reduce the compression penalty"),
+    evidence=BoundTest(Cases(
+        partial(M.scaling_cases, schedules=SCHEDULES_HARD, normalized_bound=EPS * sp.sqrt(T) / (D_0 * G_lip),
+                sweeps=(
+                    {"name": "local steps E (q_u = 0)", "T": 200, "instances": 3, "runs": 1, "subs":
+                     {Gamma: Gamma_hard, c_eps: 2},
+                     "configs": [{"family": F1_d20, "E": e_, "compressor": None} for e_ in (1, 2, 4, 8)]},
+                    {"name": "compression q_u (Rand-K, E = 1, n = 4)", "T": 200, "instances": 2, "runs": 16,
+                     "full_runs": 64, "subs": {Gamma: Gamma_hard, c_eps: 2},
+                     "configs": [{"family": F1_d20, "E": 1, "compressor": c} for c in
+                                 (None, {"name": "rand_k", "k": 5}, {"name": "rand_k", "k": 2},
+                                  {"name": "rand_k", "k": 1})]},
+                    {"name": "clients n (Rand-1 of 20, q_u = 19, E = 1)", "T": 200, "instances": 2, "runs": 16,
+                     "full_runs": 64, "subs": {Gamma: Gamma_hard, c_eps: 2},
+                     "configs": [{"family": f, "E": 1, "compressor": {"name": "rand_k", "k": 1}}
+                                 for f in (F1_n1, F1_d20, F1_n16)]})),
+        formula={"bound": r"\varepsilon = 2 D G \sqrt{(4E + q_u/n)/T}", "metric": "max(f(wbar) - f*, g(wbar)) / eps"})),
     readings=(Reading("eps-solution at every configuration (q_u = 0, every run)", paper=True,
                       description="accuracy / eps <= 1 for every run without compression (hard, eps = 2 eps_bad)"),
-              Reading("eps-solution in expectation (q_u > 0)", paper=False,
+              Reading("eps-solution in expectation (q_u > 0)", paper=False, statistic=MEAN,
                       description="mean accuracy / eps <= 1 with compression (what the proof could support)")),
-    formula={"bound": r"\varepsilon = 2 D G \sqrt{(4E + q_u/n)/T}", "metric": "max(f(wbar) - f*, g(wbar)) / eps"},
-    assumptions=["hard switching, eta = eta*(Gamma_hard), eps = 2 eps_bad(Gamma_hard), T = 200",
-                 "the fitted exponent of the mean accuracy against 4E + q_u/n is reported beside the bound's 1/2"],
+    assumptions=("hard switching, eta = eta*(Gamma_hard), eps = 2 eps_bad(Gamma_hard), T = 200",
+                 "the fitted exponent of the mean accuracy against 4E + q_u/n is reported beside the bound's 1/2"),
     symbolic=SYMBOLIC[1:2],
     kind="measurement",
+    expected="holds",
 )
 
 # ---- hard against soft switching ------------------------------------------------------------------
 F1_n10 = P.ConstrainedFamily(kind="pl", n=10, m=10, d=5, start="infeasible")
 F3_n10 = P.ConstrainedFamily(kind="logistic_np", n=10, m=20, d=4, start="infeasible")
 F4_n10 = P.ConstrainedFamily(kind="huber", n=10, m=10, d=5, start="infeasible")
-def _switch_readings(four_x_is_papers: bool):
-    return tuple(Reading(r.name, paper=(four_x_is_papers if "4x" in r.name else r.paper), description=r.description)
-                 for r in SWITCH_READINGS)
-
-
 SWITCH_READINGS = (
     Reading("soft has no more violating rounds than hard", paper=True,
             description="E[violations(hard) - violations(soft)] >= 0 (3 SE); violations = #{t < T: g(w_t) > eps}"),
@@ -407,53 +418,68 @@ SWITCH_READINGS = (
             description="'without compromising the objective' read as E[f(w_T) hard - f(w_T) soft] >= 0 (the "
                         "paper's wording, 'convergence behavior', is vaguer: reported, not deciding)"),
 )
-hard_vs_soft = InequalityCheck(
+
+
+def _switch_readings(four_x_is_papers: bool):
+    return tuple(Reading(r.name, paper=(four_x_is_papers if "4x" in r.name else r.paper), description=r.description)
+                 for r in SWITCH_READINGS)
+
+
+hard_vs_soft = Claim(
     id="fedsgm.hard_vs_soft",
     title="FedSGM: does soft switching violate the constraint in fewer rounds than hard switching?",
     paper=FEDSGM,
     reference="Section 3 'Motivation for soft switching'; Section 4; Conclusion",
-    claim=("Soft switching (beta = 2/eps) is more stable near the feasibility boundary than hard switching: "
-           "fewer rounds with g(w_t) > eps ('around 4x'), fewer oscillations, no loss in f"),
-    cases=partial(M.switching_cases, schedules=SCHEDULES_SOFT, subs={Gamma: Gamma_hard, c_eps: 2}, configs=(
-        {"name": "F1 n=10, d=5, E=5, Rand-2, eta=0.02, eps=0.1", "family": F1_n10, "E": 5, "eta": 0.02, "eps": 0.1,
-         "compressor": {"name": "rand_k", "k": 2}, "T": 100, "instances": 4, "runs": 4},
-        {"name": "F4 Huber n=10, d=5, E=5, Rand-2, eta=0.02, eps=0.1", "family": F4_n10, "E": 5, "eta": 0.02,
-         "eps": 0.1, "compressor": {"name": "rand_k", "k": 2}, "T": 100, "instances": 4, "runs": 4},
-        {"name": "F3 NP n=10, d=4, E=5, Rand-2, eta=0.05, eps=0.1", "family": F3_n10, "E": 5, "eta": 0.05,
-         "eps": 0.1, "compressor": {"name": "rand_k", "k": 2}, "T": 100, "instances": 4, "runs": 4})),
+    statement=("Soft switching (beta = 2/eps) is more stable near the feasibility boundary than hard switching: "
+               "fewer rounds with g(w_t) > eps ('around 4x'), fewer oscillations, no loss in f"),
+    evidence=BoundTest(Cases(
+        partial(M.switching_cases, schedules=SCHEDULES_SOFT, subs={Gamma: Gamma_hard, c_eps: 2}, configs=(
+            {"name": "F1 n=10, d=5, E=5, Rand-2, eta=0.02, eps=0.1", "family": F1_n10, "E": 5, "eta": 0.02,
+             "eps": 0.1, "compressor": {"name": "rand_k", "k": 2}, "T": 100, "instances": 4, "runs": 4},
+            {"name": "F4 Huber n=10, d=5, E=5, Rand-2, eta=0.02, eps=0.1", "family": F4_n10, "E": 5, "eta": 0.02,
+             "eps": 0.1, "compressor": {"name": "rand_k", "k": 2}, "T": 100, "instances": 4, "runs": 4},
+            {"name": "F3 NP n=10, d=4, E=5, Rand-2, eta=0.05, eps=0.1", "family": F3_n10, "E": 5, "eta": 0.05,
+             "eps": 0.1, "compressor": {"name": "rand_k", "k": 2}, "T": 100, "instances": 4, "runs": 4})),
+        formula={"bound": r"\mathbb{E}[\#\{t: g(w_t) > \varepsilon\}_{soft}] < "
+                          r"\mathbb{E}[\#\{t: g(w_t) > \varepsilon\}_{hard}]",
+                 "metric": "violating rounds, oscillations (paired runs)"}),
+        statistic=MEAN),
     readings=_switch_readings(False),
-    formula={"bound": r"\mathbb{E}[\#\{t: g(w_t) > \varepsilon\}_{soft}] < \mathbb{E}[\#\{t: g(w_t) > \varepsilon\}_{hard}]",
-             "metric": "violating rounds, oscillations (paired runs)"},
-    assumptions=["the paper's experimental protocol on synthetic data: a fixed step eta and tolerance eps = 0.1, "
+    assumptions=("the paper's experimental protocol on synthetic data: a fixed step eta and tolerance eps = 0.1, "
                  "beta = 2/eps, T = 100, E = 5, n = 10, Rand-2 uplink (with the theorem's eta and eps at T = 100, "
                  "E = 5 the tolerance exceeds g(w_0) and no variant ever switches)",
-                 "violations and oscillations of every variant are counted against the same eps"],
+                 "violations and oscillations of every variant are counted against the same eps"),
     kind="measurement",
+    expected="holds",
 )
 
 # ---- the paper's experiment --------------------------------------------------------------------------
-experiment = InequalityCheck(
+experiment = Claim(
     id="fedsgm.experiment",
     title="FedSGM experiment: Neyman-Pearson classification on breast cancer, hard vs soft switching",
     paper=FEDSGM,
     reference="Section 4 and Figure 1",
-    claim=("Breast cancer (569 x 30), 10 IID clients, E = 5, T = 100, eps = 0.1, Rand-K uplink, 3 seeds: both "
-           "variants converge in f; soft switching gives around 4x fewer violating rounds, with smaller variance "
-           "and no loss in f"),
-    cases=partial(M.experiment_cases, n=10, E=5, T=100, eps=0.1, beta=20.0, fractions=(0.1, 0.25, 0.5),
-                  etas=(0.05, 0.1, 0.2), seeds=3),
+    statement=("Breast cancer (569 x 30), 10 IID clients, E = 5, T = 100, eps = 0.1, Rand-K uplink, 3 seeds: both "
+               "variants converge in f; soft switching gives around 4x fewer violating rounds, with smaller variance "
+               "and no loss in f"),
+    evidence=BoundTest(Cases(
+        partial(M.experiment_cases, n=10, E=5, T=100, eps=0.1, beta=20.0, fractions=(0.1, 0.25, 0.5),
+                etas=(0.05, 0.1, 0.2), seeds=3),
+        formula={"bound": r"\#\{t: g(w_t) > 0.1\}_{hard} \approx 4\,\#\{t: g(w_t) > 0.1\}_{soft}",
+                 "metric": "violating rounds, oscillations"}),
+        statistic=MEAN),
     readings=_switch_readings(True),
-    formula={"bound": r"\#\{t: g(w_t) > 0.1\}_{hard} \approx 4\,\#\{t: g(w_t) > 0.1\}_{soft}",
-             "metric": "violating rounds, oscillations"},
-    assumptions=["g = mean minority-class (malignant) logistic loss, switching at g(w_t) > eps = 0.1 (the "
+    assumptions=("g = mean minority-class (malignant) logistic loss, switching at g(w_t) > eps = 0.1 (the "
                  "constraint level and the tolerance are the same symbol in the paper); reading 'g - kappa with a "
                  "separate tolerance' is the same run with eps = kappa + tolerance",
                  "not reported by the paper and swept here: eta in {0.05, 0.1, 0.2}, K/d in {0.1, 0.25, 0.5}; "
                  "assumed: beta = 2/eps = 20, w_0 = 0, standardized features with an intercept",
                  "majority = benign (objective), minority = malignant (constraint), by the paper's words; the "
-                 "paper's labels (class 0 = majority) do not match scikit-learn's"],
+                 "paper's labels (class 0 = majority) do not match scikit-learn's"),
     kind="measurement",
+    expected="holds",
 )
+
 
 # ---- reductions (the paper's special cases) --------------------------------------------------------
 def _prove_special_cases():
@@ -466,26 +492,28 @@ def _prove_special_cases():
             f"eps_bad = {sp.sstr(fedcom)} = O(DG sqrt((1 + q_u/n)/T))")
 
 
-reductions = InequalityCheck(
+reductions = Claim(
     id="fedsgm.reductions",
     title="FedSGM special cases: centralized switching subgradient and FedAvg/FedCOM",
     paper=FEDSGM,
     reference="Section 3, discussion after Theorem 2 (special cases); Algorithm 1",
-    claim=("n = 1, E = 1, C = Id is the centralized switching subgradient method (rate O(DG/sqrt T)); g = 0 is "
-           "FedAvg/FedCOM; C = Id makes the server step model averaging"),
-    cases=M.reduction_cases,
+    statement=("n = 1, E = 1, C = Id is the centralized switching subgradient method (rate O(DG/sqrt T)); g = 0 is "
+               "FedAvg/FedCOM; C = Id makes the server step model averaging"),
+    evidence=BoundTest(Cases(M.reduction_cases,
+                             formula={"bound": r"w_T^{FedSGM} = w_T^{ref}", "metric": "max |w_T - w_T(reference)|"})),
     readings=(Reading("n = 1, E = 1, C = Id is centralized SGM (hard), bit for bit"),
               Reading("n = 1, E = 1, C = Id is centralized SGM (soft), bit for bit"),
               Reading("g = 0 is FedAvg (E = 3, n = 5), to rounding"),
               Reading("4 identical clients are one client with E = 4 inner steps, to rounding")),
-    formula={"bound": r"w_T^{FedSGM} = w_T^{ref}", "metric": "max |w_T - w_T(reference)|"},
-    symbolic=(SymbolicClaim("special-case rates: 2DG/sqrt(T) centrally, DG sqrt((4 + q_u/n)/T) for E = 1",
-                            _prove_special_cases),),
+    symbolic=(Fact("special-case rates: 2DG/sqrt(T) centrally, DG sqrt((4 + q_u/n)/T) for E = 1",
+                   _prove_special_cases),),
     kind="measurement",
+    expected="holds",
 )
 
 
-# ---- uniform docstrings: algorithm, theorem with its number, reference, example --------------------
+# ---- uniform descriptions: algorithm, theorem with its number, reference, example -------------------
+# (a claim is immutable, so these live in DOCS, keyed by claim id, instead of the claims' __doc__)
 _DOCS = (
     (theorem1, "Hard-switching FedSGM (Algorithm 1, sigma = 1{z > 0}), E local steps, no compression.",
                "Theorem 1 (= Theorem 6; A.3 for q_u = 0): wbar = mean_{t in A} w_t is an eps-solution, with "
@@ -516,21 +544,8 @@ _DOCS = (
                  "Special cases after Theorem 2 (centralized SGM rate O(DG/sqrt T); FedCOM for g = 0).",
                  "fedcheck verify fedsgm.reductions"),
 )
-for _chk, _alg, _thm, _ex in _DOCS:
-    _chk.__doc__ = (f"{_chk.title}\n\nAlgorithm: {_alg}\nTheorem: {_thm}\nReference: {FEDSGM.title} "
-                    f"({FEDSGM.authors}, {FEDSGM.venue}), {_chk.reference}.\nExample: {_ex}\n")
+DOCS = {c.id: (f"{c.title}\n\nAlgorithm: {alg}\nTheorem: {thm}\nReference: {FEDSGM.title} "
+               f"({FEDSGM.authors}, {FEDSGM.venue}), {c.reference}.\nExample: {ex}\n")
+        for c, alg, thm, ex in _DOCS}
 
-
-# =================================================================================================
-# Proof audit (issue #9): the epsilon algebra above, attached as proof steps of Theorems 1 and 2
-# (``fedcheck audit fedsgm``); the checks above are unchanged.  Machinery in fedcheck.audit.
-def _fedsgm_proof_steps(claims, reference):
-    from fedcheck.tools import audit as A
-    return tuple(A.ProofStep(c.name, c.name, "symbolic", (lambda c=c: A.from_symbolic_claim(c)), reference=reference)
-                 for c in claims)
-
-
-theorem1.proof_steps = _fedsgm_proof_steps(SYMBOLIC, "Theorem 1 (hard switching): eps, eta and Gamma")
-theorem2.proof_steps = _fedsgm_proof_steps(
-    SYMBOLIC + tuple(c for c in theorem2.symbolic if c.name.startswith("beta = 2/eps")),
-    "Theorem 2 (soft switching): eps, eta, Gamma and beta")
+CLAIMS = (theorem1, theorem2, per_round, lemma5, compression, scaling, hard_vs_soft, experiment, reductions)

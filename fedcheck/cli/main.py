@@ -63,7 +63,8 @@ def summary_table(results: list[dict]) -> str:
             ci = r.get("fitted_rate_ci")
             rate = f"{_fmt(r.get('fitted_rate'), '.3f')}" + (f" [{ci[0]:.2f},{ci[1]:.2f}]" if ci else "") + \
                    f" ({r['claimed_rate']:.3g})"
-        rows.append((r["id"], r["verdict"].upper() if r["verdict"] == V.VIOLATED else r["verdict"],
+        head = r.get("headline") or r["verdict"]
+        rows.append((r["id"], head.upper() if head == V.VIOLATED else head,
                      _fmt(r.get("max_ratio")), rate, r.get("rate_verdict") or "-",
                      (r.get("feasibility") or {}).get("verdict", "-"), f"{r.get('seconds', 0):.1f}s"))
         for name, d in (r.get("readings") or {}).items():
@@ -196,10 +197,8 @@ def _rerun_hint(check_id: str, path: str, theorem_files) -> str:
 
 
 def cmd_verify(args, argv) -> int:
-    from fedcheck.core.claim import RunConfig
-    from fedcheck.problems.instances import InstanceError, load_instance
     from fedcheck.core.registry import UnknownCheck
-    from fedcheck.core.results import document, provenance, write_json
+    from fedcheck.problems.instances import InstanceError, load_instance
 
     reg = _registry(args.theorem_file)
     try:
@@ -218,9 +217,29 @@ def cmd_verify(args, argv) -> int:
     instances = [inst for _, inst in loaded]
     params = _parse_params(args.param)
     validate_inputs(checks, params, loaded)
+    from fedcheck.core.results import check_writable
+    if not args.no_report:
+        check_writable(args.out, "--out", directory=True)
+    if args.json:
+        check_writable(args.json, "--json", directory=False)
+    import shutil
+    import tempfile
+    staging = Path(tempfile.mkdtemp(prefix="fedcheck-run-")) if not args.no_report else None
+    try:
+        return _verify(args, argv, checks, seeds, params, instances, staging)
+    finally:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _verify(args, argv, checks, seeds, params, instances, staging) -> int:
+    """Run the claims; refuting instances are written under ``staging`` and moved into ``--out`` only once the
+    whole run is done (an interrupted run leaves no file)."""
+    from fedcheck.core.claim import RunConfig
+    from fedcheck.core.results import document, provenance, write_json
     config = RunConfig(seeds=seeds, rounds=args.rounds, instances=instances or None, params=params,
                        full=args.full, progress=not args.quiet, use_cache=not args.no_cache,
-                       save_dir=str(Path(args.out) / "instances"))
+                       save_dir=str(staging / "instances") if staging is not None else None)
     from tqdm import tqdm
     results = []
     bar = tqdm(checks, desc="checks", unit="check", disable=args.quiet or len(checks) < 2, file=sys.stderr)
@@ -239,13 +258,15 @@ def cmd_verify(args, argv) -> int:
         for chk, r in zip(checks, results):
             attach_audit(r, chk)
             print(audit_line(chk, r))
+    if staging is not None:
+        _publish_instances(results, staging, Path(args.out))
     doc = document(results, provenance(argv, seeds))
     print(summary_table(results))
     for r in results:
         if r["verdict"] != V.HOLDS and r.get("reason"):
             print(f"{r['id']}: {r['verdict']}: {r['reason']}")
         for path in r.get("saved_instances") or []:
-            hint = _rerun_hint(r["id"], path, args.theorem_file) if r.get("kind") == "bound" else ""
+            hint = _rerun_hint(r["id"], path, args.theorem_file)
             print(f"{r['id']}: instance saved to {path}{hint}")
     if args.json:
         path = write_json(doc, args.json)
@@ -255,6 +276,23 @@ def cmd_verify(args, argv) -> int:
         for path in write_reports(doc, Path(args.out)):
             print(f"report: {path}")
     return exit_code(results)
+
+
+def _publish_instances(results: list[dict], staging: Path, out: Path) -> dict:
+    """Move the staged refuting instances into ``out/instances`` and point the results at their final paths."""
+    import shutil
+    src_dir = staging / "instances"
+    moved = {}
+    if src_dir.is_dir():
+        dest_dir = out / "instances"
+        dest_dir.mkdir(parents=True, exist_ok=True)
+        for f in sorted(src_dir.iterdir()):
+            dest = dest_dir / f.name
+            shutil.move(str(f), str(dest))
+            moved[str(f)] = str(dest)
+    for r in results:
+        r["saved_instances"] = [moved.get(p, p) for p in r.get("saved_instances") or []]
+    return moved
 
 
 def cmd_report(args) -> int:

@@ -148,6 +148,7 @@ class Result:
     kind: str
     verdict: str
     reason: str = ""
+    headline: str = ""
     expected: str | None = None
     claimed_rate: float | None = None
     fitted_rate: float | None = None

@@ -53,12 +53,40 @@ def atomic_write(path: str | os.PathLike, write) -> Path:
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
+        os.chmod(tmp, 0o666 & ~_umask())     # the mode of an ordinary new file (mkstemp makes 0600)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def check_writable(path: str | os.PathLike, what: str, directory: bool) -> None:
+    """Refuse (``BadInput``), before any computation, an output location that cannot be written."""
+    from fedcheck.core.errors import BadInput
+    p = Path(path)
+    if p.exists():
+        if directory and not p.is_dir():
+            raise BadInput(f"{what} {p}: exists and is not a directory")
+        if not directory and p.is_dir():
+            raise BadInput(f"{what} {p}: is a directory, expected a file")
+        target = p if directory else p.parent
+    else:
+        target = p.parent if not directory else p
+        while not target.exists():
+            target = target.parent
+        if not target.is_dir():
+            raise BadInput(f"{what} {p}: {target} is not a directory")
+    probe = target if target.exists() else target.parent
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise BadInput(f"{what} {p}: {probe} is not writable")
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:

@@ -77,6 +77,7 @@ def finish(res: Result, findings: Sequence[Finding], reason: str | None = None) 
         if side and not res.reason:
             res.reason = "paper claims stand; analyses refuted: " + "; ".join(
                 f"{f.name}: {f.verdict}" + (f" ({f.evidence})" if isinstance(f.evidence, str) else "") for f in side)
+    res.headline = headline(res.verdict, findings, res.kind)
     decisive = [f for f in findings if f.paper] or list(findings)
     ratios = [f.max_ratio for f in decisive if f.max_ratio is not None and np.isfinite(f.max_ratio)]
     if ratios and res.max_ratio is None:
@@ -85,6 +86,27 @@ def finish(res: Result, findings: Sequence[Finding], reason: str | None = None) 
     if excess and res.max_excess is None:
         res.max_excess = max(excess)
     return res
+
+
+_GOOD = (V.HOLDS, V.REPRODUCED)
+_BAD = (V.VIOLATED, V.NOT_REPRODUCED)
+
+
+def headline(verdict: str, findings: Sequence[Finding], kind: str) -> str:
+    """The verdict as shown first: when the paper's own findings disagree, it says so with the count
+    (``partly reproduced: 1 of 4 paper findings refuted``), so that a headline never hides a finding the
+    paper states."""
+    paper = [f for f in findings if f.paper]
+    bad = [f for f in paper if f.verdict in _BAD]
+    good = [f for f in paper if f.verdict in _GOOD]
+    if bad and good:
+        word = "partly holds" if kind in ("bound", "expectation") else "partly reproduced"
+        return f"{word}: {len(bad)} of {len(paper)} paper findings refuted"
+    if verdict in _GOOD:
+        undecided = [f for f in paper if f.verdict == V.INCONCLUSIVE]
+        if undecided:      # (cannot happen: combine would make it inconclusive) kept for clarity
+            return f"{verdict}, {len(undecided)} undecided"
+    return verdict
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -164,8 +186,13 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
                            for b, e in extra["bounds"].items()}
         evidence = None
         if st.kind != "mean":
-            k = sum(int(i.comparison.failing_samples().sum()) for i, _, _ in lst)
-            n = sum(i.comparison.samples for i, _, _ in lst)
+            failing: dict = {}     # per case: a run fails when any of its bounds fails
+            for i, _, _ in lst:
+                f_i = i.comparison.failing_samples()
+                prev = failing.get(i.case)
+                failing[i.case] = f_i if prev is None or prev.shape != f_i.shape else (prev | f_i)
+            k = sum(int(f.sum()) for f in failing.values())
+            n = sum(int(f.size) for f in failing.values())
             ci = clopper_pearson(k, n)
             extra.update({"failed_runs": k, "runs": n, "failure_fraction": k / n if n else None,
                           "failure_fraction_ci": ci})

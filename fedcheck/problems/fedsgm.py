@@ -333,6 +333,10 @@ class ConstrainedInstance:
     def Gc(self, w):
         return float(self.g.value(np.broadcast_to(w, (1, self.n, self.d))).mean())
 
+    def save(self, stem) -> list[str]:
+        """Write this instance to ``<stem>.npz`` (:func:`save_constrained`); the paths written."""
+        return [str(save_constrained(self, str(stem) + ".npz"))]
+
 
 class ConstrainedBatch:
     """Instances of one shape and kind stacked on a leading axis (rows may repeat an instance)."""
@@ -676,7 +680,7 @@ def load_constrained(path) -> ConstrainedInstance:
 
 
 # ------------------------------------------------------------------------------------------------
-# the runner of the horizon checks (fedcheck.horizon protocol)
+# the runner of the horizon claims (the fedcheck.experiments.Horizons protocol)
 def _run_seed(inst: ConstrainedInstance, run_seed: int) -> int:
     return int(inst.seed or 0) * 1_000_003 + int(run_seed)
 

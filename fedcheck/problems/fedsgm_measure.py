@@ -2,7 +2,7 @@
 reduction checks declared in ``theorems/fedsgm.py``.
 
 Every builder receives the SymPy schedules it runs with (declared once in ``theorems/fedsgm.py``) and
-returns :class:`fedcheck.inequality.Case` objects; nothing here writes a step size or a threshold
+returns :class:`fedcheck.experiments.Case` objects (for :class:`fedcheck.experiments.Cases`); nothing here writes a step size or a threshold
 formula of its own (the experiment's fixed values are the paper's: eps = 0.1, E = 5, T = 100, n = 10).
 """
 from __future__ import annotations
@@ -14,17 +14,32 @@ import numpy as np
 import sympy as sp
 
 from fedcheck.core import verdict as V
-from fedcheck.check import RunConfig
+from fedcheck.core.claim import RunConfig
+from fedcheck.core.evidence import Comparison, clopper_pearson
 from fedcheck.algorithms.compression import make_compressor
 from fedcheck.problems.constants import InstanceContext, resolve
 from fedcheck.algorithms.switching import centralized_local_sgm, fedavg, fedsgm, switching_subgradient
-from fedcheck.inequality import Case, Comparison, evaluate_expr
-from fedcheck.seed_fraction import clopper_pearson
+from fedcheck.experiments import Case
 from fedcheck.core.symbols import T as T_sym
 from fedcheck.problems import fedsgm as P
 
-__all__ = ["schedule_values", "compression_cases", "scaling_cases", "switching_cases", "experiment_cases",
+__all__ = ["evaluate_expr", "schedule_values", "compression_cases", "scaling_cases", "switching_cases", "experiment_cases",
            "reduction_cases", "violations", "oscillations"]
+
+
+def evaluate_expr(expr, values: dict, n: int | None = None) -> np.ndarray:
+    """Evaluate a SymPy expression with ``values[name]`` (scalars or equal-length arrays) for each free
+    symbol; ``inf``/``nan`` where undefined (no warnings)."""
+    expr = sp.sympify(expr)
+    free = sorted(expr.free_symbols, key=lambda s: s.name)
+    missing = [s.name for s in free if s.name not in values]
+    if missing:
+        raise KeyError(f"{expr} needs values for {missing}")
+    fn = sp.lambdify(free, expr, modules="numpy")
+    args = [np.asarray(values[s.name], dtype=float) for s in free]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = np.asarray(fn(*args), dtype=float)
+    return out if n is None else np.broadcast_to(out, (n,)).copy()
 
 
 def schedule_values(exprs: dict, inst, sol, settings: dict, T: int, subs: dict | None = None) -> dict:
@@ -65,7 +80,8 @@ def compression_cases(config: RunConfig, params: dict, *, schedules: dict, varia
                       phi, readings_of) -> list[Case]:
     """``variants``: ``{"name", "rule", "subs"}`` (substitutions into the schedules); ``configs``: ``{"name",
     "family", "E", "compressor", "T", "instances", "runs", "full_runs"}``; ``phi``: the expectation bound
-    (SymPy, Phi(eta; Gamma_tight)); ``readings_of(variant) -> (pathwise name, expectation name)``."""
+    (SymPy, Phi(eta; Gamma_tight)); ``readings_of(variant) -> (pathwise name, expectation name)``.  One sample
+    per run; the expectation readings declare the ``mean`` statistic, the pathwise ones get failure fractions."""
     cases = []
     for cfg in configs:
         fam, T = cfg["family"], int(config.rounds or cfg["T"])
@@ -91,7 +107,7 @@ def compression_cases(config: RunConfig, params: dict, *, schedules: dict, varia
                                        rhs_lo=np.array([0.5, eps, eps]), scale=np.array([1.0, f["scale"][0], 1.0]),
                                        points=["A nonempty (1{A empty} <= 1/2)", "objective", "feasibility"],
                                        point_name="claim")
-                ineqs[ex] = Comparison(lhs_lo=meas["summed"]["value"][:, None], rhs_lo=phi_v, expectation=True,
+                ineqs[ex] = Comparison(lhs_lo=meas["summed"]["value"][:, None], rhs_lo=phi_v,
                                        scale=meas["summed"]["scale"][:1], points=["(1/T) sum_t h_t"],
                                        point_name="quantity")
                 k_empty = int(emp.sum())
@@ -114,8 +130,7 @@ def compression_cases(config: RunConfig, params: dict, *, schedules: dict, varia
                        "rows": table}]
             cases.append(Case(label=f"{cfg['name']}, seed {s}", inequalities=ineqs, instance=inst.describe(),
                               evidence={"variants": ev, "solver": sol.record(), "T": T}, tables=tables,
-                              save=lambda stem, inst=inst: [str(P.save_constrained(inst, f"{stem}.npz"))],
-                              reason=sol.reason))
+                              save=inst.save, reason=sol.reason, problem=inst))
     return cases
 
 
@@ -173,7 +188,7 @@ def scaling_cases(config: RunConfig, params: dict, *, schedules: dict, sweeps: S
         if samples_ex:
             S = min(len(x) for _, x in samples_ex)
             ineqs["eps-solution in expectation (q_u > 0)"] = Comparison(
-                lhs_lo=np.stack([x[:S] for _, x in samples_ex], 1), rhs_lo=1.0, expectation=True,
+                lhs_lo=np.stack([x[:S] for _, x in samples_ex], 1), rhs_lo=1.0,
                 points=[p for p, _ in samples_ex], point_name="configuration")
         series += [
             {"panel": f"accuracy vs 4E + q_u/n ({sw['name']})", "label": "measured mean accuracy / (D G / sqrt T)",
@@ -219,11 +234,12 @@ def _switch_runs(batch, eta, eps, E, comp, seeds, T, beta_factor=2.0):
 
 
 def _switch_inequalities(runs: dict) -> dict:
-    """Paired claims, each written as E[(larger) - (smaller)] >= 0 over the runs."""
+    """Paired claims, each written as E[(larger) - (smaller)] >= 0 over the runs (one sample per run; the
+    claims declare the ``mean`` statistic)."""
     h, s = runs["hard at eps"], runs["soft, beta = 2/eps"]
 
     def ge(x, label):
-        return Comparison(lhs_lo=np.asarray(x, float)[:, None], rhs_lo=0.0, relation=">=", expectation=True,
+        return Comparison(lhs_lo=np.asarray(x, float)[:, None], rhs_lo=0.0, relation=">=",
                           points=[label])
     return {
         "soft has no more violating rounds than hard": ge(h["violations"] - s["violations"],
