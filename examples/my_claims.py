@@ -8,27 +8,30 @@ constant.  fedcheck runs both and says which holds.
 """
 import sympy as sp
 
+from fedcheck import Bound, BoundTest, Claim, Domain, Paper, Rounds
 from fedcheck import algorithms as engine
-from fedcheck.check import BoundCheck, Paper, rate_claim
 from fedcheck.problems.instances import RandomFamily
-from fedcheck.core.symbols import D, L, lambda_0, n, t
+from fedcheck.symbols import D, L, lambda_0, n, t
 
 MINE = Paper(key="my", title="My conjectures about FedFW", authors="me")
 
 schedules = {"eta": 2 / (t + 1), "lam": lambda_0 * sp.sqrt(t + 1)}
 family = RandomFamily(loss="least_squares", set="l1", n=10, m=20, p=20)
+# both conjectures are about least squares on the l1 ball, any size, any number of clients
+domain = Domain(fixed={"loss": "least_squares", "set": "l1"},
+                free={"n": (1, None), "m": (1, None), "p": (1, None), "radius": (0, None), "x0": None},
+                params={"lambda_0": ">0"})
 
-fast_rate = BoundCheck(
-    id="my.fast_rate", paper=MINE, reference="conjecture 1",
-    claim="F(xbar^t) - F* <= 2 n L D^2 / (t + 1)",
-    algorithm=engine.fedfw, schedules=schedules, bound=2 * n * L * D**2 / (t + 1),
-    claimed_rate=-1, params={"lambda_0": 1.0}, family=family, valid_from=2,
-    symbolic=(rate_claim(2 * n * L * D**2 / (t + 1), -1),), default_seeds=4, default_rounds=3000,
-)
 
-too_good = BoundCheck(
-    id="my.too_good", paper=MINE, reference="conjecture 2",
-    claim="F(xbar^t) - F* <= L D^2 / (100 (t + 1))",
-    algorithm=engine.fedfw, schedules=schedules, bound=L * D**2 / (100 * (t + 1)),
-    claimed_rate=-1, params={"lambda_0": 1.0}, family=family, valid_from=2, default_seeds=4, default_rounds=3000,
-)
+def conjecture(id, reference, statement, bound, expected):
+    return Claim(id=id, paper=MINE, reference=reference, statement=statement,
+                 evidence=BoundTest(Rounds(family=family, algorithm=engine.fedfw, schedules=schedules, valid_from=2,
+                                           seeds=4, rounds=3000),
+                                    bounds=(Bound(reference, bound),), rate=-1),
+                 params={"lambda_0": 1.0}, domain=domain, expected=expected)
+
+
+fast_rate = conjecture("my.fast_rate", "conjecture 1", "F(xbar^t) - F* <= 2 n L D^2 / (t + 1)",
+                       2 * n * L * D**2 / (t + 1), "holds")
+too_good = conjecture("my.too_good", "conjecture 2", "F(xbar^t) - F* <= L D^2 / (100 (t + 1))",
+                      L * D**2 / (100 * (t + 1)), "violated")

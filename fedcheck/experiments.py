@@ -345,7 +345,7 @@ class Rounds:
                             obs.items.append(item)
                             part["bound"][r.name] = b
                             part["readings"][r.name] = cmp.judge(test.statistic_of(r))
-                        if bi == 0 and (test.rate is not None or claim.claimed_rate is not None) and gparams == self.param_grid[0]:
+                        if bi == 0 and (test.rate is not None or claim.claimed_rate is not None):
                             if R == 1:
                                 floor = hi_j[:, 0] - v_j[:, 0]
                                 fit = V.fit_rate(kk, v_j[:, 0], floor)
@@ -353,7 +353,8 @@ class Rounds:
                                 se = np.maximum(lo_j.std(1, ddof=1), hi_j.std(1, ddof=1)) / np.sqrt(R)
                                 floor = np.maximum(hi_j.mean(1) - lo_j.mean(1), V.POLICY.statistical_z * se)
                                 fit = V.fit_rate(kk, v_j.mean(1), floor)
-                            rec_j["fit"] = fit
+                            entry["fit"] = fit
+                            rec_j.setdefault("fit", fit)
                             obs.fits.append(fit)
         for rec_j in records:       # the standard fields: first grid point, first bound
             if rec_j is not None and rec_j["grid"]:
@@ -534,6 +535,7 @@ class Horizons:
             reasons = [s.reason for s in sols]
             obs.reasons.extend(r for r in reasons if r)
             series: dict = {}     # (inst, reading, bound) -> {T: (value, bound)}
+            evid: dict = {}       # (inst, reading) -> {T: the runner's per-run evidence}
             for T in horizons:
                 combos = list(itertools.product(range(len(readings)), range(len(insts)), range(run_seeds)))
                 r_idx = np.array([c[0] for c in combos])
@@ -551,6 +553,11 @@ class Horizons:
                 sched = {name: values[name] for name in self.schedules}
                 meas = self.runner([insts[i] for i in i_idx], [sols[i] for i in i_idx], sched, T,
                                    dict(case.settings), s_idx)
+                extra = meas.get("_evidence") or {}
+                for j in range(B):
+                    if s_idx[j] == 0 and extra:
+                        evid.setdefault((int(i_idx[j]), readings[r_idx[j]].name), {})[T] = {
+                            k: (float(v[j]) if np.ndim(v) == 1 else None) for k, v in extra.items()}
                 for bnd in bounds:
                     bvals = np.empty(B)
                     for r, reading in enumerate(readings):
@@ -595,8 +602,11 @@ class Horizons:
                     data = series.get((i, reading.name, rate_b), {})
                     vals = np.array([data.get(T, (np.nan,))[0] for T in horizons], dtype=float)
                     rec["bound"][reading.name] = [data.get(T, (None, None))[1] for T in horizons]
-                    rec["horizons"][reading.name] = {str(T): {b.name: series.get((i, reading.name, b.name), {}).get(T, (None, None, None))[2]
-                                                              for b in bounds} for T in horizons}
+                    rec["horizons"][reading.name] = {str(T): {**{b.name: series.get((i, reading.name, b.name), {}).get(T, (None, None, None))[2]
+                                                                 for b in bounds},
+                                                              **({"evidence": evid[(i, reading.name)][T]}
+                                                                 if T in evid.get((i, reading.name), {}) else {})}
+                                                     for T in horizons}
                     all_codes = [series.get((i, reading.name, b.name), {}).get(T, (None, None, {"verdict": V.INCONCLUSIVE}))[2]["verdict"]
                                  for b in bounds for T in horizons]
                     ratios = [d[2]["max_ratio"] for b in bounds for d in series.get((i, reading.name, b.name), {}).values()

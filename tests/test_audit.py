@@ -68,18 +68,20 @@ def test_verify_with_audit_keeps_the_bound_verdict(tmp_path, capsys):
 
 USER = textwrap.dedent('''
     import sympy as sp
-    from fedcheck.tools import audit as A
+    from fedcheck import Bound, BoundTest, Claim, Paper, Rounds
     from fedcheck import algorithms as engine
-    from fedcheck.check import BoundCheck, Paper
+    from fedcheck.tools import audit as A
     from fedcheck.problems.instances import RandomFamily
-    from fedcheck.core.symbols import D, L, lambda_0, t
+    from fedcheck.symbols import D, L, lambda_0, t
 
     x = sp.Symbol("x", positive=True)
-    mine = BoundCheck(
+    mine = Claim(
         id="mine.claim", paper=Paper(key="mine", title="mine", authors="me"), reference="conjecture",
-        claim="F(xbar^t) - F* <= 2 L D^2", algorithm=engine.fedfw,
-        schedules={"eta": 2 / (t + 1), "lam": lambda_0 * sp.sqrt(t + 1)}, bound=2 * L * D**2,
-        params={"lambda_0": 1.0}, family=RandomFamily(n=2, m=3, p=2), default_rounds=20,
+        statement="F(xbar^t) - F* <= 2 L D^2",
+        evidence=BoundTest(Rounds(family=RandomFamily(n=2, m=3, p=2), algorithm=engine.fedfw,
+                                  schedules={"eta": 2 / (t + 1), "lam": lambda_0 * sp.sqrt(t + 1)}, rounds=20),
+                           bounds=(Bound("2 L D^2", 2 * L * D**2),)),
+        params={"lambda_0": 1.0},
         proof_steps=(A.ProofStep("am-gm", "x + 1/x >= 2", "symbolic",
                                  lambda: A.prove_nonnegative(x + 1 / x - 2, transform=lambda e: sp.factor(sp.together(e)))),
                      A.ProofStep("{STEP}", "undecidable here", "symbolic", lambda: {OUTCOME})))

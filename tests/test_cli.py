@@ -1,5 +1,6 @@
 """The command line: list, verify, exit codes, bad input, user files, JSON."""
 import json
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -54,7 +55,7 @@ def test_unknown_id_suggests(capsys):
     (["--rounds", "0"], "--rounds"),
     (["--param", "lambda_0"], "NAME=VALUE"),
     (["--param", "lambda_0=abc"], "not a number"),
-    (["--theorem-file", "/nonexistent/claims.py"], "does not exist"),
+    (["--theorem-file", "/nonexistent/claims.py"], "no such file"),
 ])
 def test_bad_options_exit_2(args, message, capsys):
     assert main(["verify", "theorem1", "-q", "--no-report", *args]) == 2
@@ -88,7 +89,11 @@ def test_user_instance_file(tmp_path):
 
 
 def test_user_theorem_file_refuted_and_confirmed(tmp_path, capsys):
-    rc = main(["verify", "--theorem-file", EXAMPLE, "my.too_good", *QUICK, "--out", str(tmp_path)])
+    quiet = tmp_path / "quiet"
+    rc = main(["verify", "--theorem-file", EXAMPLE, "my.too_good", *QUICK, "--out", str(quiet)])
+    assert rc == 1 and not quiet.exists()          # --no-report writes nothing under --out
+    QUICK_REPORT = [a for a in QUICK if a != "--no-report"]
+    rc = main(["verify", "--theorem-file", EXAMPLE, "my.too_good", *QUICK_REPORT, "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert rc == 1 and "VIOLATED" in out
     saved = list((tmp_path / "instances").glob("*.npz"))
@@ -107,25 +112,40 @@ def test_inaccurate_solve_is_inconclusive(monkeypatch, tmp_path, capsys):
         sol = real(inst, use_cache=False)
         sol.status = "optimal_inaccurate"
         return sol
-    from theorems.fedfw import theorem1
-    monkeypatch.setattr(theorem1, "solver", inaccurate)
+    monkeypatch.setattr(solve_mod, "solve_consensus", inaccurate)   # the solver theorem1's experiment uses
     out = tmp_path / "r.json"
     assert main(["verify", "theorem1", *QUICK, "--json", str(out)]) == 3
     chk = json.loads(out.read_text())["checks"][0]
     assert chk["verdict"] == "inconclusive" and "optimal_inaccurate" in chk["reason"]
 
 
-def test_nan_is_inconclusive(monkeypatch, tmp_path):
-    from theorems.fedfw import theorem1
-    real = theorem1.algorithm
+NAN_METHOD = textwrap.dedent('''
+    import numpy as np
+    import sympy as sp
+    from fedcheck import Bound, BoundTest, Claim, Paper, Rounds
+    from fedcheck import algorithms as engine
+    from fedcheck.problems.instances import RandomFamily
+    from fedcheck.symbols import D, L, lambda_0, t
 
-    def nan_algo(batch, **kw):
-        tr = real(batch, **kw)
+    def nan_fedfw(batch, **kw):        # a method whose run produces a NaN at one recorded round
+        tr = engine.fedfw(batch, **kw)
         tr.metrics["F"][5] = np.nan
         return tr
-    monkeypatch.setattr(theorem1, "algorithm", nan_algo)
+
+    nan_claim = Claim(id="nan.claim", paper=Paper(key="nan", title="t", authors="a"), reference="r", statement="s",
+                      evidence=BoundTest(Rounds(family=RandomFamily(n=3, m=4, p=3), algorithm=nan_fedfw,
+                                                schedules={"eta": 2 / (t + 1), "lam": lambda_0 * sp.sqrt(t + 1)},
+                                                rounds=50, seeds=2),
+                                         bounds=(Bound("loose", 100 * L * D**2),)),
+                      params={"lambda_0": 1.0})
+''')
+
+
+def test_nan_is_inconclusive(tmp_path):
+    f = tmp_path / "nan.py"
+    f.write_text(NAN_METHOD)
     out = tmp_path / "r.json"
-    rc = main(["verify", "theorem1", *QUICK, "--json", str(out)])
+    rc = main(["verify", "--theorem-file", str(f), "nan.claim", *QUICK, "--json", str(out)])
     chk = json.loads(out.read_text())["checks"][0]
     assert rc == 3 and chk["verdict"] == "inconclusive"
 

@@ -15,8 +15,8 @@ T = 200
 
 def _sched(B, lam0):
     tt = np.arange(1, T + 1)
-    eta = evaluate_schedule(theorem1.schedules["eta"], tt, {}, B)
-    lam = evaluate_schedule(theorem1.schedules["lam"], tt, {"lambda_0": lam0}, B)
+    eta = evaluate_schedule(theorem1.evidence.experiment.schedules["eta"], tt, {}, B)
+    lam = evaluate_schedule(theorem1.evidence.experiment.schedules["lam"], tt, {"lambda_0": lam0}, B)
     return eta, lam
 
 
@@ -81,7 +81,7 @@ def test_one_client_without_penalty_is_frank_wolfe(inst):
 
 def test_batch_equals_separate_runs():
     from theorems.fedfw import theorem1 as th
-    insts = [th.family.draw(s) for s in range(3)]
+    insts = [th.evidence.experiment.family.draw(s) for s in range(3)]
     batch = InstanceBatch(insts)
     eta, lam = _sched(3, 1.0)
     together = fedfw(batch, eta=eta, lam=lam, rounds=T)
@@ -93,16 +93,16 @@ def test_batch_equals_separate_runs():
 def test_schedules_come_from_the_declaration():
     """The arrays the engine receives are the SymPy expressions of theorems/fedfw.py, evaluated."""
     tt = np.arange(1, 50)
-    lam = evaluate_schedule(theorem1.schedules["lam"], tt, {"lambda_0": 0.7}, 1)[:, 0]
-    ref = [float(theorem1.schedules["lam"].subs({t: k, lambda_0: 0.7})) for k in tt]
+    lam = evaluate_schedule(theorem1.evidence.experiment.schedules["lam"], tt, {"lambda_0": 0.7}, 1)[:, 0]
+    ref = [float(theorem1.evidence.experiment.schedules["lam"].subs({t: k, lambda_0: 0.7})) for k in tt]
     np.testing.assert_allclose(lam, ref, rtol=1e-15)
-    assert sp.simplify(theorem1.schedules["eta"] - 2 / (t + 1)) == 0
+    assert sp.simplify(theorem1.evidence.experiment.schedules["eta"] - 2 / (t + 1)) == 0
     # a different declared schedule gives a different run
-    inst = theorem1.family.draw(0)
+    inst = theorem1.evidence.experiment.family.draw(0)
     batch = InstanceBatch([inst])
-    eta = evaluate_schedule(theorem1.schedules["eta"], np.arange(1, 101), {}, 1)
-    lam_a = evaluate_schedule(theorem1.schedules["lam"], np.arange(1, 101), {"lambda_0": 1.0}, 1)
-    lam_b = evaluate_schedule(theorem1.schedules["lam"], np.arange(1, 101), {"lambda_0": 5.0}, 1)
+    eta = evaluate_schedule(theorem1.evidence.experiment.schedules["eta"], np.arange(1, 101), {}, 1)
+    lam_a = evaluate_schedule(theorem1.evidence.experiment.schedules["lam"], np.arange(1, 101), {"lambda_0": 1.0}, 1)
+    lam_b = evaluate_schedule(theorem1.evidence.experiment.schedules["lam"], np.arange(1, 101), {"lambda_0": 5.0}, 1)
     a = fedfw(batch, eta=eta, lam=lam_a, rounds=100)
     b = fedfw(batch, eta=eta, lam=lam_b, rounds=100)
     assert not np.allclose(a.final["X"], b.final["X"])
@@ -120,7 +120,7 @@ def test_record_grid():
 
 
 def test_clients_start_at_zero_or_given_point():
-    inst = theorem1.family.draw(0)
+    inst = theorem1.evidence.experiment.family.draw(0)
     tr = _run(inst)
     F0 = inst.make_loss().full_value(np.zeros(inst.p))
     assert tr.metrics["F"][0, 0] == F0

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from fedcheck.core import verdict as V
-from fedcheck.check import RunConfig
+from fedcheck.core.claim import RunConfig
 from fedcheck.algorithms import composite as E
 from fedcheck.problems import feddualavg as P
 from fedcheck.problems.regularizers import (L1, L1BallIndicator, L2BallIndicator, Nuclear, SquaredL2, Zero, make_regularizer,
@@ -316,6 +316,23 @@ def test_fedmid_refutation_saves_its_instance(tmp_path):
     R = 512
     tr = E.fedmid(P.batch_of([inst]), rounds=R, eta_c=1 / (4 * K_ * L_) / 10, eta_s=10.0, grid=np.array([R]))
     assert tr.metrics["Phi_avg"][0, 0] - sol.phi_lower > 4 * L_ * c["B"].interval[1] / R
+
+
+def test_sweep_rule_and_declarations():
+    """A swept reading holds when it holds at the last value, is violated only when violated at every value."""
+    import theorems.feddualavg as T
+    from fedcheck.problems.feddualavg import HorizonExpectations, _sweep_verdict
+    H, I, X = V.HOLDS, V.INCONCLUSIVE, V.VIOLATED
+    assert _sweep_verdict([X, X, H]) == H and _sweep_verdict([X, X, X]) == X
+    assert _sweep_verdict([H, H, X]) == I and _sweep_verdict([X, I]) == I and _sweep_verdict([]) == I
+    for c in (T.theorem_4_1, T.theorem_4_1_tuned, T.theorem_4_1_fedmid):
+        assert isinstance(c.evidence.experiment, HorizonExpectations) and c.evidence.experiment.sweep[0] == "eta_s"
+    assert [len(c.proof_steps) for c in (T.theorem_4_1_tuned, T.theorem_4_2_tuned, T.theorem_4_3_tuned)] == [2, 2, 3]
+    assert [c.id.split(".")[1] for c in T.CLAIMS] == list(EXPECTED)[:7] + [
+        "lemma_c2", "lemma_c3", "claim_c5", "lemma_d2", "claim_d5", "variance_step", "curse_constrained",
+        "curse_l1_densification", "osp_long_horizon"] + list(SLOW)
+    for c in T.CLAIMS:
+        assert c.expected in (EXPECTED.get(c.id.split(".")[1]) or SLOW[c.id.split(".")[1]])
 
 
 def test_registered_in_the_catalog():

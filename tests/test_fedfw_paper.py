@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fedcheck.core import verdict as V
-from fedcheck.check import RunConfig
+from fedcheck.core.claim import RunConfig
 from fedcheck.algorithms import fedfw, naive_fw_averaging
 from fedcheck.algorithms.fedfw_variants import fedfw_partial, fedfw_plus, fedfw_sto, fedfw_variant, replicate_seeds
 from fedcheck.problems.instances import InstanceBatch, RandomFamily, load_instance

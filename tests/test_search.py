@@ -24,22 +24,28 @@ def theorem1():
 def small_check(theorem1):
     """Theorem 1 on a small family (quick solves)."""
     import dataclasses
-    return dataclasses.replace(theorem1, family=RandomFamily(n=3, m=5, p=4), symbolic=(), side_conditions=(),
-                               default_rounds=150)
+    ev = theorem1.evidence
+    exp = dataclasses.replace(ev.experiment, family=RandomFamily(n=3, m=5, p=4), side_conditions=(), rounds=150)
+    return dataclasses.replace(theorem1, symbolic=(), evidence=dataclasses.replace(ev, experiment=exp))
 
 
 TOO_GOOD = textwrap.dedent('''
     import sympy as sp
+    from fedcheck import Bound, BoundTest, Claim, Domain, Paper, Rounds
     from fedcheck import algorithms as engine
-    from fedcheck.check import BoundCheck, Paper
     from fedcheck.problems.instances import RandomFamily
-    from fedcheck.core.symbols import D, L, lambda_0, t
+    from fedcheck.symbols import D, L, lambda_0, t
 
-    too_good = BoundCheck(
+    too_good = Claim(
         id="mine.too_good", paper=Paper(key="mine", title="mine", authors="me"), reference="conjecture",
-        claim="F(xbar^t) - F* <= L D^2 / (100 (t + 1))", algorithm=engine.fedfw,
-        schedules={"eta": 2 / (t + 1), "lam": lambda_0 * sp.sqrt(t + 1)}, bound=L * D**2 / (100 * (t + 1)),
-        params={"lambda_0": 1.0}, family=RandomFamily(n=4, m=6, p=4), valid_from=2, default_rounds=80)
+        statement="F(xbar^t) - F* <= L D^2 / (100 (t + 1))",
+        evidence=BoundTest(Rounds(family=RandomFamily(n=4, m=6, p=4), algorithm=engine.fedfw,
+                                  schedules={"eta": 2 / (t + 1), "lam": lambda_0 * sp.sqrt(t + 1)},
+                                  valid_from=2, rounds=80),
+                           bounds=(Bound("too good", L * D**2 / (100 * (t + 1))),)),
+        params={"lambda_0": 1.0},
+        domain=Domain(fixed={"loss": "least_squares", "set": ("l1", "l2", "box", "simplex")},
+                      free={"n": (1, None), "m": (1, None), "p": (1, None), "radius": (0, None), "x0": None}))
 ''')
 
 
@@ -107,17 +113,28 @@ def test_violated_bound_is_shrunk(tmp_path):
                  "-q"]) == 1
 
 
-def test_only_bound_checks_are_searched(tmp_path, capsys):
-    assert main(["search", "fedfw.theorem3", "--budget", "3", "--out", str(tmp_path)]) == 2
-    assert "BoundCheck" in capsys.readouterr().err
-    from theorems.fedfw import theorem3
+def test_only_bound_tests_are_searched(tmp_path, capsys):
+    assert main(["search", "fedfw.condition29", "--budget", "3", "--out", str(tmp_path)]) == 2   # a proof
+    assert "not a bound test" in capsys.readouterr().err
+    assert main(["search", "fedfw.privacy", "--budget", "3", "--out", str(tmp_path)]) == 2       # a measurement
+    from theorems.fedfw import condition29
     with pytest.raises(NotSearchable):
-        search(theorem3, budget=3)
+        search(condition29, budget=3)
     assert main(["search", "fedfw", "--budget", "3"]) == 2           # several checks
     assert main(["search", "theorem1", "--budget", "1"]) == 2
     assert main(["search", "theorem1", "--sets", "l1,cube"]) == 2
     assert main(["search", "theorem1", "--param-range", "nope=1:2"]) == 2
     assert main(["search", "theorem1", "--param-range", "lambda_0=2:1"]) == 2
+
+
+def test_a_bound_in_expectation_is_searched_inside_its_domain(tmp_path):
+    """Theorem 3 (a bound in expectation) declares no free structure: the search varies only its data,
+    seeds and parameters, never the set or the number of clients."""
+    from theorems.fedfw import theorem3
+    out = search(theorem3, budget=3, restarts=1, rounds=100, verify_rounds=100, out=tmp_path, do_shrink=False)
+    shapes = {t["instance"].split(" lambda_0")[0] for t in out.trajectory}
+    assert shapes == {"n=5 m=20 p=10 l1 r=1"}
+    assert out.verified.verdict == V.HOLDS
 
 
 @pytest.mark.parametrize("set_name", ["l1", "l2", "box", "simplex"])
@@ -140,7 +157,7 @@ def test_moves_keep_the_start_in_the_set(theorem1, set_name):
 
 def test_search_space_follows_the_check(theorem1):
     s = SearchSpace.for_check(theorem1)
-    assert s.loss == theorem1.family.loss and set(s.sets) == {"l1", "l2", "box", "simplex"}
+    assert s.loss == theorem1.evidence.experiment.family.loss and set(s.sets) == {"l1", "l2", "box", "simplex"}
     assert s.params == {"lambda_0": (0.1, 10.0)}
     assert SearchSpace.for_check(theorem1, vary_params=False).params == {}
     assert isinstance(Candidate, type)

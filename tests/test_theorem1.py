@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fedcheck.core import verdict as V
-from fedcheck.check import RunConfig
+from fedcheck.core.claim import RunConfig
 from fedcheck.core.symbols import D, G, L, Y_norm, lambda_0, n, t
 from fedcheck.testing import assert_not_refuted, check_on, instances
 from theorems.fedfw import READINGS_G, bound_38, theorem1
@@ -47,7 +47,7 @@ def test_default_run_verdicts_come_from_the_run():
             m = np.asarray(inst["metric"])
             b = np.asarray(inst["bound"][name])
             k = np.asarray(inst["rounds"])
-            valid = k >= theorem1.valid_from
+            valid = k >= theorem1.evidence.experiment.valid_from
             ratio = m[valid] / b[valid]
             assert np.isclose(p["max_ratio"], ratio.max())
             assert (p["verdict"] == V.VIOLATED) == bool(np.any(m[valid] - inst["F_star_certified_accuracy"] > b[valid] * (1 + 1e-9) + 1e-12))
@@ -57,7 +57,12 @@ def test_default_run_verdicts_come_from_the_run():
 
 def test_a_false_bound_is_violated_with_evidence():
     from dataclasses import replace
-    wrong = replace(theorem1, id="test.wrong", bound=bound_38 / 1e6, side_conditions=())
+
+    from fedcheck.core.evidence import Bound
+    ev = theorem1.evidence
+    wrong = replace(theorem1, id="test.wrong", proof_steps=(),
+                    evidence=replace(ev, bounds=(Bound("(38)", bound_38 / 1e6),),
+                                     experiment=replace(ev.experiment, side_conditions=())))
     res = wrong.run(RunConfig(seeds=[0], rounds=500))
     assert res.verdict == V.VIOLATED
     assert "violated" in res.reason and "seed 0" in res.reason

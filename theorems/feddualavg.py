@@ -26,12 +26,14 @@ import numpy as np
 import sympy as sp
 
 from fedcheck.core import verdict as V
-from fedcheck.check import Paper, Reading, SymbolicClaim, rate_claim
+from fedcheck.core.claim import Claim, Paper, Reading
+from fedcheck.core.evidence import (MEAN, PATHWISE, Bound, BoundTest, Comparison, Fact, Finding, MeasureResult,
+                                    Measurement)
+from fedcheck.experiments import Case, Cases
 from fedcheck.algorithms import composite as engine
-from fedcheck.horizon_expectation import HorizonExpectationCheck, geometric_horizons
-from fedcheck.inequality import Case, Comparison, InequalityCheck
 from fedcheck.problems.instances import instance_rng
 from fedcheck.problems import feddualavg as P
+from fedcheck.problems.feddualavg import HorizonExpectations, evaluate_expr, geometric_horizons
 from fedcheck.problems.regularizers import L1, L2BallIndicator, Nuclear
 from fedcheck.core.symbols import B, Disc, G, K, L, M, R, eta, eta_c, eta_s, sigma, zeta
 
@@ -146,28 +148,36 @@ def _main_text_eta_s():
 
 
 def _rate(name, bound, rate):
-    return SymbolicClaim(f"{name} is of order R^({sp.sstr(rate)})", rate_claim(bound, rate, R).prove)
+    """``bound`` is Theta(R^rate) as R -> oo: lim bound * R^(-rate) is finite and positive."""
+    def prove():
+        lim = sp.limit(sp.simplify(bound * R ** (-rate)), R, sp.oo)
+        if lim.is_finite and lim.is_positive:
+            return V.HOLDS, f"lim_(t->oo) bound * t^({-rate}) = {sp.sstr(lim)} (finite, positive)"
+        if lim.is_finite is False or lim == 0:
+            return V.VIOLATED, f"lim_(t->oo) bound * t^({-rate}) = {sp.sstr(lim)}"
+        return V.INCONCLUSIVE, f"limit {sp.sstr(lim)} undecided"
+    return Fact(f"{name} is of order R^({sp.sstr(rate)})", prove)
 
 
-SYM_C = (SymbolicClaim("(C.2) at the step (C.3) is at most (C.4) (with (K-1)^2 <= K^2)",
-                       _derivation(_C_terms, eta_c,
-                                   [1 / (4 * L), sp.sqrt(M * B) / (sigma * sp.sqrt(K * R)),
-                                    B**third / (L**third * K * R**third * G**twothird)], C4_bound)),
-         SymbolicClaim("(4.6) beats (4.3) iff R <= L^2 B / G^2 (remark after Theorem 4.2)", _crossover),
+SYM_C = (Fact("(C.2) at the step (C.3) is at most (C.4) (with (K-1)^2 <= K^2)",
+              _derivation(_C_terms, eta_c,
+                          [1 / (4 * L), sp.sqrt(M * B) / (sigma * sp.sqrt(K * R)),
+                           B**third / (L**third * K * R**third * G**twothird)], C4_bound)),
+         Fact("(4.6) beats (4.3) iff R <= L^2 B / G^2 (remark after Theorem 4.2)", _crossover),
          _rate("(C.4) with sigma = 0", C4_bound.subs(sigma, 0), -twothird),
          _rate("(C.4)", C4_bound, -sp.Rational(1, 2)))
-SYM_D = (SymbolicClaim("(D.1) at the step (D.2) is at most (D.3)",
-                       _derivation(_D_terms, eta_c,
-                                   [1 / (4 * L), sp.sqrt(M * B) / (sigma * sp.sqrt(K * R)),
-                                    B**third / (L**third * K**twothird * R**third * sigma**twothird),
-                                    B**third / (L**third * K * R**third * zeta**twothird)], D3_bound)),
-         SymbolicClaim("4(e-1) < 7 and 8(e-1) < 14 ((D.19))", _constants_7_14),
-         SymbolicClaim("(1 + 1/K)^K < e for K >= 1 (telescoping of (D.11))", _one_plus_inv_K),
+SYM_D = (Fact("(D.1) at the step (D.2) is at most (D.3)",
+              _derivation(_D_terms, eta_c,
+                          [1 / (4 * L), sp.sqrt(M * B) / (sigma * sp.sqrt(K * R)),
+                           B**third / (L**third * K**twothird * R**third * sigma**twothird),
+                           B**third / (L**third * K * R**third * zeta**twothird)], D3_bound)),
+         Fact("4(e-1) < 7 and 8(e-1) < 14 ((D.19))", _constants_7_14),
+         Fact("(1 + 1/K)^K < e for K >= 1 (telescoping of (D.11))", _one_plus_inv_K),
          _rate("(D.3)", D3_bound, -sp.Rational(1, 2)))
-SYM_E = (SymbolicClaim("(E.1) at the step (E.2) is at most (E.3)",
-                       _derivation(_E_terms, eta, [1 / (4 * K * L), sp.sqrt(B * M) / (sp.sqrt(K * R) * sigma)],
-                                   E3_bound)),
-         SymbolicClaim("Theorem 4.1's eta_s is (E.2)/eta_c up to constants", _main_text_eta_s),
+SYM_E = (Fact("(E.1) at the step (E.2) is at most (E.3)",
+              _derivation(_E_terms, eta, [1 / (4 * K * L), sp.sqrt(B * M) / (sp.sqrt(K * R) * sigma)],
+                          E3_bound)),
+         Fact("Theorem 4.1's eta_s is (E.2)/eta_c up to constants", _main_text_eta_s),
          _rate("(E.3)", E3_bound, -sp.Rational(1, 2)))
 
 # ----------------------------------------------------------------------------------------------------
@@ -183,46 +193,62 @@ ASSUME_1 = ["Assumption 1: psi closed convex, h = 1/2||.||_2^2 (Legendre, 1-stro
             "L-smooth for every xi, E||grad f - grad F_m||_*^2 <= sigma^2, full participation",
             "additive-noise oracle grad f(w; xi) = grad F_m(w) + xi (every constant exact)", "w_0 = 0 (z_0 = 0)"]
 
+# Proof audit (issue #9): the tuned-step derivations (SYM_C, SYM_D, SYM_E) are the proof steps of the tuned
+# claims (``fedcheck audit feddualavg``).  Rate facts stay out (they state the order of a bound, not a step of
+# its proof).  Machinery in fedcheck.tools.audit.
+def _feddualavg_proof_steps(facts, reference):
+    from fedcheck.tools import audit as A
+    return tuple(A.ProofStep(c.name, c.name, "symbolic", (lambda c=c: A.from_symbolic_claim(c)), reference=reference)
+                 for c in facts if " is of order R^" not in c.name)
+
+
+SWEEP_ETA_S = ("eta_s", (1.0, 10.0, 100.0), (1.0, 10.0, 100.0, 1000.0))
+
 # ---- Theorem 4.1 / E.1 (FedDualAvg) -------------------------------------------------------------------
-theorem_4_1 = HorizonExpectationCheck(
+theorem_4_1 = Claim(
     id="feddualavg.theorem_4_1",
     title="FedDualAvg, Theorem 4.1 / E.1 (small client step): E[Phi(avg_r w_r)] - Phi* <= B/(eta K R) + 3 eta sigma^2/M",
     aliases=("feddualavg_e1",),
     paper=FEDDUALAVG, reference="Theorem 4.1; Theorem E.1, (E.1)",
-    claim=("Algorithm: FedDualAvg (Alg. 3). Theorem E.1: for any eta = eta_s eta_c in (0, 1/(4KL)] there is eta_c^max "
-           "such that every eta_c <= eta_c^max gives E[Phi((1/R) sum_{r=1}^R w_r)] - Phi(w*) <= B/(eta K R) + "
-           "3 eta sigma^2 / M. Example: l1-regularized shared-Hessian quadratics with Gaussian gradient noise, "
-           "eta = 1/(8KL), eta_s = 1, 10, 100."),
-    family=F1_EUCLID, algorithm=engine.feddualavg, output="Phi_avg",
-    schedules={"eta_c": E_eta_general / eta_s, "eta_s": eta_s},
-    bound=E1_bound.subs(eta, E_eta_general),
+    statement=("Algorithm: FedDualAvg (Alg. 3). Theorem E.1: for any eta = eta_s eta_c in (0, 1/(4KL)] there is "
+               "eta_c^max such that every eta_c <= eta_c^max gives E[Phi((1/R) sum_{r=1}^R w_r)] - Phi(w*) <= "
+               "B/(eta K R) + 3 eta sigma^2 / M. Example: l1-regularized shared-Hessian quadratics with Gaussian "
+               "gradient noise, eta = 1/(8KL), eta_s = 1, 10, 100."),
+    evidence=BoundTest(
+        HorizonExpectations(family=F1_EUCLID, algorithm=engine.feddualavg, output="Phi_avg",
+                            schedules={"eta_c": E_eta_general / eta_s, "eta_s": eta_s}, sweep=SWEEP_ETA_S,
+                            solver=P.solve_composite, seeds=2, full_seeds=6, horizons=QUICK_R, full_horizons=FULL_R,
+                            replicates=20, full_replicates=100, metric_label="E[Phi(avg_{r<=R} w_r)] - Phi*"),
+        bounds=(Bound("(E.1) at eta = c_eta/(4KL)", E1_bound.subs(eta, E_eta_general)),),
+        statistic=MEAN, findings="reading"),
     readings=(Reading("(E.1) at eta = c_eta/(4KL)", {}, True,
                       "the general bound at a fixed eta = eta_s eta_c (c_eta = 1/2), output = average of w_1..w_R"),),
-    sweep=("eta_s", (1.0, 10.0, 100.0), (1.0, 10.0, 100.0, 1000.0)),
-    params={"c_eta": 0.5}, solver=P.solve_composite, seeds=2, full_seeds=6, horizons=QUICK_R, full_horizons=FULL_R,
-    replicates=20, full_replicates=100, metric_label="E[Phi(avg_{r<=R} w_r)] - Phi*",
+    params={"c_eta": 0.5},
     assumptions=ASSUME_1 + ["eta_c -> 0 at fixed eta: swept eta_s = 1, 10, 100 (E.1 claims the bound for all eta_c "
                             "below an unspecified eta_c^max)"],
-    symbolic=SYM_E,
+    symbolic=SYM_E, kind="expectation", expected="holds",
 )
 
-theorem_4_1_tuned = HorizonExpectationCheck(
+theorem_4_1_tuned = Claim(
     id="feddualavg.theorem_4_1_tuned",
     title="FedDualAvg, Theorem 4.1 / E.1 tuned (E.2)-(E.3): E gap <= 4LB/R + 4 sigma B^{1/2}/(MKR)^{1/2}",
     aliases=("feddualavg_e3",),
     paper=FEDDUALAVG, reference="Theorem 4.1 (4.3); Theorem E.1, (E.2)-(E.3)",
-    claim=("Algorithm: FedDualAvg (Alg. 3). Theorem E.1 with eta = min{1/(4KL), (BM)^{1/2}/((KR)^{1/2} sigma)}: "
-           "E[Phi((1/R) sum_{r=1}^R w_r)] - Phi* <= 4LB/R + 4 sigma B^{1/2}/(MKR)^{1/2} = O(R^{-1/2}). Example: "
-           "l1 shared-Hessian quadratics, Gaussian noise, eta_s = 1, 10, 100."),
-    family=F1_EUCLID, algorithm=engine.feddualavg, output="Phi_avg",
-    schedules={"eta_c": E2_eta / eta_s, "eta_s": eta_s},
-    bound=E3_bound, reading_bounds={"(E.1) at the step (E.2)": E1_bound.subs(eta, E2_eta)},
+    statement=("Algorithm: FedDualAvg (Alg. 3). Theorem E.1 with eta = min{1/(4KL), (BM)^{1/2}/((KR)^{1/2} sigma)}: "
+               "E[Phi((1/R) sum_{r=1}^R w_r)] - Phi* <= 4LB/R + 4 sigma B^{1/2}/(MKR)^{1/2} = O(R^{-1/2}). Example: "
+               "l1 shared-Hessian quadratics, Gaussian noise, eta_s = 1, 10, 100."),
+    evidence=BoundTest(
+        HorizonExpectations(family=F1_EUCLID, algorithm=engine.feddualavg, output="Phi_avg",
+                            schedules={"eta_c": E2_eta / eta_s, "eta_s": eta_s}, sweep=SWEEP_ETA_S,
+                            solver=P.solve_composite, seeds=3, full_seeds=8, horizons=QUICK_R, full_horizons=FULL_R,
+                            replicates=20, full_replicates=100, metric_label="E[Phi(avg_{r<=R} w_r)] - Phi*"),
+        bounds=(Bound("(E.3)", E3_bound, description="the tuned bound"),
+                Bound("(E.1) at the step (E.2)", E1_bound.subs(eta, E2_eta))),
+        statistic=MEAN, findings="reading", rate=-0.5),
     readings=(Reading("(E.3)", {}, True, "the tuned bound"),
               Reading("(E.1) at the step (E.2)", {}, True, "the general bound at the tuned step (at most (E.3))")),
-    solver=P.solve_composite, seeds=3, full_seeds=8, horizons=QUICK_R, full_horizons=FULL_R, replicates=20,
-    full_replicates=100, sweep=("eta_s", (1.0, 10.0, 100.0), (1.0, 10.0, 100.0, 1000.0)),
-    claimed_rate=-0.5, metric_label="E[Phi(avg_{r<=R} w_r)] - Phi*",
-    assumptions=ASSUME_1, symbolic=SYM_E[:1],
+    assumptions=ASSUME_1, symbolic=SYM_E[:1], kind="expectation", expected="holds",
+    proof_steps=_feddualavg_proof_steps(SYM_E, "Appendix E, (E.1)-(E.3); Theorem 4.1"),
 )
 
 
@@ -249,30 +275,33 @@ def _save(inst, stem, extra=None):
     return P.save_problem(inst, stem, extra)
 
 
-theorem_4_1_fedmid = HorizonExpectationCheck(
+theorem_4_1_fedmid = Claim(
     id="feddualavg.theorem_4_1_fedmid",
     title="Theorem 4.1 claimed for FedMiD too: refuted with an l1 regularizer (FedMiD counts psi twice)",
     aliases=("feddualavg_fedmid",),
     paper=FEDDUALAVG, reference="Theorem 4.1 (main text: 'both FedDualAvg and FedMiD'); Theorem E.1 (E.1)-(E.3); Alg. 2",
-    claim=("Algorithm: FedMiD (Alg. 2, as written). Theorem 4.1: for small eta_c and eta_s as in (E.2), FedMiD outputs "
-           "w_hat with E[Phi(w_hat)] - Phi* <~ LB/R + sigma B^{1/2}/(MKR)^{1/2}; read with E.1's constants and output "
-           "(average of the server iterates). Example: deterministic l1 quadratics (sigma = 0), eta = 1/(4KL), "
-           "eta_s = 1, 10, 100 (eta_c = eta/eta_s -> 0)."),
-    family=F1_FEDMID, algorithm=engine.fedmid, output="Phi_avg",
-    schedules={"eta_c": E2_eta / eta_s, "eta_s": eta_s},
-    bound=E3_bound, reading_bounds={"(E.1) at the step (E.2)": E1_bound.subs(eta, E2_eta)},
+    statement=("Algorithm: FedMiD (Alg. 2, as written). Theorem 4.1: for small eta_c and eta_s as in (E.2), FedMiD "
+               "outputs w_hat with E[Phi(w_hat)] - Phi* <~ LB/R + sigma B^{1/2}/(MKR)^{1/2}; read with E.1's constants "
+               "and output (average of the server iterates). Example: deterministic l1 quadratics (sigma = 0), "
+               "eta = 1/(4KL), eta_s = 1, 10, 100 (eta_c = eta/eta_s -> 0)."),
+    # sigma = 0: one run per instance, compared pathwise
+    evidence=BoundTest(
+        HorizonExpectations(family=F1_FEDMID, algorithm=engine.fedmid, output="Phi_avg",
+                            schedules={"eta_c": E2_eta / eta_s, "eta_s": eta_s}, sweep=SWEEP_ETA_S,
+                            solver=P.solve_composite, seeds=3, full_seeds=8, horizons=QUICK_R, full_horizons=FULL_R,
+                            replicates=1, rate_decides=True,
+                            controls={"FedMiD, last iterate w_R": (engine.fedmid, "Phi"),
+                                      "FedDualAvg (same steps)": engine.feddualavg,
+                                      "FedMiD without server prox (control: psi once)": engine.fedmid_no_server_prox},
+                            save_instance=_save, metric_label="Phi(avg_{r<=R} w_r) - Phi*"),
+        bounds=(Bound("(E.3)", E3_bound), Bound("(E.1) at the step (E.2)", E1_bound.subs(eta, E2_eta))),
+        statistic=PATHWISE, findings="reading", rate=-1.0),
     readings=(Reading("(E.3)", {}, True, "(4.3) with E.1's constants: 4LB/R + 4 sigma B^{1/2}/(MKR)^{1/2}"),
               Reading("(E.1) at the step (E.2)", {}, True, "B/(eta K R) + 3 eta sigma^2/M")),
-    solver=P.solve_composite, seeds=3, full_seeds=8, horizons=QUICK_R, full_horizons=FULL_R, replicates=1,
-    sweep=("eta_s", (1.0, 10.0, 100.0), (1.0, 10.0, 100.0, 1000.0)),
-    claimed_rate=-1.0, rate_decides=True,
-    controls={"FedMiD, last iterate w_R": (engine.fedmid, "Phi"),
-              "FedDualAvg (same steps)": engine.feddualavg,
-              "FedMiD without server prox (control: psi once)": engine.fedmid_no_server_prox},
-    save_instance=_save, metric_label="Phi(avg_{r<=R} w_r) - Phi*",
     assumptions=ASSUME_1 + ["sigma = 0, so (E.2) is eta = 1/(4KL) and (4.3) is O(1/R): the claimed rate is -1",
                             "the output w_hat is not defined in the main text; the E.1 output (average of server "
                             "iterates) is used, and the last iterate is reported as a control"],
+    kind="expectation", expected="violated",
 )
 
 # ---- Theorem 4.2 / C.1 ----------------------------------------------------------------------------------
@@ -281,36 +310,42 @@ ASSUME_3 = ["Assumption 3: Assumption 1 and sup_{w in dom psi} ||grad f(w, xi)||
             "noise uniform on the sphere of radius s: sigma = s and G = max_m sup_C ||Q_m w + c_m|| + s (exact)",
             "eta_s = 1, w_0 = 0; output (4.4): average of the virtual iterates hat w_{r,k}, k = 1..K"]
 
-theorem_4_2 = HorizonExpectationCheck(
+theorem_4_2 = Claim(
     id="feddualavg.theorem_4_2",
     title="FedDualAvg, Theorem 4.2 / C.1 (bounded gradients), general eta_c: (C.2)",
     aliases=("feddualavg_c2",),
     paper=FEDDUALAVG, reference="Theorem 4.2 (4.5); Theorem C.1, (C.2)",
-    claim=("Algorithm: FedDualAvg (Alg. 3), eta_s = 1. Theorem C.1: for any eta_c <= 1/(4L), E[Phi(w_hat)] - Phi* <= "
-           "B/(eta_c K R) + eta_c sigma^2/M + 4 eta_c^2 L (K-1)^2 G^2 with w_hat the average (4.4). Example: l2-ball "
-           "constrained quadratics, sphere noise, eta_c = 1/(4L)."),
-    family=F2_L2, algorithm=engine.feddualavg, output="Phi_hat",
-    schedules={"eta_c": c_eta / (4 * L), "eta_s": sp.Integer(1)},
-    bound=C2_bound, readings=(Reading("(C.2)", {}, True, "eta_c = c_eta/(4L), c_eta = 1"),),
-    params={"c_eta": 1.0}, solver=P.solve_composite, seeds=2, full_seeds=6, horizons=QUICK_R, full_horizons=FULL_R,
-    replicates=20, full_replicates=100, metric_label="E[Phi(w_hat)] - Phi*", assumptions=ASSUME_3, symbolic=SYM_C[:2],
+    statement=("Algorithm: FedDualAvg (Alg. 3), eta_s = 1. Theorem C.1: for any eta_c <= 1/(4L), E[Phi(w_hat)] - Phi* "
+               "<= B/(eta_c K R) + eta_c sigma^2/M + 4 eta_c^2 L (K-1)^2 G^2 with w_hat the average (4.4). Example: "
+               "l2-ball constrained quadratics, sphere noise, eta_c = 1/(4L)."),
+    evidence=BoundTest(
+        HorizonExpectations(family=F2_L2, algorithm=engine.feddualavg, output="Phi_hat",
+                            schedules={"eta_c": c_eta / (4 * L), "eta_s": sp.Integer(1)},
+                            solver=P.solve_composite, seeds=2, full_seeds=6, horizons=QUICK_R, full_horizons=FULL_R,
+                            replicates=20, full_replicates=100, metric_label="E[Phi(w_hat)] - Phi*"),
+        bounds=(Bound("(C.2)", C2_bound),), statistic=MEAN, findings="reading"),
+    readings=(Reading("(C.2)", {}, True, "eta_c = c_eta/(4L), c_eta = 1"),),
+    params={"c_eta": 1.0}, assumptions=ASSUME_3, symbolic=SYM_C[:2], kind="expectation", expected="holds",
 )
 
-theorem_4_2_tuned = HorizonExpectationCheck(
+theorem_4_2_tuned = Claim(
     id="feddualavg.theorem_4_2_tuned",
     title="FedDualAvg, Theorem 4.2 / C.1 tuned (C.3)-(C.4): O(R^{-1/2})",
     aliases=("feddualavg_c4",),
     paper=FEDDUALAVG, reference="Theorem 4.2 (4.6); Theorem C.1, (C.3)-(C.4)",
-    claim=("Algorithm: FedDualAvg (Alg. 3), eta_s = 1. Theorem C.1 with eta_c = (C.3): E[Phi(w_hat)] - Phi* <= 4LB/(KR) + "
-           "2 sigma B^{1/2}/(MKR)^{1/2} + 5 L^{1/3} B^{2/3} G^{2/3}/R^{2/3}. Example: l2-ball constrained quadratics, "
-           "sphere noise."),
-    family=F2_L2, algorithm=engine.feddualavg, output="Phi_hat",
-    schedules={"eta_c": C3_eta, "eta_s": sp.Integer(1)},
-    bound=C4_bound, reading_bounds={"(C.2) at the step (C.3)": C2_bound.subs(eta_c, C3_eta)},
+    statement=("Algorithm: FedDualAvg (Alg. 3), eta_s = 1. Theorem C.1 with eta_c = (C.3): E[Phi(w_hat)] - Phi* <= "
+               "4LB/(KR) + 2 sigma B^{1/2}/(MKR)^{1/2} + 5 L^{1/3} B^{2/3} G^{2/3}/R^{2/3}. Example: l2-ball "
+               "constrained quadratics, sphere noise."),
+    evidence=BoundTest(
+        HorizonExpectations(family=F2_L2, algorithm=engine.feddualavg, output="Phi_hat",
+                            schedules={"eta_c": C3_eta, "eta_s": sp.Integer(1)},
+                            solver=P.solve_composite, seeds=3, full_seeds=8, horizons=QUICK_R, full_horizons=FULL_R,
+                            replicates=20, full_replicates=100, metric_label="E[Phi(w_hat)] - Phi*"),
+        bounds=(Bound("(C.4)", C4_bound), Bound("(C.2) at the step (C.3)", C2_bound.subs(eta_c, C3_eta))),
+        statistic=MEAN, findings="reading", rate=-0.5),
     readings=(Reading("(C.4)", {}, True), Reading("(C.2) at the step (C.3)", {}, True)),
-    solver=P.solve_composite, seeds=3, full_seeds=8, horizons=QUICK_R, full_horizons=FULL_R, replicates=20,
-    full_replicates=100, claimed_rate=-0.5, metric_label="E[Phi(w_hat)] - Phi*", assumptions=ASSUME_3,
-    symbolic=SYM_C,
+    assumptions=ASSUME_3, symbolic=SYM_C, kind="expectation", expected="holds",
+    proof_steps=_feddualavg_proof_steps(SYM_C, "Appendix C, (C.2)-(C.4); Theorem 4.2"),
 )
 
 # ---- Theorem 4.3 / D.1 ----------------------------------------------------------------------------------
@@ -320,37 +355,42 @@ ASSUME_2 = ["Assumption 2: F(w) = 1/2 w^T Q w + c^T w with Q > 0; ||grad F_m - g
             "L = ||Q||_2, sigma^2 = ||Q||_2 s^2 tr(Q^-1), zeta = max_m (||Q||_2 (c_m - c)^T Q^-1 (c_m - c))^{1/2} (exact)",
             "eta_s = 1, w_0 = 0; output (4.4)"]
 
-theorem_4_3 = HorizonExpectationCheck(
+theorem_4_3 = Claim(
     id="feddualavg.theorem_4_3",
     title="FedDualAvg, Theorem 4.3 / D.1 (quadratic F, heterogeneity zeta), general eta_c: (D.1)",
     aliases=("feddualavg_d1",),
     paper=FEDDUALAVG, reference="Theorem 4.3 (4.8); Theorem D.1, (D.1)",
-    claim=("Algorithm: FedDualAvg (Alg. 3), eta_s = 1. Theorem D.1: for any eta_c <= 1/(4L), E[Phi(w_hat)] - Phi* <= "
-           "B/(eta_c K R) + eta_c sigma^2/M + 7 eta_c^2 L K sigma^2 + 14 eta_c^2 L K^2 zeta^2. Example: federated "
-           "LASSO with a shared Hessian (Q geometry), Gaussian noise, eta_c = 1/(4L)."),
-    family=F1_Q, algorithm=engine.feddualavg, output="Phi_hat",
-    schedules={"eta_c": c_eta / (4 * L), "eta_s": sp.Integer(1)},
-    bound=D1_bound, readings=(Reading("(D.1)", {}, True, "eta_c = c_eta/(4L), c_eta = 1"),),
-    params={"c_eta": 1.0}, solver=P.solve_composite, seeds=2, full_seeds=6, horizons=QUICK_R, full_horizons=FULL_R,
-    replicates=20, full_replicates=100, metric_label="E[Phi(w_hat)] - Phi*", assumptions=ASSUME_2,
-    symbolic=SYM_D[1:3],
+    statement=("Algorithm: FedDualAvg (Alg. 3), eta_s = 1. Theorem D.1: for any eta_c <= 1/(4L), E[Phi(w_hat)] - Phi* "
+               "<= B/(eta_c K R) + eta_c sigma^2/M + 7 eta_c^2 L K sigma^2 + 14 eta_c^2 L K^2 zeta^2. Example: "
+               "federated LASSO with a shared Hessian (Q geometry), Gaussian noise, eta_c = 1/(4L)."),
+    evidence=BoundTest(
+        HorizonExpectations(family=F1_Q, algorithm=engine.feddualavg, output="Phi_hat",
+                            schedules={"eta_c": c_eta / (4 * L), "eta_s": sp.Integer(1)},
+                            solver=P.solve_composite, seeds=2, full_seeds=6, horizons=QUICK_R, full_horizons=FULL_R,
+                            replicates=20, full_replicates=100, metric_label="E[Phi(w_hat)] - Phi*"),
+        bounds=(Bound("(D.1)", D1_bound),), statistic=MEAN, findings="reading"),
+    readings=(Reading("(D.1)", {}, True, "eta_c = c_eta/(4L), c_eta = 1"),),
+    params={"c_eta": 1.0}, assumptions=ASSUME_2, symbolic=SYM_D[1:3], kind="expectation", expected="holds",
 )
 
-theorem_4_3_tuned = HorizonExpectationCheck(
+theorem_4_3_tuned = Claim(
     id="feddualavg.theorem_4_3_tuned",
     title="FedDualAvg, Theorem 4.3 / D.1 tuned (D.2)-(D.3): O(R^{-1/2})",
     aliases=("feddualavg_d3",),
     paper=FEDDUALAVG, reference="Theorem 4.3 (4.9); Theorem D.1, (D.2)-(D.3)",
-    claim=("Algorithm: FedDualAvg (Alg. 3), eta_s = 1. Theorem D.1 with eta_c = (D.2): E[Phi(w_hat)] - Phi* <= "
-           "4LB/(KR) + 2 sigma B^{1/2}/(MKR)^{1/2} + 8 L^{1/3} B^{2/3} sigma^{2/3}/(K^{1/3} R^{2/3}) + "
-           "15 L^{1/3} B^{2/3} zeta^{2/3}/R^{2/3}. Example: shared-Hessian federated LASSO, Gaussian noise."),
-    family=F1_Q, algorithm=engine.feddualavg, output="Phi_hat",
-    schedules={"eta_c": D2_eta, "eta_s": sp.Integer(1)},
-    bound=D3_bound, reading_bounds={"(D.1) at the step (D.2)": D1_bound.subs(eta_c, D2_eta)},
+    statement=("Algorithm: FedDualAvg (Alg. 3), eta_s = 1. Theorem D.1 with eta_c = (D.2): E[Phi(w_hat)] - Phi* <= "
+               "4LB/(KR) + 2 sigma B^{1/2}/(MKR)^{1/2} + 8 L^{1/3} B^{2/3} sigma^{2/3}/(K^{1/3} R^{2/3}) + "
+               "15 L^{1/3} B^{2/3} zeta^{2/3}/R^{2/3}. Example: shared-Hessian federated LASSO, Gaussian noise."),
+    evidence=BoundTest(
+        HorizonExpectations(family=F1_Q, algorithm=engine.feddualavg, output="Phi_hat",
+                            schedules={"eta_c": D2_eta, "eta_s": sp.Integer(1)},
+                            solver=P.solve_composite, seeds=3, full_seeds=8, horizons=QUICK_R, full_horizons=FULL_R,
+                            replicates=20, full_replicates=100, metric_label="E[Phi(w_hat)] - Phi*"),
+        bounds=(Bound("(D.3)", D3_bound), Bound("(D.1) at the step (D.2)", D1_bound.subs(eta_c, D2_eta))),
+        statistic=MEAN, findings="reading", rate=-0.5),
     readings=(Reading("(D.3)", {}, True), Reading("(D.1) at the step (D.2)", {}, True)),
-    solver=P.solve_composite, seeds=3, full_seeds=8, horizons=QUICK_R, full_horizons=FULL_R, replicates=20,
-    full_replicates=100, claimed_rate=-0.5, metric_label="E[Phi(w_hat)] - Phi*", assumptions=ASSUME_2,
-    symbolic=SYM_D,
+    assumptions=ASSUME_2, symbolic=SYM_D, kind="expectation", expected="holds",
+    proof_steps=_feddualavg_proof_steps(SYM_D, "Appendix D, (D.1)-(D.3), (D.11), (D.19); Theorem 4.3"),
 )
 
 
@@ -368,7 +408,6 @@ def _values(consts: dict, **extra) -> dict:
 
 def _bound_interval(expr, consts: dict, **extra):
     """``expr`` at the constants' point values, and its min / max over the ends of interval constants."""
-    from fedcheck.inequality import evaluate_expr
     base = _values(consts, **extra)
     outs = [evaluate_expr(expr, base)]
     for k, c in consts.items():
@@ -378,6 +417,13 @@ def _bound_interval(expr, consts: dict, **extra):
                 outs.append(evaluate_expr(expr, {**base, k: x}))
     outs = np.broadcast_arrays(*outs)
     return np.min(outs, 0), np.max(outs, 0)
+
+
+def _runs(x, stochastic: bool):
+    """Samples ``(S, P)`` for the ``mean`` statistic.  A deterministic quantity is its own expectation: its one
+    run is given twice, so the standard error is 0 and the mean comparison is the pathwise one."""
+    x = np.asarray(x, dtype=float)
+    return x if stochastic else np.concatenate([x, x])
 
 
 def _random_in_domain(inst, rng, n):
@@ -439,42 +485,42 @@ def _lemma_c2_cases(config, params):
     return cases
 
 
-lemma_c2 = InequalityCheck(
+lemma_c2 = Claim(
     id="feddualavg.lemma_c2",
     title="Lemma C.2 = 4.4 (perturbed iterate analysis), pathwise with sigma = 0",
     aliases=("feddualavg_c2_lemma",),
     paper=FEDDUALAVG, reference="Lemma 4.4; Lemma C.2, (C.5)",
-    claim=("Algorithm: FedDualAvg (Alg. 3), eta_s = 1, eta_c <= 1/(4L). Lemma C.2: for any w in dom psi, "
+    statement=("Algorithm: FedDualAvg (Alg. 3), eta_s = 1, eta_c <= 1/(4L). Lemma C.2: for any w in dom psi, "
            "E[Phi(w_hat) - Phi(w)] <= D_h(w, w_0)/(eta_c K R) + eta_c sigma^2/M + (L/(MKR)) sum_{r<R, k<K, m} "
            "E||zbar_{r,k} - z^m_{r,k}||_*^2. With exact gradients (sigma = 0) every term is deterministic, so the "
            "inequality holds for every run and every R. Example: l1 and nuclear-norm quadratics, an l2-ball "
            "constrained quadratic; eta_c = 1/(4L) and 1/(16L); w = w* and random w in dom psi."),
-    cases=_lemma_c2_cases,
+    evidence=BoundTest(Cases(_lemma_c2_cases, formula={"bound": sp.latex(C5_rhs), "bound_text": sp.sstr(C5_rhs),
+                                                       "metric": "Phi(w_hat_R) - Phi(w)"}), statistic=PATHWISE),
     readings=(Reading("w = w* (Theorem C.1's use)", {}, True, "the measured discrepancy Disc enters the right-hand side"),
               Reading("random w in dom psi", {}, True, "max over 8 reference points of Phi(w_hat)-Phi(w)-RHS(w) <= 0")),
-    formula={"bound": sp.latex(C5_rhs), "bound_text": sp.sstr(C5_rhs), "metric": "Phi(w_hat_R) - Phi(w)"},
+    expected="holds",
     assumptions=["sigma = 0 (exact gradients): the lemma holds pathwise", "w_0 = 0", "eta_s = 1",
                  "Disc = sum_{r<R, k<K, m} ||zbar_{r,k} - z^m_{r,k}||_2^2 measured along the run"],
 )
 
 
 # ---- Lemma C.3 (stability under bounded gradients), including k = K ----------------------------------
-def _stab_inequalities(stab, K, ec, Gv, expectation):
-    """``stab``: ``(S, R, K+1)`` values of (1/M) sum_m ||z^m_{r,k} - zbar_{r,k}||^2."""
+def _stab_inequalities(stab, K, ec, Gv, stochastic):
+    """``stab``: ``(S, R, K+1)`` values of (1/M) sum_m ||z^m_{r,k} - zbar_{r,k}||^2 (compared in the mean)."""
     S, Rr, _ = stab.shape
     pts = [(r, k) for r in range(Rr) for k in range(K + 1)]
-    flat = stab.reshape(S, -1)
+    flat = _runs(stab.reshape(S, -1), stochastic)
     kk = np.array([k for _, k in pts], dtype=float)
     stated = 4 * ec**2 * (K - 1)**2 * Gv**2
     inner = kk <= K - 1
     return {
-        "as stated (k = 0..K)": Comparison(lhs_lo=flat, rhs_lo=stated, relation="<=", expectation=expectation,
-                                           points=pts, point_name="(r, k)"),
+        "as stated (k = 0..K)": Comparison(lhs_lo=flat, rhs_lo=stated, relation="<=", points=pts,
+                                           point_name="(r, k)"),
         "k <= K-1 (what (C.5) uses)": Comparison(lhs_lo=flat[:, inner], rhs_lo=stated, relation="<=",
-                                                 expectation=expectation, points=[p for p, i in zip(pts, inner) if i],
-                                                 point_name="(r, k)"),
+                                                 points=[p for p, i in zip(pts, inner) if i], point_name="(r, k)"),
         "corrected: 4 eta_c^2 k^2 G^2": Comparison(lhs_lo=flat, rhs_lo=4 * ec**2 * kk**2 * Gv**2, relation="<=",
-                                                   expectation=expectation, points=pts, point_name="(r, k)"),
+                                                   points=pts, point_name="(r, k)"),
     }
 
 
@@ -510,21 +556,22 @@ def _lemma_c3_cases(config, params):
     return cases
 
 
-lemma_c3 = InequalityCheck(
+lemma_c3 = Claim(
     id="feddualavg.lemma_c3",
     title="Lemma C.3 (stability under bounded gradients): false at k = K",
     aliases=("feddualavg_c3",),
     paper=FEDDUALAVG, reference="Lemma C.3, (C.6); proof (C.51)",
-    claim=("Algorithm: FedDualAvg (Alg. 3), eta_s = 1. Lemma C.3: under Assumption 3, (1/M) sum_m E||z^m_{r,k} - "
+    statement=("Algorithm: FedDualAvg (Alg. 3), eta_s = 1. Lemma C.3: under Assumption 3, (1/M) sum_m E||z^m_{r,k} - "
            "zbar_{r,k}||_*^2 <= 4 eta_c^2 (K-1)^2 G^2 (stated without a range of k; z^m_{r,K} is defined). Example: "
            "note 4.6 (M = 2, K = 1, f_{1,2} = +-G w on [-1, 1]): at k = K the left side is eta_c^2 G^2 > 0; and "
            "l2-ball quadratics with sphere noise."),
-    cases=_lemma_c3_cases,
+    evidence=BoundTest(Cases(_lemma_c3_cases, formula={"bound": sp.latex(C6_stab), "bound_text": sp.sstr(C6_stab),
+                                                       "metric": "(1/M) sum_m ||z^m_{r,k} - zbar_{r,k}||_2^2"}),
+                       statistic=MEAN),
     readings=(Reading("as stated (k = 0..K)", {}, True, "every k = 0..K, the lemma's statement"),
               Reading("k <= K-1 (what (C.5) uses)", {}, True, "the range Theorem C.1 needs"),
               Reading("corrected: 4 eta_c^2 k^2 G^2", {}, False, "(C.51) with (2kG)^2 instead of (2(k-1)G)^2")),
-    formula={"bound": sp.latex(C6_stab), "bound_text": sp.sstr(C6_stab),
-             "metric": "(1/M) sum_m ||z^m_{r,k} - zbar_{r,k}||_2^2"},
+    expected="violated",
     assumptions=["Assumption 3 with G exact", "deterministic instance: pathwise; noisy instances: mean + 3 SE"],
 )
 
@@ -625,20 +672,22 @@ def _merge_readings(ineq: dict) -> dict:
     return out
 
 
-claim_c5 = InequalityCheck(
+claim_c5 = Claim(
     id="feddualavg.claim_c5",
     title="Claim C.5 (one-step identity of the dual shadow sequence) and Proposition B.10",
     aliases=("feddualavg_c5",),
     paper=FEDDUALAVG, reference="Claim C.5, (C.12)-(C.13); Proposition B.10, (B.8)",
-    claim=("Algorithm: FedDualAvg (Alg. 3), eta_s = 1. Claim C.5: D~_{h_{r,k+1}}(w, zbar_{r,k+1}) = D~_{h_{r,k}}(w, "
+    statement=("Algorithm: FedDualAvg (Alg. 3), eta_s = 1. Claim C.5: D~_{h_{r,k+1}}(w, zbar_{r,k+1}) = D~_{h_{r,k}}(w, "
            "zbar_{r,k}) - D~_{h_{r,k}}(hat w_{r,k+1}, zbar_{r,k}) - eta_c (psi(hat w_{r,k+1}) - psi(w)) - eta_c <(1/M) "
            "sum_m grad f(w^m_{r,k}; xi), hat w_{r,k+1} - w>, for any w in dom psi; Proposition B.10: D~_{h+psi}(w, z) >= "
            "D_h(w, grad(h+psi)^*(z)). Example: along FedDualAvg runs (l1, nuclear, l2 ball) at w = w* and a random "
            "w, and on random draws."),
-    cases=_claim_c5_cases,
+    evidence=BoundTest(Cases(_claim_c5_cases,
+                             formula={"metric": "D~_{h_{r,k+1}}(w, zbar_{r,k+1}) vs the right-hand side of (C.13)"}),
+                       statistic=PATHWISE),
     readings=(Reading("(C.13)", {}, True, "identity, equal within the rounding slack of its terms"),
               Reading("(B.8)", {}, True, "D~_{h_{r,k}}(w, zbar_{r,k}) >= 1/2||w - hat w_{r,k}||^2")),
-    formula={"metric": "D~_{h_{r,k+1}}(w, zbar_{r,k+1}) vs the right-hand side of (C.13)"},
+    expected="holds",
     assumptions=["h = 1/2||.||^2, so grad(h + a psi)^* = prox_{a psi}", "the identity is deterministic: it holds for "
                  "every sample path, noise included", "slack: POLICY (rtol, atol) times the sum of the absolute "
                  "values of the terms"],
@@ -660,30 +709,31 @@ def _lemma_d2_cases(config, params):
             S = reps if inst.stochastic else 1
             tr = engine.feddualavg(P.batch_of([inst] * S), rounds=R, eta_c=ec, eta_s=1.0, track_stability=True,
                                    rng=instance_rng(seed, "feddualavg.lemma_d2"))
-            stab = np.moveaxis(tr.final["stab"], -1, 0).reshape(S, -1)
+            stab = _runs(np.moveaxis(tr.final["stab"], -1, 0).reshape(S, -1), S > 1)
             pts = [(r, k) for r in range(R) for k in range(inst.K + 1)]
             rhs = float(_bound_interval(D4_stab, consts, eta_c=ec)[1])
             cases.append(Case(f"F1 (Q geometry) seed {seed}, noise {noise:g}" + (f", {S} runs" if S > 1 else ""),
-                              {"(D.4)": Comparison(lhs_lo=stab, rhs_lo=rhs, relation="<=", expectation=S > 1,
-                                                   points=pts, point_name="(r, k)")},
+                              {"(D.4)": Comparison(lhs_lo=stab, rhs_lo=rhs, relation="<=", points=pts,
+                                                   point_name="(r, k)")},
                               {**_instance_record(inst, sol, consts), "eta_c": ec, "rounds": R}))
     return cases
 
 
-lemma_d2 = InequalityCheck(
+lemma_d2 = Claim(
     id="feddualavg.lemma_d2",
     title="Lemma D.2 = 4.5 (dual stability under Assumption 2), every r and k = 0..K",
     aliases=("feddualavg_d2",),
     paper=FEDDUALAVG, reference="Lemma 4.5 (4.12); Lemma D.2, (D.4)",
-    claim=("Algorithm: FedDualAvg (Alg. 3), eta_s = 1, eta_c <= 1/(4L). Lemma D.2: for every k in {0..K} and r, "
+    statement=("Algorithm: FedDualAvg (Alg. 3), eta_s = 1, eta_c <= 1/(4L). Lemma D.2: for every k in {0..K} and r, "
            "(1/M) sum_m E||zbar_{r,k} - z^m_{r,k}||_*^2 <= 7 eta_c^2 K sigma^2 + 14 eta_c^2 K^2 zeta^2, in the dual "
            "norm ||z||_*^2 = ||Q||_2 z^T Q^-1 z (Claim D.7). Example: shared-Hessian l1 quadratics, Gaussian noise and "
            "exact gradients, eta_c = 1/(4L)."),
-    cases=_lemma_d2_cases,
+    evidence=BoundTest(Cases(_lemma_d2_cases, formula={"bound": sp.latex(D4_stab), "bound_text": sp.sstr(D4_stab),
+                                                       "metric": "(1/M) sum_m ||zbar_{r,k} - z^m_{r,k}||_*^2 "
+                                                                 "(Q-dual norm)"}),
+                       statistic=MEAN),
     readings=(Reading("(D.4)", {}, True, "mean + 3 SE over runs (noisy), pathwise (exact gradients)"),),
-    formula={"bound": sp.latex(D4_stab), "bound_text": sp.sstr(D4_stab),
-             "metric": "(1/M) sum_m ||zbar_{r,k} - z^m_{r,k}||_*^2 (Q-dual norm)"},
-    assumptions=ASSUME_2,
+    assumptions=ASSUME_2, expected="holds",
 )
 
 
@@ -746,21 +796,21 @@ def _claim_d5_cases(config, params):
     return cases
 
 
-claim_d5 = InequalityCheck(
+claim_d5 = Claim(
     id="feddualavg.claim_d5",
     title="Claim D.5: z -> z - eta_c Q grad h_{r,k}^*(z) is non-expansive in ||.||_{Q^-1}",
     aliases=("feddualavg_d5",),
     paper=FEDDUALAVG, reference="Claim D.5, (D.15); (D.41)-(D.48)",
-    claim=("Algorithm: FedDualAvg (Alg. 3), eta_s = 1. Claim D.5: E||z^{m1} - z^{m2} - eta_c Q(w^{m1} - w^{m2}) - "
+    statement=("Algorithm: FedDualAvg (Alg. 3), eta_s = 1. Claim D.5: E||z^{m1} - z^{m2} - eta_c Q(w^{m1} - w^{m2}) - "
            "eta_c(eps^{m1} - eps^{m2})||^2_{Q^-1} <= ||z^{m1} - z^{m2}||^2_{Q^-1} + 2 eta_c^2 sigma^2 ||Q||_2^-1 for "
            "eta_c <= 1/(4L). Example: every client pair at every step of FedDualAvg runs (l1, nuclear), and random "
            "draws of Q > 0, psi in {l1, l2 ball, nuclear}, a >= 0."),
-    cases=_claim_d5_cases,
+    evidence=BoundTest(Cases(_claim_d5_cases, formula={
+        "metric": "||dz - eta_c Q dw||^2_{Q^-1} vs ||dz||^2_{Q^-1} (plus the equal noise terms)"}), statistic=PATHWISE),
     readings=(Reading("(D.15) at eta_c = 1/(4L)", {}, True, "eta_c = 1/(4 ||Q||_2)"),
               Reading("analysis: eta_c = 2/||Q||_2", {}, False,
                       "firm non-expansiveness of the prox gives the claim up to eta_c = 2/||Q||_2")),
-    formula={"metric": "||dz - eta_c Q dw||^2_{Q^-1} vs ||dz||^2_{Q^-1} (plus the equal noise terms)"},
-    assumptions=ASSUME_2,
+    assumptions=ASSUME_2, expected="holds",
 )
 
 
@@ -803,20 +853,22 @@ def _variance_cases(config, params):
     return cases
 
 
-variance_step = InequalityCheck(
+variance_step = Claim(
     id="feddualavg.variance_step",
     title="The variance step E||(1/M) sum_m eps_m||_*^2 <= sigma^2/M: holds in Hilbert norms, fails in l_inf",
     aliases=("feddualavg_variance",),
     paper=FEDDUALAVG, reference="(C.25) last line, (E.19); remark after Theorem 4.2 ('arbitrary norm')",
-    claim=("Algorithm: FedDualAvg (Alg. 3), a step of the proofs of Theorems C.1 and E.1 ('by bounded variance "
+    statement=("Algorithm: FedDualAvg (Alg. 3), a step of the proofs of Theorems C.1 and E.1 ('by bounded variance "
            "assumption and independence'): for independent "
            "zero-mean eps_m with E||eps_m||_*^2 <= sigma^2, E||(1/M) sum_m eps_m||_*^2 <= sigma^2/M, used for the "
            "arbitrary norm of Assumption 1. Example: exact values for Rademacher vectors in l_inf (the dual of the "
            "l1 geometry), and the l2 and Q dual norms."),
-    cases=_variance_cases,
+    evidence=BoundTest(Cases(_variance_cases, formula={"bound": "sigma^2 / M",
+                                                       "metric": "E||(1/M) sum_m eps_m||_*^2 (exact)"}),
+                       statistic=PATHWISE),
     readings=(Reading("Euclidean dual norm", {}, True), Reading("Q dual norm (Theorem D.1)", {}, True),
               Reading("l_inf dual norm (l1 geometry)", {}, True, "the 'arbitrary norm' of Theorem 4.2's remark")),
-    formula={"bound": "sigma^2 / M", "metric": "E||(1/M) sum_m eps_m||_*^2 (exact)"},
+    expected="violated",
     assumptions=["l_inf: exact via P(max_j |S_j| <= s) = P(|S| <= s)^d with S a sum of M signs",
                  "Hilbert norms: E||mean||_H^2 = (1/M^2) sum_m tr(H Sigma_m) exactly"],
 )
@@ -824,11 +876,19 @@ variance_step = InequalityCheck(
 
 # ====================================================================================================
 # counterexamples and measurements (verdicts from runs; tolerances from POLICY via Comparison)
+def _codes(c: Comparison, statistic=PATHWISE) -> np.ndarray:
+    """The judge's per-point codes of ``c`` under ``statistic`` as a multiset (0 holds, 1 undecided, 2 violated):
+    enough for "every point" / "some point" questions."""
+    j = c.judge(statistic)
+    return np.array([2] * j["violations"] + [1] * j["undecided"] + [0] * (j["points"] - j["violations"] - j["undecided"]))
+
+
 def _effect(diff, expectation: bool, scale=1.0, points=None):
     """Is ``diff > 0`` beyond rounding (pathwise: every sample; expectation: mean - z SE)?  ``diff``: ``(S, P)``."""
-    c = Comparison(lhs_lo=diff, rhs_lo=0.0, relation="<=", expectation=expectation, scale=scale, points=points)
-    codes = c.codes()
-    _, _, mean, se = c.measured()
+    st = MEAN if expectation else PATHWISE
+    c = Comparison(lhs_lo=diff, rhs_lo=0.0, relation="<=", scale=scale, points=points)
+    codes = _codes(c, st)
+    _, _, mean, se = c.measured(st)
     v = V.REPRODUCED if np.all(codes == 2) else (V.NOT_REPRODUCED if np.any(codes == 0) else V.INCONCLUSIVE)
     return v, {"mean_difference": np.asarray(mean).tolist(), "se": np.asarray(se).tolist(),
                "z": V.POLICY.statistical_z, "samples": int(c.lhs_lo.shape[0])}
@@ -848,8 +908,6 @@ def _points_recorder(problem, R, pts):
 
 # ---- the curse of primal averaging, constrained (note Sec. 4.2) ------------------------------------
 def _measure_curse(ctx):
-    from fedcheck.checkbase import Finding
-    from fedcheck.measurement import Measurement
     R = 3000 if ctx.full else 400
     grid = np.unique(np.r_[np.geomspace(1, R, 60).astype(int), R - 1, R])
     findings, rows, series, insts = [], [], [], []
@@ -868,11 +926,11 @@ def _measure_curse(ctx):
             np.array([m.metrics["x0"][-2, 0], m.metrics["x1"][-2, 0]])
         step = float(np.linalg.norm(wR - wR1))
         # FedMiD stalls: w_R is a fixed point (one more round moves it by rounding only) with a positive gap
-        fixed = Comparison(lhs_lo=step, rhs_lo=0.0, relation="<=", scale=1.0).codes()
-        positive = Comparison(lhs_lo=gap_m[-1], rhs_lo=0.0, relation="<=", scale=abs(sol.phi_star)).codes()
+        fixed = _codes(Comparison(lhs_lo=step, rhs_lo=0.0, relation="<=", scale=1.0))
+        positive = _codes(Comparison(lhs_lo=gap_m[-1], rhs_lo=0.0, relation="<=", scale=abs(sol.phi_star)))
         stall_codes.append(np.where((fixed == 0) & (positive == 2), 0, np.where((fixed == 2) | (positive == 0), 2, 1)))
-        conv_codes.append(Comparison(lhs_lo=gap_d[-1] - 0.0, lhs_hi=dv.metrics["Phi"][-1, 0] - sol.phi_lower,
-                                     rhs_lo=0.0, relation="<=", scale=abs(sol.phi_star)).codes())
+        conv_codes.append(_codes(Comparison(lhs_lo=gap_d[-1] - 0.0, lhs_hi=dv.metrics["Phi"][-1, 0] - sol.phi_lower,
+                                            rhs_lo=0.0, relation="<=", scale=abs(sol.phi_star))))
         rows.append([K_, ec, f"({wR[0]:.5f}, {wR[1]:.5f})", f"{gap_m[-1]:.5g}", f"{step:.1e}", f"{gap_d[-1]:.3g}"])
         ev[f"K={K_}, eta_c={ec}"] = {"fedmid_w_R": wR.tolist(), "fedmid_gap": float(gap_m[-1]),
                                      "fedmid_last_step": step, "feddualavg_gap": float(gap_d[-1])}
@@ -907,36 +965,30 @@ def _measure_curse(ctx):
     saved = P.save_problem(P.curse_instance(K=10), f"{ctx.save_dir}/feddualavg.curse_constrained",
                            {"check": "feddualavg.curse_constrained", "eta_c": 0.1, "eta_s": 1.0,
                             "fedmid_stall": ev["K=10, eta_c=0.1"]}) if ctx.save_dir else []
-    return Measurement(findings=findings, evidence=ev, series=series, instances=insts, saved_instances=saved,
+    return MeasureResult(findings=findings, evidence=ev, series=series, instances=insts, saved_instances=saved,
                        tables=[{"title": "Curse of primal averaging on the unit l2 ball (eta_s = 1)",
                                 "columns": ["K", "eta_c", "FedMiD w_R", "FedMiD gap", "FedMiD last step",
                                             "FedDualAvg gap"], "rows": rows}])
 
 
-def _counterexample(**kw):
-    from fedcheck.counterexample import CounterexampleCheck
-    return CounterexampleCheck(**kw)
-
-
-curse_constrained = _counterexample(
+curse_constrained = Claim(
     id="feddualavg.curse_constrained",
     title="Curse of primal averaging (constrained): FedMiD stalls on a curved boundary, FedDualAvg converges",
     aliases=("feddualavg_curse",),
     paper=FEDDUALAVG, reference="Section 3.2 (curse of primal averaging, constrained example); Remark after Lemma 4.4",
-    claim=("Algorithms: FedMiD (Alg. 2) vs FedDualAvg (Alg. 3), eta_s = 1. Section 3.2: when the optimum lies on a "
-           "non-flat boundary, the server average of the clients' boundary points lies strictly inside, away from the "
-           "optimum. Example (note Sec. 4.2): unit l2 ball, F_m = 1/2||w - a_m||^2, a_1 = (3, 1), a_2 = (3, -1), "
-           "w* = (1, 0), eta_c = 0.1, K = 1, 10, 100: FedMiD stalls at about (0.9487, 0) (gap 0.104), FedDualAvg "
-           "reaches w* exactly."),
-    measure=_measure_curse,
+    statement=("Algorithms: FedMiD (Alg. 2) vs FedDualAvg (Alg. 3), eta_s = 1. Section 3.2: when the optimum lies on a "
+               "non-flat boundary, the server average of the clients' boundary points lies strictly inside, away from the "
+               "optimum. Example (note Sec. 4.2): unit l2 ball, F_m = 1/2||w - a_m||^2, a_1 = (3, 1), a_2 = (3, -1), "
+               "w* = (1, 0), eta_c = 0.1, K = 1, 10, 100: FedMiD stalls at about (0.9487, 0) (gap 0.104), FedDualAvg "
+               "reaches w* exactly."),
+    evidence=Measurement(_measure_curse, counterexample=True),
     assumptions=["exact gradients (and a noisy variant)", "h = 1/2||.||^2", "full participation"],
+    expected="reproduced",
 )
 
 
 # ---- the curse of primal averaging, l1 (densification) -------------------------------------------------
 def _measure_densification(ctx):
-    from fedcheck.checkbase import Finding
-    from fedcheck.measurement import Measurement
     inst, sol = P.lasso_experiment(seed=0)
     d, thr = inst.params["d"], inst.params["threshold"]
     reps = 16 if ctx.full else 8
@@ -981,7 +1033,7 @@ def _measure_densification(ctx):
         series.append({"panel": "l1 densification: density of the server model (|w_i| >= 1e-2)", "label": name,
                        "x": grid.tolist(), "y": t.metrics["density"].mean(1).tolist(), "role": "measured",
                        "xlabel": "rounds", "ylabel": "density", "logx": True, "logy": False})
-    return Measurement(findings=findings, series=series,
+    return MeasureResult(findings=findings, series=series,
                        evidence={"lambda": inst.params["lam"], "client_nnz": float(c.mean()),
                                  "average_nnz": float(a.mean()), "fedmid_nnz": float(nm.mean()),
                                  "feddualavg_nnz": float(nd.mean()),
@@ -1000,24 +1052,23 @@ def _measure_densification(ctx):
                                           f"{np.mean(tr['FedMiD-OSP'].metrics['Phi'][-1] - sol.phi_star):.4g}"]]}])
 
 
-curse_l1_densification = _counterexample(
+curse_l1_densification = Claim(
     id="feddualavg.curse_l1_densification",
     title="Curse of primal averaging (l1): averaging sparse client models densifies; FedMiD is denser than FedDualAvg",
     aliases=("feddualavg_densification",),
     paper=FEDDUALAVG, reference="Section 3.2 (l1 example), Fig. 2; Fig. 3",
-    claim=("Algorithms: FedMiD (Alg. 2) vs FedDualAvg (Alg. 3). Section 3.2: 'each client obtains a local sparse "
-           "solution; simply averaging them ... will invariably yield a non-sparse solution'; Fig. 3: FedMiD's model is "
-           "the least sparse. Example: the paper's LASSO generator scaled down (d = 32, 4 true features, 16 clients, "
-           "4 per round, minibatch 4, K = 8), lambda chosen so the centralized solution has the true support."),
-    measure=_measure_densification,
+    statement=("Algorithms: FedMiD (Alg. 2) vs FedDualAvg (Alg. 3). Section 3.2: 'each client obtains a local sparse "
+               "solution; simply averaging them ... will invariably yield a non-sparse solution'; Fig. 3: FedMiD's model is "
+               "the least sparse. Example: the paper's LASSO generator scaled down (d = 32, 4 true features, 16 clients, "
+               "4 per round, minibatch 4, K = 8), lambda chosen so the centralized solution has the true support."),
+    evidence=Measurement(_measure_densification, counterexample=True),
     assumptions=["stochastic minibatch gradients, partial participation (as in the paper's experiments)"],
+    expected="reproduced",
 )
 
 
 # ---- FedDualAvg-OSP with l1 and exact gradients: the output becomes exactly 0 ---------------------------
 def _measure_osp(ctx):
-    from fedcheck.checkbase import Finding
-    from fedcheck.measurement import Measurement
     fam = P.SharedQuadraticFamily(d=5, M=4, K=10, noise=0.0, reg="l1", lam=0.05, tau=0.5, geometry="euclidean")
     findings_zero, findings_gap, rows, series, insts = [], [], [], [], []
     ec, es = 0.01, 1.0
@@ -1047,8 +1098,8 @@ def _measure_osp(ctx):
         zero_after = bool(after.any() and np.all(W[after] == 0.0))
         v_zero = V.REPRODUCED if zero_after else (V.INCONCLUSIVE if r0 is None else V.NOT_REPRODUCED)
         gap_inf = float(inst.Phi(np.zeros(inst.d))) - sol.phi_star
-        pos = Comparison(lhs_lo=gap_inf, lhs_hi=float(inst.Phi(np.zeros(inst.d))) - sol.phi_lower, rhs_lo=0.0,
-                         relation="<=", scale=max(1.0, abs(sol.phi_star))).codes()
+        pos = _codes(Comparison(lhs_lo=gap_inf, lhs_hi=float(inst.Phi(np.zeros(inst.d))) - sol.phi_lower, rhs_lo=0.0,
+                                relation="<=", scale=max(1.0, abs(sol.phi_star))))
         v_gap = V.REPRODUCED if np.all(pos == 2) else (V.NOT_REPRODUCED if np.any(pos == 0) else V.INCONCLUSIVE)
         findings_zero.append(v_zero)
         findings_gap.append(v_gap)
@@ -1074,24 +1125,25 @@ def _measure_osp(ctx):
                 V.combine(findings_gap) if V.NOT_REPRODUCED not in findings_gap else V.NOT_REPRODUCED, True,
                 "Phi(0) - Phi* certified positive"),
     ]
-    return Measurement(findings=findings, series=series, instances=insts,
+    return MeasureResult(findings=findings, series=series, instances=insts,
                        evidence={"eta_c": ec, "eta_s": es, "lambda": 0.05, "K": 10},
                        tables=[{"title": "FedDualAvg-OSP with l1 and exact gradients (eta_c = 0.01, eta_s = 1, K = 10)",
                                 "columns": ["seed", "r0 (certificate)", "rounds run", "best gap (at R)",
                                             "final gap", "Phi(0) - Phi*", "FedDualAvg final gap"], "rows": rows}])
 
 
-osp_long_horizon = _counterexample(
+osp_long_horizon = Claim(
     id="feddualavg.osp_long_horizon",
     title="FedDualAvg-OSP with l1 and exact gradients: the output becomes exactly 0 (finite-horizon competitiveness only)",
     aliases=("feddualavg_osp",),
     paper=FEDDUALAVG, reference="Algorithm 5 (A.1: 'no theoretical guarantee'); Fig. 3 ('very competitive')",
-    claim=("Algorithm: FedDualAvg-OSP (Alg. 5). The paper gives no guarantee and calls it 'very competitive' on LASSO "
-           "(Fig. 3). With psi = lam ||.||_1 and exact gradients the server dual follows gradient descent on F and "
-           "stays bounded while the threshold eta_s eta_c (r+1) K lam grows, so the output is exactly 0 after "
-           "finitely many rounds. Example: shared-Hessian l1 quadratics, d = 5, M = 4, K = 10, eta_c = 0.01, lam = 0.05."),
-    measure=_measure_osp,
+    statement=("Algorithm: FedDualAvg-OSP (Alg. 5). The paper gives no guarantee and calls it 'very competitive' on LASSO "
+               "(Fig. 3). With psi = lam ||.||_1 and exact gradients the server dual follows gradient descent on F and "
+               "stays bounded while the threshold eta_s eta_c (r+1) K lam grows, so the output is exactly 0 after "
+               "finitely many rounds. Example: shared-Hessian l1 quadratics, d = 5, M = 4, K = 10, eta_c = 0.01, lam = 0.05."),
+    evidence=Measurement(_measure_osp, counterexample=True),
     assumptions=["exact gradients, full participation, shared Hessian (the certificate uses z_{r+1} = A z_r + b)"],
+    expected="reproduced",
 )
 
 
@@ -1156,8 +1208,6 @@ def _exp_common(ctx, quick_grid=QUICK_GRID, quick_rounds=200):
 
 
 def _measure_lasso(ctx):
-    from fedcheck.checkbase import Finding
-    from fedcheck.measurement import Measurement
     rounds, reps, grid, record = _exp_common(ctx)
     inst, sol = P.lasso_experiment(seed=0)
     d, thr = inst.params["d"], inst.params["threshold"]
@@ -1215,7 +1265,7 @@ def _measure_lasso(ctx):
     series += [{"panel": "federated LASSO: density", "label": n, "x": record.tolist(),
                 "y": c["density"].mean(-1).tolist(), "role": "measured", "xlabel": "rounds", "ylabel": "density",
                 "logx": True, "logy": False} for n, c in curves.items()]
-    return Measurement(findings=findings, series=series,
+    return MeasureResult(findings=findings, series=series,
                        tables=[{"title": f"Federated LASSO (Sec. 5.1), scaled down: d = {d}, 4 true features, "
                                          f"{inst.M} clients ({inst.clients_per_round} per round), minibatch "
                                          f"{inst.batch_size}, K = {inst.K}, lambda = {inst.params['lam']}, {rounds} "
@@ -1228,8 +1278,6 @@ def _measure_lasso(ctx):
 
 
 def _measure_nuclear(ctx):
-    from fedcheck.checkbase import Finding
-    from fedcheck.measurement import Measurement
     # quick: eta_c >= 0.03 diverges on this instance (L ~ 2 (1 + ||mu||^2)), so the quick grid stops at 0.01
     rounds, reps, grid, record = _exp_common(ctx, tuple((c, s_) for c in (0.001, 0.003, 0.01) for s_ in (0.3, 1.0, 3.0)),
                                              150)
@@ -1279,7 +1327,7 @@ def _measure_nuclear(ctx):
     series = [{"panel": "nuclear-norm matrix estimation: rank", "label": n, "x": record.tolist(),
                "y": c["rank"].mean(-1).tolist(), "role": "measured", "xlabel": "rounds", "ylabel": "rank",
                "logx": True, "logy": False} for n, c in curves.items()]
-    return Measurement(findings=findings, series=series,
+    return MeasureResult(findings=findings, series=series,
                        tables=[{"title": f"Nuclear-norm matrix estimation (Sec. 5.2), scaled down: {p_}x{p_}, rank "
                                          f"{rank}, {inst.M} clients ({inst.clients_per_round} per round), minibatch "
                                          f"{inst.batch_size}, K = {inst.K}, lambda = {inst.params['lam']}, {rounds} "
@@ -1304,8 +1352,6 @@ def _prox_gd(inst_like_loss, X, y, reg, lrs, epochs):
 
 
 def _measure_logistic(ctx):
-    from fedcheck.checkbase import Finding
-    from fedcheck.measurement import Measurement
     rounds, reps, grid, record = _exp_common(ctx)
     inst, sol = P.breast_cancer_logistic(seed=0)
     Xv, yv = inst.validation["X"], inst.validation["y"]
@@ -1376,7 +1422,7 @@ def _measure_logistic(ctx):
     series = [{"panel": "sparse logistic regression: validation loss", "label": n, "x": record.tolist(),
                "y": c["val_loss"].mean(-1).tolist(), "role": "measured", "xlabel": "rounds",
                "ylabel": "validation regularized loss", "logx": True, "logy": True} for n, c in curves.items()]
-    return Measurement(findings=findings, series=series,
+    return MeasureResult(findings=findings, series=series,
                        tables=[{"title": f"Sparse logistic regression (Sec. 5.3; breast-cancer data instead of fMRI): "
                                          f"{inst.M} clients x {inst.n} samples ({inst.clients_per_round} per round), "
                                          f"{len(yv)} validation samples, lambda = {inst.params['lam']}, {rounds} rounds",
@@ -1389,63 +1435,51 @@ def _measure_logistic(ctx):
                                  "dataset": "sklearn.datasets.load_breast_cancer (569 x 30), standardized"})
 
 
-def _measurement(**kw):
-    from fedcheck.measurement import MeasurementCheck
-    return MeasurementCheck(**kw)
-
-
-experiment_lasso = _measurement(
+experiment_lasso = Claim(
     id="feddualavg.experiment_lasso",
     title="Section 5.1 (federated LASSO), scaled down: sparsity recovery, FedDualAvg vs FedMiD and the OSP variants",
     aliases=("feddualavg_lasso",),
     paper=FEDDUALAVG, reference="Section 5.1, Fig. 3, 6-8; Appendix A.2",
-    claim=("Algorithms: FedMiD, FedMiD-OSP, FedDualAvg, FedDualAvg-OSP (Algs. 2-5). Fig. 3: 'FedDualAvg not only "
-           "identifies most of the sparsity pattern but also is fastest'; FedMiD is the least sparse; best "
-           "configurations FedDualAvg (0.01, 1) vs (0.001, 0.3) for the others. Example: the paper's generator (A.2) "
-           "scaled down, tuned for the best F1 over a grid of (eta_c, eta_s)."),
-    measure=_measure_lasso,
+    statement=("Algorithms: FedMiD, FedMiD-OSP, FedDualAvg, FedDualAvg-OSP (Algs. 2-5). Fig. 3: 'FedDualAvg not only "
+               "identifies most of the sparsity pattern but also is fastest'; FedMiD is the least sparse; best "
+               "configurations FedDualAvg (0.01, 1) vs (0.001, 0.3) for the others. Example: the paper's generator (A.2) "
+               "scaled down, tuned for the best F1 over a grid of (eta_c, eta_s)."),
+    evidence=Measurement(_measure_lasso),
     assumptions=["partial participation and minibatch noise as in the paper", "h = 1/2||.||^2",
                  "quick: 15-point grid, 200 rounds, 5 runs; --full: the paper's 49-point grid, 500 rounds, 8 runs"],
+    expected="reproduced",
 )
 
-experiment_nuclear = _measurement(
+experiment_nuclear = Claim(
     id="feddualavg.experiment_nuclear",
     title="Section 5.2 (nuclear-norm matrix estimation), scaled down: rank recovery",
     aliases=("feddualavg_nuclear",),
     paper=FEDDUALAVG, reference="Section 5.2, Fig. 4, 9-11; Appendix A.3",
-    claim=("Algorithms: FedMiD, FedMiD-OSP, FedDualAvg, FedDualAvg-OSP. Fig. 4: 'FedDualAvg finds the solution with "
-           "exact rank in less than 100 communication rounds. FedMiD and FedMiD-OSP converge slower in loss and rank. "
-           "FedDualAvg-OSP can generate low-rank solutions but is far less accurate.' Example: (A.5)-(A.8) scaled down "
-           "(6x6, rank 2), tuned for the best recovery error."),
-    measure=_measure_nuclear,
+    statement=("Algorithms: FedMiD, FedMiD-OSP, FedDualAvg, FedDualAvg-OSP. Fig. 4: 'FedDualAvg finds the solution with "
+               "exact rank in less than 100 communication rounds. FedMiD and FedMiD-OSP converge slower in loss and rank. "
+               "FedDualAvg-OSP can generate low-rank solutions but is far less accurate.' Example: (A.5)-(A.8) scaled down "
+               "(6x6, rank 2), tuned for the best recovery error."),
+    evidence=Measurement(_measure_nuclear),
     assumptions=["partial participation and minibatch noise", "singular-value thresholding prox"],
+    expected="reproduced",
 )
 
-experiment_logistic = _measurement(
+experiment_logistic = Claim(
     id="feddualavg.experiment_logistic",
     title="Section 5.3 (sparse logistic regression), on scikit-learn's breast-cancer data",
     aliases=("feddualavg_logistic",),
     paper=FEDDUALAVG, reference="Section 5.3, Fig. 1, 5, 12; Appendix A.4",
-    claim=("Algorithms: FedMiD, FedMiD-OSP, FedDualAvg, FedDualAvg-OSP, FedAvg(d); centralized and local prox-GD. "
-           "Fig. 5: 'FedDualAvg yields sparse and accurate solutions comparable with the centralized baseline. FedMiD "
-           "and FedMiD-OSP provide denser solutions that are relatively less accurate. FedDualAvg-OSP can provide "
-           "sparse solutions but far less accurate.' Example: breast-cancer data split into heterogeneous clients "
-           "(the fMRI data of the paper does not ship with a package), tuned for the lowest validation loss."),
-    measure=_measure_logistic,
+    statement=("Algorithms: FedMiD, FedMiD-OSP, FedDualAvg, FedDualAvg-OSP, FedAvg(d); centralized and local prox-GD. "
+               "Fig. 5: 'FedDualAvg yields sparse and accurate solutions comparable with the centralized baseline. FedMiD "
+               "and FedMiD-OSP provide denser solutions that are relatively less accurate. FedDualAvg-OSP can provide "
+               "sparse solutions but far less accurate.' Example: breast-cancer data split into heterogeneous clients "
+               "(the fMRI data of the paper does not ship with a package), tuned for the lowest validation loss."),
+    evidence=Measurement(_measure_logistic),
     assumptions=["a stand-in data set: the paper's Haxby fMRI data is not available offline"],
+    expected="inconclusive",
 )
 
 
-# =================================================================================================
-# Proof audit (issue #9): the tuned-step derivations above (SYM_C, SYM_D, SYM_E), attached as proof steps of
-# the tuned checks (``fedcheck audit feddualavg``); the checks above are unchanged.  Rate claims stay where
-# they are (they state the order of a bound, not a step of its proof).  Machinery in fedcheck.audit.
-def _feddualavg_proof_steps(claims, reference):
-    from fedcheck.tools import audit as A
-    return tuple(A.ProofStep(c.name, c.name, "symbolic", (lambda c=c: A.from_symbolic_claim(c)), reference=reference)
-                 for c in claims if " is of order R^" not in c.name)
-
-
-theorem_4_1_tuned.proof_steps = _feddualavg_proof_steps(SYM_E, "Appendix E, (E.1)-(E.3); Theorem 4.1")
-theorem_4_2_tuned.proof_steps = _feddualavg_proof_steps(SYM_C, "Appendix C, (C.2)-(C.4); Theorem 4.2")
-theorem_4_3_tuned.proof_steps = _feddualavg_proof_steps(SYM_D, "Appendix D, (D.1)-(D.3), (D.11), (D.19); Theorem 4.3")
+CLAIMS = (theorem_4_1, theorem_4_1_tuned, theorem_4_1_fedmid, theorem_4_2, theorem_4_2_tuned, theorem_4_3,
+          theorem_4_3_tuned, lemma_c2, lemma_c3, claim_c5, lemma_d2, claim_d5, variance_step, curse_constrained,
+          curse_l1_densification, osp_long_horizon, experiment_lasso, experiment_nuclear, experiment_logistic)

@@ -3,13 +3,19 @@
 Source: ``shared/papers/fedfw-federated-frank-wolfe.md``; digest ``shared/notes/fedfw.md``.
 Equation numbers are the paper's.
 """
+import numpy as _np
 import sympy as sp
 
 from fedcheck import algorithms as engine
-from fedcheck.check import BoundCheck, Paper, Reading, SideCondition, SymbolicClaim, rate_claim
-from fedcheck.problems.instances import RandomFamily
-from fedcheck.core.symbols import D, G, G_sup, L, Y_norm, grad_F_star, grad_hat_star, lambda_0, n, t
+from fedcheck.algorithms import fedfw_variants as _variants
 from fedcheck.core import verdict as V
+from fedcheck.core.claim import Claim, Domain, Paper, Reading
+from fedcheck.core.evidence import MEAN, Bound, BoundTest, Fact, Measurement, Proof
+from fedcheck.core.symbols import (D, E_init, G, G_nc, G_sup, L, T, Y_norm, grad_F_star, grad_hat_star,
+                                   grad_hat_x1, lambda_0, n, p_part, sigma, t)
+from fedcheck.experiments import Cases, HorizonCase, Horizons, Metric, Rounds, SideCondition, objective_gap, recorded
+from fedcheck.problems import fedfw as _P
+from fedcheck.problems.instances import RandomFamily
 
 FEDFW = Paper(
     key="fedfw",
@@ -60,681 +66,26 @@ def _sign_condition_29():
                      f"lambda_0 * max_(u=sqrt t >= 1) [{sp.sstr(upper)}] = {sp.sstr(crit)} <= 0")
 
 
-theorem1 = BoundCheck(
-    id="fedfw.theorem1",
-    title="FedFW, Theorem 1 (smooth convex): F(xbar^t) - F* = O(t^{-1/2}) with the explicit bound (38)",
-    aliases=("theorem1",),
-    paper=FEDFW,
-    reference="Theorem 1; explicit bound (38), Appendix B.1",
-    claim=("With L-smooth convex f_i, eta_t = 2/(t+1) and lambda_t = lambda_0 sqrt(t+1), the server point of FedFW "
-           "satisfies F(xbar^t) - F* <= 2nD^2((L/n)/t + lambda_0/sqrt t) + G (2/(lambda_0 sqrt t)) "
-           "(||Y*||_F + D sqrt(lambda_0 (L/sqrt t + n lambda_0))) = O(t^{-1/2})"),
-    algorithm=engine.fedfw,
-    schedules={"eta": eta_t, "lam": lambda_t},
-    bound=bound_38,
-    claimed_rate=sp.Rational(-1, 2),
-    readings=READINGS_G,
-    params={"lambda_0": 1.0},
-    family=RandomFamily(loss="least_squares", set="l1", n=10, m=20, p=20, radius=1.0, heterogeneity=1.0),
-    valid_from=2,  # (38) is derived from (30)-(37) for X^{t} with t - 1 >= 1
-    feasible=True,
-    assumptions=["each f_i is convex and L-smooth (L = max_i L_i, exact)", "D is convex and compact, diameter D",
-                 "clients start in D (x_i^1 = 0 here, all equal)", "Y* is any dual solution of (3)",
-                 "iterates x^t with t >= 2 (the proof's recursion (30) starts at X^1 with eta_1 = 1)"],
-    symbolic=(rate_claim(bound_38, sp.Rational(-1, 2)),
-              SymbolicClaim("(29): (1-eta_t)(lambda_t - lambda_{t-1}) - eta_t lambda_t <= 0 for all t >= 1",
-                            _sign_condition_29)),
-    side_conditions=tuple(
-        SideCondition(f"Lemma 2 ({r.name}): G >= sup_(D^n) ||grad F^||_F", r.substitutions[G], G_sup,
-                      f"is {r.description.split(': ', 1)[-1]} a valid bound on the gradient over D^n?")
-        for r in READINGS_G[:3]),
-    default_seeds=16,
-    default_rounds=10000,
-)
-
-
-# =================================================================================================
-# The rest of the paper (issue #4).  Every check below is a declaration; the machinery is in
-# fedcheck.expectation_bound, fedcheck.horizon, fedcheck.inequality, fedcheck.measurement,
-# fedcheck.counterexample and fedcheck.symbolic, the paper's problems in fedcheck.problems.fedfw.
-import numpy as _np  # noqa: E402
-
-from fedcheck.check import Metric  # noqa: E402
-from fedcheck.counterexample import CounterexampleCheck  # noqa: E402
-from fedcheck.algorithms import fedfw_variants as _variants  # noqa: E402
-from fedcheck.expectation_bound import ExpectationBoundCheck, Part, objective_gap, recorded  # noqa: E402
-from fedcheck.horizon import Bound, Case  # noqa: E402
-from fedcheck.inequality import InequalityCheck  # noqa: E402
-from fedcheck.measurement import MeasurementCheck  # noqa: E402
-from fedcheck.problems import fedfw as _P  # noqa: E402
-from fedcheck.symbolic import SymbolicCheck  # noqa: E402
-from fedcheck.core.symbols import T, E_init, G_nc, grad_hat_x1, p_part, sigma  # noqa: E402
-
-c_n = sp.Symbol("c_n", positive=True)   # the factor the G-term of (44) is divided by (sqrt(n) as printed)
-
-
-# ---- Theorem 3 (FedFW-sto, convex, stochastic gradients): (66)-(68) -------------------------------
-eta_sto = 9 / (t + 8)
-lambda_sto = lambda_0 * sp.sqrt(t + 8)
-rho_sto = 4 / (t + 7) ** sp.Rational(2, 3)
-Q_sto = sp.Max(grad_hat_x1**2 * 7 ** sp.Rational(2, 3), 16 * n * sigma**2 + 81 * L**2 * D**2 / n)
-C_sto = sp.Rational(81, 2) * n * D**2 * (L / n + lambda_0) + 9 * D * sp.sqrt(Q_sto)
-bound_66 = 9 ** sp.Rational(1, 3) * C_sto / (t + 7) ** sp.Rational(1, 3)
-bound_67 = (2 * Y_norm / (lambda_0 * sp.sqrt(t + 7))
-            + 2 * sp.sqrt(2 * 9 ** sp.Rational(1, 3) * C_sto / lambda_0) / (t + 7) ** sp.Rational(5, 12))
-bound_68 = bound_66 + G * bound_67
-_STO_FAMILY = RandomFamily(loss="least_squares", set="l1", n=5, m=20, p=10, radius=1.0, heterogeneity=1.0)
-
-
-def _sto_kwargs(values, seeds):
-    return {"sigma": values["sigma"], "seeds": seeds}
-
-
-def _fw_rec(batch, sched):
-    return _variants.fw_recorder(batch, base=engine.default_recorder(batch))
-
-
-theorem3 = ExpectationBoundCheck(
-    id="fedfw.theorem3",
-    title="FedFW-sto, Theorem 3 (smooth convex, stochastic gradients): E F(xbar^t) - F* = O(t^{-1/3}), bound (68)",
-    aliases=("theorem3",),
-    paper=FEDFW,
-    reference="Theorem 3; explicit bound (68), Appendix D.1 (with Lemma 3, (66)-(67))",
-    claim=("With L-smooth convex f_i, unbiased stochastic gradients of variance sigma^2, eta_t = 9/(t+8), "
-           "lambda_t = lambda_0 sqrt(t+8) and rho_t = 4/(t+7)^{2/3}, FedFW-sto satisfies E F(xbar^t) - F* <= "
-           "9^{1/3} C/(t+7)^{1/3} + G (2||Y*||_F/(lambda_0 sqrt(t+7)) + 2 sqrt(2 9^{1/3} C/lambda_0)/(t+7)^{5/12}) "
-           "= O(t^{-1/3}), C = (81/2) n D^2 (L/n + lambda_0) + 9 D sqrt(Q), "
-           "Q = max{||grad F^(X^1) - D^1||_F^2 7^{2/3}, 16 n sigma^2 + 81 L^2 D^2 / n}"),
-    algorithm=_variants.fedfw_sto,
-    schedules={"eta": eta_sto, "lam": lambda_sto, "rho": rho_sto},
-    parts=[Part("(68)", objective_gap("F", "F(xbar^t) - F*"), bound_68,
-                description="E F(xbar^t) - F* (xbar^t the server point)")],
-    readings=READINGS_G,
-    run_kwargs=_sto_kwargs,
-    recorder=_fw_rec,
-    family=_STO_FAMILY,
-    params={"lambda_0": 1.0, "sigma": 1.0},
-    claimed_rate=sp.Rational(-1, 3),
-    default_seeds=3, replicates=48, full_replicates=200, default_rounds=2000, full_rounds=20000,
-    assumptions=["each f_i convex and L-smooth (least squares, exact L)",
-                 "stochastic gradients grad f_i(x) + sigma xi/sqrt(p), xi ~ N(0, I): unbiased, variance exactly "
-                 "sigma^2 (Assumption 1 with equality), independent across clients, rounds and seeds",
-                 "X^1 = 0 (all clients equal), D^1 = 0", "Y* the solver's consensus duals",
-                 "the expectation is estimated by the mean over independent seeds, +- 3 standard errors"],
-    symbolic=(rate_claim(bound_68, sp.Rational(-1, 3)),),
-)
-
-lemma3 = ExpectationBoundCheck(
-    id="fedfw.lemma3",
-    title="FedFW-sto, Lemma 3: E F^(X^t) - F^(X*) (66) and the consensus distance (67), dist vs dist^2",
-    aliases=("lemma3",),
-    paper=FEDFW,
-    reference="Lemma 3, (66)-(67), Appendix D (from Theorem 2 of Locatello et al. 2019)",
-    claim=("E F^(X^t) - F^(X*) <= 9^{1/3} C/(t+7)^{1/3} (66) and E dist^2(X^t, C) <= 2||Y*||_F/(lambda_0 sqrt(t+7)) "
-           "+ 2 sqrt(2 9^{1/3} C/lambda_0)/(t+7)^{5/12} (67, as printed); (68) uses (67) as a bound on E dist"),
-    algorithm=_variants.fedfw_sto,
-    schedules={"eta": eta_sto, "lam": lambda_sto, "rho": rho_sto},
-    parts=[Part("(66)", objective_gap("F_hat", "F^(X^t) - F*"), bound_66,
-                description="E F^(X^t) - F^(X*), F^(X) = (1/n) sum_i f_i(x_i) at the clients' points"),
-           Part("(67) as printed: E dist^2", recorded("dist", 2, "dist^2(X^t, C)"), bound_67,
-                description="the right side has the units of a distance: most likely a typo for E dist"),
-           Part("(67) as used in (68): E dist", recorded("dist", 1, "dist(X^t, C)"), bound_67,
-                description="the form (68) uses, and the form of Locatello et al. 2019")],
-    run_kwargs=_sto_kwargs,
-    recorder=_fw_rec,
-    family=_STO_FAMILY,
-    params={"lambda_0": 1.0, "sigma": 1.0},
-    claimed_rate=sp.Rational(-1, 3),
-    default_seeds=3, replicates=48, full_replicates=200, default_rounds=2000, full_rounds=20000,
-    assumptions=list(theorem3.assumptions),
-)
-
-
-# ---- Partial participation, convex: (17), explicit (44) -------------------------------------------
-eta_pp = 2 / (p_part * (t - 1) + 2)
-lambda_pp = lambda_0 * sp.sqrt(p_part * (t - 1) + 2)
-_u = p_part * t + 2 - p_part
-bound_44 = 2 * D**2 * L / _u + (2 * n * D**2 * lambda_0 + (2 * G / (c_n * lambda_0)) *
-                                  (Y_norm + D * sp.sqrt(lambda_0 * (L + n * lambda_0)))) / sp.sqrt(_u)
-dist_44 = 2 / (c_n * lambda_0 * sp.sqrt(_u)) * (Y_norm + D * sp.sqrt(lambda_0 * (L + n * lambda_0)))
-READINGS_44 = (
-    Reading("statement", {G: G_statement, c_n: sp.sqrt(n)}, paper=True,
-            description="(44) as printed (G-term divided by sqrt(n)), G of Lemma 2's statement"),
-    Reading("proof-end", {G: G_proof_end, c_n: sp.sqrt(n)}, paper=True,
-            description="(44) as printed, G from the end of Lemma 2's proof"),
-    Reading("sup", {G: G_sup, c_n: sp.sqrt(n)}, paper=False,
-            description="(44) as printed with G = sup_{D^n} ||grad F^||_F, the smallest G the proof can use"),
-    Reading("sup, without 1/sqrt(n)", {G: G_sup, c_n: 1}, paper=False,
-            description="the (38) analogue: the G-term without the 1/sqrt(n) that (44) adds"),
-)
-
-
-def _pp_kwargs(values, seeds):
-    return {"participation": values["p_part"], "seeds": seeds}
-
-
-partial_convex = ExpectationBoundCheck(
-    id="fedfw.partial_convex",
-    title="FedFW with partial participation (convex): E F(xbar^t) - F* = O((pt)^{-1/2}), bound (44)",
-    aliases=("partial_convex",),
-    paper=FEDFW,
-    reference="Section 4.2, (17); explicit bound (44), Appendix B.2",
-    claim=("Each client takes part with probability p; with eta_t = 2/(p(t-1)+2), lambda_t = lambda_0 sqrt(p(t-1)+2): "
-           "E F(xbar^t) - F* <= 2D^2 L/(pt+2-p) + (pt+2-p)^{-1/2} (2nD^2 lambda_0 + (2G/(sqrt(n) lambda_0)) "
-           "(||Y*|| + D sqrt(lambda_0 (L + n lambda_0))))"),
-    algorithm=_variants.fedfw_partial,
-    schedules={"eta": eta_pp, "lam": lambda_pp},
-    parts=[Part("(44)", objective_gap("F", "F(xbar^t) - F*"), bound_44, description="E F(xbar^t) - F*")],
-    readings=READINGS_44,
-    recorder=_fw_rec,
-    run_kwargs=_pp_kwargs,
-    param_grid=({"p_part": 0.25}, {"p_part": 0.5}, {"p_part": 1.0}),
-    family=RandomFamily(loss="least_squares", set="l1", n=10, m=20, p=10, radius=1.0, heterogeneity=1.0),
-    params={"lambda_0": 1.0},
-    claimed_rate=sp.Rational(-1, 2),
-    default_seeds=3, replicates=24, full_replicates=128, default_rounds=1000, full_rounds=10000,
-    assumptions=["each f_i convex and L-smooth (least squares, exact L)",
-                 "client i takes part in round t with probability p, independently (SeedSequence streams)",
-                 "a non-participant keeps x_i; the server point is mean_i x_i", "X^1 = 0",
-                 "the expectation is estimated by the mean over independent seeds, +- 3 standard errors"],
-    symbolic=(rate_claim(bound_44.subs({G: G_sup, c_n: sp.sqrt(n)}), sp.Rational(-1, 2)),),
-)
-
-
-partial_consensus = ExpectationBoundCheck(
-    id="fedfw.partial_consensus",
-    title="(44)'s 1/sqrt(n): the consensus step its G-term needs, E dist(X^t, C) <= (2/(sqrt(n) lambda_0 sqrt(pt+2-p)))(...)",
-    aliases=("partial_consensus",),
-    paper=FEDFW,
-    reference="Appendix B.2, (43)-(44) ('following the same steps in (38) and (39)', i.e. (35), (37))",
-    claim=("(44) bounds the G-term by (2G/(sqrt(n) lambda_0 sqrt(pt+2-p)))(||Y*|| + D sqrt(lambda_0 (L + n lambda_0))); "
-           "the steps of (38) give it as G times a bound on E dist(X^t, C), so that bound must carry the 1/sqrt(n): "
-           "E dist(X^t, C) <= (2/(sqrt(n) lambda_0 sqrt(pt+2-p)))(||Y*|| + D sqrt(lambda_0 (L + n lambda_0)))"),
-    algorithm=_variants.fedfw_partial,
-    schedules={"eta": eta_pp, "lam": lambda_pp},
-    parts=[Part("consensus step", recorded("dist", 1, "dist(X^t, C)"), dist_44,
-                description="E dist(X^t, C), the clients' distance to consensus")],
-    readings=(Reading("with 1/sqrt(n), as (44) needs", {c_n: sp.sqrt(n)}, paper=True,
-                      description="the consensus bound that yields (44)'s G-term"),
-              Reading("without 1/sqrt(n), the (37) analogue", {c_n: 1}, paper=False,
-                      description="the bound (37) gives under full participation, with pt+2-p for t+1")),
-    recorder=_fw_rec,
-    run_kwargs=_pp_kwargs,
-    param_grid=({"p_part": 0.25}, {"p_part": 1.0}),
-    family=RandomFamily(loss="least_squares", set="l1", n=30, m=20, p=10, radius=1.0, heterogeneity=1.0),
-    params={"lambda_0": 1.0},
-    default_seeds=3, replicates=8, full_replicates=64, default_rounds=1000, full_rounds=10000,
-    assumptions=["least squares on the l1 ball, n = 30 clients (the 1/sqrt(n) is a factor 5.5)", "X^1 = 0",
-                 "client i takes part with probability p; expectations over independent seeds (+- 3 SE)"],
-)
-
-
-# ---- (31)/(35) surrogate gap and (37) consensus distance, at every round --------------------------
-def _surrogate_gap(trace, sols):
-    S = trace.metrics["surrogate"]
-    Fs = _np.array([s.F_star for s in sols])[None, :]
-    Fl = _np.array([s.F_lower for s in sols])[None, :]
-    return S - Fs, S - Fs, S - Fl, _np.broadcast_to(Fs - Fl, S.shape)
-
-
-def _consensus(trace, sols):
-    d = trace.metrics["dist"]
-    return d, d, d, _np.zeros_like(d)
-
-
-surrogate_gap = Metric("F^_{t-1}(X^t) - F^(X*)",
-                       "the surrogate (5) at the clients' points minus F*: (1/n) sum_i f_i(x_i^t) + "
-                       "(lambda_{t-1}/2) dist^2(X^t, C) - F* (F* in its certified interval)", _surrogate_gap)
-consensus_distance = Metric("dist(X^t, C)", "||X^t - xbar^t 1^T||_F, the clients' distance to consensus (exact)",
-                            _consensus)
-bound_31 = 2 * n * D**2 * ((L / n) / t + lambda_0 / sp.sqrt(t))
-_dist_37_first = (Y_norm + sp.sqrt(Y_norm**2 + 4 * n * D**2 * lambda_0 * sp.sqrt(t) * ((L / n) / t + lambda_0 / sp.sqrt(t)))) \
-    / (lambda_0 * sp.sqrt(t))
-_line37 = sp.Symbol("line37", positive=True)   # which line of (37) a reading evaluates
-
-
-def _dist_37(Lterm):
-    return 2 / (lambda_0 * sp.sqrt(t)) * (Y_norm + D * sp.sqrt(lambda_0 * (Lterm + n * lambda_0)))
-
-
-bound_37 = sp.Piecewise((_dist_37_first, sp.Eq(_line37, 1)), (_dist_37(L / sp.sqrt(t)), sp.Eq(_line37, 2)),
-                        (_dist_37(L), True))
-
-surrogate_31 = BoundCheck(
-    id="fedfw.surrogate_31",
-    title="FedFW, (31)/(35): the surrogate gap F^_t(X^{t+1}) - F^(X*) <= 2nD^2((L/n)/(t+1) + lambda_0/sqrt(t+1))",
-    aliases=("surrogate_31",),
-    paper=FEDFW,
-    reference="Proof of Theorem 1, (30)-(31) and (35), Appendix B.1",
-    claim=("With eta_t = 2/(t+1), lambda_t = lambda_0 sqrt(t+1): F^_t(X^{t+1}) - F^(X*) <= 2nD^2((L/n)/(t+1) + "
-           "lambda_0/sqrt(t+1)) at every round, i.e. at iterate k = t+1: <= 2nD^2((L/n)/k + lambda_0/sqrt k)"),
-    algorithm=_variants.with_surrogate(engine.fedfw),
-    schedules={"eta": eta_t, "lam": lambda_t},
-    bound=bound_31,
-    claimed_rate=sp.Rational(-1, 2),
-    metric=surrogate_gap,
-    params={"lambda_0": 1.0},
-    family=RandomFamily(loss="least_squares", set="l1", n=10, m=20, p=20, radius=1.0, heterogeneity=1.0),
-    valid_from=2,
-    assumptions=["each f_i convex and L-smooth", "X^1 = 0 (clients equal)", "iterates k >= 2 (round t = k - 1 >= 1)"],
-    symbolic=(rate_claim(bound_31, sp.Rational(-1, 2)),),
-    default_seeds=6, default_rounds=3000,
-)
-
-consensus_37 = BoundCheck(
-    id="fedfw.consensus_37",
-    title="FedFW, (37): the consensus distance dist(X^{t+1}, C) at every round, its three lines",
-    aliases=("consensus_37",),
-    paper=FEDFW,
-    reference="Proof of Theorem 1, (36)-(37), Appendix B.1",
-    claim=("dist(X^{t+1}, C) <= (1/lambda_t)(||Y*|| + sqrt(||Y*||^2 + 4nD^2 lambda_t((L/n)/(t+1) + lambda_0/sqrt(t+1)))) "
-           "<= (2/(lambda_0 sqrt(t+1)))(||Y*|| + D sqrt(lambda_0 (L/sqrt(t+1) + n lambda_0))) "
-           "<= (2/(lambda_0 sqrt(t+1)))(||Y*|| + D sqrt(lambda_0 (L + n lambda_0)))"),
-    algorithm=_variants.with_surrogate(engine.fedfw),
-    schedules={"eta": eta_t, "lam": lambda_t},
-    bound=bound_37,
-    claimed_rate=sp.Rational(-1, 2),
-    readings=(Reading("first line", {_line37: 1}, paper=True, description="the root of the quadratic inequality (36)"),
-              Reading("second line", {_line37: 2}, paper=True,
-                      description="(37), second line: L/sqrt(t+1) inside the root"),
-              Reading("third line", {_line37: 3}, paper=True,
-                      description="(37), third line: L inside the root (the form (44) uses)")),
-    metric=consensus_distance,
-    params={"lambda_0": 1.0},
-    family=RandomFamily(loss="least_squares", set="l1", n=10, m=20, p=20, radius=1.0, heterogeneity=1.0),
-    valid_from=2,
-    assumptions=["each f_i convex and L-smooth", "X^1 = 0", "Y* the solver's consensus duals"],
-    symbolic=(rate_claim(_dist_37(L), sp.Rational(-1, 2)),),
-    default_seeds=6, default_rounds=3000,
-)
-
-
-# ---- Theorem 2 (non-convex, fixed horizon): (12) through (52), (57), (62) ------------------------
-Ghat_52 = (E_init + n * D**2 * lambda_0 / 2) * T ** sp.Rational(-1, 3) + L * D**2 / 2 * T ** sp.Rational(-2, 3)
-delta_57 = G / (lambda_0 * T ** sp.Rational(1, 3)) + sp.sqrt((E_init / lambda_0 + n * D**2 / 2) * T ** sp.Rational(-2, 3)
-                                                             + L * D**2 / (2 * lambda_0) / T)
-bound_12 = Ghat_52 + (G + L * D) * delta_57
-READINGS_NC = (
-    Reading("sup", {G: G_nc}, paper=True,
-            description="G = sup_{X in D^n} ||grad F^(X)||_F: the proof uses G only as this bound ((54), (60)), and "
-                        "the sup is the smallest valid G (exact by vertex enumeration for the quadratic family, a "
-                        "certified upper bound for the sigmoid family)"),
-    Reading("repair at X^1", {G: L * D / sp.sqrt(n) + grad_hat_x1}, paper=False,
-            description="G = LD/sqrt(n) + ||grad F^(X^1)||_F (Lemma 2's repaired argument anchored at the start)"),
-)
-_HORIZONS = tuple(int(h) for h in _np.round(_np.geomspace(300, 3000, 9)))   # 8+ points in one decade (fit_rate)
-_HORIZONS_FULL = tuple(int(h) for h in _np.round(_np.geomspace(2000, 20000, 10)))
-
-theorem2 = _P.FedFWHorizonCheck(
-    id="fedfw.theorem2",
-    title="FedFW, Theorem 2 (smooth non-convex): min_{t<=T} gap(xbar^t) = O(T^{-1/3}), explicit (52), (57), (62)",
-    aliases=("theorem2",),
-    paper=FEDFW,
-    reference="Theorem 2, (12); proof (49)-(62), Appendix C.1",
-    claim=("With L-smooth f_i, eta = T^{-2/3}, lambda = lambda_0 T^{1/3} and X^1 in C: min_{t<=T} gap(xbar^t) <= "
-           "Ghat + (G + LD) delta, Ghat = (E + nD^2 lambda_0/2) T^{-1/3} + (LD^2/2) T^{-2/3} (52), "
-           "delta = G/(lambda_0 T^{1/3}) + sqrt((E/lambda_0 + nD^2/2) T^{-2/3} + LD^2/(2 lambda_0) T^{-1}) (57)"),
-    runner=_P.run_fedfw_horizon,
-    schedules={"eta": T ** sp.Rational(-2, 3), "lam": lambda_0 * T ** sp.Rational(1, 3)},
-    bounds=[Bound("(12)", "min_gap", bound_12, "min_{t<=T} gap(xbar^t), the FW gap (11) of the server point"),
-            Bound("(52)", "avg_gap_hat", Ghat_52, "(1/T) sum_t gap^(X^t), the surrogate gap (45) (what (50)-(52) bound)"),
-            Bound("(57)", "dist_tilde", delta_57, "dist(X^{t~}, C) at t~ = argmin_t gap^(X^t)")],
-    cases=[Case("signed quadratic (exact constants)", _P.SignedQuadraticFamily(), seeds=3, horizons=_HORIZONS,
-                full_seeds=8, full_horizons=_HORIZONS_FULL),
-           Case("sigmoid loss (certified constants)", _P.SigmoidFamily(), seeds=3, horizons=_HORIZONS,
-                full_seeds=8, full_horizons=_HORIZONS_FULL)],
-    solver=_P.nonconvex_solver,
-    accepts=_P.is_nonconvex_instance,
-    readings=READINGS_NC,
-    params={"lambda_0": 0.01},
-    rate_metric="(12)",
-    claimed_rate=-1 / 3,
-    save_instance=_P.save_npz,
-    assumptions=["each f_i L-smooth, not convex (exact L: ||H_i||_2 for the quadratics, (sqrt 3/18) lambda_max(A_i^T A_i)/m "
-                 "for the sigmoid loss with m <= p)", "X^1 = 0 in C (all clients equal)",
-                 "E uses certified bounds on min_D f_i (exact for the quadratic family); the bound is increasing in "
-                 "E and G, so their upper ends are used",
-                 "lambda_0 = 0.01 (any lambda_0 > 0 is allowed; 0.01 matches the scale of (1/n) grad f_i)"],
-    symbolic=(rate_claim(bound_12.subs(G, G_nc), sp.Rational(-1, 3), t=T),),
-)
-
-
-# ---- Partial participation, non-convex: (18) and (65) ---------------------------------------------
-_pT = p_part * T + 1
-lambda_65 = lambda_0 * _pT ** sp.Rational(1, 3)
-Ghat_65 = (E_init + n * D**2 * lambda_0 / 2) * (p_part * T) ** sp.Rational(-1, 3) \
-    + L * D**2 / 2 * (p_part * T) ** sp.Rational(-2, 3)
-bound_18 = Ghat_65 + (G + L * D) * (G / lambda_65 + sp.sqrt(Ghat_65 / lambda_65))
-
-partial_nonconvex = _P.FedFWHorizonCheck(
-    id="fedfw.partial_nonconvex",
-    title="FedFW with partial participation (non-convex): min_t E gap(xbar^t) = O((pT)^{-1/3}), (18) and (65)",
-    aliases=("partial_nonconvex",),
-    paper=FEDFW,
-    reference="Section 4.2, (18); Appendix C.2, (63)-(65)",
-    claim=("Each client takes part with probability p; with eta = (pT+1)^{-2/3}, lambda = lambda_0 (pT+1)^{1/3}: "
-           "(1/T) sum_t E gap^(X^t) <= (E + nD^2 lambda_0/2)(pT)^{-1/3} + (LD^2/2)(pT)^{-2/3} (65) and "
-           "min_t E gap(xbar^t) = O((pT)^{-1/3}) (18), explicitly Ghat_p + (G + LD)(G/lambda + sqrt(Ghat_p/lambda)) "
-           "('the rest of the proof follows similarly')"),
-    runner=_P.run_fedfw_horizon,
-    schedules={"eta": _pT ** sp.Rational(-2, 3), "lam": lambda_65},
-    bounds=[Bound("(18)", "min_gap", bound_18, "min_t E gap(xbar^t) (mean over seeds + 3 SE)"),
-            Bound("(65)", "avg_gap_hat", Ghat_65, "(1/T) sum_t E gap^(X^t)")],
-    cases=[Case("signed quadratic, p = 0.5", _P.SignedQuadraticFamily(), settings={"p_part": 0.5, "replicates": 8},
-                seeds=2, horizons=_HORIZONS, full_seeds=6, full_horizons=_HORIZONS_FULL),
-           Case("signed quadratic, p = 0.2", _P.SignedQuadraticFamily(), settings={"p_part": 0.2, "replicates": 8},
-                seeds=2, horizons=_HORIZONS, full_seeds=6, full_horizons=_HORIZONS_FULL)],
-    solver=_P.nonconvex_solver,
-    accepts=_P.is_nonconvex_instance,
-    readings=READINGS_NC,
-    params={"lambda_0": 0.01},
-    rate_metric="(18)",
-    claimed_rate=-1 / 3,
-    save_instance=_P.save_npz,
-    kind="expectation",
-    assumptions=["each f_i L-smooth (exact L), X^1 = 0 in C",
-                 "client i takes part with probability p, independently; a non-participant keeps x_i",
-                 "expectations: mean over 8 independent seeds per instance (quick), +- 3 standard errors"],
-)
-
-
-# ---- Appendix A: naive Frank-Wolfe averaging ------------------------------------------------------
-naive_averaging = CounterexampleCheck(
-    id="fedfw.naive_averaging",
-    title="Appendix A: naive FW with model averaging stalls at xbar = 0 on (21); FedFW converges to x* = 1",
-    aliases=("naive_averaging",),
-    paper=FEDFW,
-    reference="Appendix A, (20)-(22)",
-    claim=("On min_{x in [-1,1]} (1/2)(x-3)^2 + (1/2)(x+1)^2 (f_1 = (x-3)^2, f_2 = (x+1)^2), procedure (20) from "
-           "xbar^1 = 0 keeps xbar^t = 0 for every step size (x* = 1); similarly with several local steps"),
-    measure=_P.measure_naive_21,
-    params={"lambda_0": 1.0},
-    assumptions=["(21) read both ways: f_i with and without the factor 1/2 (x* = 1 either way)",
-                 "step sizes: constants 0.01 ... 1 and 2/(t+1); local steps K = 1, 2, 5, 10",
-                 "FedFW with Theorem 1's schedules (lambda_0 = 1) as the method that should not stall"],
-)
-
-naive_averaging_random = CounterexampleCheck(
-    id="fedfw.naive_averaging_random",
-    title="Appendix A: how often naive FW averaging fails on random instances",
-    aliases=("naive_averaging_random",),
-    paper=FEDFW,
-    reference="Appendix A ('this method may fail')",
-    claim="Naive FW with model averaging (20) may fail to solve (19); measured: how often, on random least squares",
-    measure=_P.measure_naive_random,
-    assumptions=["least squares on l1, l2 and box sets, n = 2 or 10 clients, optimum inside (outside = 0.5) or on "
-                 "the boundary (outside = 2)", "failure: F(xbar^T) - F* > 2LD^2/(T+1), the classical FW guarantee"],
-)
-
-
-# ---- FedFW+ and split constraints: measured (no theorem) ------------------------------------------
-fedfw_plus = MeasurementCheck(
-    id="fedfw.fedfw_plus",
-    title="FedFW+ (augmented Lagrangian) against FedFW on the same instances",
-    aliases=("fedfw_plus",),
-    paper=FEDFW,
-    reference="Section 4.4, Algorithm 1 (FedFW+), Section 6",
-    claim="FedFW+ (y_i <- y_i + lambda_0 (x_i - xbar)) is 'an empirically faster version of FedFW' (no theorem)",
-    measure=_P.measure_fedfw_plus,
-    assumptions=["Theorem 1's schedules for both methods; lambda_0 (penalty scale and FedFW+'s dual step) on the grid "
-                 "0.01, 0.1, 1, 10", "least squares (l1 ball) and logistic regression (l2 ball), 10 clients"],
-)
-
-split_constraints = MeasurementCheck(
-    id="fedfw.split_constraints",
-    title="FedFW with split constraints D_i ⊇ D: feasibility of xbar^t and the limit",
-    aliases=("split_constraints",),
-    paper=FEDFW,
-    reference="Section 4.3",
-    claim=("Clients may use supersets D_i of D with intersection D (e.g. a Euclidean ball for stragglers); "
-           "'this modification does not affect the solution set'"),
-    measure=_P.measure_split,
-    params={"lambda_0": 1.0},
-    assumptions=["D = l1 ball of radius 1; odd-numbered clients use the l2 ball of radius 1 (contains D)",
-                 "Theorem 1's schedules"],
-)
-
-
-# ---- Section 3.2: communication and privacy --------------------------------------------------------
-communication = MeasurementCheck(
-    id="fedfw.communication",
-    title="Section 3.2: FedFW messages are extreme points (1-sparse for l1, rank one for the nuclear ball); bytes",
-    aliases=("communication",),
-    paper=FEDFW,
-    reference="Section 3.2 (communication)",
-    claim="The communicated signals s_i are extreme points of D: 1-sparse for the l1 ball, rank one for the nuclear ball",
-    measure=_P.measure_messages,
-    params={"lambda_0": 1.0},
-    assumptions=["least squares, 10 clients, dimension 48 (8 x 6 matrices for the nuclear ball), Theorem 1's schedules",
-                 "numerical rank with NumPy's default tolerance"],
-)
-
-privacy = MeasurementCheck(
-    id="fedfw.privacy",
-    title="Section 3.2: what an LMO message reveals about a client's data (single-example logistic regression)",
-    aliases=("privacy",),
-    paper=FEDFW,
-    reference="Section 3.2 (privacy), Figure 1",
-    claim=("LMO outputs reveal less than gradients: for the l1 ball only the sign and index of the largest gradient "
-           "entry, for a box only the signs; retrieving the gradient from the LMO output is generally unfeasible"),
-    measure=_P.measure_privacy,
-    params={"lambda_0": 1.0, "radius": 1.0},
-    assumptions=["one example per client (digit images, centered pixels), labels +-1", "FedFW from X^1 = 0",
-                 "the server knows x_i^1 and the schedules, so it can track every x_i from the messages"],
-)
-
-partial_scaling = MeasurementCheck(
-    id="fedfw.partial_scaling",
-    title="Partial participation (convex): the (pt)^{-1/2} scaling of (17) in t and in p",
-    aliases=("partial_scaling",),
-    paper=FEDFW,
-    reference="Section 4.2, (17); Figure 2",
-    claim="E F(xbar^t) - F* = O((pt)^{-1/2}) with eta_t = 2/(p(t-1)+2), lambda_t = lambda_0 sqrt(p(t-1)+2)",
-    measure=_P.measure_partial_scaling,
-    params={"lambda_0": 1.0},
-    assumptions=["least squares on the l1 ball, 10 clients", "p on a log grid from 0.1 to 1",
-                 "expectations: mean over independent seeds"],
-)
-
-
-# ---- Section 5: the experiments at small scale ------------------------------------------------------
-experiments = MeasurementCheck(
-    id="fedfw.experiments",
-    title="Section 5, Table 1 in shape: MCLR on digits with l1/l2 balls, IID and non-IID, FedFW / FedFW+ / FedFW-sto / FedDR",
-    aliases=("experiments",),
-    paper=FEDFW,
-    reference="Section 5.1, Table 1 (MNIST columns); Section 5.3",
-    claim=("MCLR with l1 and l2 balls of radius 10, 10 clients, 100 rounds, one local step, IID and non-IID "
-           "(3 labels per client): test accuracies of FedDR, FedFW and FedFW+ (Table 1)"),
-    measure=_P.measure_experiments,
-    params={"rounds": 100, "radius": 10.0},
-    assumptions=["scikit-learn's digits (8 x 8 images, 1347 train / 450 test) instead of MNIST",
-                 "each parameter tensor (weights, bias) in its own ball, as the official code's per-layer LMO",
-                 "parameters chosen on small grids by the final training objective, not by test accuracy",
-                 "FedDR with one local gradient step for its prox (the paper: one local iteration per round)"],
-)
-
-
-# ---- symbolic: the sign conditions (29) and (42), and the algebra of (65) --------------------------
-condition29 = SymbolicCheck(
-    id="fedfw.condition29",
-    title="(29): (1 - eta_t)(lambda_t - lambda_{t-1}) - eta_t lambda_t <= 0 for all t >= 1 (SymPy)",
-    aliases=("condition29",),
-    paper=FEDFW,
-    reference="Proof of Theorem 1, (28)-(29)",
-    claim="With eta_t = 2/(t+1), lambda_t = lambda_0 sqrt(t+1): (1 - eta_t)(lambda_t - lambda_{t-1}) - eta_t lambda_t <= 0, t >= 1",
-    claims=(SymbolicClaim("(29) for all t >= 1", _sign_condition_29),),
-)
-
-
-def _zeta_42():
-    """zeta_t = (1 - p eta_t)(lambda_t/2)(lambda_t/lambda_{t-1} - 1) - p eta_t lambda_t/2 < 0 for t >= 1, p in (0, 1],
-    with eta_t = 2/(p(t-1)+2), lambda_t = lambda_0 sqrt(p(t-1)+2).  Write u = p(t-1)+2 >= 2 (t >= 1) and
-    p = 1/(1+c), c >= 0.  Steps: (i) sqrt(1+x) <= 1 + x/2; (ii) with x = p/(u-p) this gives
-    zeta/lambda_0 <= (p/sqrt u)(2p - 3u)/(4(u - p)) (an identity checked by SymPy), using 1 - 2p/u >= 0;
-    (iii) the numerator 2p - 3u < 0 and u - p > 0."""
-    a, c, x = sp.symbols("a c x", nonnegative=True)
-    pp = 1 / (1 + c)
-    u = 2 + a
-    steps = []
-    s1 = sp.expand((1 + x / 2) ** 2 - (1 + x))
-    steps.append(("(i) (1 + x/2)^2 - (1 + x) = " + sp.sstr(s1) + " >= 0", bool(s1.is_nonnegative)))
-    nonneg = sp.numer(sp.together(1 - 2 * pp / u))
-    steps.append(("1 - 2p/u has numerator " + sp.sstr(sp.expand(nonneg)) + " >= 0", bool(sp.expand(nonneg).is_nonnegative)))
-    sqrtu = sp.sqrt(u)
-    bound = (1 - 2 * pp / u) * (sqrtu / 2) * (pp / (2 * (u - pp))) - pp / sqrtu
-    U = (pp / sqrtu) * (2 * pp - 3 * u) / (4 * (u - pp))
-    steps.append(("(ii) (1 - 2p/u)(sqrt u/2)(p/(2(u-p))) - p/sqrt u == (p/sqrt u)(2p - 3u)/(4(u-p))",
-                  sp.simplify(bound - U) == 0))
-    num = sp.expand(sp.numer(sp.together(2 * pp - 3 * u)))
-    den = sp.expand(sp.numer(sp.together(u - pp)))
-    steps.append(("(iii) numerator of 2p - 3u: " + sp.sstr(num) + " < 0", bool(num.is_negative)))
-    steps.append(("(iii) numerator of u - p: " + sp.sstr(den) + " > 0", bool(den.is_positive)))
-    ok = all(v for _, v in steps)
-    return (V.HOLDS if ok else V.INCONCLUSIVE), "; ".join(f"{d}: {'proved' if v else 'not proved'}" for d, v in steps)
-
-
-def _replacement_42():
-    """(42) replaces (1/2)(lambda_t - lambda_{t-1}) of (27) by (lambda_t/2)(lambda_t/lambda_{t-1} - 1): an upper bound."""
-    l1, l0 = sp.symbols("lambda_t lambda_tm1", positive=True)
-    r = sp.symbols("r", nonnegative=True)        # lambda_t = lambda_{t-1} (1 + r), lambda increasing
-    diff = sp.factor(((l0 * (1 + r)) / 2) * ((1 + r) - 1) - (l0 * (1 + r) - l0) / 2)
-    ok = bool(diff.is_nonnegative)
-    return (V.HOLDS if ok else V.INCONCLUSIVE), (f"with lambda_t = lambda_(t-1)(1 + r), r >= 0: difference = "
-                                                 f"{sp.sstr(diff)} >= 0, so (42)'s coefficient over-estimates (27)'s")
-
-
-condition42 = SymbolicCheck(
-    id="fedfw.condition42",
-    title="(42): the partial-participation sign condition zeta_t < 0 for all t >= 1 and p in (0, 1] (SymPy)",
-    aliases=("condition42",),
-    paper=FEDFW,
-    reference="Appendix B.2, (42)",
-    claim=("zeta_t = (1 - p eta_t)(lambda_t/2)(lambda_t/lambda_{t-1} - 1) - p eta_t lambda_t/2 < 0 with eta_t = "
-           "2/(p(t-1)+2), lambda_t = lambda_0 sqrt(p(t-1)+2), for every t >= 1 and p in (0, 1]"),
-    claims=(SymbolicClaim("zeta_t < 0 for all t >= 1, p in (0, 1]", _zeta_42),
-            SymbolicClaim("(42)'s use of (27) is an upper bound", _replacement_42)),
-)
-
-
-def _algebra_65():
-    """Does (65) follow from (64)?  Summing (64) with fixed eta: (1/T) sum E gap^ <= E/(eta p T) + Lhat eta n D^2/2.
-    With eta = (pT+1)^{-2/3}, lambda = lambda_0 (pT+1)^{1/3} this is E (pT+1)^{2/3}/(pT) + (L/n + lambda)(pT+1)^{-2/3} nD^2/2;
-    (65) prints (E + nD^2 lambda_0/2)(pT)^{-1/3} + (LD^2/2)(pT)^{-2/3}."""
-    E, lam0, Lx, nx, Dx, q = sp.symbols("E lambda_0 L n D q", positive=True)   # q = pT
-    derived = E * (q + 1) ** sp.Rational(2, 3) / q + (Lx / nx + lam0 * (q + 1) ** sp.Rational(1, 3)) \
-        * (q + 1) ** sp.Rational(-2, 3) * nx * Dx**2 / 2
-    printed = (E + nx * Dx**2 * lam0 / 2) * q ** sp.Rational(-1, 3) + Lx * Dx**2 / 2 * q ** sp.Rational(-2, 3)
-    at = {E: 1, lam0: sp.Rational(1, 1000), Lx: sp.Rational(1, 1000), nx: 1, Dx: 1, q: 1}
-    d = sp.nsimplify(derived.subs(at)) - sp.nsimplify(printed.subs(at))
-    ratio = sp.limit(derived / printed, q, sp.oo)
-    if float(d) > 0:
-        return V.VIOLATED, (f"the summed (64) gives {sp.sstr(derived)}, larger than the printed (65) at "
-                            f"{ {sp.sstr(k): sp.sstr(v) for k, v in at.items()} } (difference {float(d):.4f}): (65) "
-                            f"drops the +1 of pT+1 in the E-term; asymptotically equivalent (ratio -> {sp.sstr(ratio)})")
-    return V.INCONCLUSIVE, "derived <= printed at the test point only (not a proof for all parameters)"
-
-
-partial_nonconvex.symbolic = (SymbolicClaim("(65) follows from summing (64)", _algebra_65),
-                              rate_claim(bound_18.subs(G, G_nc).subs(p_part, 1), sp.Rational(-1, 3), t=T))
-
-
-# ---- Lemmas 1 and 2 --------------------------------------------------------------------------------
-lemma1 = InequalityCheck(
-    id="fedfw.lemma1",
-    title="Lemma 1: the surrogate F^_t is (L/n + lambda_t)-smooth (exact constant against the bound, and tightness)",
-    aliases=("lemma1",),
-    paper=FEDFW,
-    reference="Lemma 1, (23), Appendix B",
-    claim="If each f_i is L-smooth, F^_t(X) = (1/n) sum_i f_i(x_i) + (lambda_t/2) dist^2(X, C) is (L/n + lambda_t)-smooth",
-    cases=_P.lemma1_cases,
-    readings=(Reading("as stated", paper=True,
-                      description="exact Lipschitz constant of grad F^_t (spectral norm of its Hessian for quadratic "
-                                  "clients) <= L/n + lambda_t, lambda_t = lambda_0 sqrt(t+1), at t = 1 ... 10^4"),),
-    params={"lambda_0": 1.0},
-    assumptions=["least-squares clients (the Hessian is constant: the exact constant is an eigenvalue problem)",
-                 "sampled gradient-difference ratios over random pairs in D^n are reported as a cross-check",
-                 "an instance with identical clients shows the bound is attained"],
-)
-
-lemma2 = InequalityCheck(
-    id="fedfw.lemma2",
-    title="Lemma 2 under its three readings against the exact sup of ||grad F^(X)||_F over D^n",
-    aliases=("lemma2",),
-    paper=FEDFW,
-    reference="Lemma 2, Appendix B (used in (38), (44), (54), (60), (68))",
-    claim=("||grad F^(X)||_F <= G for all X in D^n, with G = LD/n + ||grad F^(X*)||_F (statement); the proof ends with "
-           "G = LD/sqrt(n) + n ||grad F(x*)|| via ||grad F^(X*)||_F <= n ||grad F(x*)||"),
-    cases=_P.lemma2_cases,
-    readings=(Reading("statement", paper=True, description="G = LD/n + ||grad F^(X*)||_F >= sup_{D^n} ||grad F^||_F"),
-              Reading("proof-end", paper=True, description="G = LD/sqrt(n) + n ||grad F(x*)|| >= sup_{D^n} ||grad F^||_F"),
-              Reading("proof step", paper=True,
-                      description="||grad F^(X*)||_F <= n ||grad F(x*)|| (fails when grad F(x*) = 0 but clients disagree)"),
-              Reading("repair", paper=False,
-                      description="G = LD/sqrt(n) + ||grad F^(X*)||_F >= sup_{D^n} ||grad F^||_F (triangle inequality)")),
-    assumptions=["least squares, where sup_{x in D} ||grad f_i(x)||^2 is exact (vertex enumeration on the l1 ball, the "
-                 "trust-region secular equation on the l2 ball)",
-                 "x* from the solver, within sqrt(2 gap/mu) of the minimizer (certified FW gap, strong convexity mu): "
-                 "the right-hand sides are intervals",
-                 "families: RandomFamily (optimum on the boundary) and ZeroMeanGradientFamily (grad F(x*) = 0 at an "
-                 "interior x*, clients disagree)"],
-)
-
-
-# ---- uniform docstrings -------------------------------------------------------------------------------
-_DOCS = (
-    (theorem1, "FedFW (Algorithm 1), full participation, eta_t = 2/(t+1), lambda_t = lambda_0 sqrt(t+1).",
-     "Theorem 1, explicit bound (38) with the three readings of Lemma 2's G.", "fedcheck verify fedfw.theorem1"),
-    (theorem2, "FedFW with the fixed eta = T^{-2/3}, lambda = lambda_0 T^{1/3}, one run per horizon T.",
-     "Theorem 2 (12) through (52), (57) and (62); rate in T against -1/3.",
-     "fedcheck verify fedfw.theorem2   (--full: horizons 2000..20000, 8 seeds)"),
-    (theorem3, "FedFW-sto (Algorithm 1 with d_i), Gaussian gradient noise of variance sigma^2.",
-     "Theorem 3, explicit (68), in expectation (mean + 3 SE over seeds).", "fedcheck verify fedfw.theorem3 --param sigma=2"),
-    (lemma3, "FedFW-sto as in Theorem 3.", "Lemma 3, (66) and (67) read as E dist^2 (printed) and E dist (as used).",
-     "fedcheck verify fedfw.lemma3"),
-    (partial_convex, "FedFW with random client participation p (Section 4.2).",
-     "(17) with the explicit (44) (G readings; with and without its 1/sqrt(n)) and the consensus step it implies.",
-     "fedcheck verify fedfw.partial_convex"),
-    (partial_consensus, "FedFW with random client participation p (Section 4.2), n = 30.",
-     "The consensus step behind (44)'s 1/sqrt(n) factor.", "fedcheck verify fedfw.partial_consensus"),
-    (partial_nonconvex, "FedFW with random participation, fixed eta = (pT+1)^{-2/3}, lambda = lambda_0 (pT+1)^{1/3}.",
-     "(18) (explicit through (65) and the steps of C.1) and (65).", "fedcheck verify fedfw.partial_nonconvex"),
-    (partial_scaling, "FedFW with random participation on a grid of p.", "(17): O((pt)^{-1/2}) in t and in p.",
-     "fedcheck verify fedfw.partial_scaling --full"),
-    (surrogate_31, "FedFW, Theorem 1's schedules; the surrogate recorded at every round.", "(31)/(35).",
-     "fedcheck verify fedfw.surrogate_31"),
-    (consensus_37, "FedFW, Theorem 1's schedules; dist(X^t, C) recorded at every round.", "(37), its three lines.",
-     "fedcheck verify fedfw.consensus_37"),
-    (lemma1, "None (a property of the surrogate (5)).", "Lemma 1, (23).", "fedcheck verify fedfw.lemma1"),
-    (lemma2, "None (a property of F^ on D^n).", "Lemma 2 (statement, proof end, the proof's step, a repair).",
-     "fedcheck verify fedfw.lemma2   (refuting instances under reports/instances/)"),
-    (condition29, "Theorem 1's schedules.", "(29), proven with SymPy.", "fedcheck verify fedfw.condition29"),
-    (condition42, "The partial-participation schedules.", "(42): zeta_t < 0, proven with SymPy.",
-     "fedcheck verify fedfw.condition42"),
-    (naive_averaging, "Naive FW with model averaging (20), 1-10 local steps; FedFW.", "Appendix A, (21)-(22).",
-     "fedcheck verify fedfw.naive_averaging"),
-    (naive_averaging_random, "Naive FW averaging (20) and centralized FW on random least squares.",
-     "Appendix A: 'this method may fail' (how often).", "fedcheck verify fedfw.naive_averaging_random"),
-    (fedfw_plus, "FedFW+ (Algorithm 1, augmented Lagrangian) and FedFW.", "Section 4.4 / 6: 'empirically faster' (no theorem).",
-     "fedcheck verify fedfw.fedfw_plus"),
-    (split_constraints, "FedFW with client sets D_i ⊇ D (Section 4.3).", "Section 4.3: the solution set is unchanged.",
-     "fedcheck verify fedfw.split_constraints"),
-    (communication, "FedFW on l1, nuclear, box and l2 balls.", "Section 3.2: messages are extreme points.",
-     "fedcheck verify fedfw.communication"),
-    (privacy, "FedFW on single-example logistic regression (digits).", "Section 3.2 / Figure 1: LMO outputs leak less.",
-     "fedcheck verify fedfw.privacy"),
-    (experiments, "FedFW, FedFW+, FedFW-sto and FedDR on MCLR (digits).", "Section 5, Table 1 (MNIST columns) in shape.",
-     "fedcheck verify fedfw.experiments   (--full: 5 splits, wider parameter grids)"),
-)
-for _chk, _alg, _thm, _ex in _DOCS:
-    _chk.__doc__ = (f"{_chk.title}\n\nAlgorithm: {_alg}\nTheorem: {_thm}\nReference: {FEDFW.title} "
-                    f"({FEDFW.authors}, {FEDFW.venue}), {_chk.reference}.\nExample: {_ex}\n")
+def rate_fact(bound: sp.Expr, rate: sp.Expr, t: sp.Symbol = t) -> Fact:
+    """The bound is Theta(t^rate) as t -> oo: lim bound * t^(-rate) is finite and positive."""
+    def prove():
+        lim = sp.limit(sp.simplify(bound * t ** (-rate)), t, sp.oo)
+        if lim.is_finite and lim.is_positive:
+            return V.HOLDS, f"lim_(t->oo) bound * t^({-rate}) = {sp.sstr(lim)} (finite, positive)"
+        if lim.is_finite is False or lim == 0:
+            return V.VIOLATED, f"lim_(t->oo) bound * t^({-rate}) = {sp.sstr(lim)}"
+        return V.INCONCLUSIVE, f"limit {sp.sstr(lim)} undecided"
+    return Fact(f"the bound is of order t^({sp.sstr(rate)})", prove)
+
+
+THEOREM1_FAMILY = RandomFamily(loss="least_squares", set="l1", n=10, m=20, p=20, radius=1.0, heterogeneity=1.0)
+FACT_29 = Fact("(29): (1-eta_t)(lambda_t - lambda_{t-1}) - eta_t lambda_t <= 0 for all t >= 1", _sign_condition_29)
 
 
 # =================================================================================================
 # Proof audit of Theorem 1 (issue #9): the key steps of Appendix B.1 and of Lemma 2, each established
-# on its own (``fedcheck audit theorem1``); the machinery is in fedcheck.audit.  Everything is local to
-# _theorem1_proof_steps(), so that no module-level name above is rebound.
+# on its own (``fedcheck audit theorem1``); the machinery is in fedcheck.tools.audit.  Everything is local to
+# _theorem1_proof_steps(), so that no module-level name is rebound.
 def _theorem1_proof_steps():
     import numpy as npa
 
@@ -839,7 +190,7 @@ def _theorem1_proof_steps():
                         source="lemma2-grid", params={"clients": clients, "targets": b[:, 0].tolist(), "radius": radius})
 
     def lemma2_instances():
-        out = [(f"theorem1 family seed {s}", theorem1.family.draw(s)) for s in range(3)]
+        out = [(f"theorem1 family seed {s}", THEOREM1_FAMILY.draw(s)) for s in range(3)]
         out += [(f"{q} identical clients f_i = x^2/2 on [-1, 1]", one_dim(q, [0.0] * q, 1.0)) for q in (1, 2, 4, 8, 16)]
         out += [(f"2 clients f_i = (x -+ 1)^2/2 on [-{r:g}, {r:g}]", one_dim(2, [1.0, -1.0], r))
                 for r in (2.0, 1.0, 0.5, 0.25)]
@@ -862,7 +213,7 @@ def _theorem1_proof_steps():
         return lambda: A.instance_inequality(lhs, rhs, lemma2_instances, f"Lemma 2, {key}",
                                              stem=f"fedfw.theorem1-lemma2-{key.replace(' ', '-')}")
 
-    claim29 = next(s for s in theorem1.symbolic if s.name.startswith("(29)"))
+    claim29 = FACT_29
     return (
         A.ProofStep("(29) sign condition", claim29.name, "symbolic", lambda: A.from_symbolic_claim(claim29),
                     reference="(28)-(29)"),
@@ -883,4 +234,693 @@ def _theorem1_proof_steps():
                           reference="Lemma 2, Appendix B") for key in lemma2)
 
 
-theorem1.proof_steps = _theorem1_proof_steps()
+# Theorem 1 is stated for any number of clients, any L-smooth convex f_i and any convex compact D, from any
+# common start in D: everything but the loss family is free (search and --instance stay inside this).
+CONVEX_SMOOTH_DOMAIN = Domain(
+    fixed={"loss": ("least_squares", "logistic"), "set": ("l1", "l2", "box", "simplex")},
+    free={"n": (1, None), "m": (1, None), "p": (1, None), "radius": (0, None), "heterogeneity": (0, None),
+          "noise": (0, None), "outside": (0, None), "scale": (0, None), "x0": None},
+    params={"lambda_0": ">0"},
+    description="L-smooth convex clients (least squares, logistic) on a convex compact set; lambda_0 > 0")
+
+theorem1 = Claim(
+    id="fedfw.theorem1",
+    title="FedFW, Theorem 1 (smooth convex): F(xbar^t) - F* = O(t^{-1/2}) with the explicit bound (38)",
+    aliases=("theorem1",),
+    paper=FEDFW,
+    reference="Theorem 1; explicit bound (38), Appendix B.1",
+    statement=("With L-smooth convex f_i, eta_t = 2/(t+1) and lambda_t = lambda_0 sqrt(t+1), the server point of FedFW "
+               "satisfies F(xbar^t) - F* <= 2nD^2((L/n)/t + lambda_0/sqrt t) + G (2/(lambda_0 sqrt t)) "
+               "(||Y*||_F + D sqrt(lambda_0 (L/sqrt t + n lambda_0))) = O(t^{-1/2})"),
+    evidence=BoundTest(
+        Rounds(family=THEOREM1_FAMILY, algorithm=engine.fedfw, schedules={"eta": eta_t, "lam": lambda_t},
+               seeds=16, rounds=10000,
+               valid_from=2,  # (38) is derived from (30)-(37) for X^{t} with t - 1 >= 1
+               side_conditions=tuple(
+                   SideCondition(f"Lemma 2 ({r.name}): G >= sup_(D^n) ||grad F^||_F", r.substitutions[G], G_sup,
+                                 f"is {r.description.split(': ', 1)[-1]} a valid bound on the gradient over D^n?")
+                   for r in READINGS_G[:3])),
+        bounds=(Bound("(38)", bound_38),), rate=sp.Rational(-1, 2), feasible=True),
+    readings=READINGS_G,
+    params={"lambda_0": 1.0},
+    domain=CONVEX_SMOOTH_DOMAIN,
+    assumptions=("each f_i is convex and L-smooth (L = max_i L_i, exact)", "D is convex and compact, diameter D",
+                 "clients start in D (x_i^1 = 0 here, all equal)", "Y* is any dual solution of (3)",
+                 "iterates x^t with t >= 2 (the proof's recursion (30) starts at X^1 with eta_1 = 1)"),
+    symbolic=(rate_fact(bound_38, sp.Rational(-1, 2)), FACT_29),
+    proof_steps=_theorem1_proof_steps(),
+    expected="holds",
+)
+
+
+# =================================================================================================
+# The rest of the paper (issue #4).  Every claim below is a declaration; the machinery is in
+# fedcheck.experiments (Rounds, Horizons, Cases) and fedcheck.core.evidence (BoundTest, Measurement,
+# Proof), the paper's problems in fedcheck.problems.fedfw.
+c_n = sp.Symbol("c_n", positive=True)   # the factor the G-term of (44) is divided by (sqrt(n) as printed)
+
+
+# ---- Theorem 3 (FedFW-sto, convex, stochastic gradients): (66)-(68) -------------------------------
+eta_sto = 9 / (t + 8)
+lambda_sto = lambda_0 * sp.sqrt(t + 8)
+rho_sto = 4 / (t + 7) ** sp.Rational(2, 3)
+Q_sto = sp.Max(grad_hat_x1**2 * 7 ** sp.Rational(2, 3), 16 * n * sigma**2 + 81 * L**2 * D**2 / n)
+C_sto = sp.Rational(81, 2) * n * D**2 * (L / n + lambda_0) + 9 * D * sp.sqrt(Q_sto)
+bound_66 = 9 ** sp.Rational(1, 3) * C_sto / (t + 7) ** sp.Rational(1, 3)
+bound_67 = (2 * Y_norm / (lambda_0 * sp.sqrt(t + 7))
+            + 2 * sp.sqrt(2 * 9 ** sp.Rational(1, 3) * C_sto / lambda_0) / (t + 7) ** sp.Rational(5, 12))
+bound_68 = bound_66 + G * bound_67
+_STO_FAMILY = RandomFamily(loss="least_squares", set="l1", n=5, m=20, p=10, radius=1.0, heterogeneity=1.0)
+
+
+def _sto_kwargs(values, seeds):
+    return {"sigma": values["sigma"], "seeds": seeds}
+
+
+def _fw_rec(batch, sched):
+    return _variants.fw_recorder(batch, base=engine.default_recorder(batch))
+
+
+_STO_ASSUMPTIONS = ("each f_i convex and L-smooth (least squares, exact L)",
+                    "stochastic gradients grad f_i(x) + sigma xi/sqrt(p), xi ~ N(0, I): unbiased, variance exactly "
+                    "sigma^2 (Assumption 1 with equality), independent across clients, rounds and seeds",
+                    "X^1 = 0 (all clients equal), D^1 = 0", "Y* the solver's consensus duals",
+                    "the expectation is estimated by the mean over independent seeds, +- 3 standard errors")
+
+
+theorem3 = Claim(
+    id="fedfw.theorem3",
+    title="FedFW-sto, Theorem 3 (smooth convex, stochastic gradients): E F(xbar^t) - F* = O(t^{-1/3}), bound (68)",
+    aliases=("theorem3",),
+    paper=FEDFW,
+    reference="Theorem 3; explicit bound (68), Appendix D.1 (with Lemma 3, (66)-(67))",
+    statement=("With L-smooth convex f_i, unbiased stochastic gradients of variance sigma^2, eta_t = 9/(t+8), "
+               "lambda_t = lambda_0 sqrt(t+8) and rho_t = 4/(t+7)^{2/3}, FedFW-sto satisfies E F(xbar^t) - F* <= "
+               "9^{1/3} C/(t+7)^{1/3} + G (2||Y*||_F/(lambda_0 sqrt(t+7)) + 2 sqrt(2 9^{1/3} C/lambda_0)/(t+7)^{5/12}) "
+               "= O(t^{-1/3}), C = (81/2) n D^2 (L/n + lambda_0) + 9 D sqrt(Q), "
+               "Q = max{||grad F^(X^1) - D^1||_F^2 7^{2/3}, 16 n sigma^2 + 81 L^2 D^2 / n}"),
+    evidence=BoundTest(
+        Rounds(family=_STO_FAMILY, algorithm=_variants.fedfw_sto,
+               schedules={"eta": eta_sto, "lam": lambda_sto, "rho": rho_sto},
+               metrics={"(68)": objective_gap("F", "F(xbar^t) - F*")},
+               seeds=3, rounds=2000, full_rounds=20000, replicates=48, full_replicates=200,
+               run_kwargs=_sto_kwargs, recorder=_fw_rec, dense_until=100, per_decade=40),
+        bounds=(Bound("(68)", bound_68, description="E F(xbar^t) - F* (xbar^t the server point)"),),
+        statistic=MEAN, rate=sp.Rational(-1, 3)),
+    readings=READINGS_G,
+    params={"lambda_0": 1.0, "sigma": 1.0},
+    assumptions=_STO_ASSUMPTIONS,
+    symbolic=(rate_fact(bound_68, sp.Rational(-1, 3)),),
+    kind="expectation",
+    expected="holds",
+)
+
+lemma3 = Claim(
+    id="fedfw.lemma3",
+    title="FedFW-sto, Lemma 3: E F^(X^t) - F^(X*) (66) and the consensus distance (67), dist vs dist^2",
+    aliases=("lemma3",),
+    paper=FEDFW,
+    reference="Lemma 3, (66)-(67), Appendix D (from Theorem 2 of Locatello et al. 2019)",
+    statement=("E F^(X^t) - F^(X*) <= 9^{1/3} C/(t+7)^{1/3} (66) and E dist^2(X^t, C) <= 2||Y*||_F/(lambda_0 sqrt(t+7)) "
+               "+ 2 sqrt(2 9^{1/3} C/lambda_0)/(t+7)^{5/12} (67, as printed); (68) uses (67) as a bound on E dist"),
+    evidence=BoundTest(
+        Rounds(family=_STO_FAMILY, algorithm=_variants.fedfw_sto,
+               schedules={"eta": eta_sto, "lam": lambda_sto, "rho": rho_sto},
+               metrics={"(66)": objective_gap("F_hat", "F^(X^t) - F*"),
+                        "(67) as printed: E dist^2": recorded("dist", 2, "dist^2(X^t, C)"),
+                        "(67) as used in (68): E dist": recorded("dist", 1, "dist(X^t, C)")},
+               seeds=3, rounds=2000, full_rounds=20000, replicates=48, full_replicates=200,
+               run_kwargs=_sto_kwargs, recorder=_fw_rec, dense_until=100, per_decade=40),
+        bounds=(Bound("(66)", bound_66,
+                      description="E F^(X^t) - F^(X*), F^(X) = (1/n) sum_i f_i(x_i) at the clients' points"),
+                Bound("(67) as printed: E dist^2", bound_67,
+                      description="the right side has the units of a distance: most likely a typo for E dist"),
+                Bound("(67) as used in (68): E dist", bound_67,
+                      description="the form (68) uses, and the form of Locatello et al. 2019")),
+        statistic=MEAN, rate=sp.Rational(-1, 3)),
+    params={"lambda_0": 1.0, "sigma": 1.0},
+    assumptions=_STO_ASSUMPTIONS,
+    kind="expectation",
+    expected="holds",
+)
+
+
+# ---- Partial participation, convex: (17), explicit (44) -------------------------------------------
+eta_pp = 2 / (p_part * (t - 1) + 2)
+lambda_pp = lambda_0 * sp.sqrt(p_part * (t - 1) + 2)
+_u = p_part * t + 2 - p_part
+bound_44 = 2 * D**2 * L / _u + (2 * n * D**2 * lambda_0 + (2 * G / (c_n * lambda_0)) *
+                                  (Y_norm + D * sp.sqrt(lambda_0 * (L + n * lambda_0)))) / sp.sqrt(_u)
+dist_44 = 2 / (c_n * lambda_0 * sp.sqrt(_u)) * (Y_norm + D * sp.sqrt(lambda_0 * (L + n * lambda_0)))
+READINGS_44 = (
+    Reading("statement", {G: G_statement, c_n: sp.sqrt(n)}, paper=True,
+            description="(44) as printed (G-term divided by sqrt(n)), G of Lemma 2's statement"),
+    Reading("proof-end", {G: G_proof_end, c_n: sp.sqrt(n)}, paper=True,
+            description="(44) as printed, G from the end of Lemma 2's proof"),
+    Reading("sup", {G: G_sup, c_n: sp.sqrt(n)}, paper=False,
+            description="(44) as printed with G = sup_{D^n} ||grad F^||_F, the smallest G the proof can use"),
+    Reading("sup, without 1/sqrt(n)", {G: G_sup, c_n: 1}, paper=False,
+            description="the (38) analogue: the G-term without the 1/sqrt(n) that (44) adds"),
+)
+
+
+def _pp_kwargs(values, seeds):
+    return {"participation": values["p_part"], "seeds": seeds}
+
+
+partial_convex = Claim(
+    id="fedfw.partial_convex",
+    title="FedFW with partial participation (convex): E F(xbar^t) - F* = O((pt)^{-1/2}), bound (44)",
+    aliases=("partial_convex",),
+    paper=FEDFW,
+    reference="Section 4.2, (17); explicit bound (44), Appendix B.2",
+    statement=("Each client takes part with probability p; with eta_t = 2/(p(t-1)+2), lambda_t = lambda_0 sqrt(p(t-1)+2): "
+               "E F(xbar^t) - F* <= 2D^2 L/(pt+2-p) + (pt+2-p)^{-1/2} (2nD^2 lambda_0 + (2G/(sqrt(n) lambda_0)) "
+               "(||Y*|| + D sqrt(lambda_0 (L + n lambda_0))))"),
+    evidence=BoundTest(
+        Rounds(family=RandomFamily(loss="least_squares", set="l1", n=10, m=20, p=10, radius=1.0, heterogeneity=1.0),
+               algorithm=_variants.fedfw_partial, schedules={"eta": eta_pp, "lam": lambda_pp},
+               metrics={"(44)": objective_gap("F", "F(xbar^t) - F*")},
+               seeds=3, rounds=1000, full_rounds=10000, replicates=24, full_replicates=128,
+               run_kwargs=_pp_kwargs, recorder=_fw_rec,
+               param_grid=({"p_part": 0.25}, {"p_part": 0.5}, {"p_part": 1.0}), dense_until=100, per_decade=40),
+        bounds=(Bound("(44)", bound_44, description="E F(xbar^t) - F*"),),
+        statistic=MEAN, rate=sp.Rational(-1, 2)),
+    readings=READINGS_44,
+    params={"lambda_0": 1.0},
+    assumptions=("each f_i convex and L-smooth (least squares, exact L)",
+                 "client i takes part in round t with probability p, independently (SeedSequence streams)",
+                 "a non-participant keeps x_i; the server point is mean_i x_i", "X^1 = 0",
+                 "the expectation is estimated by the mean over independent seeds, +- 3 standard errors"),
+    symbolic=(rate_fact(bound_44.subs({G: G_sup, c_n: sp.sqrt(n)}), sp.Rational(-1, 2)),),
+    kind="expectation",
+    expected="holds",
+)
+
+
+partial_consensus = Claim(
+    id="fedfw.partial_consensus",
+    title="(44)'s 1/sqrt(n): the consensus step its G-term needs, E dist(X^t, C) <= (2/(sqrt(n) lambda_0 sqrt(pt+2-p)))(...)",
+    aliases=("partial_consensus",),
+    paper=FEDFW,
+    reference="Appendix B.2, (43)-(44) ('following the same steps in (38) and (39)', i.e. (35), (37))",
+    statement=("(44) bounds the G-term by (2G/(sqrt(n) lambda_0 sqrt(pt+2-p)))(||Y*|| + D sqrt(lambda_0 (L + n lambda_0))); "
+               "the steps of (38) give it as G times a bound on E dist(X^t, C), so that bound must carry the 1/sqrt(n): "
+               "E dist(X^t, C) <= (2/(sqrt(n) lambda_0 sqrt(pt+2-p)))(||Y*|| + D sqrt(lambda_0 (L + n lambda_0)))"),
+    evidence=BoundTest(
+        Rounds(family=RandomFamily(loss="least_squares", set="l1", n=30, m=20, p=10, radius=1.0, heterogeneity=1.0),
+               algorithm=_variants.fedfw_partial, schedules={"eta": eta_pp, "lam": lambda_pp},
+               metrics={"consensus step": recorded("dist", 1, "dist(X^t, C)")},
+               seeds=3, rounds=1000, full_rounds=10000, replicates=8, full_replicates=64,
+               run_kwargs=_pp_kwargs, recorder=_fw_rec,
+               param_grid=({"p_part": 0.25}, {"p_part": 1.0}), dense_until=100, per_decade=40),
+        bounds=(Bound("consensus step", dist_44, description="E dist(X^t, C), the clients' distance to consensus"),),
+        statistic=MEAN),
+    readings=(Reading("with 1/sqrt(n), as (44) needs", {c_n: sp.sqrt(n)}, paper=True,
+                      description="the consensus bound that yields (44)'s G-term"),
+              Reading("without 1/sqrt(n), the (37) analogue", {c_n: 1}, paper=False,
+                      description="the bound (37) gives under full participation, with pt+2-p for t+1")),
+    params={"lambda_0": 1.0},
+    assumptions=("least squares on the l1 ball, n = 30 clients (the 1/sqrt(n) is a factor 5.5)", "X^1 = 0",
+                 "client i takes part with probability p; expectations over independent seeds (+- 3 SE)"),
+    kind="expectation",
+    expected="violated",
+)
+
+
+# ---- (31)/(35) surrogate gap and (37) consensus distance, at every round --------------------------
+def _surrogate_gap(M, sols):
+    S = M["surrogate"]
+    Fs = _np.array([s.F_star for s in sols])[None, :]
+    Fl = _np.array([s.F_lower for s in sols])[None, :]
+    return S - Fs, S - Fs, S - Fl
+
+
+def _consensus(M, sols):
+    d = M["dist"]
+    return d, d, d
+
+
+surrogate_gap = Metric("F^_{t-1}(X^t) - F^(X*)", _surrogate_gap,
+                       "the surrogate (5) at the clients' points minus F*: (1/n) sum_i f_i(x_i^t) + "
+                       "(lambda_{t-1}/2) dist^2(X^t, C) - F* (F* in its certified interval)")
+consensus_distance = Metric("dist(X^t, C)", _consensus,
+                            "||X^t - xbar^t 1^T||_F, the clients' distance to consensus (exact)")
+bound_31 = 2 * n * D**2 * ((L / n) / t + lambda_0 / sp.sqrt(t))
+_dist_37_first = (Y_norm + sp.sqrt(Y_norm**2 + 4 * n * D**2 * lambda_0 * sp.sqrt(t) * ((L / n) / t + lambda_0 / sp.sqrt(t)))) \
+    / (lambda_0 * sp.sqrt(t))
+_line37 = sp.Symbol("line37", positive=True)   # which line of (37) a reading evaluates
+
+
+def _dist_37(Lterm):
+    return 2 / (lambda_0 * sp.sqrt(t)) * (Y_norm + D * sp.sqrt(lambda_0 * (Lterm + n * lambda_0)))
+
+
+bound_37 = sp.Piecewise((_dist_37_first, sp.Eq(_line37, 1)), (_dist_37(L / sp.sqrt(t)), sp.Eq(_line37, 2)),
+                        (_dist_37(L), True))
+
+surrogate_31 = Claim(
+    id="fedfw.surrogate_31",
+    title="FedFW, (31)/(35): the surrogate gap F^_t(X^{t+1}) - F^(X*) <= 2nD^2((L/n)/(t+1) + lambda_0/sqrt(t+1))",
+    aliases=("surrogate_31",),
+    paper=FEDFW,
+    reference="Proof of Theorem 1, (30)-(31) and (35), Appendix B.1",
+    statement=("With eta_t = 2/(t+1), lambda_t = lambda_0 sqrt(t+1): F^_t(X^{t+1}) - F^(X*) <= 2nD^2((L/n)/(t+1) + "
+               "lambda_0/sqrt(t+1)) at every round, i.e. at iterate k = t+1: <= 2nD^2((L/n)/k + lambda_0/sqrt k)"),
+    evidence=BoundTest(
+        Rounds(family=THEOREM1_FAMILY, algorithm=_variants.with_surrogate(engine.fedfw),
+               schedules={"eta": eta_t, "lam": lambda_t}, metrics={"(31)": surrogate_gap},
+               seeds=6, rounds=3000, valid_from=2),
+        bounds=(Bound("(31)", bound_31),), rate=sp.Rational(-1, 2)),
+    params={"lambda_0": 1.0},
+    assumptions=("each f_i convex and L-smooth", "X^1 = 0 (clients equal)", "iterates k >= 2 (round t = k - 1 >= 1)"),
+    symbolic=(rate_fact(bound_31, sp.Rational(-1, 2)),),
+    expected="holds",
+)
+
+consensus_37 = Claim(
+    id="fedfw.consensus_37",
+    title="FedFW, (37): the consensus distance dist(X^{t+1}, C) at every round, its three lines",
+    aliases=("consensus_37",),
+    paper=FEDFW,
+    reference="Proof of Theorem 1, (36)-(37), Appendix B.1",
+    statement=("dist(X^{t+1}, C) <= (1/lambda_t)(||Y*|| + sqrt(||Y*||^2 + 4nD^2 lambda_t((L/n)/(t+1) + lambda_0/sqrt(t+1)))) "
+               "<= (2/(lambda_0 sqrt(t+1)))(||Y*|| + D sqrt(lambda_0 (L/sqrt(t+1) + n lambda_0))) "
+               "<= (2/(lambda_0 sqrt(t+1)))(||Y*|| + D sqrt(lambda_0 (L + n lambda_0)))"),
+    evidence=BoundTest(
+        Rounds(family=THEOREM1_FAMILY, algorithm=_variants.with_surrogate(engine.fedfw),
+               schedules={"eta": eta_t, "lam": lambda_t}, metrics={"(37)": consensus_distance},
+               seeds=6, rounds=3000, valid_from=2),
+        bounds=(Bound("(37)", bound_37),), rate=sp.Rational(-1, 2)),
+    readings=(Reading("first line", {_line37: 1}, paper=True, description="the root of the quadratic inequality (36)"),
+              Reading("second line", {_line37: 2}, paper=True,
+                      description="(37), second line: L/sqrt(t+1) inside the root"),
+              Reading("third line", {_line37: 3}, paper=True,
+                      description="(37), third line: L inside the root (the form (44) uses)")),
+    params={"lambda_0": 1.0},
+    assumptions=("each f_i convex and L-smooth", "X^1 = 0", "Y* the solver's consensus duals"),
+    symbolic=(rate_fact(_dist_37(L), sp.Rational(-1, 2)),),
+    expected="holds",
+)
+
+
+# ---- Theorem 2 (non-convex, fixed horizon): (12) through (52), (57), (62) ------------------------
+Ghat_52 = (E_init + n * D**2 * lambda_0 / 2) * T ** sp.Rational(-1, 3) + L * D**2 / 2 * T ** sp.Rational(-2, 3)
+delta_57 = G / (lambda_0 * T ** sp.Rational(1, 3)) + sp.sqrt((E_init / lambda_0 + n * D**2 / 2) * T ** sp.Rational(-2, 3)
+                                                             + L * D**2 / (2 * lambda_0) / T)
+bound_12 = Ghat_52 + (G + L * D) * delta_57
+READINGS_NC = (
+    Reading("sup", {G: G_nc}, paper=True,
+            description="G = sup_{X in D^n} ||grad F^(X)||_F: the proof uses G only as this bound ((54), (60)), and "
+                        "the sup is the smallest valid G (exact by vertex enumeration for the quadratic family, a "
+                        "certified upper bound for the sigmoid family)"),
+    Reading("repair at X^1", {G: L * D / sp.sqrt(n) + grad_hat_x1}, paper=False,
+            description="G = LD/sqrt(n) + ||grad F^(X^1)||_F (Lemma 2's repaired argument anchored at the start)"),
+)
+_HORIZONS = tuple(int(h) for h in _np.round(_np.geomspace(300, 3000, 9)))   # 8+ points in one decade (fit_rate)
+_HORIZONS_FULL = tuple(int(h) for h in _np.round(_np.geomspace(2000, 20000, 10)))
+
+theorem2 = Claim(
+    id="fedfw.theorem2",
+    title="FedFW, Theorem 2 (smooth non-convex): min_{t<=T} gap(xbar^t) = O(T^{-1/3}), explicit (52), (57), (62)",
+    aliases=("theorem2",),
+    paper=FEDFW,
+    reference="Theorem 2, (12); proof (49)-(62), Appendix C.1",
+    statement=("With L-smooth f_i, eta = T^{-2/3}, lambda = lambda_0 T^{1/3} and X^1 in C: min_{t<=T} gap(xbar^t) <= "
+               "Ghat + (G + LD) delta, Ghat = (E + nD^2 lambda_0/2) T^{-1/3} + (LD^2/2) T^{-2/3} (52), "
+               "delta = G/(lambda_0 T^{1/3}) + sqrt((E/lambda_0 + nD^2/2) T^{-2/3} + LD^2/(2 lambda_0) T^{-1}) (57)"),
+    evidence=BoundTest(
+        Horizons(runner=_P.run_fedfw_horizon,
+                 cases=(HorizonCase("signed quadratic (exact constants)", _P.SignedQuadraticFamily(), seeds=3,
+                                    horizons=_HORIZONS, full_seeds=8, full_horizons=_HORIZONS_FULL),
+                        HorizonCase("sigmoid loss (certified constants)", _P.SigmoidFamily(), seeds=3,
+                                    horizons=_HORIZONS, full_seeds=8, full_horizons=_HORIZONS_FULL)),
+                 solver=_P.nonconvex_solver,
+                 schedules={"eta": T ** sp.Rational(-2, 3), "lam": lambda_0 * T ** sp.Rational(1, 3)},
+                 rate_metric="(12)", accepts=_P.is_nonconvex_instance, context=_P.horizon_context),
+        bounds=(Bound("(12)", bound_12, metric="min_gap",
+                      description="min_{t<=T} gap(xbar^t), the FW gap (11) of the server point"),
+                Bound("(52)", Ghat_52, metric="avg_gap_hat",
+                      description="(1/T) sum_t gap^(X^t), the surrogate gap (45) (what (50)-(52) bound)"),
+                Bound("(57)", delta_57, metric="dist_tilde",
+                      description="dist(X^{t~}, C) at t~ = argmin_t gap^(X^t)")),
+        findings="reading", rate=-1 / 3),
+    readings=READINGS_NC,
+    params={"lambda_0": 0.01},
+    assumptions=("each f_i L-smooth, not convex (exact L: ||H_i||_2 for the quadratics, (sqrt 3/18) lambda_max(A_i^T A_i)/m "
+                 "for the sigmoid loss with m <= p)", "X^1 = 0 in C (all clients equal)",
+                 "E uses certified bounds on min_D f_i (exact for the quadratic family); the bound is increasing in "
+                 "E and G, so their upper ends are used",
+                 "lambda_0 = 0.01 (any lambda_0 > 0 is allowed; 0.01 matches the scale of (1/n) grad f_i)"),
+    symbolic=(rate_fact(bound_12.subs(G, G_nc), sp.Rational(-1, 3), t=T),),
+    expected="holds",
+)
+
+
+# ---- Partial participation, non-convex: (18) and (65) ---------------------------------------------
+_pT = p_part * T + 1
+lambda_65 = lambda_0 * _pT ** sp.Rational(1, 3)
+Ghat_65 = (E_init + n * D**2 * lambda_0 / 2) * (p_part * T) ** sp.Rational(-1, 3) \
+    + L * D**2 / 2 * (p_part * T) ** sp.Rational(-2, 3)
+bound_18 = Ghat_65 + (G + L * D) * (G / lambda_65 + sp.sqrt(Ghat_65 / lambda_65))
+
+
+def _algebra_65():
+    """Does (65) follow from (64)?  Summing (64) with fixed eta: (1/T) sum E gap^ <= E/(eta p T) + Lhat eta n D^2/2.
+    With eta = (pT+1)^{-2/3}, lambda = lambda_0 (pT+1)^{1/3} this is E (pT+1)^{2/3}/(pT) + (L/n + lambda)(pT+1)^{-2/3} nD^2/2;
+    (65) prints (E + nD^2 lambda_0/2)(pT)^{-1/3} + (LD^2/2)(pT)^{-2/3}."""
+    E, lam0, Lx, nx, Dx, q = sp.symbols("E lambda_0 L n D q", positive=True)   # q = pT
+    derived = E * (q + 1) ** sp.Rational(2, 3) / q + (Lx / nx + lam0 * (q + 1) ** sp.Rational(1, 3)) \
+        * (q + 1) ** sp.Rational(-2, 3) * nx * Dx**2 / 2
+    printed = (E + nx * Dx**2 * lam0 / 2) * q ** sp.Rational(-1, 3) + Lx * Dx**2 / 2 * q ** sp.Rational(-2, 3)
+    at = {E: 1, lam0: sp.Rational(1, 1000), Lx: sp.Rational(1, 1000), nx: 1, Dx: 1, q: 1}
+    d = sp.nsimplify(derived.subs(at)) - sp.nsimplify(printed.subs(at))
+    ratio = sp.limit(derived / printed, q, sp.oo)
+    if float(d) > 0:
+        return V.VIOLATED, (f"the summed (64) gives {sp.sstr(derived)}, larger than the printed (65) at "
+                            f"{ {sp.sstr(k): sp.sstr(v) for k, v in at.items()} } (difference {float(d):.4f}): (65) "
+                            f"drops the +1 of pT+1 in the E-term; asymptotically equivalent (ratio -> {sp.sstr(ratio)})")
+    return V.INCONCLUSIVE, "derived <= printed at the test point only (not a proof for all parameters)"
+
+partial_nonconvex = Claim(
+    id="fedfw.partial_nonconvex",
+    title="FedFW with partial participation (non-convex): min_t E gap(xbar^t) = O((pT)^{-1/3}), (18) and (65)",
+    aliases=("partial_nonconvex",),
+    paper=FEDFW,
+    reference="Section 4.2, (18); Appendix C.2, (63)-(65)",
+    statement=("Each client takes part with probability p; with eta = (pT+1)^{-2/3}, lambda = lambda_0 (pT+1)^{1/3}: "
+               "(1/T) sum_t E gap^(X^t) <= (E + nD^2 lambda_0/2)(pT)^{-1/3} + (LD^2/2)(pT)^{-2/3} (65) and "
+               "min_t E gap(xbar^t) = O((pT)^{-1/3}) (18), explicitly Ghat_p + (G + LD)(G/lambda + sqrt(Ghat_p/lambda)) "
+               "('the rest of the proof follows similarly')"),
+    evidence=BoundTest(
+        Horizons(runner=_P.run_fedfw_horizon,
+                 cases=(HorizonCase("signed quadratic, p = 0.5", _P.SignedQuadraticFamily(),
+                                    settings={"p_part": 0.5, "replicates": 8}, seeds=2, horizons=_HORIZONS,
+                                    full_seeds=6, full_horizons=_HORIZONS_FULL),
+                        HorizonCase("signed quadratic, p = 0.2", _P.SignedQuadraticFamily(),
+                                    settings={"p_part": 0.2, "replicates": 8}, seeds=2, horizons=_HORIZONS,
+                                    full_seeds=6, full_horizons=_HORIZONS_FULL)),
+                 solver=_P.nonconvex_solver,
+                 schedules={"eta": _pT ** sp.Rational(-2, 3), "lam": lambda_65},
+                 rate_metric="(18)", accepts=_P.is_nonconvex_instance, context=_P.horizon_context),
+        bounds=(Bound("(18)", bound_18, metric="min_gap", description="min_t E gap(xbar^t) (mean over seeds + 3 SE)"),
+                Bound("(65)", Ghat_65, metric="avg_gap_hat", description="(1/T) sum_t E gap^(X^t)")),
+        findings="reading", rate=-1 / 3),
+    readings=READINGS_NC,
+    params={"lambda_0": 0.01},
+    assumptions=("each f_i L-smooth (exact L), X^1 = 0 in C",
+                 "client i takes part with probability p, independently; a non-participant keeps x_i",
+                 "expectations: mean over 8 independent seeds per instance (quick), +- 3 standard errors"),
+    symbolic=(Fact("(65) follows from summing (64)", _algebra_65),
+              rate_fact(bound_18.subs(G, G_nc).subs(p_part, 1), sp.Rational(-1, 3), t=T)),
+    kind="expectation",
+    expected="holds",
+)
+
+
+# ---- Appendix A: naive Frank-Wolfe averaging ------------------------------------------------------
+naive_averaging = Claim(
+    id="fedfw.naive_averaging",
+    title="Appendix A: naive FW with model averaging stalls at xbar = 0 on (21); FedFW converges to x* = 1",
+    aliases=("naive_averaging",),
+    paper=FEDFW,
+    reference="Appendix A, (20)-(22)",
+    statement=("On min_{x in [-1,1]} (1/2)(x-3)^2 + (1/2)(x+1)^2 (f_1 = (x-3)^2, f_2 = (x+1)^2), procedure (20) from "
+               "xbar^1 = 0 keeps xbar^t = 0 for every step size (x* = 1); similarly with several local steps"),
+    evidence=Measurement(_P.measure_naive_21, counterexample=True),
+    params={"lambda_0": 1.0},
+    assumptions=["(21) read both ways: f_i with and without the factor 1/2 (x* = 1 either way)",
+                 "step sizes: constants 0.01 ... 1 and 2/(t+1); local steps K = 1, 2, 5, 10",
+                 "FedFW with Theorem 1's schedules (lambda_0 = 1) as the method that should not stall"],
+    expected="reproduced",
+)
+
+naive_averaging_random = Claim(
+    id="fedfw.naive_averaging_random",
+    title="Appendix A: how often naive FW averaging fails on random instances",
+    aliases=("naive_averaging_random",),
+    paper=FEDFW,
+    reference="Appendix A ('this method may fail')",
+    statement="Naive FW with model averaging (20) may fail to solve (19); measured: how often, on random least squares",
+    evidence=Measurement(_P.measure_naive_random, counterexample=True),
+    assumptions=["least squares on l1, l2 and box sets, n = 2 or 10 clients, optimum inside (outside = 0.5) or on "
+                 "the boundary (outside = 2)", "failure: F(xbar^T) - F* > 2LD^2/(T+1), the classical FW guarantee"],
+    expected="reproduced",
+)
+
+
+# ---- FedFW+ and split constraints: measured (no theorem) ------------------------------------------
+fedfw_plus = Claim(
+    id="fedfw.fedfw_plus",
+    title="FedFW+ (augmented Lagrangian) against FedFW on the same instances",
+    aliases=("fedfw_plus",),
+    paper=FEDFW,
+    reference="Section 4.4, Algorithm 1 (FedFW+), Section 6",
+    statement="FedFW+ (y_i <- y_i + lambda_0 (x_i - xbar)) is 'an empirically faster version of FedFW' (no theorem)",
+    evidence=Measurement(_P.measure_fedfw_plus),
+    assumptions=["Theorem 1's schedules for both methods; lambda_0 (penalty scale and FedFW+'s dual step) on the grid "
+                 "0.01, 0.1, 1, 10", "least squares (l1 ball) and logistic regression (l2 ball), 10 clients"],
+    expected="holds",
+)
+
+split_constraints = Claim(
+    id="fedfw.split_constraints",
+    title="FedFW with split constraints D_i ⊇ D: feasibility of xbar^t and the limit",
+    aliases=("split_constraints",),
+    paper=FEDFW,
+    reference="Section 4.3",
+    statement=("Clients may use supersets D_i of D with intersection D (e.g. a Euclidean ball for stragglers); "
+               "'this modification does not affect the solution set'"),
+    evidence=Measurement(_P.measure_split),
+    params={"lambda_0": 1.0},
+    assumptions=["D = l1 ball of radius 1; odd-numbered clients use the l2 ball of radius 1 (contains D)",
+                 "Theorem 1's schedules"],
+    expected="holds",
+)
+
+
+# ---- Section 3.2: communication and privacy --------------------------------------------------------
+communication = Claim(
+    id="fedfw.communication",
+    title="Section 3.2: FedFW messages are extreme points (1-sparse for l1, rank one for the nuclear ball); bytes",
+    aliases=("communication",),
+    paper=FEDFW,
+    reference="Section 3.2 (communication)",
+    statement="The communicated signals s_i are extreme points of D: 1-sparse for the l1 ball, rank one for the nuclear ball",
+    evidence=Measurement(_P.measure_messages),
+    params={"lambda_0": 1.0},
+    assumptions=["least squares, 10 clients, dimension 48 (8 x 6 matrices for the nuclear ball), Theorem 1's schedules",
+                 "numerical rank with NumPy's default tolerance"],
+    expected="holds",
+)
+
+privacy = Claim(
+    id="fedfw.privacy",
+    title="Section 3.2: what an LMO message reveals about a client's data (single-example logistic regression)",
+    aliases=("privacy",),
+    paper=FEDFW,
+    reference="Section 3.2 (privacy), Figure 1",
+    statement=("LMO outputs reveal less than gradients: for the l1 ball only the sign and index of the largest gradient "
+               "entry, for a box only the signs; retrieving the gradient from the LMO output is generally unfeasible"),
+    evidence=Measurement(_P.measure_privacy),
+    params={"lambda_0": 1.0, "radius": 1.0},
+    assumptions=["one example per client (digit images, centered pixels), labels +-1", "FedFW from X^1 = 0",
+                 "the server knows x_i^1 and the schedules, so it can track every x_i from the messages"],
+    expected="violated",
+)
+
+partial_scaling = Claim(
+    id="fedfw.partial_scaling",
+    title="Partial participation (convex): the (pt)^{-1/2} scaling of (17) in t and in p",
+    aliases=("partial_scaling",),
+    paper=FEDFW,
+    reference="Section 4.2, (17); Figure 2",
+    statement="E F(xbar^t) - F* = O((pt)^{-1/2}) with eta_t = 2/(p(t-1)+2), lambda_t = lambda_0 sqrt(p(t-1)+2)",
+    evidence=Measurement(_P.measure_partial_scaling),
+    params={"lambda_0": 1.0},
+    assumptions=["least squares on the l1 ball, 10 clients", "p on a log grid from 0.1 to 1",
+                 "expectations: mean over independent seeds"],
+    expected="inconclusive",
+)
+
+
+# ---- Section 5: the experiments at small scale ------------------------------------------------------
+experiments = Claim(
+    id="fedfw.experiments",
+    title="Section 5, Table 1 in shape: MCLR on digits with l1/l2 balls, IID and non-IID, FedFW / FedFW+ / FedFW-sto / FedDR",
+    aliases=("experiments",),
+    paper=FEDFW,
+    reference="Section 5.1, Table 1 (MNIST columns); Section 5.3",
+    statement=("MCLR with l1 and l2 balls of radius 10, 10 clients, 100 rounds, one local step, IID and non-IID "
+               "(3 labels per client): test accuracies of FedDR, FedFW and FedFW+ (Table 1)"),
+    evidence=Measurement(_P.measure_experiments),
+    params={"rounds": 100, "radius": 10.0},
+    assumptions=["scikit-learn's digits (8 x 8 images, 1347 train / 450 test) instead of MNIST",
+                 "each parameter tensor (weights, bias) in its own ball, as the official code's per-layer LMO",
+                 "parameters chosen on small grids by the final training objective, not by test accuracy",
+                 "FedDR with one local gradient step for its prox (the paper: one local iteration per round)"],
+    expected="holds",
+)
+
+
+# ---- symbolic: the sign conditions (29) and (42) ------------------------------------------------
+condition29 = Claim(
+    id="fedfw.condition29",
+    title="(29): (1 - eta_t)(lambda_t - lambda_{t-1}) - eta_t lambda_t <= 0 for all t >= 1 (SymPy)",
+    aliases=("condition29",),
+    paper=FEDFW,
+    reference="Proof of Theorem 1, (28)-(29)",
+    statement="With eta_t = 2/(t+1), lambda_t = lambda_0 sqrt(t+1): (1 - eta_t)(lambda_t - lambda_{t-1}) - eta_t lambda_t <= 0, t >= 1",
+    evidence=Proof((Fact("(29) for all t >= 1", _sign_condition_29),)),
+    expected="holds",
+)
+
+
+def _zeta_42():
+    """zeta_t = (1 - p eta_t)(lambda_t/2)(lambda_t/lambda_{t-1} - 1) - p eta_t lambda_t/2 < 0 for t >= 1, p in (0, 1],
+    with eta_t = 2/(p(t-1)+2), lambda_t = lambda_0 sqrt(p(t-1)+2).  Write u = p(t-1)+2 >= 2 (t >= 1) and
+    p = 1/(1+c), c >= 0.  Steps: (i) sqrt(1+x) <= 1 + x/2; (ii) with x = p/(u-p) this gives
+    zeta/lambda_0 <= (p/sqrt u)(2p - 3u)/(4(u - p)) (an identity checked by SymPy), using 1 - 2p/u >= 0;
+    (iii) the numerator 2p - 3u < 0 and u - p > 0."""
+    a, c, x = sp.symbols("a c x", nonnegative=True)
+    pp = 1 / (1 + c)
+    u = 2 + a
+    steps = []
+    s1 = sp.expand((1 + x / 2) ** 2 - (1 + x))
+    steps.append(("(i) (1 + x/2)^2 - (1 + x) = " + sp.sstr(s1) + " >= 0", bool(s1.is_nonnegative)))
+    nonneg = sp.numer(sp.together(1 - 2 * pp / u))
+    steps.append(("1 - 2p/u has numerator " + sp.sstr(sp.expand(nonneg)) + " >= 0", bool(sp.expand(nonneg).is_nonnegative)))
+    sqrtu = sp.sqrt(u)
+    bound = (1 - 2 * pp / u) * (sqrtu / 2) * (pp / (2 * (u - pp))) - pp / sqrtu
+    U = (pp / sqrtu) * (2 * pp - 3 * u) / (4 * (u - pp))
+    steps.append(("(ii) (1 - 2p/u)(sqrt u/2)(p/(2(u-p))) - p/sqrt u == (p/sqrt u)(2p - 3u)/(4(u-p))",
+                  sp.simplify(bound - U) == 0))
+    num = sp.expand(sp.numer(sp.together(2 * pp - 3 * u)))
+    den = sp.expand(sp.numer(sp.together(u - pp)))
+    steps.append(("(iii) numerator of 2p - 3u: " + sp.sstr(num) + " < 0", bool(num.is_negative)))
+    steps.append(("(iii) numerator of u - p: " + sp.sstr(den) + " > 0", bool(den.is_positive)))
+    ok = all(v for _, v in steps)
+    return (V.HOLDS if ok else V.INCONCLUSIVE), "; ".join(f"{d}: {'proved' if v else 'not proved'}" for d, v in steps)
+
+
+def _replacement_42():
+    """(42) replaces (1/2)(lambda_t - lambda_{t-1}) of (27) by (lambda_t/2)(lambda_t/lambda_{t-1} - 1): an upper bound."""
+    l1, l0 = sp.symbols("lambda_t lambda_tm1", positive=True)
+    r = sp.symbols("r", nonnegative=True)        # lambda_t = lambda_{t-1} (1 + r), lambda increasing
+    diff = sp.factor(((l0 * (1 + r)) / 2) * ((1 + r) - 1) - (l0 * (1 + r) - l0) / 2)
+    ok = bool(diff.is_nonnegative)
+    return (V.HOLDS if ok else V.INCONCLUSIVE), (f"with lambda_t = lambda_(t-1)(1 + r), r >= 0: difference = "
+                                                 f"{sp.sstr(diff)} >= 0, so (42)'s coefficient over-estimates (27)'s")
+
+
+condition42 = Claim(
+    id="fedfw.condition42",
+    title="(42): the partial-participation sign condition zeta_t < 0 for all t >= 1 and p in (0, 1] (SymPy)",
+    aliases=("condition42",),
+    paper=FEDFW,
+    reference="Appendix B.2, (42)",
+    statement=("zeta_t = (1 - p eta_t)(lambda_t/2)(lambda_t/lambda_{t-1} - 1) - p eta_t lambda_t/2 < 0 with eta_t = "
+               "2/(p(t-1)+2), lambda_t = lambda_0 sqrt(p(t-1)+2), for every t >= 1 and p in (0, 1]"),
+    evidence=Proof((Fact("zeta_t < 0 for all t >= 1, p in (0, 1]", _zeta_42),
+                   Fact("(42)'s use of (27) is an upper bound", _replacement_42))),
+    expected="holds",
+)
+
+
+# ---- Lemmas 1 and 2 --------------------------------------------------------------------------------
+lemma1 = Claim(
+    id="fedfw.lemma1",
+    title="Lemma 1: the surrogate F^_t is (L/n + lambda_t)-smooth (exact constant against the bound, and tightness)",
+    aliases=("lemma1",),
+    paper=FEDFW,
+    reference="Lemma 1, (23), Appendix B",
+    statement="If each f_i is L-smooth, F^_t(X) = (1/n) sum_i f_i(x_i) + (lambda_t/2) dist^2(X, C) is (L/n + lambda_t)-smooth",
+    evidence=BoundTest(Cases(_P.lemma1_cases)),
+    readings=(Reading("as stated", paper=True,
+                      description="exact Lipschitz constant of grad F^_t (spectral norm of its Hessian for quadratic "
+                                  "clients) <= L/n + lambda_t, lambda_t = lambda_0 sqrt(t+1), at t = 1 ... 10^4"),),
+    params={"lambda_0": 1.0},
+    assumptions=["least-squares clients (the Hessian is constant: the exact constant is an eigenvalue problem)",
+                 "sampled gradient-difference ratios over random pairs in D^n are reported as a cross-check",
+                 "an instance with identical clients shows the bound is attained"],
+    expected="holds",
+)
+
+lemma2 = Claim(
+    id="fedfw.lemma2",
+    title="Lemma 2 under its three readings against the exact sup of ||grad F^(X)||_F over D^n",
+    aliases=("lemma2",),
+    paper=FEDFW,
+    reference="Lemma 2, Appendix B (used in (38), (44), (54), (60), (68))",
+    statement=("||grad F^(X)||_F <= G for all X in D^n, with G = LD/n + ||grad F^(X*)||_F (statement); the proof ends with "
+               "G = LD/sqrt(n) + n ||grad F(x*)|| via ||grad F^(X*)||_F <= n ||grad F(x*)||"),
+    evidence=BoundTest(Cases(_P.lemma2_cases)),
+    readings=(Reading("statement", paper=True, description="G = LD/n + ||grad F^(X*)||_F >= sup_{D^n} ||grad F^||_F"),
+              Reading("proof-end", paper=True, description="G = LD/sqrt(n) + n ||grad F(x*)|| >= sup_{D^n} ||grad F^||_F"),
+              Reading("proof step", paper=True,
+                      description="||grad F^(X*)||_F <= n ||grad F(x*)|| (fails when grad F(x*) = 0 but clients disagree)"),
+              Reading("repair", paper=False,
+                      description="G = LD/sqrt(n) + ||grad F^(X*)||_F >= sup_{D^n} ||grad F^||_F (triangle inequality)")),
+    assumptions=["least squares, where sup_{x in D} ||grad f_i(x)||^2 is exact (vertex enumeration on the l1 ball, the "
+                 "trust-region secular equation on the l2 ball)",
+                 "x* from the solver, within sqrt(2 gap/mu) of the minimizer (certified FW gap, strong convexity mu): "
+                 "the right-hand sides are intervals",
+                 "families: RandomFamily (optimum on the boundary) and ZeroMeanGradientFamily (grad F(x*) = 0 at an "
+                 "interior x*, clients disagree)"],
+    expected="violated",
+)
+
+
+# ---- uniform docstrings -------------------------------------------------------------------------------
+_DOCS = (
+    (theorem1, "FedFW (Algorithm 1), full participation, eta_t = 2/(t+1), lambda_t = lambda_0 sqrt(t+1).",
+     "Theorem 1, explicit bound (38) with the three readings of Lemma 2's G.", "fedcheck verify fedfw.theorem1"),
+    (theorem2, "FedFW with the fixed eta = T^{-2/3}, lambda = lambda_0 T^{1/3}, one run per horizon T.",
+     "Theorem 2 (12) through (52), (57) and (62); rate in T against -1/3.",
+     "fedcheck verify fedfw.theorem2   (--full: horizons 2000..20000, 8 seeds)"),
+    (theorem3, "FedFW-sto (Algorithm 1 with d_i), Gaussian gradient noise of variance sigma^2.",
+     "Theorem 3, explicit (68), in expectation (mean + 3 SE over seeds).", "fedcheck verify fedfw.theorem3 --param sigma=2"),
+    (lemma3, "FedFW-sto as in Theorem 3.", "Lemma 3, (66) and (67) read as E dist^2 (printed) and E dist (as used).",
+     "fedcheck verify fedfw.lemma3"),
+    (partial_convex, "FedFW with random client participation p (Section 4.2).",
+     "(17) with the explicit (44) (G readings; with and without its 1/sqrt(n)) and the consensus step it implies.",
+     "fedcheck verify fedfw.partial_convex"),
+    (partial_consensus, "FedFW with random client participation p (Section 4.2), n = 30.",
+     "The consensus step behind (44)'s 1/sqrt(n) factor.", "fedcheck verify fedfw.partial_consensus"),
+    (partial_nonconvex, "FedFW with random participation, fixed eta = (pT+1)^{-2/3}, lambda = lambda_0 (pT+1)^{1/3}.",
+     "(18) (explicit through (65) and the steps of C.1) and (65).", "fedcheck verify fedfw.partial_nonconvex"),
+    (partial_scaling, "FedFW with random participation on a grid of p.", "(17): O((pt)^{-1/2}) in t and in p.",
+     "fedcheck verify fedfw.partial_scaling --full"),
+    (surrogate_31, "FedFW, Theorem 1's schedules; the surrogate recorded at every round.", "(31)/(35).",
+     "fedcheck verify fedfw.surrogate_31"),
+    (consensus_37, "FedFW, Theorem 1's schedules; dist(X^t, C) recorded at every round.", "(37), its three lines.",
+     "fedcheck verify fedfw.consensus_37"),
+    (lemma1, "None (a property of the surrogate (5)).", "Lemma 1, (23).", "fedcheck verify fedfw.lemma1"),
+    (lemma2, "None (a property of F^ on D^n).", "Lemma 2 (statement, proof end, the proof's step, a repair).",
+     "fedcheck verify fedfw.lemma2   (refuting instances under reports/instances/)"),
+    (condition29, "Theorem 1's schedules.", "(29), proven with SymPy.", "fedcheck verify fedfw.condition29"),
+    (condition42, "The partial-participation schedules.", "(42): zeta_t < 0, proven with SymPy.",
+     "fedcheck verify fedfw.condition42"),
+    (naive_averaging, "Naive FW with model averaging (20), 1-10 local steps; FedFW.", "Appendix A, (21)-(22).",
+     "fedcheck verify fedfw.naive_averaging"),
+    (naive_averaging_random, "Naive FW averaging (20) and centralized FW on random least squares.",
+     "Appendix A: 'this method may fail' (how often).", "fedcheck verify fedfw.naive_averaging_random"),
+    (fedfw_plus, "FedFW+ (Algorithm 1, augmented Lagrangian) and FedFW.", "Section 4.4 / 6: 'empirically faster' (no theorem).",
+     "fedcheck verify fedfw.fedfw_plus"),
+    (split_constraints, "FedFW with client sets D_i ⊇ D (Section 4.3).", "Section 4.3: the solution set is unchanged.",
+     "fedcheck verify fedfw.split_constraints"),
+    (communication, "FedFW on l1, nuclear, box and l2 balls.", "Section 3.2: messages are extreme points.",
+     "fedcheck verify fedfw.communication"),
+    (privacy, "FedFW on single-example logistic regression (digits).", "Section 3.2 / Figure 1: LMO outputs leak less.",
+     "fedcheck verify fedfw.privacy"),
+    (experiments, "FedFW, FedFW+, FedFW-sto and FedDR on MCLR (digits).", "Section 5, Table 1 (MNIST columns) in shape.",
+     "fedcheck verify fedfw.experiments   (--full: 5 splits, wider parameter grids)"),
+)
+# a claim is immutable, so the uniform docstrings are kept here, by claim id
+DOCS = {_c.id: (f"{_c.title}\n\nAlgorithm: {_alg}\nTheorem: {_thm}\nReference: {FEDFW.title} "
+                f"({FEDFW.authors}, {FEDFW.venue}), {_c.reference}.\nExample: {_ex}\n")
+        for _c, _alg, _thm, _ex in _DOCS}
+
+CLAIMS = (theorem1, theorem3, lemma3, partial_convex, partial_consensus, surrogate_31, consensus_37, theorem2,
+          partial_nonconvex, naive_averaging, naive_averaging_random, fedfw_plus, split_constraints, communication,
+          privacy, partial_scaling, experiments, condition29, condition42, lemma1, lemma2)

@@ -61,7 +61,9 @@ class Domain:
     """Where a claim is stated: fixed properties and free parameters with their ranges.
 
     ``fixed``: ``{property: value}`` an instance must have (``set="simplex"``, ``n=1``, ``loss="least_squares"``);
-    a tuple value means "one of".  ``free``: ``{property or param: (lo, hi)}`` closed ranges (``None``: unbounded).
+    a tuple value means "one of" (and ``search`` may move among them).  ``free``: ``{property: (lo, hi)}``
+    numeric properties ``search`` may vary, in closed ranges (``None`` ends: unbounded; ``None`` range: free,
+    e.g. ``x0``).  A property in neither stays at the value of the claim's own family.
     ``params``: ranges of the claim's parameters: ``">0"``, ``">=0"`` or a closed ``(lo, hi)`` (``None``: unbounded).
     Properties are read from an instance's ``properties()`` (problem library)."""
 
@@ -78,9 +80,10 @@ class Domain:
             ok = have in want if isinstance(want, tuple) else have == want
             if not ok:
                 raise DomainError(f"{key}={have!r} is outside the claim's domain ({key} must be {want!r})")
-        for key, (lo, hi) in self.free.items():
-            if key not in props:
+        for key, rng in self.free.items():
+            if key not in props or rng is None:
                 continue
+            lo, hi = rng
             v = props[key]
             if (lo is not None and v < lo) or (hi is not None and v > hi):
                 raise DomainError(f"{key}={v!r} is outside the claim's domain [{lo}, {hi}]")
@@ -90,7 +93,8 @@ class Domain:
         check_range(name, value, self.params.get(name, default_range))
 
     def record(self) -> dict:
-        return {"fixed": dict(self.fixed), "free": {k: list(v) for k, v in self.free.items()},
+        return {"fixed": {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.fixed.items()},
+                "free": {k: (None if v is None else list(v)) for k, v in self.free.items()},
                 "params": {k: (v if isinstance(v, str) else list(v)) for k, v in self.params.items()},
                 "description": self.description}
 

@@ -263,6 +263,7 @@ class Observed:
     reason: str | None = None
     save: Callable[[str], list] | None = None
     key: Any = None            # groups observations of one case (saving, per-case records)
+    statistic: Statistic | None = None    # overrides the reading's statistic (a deterministic case among random ones)
 
 
 @dataclass

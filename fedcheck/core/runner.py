@@ -147,7 +147,7 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
     groups: dict[str, list] = {}
     for item in obs.items:
         reading = readings.get(item.reading) or Reading(item.reading)
-        st = ev.statistic_of(reading)
+        st = item.statistic or ev.statistic_of(reading)
         s = item.comparison.judge(st)
         if item.reason:
             s["verdict"] = V.combine([s["verdict"], V.INCONCLUSIVE])

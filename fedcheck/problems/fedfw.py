@@ -9,9 +9,9 @@ Used by ``theorems/fedfw.py``.  Contents:
 * :func:`nonconvex_constants` -- E of (51) and G = sup ||grad F^||_F for the non-convex families, as
   certified intervals (exact by vertex enumeration where the maximum / minimum is at a vertex);
   the providers ``E_init``, ``G_nc`` and ``grad_hat_x1`` read them;
-* runners for :class:`fedcheck.horizon.HorizonBoundCheck` (Theorem 2, (18)/(65));
-* cases for :class:`fedcheck.inequality.InequalityCheck` (Lemmas 1 and 2);
-* measurements (:mod:`fedcheck.measurement`) of the counterexample, FedFW+, split constraints,
+* the runner and constant context of :class:`fedcheck.experiments.Horizons` (Theorem 2, (18)/(65));
+* cases for :class:`fedcheck.experiments.Cases` (Lemmas 1 and 2);
+* measurements (:class:`fedcheck.core.evidence.Measurement`) of the counterexample, FedFW+, split constraints,
   messages, privacy, partial-participation scaling and the experiments of Section 5.
 """
 from __future__ import annotations
@@ -23,18 +23,59 @@ from typing import Sequence
 import numpy as np
 
 from fedcheck.core import verdict as V
-from fedcheck.checkbase import Finding, Interval, save_refuting
+from fedcheck.core.evidence import Comparison, Finding, MeasureResult, reproduced_if
 from fedcheck.problems.constants import InstanceContext, Value, constant, sup_grad_norm_sq
 from fedcheck.algorithms import default_recorder, fedfw, frank_wolfe, naive_fw_averaging, record_grid
 from fedcheck.algorithms.fedfw_variants import ProblemBatch, feddr, fedfw_variant, fw_recorder, replicate_seeds
 from fedcheck.problems.instances import Instance, InstanceBatch, RandomFamily, instance_rng, save_instance
+from fedcheck.experiments import Case
 from fedcheck.problems.losses import SignedQuadratic, Sigmoid
 from fedcheck.problems.sets import Box, L1Ball, L2Ball, NuclearBall, ProductSet, make_set
 
 __all__ = ["ZeroMeanGradientFamily", "SignedQuadraticFamily", "SigmoidFamily", "instance_21",
-           "nonconvex_constants", "NonconvexSolution", "nonconvex_solver", "run_fedfw_horizon", "FedFWHorizonCheck",
+           "nonconvex_constants", "NonconvexSolution", "nonconvex_solver", "run_fedfw_horizon", "horizon_context",
            "lemma1_cases", "lemma2_cases", "MCLR", "digits_federated", "is_nonconvex_instance"]
 
+
+
+@dataclass
+class Interval:
+    """A constant known to lie in ``[lo, hi]`` (``lo == hi``: exact)."""
+
+    lo: float
+    hi: float
+    note: str = ""
+
+    @classmethod
+    def exact(cls, v: float, note: str = "") -> "Interval":
+        return cls(float(v), float(v), note)
+
+    @property
+    def is_exact(self) -> bool:
+        return self.lo == self.hi
+
+    @property
+    def mid(self) -> float:
+        return 0.5 * (self.lo + self.hi)
+
+    def record(self) -> dict:
+        return {"value": self.hi, "lo": self.lo, "hi": self.hi, "exact": self.is_exact, "note": self.note}
+
+
+def save_refuting(claim_id: str, insts: Sequence[Instance], directory: str | None, limit: int = 5,
+                  tag: str = "") -> list[str]:
+    """Write refuting instances as documented ``.npz`` files (``fedcheck verify --instance`` reads them)."""
+    if not directory:
+        return []
+    from pathlib import Path
+    out = []
+    for inst in list(insts)[:limit]:
+        name = f"seed{inst.seed}" if inst.seed is not None else inst.content_hash()[:12]
+        try:
+            out.append(str(save_instance(inst, Path(directory) / f"{claim_id}{tag}-{name}.npz")))
+        except ValueError:
+            pass
+    return out
 
 # =============================================================================================
 # families
@@ -313,7 +354,7 @@ def _stat(x: np.ndarray, axis: int = -1):
 
 
 def run_fedfw_horizon(instances, sols, sched, T, settings, run_seeds) -> dict:
-    """Runner for :class:`fedcheck.horizon.HorizonBoundCheck`: FedFW with the constant ``eta``, ``lam`` of
+    """Runner for :class:`fedcheck.experiments.Horizons`: FedFW with the constant ``eta``, ``lam`` of
     one horizon ``T`` (``settings["p_part"]``: random participation; ``settings["replicates"]``: runs per
     row, averaged -- the claims with participation bound expectations).  Rows sharing an instance and a
     schedule are run once.  Metrics over the iterates ``t = 1..T``:
@@ -364,8 +405,9 @@ def run_fedfw_horizon(instances, sols, sched, T, settings, run_seeds) -> dict:
                           "argmin_gap_round": (gm.argmin(0) + 1.0)[idx], "replicates": np.full(len(idx), float(R))}}
 
 
-def horizon_context(self, inst, sol, params):
-    """``InstanceContext`` with the instance's loss (the providers L, D, G_nc, ... need it)."""
+def horizon_context(inst, sol, params):
+    """``InstanceContext`` with the instance's loss (the providers L, D, G_nc, ... need it): the ``context``
+    of the :class:`fedcheck.experiments.Horizons` experiments of Theorem 2 and (18)/(65)."""
     return InstanceContext(inst, inst.make_loss(), sol, params)
 
 
@@ -373,19 +415,8 @@ def save_npz(inst, path):
     return save_instance(inst, path)
 
 
-from fedcheck.horizon import HorizonBoundCheck  # noqa: E402
-
-
-@dataclass
-class FedFWHorizonCheck(HorizonBoundCheck):
-    """:class:`~fedcheck.horizon.HorizonBoundCheck` whose constant providers see each instance's loss."""
-
-    def _context(self, inst, sol, params):
-        return horizon_context(self, inst, sol, params)
-
-
 # =============================================================================================
-# Lemma 2: G = sup ||grad F^(X)||_F under three readings (cases for fedcheck.inequality.InequalityCheck)
+# Lemma 2: G = sup ||grad F^(X)||_F under three readings (cases for fedcheck.experiments.Cases)
 def _instances_for(config, families: Sequence[tuple], default_seeds: int):
     """``[(label, instance)]``: the user's instances, else ``default_seeds`` draws of each family."""
     if config.instances:
@@ -415,7 +446,6 @@ def lemma2_cases(config, params) -> list:
     and the proof's step ``||grad F^(X*)||_F <= n ||grad F(x*)||``.  ``x*`` is the solver's point; its
     distance to the true minimizer is at most ``sqrt(2 gap / mu)`` (certified FW gap, strong convexity),
     which widens the right-hand sides into intervals."""
-    from fedcheck.inequality import Case, Comparison
     from fedcheck.problems.solve import solve_consensus
     out = []
     for label, inst in _instances_for(config, LEMMA2_FAMILIES, 3):
@@ -452,7 +482,7 @@ def lemma2_cases(config, params) -> list:
               **{f"ratio_sup_over_{k}": gsup / v for k, (v, _) in readings.items() if v > 0}}
         out.append(Case(label=label, inequalities=comps, instance=inst.describe(), evidence=ev,
                         save=(lambda stem, inst=inst: [str(save_instance(inst, stem + ".npz"))]),
-                        reason=sol.reason))
+                        reason=sol.reason, problem=inst))
     return out
 
 
@@ -491,7 +521,6 @@ def lemma1_cases(config, params) -> list:
     """Per instance: the exact Lipschitz constant of grad F^_t (quadratic clients: the spectral norm of the
     Hessian) at several t against L/n + lambda_t (lambda_t = lambda_0 sqrt(t+1)); sampled ratios as a cross
     check; and an instance with identical clients where the bound is attained (exactness)."""
-    from fedcheck.inequality import Case, Comparison
     lam0 = float(params.get("lambda_0", 1.0))
     tt = np.array(LEMMA1_T, dtype=float)
     lams = lam0 * np.sqrt(tt + 1)
@@ -515,7 +544,7 @@ def lemma1_cases(config, params) -> list:
         ev = {"t": tt, "lambda_t": lams, "exact_constant": exact, "bound": bound, "tightness": exact / bound,
               "sampled_max_ratio": sampled, "sampled_below_exact": bool(np.all(sampled <= exact * (1 + V.POLICY.rtol)))}
         out.append(Case(label=label, inequalities={"as stated": comp}, instance=inst.describe(), evidence=ev,
-                        save=(lambda stem, inst=inst: [str(save_instance(inst, stem + ".npz"))])))
+                        save=(lambda stem, inst=inst: [str(save_instance(inst, stem + ".npz"))]), problem=inst))
     return out
 
 
@@ -555,8 +584,6 @@ def measure_naive_21(ctx):
     """Procedure (20) on (21) from xbar = 0: a sweep of constant step sizes and 2/(t+1), with 1, 2, 5 and
     10 local steps, both readings of (21) (with and without the 1/2); FedFW (Theorem 1's schedules) on
     the same instances.  The stall is exact: xbar^t = 0 in floating point for every round."""
-    from fedcheck.counterexample import reproduced_if
-    from fedcheck.measurement import Measurement
     T = 20000 if ctx.full else 2000
     lam0 = float(ctx.params.get("lambda_0", 1.0))
     atol = V.POLICY.atol
@@ -618,7 +645,7 @@ def measure_naive_21(ctx):
     tables = [{"title": "Naive FW averaging on (21): max_t |xbar^t| and final F(xbar^T) - F*",
                "columns": ["reading of (21)", "local steps K", "step size eta", "max_t |xbar^t|", "F(xbar^T) - F*"],
                "rows": rows}]
-    return Measurement(findings=findings, evidence={"rounds": T, "lambda_0": lam0, **ev}, series=series, tables=tables,
+    return MeasureResult(findings=findings, evidence={"rounds": T, "lambda_0": lam0, **ev}, series=series, tables=tables,
                        instances=[instance_21(True).describe(), instance_21(False).describe()])
 
 
@@ -639,8 +666,6 @@ def measure_naive_random(ctx):
     """Procedure (20) (one local step, eta_t = 2/(t+1)) against centralized Frank-Wolfe on random least-squares
     instances.  A run *fails* when F(xbar^T) - F* exceeds the classical Frank-Wolfe guarantee 2 L D^2/(T+1)
     (L = max_i L_i, a bound FW with these steps satisfies); centralized FW on the same instance is the control."""
-    from fedcheck.counterexample import reproduced_if
-    from fedcheck.measurement import Measurement
     from fedcheck.problems.solve import solve_consensus
     T = 20000 if ctx.full else 2000
     seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(10 if ctx.full else 3))
@@ -688,8 +713,8 @@ def measure_naive_random(ctx):
             continue
         seen.add(label)
         slug = "".join(ch if ch.isalnum() else "_" for ch in label)
-        saved += save_refuting(ctx.check.id, [inst], ctx.save_dir, tag=f"-stall-{slug}")
-    return Measurement(findings=findings, evidence={"rounds": T, "instances": total, "failures": fails,
+        saved += save_refuting(ctx.claim.id, [inst], ctx.save_dir, tag=f"-stall-{slug}")
+    return MeasureResult(findings=findings, evidence={"rounds": T, "instances": total, "failures": fails,
                                                     "failure_fraction": frac, "seeds": seeds},
                        tables=tables, saved_instances=saved)
 
@@ -717,7 +742,6 @@ def measure_fedfw_plus(ctx):
     the paper calls FedFW+ 'an empirically faster version' (Section 6) and reports mixed accuracies
     (Tables 1-2).  Compared: F(xbar^T) - F* with certified intervals, per lambda_0 and for each method's
     best lambda_0 of the grid (the tuned comparison)."""
-    from fedcheck.measurement import Measurement
     from fedcheck.problems.solve import solve_consensus
     T = 20000 if ctx.full else 3000
     grid_l = tuple(ctx.params.get("lambda_0_grid", PLUS_LAMBDA0))
@@ -783,7 +807,7 @@ def measure_fedfw_plus(ctx):
     tables = [{"title": f"FedFW+ vs FedFW at T={T} (Theorem 1 schedules)",
                "columns": ["family", "seed", "lambda_0", "FedFW F - F*", "FedFW+ F - F*", "FedFW dist(X,C)",
                            "FedFW+ dist(X,C)", "FedFW rate", "FedFW+ rate"], "rows": rows}]
-    return Measurement(findings=findings, evidence={"rounds": T, "lambda_0_grid": list(grid_l), "tuned": tuned,
+    return MeasureResult(findings=findings, evidence={"rounds": T, "lambda_0_grid": list(grid_l), "tuned": tuned,
                                                     "per_lambda_0": {str(k): v for k, v in per_l.items()},
                                                     "pooled_rates": pooled},
                        series=series, tables=tables)
@@ -795,7 +819,6 @@ def measure_split(ctx):
     """Half of the clients (stragglers) use D_i = the l2 ball of the same radius (a superset of the l1 ball D,
     one LMO = one normalization), the others D itself, so the intersection is D.  Measured: does xbar^t stay
     in D, and does it converge to the same solution x* as FedFW on D?"""
-    from fedcheck.measurement import Measurement
     from fedcheck.problems.solve import solve_consensus
     T = 20000 if ctx.full else 3000
     lam0 = float(ctx.params.get("lambda_0", 1.0))
@@ -852,7 +875,7 @@ def measure_split(ctx):
                "columns": ["seed", "FedFW ||xbar-x*||", "split ||xbar-x*||", "max infeasibility", "final infeasibility",
                            "split F(xbar)-F*", "split F(proj xbar)-F*", "rate ||xbar-x*||", "rate infeasibility"],
                "rows": rows}]
-    return Measurement(findings=findings, evidence={"rounds": T, "lambda_0": lam0, "stragglers": mask.tolist()},
+    return MeasureResult(findings=findings, evidence={"rounds": T, "lambda_0": lam0, "stragglers": mask.tolist()},
                        series=series, tables=tables,
                        feasibility={"verdict": feas, "max_infeasibility": float(infeas.max()), "tolerance": tol,
                                     "note": "analysis only: the paper does not claim xbar stays in D here"})
@@ -865,7 +888,6 @@ def measure_messages(ctx):
     (nuclear ball, NumPy's default tolerance sigma_max max(d1, d2) eps); bytes per message in the encoding
     each set allows (a 1-sparse vector: index + value; rank one: u, v and the scale; a box vertex: p sign
     bits + the radius) against a dense float64 vector (what a gradient costs)."""
-    from fedcheck.measurement import Measurement
     T = 2000 if ctx.full else 300
     d1, d2 = 8, 6
     p = d1 * d2
@@ -914,7 +936,7 @@ def measure_messages(ctx):
                "columns": ["set", "dimension", "min nonzeros", "max nonzeros", "max rank", "encoding",
                            "bytes / message", "bytes / dense gradient", "compression factor",
                            "uplink bytes / round (10 clients)"], "rows": rows}]
-    return Measurement(findings=findings, evidence={"rounds": T, **ev}, tables=tables)
+    return MeasureResult(findings=findings, evidence={"rounds": T, **ev}, tables=tables)
 
 
 # =============================================================================================
@@ -976,7 +998,6 @@ def measure_privacy(ctx):
     * rounds 1-3, l2 ball: the server knows every x_i (it tracks x_i^{t+1} = (1-eta) x_i + eta s_i), hence the
       penalty term v_t = lambda_t (x_i - xbar); the second message fixes the norm of z up to the roots of a
       1-D equation (:func:`_recover_l2`), the third picks the root: z itself is recovered."""
-    from fedcheck.measurement import Measurement
     n = 10
     r = float(ctx.params.get("radius", 1.0))
     lam0 = float(ctx.params.get("lambda_0", 1.0))
@@ -1047,7 +1068,7 @@ def measure_privacy(ctx):
                 row.append(float(max(errs)))
                 row.append(max(nroots))
                 if max(errs) <= V.POLICY.rtol and len(saved) < 1:
-                    saved += save_refuting(ctx.check.id, [inst], ctx.save_dir, tag="-l2")
+                    saved += save_refuting(ctx.claim.id, [inst], ctx.save_dir, tag="-l2")
             else:
                 row += [None, None]
             rows.append(row)
@@ -1076,7 +1097,7 @@ def measure_privacy(ctx):
                            "shared gradient: relative error of z", "l2, three messages: relative error of z",
                            "l2: roots of the norm equation (max over clients)"],
                "rows": rows}]
-    return Measurement(findings=findings, evidence={"radius": r, "lambda_0": lam0, "clients": n, **ev,
+    return MeasureResult(findings=findings, evidence={"radius": r, "lambda_0": lam0, "clients": n, **ev,
                                                     "cos_mean": {k: float(v.mean()) for k, v in cos.items()}},
                        tables=tables, saved_instances=saved)
 
@@ -1094,7 +1115,6 @@ def measure_partial_scaling(ctx):
     E gap_1(pt) (the same number of expected client updates)."""
     from scipy import stats as sst
 
-    from fedcheck.measurement import Measurement
     from fedcheck.problems.solve import solve_consensus
     T = 10000 if ctx.full else 2000
     R = 64 if ctx.full else 16
@@ -1164,7 +1184,7 @@ def measure_partial_scaling(ctx):
                "columns": ["p", "fitted slope in t", "95% CI", "verdict vs -1/2", "E F(xbar^T) - F*"], "rows": rate_rows},
               {"title": "Collapse in p t: E gap_p(T) against E gap_1(t') with t' = pT",
                "columns": ["p", "E gap_p(T)", "E gap_1(pT)", "t' = pT", "ratio"], "rows": coll}]
-    return Measurement(findings=findings, evidence={"rounds": T, "replicates": R, "p_grid": list(PP_GRID),
+    return MeasureResult(findings=findings, evidence={"rounds": T, "replicates": R, "p_grid": list(PP_GRID),
                                                     "C_p": Cp.mean(1), "C_p_slope_in_1_over_p": {"slope": res.slope, "ci": ci},
                                                     "slope_at_T_in_1_over_p": resT.slope, "lambda_0": lam0},
                        series=series, tables=tables)
@@ -1384,7 +1404,6 @@ def measure_experiments(ctx):
     numbers, with a comment per row (difference to the paper, reversed orderings).  The data differ (digits:
     1797 8 x 8 images, not MNIST), so the paper's numbers are a reference, not a target.  Findings: the
     orderings of Table 1 re-measured (analyses), and the feasibility of the FW models (paper)."""
-    from fedcheck.measurement import Measurement
     r = run_mclr_experiments(ctx)
     res = r["results"]
     rows = []
@@ -1419,7 +1438,7 @@ def measure_experiments(ctx):
                "columns": ["constraint", "method", "IID digits (here)", "IID MNIST (paper)", "non-IID digits (here)",
                            "non-IID MNIST (paper)", "tuned parameter (IID)", "comment"], "rows": rows}]
     ev = {f"{s}/{k}": v for (s, k), v in res.items()}
-    return Measurement(findings=findings, evidence={"rounds": r["rounds"], "seeds": r["seeds"], "results": ev,
+    return MeasureResult(findings=findings, evidence={"rounds": r["rounds"], "seeds": r["seeds"], "results": ev,
                                                     "lambda_0_grid": list(EXP_LAMBDA0_FULL if ctx.full else EXP_LAMBDA0),
                                                     "feddr_eta_grid": list(EXP_FEDDR_ETA_FULL if ctx.full else EXP_FEDDR_ETA)},
                        tables=tables)

@@ -83,8 +83,12 @@ def _domain_range(domain, key, default):
         v = domain.fixed[key]
         return tuple(v) if isinstance(v, tuple) else (v, v)
     if key in domain.free:
-        lo, hi = domain.free[key]
-        return (default[0] if lo is None else lo, default[1] if hi is None else hi)
+        if domain.free[key] is None:
+            return tuple(default)
+        lo, hi = domain.free[key]      # the default search window, clipped to the domain
+        lo2 = default[0] if lo is None else max(lo, default[0])
+        hi2 = default[1] if hi is None else min(hi, default[1])
+        return (lo2, hi2) if lo2 <= hi2 else ((lo, lo) if lo is not None else (hi, hi))
     return None
 
 
