@@ -304,7 +304,7 @@ def test_experiment_checks(name, tmp_path):
 
 def test_fedmid_refutation_saves_its_instance(tmp_path):
     r = _result("theorem_4_1_fedmid", tmp_path)
-    assert r["verdict"] == V.VIOLATED and r["rate_verdict"] == V.VIOLATED
+    assert r["verdict"] == V.VIOLATED and r["rate_verdict"] in (V.RATE_NOT_SHOWN, V.INCONCLUSIVE)   # never "violated"
     npz = [p for p in r["saved_instances"] if p.endswith(".npz")]
     assert npz
     inst = P.load_problem(npz[0])

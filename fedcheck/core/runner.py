@@ -235,8 +235,13 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
         res.claimed_rate = float(claimed)
         pooled = V.pooled_rate(obs.fits)
         res.fitted_rate = pooled["slope"] if pooled else None
-        res.fitted_rate_ci = pooled["ci"] if pooled else None
-        res.rate_verdict = V.rate_verdict(res.fitted_rate_ci, float(claimed))
+        res.fitted_rate_ci = pooled["ci_hac"] if pooled else None
+        res.rate_verdict = V.rate_claim_verdict(pooled, float(claimed))
+        if pooled:
+            res.evidence["rate"] = {"claimed": float(claimed), "slope": pooled["slope"], "ci_hac": pooled["ci_hac"],
+                                    "ci_ols": pooled["ci"], "decades": pooled["decades"],
+                                    "pre_asymptotic": pooled["pre_asymptotic"], "instances": pooled["instances"],
+                                    "note": "an O(.) rate is reported, never refuted by a finite run"}
     if obs.side_conditions:
         res.evidence["side_conditions"] = obs.side_conditions
     # save refuting instances (once per case)

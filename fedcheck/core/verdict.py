@@ -17,9 +17,12 @@ The policy for an upper bound ``metric(k) <= bound(k)``:
 
 Rates: the log-log slope of the metric over the last ``fit_decades`` decades,
 using only points above ``resolution_factor`` times the certified floor, with a
-``confidence`` interval.  Against a claimed upper rate ``r`` (metric = O(t^r)):
-``holds`` if the interval lies at or below ``r + rate_slack``, ``violated`` if it
-lies above, ``inconclusive`` otherwise or with too few points.
+``confidence`` interval (OLS, and Newey-West HAC since residuals along a run are
+autocorrelated), and the slope of every decade.  A claimed O(t^r) rate
+(:func:`rate_claim_verdict`): ``holds`` if the HAC interval lies at or below
+``r + rate_slack``, ``not_shown`` if it lies above (a finite run cannot refute an O(.)
+claim), ``inconclusive`` otherwise, with too few points, or when the fit is
+pre-asymptotic (the slopes of the last two decades differ by more than ``rate_drift``).
 """
 from __future__ import annotations
 
@@ -45,6 +48,7 @@ class TolerancePolicy:
     rate_slack: float = 0.0
     resolution_factor: float = 10.0
     statistical_z: float = 3.0         # mean + z standard errors for expectations
+    rate_drift: float = 0.2            # slopes of the last two decades further apart than this: pre-asymptotic
     negligible_bound: float = 1e-6     # a ratio is reported only where |bound| > this * max(1, scale)
 
 
@@ -83,10 +87,41 @@ def combine(verdicts) -> str:
     return max(verdicts, key=lambda v: _ORDER[v])
 
 
-def fit_rate(k, y, floor=0.0, policy: TolerancePolicy = POLICY) -> dict | None:
-    """Least-squares slope of log y against log k over the last decades, with a CI.
+def _hac_slope(lx: np.ndarray, ly: np.ndarray, confidence: float) -> tuple[float, float, float, int]:
+    """Least-squares slope with a Newey-West (HAC) standard error: residuals along a run are autocorrelated,
+    so the plain OLS interval is too narrow.  Returns (slope, intercept, half-width, lags)."""
+    import statsmodels.api as sm
+    n = lx.size
+    lags = max(1, int(np.floor(4 * (n / 100.0) ** (2.0 / 9.0))))
+    X = sm.add_constant(lx)
+    fit = sm.OLS(ly, X).fit(cov_type="HAC", cov_kwds={"maxlags": lags})
+    q = stats.t.ppf(0.5 + confidence / 2, max(n - 2, 1))
+    return float(fit.params[1]), float(fit.params[0]), float(q * fit.bse[1]), lags
 
-    Returns ``None`` when fewer than ``fit_min_points`` usable points remain."""
+
+def decade_slopes(k, y, floor=0.0, policy: "TolerancePolicy" = None, min_points: int = 4) -> list[dict]:
+    """The log-log slope in every full decade of ``k`` with enough usable points (above the floor)."""
+    policy = policy or POLICY
+    k = np.asarray(k, dtype=float)
+    y = np.asarray(y, dtype=float)
+    floor = np.broadcast_to(np.asarray(floor, dtype=float), y.shape)
+    out = []
+    if k.size == 0 or k.max() < 10:
+        return out
+    for j in range(int(np.floor(np.log10(max(k.min(), 1.0)))), int(np.floor(np.log10(k.max())))):
+        lo, hi = 10.0 ** j, 10.0 ** (j + 1)
+        sel = (k >= lo) & (k <= hi) & np.isfinite(y) & (y > 0) & (y > policy.resolution_factor * floor)
+        if sel.sum() >= min_points:
+            sl = stats.linregress(np.log(k[sel]), np.log(y[sel])).slope
+            out.append({"decade": [lo, hi], "slope": float(sl), "points": int(sel.sum())})
+    return out
+
+
+def fit_rate(k, y, floor=0.0, policy: TolerancePolicy = POLICY) -> dict | None:
+    """The log-log slope of ``y`` against ``k`` over the last ``fit_decades`` decades, with an interval that
+    accounts for the autocorrelation of the residuals (Newey-West HAC), the slopes of every decade, and a
+    ``pre_asymptotic`` flag when the last two decades disagree by more than ``POLICY.rate_drift`` (the fit has not
+    settled: its slope says nothing about the limit).  ``None`` with fewer than ``fit_min_points`` usable points."""
     k = np.asarray(k, dtype=float)
     y = np.asarray(y, dtype=float)
     if k.size == 0:
@@ -104,11 +139,23 @@ def fit_rate(k, y, floor=0.0, policy: TolerancePolicy = POLICY) -> dict | None:
     lx, ly = np.log(k[idx]), np.log(y[idx])
     res = stats.linregress(lx, ly)
     q = stats.t.ppf(0.5 + policy.confidence / 2, idx.size - 2)
+    slope, intercept, half, lags = _hac_slope(lx, ly, policy.confidence)
+    decades = decade_slopes(k, y, floor, policy)
+    pre = len(decades) >= 2 and abs(decades[-1]["slope"] - decades[-2]["slope"]) > policy.rate_drift
     return {"slope": float(res.slope), "ci": [float(res.slope - q * res.stderr), float(res.slope + q * res.stderr)],
-            "intercept": float(res.intercept), "points": int(idx.size), "k_range": [float(k[idx[0]]), float(k[idx[-1]])]}
+            "ci_hac": [float(res.slope - half), float(res.slope + half)],
+            "ci_method": f"OLS (ci); Newey-West HAC with {lags} lag(s) (ci_hac)",
+            "intercept": float(res.intercept), "points": int(idx.size), "k_range": [float(k[idx[0]]), float(k[idx[-1]])],
+            "decades": decades, "pre_asymptotic": bool(pre)}
+
+
+RATE_NOT_SHOWN = "not_shown"
+_ORDER[RATE_NOT_SHOWN] = 1
 
 
 def rate_verdict(ci, claimed: float, policy: TolerancePolicy = POLICY) -> str:
+    """A slope interval against an exponent: ``holds`` at or below, ``violated`` above, else ``inconclusive``.
+    (Measurements use it to decide "converges" / "stalls"; an O(.) claim is judged by :func:`rate_claim_verdict`.)"""
     if ci is None or not np.all(np.isfinite(ci)):
         return INCONCLUSIVE
     if ci[1] <= claimed + policy.rate_slack:
@@ -118,14 +165,39 @@ def rate_verdict(ci, claimed: float, policy: TolerancePolicy = POLICY) -> str:
     return INCONCLUSIVE
 
 
+def rate_claim_verdict(fit: dict | None, claimed: float, policy: TolerancePolicy = POLICY) -> str:
+    """Whether a finite run *shows* an O(t^claimed) rate, from a pooled fit: ``holds`` (the HAC interval lies at or
+    below the claimed exponent), ``not_shown`` (above it: slower over the fitted range -- a finite run cannot
+    refute an O(.) claim, so this is never ``violated``), ``inconclusive`` (the interval straddles it, too few
+    points, or a pre-asymptotic fit: the slopes of the last two decades disagree)."""
+    if fit is None or fit.get("pre_asymptotic"):
+        return INCONCLUSIVE
+    v = rate_verdict(fit.get("ci_hac") or fit.get("ci"), claimed, policy)
+    return RATE_NOT_SHOWN if v == VIOLATED else v
+
+
 def pooled_rate(fits: list[dict | None], policy: TolerancePolicy = POLICY) -> dict | None:
-    """Mean of per-instance slopes with a t-interval over instances (a single fit keeps its own CI)."""
+    """Mean of per-instance slopes with a t-interval over instances (a single fit keeps its own CI).  Also
+    ``ci_hac`` (at least the mean per-instance HAC half-width / sqrt(instances)), the mean slope of every decade,
+    and ``pre_asymptotic`` if any instance's fit is."""
     good = [f for f in fits if f is not None]
     if not good:
         return None
     s = np.array([f["slope"] for f in good])
+    pre = any(f.get("pre_asymptotic") for f in good)
+    dec: dict = {}
+    for f in good:
+        for d in f.get("decades") or []:
+            dec.setdefault(tuple(d["decade"]), []).append(d["slope"])
+    decades = [{"decade": list(k), "slope": float(np.mean(v)), "instances": len(v)} for k, v in sorted(dec.items())]
+    extra = {"pre_asymptotic": pre, "decades": decades}
     if s.size == 1:
-        return {"slope": float(s[0]), "ci": good[0]["ci"], "instances": 1}
+        return {"slope": float(s[0]), "ci": good[0]["ci"], "ci_hac": good[0].get("ci_hac", good[0]["ci"]),
+                "instances": 1, **extra}
     se = s.std(ddof=1) / np.sqrt(s.size)
     q = stats.t.ppf(0.5 + policy.confidence / 2, s.size - 1)
-    return {"slope": float(s.mean()), "ci": [float(s.mean() - q * se), float(s.mean() + q * se)], "instances": int(s.size)}
+    half_hac = max(q * se, float(np.mean([(f.get("ci_hac", f["ci"])[1] - f.get("ci_hac", f["ci"])[0]) / 2
+                                          for f in good])) / np.sqrt(s.size))
+    m = float(s.mean())
+    return {"slope": m, "ci": [float(m - q * se), float(m + q * se)], "ci_hac": [m - half_hac, m + half_hac],
+            "instances": int(s.size), **extra}
