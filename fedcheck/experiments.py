@@ -226,6 +226,13 @@ class Rounds:
         from fedcheck.problems.solve import solve_consensus
         return solve_consensus
 
+    def memory_estimate(self, claim, config) -> float:
+        """Bytes a run needs at least: every schedule is a ``(rounds, runs)`` array."""
+        n = len(config.instances) if config.instances else len(config.seed_list(
+            (self.full_seeds or self.seeds) if config.full else self.seeds))
+        R = int((self.full_replicates or self.replicates) if config.full else self.replicates)
+        return 8.0 * self.rounds_for(config) * n * R * (len(self.schedules) + 2)
+
     # -- the run ----------------------------------------------------------------------------------
     def observe(self, claim, test, config, params) -> Observations:
         from fedcheck.algorithms import default_recorder

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import traceback
@@ -155,11 +156,19 @@ def _parse_params(items) -> dict:
     return out
 
 
-def validate_inputs(checks, params: dict, instances: list) -> None:
+def _available_memory() -> float:
+    try:
+        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 0.0
+
+
+def validate_inputs(checks, params: dict, instances: list, rounds: int | None = None, seeds=None) -> None:
     """Refuse, before any computation, a parameter no selected claim has, a value outside its range, and an
     instance a claim cannot run on or that lies outside its domain (all exit 2, one line)."""
     import difflib
 
+    from fedcheck.core.claim import RunConfig
     from fedcheck.experiments import param_domain, takes_instance
     known = sorted({k for c in checks for k in c.params})
     for name, value in params.items():
@@ -174,6 +183,14 @@ def validate_inputs(checks, params: dict, instances: list) -> None:
                 c.domain.check_param(name, value, param_domain(c, name))
             except BadInput as e:
                 raise BadInput(f"--param {name}={value!r}: {c.id}: {e}") from None
+    if rounds:
+        avail = _available_memory()
+        for c in checks:
+            est = getattr(getattr(c.evidence, "experiment", None), "memory_estimate", None)
+            need = est(c, RunConfig(rounds=rounds, seeds=seeds)) if est else 0.0
+            if avail and need > 0.8 * avail:
+                raise BadInput(f"--rounds {rounds}: {c.id} would need about {need / 2**30:.3g} GiB of memory "
+                               f"(about {avail / 2**30:.3g} GiB available); use fewer rounds or seeds")
     for path, inst in instances:
         for c in checks:
             try:
@@ -216,7 +233,7 @@ def cmd_verify(args, argv) -> int:
             raise BadInput(str(e)) from None
     instances = [inst for _, inst in loaded]
     params = _parse_params(args.param)
-    validate_inputs(checks, params, loaded)
+    validate_inputs(checks, params, loaded, args.rounds, seeds)
     from fedcheck.core.results import check_writable
     if not args.no_report:
         check_writable(args.out, "--out", directory=True)
@@ -341,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
             from fedcheck.tools.pep import cmd_pep
             return cmd_pep(args, argv)
     except BadInput as e:
-        print(f"fedcheck: error: {e}", file=sys.stderr)
+        print(f"fedcheck: error: {' '.join(str(e).split())}", file=sys.stderr)    # always one line
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("fedcheck: interrupted; no partial report was written", file=sys.stderr)

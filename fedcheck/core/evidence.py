@@ -94,6 +94,8 @@ class Bound:
     def __post_init__(self):
         if self.relation not in ("<=", ">=", "=="):
             raise ValueError(f"bound {self.name!r}: relation must be <=, >= or ==, not {self.relation!r}")
+        if isinstance(self.expr, str):
+            raise TypeError(f"bound {self.name!r}: the bound must be a SymPy expression, not the string {self.expr!r}")
         if self.expr is not None:
             try:
                 e = sp.sympify(self.expr)

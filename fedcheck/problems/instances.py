@@ -182,7 +182,10 @@ _REQUIRED = ("A", "b", "loss", "set", "radius")
 
 
 def _string(z, key, path) -> str:
-    v = z[key]
+    try:
+        v = z[key]
+    except ValueError as e:      # an object array (a pickle): refused
+        raise InstanceError(f"{path}: '{key}' must be a string, not an object array (no pickle): {e}") from None
     if v.dtype.kind not in "US" or v.ndim != 0:
         raise InstanceError(f"{path}: '{key}' must be a string (a 0-d string array), got dtype {v.dtype} shape {v.shape}")
     return str(v)
