@@ -66,7 +66,9 @@ def summary_table(results: list[dict]) -> str:
                    f" ({r['claimed_rate']:.3g})"
         head = r.get("headline") or r["verdict"]
         rows.append((r["id"], head.upper() if head == V.VIOLATED else head,
-                     _fmt(r.get("max_ratio")), rate, r.get("rate_verdict") or "-",
+                     _fmt(r.get("max_ratio")), rate,
+                     ("pre-asymptotic" if ((r.get("evidence") or {}).get("rate") or {}).get("pre_asymptotic")
+                      else r.get("rate_verdict") or "-"),
                      (r.get("feasibility") or {}).get("verdict", "-"), f"{r.get('seconds', 0):.1f}s"))
         for name, d in (r.get("readings") or {}).items():
             if len(r["readings"]) > 1:
