@@ -16,6 +16,7 @@ from fedcheck.algorithms.compression import Bernoulli, Identity, RandK, RandomQu
 from fedcheck.algorithms.switching import (centralized_local_sgm, fedavg, fedsgm, switching_subgradient,
                                        switching_weight)
 from fedcheck.problems import fedsgm as P
+from fedcheck.problems.losses import LAD, Affine, Distance, L2Residual, Loss, MaxAffine
 
 KINDS = ("pl", "norm", "logistic_np", "huber", "axis")
 
@@ -71,7 +72,7 @@ def test_lipschitz_bound_is_not_exceeded_far_away(kind):
     rng = np.random.default_rng(2)
     W = 50 * rng.standard_normal((200, inst.n, inst.d))
     for comp in (inst.f, inst.g):
-        big = P.Component.stack([comp] * 200)
+        big = Loss.stack([comp] * 200)
         assert np.linalg.norm(big.subgrad(W), axis=-1).max() <= G * (1 + 1e-12)
 
 
@@ -82,6 +83,27 @@ def test_save_and_load_roundtrip(tmp_path):
     paths = inst.save(str(tmp_path / "y"))          # the instance's own save(stem) -> [paths]
     assert paths == [str(tmp_path / "y.npz")]
     assert P.load_constrained(paths[0]).content_hash() == inst.content_hash()
+
+
+def test_components_are_losses_with_fedsgm_options_and_file_names(tmp_path):
+    """FedSGM's kinds are losses of fedcheck.problems.losses; ``l1_residual`` and ``max_affine`` are LAD and
+    MaxAffine with FedSGM's options, and files keep FedSGM's array names (``C, e`` with ``g = max(C w - e)``)."""
+    inst = _family("pl").draw(1)
+    assert type(inst.f) is LAD and inst.f.opts == {"lipschitz_bound": "row_norms", "kernel": "einsum"}
+    assert type(inst.g) is MaxAffine and inst.g.opts == {"kernel": "einsum"}
+    assert P.component_kind(inst.f) == "l1_residual" and P.component_kind(inst.g) == "max_affine"
+    P.save_constrained(inst, tmp_path / "x.npz")
+    with np.load(tmp_path / "x.npz") as z:
+        assert sorted(z.files) == ["f_A", "f_b", "f_kind", "g_C", "g_e", "g_kind", "slater", "w0"]
+        C, e = z["g_C"], z["g_e"]
+    w = np.random.default_rng(0).standard_normal(inst.d)
+    np.testing.assert_array_equal(inst.g.value(np.broadcast_to(w, (1, inst.n, inst.d)))[0], (C @ w - e).max(-1))
+    for kind in KINDS:
+        i = _family(kind).draw(0)
+        for comp in (i.f, i.g):
+            assert isinstance(comp, Loss) and P.COMPONENTS[P.component_kind(comp)][0] is type(comp)
+            assert np.array_equal(comp.subgrad(np.broadcast_to(w, (1, i.n, i.d))),
+                                  comp.grad(np.broadcast_to(w, (1, i.n, i.d))))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -226,7 +248,7 @@ def test_n1_E1_uncompressed_is_centralized_sgm_bit_for_bit(rule, kind):
 def test_zero_constraint_is_fedavg():
     fam = P.ConstrainedFamily(kind="pl", n=5, m=8, d=4, start="infeasible")
     insts = [fam.draw(s) for s in range(3)]
-    zero = [P.ConstrainedInstance(i.f, P.Affine(a=np.zeros((1, i.n, i.d)), e=np.zeros((1, i.n))), w0=i.w0)
+    zero = [P.ConstrainedInstance(i.f, Affine(a=np.zeros((1, i.n, i.d)), b=np.zeros((1, i.n))), w0=i.w0)
             for i in insts]
     b = P.ConstrainedBatch(zero)
     for rule in ("hard", "soft"):
@@ -239,8 +261,8 @@ def test_zero_constraint_is_fedavg():
 def test_identical_clients_are_one_client_with_E_inner_steps():
     fam = P.ConstrainedFamily(kind="norm", n=1, m=8, d=4)
     one = [fam.draw(s) for s in range(2)]
-    many = [P.ConstrainedInstance(P.L2Residual(A=np.repeat(i.f.A, 3, 1), b=np.repeat(i.f.b, 3, 1)),
-                                  P.Distance(c=np.repeat(i.g.c, 3, 1), r=np.repeat(i.g.r, 3, 1)), w0=i.w0) for i in one]
+    many = [P.ConstrainedInstance(L2Residual(A=np.repeat(i.f.A, 3, 1), b=np.repeat(i.f.b, 3, 1)),
+                                  Distance(c=np.repeat(i.g.c, 3, 1), r=np.repeat(i.g.r, 3, 1)), w0=i.w0) for i in one]
     tr = fedsgm(P.ConstrainedBatch(many), rounds=80, eta=0.05, eps=0.0, rule="hard", local_steps=4)
     ref = centralized_local_sgm(P.ConstrainedBatch(one), rounds=80, eta=0.05, eps=0.0, rule="hard", local_steps=4)
     np.testing.assert_allclose(tr.final["w_T"], ref[-1], rtol=1e-12, atol=1e-12)
@@ -249,8 +271,7 @@ def test_identical_clients_are_one_client_with_E_inner_steps():
 def test_client_permutation_and_uncompressed_server_step_is_model_averaging():
     inst = _family("huber", n=4).draw(1)
     perm = [2, 0, 3, 1]
-    other = P.ConstrainedInstance(type(inst.f)(**{k: v[:, perm] for k, v in inst.f.arrays.items()}),
-                                  type(inst.g)(**{k: v[:, perm] for k, v in inst.g.arrays.items()}), w0=inst.w0)
+    other = P.ConstrainedInstance(inst.f.map(lambda v: v[:, perm]), inst.g.map(lambda v: v[:, perm]), w0=inst.w0)
     a = fedsgm(P.ConstrainedBatch([inst]), rounds=60, eta=0.05, eps=0.1, local_steps=3)
     b = fedsgm(P.ConstrainedBatch([other]), rounds=60, eta=0.05, eps=0.1, local_steps=3)
     np.testing.assert_allclose(a.final["w_T"], b.final["w_T"], rtol=1e-12, atol=1e-12)

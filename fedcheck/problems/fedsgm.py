@@ -3,14 +3,17 @@
     minimize  f(w) = (1/n) sum_j f_j(w)   subject to   g(w) = (1/n) sum_j g_j(w) <= 0,   w in R^d,
 
 with convex, G-Lipschitz, possibly non-smooth client functions (Assumption 1 of the
-paper).  Client functions are *components* batched over ``(B, n)`` (B instances, n
-clients): ``value(W)`` (B, n), ``subgrad(W)`` (B, n, d), ``lipschitz()`` (an upper bound
-on each client's Lipschitz constant, flagged exact where it is), and ``cvx(k, j, w)``
-(the cvxpy expression of client j of instance k).  No Python loop over clients.
+paper).  Client functions are losses of :mod:`fedcheck.problems.losses` batched over ``(B, n)``
+(B instances, n clients): ``value(W)`` (B, n), ``grad(W)`` = ``subgrad(W)`` (B, n, d),
+``lipschitz()`` (an upper bound on each client's Lipschitz constant, flagged exact where it
+is), and ``cvx(k, j, w)``.  No Python loop over clients.
 
-Components: :class:`L1Residual`, :class:`MaxAffine` (piecewise linear, LP),
-:class:`L2Residual`, :class:`Distance` (second-order cone), :class:`Logistic`
-(Neyman-Pearson losses, exponential cone), :class:`Huber`, :class:`Affine`.
+Kinds (:data:`COMPONENTS`, the names used in files and content hashes; :func:`component` builds
+one from its file arrays): ``l1_residual`` (:class:`~fedcheck.problems.losses.LAD`) and
+``max_affine`` (:class:`~fedcheck.problems.losses.MaxAffine`, file arrays ``C, e`` for
+``max_k c_k^T w - e_k``), piecewise linear (LP); ``l2_residual``, ``distance`` (second-order cone);
+``logistic`` (:class:`~fedcheck.problems.losses.WeightedLogistic`, Neyman-Pearson losses,
+exponential cone); ``huber``; ``affine`` (file arrays ``a, e`` for ``a^T w - e``).
 
 Exact constrained optima: :func:`solve_constrained` (cvxpy + Clarabel, status recorded,
 cached on disk like :mod:`fedcheck.solve`).  The solver's point is made exactly
@@ -38,9 +41,10 @@ import numpy as np
 from fedcheck.core.results import atomic_write
 from fedcheck.problems.constants import Value, constant
 from fedcheck.problems.instances import instance_rng
+from fedcheck.problems.losses import LAD, Affine, Distance, Huber, L2Residual, Loss, MaxAffine, WeightedLogistic
 
-__all__ = ["Component", "L1Residual", "MaxAffine", "L2Residual", "Distance", "Logistic", "Huber", "Affine",
-           "ConstrainedInstance", "ConstrainedBatch", "ConstrainedFamily", "ConstrainedSolution",
+__all__ = ["component", "component_kind", "component_arrays", "ConstrainedInstance", "ConstrainedBatch",
+           "ConstrainedFamily", "ConstrainedSolution",
            "solve_constrained", "breast_cancer_np", "save_constrained", "load_constrained", "COMPONENTS",
            "CLARABEL_SETTINGS"]
 
@@ -48,235 +52,58 @@ FORMULATION_VERSION = "fedsgm-constrained-v1"
 CLARABEL_SETTINGS = {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8}
 
 
-def _log1pexp(z):
-    return np.logaddexp(0.0, z)
-
-
-def _sigmoid(z):
-    return 0.5 * (1.0 + np.tanh(0.5 * z))
-
-
 # ------------------------------------------------------------------------------------------------
-# components
-class Component:
-    """Client functions of a batch: every array has leading axes ``(B, n)``."""
-
-    kind = "component"
-    keys: tuple = ()
-
-    def __init__(self, **arrays):
-        missing = [k for k in self.keys if k not in arrays]
-        if missing:
-            raise ValueError(f"{self.kind}: missing arrays {missing}")
-        self.arrays = {k: np.asarray(arrays[k], dtype=float) for k in self.keys}
-        B, n = self.arrays[self.keys[0]].shape[:2]
-        for k, v in self.arrays.items():
-            if v.shape[:2] != (B, n):
-                raise ValueError(f"{self.kind}: array {k} has leading shape {v.shape[:2]}, expected {(B, n)}")
-        self.B, self.n = B, n
-
-    def __getattr__(self, name):
-        arrays = self.__dict__.get("arrays", {})
-        if name in arrays:
-            return arrays[name]
-        raise AttributeError(name)
-
-    def take(self, k: int) -> "Component":
-        return type(self)(**{name: v[k:k + 1] for name, v in self.arrays.items()})
-
-    @classmethod
-    def stack(cls, comps: Sequence["Component"]) -> "Component":
-        kinds = {type(c) for c in comps}
-        if len(kinds) != 1:
-            raise ValueError("cannot stack components of different kinds")
-        c0 = comps[0]
-        return type(c0)(**{name: np.concatenate([c.arrays[name] for c in comps]) for name in c0.keys})
-
-    # interface
-    def value(self, W):
-        raise NotImplementedError
-
-    def subgrad(self, W):
-        raise NotImplementedError
-
-    def lipschitz(self) -> tuple[np.ndarray, bool, str]:
-        raise NotImplementedError
-
-    def cvx(self, k, j, w):
-        raise NotImplementedError
-
-
-class L1Residual(Component):
-    """``f_j(w) = (1/m) ||A_j w - b_j||_1``; subgradient ``A_j^T sign(A_j w - b_j) / m``."""
-
-    kind, keys = "l1_residual", ("A", "b")
-
-    def _r(self, W):
-        return np.einsum("bnmd,bnd->bnm", self.A, W) - self.b
-
-    def value(self, W):
-        return np.abs(self._r(W)).mean(-1)
-
-    def subgrad(self, W):
-        return np.einsum("bnmd,bnm->bnd", self.A, np.sign(self._r(W))) / self.A.shape[-2]
-
-    def lipschitz(self):
-        return (np.linalg.norm(self.A, axis=-1).mean(-1), False,
-                "upper bound (1/m) sum_i ||a_ji|| (the exact constant is a max over sign patterns)")
-
-    def cvx(self, k, j, w):
-        import cvxpy as cp
-        return cp.norm1(self.A[k, j] @ w - self.b[k, j]) / self.A.shape[-2]
-
-
-class MaxAffine(Component):
-    """``g_j(w) = max_k (c_jk^T w - e_jk)``; subgradient ``c_{j, argmax}``."""
-
-    kind, keys = "max_affine", ("C", "e")
-
-    def _z(self, W):
-        return np.einsum("bnkd,bnd->bnk", self.C, W) - self.e
-
-    def value(self, W):
-        return self._z(W).max(-1)
-
-    def subgrad(self, W):
-        i = self._z(W).argmax(-1)
-        return np.take_along_axis(self.C, i[..., None, None], axis=-2)[..., 0, :]
-
-    def lipschitz(self):
-        return (np.linalg.norm(self.C, axis=-1).max(-1), True,
-                "max_k ||c_jk|| (exact: the longest piece is active far along its own direction)")
-
-    def cvx(self, k, j, w):
-        import cvxpy as cp
-        return cp.max(self.C[k, j] @ w - self.e[k, j])
-
-
-class L2Residual(Component):
-    """``f_j(w) = ||A_j w - b_j||_2 / sqrt(m)``; Lipschitz constant ``||A_j||_2 / sqrt(m)``."""
-
-    kind, keys = "l2_residual", ("A", "b")
-
-    def _r(self, W):
-        return np.einsum("bnmd,bnd->bnm", self.A, W) - self.b
-
-    def value(self, W):
-        return np.linalg.norm(self._r(W), axis=-1) / math.sqrt(self.A.shape[-2])
-
-    def subgrad(self, W):
-        r = self._r(W)
-        nr = np.linalg.norm(r, axis=-1, keepdims=True)
-        u = np.divide(r, nr, out=np.zeros_like(r), where=nr > 0)
-        return np.einsum("bnmd,bnm->bnd", self.A, u) / math.sqrt(self.A.shape[-2])
-
-    def lipschitz(self):
-        return (np.linalg.svd(self.A, compute_uv=False)[..., 0] / math.sqrt(self.A.shape[-2]), True,
-                "spectral norm ||A_j||_2 / sqrt(m) (exact)")
-
-    def cvx(self, k, j, w):
-        import cvxpy as cp
-        return cp.norm(self.A[k, j] @ w - self.b[k, j], 2) / math.sqrt(self.A.shape[-2])
-
-
-class Distance(Component):
-    """``h_j(w) = ||w - c_j||_2 - r_j``; Lipschitz constant 1."""
-
-    kind, keys = "distance", ("c", "r")
-
-    def value(self, W):
-        return np.linalg.norm(W - self.c, axis=-1) - self.r
-
-    def subgrad(self, W):
-        v = W - self.c
-        nv = np.linalg.norm(v, axis=-1, keepdims=True)
-        return np.divide(v, nv, out=np.zeros_like(v), where=nv > 0)
-
-    def lipschitz(self):
-        return np.ones((self.B, self.n)), True, "1 (a Euclidean distance)"
-
-    def cvx(self, k, j, w):
-        import cvxpy as cp
-        return cp.norm(w - self.c[k, j], 2) - self.r[k, j]
-
-
-class Logistic(Component):
-    """Weighted binary logistic loss minus a level: ``sum_i v_ji phi(w; x_ji, y_ji) - kappa_j`` with
-    ``phi(w; x, y) = -y log s(w^T x) - (1 - y) log(1 - s(w^T x))`` (labels y in {0, 1}) and weights
-    ``v_ji`` (``1/m_j`` on a client's samples, 0 on padding)."""
-
-    kind, keys = "logistic", ("X", "y", "v", "kappa")
-
-    def _z(self, W):
-        return np.einsum("bnmd,bnd->bnm", self.X, W)
-
-    def value(self, W):
-        s = 2 * self.y - 1
-        return (self.v * _log1pexp(-s * self._z(W))).sum(-1) - self.kappa
-
-    def subgrad(self, W):
-        s = 2 * self.y - 1
-        coef = -s * _sigmoid(-s * self._z(W)) * self.v
-        return np.einsum("bnmd,bnm->bnd", self.X, coef)
-
-    def lipschitz(self):
-        return ((self.v * np.linalg.norm(self.X, axis=-1)).sum(-1), False,
-                "upper bound sum_i v_ji ||x_ji|| (the sigmoid weights are below 1)")
-
-    def cvx(self, k, j, w):
-        import cvxpy as cp
-        s = 2 * self.y[k, j] - 1
-        keep = self.v[k, j] > 0
-        X, v = self.X[k, j][keep], self.v[k, j][keep]
-        return cp.sum(cp.multiply(v, cp.logistic(cp.multiply(-s[keep], X @ w)))) - self.kappa[k, j]
-
-
-class Huber(Component):
-    """``f_j(w) = (1/m) sum_i huber(a_ji^T w - b_ji; M_j)`` with cvxpy's convention
-    ``huber(r; M) = r^2`` for ``|r| <= M``, ``2M|r| - M^2`` otherwise (slope at most 2M)."""
-
-    kind, keys = "huber", ("A", "b", "M")
-
-    def _r(self, W):
-        return np.einsum("bnmd,bnd->bnm", self.A, W) - self.b
-
-    def value(self, W):
-        r, M = self._r(W), self.M[..., None]
-        a = np.abs(r)
-        return np.where(a <= M, r * r, 2 * M * a - M * M).mean(-1)
-
-    def subgrad(self, W):
-        r, M = self._r(W), self.M[..., None]
-        return np.einsum("bnmd,bnm->bnd", self.A, 2 * np.clip(r, -M, M)) / self.A.shape[-2]
-
-    def lipschitz(self):
-        return (2 * self.M * np.linalg.norm(self.A, axis=-1).mean(-1), False,
-                "upper bound 2M (1/m) sum_i ||a_ji||")
-
-    def cvx(self, k, j, w):
-        import cvxpy as cp
-        return cp.sum(cp.huber(self.A[k, j] @ w - self.b[k, j], float(self.M[k, j]))) / self.A.shape[-2]
-
-
-class Affine(Component):
-    """``h_j(w) = a_j^T w - e_j`` (``a = 0, e = 0`` is the zero function); Lipschitz constant ``||a_j||``."""
-
-    kind, keys = "affine", ("a", "e")
-
-    def value(self, W):
-        return np.einsum("bnd,bnd->bn", np.broadcast_to(self.a, W.shape), W) - self.e
-
-    def subgrad(self, W):
-        return np.broadcast_to(self.a, W.shape).copy()
-
-    def lipschitz(self):
-        return np.linalg.norm(self.a, axis=-1), True, "||a_j|| (exact)"
-
-    def cvx(self, k, j, w):
-        return self.a[k, j] @ w - self.e[k, j]
-
-
-COMPONENTS = {c.kind: c for c in (L1Residual, MaxAffine, L2Residual, Distance, Logistic, Huber, Affine)}
+# client functions: losses of fedcheck.problems.losses, named in files by FedSGM's kinds
+#   kind -> (class, options FedSGM's numbers were recorded with, file arrays <- loss arrays)
+def _neg(x):
+    return 0.0 - np.asarray(x, dtype=float)   # -x exactly, and +0.0 for either zero
+
+
+COMPONENTS = {
+    "l1_residual": (LAD, {"lipschitz_bound": "row_norms", "kernel": "einsum"}),
+    "max_affine": (MaxAffine, {"kernel": "einsum"}),
+    "l2_residual": (L2Residual, {}),
+    "distance": (Distance, {}),
+    "logistic": (WeightedLogistic, {}),
+    "huber": (Huber, {}),
+    "affine": (Affine, {}),
+}
+# file arrays that differ from the loss's own: max_k (c_k^T w - e_k) and a^T w - e (offsets negated)
+_FILE_ARRAYS = {
+    "max_affine": (("C", "e"), lambda z: {"A": z["C"], "b": _neg(z["e"])}, lambda l: {"C": l.A, "e": _neg(l.b)}),
+    "affine": (("a", "e"), lambda z: {"a": z["a"], "b": _neg(z["e"])}, lambda l: {"a": l.a, "e": _neg(l.b)}),
+}
+# Lipschitz notes recorded in FedSGM's results (its own notation), where they differ from the loss's
+_LIP_NOTES = {
+    "l1_residual": "upper bound (1/m) sum_i ||a_ji|| (the exact constant is a max over sign patterns)",
+    "max_affine": "max_k ||c_jk|| (exact: the longest piece is active far along its own direction)",
+}
+
+
+def component(kind: str, **arrays) -> Loss:
+    """The loss FedSGM calls ``kind``, from the arrays under their file names (batch axes ``(B, n)``),
+    with the options FedSGM's numbers were recorded with."""
+    cls, opts = COMPONENTS[kind]
+    if kind in _FILE_ARRAYS:
+        arrays = _FILE_ARRAYS[kind][1](arrays)
+    return cls(**arrays, **opts)
+
+
+def component_kind(loss: Loss) -> str:
+    for kind, (cls, _) in COMPONENTS.items():
+        if type(loss) is cls:
+            return kind
+    raise TypeError(f"{type(loss).__name__} is not a FedSGM client function (kinds: {sorted(COMPONENTS)})")
+
+
+def component_arrays(loss: Loss) -> dict:
+    """The arrays of ``loss`` under their file names (the order fixes the content hash)."""
+    kind = component_kind(loss)
+    return _FILE_ARRAYS[kind][2](loss) if kind in _FILE_ARRAYS else dict(loss.arrays)
+
+
+def _file_keys(kind: str) -> tuple:
+    return _FILE_ARRAYS[kind][0] if kind in _FILE_ARRAYS else COMPONENTS[kind][0].keys
 
 
 # ------------------------------------------------------------------------------------------------
@@ -286,8 +113,8 @@ class ConstrainedInstance:
     """One problem: components ``f`` and ``g`` with a batch axis of length 1, a start ``w0`` and a
     strictly feasible (Slater) point used to certify ``f*`` (``None`` when none is known)."""
 
-    f: Component
-    g: Component
+    f: Loss
+    g: Loss
     w0: np.ndarray
     slater: np.ndarray | None = None
     seed: int | None = None
@@ -308,22 +135,25 @@ class ConstrainedInstance:
     def content_hash(self) -> str:
         h = hashlib.sha256()
         for tag, comp in (("f", self.f), ("g", self.g)):
-            h.update(f"{tag}:{comp.kind}".encode())
-            for k in comp.keys:
-                a = np.ascontiguousarray(comp.arrays[k], dtype=np.float64)
+            h.update(f"{tag}:{component_kind(comp)}".encode())
+            for k, v in component_arrays(comp).items():
+                a = np.ascontiguousarray(v, dtype=np.float64)
                 h.update(f"{k}{a.shape}".encode())
                 h.update(a.tobytes())
         h.update(np.ascontiguousarray(self.w0, dtype=np.float64).tobytes())
         return h.hexdigest()
 
     def describe(self) -> dict:
-        return {"source": self.source, "seed": self.seed, "f": self.f.kind, "g": self.g.kind, "n": self.n,
+        return {"source": self.source, "seed": self.seed, "f": component_kind(self.f), "g": component_kind(self.g),
+                "n": self.n,
                 "d": self.d, "params": self.params, "hash": self.content_hash()[:16]}
 
     def lipschitz(self) -> tuple[float, bool, str]:
         """``G`` of Assumption 1: the max over the 2n client functions of their Lipschitz constants."""
         lf, ef, nf = self.f.lipschitz()
         lg, eg, ng = self.g.lipschitz()
+        nf = _LIP_NOTES.get(component_kind(self.f), nf)
+        ng = _LIP_NOTES.get(component_kind(self.g), ng)
         return (float(max(lf.max(), lg.max())), bool(ef and eg),
                 f"max_j max(Lip f_j, Lip g_j); f: {nf}; g: {ng}")
 
@@ -345,8 +175,8 @@ class ConstrainedBatch:
         if not instances:
             raise ValueError("an empty batch")
         self.instances = list(instances)
-        self.f = Component.stack([i.f for i in instances])
-        self.g = Component.stack([i.g for i in instances])
+        self.f = Loss.stack([i.f for i in instances])
+        self.g = Loss.stack([i.g for i in instances])
         self.B, self.n, self.d = len(instances), instances[0].n, instances[0].d
         self.w0 = np.stack([np.asarray(i.w0, dtype=float) for i in instances])
 
@@ -562,8 +392,8 @@ class ConstrainedFamily:
         if self.kind == "axis":
             e1 = np.zeros(d)
             e1[0] = 1.0
-            f = Distance(c=np.broadcast_to(3 * e1, (1, n, d)), r=np.zeros((1, n)))
-            g = Affine(a=np.broadcast_to(e1, (1, n, d)), e=np.ones((1, n)))
+            f = component("distance", c=np.broadcast_to(3 * e1, (1, n, d)), r=np.zeros((1, n)))
+            g = component("affine", a=np.broadcast_to(e1, (1, n, d)), e=np.ones((1, n)))
             return ConstrainedInstance(f, g, w0=(1 + self.axis_start) * e1, slater=np.zeros(d), seed=int(seed),
                                        source=self.key, params=params)
         u = _unit(rng.standard_normal(d))
@@ -578,22 +408,22 @@ class ConstrainedFamily:
             else:
                 b = b + self.noise * rng.standard_normal((n, m))
             if self.kind == "pl":
-                f = L1Residual(A=A[None], b=b[None])
+                f = component("l1_residual", A=A[None], b=b[None])
                 C = _unit(u + 0.7 * rng.standard_normal((n, self.pieces, d)) / math.sqrt(d))
                 e = rng.uniform(0.5, 1.5, (n, self.pieces))
-                g = MaxAffine(C=C[None], e=e[None])
+                g = component("max_affine", C=C[None], e=e[None])
             elif self.kind == "norm":
-                f = L2Residual(A=A[None], b=b[None])
+                f = component("l2_residual", A=A[None], b=b[None])
                 c = 0.5 * rng.standard_normal((n, d)) / math.sqrt(d)
                 inside = np.linalg.norm(c, axis=-1).mean()
                 outside = np.linalg.norm(w_true - c, axis=-1).mean()
                 r = np.full(n, 0.5 * (inside + outside))
-                g = Distance(c=c[None], r=r[None])
+                g = component("distance", c=c[None], r=r[None])
             else:
-                f = Huber(A=A[None], b=b[None], M=np.full((1, n), 0.5))
+                f = component("huber", A=A[None], b=b[None], M=np.full((1, n), 0.5))
                 a = u + 0.3 * rng.standard_normal((n, d)) / math.sqrt(d)
                 e = rng.uniform(0.5, 1.5, n)
-                g = Affine(a=a[None], e=e[None])
+                g = component("affine", a=a[None], e=e[None])
             w0 = np.zeros(d) if self.start == "zero" else w_true.copy()
         else:  # logistic_np: overlapping Gaussian classes, intercept as the last feature
             p = d - 1
@@ -607,8 +437,8 @@ class ConstrainedFamily:
             X0, X1 = np.concatenate([X0, one], -1), np.concatenate([X1, one], -1)
             v = np.full((n, m), 1.0 / m)
             kappa = 0.4
-            f = Logistic(X=X0[None], y=np.zeros((1, n, m)), v=v[None], kappa=np.zeros((1, n)))
-            g = Logistic(X=X1[None], y=np.ones((1, n, m)), v=v[None], kappa=np.full((1, n), kappa))
+            f = component("logistic", X=X0[None], y=np.zeros((1, n, m)), v=v[None], kappa=np.zeros((1, n)))
+            g = component("logistic", X=X1[None], y=np.ones((1, n, m)), v=v[None], kappa=np.full((1, n), kappa))
             slater = np.zeros(d)
             slater[-1] = 1.0 - math.log(math.expm1(kappa))  # intercept with class-1 loss < kappa
             w0 = np.zeros(d)
@@ -647,8 +477,8 @@ def breast_cancer_np(n: int = 10, seed: int = 0, kappa: float = 0.0, intercept: 
     X0, v0 = deal(majority)
     X1, v1 = deal(minority)
     d = Xr.shape[1]
-    f = Logistic(X=X0[None], y=np.zeros((1,) + v0.shape), v=v0[None], kappa=np.zeros((1, n)))
-    g = Logistic(X=X1[None], y=np.ones((1,) + v1.shape), v=v1[None], kappa=np.full((1, n), kappa))
+    f = component("logistic", X=X0[None], y=np.zeros((1,) + v0.shape), v=v0[None], kappa=np.zeros((1, n)))
+    g = component("logistic", X=X1[None], y=np.ones((1,) + v1.shape), v=v1[None], kappa=np.full((1, n), kappa))
     return ConstrainedInstance(f, g, w0=np.zeros(d), slater=None, seed=int(seed),
                                source=f"sklearn breast_cancer, {n} clients, split seed {seed}",
                                params={"n": n, "kappa": kappa, "intercept": intercept,
@@ -659,10 +489,11 @@ def breast_cancer_np(n: int = 10, seed: int = 0, kappa: float = 0.0, intercept: 
 # files (.npz, no pickle): f_kind, g_kind, f_<array>, g_<array>, w0, optional slater
 def save_constrained(inst: ConstrainedInstance, path) -> Path:
     path = Path(path)
-    arrays = {"f_kind": np.array(inst.f.kind), "g_kind": np.array(inst.g.kind), "w0": np.asarray(inst.w0)}
+    arrays = {"f_kind": np.array(component_kind(inst.f)), "g_kind": np.array(component_kind(inst.g)),
+              "w0": np.asarray(inst.w0)}
     for tag, comp in (("f", inst.f), ("g", inst.g)):
-        for k in comp.keys:
-            arrays[f"{tag}_{k}"] = comp.arrays[k][0]
+        for k, v in component_arrays(comp).items():
+            arrays[f"{tag}_{k}"] = v[0]
     if inst.slater is not None:
         arrays["slater"] = np.asarray(inst.slater)
     atomic_write(path, lambda fh: np.savez(fh, **arrays))
@@ -673,8 +504,8 @@ def load_constrained(path) -> ConstrainedInstance:
     with np.load(path, allow_pickle=False) as z:
         comps = {}
         for tag in ("f", "g"):
-            cls = COMPONENTS[str(z[f"{tag}_kind"])]
-            comps[tag] = cls(**{k: z[f"{tag}_{k}"][None] for k in cls.keys})
+            kind = str(z[f"{tag}_kind"])
+            comps[tag] = component(kind, **{k: z[f"{tag}_{k}"][None] for k in _file_keys(kind)})
         slater = z["slater"] if "slater" in z.files else None
         return ConstrainedInstance(comps["f"], comps["g"], w0=z["w0"], slater=slater, source=f"file:{path}")
 

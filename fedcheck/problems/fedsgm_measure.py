@@ -441,8 +441,9 @@ def reduction_cases(config: RunConfig, params: dict, *, T: int = 200) -> list[Ca
             lhs_lo=np.array([diff]), rhs_lo=0.0, relation="==", scale=0.0, points=["max |w_T - w_T(SGM)|"])
         ev[f"centralized_{rule}"] = {"max_abs_diff": diff, "bitwise_equal": same}
     # g = 0: FedAvg
-    zero = [P.ConstrainedInstance(i.f, P.Affine(a=np.zeros((1, i.n, i.d)), e=np.zeros((1, i.n))), w0=i.w0,
-                                  seed=i.seed, source=i.source + " with g = 0") for i in (fam5.draw(s) for s in seeds)]
+    zero = [P.ConstrainedInstance(i.f, P.component("affine", a=np.zeros((1, i.n, i.d)), e=np.zeros((1, i.n))),
+                                  w0=i.w0, seed=i.seed, source=i.source + " with g = 0")
+            for i in (fam5.draw(s) for s in seeds)]
     b5 = P.ConstrainedBatch(zero)
     tr = fedsgm(b5, rounds=T, eta=eta, eps=eps, rule="hard", local_steps=3)
     ref = fedavg(b5, rounds=T, eta=eta, local_steps=3)
@@ -452,9 +453,8 @@ def reduction_cases(config: RunConfig, params: dict, *, T: int = 200) -> list[Ca
         lhs_lo=np.array([diff]), rhs_lo=0.0, relation="==", scale=scale, points=["max |w_T - w_T(FedAvg)|"])
     ev["fedavg"] = {"max_abs_diff": diff, "rounding_scale": scale}
     # n identical clients: centralized SGM with E inner steps
-    same_clients = [P.ConstrainedInstance(P.L1Residual(A=np.repeat(i.f.A, 4, 1), b=np.repeat(i.f.b, 4, 1)),
-                                          P.MaxAffine(C=np.repeat(i.g.C, 4, 1), e=np.repeat(i.g.e, 4, 1)),
-                                          w0=i.w0, seed=i.seed) for i in insts1]
+    rep4 = lambda v: np.repeat(v, 4, 1)  # noqa: E731  (4 copies of each client)
+    same_clients = [P.ConstrainedInstance(i.f.map(rep4), i.g.map(rep4), w0=i.w0, seed=i.seed) for i in insts1]
     b4 = P.ConstrainedBatch(same_clients)
     tr = fedsgm(b4, rounds=T, eta=eta, eps=eps, rule="hard", local_steps=4)
     ref = centralized_local_sgm(b1, rounds=T, eta=eta, eps=eps, rule="hard", local_steps=4)

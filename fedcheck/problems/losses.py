@@ -1,22 +1,37 @@
-"""Client losses, batched over instances and clients.
+"""Client losses, batched over instances and clients: the one loss hierarchy of fedcheck.
 
-A loss object holds the data of a whole batch: ``A`` of shape ``(..., n, m, p)`` and
-``b`` of shape ``(..., n, m)`` (leading axes: instances).  Its oracles take the
-clients' points ``X`` of shape ``(..., n, p)`` and return per-client values
-``(..., n)`` and gradients ``(..., n, p)``; no Python loop over clients or instances.
+A loss object holds the data of a whole batch.  Every array has the leading axes ``(..., n)``
+(instances, then clients) followed by the loss's own axes: ``A`` of shape ``(..., n, m, p)`` and
+``b`` of shape ``(..., n, m)`` for most losses; each class lists its arrays in ``keys`` and their
+trailing axes in ``dims``.  Its oracles take the clients' points ``X`` of shape ``(..., n, p)``
+and return per-client values ``(..., n)`` and gradients ``(..., n, p)``; no Python loop over
+clients or instances.
+
+One sign convention: a loss is what is minimized, and a constraint ``g(x) <= 0`` is a loss too
+(offsets of affine pieces are *added*, ``a^T x + b``; levels are *subtracted*, ``||x - c|| - r``,
+``logistic loss - kappa``).
 
 Interface:
 
-``value(X)``, ``grad(X)``
-    per-client value and gradient (a subgradient for non-smooth losses).
+``Loss(*arrays, **arrays_and_options)``
+    arrays in ``keys`` order, positionally or by name; keyword options (``options``: name ->
+    allowed values, the first the default) change numerics only as documented per class.
+``value(X)``, ``grad(X)`` (alias ``subgrad``)
+    per-client value and gradient (a subgradient for non-smooth losses, ``smooth = False``).
 ``smoothness()``
-    the exact per-client smoothness constant ``L_i`` (``inf`` for non-smooth losses).
+    the per-client smoothness constant ``L_i`` (``inf`` for non-smooth losses).
+``lipschitz()``
+    ``(L, exact, note)``: per-client Lipschitz constants (non-smooth losses and constraint kinds).
 ``cvx(k, i, x)``
-    the cvxpy expression of client ``i`` of instance ``k`` at the cvxpy variable ``x``.
-``take(k)``
-    the loss of one instance (no batch axis).
+    the cvxpy expression of client ``i`` of instance ``k`` (``k`` ignored without a batch axis).
+``take(k)``, ``stack(losses)``, ``map(fn)``, ``arrays``
+    the loss of one instance (its leading axis dropped); losses of one kind concatenated on the
+    leading (instance) axis; every array transformed by ``fn``; the arrays by name.
 """
 from __future__ import annotations
+
+import math
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -26,25 +41,89 @@ __all__ = ["Loss", "LeastSquares", "Logistic", "LOSSES", "make_loss"]
 class Loss:
     name = "loss"
     smooth = True
+    keys: tuple = ("A", "b")
+    dims: tuple = ("mp", "m")        # trailing axes of each array after ``(..., n)``
+    options: dict = {}               # option -> allowed values (the first is the default)
 
-    def __init__(self, A: np.ndarray, b: np.ndarray):
-        A = np.asarray(A, dtype=float)
-        b = np.asarray(b, dtype=float)
-        if A.ndim < 3 or b.shape != A.shape[:-1]:
-            raise ValueError(f"A must be (..., n, m, p) and b (..., n, m); got A {A.shape}, b {b.shape}")
-        self.A, self.b = A, b
-        self.m = A.shape[-2]
+    def __init__(self, *arrays, **kwargs):
+        cls = type(self)
+        if len(arrays) > len(cls.keys):
+            raise TypeError(f"{cls.__name__} takes the arrays {cls.keys}; got {len(arrays)} positional arguments")
+        named = dict(zip(cls.keys, arrays))
+        for k in cls.keys:
+            if k in kwargs:
+                if k in named:
+                    raise TypeError(f"{cls.__name__}: array {k!r} given twice")
+                named[k] = kwargs.pop(k)
+        missing = [k for k in cls.keys if k not in named]
+        if missing:
+            raise ValueError(f"{cls.__name__}: missing arrays {missing}")
+        unknown = sorted(set(kwargs) - set(cls.options))
+        if unknown:
+            raise TypeError(f"{cls.__name__}: unknown options {unknown}; expected {sorted(cls.options)}")
+        self.opts = {}
+        for opt, allowed in cls.options.items():
+            val = kwargs.get(opt, allowed[0])
+            if val not in allowed:
+                raise ValueError(f"{cls.__name__}: option {opt}={val!r}; expected one of {allowed}")
+            self.opts[opt] = val
+        sizes, lead, ok = {}, None, True
+        for k, dims in zip(cls.keys, cls.dims):
+            a = np.asarray(named[k], dtype=float)
+            setattr(self, k, a)
+            if a.ndim < len(dims) + 1:
+                ok = False
+                continue
+            here = a.shape[:a.ndim - len(dims)]
+            ok = ok and (lead is None or here == lead)
+            lead = here if lead is None else lead
+            for ax, size in zip(dims, a.shape[a.ndim - len(dims):]):
+                ok = ok and sizes.setdefault(ax, size) == size
+        if not ok:
+            want = " and ".join(f"{k} (..., n{''.join(', ' + c for c in dims)})" for k, dims in zip(cls.keys, cls.dims))
+            got = ", ".join(f"{k} {getattr(self, k).shape}" for k in cls.keys)
+            raise ValueError(f"{cls.__name__}: arrays must be {want}; got {got}")
+        self.lead_shape = lead
+        self.m = sizes.get("m")
+        self._p = sizes.get("p")
 
     @property
     def n(self) -> int:
-        return self.A.shape[-3]
+        return self.lead_shape[-1]
 
     @property
     def p(self) -> int:
-        return self.A.shape[-1]
+        return self._p
+
+    @property
+    def batch_shape(self) -> tuple:
+        return self.lead_shape[:-1]
+
+    @property
+    def arrays(self) -> dict:
+        return {k: getattr(self, k) for k in self.keys}
+
+    def map(self, fn: Callable[[np.ndarray], np.ndarray]) -> "Loss":
+        """The same kind and options with every array replaced by ``fn(array)`` (e.g. an index on
+        the leading axes, a permutation or repetition of the clients)."""
+        return type(self)(**{k: fn(v) for k, v in self.arrays.items()}, **self.opts)
 
     def take(self, k: int) -> "Loss":
-        return type(self)(self.A[k], self.b[k])
+        """Instance ``k`` (the first leading axis dropped)."""
+        return self.map(lambda v: v[k])
+
+    @classmethod
+    def stack(cls, losses: Sequence["Loss"]) -> "Loss":
+        """Concatenate losses of one kind and options along the leading (instance) axis."""
+        l0 = losses[0]
+        if any(type(l) is not type(l0) or l.opts != l0.opts for l in losses):
+            raise ValueError("cannot stack losses of different kinds or options")
+        return type(l0)(**{k: np.concatenate([l.arrays[k] for l in losses]) for k in l0.keys}, **l0.opts)
+
+    def _client(self, key: str, k, i):
+        """Client ``i`` of instance ``k`` of array ``key`` (``k`` ignored without a batch axis)."""
+        a = getattr(self, key)
+        return a[k][i] if len(self.batch_shape) >= 1 and k is not None else a[i]
 
     def full_value(self, x: np.ndarray) -> np.ndarray:
         """``F(x) = (1/n) sum_i f_i(x)`` at one point per instance, ``x`` of shape ``(..., p)``."""
@@ -59,11 +138,21 @@ class Loss:
     def grad(self, X):
         raise NotImplementedError
 
+    def subgrad(self, X):
+        """Alias of :meth:`grad` (a subgradient for non-smooth losses)."""
+        return self.grad(X)
+
     def smoothness(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def lipschitz(self) -> tuple[np.ndarray, bool, str]:
         raise NotImplementedError
 
     def cvx(self, k, i, x):
         raise NotImplementedError
+
+    def _inf(self) -> np.ndarray:
+        return np.full(self.lead_shape, np.inf)
 
 
 def _lam_max_gram(A: np.ndarray) -> np.ndarray:
@@ -308,17 +397,32 @@ def _pattern_max_norm(V: np.ndarray, signs: bool) -> np.ndarray:
 
 
 class LAD(Loss):
-    """Least absolute deviations ``f_i(x) = (1/m) sum_j |a_ij^T x - b_ij|``.
+    """Least absolute deviations ``f_i(x) = (1/m) sum_j |a_ij^T x - b_ij| = (1/m) ||A_i x - b_i||_1``
+    (FedSGM's ``l1_residual``).
 
-    Subgradient ``(1/m) A_i^T sign(A_i x - b_i)`` (``sign(0) = 0``, in the subdifferential).
-    ``Lip(f_i) = max_{||d|| <= 1} (1/m) ||A_i d||_1 = max_{s in {-1,1}^m} ||A_i^T s|| / m`` (the
-    l2 -> l1 norm of ``A_i / m``): exact by enumeration for ``m <= MAX_PATTERN_ROWS``, else the upper
-    bound ``min((1/m) sum_j ||a_ij||, ||A_i||_2 / sqrt(m))``."""
+    Subgradient ``(1/m) A_i^T sign(A_i x - b_i)`` (``sign(0) = 0``, in the subdifferential, whichever
+    ``kernel``).  ``Lip(f_i) = max_{||d|| <= 1} (1/m) ||A_i d||_1 = max_{s in {-1,1}^m} ||A_i^T s|| / m``
+    (the l2 -> l1 norm of ``A_i / m``).
+
+    Options:
+
+    ``lipschitz_bound``
+        ``"exact"`` (default): the constant above, exact by enumeration for ``m <= MAX_PATTERN_ROWS``,
+        else the upper bound ``min((1/m) sum_j ||a_ij||, ||A_i||_2 / sqrt(m))``;
+        ``"row_norms"``: the upper bound ``(1/m) sum_j ||a_ij||`` (never flagged exact), the constant
+        FedSGM's bounds were recorded with.
+    ``kernel``
+        the floating-point evaluation order, nothing else: ``"matmul"`` (default; residual by
+        ``matmul``, subgradient ``(sign / m)^T A``) or ``"einsum"`` (residual by ``einsum``, subgradient
+        ``(A^T sign) / m``: FedSGM's numbers bit for bit).  The two differ in the last bits only."""
 
     name = "lad"
     smooth = False
+    options = {"lipschitz_bound": ("exact", "row_norms"), "kernel": ("matmul", "einsum")}
 
     def residual(self, X):
+        if self.opts["kernel"] == "einsum":
+            return np.einsum("...mp,...p->...m", self.A, X) - self.b
         r = np.matmul(self.A, X[..., None])[..., 0]
         r -= self.b
         return r
@@ -330,13 +434,20 @@ class LAD(Loss):
         """A subgradient; with ``weights`` (shape ``(..., n, m)``) the rows are weighted by them
         instead of ``1/m`` (minibatch oracles)."""
         s = np.sign(self.residual(X))
+        if self.opts["kernel"] == "einsum":
+            if weights is not None:
+                return np.einsum("...mp,...m->...p", self.A, s * weights)
+            return np.einsum("...mp,...m->...p", self.A, s) / self.m
         s = s * weights if weights is not None else s / self.m
         return np.matmul(s[..., None, :], self.A)[..., 0, :]
 
     def smoothness(self):
-        return np.full(self.A.shape[:-2], np.inf)
+        return self._inf()
 
     def lipschitz(self) -> tuple[np.ndarray, bool, str]:
+        if self.opts["lipschitz_bound"] == "row_norms":
+            return (np.linalg.norm(self.A, axis=-1).mean(-1), False,
+                    "upper bound (1/m) sum_j ||a_ij|| (the exact constant is a max over sign patterns)")
         if self.m <= MAX_PATTERN_ROWS:
             return (_pattern_max_norm(self.A, signs=True) / self.m, True,
                     "exact: max over sign vectors s of ||A_i^T s|| / m (enumerated)")
@@ -350,8 +461,7 @@ class LAD(Loss):
 
     def cvx(self, k, i, x):
         import cvxpy as cp
-        A, b = (self.A[k], self.b[k]) if self.A.ndim == 4 else (self.A, self.b)
-        return cp.sum(cp.abs(A[i] @ x - b[i])) / self.m
+        return cp.sum(cp.abs(self._client("A", k, i) @ x - self._client("b", k, i))) / self.m
 
 
 class Hinge(Loss):
@@ -408,13 +518,21 @@ class Hinge(Loss):
 
 class MaxAffine(Loss):
     """Max of affine functions ``f_i(x) = max_j (a_ij^T x + b_ij)`` (``A`` holds the slopes, ``b`` the
-    offsets).  Subgradient ``a_{i, j*}`` at a maximizing piece ``j*`` (lowest index on ties).
-    ``Lip(f_i) = max_j ||a_ij||`` exactly (the longest slope is active far along its own direction)."""
+    offsets; FedSGM's ``max_affine`` ``max_k (c_k^T w - e_k)`` is ``A = C, b = -e``).  Subgradient
+    ``a_{i, j*}`` at a maximizing piece ``j*`` (lowest index on ties, whichever ``kernel``).
+    ``Lip(f_i) = max_j ||a_ij||`` exactly (the longest slope is active far along its own direction).
+
+    Option ``kernel``: the floating-point evaluation order of the pieces only, ``"matmul"`` (default) or
+    ``"einsum"`` (FedSGM's numbers bit for bit); they differ in the last bits (and so, rarely, in the
+    piece picked at a near-tie)."""
 
     name = "max_affine"
     smooth = False
+    options = {"kernel": ("matmul", "einsum")}
 
     def pieces(self, X):
+        if self.opts["kernel"] == "einsum":
+            return np.einsum("...mp,...p->...m", self.A, X) + self.b
         z = np.matmul(self.A, X[..., None])[..., 0]
         z += self.b
         return z
@@ -433,18 +551,194 @@ class MaxAffine(Loss):
                                   axis=-2)[..., 0, :]
 
     def smoothness(self):
-        return np.full(self.A.shape[:-2], np.inf)
+        return self._inf()
 
     def lipschitz(self) -> tuple[np.ndarray, bool, str]:
         return np.linalg.norm(self.A, axis=-1).max(-1), True, "exact: max_j ||a_ij||"
 
     def cvx(self, k, i, x):
         import cvxpy as cp
-        A, b = (self.A[k], self.b[k]) if self.A.ndim == 4 else (self.A, self.b)
-        return cp.max(A[i] @ x + b[i])
+        return cp.max(self._client("A", k, i) @ x + self._client("b", k, i))
 
 
 LOSSES["lad"] = LAD
 LOSSES["hinge"] = Hinge
 LOSSES["max_affine"] = MaxAffine
 __all__ += ["LAD", "Hinge", "MaxAffine", "MAX_PATTERN_ROWS"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Convex, Lipschitz client functions of constrained problems (FedSGM: objectives and constraints
+# g(x) <= 0).  Levels are subtracted (``||x - c|| - r``, ``loss - kappa``), offsets added (``a^T x + b``).
+def _sigmoid_tanh(z):
+    """``1 / (1 + exp(-z))`` as ``(1 + tanh(z / 2)) / 2`` (stable; :class:`WeightedLogistic`'s numbers)."""
+    return 0.5 * (1.0 + np.tanh(0.5 * z))
+
+
+class L2Residual(Loss):
+    """``f_i(x) = ||A_i x - b_i||_2 / sqrt(m)``; subgradient ``A_i^T u / sqrt(m)`` with ``u`` the unit
+    residual (``u = 0`` at a zero residual).  ``Lip(f_i) = ||A_i||_2 / sqrt(m)`` exactly."""
+
+    name = "l2_residual"
+    smooth = False
+
+    def residual(self, X):
+        return np.einsum("...mp,...p->...m", self.A, X) - self.b
+
+    def value(self, X):
+        return np.linalg.norm(self.residual(X), axis=-1) / math.sqrt(self.m)
+
+    def grad(self, X):
+        r = self.residual(X)
+        nr = np.linalg.norm(r, axis=-1, keepdims=True)
+        u = np.divide(r, nr, out=np.zeros_like(r), where=nr > 0)
+        return np.einsum("...mp,...m->...p", self.A, u) / math.sqrt(self.m)
+
+    def smoothness(self):
+        return self._inf()
+
+    def lipschitz(self):
+        return (np.linalg.svd(self.A, compute_uv=False)[..., 0] / math.sqrt(self.m), True,
+                "spectral norm ||A_j||_2 / sqrt(m) (exact)")
+
+    def cvx(self, k, i, x):
+        import cvxpy as cp
+        return cp.norm(self._client("A", k, i) @ x - self._client("b", k, i), 2) / math.sqrt(self.m)
+
+
+class Distance(Loss):
+    """``f_i(x) = ||x - c_i||_2 - r_i`` (as a constraint: the ball of radius ``r_i`` about ``c_i``);
+    subgradient the unit vector ``(x - c_i) / ||x - c_i||`` (0 at the centre).  Lipschitz constant 1."""
+
+    name = "distance"
+    smooth = False
+    keys, dims = ("c", "r"), ("p", "")
+
+    def value(self, X):
+        return np.linalg.norm(X - self.c, axis=-1) - self.r
+
+    def grad(self, X):
+        v = X - self.c
+        nv = np.linalg.norm(v, axis=-1, keepdims=True)
+        return np.divide(v, nv, out=np.zeros_like(v), where=nv > 0)
+
+    def smoothness(self):
+        return self._inf()
+
+    def lipschitz(self):
+        return np.ones(self.lead_shape), True, "1 (a Euclidean distance)"
+
+    def cvx(self, k, i, x):
+        import cvxpy as cp
+        return cp.norm(x - self._client("c", k, i), 2) - self._client("r", k, i)
+
+
+class WeightedLogistic(Loss):
+    """Weighted binary logistic loss minus a level (Neyman-Pearson objectives and constraints):
+    ``f_i(x) = sum_j v_ij phi(x; x_ij, y_ij) - kappa_i`` with
+    ``phi(x; a, y) = -y log s(a^T x) - (1 - y) log(1 - s(a^T x))``, labels ``y_ij in {0, 1}`` and
+    weights ``v_ij`` (``1/m_i`` on a client's samples, 0 on padding rows).  :class:`Logistic` is the
+    case ``v = 1/m``, ``kappa = 0``, ``y = (b + 1) / 2`` (with its own evaluation order).
+
+    Gradient ``-sum_j v_ij s_ij s(-s_ij z_ij) x_ij`` (``s_ij = 2 y_ij - 1``, ``z = X x``).
+    ``smoothness()``: ``lambda_max(X_i^T diag(v_i) X_i) / 4``, exact (attained at ``x = 0``).
+    ``lipschitz()``: the upper bound ``sum_j v_ij ||x_ij||``."""
+
+    name = "weighted_logistic"
+    keys, dims = ("X", "y", "v", "kappa"), ("mp", "m", "m", "")
+
+    def __init__(self, *arrays, **kwargs):
+        super().__init__(*arrays, **kwargs)
+        if not np.all(np.isin(self.y, (0.0, 1.0))):
+            raise ValueError("weighted logistic labels y must be 0 or 1")
+
+    def margins(self, X):
+        return np.einsum("...mp,...p->...m", self.X, X)
+
+    def value(self, X):
+        s = 2 * self.y - 1
+        return (self.v * _log1pexp(-s * self.margins(X))).sum(-1) - self.kappa
+
+    def grad(self, X):
+        s = 2 * self.y - 1
+        coef = -s * _sigmoid_tanh(-s * self.margins(X)) * self.v
+        return np.einsum("...mp,...m->...p", self.X, coef)
+
+    def smoothness(self):
+        H = np.einsum("...mp,...m,...mq->...pq", self.X, self.v, self.X) / 4
+        return np.linalg.eigvalsh(H)[..., -1]
+
+    def lipschitz(self):
+        return ((self.v * np.linalg.norm(self.X, axis=-1)).sum(-1), False,
+                "upper bound sum_i v_ji ||x_ji|| (the sigmoid weights are below 1)")
+
+    def cvx(self, k, i, x):
+        import cvxpy as cp
+        s = 2 * self._client("y", k, i) - 1
+        v = self._client("v", k, i)
+        keep = v > 0
+        X = self._client("X", k, i)[keep]
+        return cp.sum(cp.multiply(v[keep], cp.logistic(cp.multiply(-s[keep], X @ x)))) - self._client("kappa", k, i)
+
+
+class Huber(Loss):
+    """``f_i(x) = (1/m) sum_j huber(a_ij^T x - b_ij; M_i)`` with cvxpy's convention
+    ``huber(r; M) = r^2`` for ``|r| <= M``, ``2M|r| - M^2`` otherwise (slope at most 2M).
+
+    Gradient ``(2/m) A_i^T clip(A_i x - b_i, -M_i, M_i)``.  ``smoothness()``: ``2 lambda_max(A_i^T A_i) / m``,
+    an upper bound (exact when some point has every residual strictly inside ``[-M_i, M_i]``).
+    ``lipschitz()``: the upper bound ``2 M_i (1/m) sum_j ||a_ij||``."""
+
+    name = "huber"
+    keys, dims = ("A", "b", "M"), ("mp", "m", "")
+
+    def residual(self, X):
+        return np.einsum("...mp,...p->...m", self.A, X) - self.b
+
+    def value(self, X):
+        r, M = self.residual(X), self.M[..., None]
+        a = np.abs(r)
+        return np.where(a <= M, r * r, 2 * M * a - M * M).mean(-1)
+
+    def grad(self, X):
+        r, M = self.residual(X), self.M[..., None]
+        return np.einsum("...mp,...m->...p", self.A, 2 * np.clip(r, -M, M)) / self.m
+
+    def smoothness(self):
+        return 2 * _lam_max_gram(self.A) / self.m
+
+    def lipschitz(self):
+        return (2 * self.M * np.linalg.norm(self.A, axis=-1).mean(-1), False,
+                "upper bound 2M (1/m) sum_i ||a_ji||")
+
+    def cvx(self, k, i, x):
+        import cvxpy as cp
+        return cp.sum(cp.huber(self._client("A", k, i) @ x - self._client("b", k, i),
+                               float(self._client("M", k, i)))) / self.m
+
+
+class Affine(Loss):
+    """``f_i(x) = a_i^T x + b_i`` (``a = 0, b = 0`` is the zero function); gradient ``a_i``,
+    ``smoothness`` 0, Lipschitz constant ``||a_i||`` exactly.  FedSGM's ``affine`` ``a^T w - e`` is
+    ``b = -e``."""
+
+    name = "affine"
+    keys, dims = ("a", "b"), ("p", "")
+
+    def value(self, X):
+        return np.einsum("...p,...p->...", np.broadcast_to(self.a, X.shape), X) + self.b
+
+    def grad(self, X):
+        return np.broadcast_to(self.a, X.shape).copy()
+
+    def smoothness(self):
+        return np.zeros(self.lead_shape)
+
+    def lipschitz(self):
+        return np.linalg.norm(self.a, axis=-1), True, "||a_j|| (exact)"
+
+    def cvx(self, k, i, x):
+        return self._client("a", k, i) @ x + self._client("b", k, i)
+
+
+__all__ += ["L2Residual", "Distance", "WeightedLogistic", "Huber", "Affine"]
