@@ -22,11 +22,13 @@ from fedcheck.problems.sets import L1Ball, L2Ball, Simplex
 from fedcheck.testing import families
 from theorems.fedfw import theorem1
 
+T1 = theorem1.evidence.experiment      # its family and schedules
+
 
 def _sched(B, T, lam0=1.0, per_instance=False, rng=None):
     tt = np.arange(1, T + 1)
-    eta = evaluate_schedule(theorem1.schedules["eta"], tt, {}, B)
-    lam = evaluate_schedule(theorem1.schedules["lam"], tt, {"lambda_0": lam0}, B)
+    eta = evaluate_schedule(T1.schedules["eta"], tt, {}, B)
+    lam = evaluate_schedule(T1.schedules["lam"], tt, {"lambda_0": lam0}, B)
     if per_instance:  # a different penalty (and step) per instance: the broadcast paths
         rng = rng or np.random.default_rng(0)
         lam = lam * rng.uniform(0.5, 2.0, B)[None, :]
@@ -61,7 +63,7 @@ def test_engine_matches_plain_loop_any_loss_and_set(fam, seed, B, per_instance):
 @pytest.mark.parametrize("per_instance", [False, True])
 def test_engine_matches_research_loop_theorem1_family(per_instance):
     B, T = 4, 300
-    batch = InstanceBatch([theorem1.family.draw(s) for s in range(B)])
+    batch = InstanceBatch([T1.family.draw(s) for s in range(B)])
     eta, lam = _sched(B, T, per_instance=per_instance)
     tr = fedfw(batch, eta=eta, lam=lam, rounds=T)
     X, xbar = fedfw_loop_least_squares_l1(batch, eta, lam, T)
@@ -82,7 +84,7 @@ def test_overridden_oracles_use_the_generic_path():
         def lmo(self, g):
             return L2Ball(self.radius, self.dim).lmo(g)
 
-    inst = theorem1.family.draw(0)
+    inst = T1.family.draw(0)
     batch = InstanceBatch([inst])
     batch.loss = Scaled(batch.loss.A, batch.loss.b)
     batch.set = Dense(1.0, inst.p)
@@ -118,7 +120,7 @@ def test_instance_groups_give_identical_traces(monkeypatch, set_name, per_instan
 
 def test_blocked_driver_records_every_grid_point_in_order(small_groups):
     """Irregular grids (dense runs, gaps, the first and last iterate) through the buffered recording."""
-    batch = InstanceBatch([theorem1.family.draw(s) for s in range(5)])
+    batch = InstanceBatch([T1.family.draw(s) for s in range(5)])
     T = 400
     eta, lam = _sched(5, T)
     grid = np.unique(np.r_[1, 2, 3, 50:90, 91, 200, 201, 250:320:3, 399, 401])
@@ -135,7 +137,7 @@ def test_blocked_driver_records_every_grid_point_in_order(small_groups):
 
 
 def test_frank_wolfe_fast_path_matches_oracles():
-    inst = theorem1.family.draw(3)
+    inst = T1.family.draw(3)
     batch = InstanceBatch([inst])
     T = 200
     eta, _ = _sched(1, T)
@@ -222,7 +224,7 @@ def _peak(fn):
 
 
 def test_memory_does_not_grow_with_rounds_unless_iterates_are_recorded():
-    batch = InstanceBatch([theorem1.family.draw(s) for s in range(8)])
+    batch = InstanceBatch([T1.family.draw(s) for s in range(8)])
     peaks, peaks_it = [], []
     for T in (1500, 6000):
         eta, lam = _sched(8, T)
