@@ -3,6 +3,7 @@
     python benchmarks/engine.py                 # the measurement of issue #5 (a minute or so)
     python benchmarks/engine.py --repeat 5      # more repetitions (medians are reported)
     python benchmarks/engine.py --scale         # also the scale curves (time and memory)
+    python benchmarks/engine.py --stream-only   # only the every-round stream overhead (issue: "for all t")
 
 All numbers come from one process on the same instances: Theorem 1's default
 family (``theorems.fedfw.theorem1.family``), 64 instances x 10 clients x 20
@@ -20,6 +21,12 @@ The measurements are interleaved (engine, engine without recording, floor, the
 engine's own gradient kernel) and repeated; the machine is shared, so medians are
 printed.  The last line is
 ``speedup_vs_loop=<engine/loop throughput> ratio_to_floor=<engine round time / floor round time>``.
+
+Every-round stream overhead (:func:`stream_overhead`): the same engine run with
+``stream=`` (the recorder's scalar metrics at every iterate 1..T+1, in blocks) against
+the run without, interleaved; the line is ``every_round_stream_overhead=<time with /
+time without>`` (target <= 1.3).  Also printed, for information: the numpy path
+(numba switched off) and classical Frank-Wolfe, which stream through the recorder.
 """
 from __future__ import annotations
 
@@ -44,15 +51,21 @@ from fedcheck.problems.instances import InstanceBatch, RandomFamily  # noqa: E40
 from theorems.fedfw import theorem1  # noqa: E402
 
 
+def _declared(name: str):
+    """Theorem 1's declared ``family`` / ``schedules`` (on the claim, or on its experiment)."""
+    value = getattr(theorem1, name, None)
+    return value if value is not None else getattr(theorem1.evidence.experiment, name)
+
+
 def schedules(batch: InstanceBatch, rounds: int) -> dict[str, np.ndarray]:
     tt = np.arange(1, rounds + 1)
     values = {k: np.full(batch.B, float(v)) for k, v in theorem1.params.items()}
     values["n"] = np.full(batch.B, float(batch.n))
-    return {name: evaluate_schedule(e, tt, values, batch.B) for name, e in theorem1.schedules.items()}
+    return {name: evaluate_schedule(e, tt, values, batch.B) for name, e in _declared("schedules").items()}
 
 
 def make_batch(B: int, family: RandomFamily | None = None) -> InstanceBatch:
-    fam = family or theorem1.family
+    fam = family or _declared("family")
     return InstanceBatch([fam.draw(s) for s in range(B)])
 
 
@@ -144,6 +157,70 @@ def headline(args) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------
+class _Sink:
+    """A stream consumer as cheap as a bound check can be: the running max of F per instance."""
+
+    def __init__(self):
+        self.n, self.top = 0, None
+
+    def __call__(self, k, values):
+        F = values["F"].max(0)
+        self.top = F if self.top is None else np.maximum(self.top, F)
+        self.n += len(k)
+
+
+def stream_overhead(args) -> dict:
+    """``time(run with stream) / time(run without)`` on the headline batch, interleaved repetitions."""
+    from fedcheck.algorithms import frank_wolfe, jit
+    batch = make_batch(args.instances)
+    T = args.rounds
+    sched = schedules(batch, T)
+    grid = record_grid(T + 1)
+
+    def engine(stream):
+        sink = _Sink() if stream else None
+        fedfw(batch, rounds=T, grid=grid, recorder=default_recorder(batch), stream=sink, **sched)
+        if sink is not None:
+            assert sink.n == T + 1
+
+    def fw(stream):
+        frank_wolfe(batch, eta=sched["eta"], rounds=T, grid=grid, recorder=default_recorder(batch),
+                    stream=_Sink() if stream else None)
+
+    def numpy_path(stream):
+        saved = jit.AVAILABLE, jit._ls_record_compiled, jit._consensus_compiled
+        jit.AVAILABLE, jit._ls_record_compiled, jit._consensus_compiled = False, None, None
+        try:
+            engine(stream)
+        finally:
+            jit.AVAILABLE, jit._ls_record_compiled, jit._consensus_compiled = saved
+
+    cases = {"fedfw": engine}
+    if not args.stream_main_only:
+        cases.update({"fedfw_numpy": numpy_path, "frank_wolfe": fw})
+    for fn in cases.values():   # warm up (compilation)
+        fn(False)
+        fn(True)
+    times = {(c, s): [] for c in cases for s in (False, True)}
+    for _ in range(args.repeat):
+        for c, fn in cases.items():
+            for s in (False, True):
+                times[(c, s)].append(_timed(lambda: fn(s))[args.clock])
+    clock = args.clock
+    print(f"# every-round stream: {batch.B} instances x {batch.n} clients x {batch.p} dims, {T} rounds, "
+          f"recording on record_grid({T + 1}) ({len(grid)} rounds) in both runs; {args.repeat} interleaved "
+          f"repeats, medians of {clock} time; load average {os.getloadavg()[0]:.2f}")
+    out = {}
+    for c in cases:
+        a, b = statistics.median(times[(c, False)]), statistics.median(times[(c, True)])
+        pairs = sorted(y / x for x, y in zip(times[(c, False)], times[(c, True)]))
+        out[c] = b / a
+        print(f"{c:12} without {a:7.3f} s  with stream {b:7.3f} s  ratio {b / a:5.3f}  "
+              f"(per-repeat ratios {', '.join(f'{r:.2f}' for r in pairs)})")
+    print(f"every_round_stream_overhead={out['fedfw']:.3f}")
+    return out
+
+
 def _peak_mib(fn) -> float:
     """Peak traced allocation (MiB) while ``fn`` runs, above what was allocated before it."""
     gc.collect()
@@ -200,11 +277,16 @@ def main(argv=None):
     ap.add_argument("--scale-repeat", type=int, default=3)
     ap.add_argument("--threads", type=int, default=None,
                     help="limit BLAS threads (threadpoolctl); default: leave as configured")
+    ap.add_argument("--stream-only", action="store_true", help="only the every-round stream overhead")
+    ap.add_argument("--stream-main-only", action="store_true",
+                    help="stream overhead of the compiled FedFW only (not the numpy path / Frank-Wolfe)")
     args = ap.parse_args(argv)
     if args.threads is not None:
         from threadpoolctl import threadpool_limits
         threadpool_limits(args.threads)
-    headline(args)
+    if not args.stream_only:
+        headline(args)
+    stream_overhead(args)
     if args.scale:
         scale(args)
 

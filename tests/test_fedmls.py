@@ -5,7 +5,7 @@ import pytest
 import sympy as sp
 
 from fedcheck.core import verdict as V
-from fedcheck.check import RunConfig
+from fedcheck.core.claim import RunConfig
 from fedcheck.algorithms import fedmls as E
 from fedcheck.problems.instances import Instance, InstanceBatch, instance_rng
 from fedcheck.problems.losses import LAD, Hinge, MaxAffine
@@ -341,12 +341,14 @@ def test_inaccurate_solve_makes_the_bound_check_inconclusive():
     import dataclasses
 
     import theorems.fedmls as M
-    from fedcheck.horizon import Case
+    from fedcheck.experiments import HorizonCase as Case
 
     def inaccurate(inst, use_cache=True):
         return dataclasses.replace(P.solve_nonsmooth(inst, use_cache=use_cache), status="optimal_inaccurate")
-    chk = dataclasses.replace(M.theorem31, solver=inaccurate,
-                              cases=[Case("LAD", P.LADFamily(n=2, m=12, p=3), seeds=1, horizons=(4,))])
+    ev = M.theorem31.evidence
+    exp = dataclasses.replace(ev.experiment, solver=inaccurate,
+                              cases=(Case("LAD", P.LADFamily(n=2, m=12, p=3), seeds=1, horizons=(4,)),))
+    chk = dataclasses.replace(M.theorem31, evidence=dataclasses.replace(ev, experiment=exp))
     res = chk.run(RunConfig())
     assert res.verdict == V.INCONCLUSIVE and "optimal_inaccurate" in res.reason
 

@@ -9,7 +9,7 @@ encodes at each place.
 Notation (the paper's): ``K`` communication rounds, ``T_k`` local steps in round ``k``, ``R`` the radius
 of the ball ``X'``, ``D > 0`` a free parameter of Theorem 3.1 (not a diameter; called ``D_free`` here so
 as not to clash with the diameter constant ``D``), ``lambda`` the Moreau parameter.  The horizon of a
-:class:`~fedcheck.horizon.HorizonBoundCheck` is its symbol ``T``: **in this module that ``T`` is the
+:class:`~fedcheck.experiments.Horizons` experiment is its symbol ``T``: **in this module that ``T`` is the
 paper's ``K``** (rounds), and the local steps are the schedule ``T_loc`` / the per-round ``T_k``.
 
 Constants of an instance (``fedcheck.constants``): ``G_max = max_i Lip(f_i)`` (the corollary's ``G``),
@@ -25,16 +25,13 @@ import functools
 
 import sympy as sp
 
-from fedcheck.core import verdict as V
-from fedcheck.check import Paper, Reading, SymbolicClaim, rate_claim
-from fedcheck.counterexample import CounterexampleCheck
 from fedcheck.algorithms import fedmls as E
-from fedcheck.horizon import Bound, Case, HorizonBoundCheck
-from fedcheck.horizon_expectation import geometric_horizons
-from fedcheck.problems.instances import save_instance
-from fedcheck.measurement import MeasurementCheck
+from fedcheck.core import verdict as V
+from fedcheck.core.claim import Claim, Paper, Reading
+from fedcheck.core.evidence import Bound, BoundTest, Fact, Measurement, Proof, order_fact
+from fedcheck.experiments import HorizonCase as Case, Horizons
 from fedcheck.problems import fedmls as P
-from fedcheck.symbolic import SymbolicCheck
+from fedcheck.problems.feddualavg import geometric_horizons
 from fedcheck.core.symbols import G, G_F, G_max, T, Delta_F, m, n, r_0, t, xstar_norm
 
 FEDMLS = Paper(
@@ -186,36 +183,39 @@ def _prove_from_thm31(tight: bool):
 def _prove_calls_order():
     w = sp.Symbol("w", positive=True)  # w = 1/eps
     KT = (6 * sp.sqrt(n) * r * G * w) * (36 * sp.sqrt(3 * n) * r * (4 * G**2 + sigma**2) * w / G)
-    return rate_claim(KT, 2, w).prove()
+    return order_fact(KT, 2, w).prove()
 
 
-def _once(claim: SymbolicClaim) -> SymbolicClaim:
+def _once(claim: Fact) -> Fact:
     """The same claim, proven once per process (several checks report it)."""
-    return SymbolicClaim(claim.name, functools.cache(claim.prove))
+    return Fact(claim.name, functools.cache(claim.prove))
 
 
 DERIVATION_SYMBOLIC = tuple(map(_once, (
-    SymbolicClaim("analysis: with T = ceil(108 sqrt(n) r (4G^2+sigma^2)/(G eps)) the corollary follows from Theorem 3.1",
+    Fact("analysis: with T = ceil(108 sqrt(n) r (4G^2+sigma^2)/(G eps)) the corollary follows from Theorem 3.1",
                   _prove_from_thm31(tight=False)),
-    SymbolicClaim("analysis: n-free corollary (lambda = n eps/G^2, K = ceil(6rG/eps), T = ceil(108 r(4G^2+sigma^2)/(G eps))) "
+    Fact("analysis: n-free corollary (lambda = n eps/G^2, K = ceil(6rG/eps), T = ceil(108 r(4G^2+sigma^2)/(G eps))) "
                   "follows from Theorem 3.1 with the exact product-space constants", _prove_from_thm31(tight=True)),
-    SymbolicClaim("K T = Theta(eps^-2) local steps per client (Corollary 3.2's last sentence)", _prove_calls_order),
-    rate_claim(thm31_bound.subs({lam: 1 / K, D_free: 1}), -1, K),
+    Fact("K T = Theta(eps^-2) local steps per client (Corollary 3.2's last sentence)", _prove_calls_order),
+    order_fact(thm31_bound.subs({lam: 1 / K, D_free: 1}), -1, K),
 )))
 
-corollary32_derivation = SymbolicCheck(
+CORRECTNESS_FACT = _once(Fact("Corollary 3.2 follows from Theorem 3.1 as stated", _prove_corollary_as_stated))
+
+corollary32_derivation = Claim(
     id="fedmls.corollary32_derivation",
     title="Corollary 3.2's constants, derived from Theorem 3.1 in SymPy",
     aliases=("fedmls_derivation",),
     paper=FEDMLS,
     reference="Corollary 3.2 ('derived from Theorem 3.1'), Theorem 3.1",
-    claim=("Theorem 3.1 with lambda = eps/G^2, T = ceil(6^2 sqrt(3n) ||x_0-x*|| (4G^2+sigma^2)/(G eps)) and "
-           "K = ceil(6 sqrt(n) ||x_0-x*|| G/eps) gives E f(x_K) - f(x*) <= eps"),
-    claims=(_once(SymbolicClaim("Corollary 3.2 follows from Theorem 3.1 as stated", _prove_corollary_as_stated)),),
+    statement=("Theorem 3.1 with lambda = eps/G^2, T = ceil(6^2 sqrt(3n) ||x_0-x*|| (4G^2+sigma^2)/(G eps)) and "
+               "K = ceil(6 sqrt(n) ||x_0-x*|| G/eps) gives E f(x_K) - f(x*) <= eps"),
+    evidence=Proof((CORRECTNESS_FACT,)),
     symbolic=DERIVATION_SYMBOLIC,
-    assumptions=["Theorem 3.1 as printed, T_k condition read as (4G^2+sigma^2) lambda^2 K k^2 / (2D)",
+    assumptions=("Theorem 3.1 as printed, T_k condition read as (4G^2+sigma^2) lambda^2 K k^2 / (2D)",
                  "passing to the product space: ||X_0 - X*||_F^2 = n ||x_0 - x*||^2; G, sigma of F either the "
-                 "clients' (the paper's apparent reading) or the exact G/sqrt(n), sigma/sqrt(n)"],
+                 "clients' (the paper's apparent reading) or the exact G/sqrt(n), sigma/sqrt(n)"),
+    expected="violated",
 )
 
 
@@ -246,34 +246,37 @@ def _thm31_cases():
     return cases
 
 
-theorem31 = HorizonBoundCheck(
+def _accepts(inst) -> bool:
+    return getattr(inst, "loss", None) in ("lad", "hinge", "max_affine")
+
+
+theorem31 = Claim(
     id="fedmls.theorem31",
     title="FedMLS = MOPES on (7), Theorem 3.1: E F(X_K) - F* <= (10 Delta^2 + 8D)/(lambda K(K+1)) + G^2 lambda/2",
     aliases=("fedmls_thm31",),
     paper=FEDMLS,
     reference="Theorem 3.1 (Theorem 5 of Thekumparampil et al. 2020), Algorithm 1",
-    claim=("After K rounds of FedMLS with constant lambda and T_k >= (4G^2+sigma^2) lambda^2 K k^2/(2D) local steps, "
-           "F(x_K) - F* <= (10 ||X_0-X*||_F^2 + 8D)/(lambda K(K+1)) + G^2 lambda/2 for any lambda, D > 0 "
-           "(the check's horizon T is the paper's K)"),
-    runner=P.horizon_runner(E.fedmls, THM31_PER_ROUND),
-    schedules=THM31_SCHEDULES,
-    bounds=(Bound("Theorem 3.1", "gap", thm31_bound.subs(K, T), "F(x_K) - F* at the horizon"),),
+    statement=("After K rounds of FedMLS with constant lambda and T_k >= (4G^2+sigma^2) lambda^2 K k^2/(2D) local "
+               "steps, F(x_K) - F* <= (10 ||X_0-X*||_F^2 + 8D)/(lambda K(K+1)) + G^2 lambda/2 for any lambda, D > 0 "
+               "(the check's horizon T is the paper's K)"),
+    evidence=BoundTest(
+        Horizons(runner=P.horizon_runner(E.fedmls, THM31_PER_ROUND), schedules=THM31_SCHEDULES,
+                 cases=tuple(_thm31_cases()), solver=P.solve_nonsmooth, rate_metric="Theorem 3.1", accepts=_accepts),
+        bounds=(Bound("Theorem 3.1", expr=thm31_bound.subs(K, T), metric="gap",
+                      description="F(x_K) - F* at the horizon"),),
+        findings="reading", rate=-1.0),
     readings=(Reading("as stated, G = exact Lipschitz constant of F", {}, paper=True,
                       description="G = G_F = (1/n)(sum_i Lip(f_i)^2)^(1/2), the smallest valid G (global "
                                   "Lipschitz constant, also valid on X'); sigma = 0 (deterministic subgradients); "
                                   "lambda = lam_factor * lambda*(K), D = D_factor ||X_0-X*||_F^2"),),
-    cases=_thm31_cases(),
-    solver=P.solve_nonsmooth,
-    rate_metric="Theorem 3.1",
     claimed_rate=-1.0,
     params={"lam_factor": 1.0, "D_factor": 1.0},
-    assumptions=["f_i convex, Lipschitz (exact constants: enumeration of sign / support patterns, or max_j ||a_j||)",
+    assumptions=("f_i convex, Lipschitz (exact constants: enumeration of sign / support patterns, or max_j ||a_j||)",
                  "F* exact from the LP (Clarabel), certified by a dual lower bound; x* the minimizer closest to x_0",
                  "x_0 = 0 for every client; X' the product of balls of radius R = 2||x*|| + 1 (contains X*)",
-                 "the T_k condition is met with the ceiling, k = 1..K; the bound is checked at x_K"],
-    symbolic=(rate_claim(thm31_bound.subs({lam: lam_star, D_free: Delta**2}), -1, K),),
-    accepts=lambda i: getattr(i, "loss", None) in ("lad", "hinge", "max_affine"),
-    save_instance=save_instance,
+                 "the T_k condition is met with the ceiling, k = 1..K; the bound is checked at x_K"),
+    symbolic=(order_fact(thm31_bound.subs({lam: lam_star, D_free: Delta**2}), -1, K),),
+    expected="holds",
 )
 
 # ---- Corollary 3.2 on FedMLS runs --------------------------------------------------------------------
@@ -289,18 +292,32 @@ def _cor_cases():
             for name, fam in _families()]
 
 
-corollary32 = HorizonBoundCheck(
+def _fedmls_proof_steps():
+    """Corollary 3.2 derived from Theorem 3.1: the SymPy derivations as proof steps (``fedcheck audit
+    fedmls.corollary32``).  Steps named "analysis: ..." are repairs (paper=False)."""
+    from fedcheck.tools import audit as A
+    facts = [c for c in (CORRECTNESS_FACT,) + tuple(DERIVATION_SYMBOLIC)
+             if not c.name.startswith("the bound is of order")]     # rate facts are not steps of the proof
+    return tuple(A.ProofStep(c.name if len(c.name) <= 72 else c.name[:69] + "...", c.name, "symbolic",
+                             (lambda c=c: A.from_symbolic_claim(c)), reference="Corollary 3.2 from Theorem 3.1",
+                             paper=not c.name.startswith("analysis:"))
+                 for c in facts)
+
+
+corollary32 = Claim(
     id="fedmls.corollary32",
     title="FedMLS, Corollary 3.2: E f(x_K) - f* <= eps after K = ceil(6 sqrt(n) ||x_0-x*|| G/eps) rounds",
     aliases=("fedmls_cor32",),
     paper=FEDMLS,
     reference="Corollary 3.2",
-    claim=("With lambda = eps/G^2 and T = ceil(6^2 sqrt(3n) ||x_0-x*|| (4G^2+sigma^2)/(G eps)) local steps, "
-           "f(x_K) - f(x*) <= eps after K = ceil(6 sqrt(n) ||x_0-x*|| G/eps) rounds; the check sets "
-           "eps = 6 sqrt(n) ||x_0-x*|| G / K so that K is its horizon T"),
-    runner=P.horizon_runner(E.fedmls, COR_PER_ROUND),
-    schedules=COR_SCHEDULES,
-    bounds=(Bound("gap <= eps", "gap", eps, "f(x_K) - f* against the target eps"),),
+    statement=("With lambda = eps/G^2 and T = ceil(6^2 sqrt(3n) ||x_0-x*|| (4G^2+sigma^2)/(G eps)) local steps, "
+               "f(x_K) - f(x*) <= eps after K = ceil(6 sqrt(n) ||x_0-x*|| G/eps) rounds; the check sets "
+               "eps = 6 sqrt(n) ||x_0-x*|| G / K so that K is its horizon T"),
+    evidence=BoundTest(
+        Horizons(runner=P.horizon_runner(E.fedmls, COR_PER_ROUND), schedules=COR_SCHEDULES, cases=tuple(_cor_cases()),
+                 solver=P.solve_nonsmooth, rate_metric="gap <= eps", accepts=_accepts),
+        bounds=(Bound("gap <= eps", expr=eps, metric="gap", description="f(x_K) - f* against the target eps"),),
+        findings="reading", rate=-1.0),
     readings=(
         Reading("as stated", COR_AS_STATED, paper=True,
                 description="lambda = eps/G^2, T = ceil(36 sqrt(3n) r (4G^2+sigma^2)/(G eps)), eps = 6 sqrt(n) r G/K"),
@@ -309,15 +326,12 @@ corollary32 = HorizonBoundCheck(
         Reading("n-free (exact product-space constants)", COR_N_FREE, paper=False,
                 description="lambda = n eps/G^2, T = ceil(108 r (4G^2+sigma^2)/(G eps)), eps = 6 r G/K"),
     ),
-    cases=_cor_cases(),
-    solver=P.solve_nonsmooth,
-    rate_metric="gap <= eps",
     claimed_rate=-1.0,
-    assumptions=["G = max_i Lip(f_i) (exact), sigma = 0 (deterministic subgradients), r = ||x_0 - x*||, x_0 = 0",
-                 "R = 2||x*|| + 1; eps is tied to K by K = ceil(6 sqrt(n) r G/eps), i.e. eps = 6 sqrt(n) r G/K"],
+    assumptions=("G = max_i Lip(f_i) (exact), sigma = 0 (deterministic subgradients), r = ||x_0 - x*||, x_0 = 0",
+                 "R = 2||x*|| + 1; eps is tied to K by K = ceil(6 sqrt(n) r G/eps), i.e. eps = 6 sqrt(n) r G/K"),
     symbolic=DERIVATION_SYMBOLIC,
-    accepts=lambda i: getattr(i, "loss", None) in ("lad", "hinge", "max_affine"),
-    save_instance=save_instance,
+    proof_steps=_fedmls_proof_steps(),
+    expected="holds",
 )
 
 
@@ -328,25 +342,27 @@ FEDMLS_REMARK = {"lam": remark_lam, "T": remark_T, "R": R_ball}   # Remark 3.3 w
 SUBGRADIENT = {"eta": r_0 / (G_max * sp.sqrt(t)), "T": sp.Integer(1)}
 FEDAVG_VANISHING = {"eta": r_0 / (G_max * t**sp.Rational(3, 2)), "T": remark_T}   # eta_k T_k -> 0
 
-drift = CounterexampleCheck(
+drift = Claim(
     id="fedmls.drift",
     title="Client drift: FedAvg with T_k = k local steps stalls at the mean, FedMLS converges to the median",
     aliases=("fedmls_drift",),
     paper=FEDMLS,
     reference="Section 4 ('FedAvg did not converge ... client drift'), Section 2 (Zhao et al. 2018); Remark 3.3",
-    claim=("On f_i(x) = |x - c_i|, c = (0, 0, 3), x_0 = 2 (f* = 1 at the median 0), FedAvg with the paper's schedule "
+    statement=("On f_i(x) = |x - c_i|, c = (0, 0, 3), x_0 = 2 (f* = 1 at the median 0), FedAvg with the paper's schedule "
            "(eta_k = eta_0/sqrt(k), T_k = k) does not converge (it drifts to the mean of the clients' minimizers, gap "
            "1/3) while FedMLS with the practical schedule (lambda_k = lambda_0/k, T_k = k) converges"),
-    measure=functools.partial(
+    evidence=Measurement(functools.partial(
         P.measure_drift,
         fail=P.Method("FedAvg (eta_k = eta_0/sqrt k, T_k = k)", E.fedavg, FEDAVG_PAPER),
         work=P.Method("FedMLS (lambda_k = lambda_0/k, T_k = k)", E.fedmls, FEDMLS_REMARK, role="measured"),
         references=(P.Method("subgradient method (T_k = 1, eta_k = r/(G sqrt k))", E.fedavg, SUBGRADIENT),
                     P.Method("FedAvg with eta_k T_k -> 0 (eta_k = r/(G k^1.5), T_k = k)", E.fedavg, FEDAVG_VANISHING))),
+        counterexample=True),
     params={"eta_0": 0.1, "lambda_0": 1.0, "T_0": 1},
-    assumptions=["deterministic subgradients (sign(0) = 0)", "R = 2||x*|| + 1 = 1 for FedMLS",
+    expected="reproduced",
+    assumptions=("deterministic subgradients (sign(0) = 0)", "R = 2||x*|| + 1 = 1 for FedMLS",
                  "the FedMLS schedule is Remark 3.3's, outside Theorem 3.1 (constant lambda)",
-                 "eta_0 = 0.1 (the note's run); the references are not the paper's and are reported only"],
+                 "eta_0 = 0.1 (the note's run); the references are not the paper's and are reported only"),
 )
 
 
@@ -358,16 +374,16 @@ COR_METHOD = {"lam": cor_lam.subs(_COR_EXPL), "T": cor_T.subs(_COR_EXPL), "R": R
 COR_HORIZON = cor_K.subs(_COR_EXPL)
 POWERS_OF_10 = (0.1, 1.0, 10.0)
 
-tradeoff = MeasurementCheck(
+tradeoff = Claim(
     id="fedmls.tradeoff",
     title="The title's trade-off: O(1/eps) communication rounds, O(1/eps^2) subgradient calls, against FedAvg",
     aliases=("fedmls_tradeoff",),
     paper=FEDMLS,
     reference="Abstract, Section 1, Table 1, Corollary 3.2 ('K T = Theta(eps^-2) local steps per client')",
-    claim=("FedMLS reaches an eps-suboptimal point in O(1/eps) communication rounds with O(1/eps) local steps per "
+    statement=("FedMLS reaches an eps-suboptimal point in O(1/eps) communication rounds with O(1/eps) local steps per "
            "round, O(1/eps^2) subgradient calls per client in total (measured: first round with f(x_k) - f* <= eps "
            "under Corollary 3.2's lambda and T, as eps shrinks)"),
-    measure=functools.partial(
+    evidence=Measurement(functools.partial(
         P.measure_tradeoff, family=P.LADFamily(n=2, m=12, p=3, heterogeneity=0.5), eps_expr=EPS,
         horizon=COR_HORIZON,
         corollary=P.Method("FedMLS, Corollary 3.2", E.fedmls, COR_METHOD),
@@ -376,15 +392,16 @@ tradeoff = MeasurementCheck(
                  P.Method("FedAvg (paper's schedule)", E.fedavg, FEDAVG_PAPER, tune={"eta_0": POWERS_OF_10},
                           description="eta_k = eta_0/sqrt k, T_k = k, eta_0 tuned over powers of 10"),
                  P.Method("subgradient method (T_k = 1)", E.fedavg, SUBGRADIENT,
-                          description="FedAvg with one local step, eta_k = r/(G sqrt k): O(1/eps^2) rounds in theory"))),
+                          description="FedAvg with one local step, eta_k = r/(G sqrt k): O(1/eps^2) rounds in theory")))),
     claimed_rate=1.0,
     params={"T_0": 1},
-    assumptions=["deterministic subgradients; LAD, n = 2 clients with their own models (heterogeneity 0.5)",
+    expected="holds",
+    assumptions=("deterministic subgradients; LAD, n = 2 clients with their own models (heterogeneity 0.5)",
                  "eps = eps_rel G ||x_0 - x*|| with G = max_i Lip(f_i); lambda, T, K of Corollary 3.2 at that eps",
                  "rounds to eps: the first k with F(x_k) - F_lower <= eps (F* certified from below); the corollary's "
                  "run stops once every instance is there",
                  "FedAvg and Remark 3.3 runs are single long runs read at every eps (their schedules do not depend "
-                 "on eps); baselines are tuned, FedMLS's Corollary 3.2 run is not"],
+                 "on eps); baselines are tuned, FedMLS's Corollary 3.2 run is not"),
 )
 
 # ---- scaling in n (item 5) ------------------------------------------------------------------------------
@@ -393,25 +410,26 @@ NFREE_METHOD = {"lam": (cor_lam_g.subs(COR_N_FREE)).subs(_COR_FREE), "T": cor_T_
                 "R": R_ball}
 NFREE_HORIZON = cor_K_g.subs(COR_N_FREE).subs(_COR_FREE)
 
-nscaling = MeasurementCheck(
+nscaling = Claim(
     id="fedmls.nscaling",
     title="Scaling in n: are the sqrt(n) factors of Corollary 3.2's K and T needed?",
     aliases=("fedmls_n",),
     paper=FEDMLS,
     reference="Corollary 3.2 (K = ceil(6 sqrt(n) ||x_0-x*|| G/eps), T = ceil(6^2 sqrt(3n) ...))",
-    claim=("Corollary 3.2 holds at every n with K and T growing like sqrt(n); measured: the corollary at n = 1..8 and "
+    statement=("Corollary 3.2 holds at every n with K and T growing like sqrt(n); measured: the corollary at n = 1..8 and "
            "an n-free schedule (lambda = n eps/G^2, K = ceil(6 r G/eps), T = ceil(108 r (4G^2+sigma^2)/(G eps))) "
            "that Theorem 3.1 gives with the exact product-space constants"),
-    measure=functools.partial(
+    evidence=Measurement(functools.partial(
         P.measure_nscaling, family=P.LADFamily(n=32, m=12, p=3, heterogeneity=0.5), eps_expr=EPS,
         arms=((P.Method("Corollary 3.2 as stated", E.fedmls, COR_METHOD), COR_HORIZON, True,
                "the paper's lambda = eps/G^2, T and K (both ~ sqrt(n))", 0.5),
               (P.Method("n-free schedule", E.fedmls, NFREE_METHOD), NFREE_HORIZON, False,
                "lambda = n eps/G^2, K = ceil(6rG/eps), T = ceil(108 r 4G^2/(G eps)); proven from Theorem 3.1 with "
-               "G_F = G/sqrt(n), sigma_F^2 = sigma^2/n (symbolic claim)", 0.0))),
+               "G_F = G/sqrt(n), sigma_F^2 = sigma^2/n (symbolic claim)", 0.0)))),
     symbolic=(DERIVATION_SYMBOLIC[1],),
-    assumptions=["LAD, clients i.i.d. from one generator (the first n clients of a 32-client draw)",
-                 "eps = 0.3 G ||x_0 - x*|| (G = max_i Lip(f_i)); deterministic subgradients"],
+    expected="holds",
+    assumptions=("LAD, clients i.i.d. from one generator (the first n clients of a 32-client draw)",
+                 "eps = 0.3 G ||x_0 - x*|| (G = max_i Lip(f_i)); deterministic subgradients"),
 )
 
 # ---- the experiment (item 6) --------------------------------------------------------------------------
@@ -434,16 +452,16 @@ _paper_fig1 = {
     "Scaffnew": "shown in Figure 1; no claim in the text (the authors' code never updates h_i, see note)",
 }
 
-experiment = CounterexampleCheck(
+experiment = Claim(
     id="fedmls.experiment",
     title="Section 4 at small scale: SVM on breast-cancer data, FedAvg drifts, FedMLS converges",
     aliases=("fedmls_experiment",),
     paper=FEDMLS,
     reference="Section 4, eq. (10), Figure 1",
-    claim=("On the hinge-loss SVM (10) over k-means clients, with 10% minibatches and T_k = k: FedAvg "
+    statement=("On the hinge-loss SVM (10) over k-means clients, with 10% minibatches and T_k = k: FedAvg "
            "(eta_k = eta_0/sqrt(k)) does not converge (client drift) while FedMLS (lambda_k = lambda_0/k, Remark 3.3) "
            "converges to the ground truth; Scaffold and Scaffnew shown beside"),
-    measure=functools.partial(
+    evidence=Measurement(functools.partial(
         P.measure_experiment,
         fail=P.Method("FedAvg", E.fedavg, EXP_FEDAVG, tune={"eta_0": ETA_GRID},
                       description="eta_k = eta_0/sqrt k, T_k = k"),
@@ -457,15 +475,16 @@ experiment = CounterexampleCheck(
                          tune={"eta_0": ETA_GRID},
                          description="eta_t = eta_0/sqrt t, communication with probability p_t = 1/sqrt t, as many "
                                      "local steps as FedMLS")),
-        paper_claims=_paper_fig1),
+        paper_claims=_paper_fig1), counterexample=True),
     params={"T_0": 1},
-    assumptions=["scikit-learn's breast-cancer data (WDBC, 569 x 30) replaces the paper's original Wisconsin data "
+    expected="not_reproduced",
+    assumptions=("scikit-learn's breast-cancer data (WDBC, 569 x 30) replaces the paper's original Wisconsin data "
                  "(699 x 9); first 9 features, standardized, bias column (see fedcheck.problems.fedmls.breast_cancer_svm)",
                  "objective (10) divided by the padded client size m (a constant), with m written into the schedules so "
                  "that lambda_0 and eta_0 are in the paper's units; tuned over the authors' grids (lambda_0 in {0.1, 1, "
                  "10}, eta_0 in {1e-4, 1e-3, 1e-2}) on the mean final gap",
                  "the Remark 3.3 schedule is outside Theorem 3.1; nothing here tests a theorem",
-                 "quick: K = 100 rounds, 3 seeds; --full: K = 1000 rounds, 20 seeds (the paper: K = 10^4, 20 seeds)"],
+                 "quick: K = 100 rounds, 3 seeds; --full: K = 1000 rounds, 20 seeds (the paper: K = 10^4, 20 seeds)"),
 )
 
 
@@ -492,23 +511,9 @@ _DOCS = (
      "Section 4, Figure 1 (qualitative: FedAvg drifts, FedMLS converges).",
      "fedcheck verify fedmls.experiment   (--full: 1000 rounds, 20 seeds)"),
 )
-for _chk, _alg, _thm, _ex in _DOCS:
-    _chk.__doc__ = (f"{_chk.title}\n\nAlgorithm: {_alg}\nTheorem: {_thm}\nReference: {FEDMLS.title} "
-                    f"({FEDMLS.authors}, {FEDMLS.venue}), {_chk.reference}.\nExample: {_ex}\n")
+DOCS = {_c.id: (f"{_c.title}\n\nAlgorithm: {_alg}\nTheorem: {_thm}\nReference: {FEDMLS.title} "
+                f"({FEDMLS.authors}, {FEDMLS.venue}), {_c.reference}.\nExample: {_ex}\n")
+        for _c, _alg, _thm, _ex in _DOCS}
 
 
-# =================================================================================================
-# Proof audit (issue #9): Corollary 3.2 derived from Theorem 3.1, the SymPy derivations above attached as
-# proof steps of the corollary's check (``fedcheck audit fedmls.corollary32``); the checks above are
-# unchanged.  Steps named "analysis: ..." are repairs (paper=False).  Machinery in fedcheck.audit.
-def _fedmls_proof_steps():
-    from fedcheck.tools import audit as A
-    claims = [c for c in tuple(corollary32_derivation.claims) + tuple(DERIVATION_SYMBOLIC)
-              if not c.name.startswith("the bound is of order")]     # rate claims are not steps of the proof
-    return tuple(A.ProofStep(c.name if len(c.name) <= 72 else c.name[:69] + "...", c.name, "symbolic",
-                             (lambda c=c: A.from_symbolic_claim(c)), reference="Corollary 3.2 from Theorem 3.1",
-                             paper=not c.name.startswith("analysis:"))
-                 for c in claims)
-
-
-corollary32.proof_steps = _fedmls_proof_steps()
+CLAIMS = (corollary32_derivation, theorem31, corollary32, drift, tradeoff, nscaling, experiment)

@@ -13,7 +13,7 @@ from fedcheck.core.schedules import evaluate_schedule, record_grid
 from fedcheck.problems.instances import InstanceBatch
 
 __all__ = ["record_grid", "evaluate_schedule", "Trace", "Recorder", "default_recorder", "with_iterates", "run_recorded",
-           "instance_chunks"]
+           "instance_chunks", "Stream", "StreamBuffer", "scalar_source", "STREAM_BLOCK"]
 
 
 @dataclass
@@ -26,6 +26,77 @@ class Trace:
 
 
 Recorder = Callable[[int, np.ndarray, np.ndarray], Mapping[str, np.ndarray]]
+
+# ``stream(k, values)``: ``k`` consecutive iterate indices (int array), ``values[name]`` of shape ``(len(k), B)``
+Stream = Callable[[np.ndarray, Mapping[str, np.ndarray]], None]
+STREAM_BLOCK = 512   # rows (iterates) per streamed block
+
+
+def scalar_source(recorder: Recorder) -> Recorder:
+    """The innermost recorder whose scalar metrics ``recorder`` returns unchanged.
+
+    A wrapper that only adds entries (``with_iterates``) or side effects (a progress bar) may say so with the
+    attribute ``scalars_of = inner``; the engine then computes every-round values from ``inner`` (or, for the
+    default least-squares recorder, in the compiled FedFW round itself)."""
+    seen = 0
+    while getattr(recorder, "scalars_of", None) is not None and seen < 64:
+        recorder, seen = recorder.scalars_of, seen + 1
+    return recorder
+
+
+def _is_scalar_metric(v) -> bool:
+    return np.ndim(v) == 1
+
+
+class StreamBuffer:
+    """Every-round values in blocks of ``rows`` iterates, handed to ``stream(k, values)`` when a block is full
+    (and at the end).  Each block is a fresh set of arrays, so the stream may keep them.
+
+    ``push(k, values)`` appends iterate ``k`` from a recorder's output (its 1-D, i.e. per-instance scalar,
+    entries); ``slot(k)`` reserves row ``k`` for a caller that writes the values itself into ``cols`` (one
+    ``(rows, B)`` array per name of ``names``, in that order).  Indices must come consecutively."""
+
+    def __init__(self, stream: Stream, rows: int = STREAM_BLOCK):
+        self.stream, self.rows = stream, max(int(rows), 1)
+        self.names: list[str] | None = None
+        self.B = 0
+        self.cols: list[np.ndarray] = []
+        self.k0, self.n = 1, 0
+        self.next_k = 1
+
+    def start(self, names: Sequence[str], B: int) -> None:
+        self.names, self.B = list(names), int(B)
+        self._alloc()
+
+    def _alloc(self) -> None:
+        self.cols = [np.empty((self.rows, self.B)) for _ in self.names]
+        self.k0, self.n = self.next_k, 0
+
+    def slot(self, k: int) -> int:
+        if k != self.next_k:
+            raise ValueError(f"stream rows must be consecutive: got iterate {k}, expected {self.next_k}")
+        if self.n == self.rows:
+            self.flush()
+            self._alloc()
+        row = self.n
+        self.n += 1
+        self.next_k = k + 1
+        return row
+
+    def push(self, k: int, values: Mapping[str, np.ndarray]) -> None:
+        if self.names is None:
+            scal = {name: np.asarray(v, dtype=float) for name, v in values.items() if _is_scalar_metric(v)}
+            B = len(next(iter(scal.values()))) if scal else 0
+            self.start(list(scal), B)
+        row = self.slot(k)
+        for name, col in zip(self.names, self.cols):
+            col[row] = values[name]
+
+    def flush(self) -> None:
+        if self.n:
+            k = np.arange(self.k0, self.k0 + self.n)
+            self.stream(k, {name: col[:self.n] for name, col in zip(self.names, self.cols)})
+            self.k0, self.n = self.next_k, 0
 
 
 def default_recorder(batch: InstanceBatch) -> Recorder:
@@ -45,6 +116,7 @@ def default_recorder(batch: InstanceBatch) -> Recorder:
             "consensus": consensus_distance(X, xbar),
             "infeasibility": S.gauge(xbar),
         }
+    rec.least_squares = fast   # the compiled recorder (its data let FedFW's compiled round stream the metrics)
     return rec
 
 
@@ -58,13 +130,16 @@ def with_iterates(recorder: Recorder, clients: bool = False) -> Recorder:
         if clients:
             out["X"] = np.array(X, dtype=float)
         return out
+    rec.scalars_of = recorder   # the per-instance scalar metrics are the wrapped recorder's
     return rec
 
 
 def run_recorded(T: int, grid: np.ndarray, step: Callable[[int], None], snapshot: Callable[[int], Mapping],
                  chunk_steps: Sequence[tuple[int, int, Callable[[int], None]]] | None = None,
                  state: Sequence[np.ndarray] | None = None, record: Callable[..., Mapping] | None = None,
-                 min_block: int = 8, block: int = 16, max_buffered: int = 16) -> Trace:
+                 min_block: int = 8, block: int = 16, max_buffered: int = 16, *,
+                 stream: Stream | None = None, scalar_snapshot: Callable[[int], Mapping] | None = None,
+                 stream_step=None, stream_block: int | None = None) -> Trace:
     """Drive ``step(t)`` for t = 1..T and call ``snapshot(k)`` at the grid indices (k = t + 1).
 
     Cache blocking (optional).  ``chunk_steps`` are ``(lo, hi, step_lo_hi)``: step functions for disjoint
@@ -76,11 +151,26 @@ def run_recorded(T: int, grid: np.ndarray, step: Callable[[int], None], snapshot
     taken from copies of the state (at most ``max_buffered`` per stretch, so memory does not grow with
     ``T``).  Every recorded row sees all instances at the same round, exactly as without blocking.
     Stretches are made ``block`` rounds long where the grid is dense; shorter than ``min_block`` rounds
-    they use ``step``."""
+    they use ``step``.
+
+    Every-round values (``stream``).  With ``stream(k, values)`` the scalar (per-instance, 1-D) metrics of
+    every iterate ``k = 1 .. T+1`` are handed over in blocks of ``stream_block`` (default
+    :data:`STREAM_BLOCK`) consecutive iterates, in
+    order, each exactly once (:class:`StreamBuffer`); the recorded :class:`Trace` is the same, bit for bit.
+    Off the grid they come from ``scalar_snapshot(k)`` (default ``snapshot``; the recorder must then be a
+    function of the iterate, without state), on the grid from the very ``snapshot(k)`` that is recorded.
+    ``stream_step(t, buffer)``, if given, runs round ``t`` *and* writes iterate ``t + 1``'s values into
+    ``buffer.cols[buffer.slot(t + 1)]`` itself (``stream_step.names``: the names, in the order of ``cols``;
+    some or all of the recorder's scalar metrics: only those are streamed); then the snapshot is
+    taken on the grid only.  Streaming
+    runs the rounds with ``step`` (instances are independent: the same numbers as the cache-blocked driver)."""
+    if stream is not None:
+        return _run_streamed(T, grid, step, snapshot, stream, scalar_snapshot or snapshot, stream_step,
+                             stream_block)
     want = np.zeros(T + 2, dtype=bool)
     want[grid] = True
     stops = [int(k) for k in np.flatnonzero(want) if k >= 2]
-    if not stops or stops[-1] != T + 1:
+    if T >= 1 and (not stops or stops[-1] != T + 1):   # (T = 0: iterate 1 only, recorded once)
         stops.append(T + 1)
     rows: dict[str, list] = {}
 
@@ -121,6 +211,45 @@ def run_recorded(T: int, grid: np.ndarray, step: Callable[[int], None], snapshot
         idx += 1
         if want[end]:
             take(end)
+    return Trace(rounds=np.asarray(grid), metrics={k: np.stack(v) for k, v in rows.items()})
+
+
+def _run_streamed(T, grid, step, snapshot, stream, scalar_snapshot, stream_step, stream_block) -> Trace:
+    """:func:`run_recorded` with every-round values streamed (see there)."""
+    want = np.zeros(T + 2, dtype=bool)
+    want[grid] = True
+    rows: dict[str, list] = {}
+    buf = StreamBuffer(stream, STREAM_BLOCK if stream_block is None else stream_block)
+
+    def take(values):
+        for name, v in values.items():
+            rows.setdefault(name, []).append(np.asarray(v, dtype=float))
+    first = snapshot(1) if want[1] else scalar_snapshot(1)
+    if want[1]:
+        take(first)
+    if stream_step is not None:
+        names = list(getattr(stream_step, "names", ()))
+        missing = [m for m in names if not (m in first and _is_scalar_metric(first[m]))]
+        if missing:
+            raise ValueError(f"stream_step writes {missing}, which the recorder does not give")
+        buf.start(names, len(np.asarray(first[names[0]])))
+    buf.push(1, first)
+    if stream_step is not None:
+        for r in range(1, T + 1):
+            stream_step(r, buf)
+            if want[r + 1]:
+                take(snapshot(r + 1))
+    else:
+        for r in range(1, T + 1):
+            step(r)
+            k = r + 1
+            if want[k]:
+                values = snapshot(k)
+                take(values)
+            else:
+                values = scalar_snapshot(k)
+            buf.push(k, values)
+    buf.flush()
     return Trace(rounds=np.asarray(grid), metrics={k: np.stack(v) for k, v in rows.items()})
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from fedcheck.problems.instances import InstanceBatch
-from fedcheck.algorithms.core import Recorder, Trace, default_recorder, instance_chunks, record_grid, run_recorded
+from fedcheck.algorithms.core import (Recorder, Stream, Trace, default_recorder, instance_chunks, record_grid,
+                                     run_recorded, scalar_source)
 from fedcheck.algorithms.kernels import make_full_grad_kernel, make_grad_kernel, make_vertex_lmo, slice_set, uniform_rows
 
 __all__ = ["fedfw", "naive_fw_averaging", "frank_wolfe"]
@@ -58,7 +59,7 @@ def _groups(B: int, n: int, p: int, grad, lmo, S):
 
 def fedfw(batch: InstanceBatch, eta: np.ndarray, lam: np.ndarray, rounds: int,
           grid: np.ndarray | None = None, X0: np.ndarray | None = None,
-          recorder: Recorder | None = None) -> Trace:
+          recorder: Recorder | None = None, stream: Stream | None = None) -> Trace:
     """FedFW, Algorithm 1 of Dadras et al. (full participation).
 
     Per round ``t`` and client ``i`` (all at once)::
@@ -67,7 +68,10 @@ def fedfw(batch: InstanceBatch, eta: np.ndarray, lam: np.ndarray, rounds: int,
         s_i = lmo_D(g_i);  x_i <- (1 - eta_t) x_i + eta_t s_i
         xbar <- (1 - eta_t) xbar + eta_t mean_i s_i
 
-    ``eta`` and ``lam`` are ``(rounds, B)`` arrays (row ``t-1`` is round ``t``)."""
+    ``eta`` and ``lam`` are ``(rounds, B)`` arrays (row ``t-1`` is round ``t``).  ``stream(k, values)``
+    (optional) receives the recorder's scalar metrics at every iterate, in blocks (see
+    :func:`.core.run_recorded`); on the compiled path with the default least-squares recorder they are
+    computed inside the compiled round, bit for bit what the recorder gives."""
     loss, S, n = batch.loss, batch.set, batch.n
     X = np.array(batch.x0() if X0 is None else X0, dtype=float, order="C")
     B, p = X.shape[0], X.shape[-1]
@@ -152,18 +156,28 @@ def fedfw(batch: InstanceBatch, eta: np.ndarray, lam: np.ndarray, rounds: int,
         return step
 
     jit_step = _jit_step(X, xbar, HX, grad, lmo, eta, lam)
+    stream_step = None
     if jit_step is not None:   # compiled fused round: no chunking needed (H is read one column per client)
         step, chunk_steps = jit_step, None
+        if stream is not None:
+            stream_step = _jit_stream_step(X, xbar, HX, grad, lmo, eta, lam, rec)
     else:
         step = make_step(0, B, grad, lmo, S)
-        groups = _groups(B, n, p, grad, lmo, S)
+        groups = _groups(B, n, p, grad, lmo, S) if stream is None else None
         chunk_steps = [(g[0], g[1], make_step(*g)) for g in groups] if groups else None
-    trace = run_recorded(rounds, grid, step, lambda k: rec(k, X, xbar), chunk_steps, state=(X, xbar), record=rec)
+    base = scalar_source(rec)
+    trace = run_recorded(rounds, grid, step, lambda k: rec(k, X, xbar), chunk_steps, state=(X, xbar), record=rec,
+                         stream=stream, scalar_snapshot=lambda k: base(k, X, xbar), stream_step=stream_step)
     trace.final = {"X": X, "xbar": xbar}
     return trace
 
 
 REFRESH = 64  # the incremental gradient is recomputed exactly every REFRESH rounds
+# Whether the compiled round also streams the consensus distance (F and infeasibility always).  It costs as
+# much as F: with it the every-round stream costs ~1.38x a run, without ~1.20x (benchmarks/README.md, section
+# "Every-round stream"); no claim bounds the default recorder's consensus, so it is off.  The numpy path and
+# the other algorithms stream every scalar metric of the recorder.
+STREAM_CONSENSUS = False
 
 
 def _jit_step(X, xbar, HX, grad, lmo, eta, lam):
@@ -185,6 +199,20 @@ def _jit_step(X, xbar, HX, grad, lmo, eta, lam):
         i = t - 1
         rnd(X, xbar, HX, HT, c, r_row, e_col[i], l_col[i], i % REFRESH == 0, kind, sbar)
     return step
+
+
+def _jit_stream_step(X, xbar, HX, grad, lmo, eta, lam, rec):
+    """The compiled round that also writes the default least-squares recorder's metrics of the new iterate
+    into the stream buffer (``None`` unless ``rec``'s scalar metrics are those of that recorder)."""
+    from fedcheck.algorithms import jit
+    from fedcheck.algorithms.kernels import _L1Vertex
+    ls = getattr(scalar_source(rec), "least_squares", None)
+    if ls is None or getattr(ls, "data", None) is None or ls.data["B"] != X.shape[0] or X.dtype != np.float64:
+        return None
+    fused = jit.StreamedRound(ls, consensus=STREAM_CONSENSUS)
+    kind = jit.L1 if isinstance(lmo, _L1Vertex) else jit.SIMPLEX
+    return fused.bind(X, xbar, HX, grad.HT, np.ascontiguousarray(grad.c), np.ascontiguousarray(lmo.r_row), kind,
+                      np.empty(X.shape[-1]), eta[:, 0], lam[:, 0], REFRESH)
 
 
 def _incremental_step(Xc, xc, Gc, Dc, HXc, grad, lmo, e_l, l_l, n, p):
@@ -252,7 +280,7 @@ def _move_to_vertex(X, Xflat, G, lmo, S, ETA, i):
 
 def naive_fw_averaging(batch: InstanceBatch, eta: np.ndarray, rounds: int, local_steps: int = 1,
                        grid: np.ndarray | None = None, x0: np.ndarray | None = None,
-                       recorder: Recorder | None = None) -> Trace:
+                       recorder: Recorder | None = None, stream: Stream | None = None) -> Trace:
     """Naive Frank-Wolfe with model averaging, procedure (20) of Appendix A of the FedFW paper:
     each client runs ``local_steps`` FW steps on its own ``f_i`` from ``xbar``; the server averages."""
     loss, S, n = batch.loss, batch.set, batch.n
@@ -273,12 +301,15 @@ def naive_fw_averaging(batch: InstanceBatch, eta: np.ndarray, rounds: int, local
             _move_to_vertex(X, Xflat, G, lmo, S, ETA, t - 1)
         np.mean(X, axis=1, out=xbar)
 
-    trace = run_recorded(rounds, grid, step, lambda k: rec(k, X, xbar))
+    base = scalar_source(rec)
+    trace = run_recorded(rounds, grid, step, lambda k: rec(k, X, xbar), stream=stream,
+                         scalar_snapshot=lambda k: base(k, X, xbar))
     trace.final = {"X": X, "xbar": xbar}
     return trace
 
 
-def frank_wolfe(batch: InstanceBatch, eta: np.ndarray, rounds: int, grid=None, x0=None, recorder=None) -> Trace:
+def frank_wolfe(batch: InstanceBatch, eta: np.ndarray, rounds: int, grid=None, x0=None, recorder=None,
+                stream: Stream | None = None) -> Trace:
     """Classical (centralized) Frank-Wolfe on F = mean_i f_i: x <- (1 - eta_t) x + eta_t lmo(grad F(x))."""
     loss, S = batch.loss, batch.set
     x = batch.x0()[:, 0, :].copy() if x0 is None else np.array(x0, dtype=float, order="C")  # as fedfw starts
@@ -295,6 +326,8 @@ def frank_wolfe(batch: InstanceBatch, eta: np.ndarray, rounds: int, grid=None, x
         grad(x, g)
         _move_to_vertex(x, xflat, g, lmo, S, ETA, t - 1)
 
-    trace = run_recorded(rounds, grid, step, lambda k: rec(k, x3, x))
+    base = scalar_source(rec)
+    trace = run_recorded(rounds, grid, step, lambda k: rec(k, x3, x), stream=stream,
+                         scalar_snapshot=lambda k: base(k, x3, x))
     trace.final = {"xbar": x}
     return trace

@@ -23,7 +23,7 @@ except Exception:  # pragma: no cover
     numba = None
     AVAILABLE = False
 
-__all__ = ["AVAILABLE", "fedfw_round", "consensus_distance", "least_squares_recorder"]
+__all__ = ["AVAILABLE", "fedfw_round", "consensus_distance", "least_squares_recorder", "fedfw_round_streamed"]
 
 L1, SIMPLEX = 0, 1
 
@@ -131,12 +131,125 @@ def _ls_record(R, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas):
             infeas[b] = max(s - r, 0.0)
 
 
+def _stream_metrics(R, tri, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, row, with_cons):
+    """Row ``row`` of ``F``, ``cons``, ``infeas``: the three metrics of :func:`_ls_record`, bit for bit.
+
+    Every sum adds the same terms in the same order as :func:`_ls_record`; only independent sums are
+    interleaved, so that they run in parallel instead of waiting on one another (eight rows of ``R xbar``
+    at a time; the consensus sums of four instances at a time).  With ``tri`` (``R`` upper triangular,
+    exact zeros below the diagonal) row ``k`` starts at column ``k0 <= k`` (the first row of its group of
+    eight): the skipped terms are ``0 * x_j = +-0``, which leave a partial sum ``+0`` unchanged, so the
+    result is still identical (for finite ``xbar``)."""
+    B, n, p = X.shape
+    k_rows = R.shape[1]
+    for b in range(B):
+        acc = 0.0
+        k = 0
+        while k + 8 <= k_rows:
+            a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
+            for j in range(k if tri else 0, p):
+                xj = xbar[b, j]
+                a0 += R[b, k, j] * xj
+                a1 += R[b, k + 1, j] * xj
+                a2 += R[b, k + 2, j] * xj
+                a3 += R[b, k + 3, j] * xj
+                a4 += R[b, k + 4, j] * xj
+                a5 += R[b, k + 5, j] * xj
+                a6 += R[b, k + 6, j] * xj
+                a7 += R[b, k + 7, j] * xj
+            a0 -= q[b, k]
+            acc += a0 * a0
+            a1 -= q[b, k + 1]
+            acc += a1 * a1
+            a2 -= q[b, k + 2]
+            acc += a2 * a2
+            a3 -= q[b, k + 3]
+            acc += a3 * a3
+            a4 -= q[b, k + 4]
+            acc += a4 * a4
+            a5 -= q[b, k + 5]
+            acc += a5 * a5
+            a6 -= q[b, k + 6]
+            acc += a6 * a6
+            a7 -= q[b, k + 7]
+            acc += a7 * a7
+            k += 8
+        while k < k_rows:
+            a0 = 0.0
+            for j in range(k if tri else 0, p):
+                a0 += R[b, k, j] * xbar[b, j]
+            a0 -= q[b, k]
+            acc += a0 * a0
+            k += 1
+        F[row, b] = (acc + rho[b]) * scale
+        rad = radius[b]
+        if gauge == 0:      # l1 ball
+            s = 0.0
+            for j in range(p):
+                s += abs(xbar[b, j])
+            infeas[row, b] = max(s - rad, 0.0)
+        elif gauge == 1:    # simplex
+            s = 0.0
+            lo = 0.0
+            for j in range(p):
+                s += xbar[b, j]
+                lo = min(lo, xbar[b, j])
+            infeas[row, b] = max(abs(s - rad), -lo)
+        elif gauge == 2:    # l2 ball
+            s = 0.0
+            for j in range(p):
+                s += xbar[b, j] * xbar[b, j]
+            infeas[row, b] = max(np.sqrt(s) - rad, 0.0)
+        else:               # box
+            s = 0.0
+            for j in range(p):
+                s = max(s, abs(xbar[b, j]))
+            infeas[row, b] = max(s - rad, 0.0)
+    if not with_cons:
+        return
+    b = 0
+    while b + 4 <= B:       # consensus distance, four instances' sums side by side
+        c0 = c1 = c2 = c3 = 0.0
+        for i in range(n):
+            for j in range(p):
+                d0 = X[b, i, j] - xbar[b, j]
+                c0 += d0 * d0
+                d1 = X[b + 1, i, j] - xbar[b + 1, j]
+                c1 += d1 * d1
+                d2 = X[b + 2, i, j] - xbar[b + 2, j]
+                c2 += d2 * d2
+                d3 = X[b + 3, i, j] - xbar[b + 3, j]
+                c3 += d3 * d3
+        cons[row, b] = np.sqrt(c0)
+        cons[row, b + 1] = np.sqrt(c1)
+        cons[row, b + 2] = np.sqrt(c2)
+        cons[row, b + 3] = np.sqrt(c3)
+        b += 4
+    while b < B:
+        c0 = 0.0
+        for i in range(n):
+            for j in range(p):
+                d0 = X[b, i, j] - xbar[b, j]
+                c0 += d0 * d0
+        cons[row, b] = np.sqrt(c0)
+        b += 1
+
+
+def _fedfw_round_streamed(X, xbar, HX, HT, c, r_row, e, lam, refresh, kind, sbar,
+                          R, tri, q, rho, scale, radius, gauge, F, cons, infeas, row, with_cons):
+    _fedfw_round_c(X, xbar, HX, HT, c, r_row, e, lam, refresh, kind, sbar)
+    _stream_metrics_c(R, tri, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, row, with_cons)
+
+
 if AVAILABLE:
     _compiled = numba.njit(cache=True, fastmath=False, nogil=True)(_fedfw_round)
+    _fedfw_round_c = _compiled
+    _stream_metrics_c = numba.njit(cache=True, fastmath=False, nogil=True)(_stream_metrics)
+    _streamed_compiled = numba.njit(cache=True, fastmath=False, nogil=True)(_fedfw_round_streamed)
     _consensus_compiled = numba.njit(cache=True, fastmath=False, nogil=True)(_consensus)
     _ls_record_compiled = numba.njit(cache=True, fastmath=False, nogil=True)(_ls_record)
 else:  # pragma: no cover
-    _compiled = _consensus_compiled = _ls_record_compiled = None
+    _compiled = _consensus_compiled = _ls_record_compiled = _streamed_compiled = None
 
 
 def least_squares_recorder(loss, S):
@@ -157,7 +270,42 @@ def least_squares_recorder(loss, S):
         _ls_record_compiled(R, q, rho, scale, np.ascontiguousarray(X), np.ascontiguousarray(xbar), radius, gauge,
                             F, cons, inf)
         return {"F": F, "consensus": cons, "infeasibility": inf}
+    rec.names = ("F", "consensus", "infeasibility")
+    rec.data = dict(R=R, q=q, rho=rho, scale=scale, radius=radius, gauge=gauge, B=B)
     return rec
+
+
+class StreamedRound:
+    """FedFW's compiled round that also writes the default least-squares recorder's metrics of the new
+    iterate into row ``row`` of the stream buffer's columns, bit for bit what the recorder gives: ``F`` and
+    ``infeasibility``, and the consensus distance when ``consensus`` (it costs as much as ``F``)."""
+
+    def __init__(self, ls_recorder, consensus: bool = False):
+        d = ls_recorder.data
+        self.R = R = d["R"]
+        k_rows, p = R.shape[-2], R.shape[-1]
+        self.tri = bool(k_rows <= p and not np.any(np.tril(R, -1)))
+        self.q, self.rho, self.scale = d["q"], d["rho"], float(d["scale"])
+        self.radius, self.gauge, self.B = d["radius"], int(d["gauge"]), d["B"]
+        self.consensus = bool(consensus)
+        self.names = ("F", "consensus", "infeasibility") if consensus else ("F", "infeasibility")
+
+    def bind(self, X, xbar, HX, HT, c, r_row, kind, sbar, e_col, l_col, refresh_every):
+        """``step(t, buffer)``: round ``t`` and the metrics of iterate ``t + 1`` into ``buffer``'s row."""
+        rnd = _streamed_compiled
+        R, tri, q, rho, scale, radius, gauge, cons = (self.R, self.tri, self.q, self.rho, self.scale,
+                                                      self.radius, self.gauge, self.consensus)
+        e_l, l_l, kind = [float(v) for v in e_col], [float(v) for v in l_col], int(kind)
+        dummy = np.empty((1, 1))
+
+        def step(t, buf):
+            i = t - 1
+            row = buf.slot(t + 1)
+            cols = buf.cols
+            rnd(X, xbar, HX, HT, c, r_row, e_l[i], l_l[i], i % refresh_every == 0, kind, sbar,
+                R, tri, q, rho, scale, radius, gauge, cols[0], cols[1] if cons else dummy, cols[-1], row, cons)
+        step.names = self.names
+        return step
 
 
 def consensus_distance(X: np.ndarray, xbar: np.ndarray) -> np.ndarray:

@@ -28,7 +28,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from fedcheck.algorithms.core import Trace, default_recorder, run_recorded
+from fedcheck.algorithms.core import Trace, default_recorder, run_recorded, scalar_source
 from fedcheck.core.schedules import record_grid
 
 __all__ = ["Round", "federated", "row_generators"]
@@ -116,11 +116,12 @@ def federated(round_fn: Callable, *, name: str | None = None, init: Callable | N
     starting point, the server at their mean).  The returned function has the engine's signature
     ``algo(batch, *, rounds, grid=None, recorder=None, seeds=None, **schedules_and_kwargs) -> Trace``:
     a keyword whose value is a ``(rounds, B)`` array is a schedule (row ``t-1`` is passed at round ``t``);
-    any other keyword is passed unchanged (``local_steps=5``)."""
+    any other keyword is passed unchanged (``local_steps=5``).  ``stream(k, values)`` (optional) receives the
+    recorder's scalar metrics at every iterate ``k = 1 .. rounds+1`` in blocks (:func:`.core.run_recorded`)."""
     label = name or getattr(round_fn, "__name__", "method")
     key = stream or f"fedcheck.federated:{label}"
 
-    def algorithm(batch, *, rounds: int, grid=None, recorder=None, seeds=None, **kw) -> Trace:
+    def algorithm(batch, *, rounds: int, grid=None, recorder=None, seeds=None, stream=None, **kw) -> Trace:
         rounds = int(rounds)
         grid = record_grid(rounds + 1) if grid is None else np.asarray(grid)
         rec = recorder or default_recorder(batch)
@@ -142,7 +143,9 @@ def federated(round_fn: Callable, *, name: str | None = None, init: Callable | N
 
         def snapshot(k):
             return rec(k, state["X"], state["x"])
-        trace = run_recorded(rounds, grid, step, snapshot)
+        base = scalar_source(rec)
+        trace = run_recorded(rounds, grid, step, snapshot, stream=stream,
+                             scalar_snapshot=lambda k: base(k, state["X"], state["x"]))
         trace.final = {"x": state["x"], "X": state["X"]}
         return trace
 

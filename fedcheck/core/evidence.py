@@ -27,7 +27,7 @@ from fedcheck.core import verdict as V
 
 __all__ = ["Statistic", "PATHWISE", "MEAN", "fraction", "Bound", "Comparison", "Observed", "Observations",
            "Finding", "Fact", "BoundTest", "Measurement", "MeasureContext", "MeasureResult", "Proof",
-           "compare_interval", "clopper_pearson", "reproduced_if"]
+           "compare_interval", "clopper_pearson", "reproduced_if", "order_fact"]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -332,6 +332,21 @@ class Fact:
         except Exception as e:  # a failed proof attempt is inconclusive, never a pass
             verdict, evidence = V.INCONCLUSIVE, f"SymPy could not decide: {type(e).__name__}: {e}"
         return {"name": self.name, "verdict": verdict, "evidence": evidence}
+
+
+def order_fact(bound, rate, var=None, name: str | None = None) -> Fact:
+    """A fact: ``bound`` is Theta(var^rate) as ``var -> oo`` (``lim bound * var^(-rate)`` finite and positive)."""
+    if var is None:
+        from fedcheck.core.symbols import t as var
+
+    def prove():
+        lim = sp.limit(sp.simplify(bound * var ** (-rate)), var, sp.oo)
+        if lim.is_finite and lim.is_positive:
+            return V.HOLDS, f"lim_({var}->oo) bound * {var}^({-rate}) = {sp.sstr(lim)} (finite, positive)"
+        if lim.is_finite is False or lim == 0:
+            return V.VIOLATED, f"lim_({var}->oo) bound * {var}^({-rate}) = {sp.sstr(lim)}"
+        return V.INCONCLUSIVE, f"limit {sp.sstr(lim)} undecided"
+    return Fact(name or f"the bound is of order {var}^({sp.sstr(rate)})", prove)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -573,7 +573,7 @@ def _fit_over_instances(x: np.ndarray, y: np.ndarray) -> dict | None:
 
 def _rate_finding(name, pooled, claimed, paper, description):
     from fedcheck.core import verdict as V
-    from fedcheck.checkbase import Finding
+    from fedcheck.core.evidence import Finding
     ci = pooled["ci"] if pooled else None
     verdict = V.rate_verdict(ci, claimed)
     ev = (f"fitted exponent {pooled['slope']:.3f}, {V.POLICY.confidence:.0%} CI [{ci[0]:.3f}, {ci[1]:.3f}] "
@@ -605,8 +605,8 @@ def stall_findings(run_fail: MethodRun, run_work: MethodRun, floor: float, level
     With a predicted stall ``level``, an analysis finding compares the failing method's final gap with
     it (within a factor ``resolution_factor``)."""
     from fedcheck.core import verdict as V
-    from fedcheck.checkbase import Finding
-    from fedcheck.counterexample import reproduced_if
+    from fedcheck.core.evidence import Finding
+    from fedcheck.core.evidence import reproduced_if
     P_ = V.POLICY
     k = np.asarray(run_fail.k, dtype=float)
     a = np.nanmean(run_fail.gap if y_fail is None else y_fail, 1)
@@ -680,8 +680,8 @@ def _unsolved(sols) -> str | None:
 def measure_drift(ctx, *, fail: Method, work: Method, references=(), rounds=(400, 2000)):
     """Item 4: the client-drift toy (``f_i = |x - c_i|``, ``c = (0, 0, 3)``, ``x_0 = 2``)."""
     from fedcheck.core import verdict as V
-    from fedcheck.checkbase import Finding
-    from fedcheck.measurement import Measurement
+    from fedcheck.core.evidence import Finding
+    from fedcheck.core.evidence import MeasureResult as Measurement
     inst = drift_instance()
     sol = solve_nonsmooth(inst, use_cache=ctx.config.use_cache)
     if sol.reason:
@@ -738,8 +738,8 @@ def measure_tradeoff(ctx, *, family, eps_expr, horizon, corollary: Method, anyti
     first rounds below each target are read off the same trace.  Exponents of rounds and calls against
     ``1/eps`` are fitted per instance and pooled (``fedcheck.verdict.pooled_rate``)."""
     from fedcheck.core import verdict as V
-    from fedcheck.checkbase import Finding
-    from fedcheck.measurement import Measurement
+    from fedcheck.core.evidence import Finding
+    from fedcheck.core.evidence import MeasureResult as Measurement
     eps_rel = list(eps_values[1] if ctx.full else eps_values[0])
     seeds_ = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(seeds[1] if ctx.full else seeds[0]))
     insts = [family.draw(s) for s in seeds_]
@@ -883,8 +883,8 @@ def measure_nscaling(ctx, *, family, n_values=((1, 2, 4, 8), (1, 2, 4, 8, 16, 32
     the tolerance policy, and the first round below ``eps`` is fitted against ``n`` and judged against the
     arm's ``claimed`` growth exponent (arms: ``(method, horizon, paper, description, claimed)``)."""
     from fedcheck.core import verdict as V
-    from fedcheck.checkbase import Finding
-    from fedcheck.measurement import Measurement
+    from fedcheck.core.evidence import Finding
+    from fedcheck.core.evidence import MeasureResult as Measurement
     ns = list(n_values[1] if ctx.full else n_values[0])
     seeds_ = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(seeds[1] if ctx.full else seeds[0]))
     base = [family.draw(s) for s in seeds_]
@@ -969,9 +969,9 @@ def measure_experiment(ctx, *, fail: Method, work: Method, others=(), fraction=0
     subgradients (``fraction`` of each client's samples), ``seeds`` replicates averaged, every method's
     step parameter tuned over its grid (powers of 10, as the paper), relative gap ``(F - F*)/F*``."""
     from fedcheck.core import verdict as V
-    from fedcheck.checkbase import Finding
+    from fedcheck.core.evidence import Finding
     from fedcheck.algorithms.fedmls import minibatch_oracle
-    from fedcheck.measurement import Measurement
+    from fedcheck.core.evidence import MeasureResult as Measurement
     inst = breast_cancer_svm()
     sol = solve_nonsmooth(inst, use_cache=ctx.config.use_cache)
     if sol.reason:
