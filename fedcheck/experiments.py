@@ -161,6 +161,81 @@ def _readings_formula(readings, bound_expr=None) -> dict:
     return out
 
 
+def _streams(algorithm) -> bool:
+    """Whether an algorithm can stream every round's metrics (``stream=`` in its signature)."""
+    import inspect
+    try:
+        return "stream" in inspect.signature(algorithm).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+class _EveryRound:
+    """The every-round check: receives blocks of every iterate's metrics from the engine (``stream``), judges
+    each block against every bound and reading at once, and keeps only the merged judgement per
+    (instance, reading, bound) -- memory does not grow with the number of rounds.  Bounds whose metric the
+    stream does not carry are left to the recorded grid (``covered`` says which are judged here)."""
+
+    def __init__(self, exp, claim, test, vals, I, R, run_sols, sols):
+        self.exp, self.claim, self.test, self.vals, self.I, self.R = exp, claim, test, vals, I, R
+        self.run_sols, self.sols = run_sols, sols
+        self.acc: dict = {}
+        self.fail: dict = {}
+        self.covered: set = {b.name for b in test.bounds}
+        self.infeasibility = None          # (max per run, first infeasible round per run at each tolerance)
+        self._inf_blocks: list = []
+
+    def __call__(self, k, values):
+        from fedcheck.core.evidence import merge_judgements
+        k = np.asarray(k, dtype=float)
+        if "infeasibility" in values:
+            self._inf_blocks.append((k, np.asarray(values["infeasibility"], dtype=float)))
+            self.infeasibility = True
+        sel = k >= self.exp.valid_from
+        if not sel.any():
+            return
+        kk = k[sel]
+        M = {name: np.asarray(v)[sel] for name, v in values.items()}
+        for bnd in self.test.bounds:
+            if bnd.name not in self.covered:
+                continue
+            try:
+                value, lo, hi = (np.asarray(a, dtype=float) for a in self.exp.metric_of(bnd.name)(M, self.run_sols))
+            except KeyError:      # the stream does not carry this metric: judged on the recorded grid
+                self.covered.discard(bnd.name)
+                continue
+            for r in self.claim.readings:
+                b = evaluate_schedule(bnd.expr.subs(dict(r.substitutions)), kk, self.vals, self.I)
+                st = self.test.statistic_of(r)
+                for j in range(self.I):
+                    cols = slice(j * self.R, (j + 1) * self.R)
+                    cmp = Comparison(lhs_lo=lo[:, cols].T, lhs_hi=hi[:, cols].T, rhs_lo=b[:, j], relation=bnd.relation,
+                                     scale=max(1.0, abs(self.sols[j].F_star)), points=kk, point_name="round",
+                                     value=value[:, cols].T)
+                    key = (j, r.name, bnd.name)
+                    self.acc[key] = merge_judgements(self.acc.get(key), cmp.judge(st))
+                    f = cmp.failing_samples()
+                    self.fail[key] = f if key not in self.fail else (self.fail[key] | f)
+
+    def result(self, j, reading, bound):
+        key = (j, reading, bound)
+        return self.acc.get(key) or {"verdict": V.INCONCLUSIVE, "max_ratio": None, "max_excess": None,
+                                     "points": 0, "violations": 0, "undecided": 0}, \
+            self.fail.get(key, np.zeros(self.R, dtype=bool))
+
+    def feasibility(self, cols, tol):
+        """Max infeasibility, first infeasible round and finiteness over every round, for the runs ``cols``."""
+        mx, first, finite = -np.inf, None, True
+        for k, inf in self._inf_blocks:
+            a = inf[:, cols]
+            finite &= bool(np.all(np.isfinite(a)))
+            mx = max(mx, float(np.nanmax(a)) if np.isfinite(a).any() else mx)
+            bad = (a > tol).any(1)
+            if first is None and bad.any():
+                first = float(k[bad][0])
+        return mx, first, finite
+
+
 # ---------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Rounds:
@@ -290,7 +365,12 @@ class Rounds:
                     kwargs.update(self.run_kwargs(vals_rep, seeds_rep))
                 rec = self.recorder(batch, sched) if self.recorder else default_recorder(batch)
                 rec = with_progress(rec, rounds + 1, f"{claim.id}{' ' + gtag if gtag else ''}", config.progress)
+                every = None
+                if _streams(self.algorithm):
+                    every = _EveryRound(self, claim, test, vals, I, R, run_sols, [sols[k] for k in idxs])
+                    kwargs["stream"] = every
                 trace = self.algorithm(batch, rounds=rounds, grid=grid, recorder=rec, **sched, **kwargs)
+                streamed = set(every.covered) if every is not None else set()
                 kk = trace.rounds.astype(float)
                 valid = kk >= self.valid_from
                 infeas = trace.metrics.get("infeasibility")
@@ -323,12 +403,18 @@ class Rounds:
                             for c, e in zip(self.side_conditions, rec_j["side_conditions"]):
                                 side.setdefault(c.name, {"verdicts": [], "description": c.description})
                                 side[c.name]["verdicts"].append(e["verdict"])
-                        if infeas is not None:
+                        if every is not None and every.infeasibility is not None:      # every round
+                            mx, first, finite = every.feasibility(cols, tol)
+                            fv = V.INCONCLUSIVE if not finite else (V.VIOLATED if first is not None else V.HOLDS)
+                            rec_j["feasibility"] = {"verdict": fv, "max_infeasibility": mx, "tolerance": tol,
+                                                    "first_infeasible_round": first, "rounds_checked": "every"}
+                            obs.feasibility.append(fv)
+                        elif infeas is not None:
                             bad = (infeas[:, cols] > tol).any(1)
                             fv = (V.INCONCLUSIVE if not np.all(np.isfinite(infeas[:, cols]))
                                   else (V.VIOLATED if bad.any() else V.HOLDS))
                             rec_j["feasibility"] = {"verdict": fv, "max_infeasibility": float(np.nanmax(infeas[:, cols])),
-                                                    "tolerance": tol,
+                                                    "tolerance": tol, "rounds_checked": "recorded",
                                                     "first_infeasible_round": float(kk[bad][0]) if bad.any() else None}
                             obs.feasibility.append(fv)
                     entry = {"params": gparams, "parts": {}}
@@ -347,8 +433,13 @@ class Rounds:
                             cmp = Comparison(lhs_lo=lo_j[valid].T, lhs_hi=hi_j[valid].T, rhs_lo=b[valid],
                                              relation=bnd.relation, scale=max(1.0, abs(sol.F_star)), points=kk[valid],
                                              point_name="round", value=v_j[valid].T)
-                            item = Observed(r.name, bnd.name, case, cmp, instance=inst, reason=reason,
-                                            save=_saver(inst), key=kidx)
+                            if bnd.name in streamed:     # judged at every round from the stream
+                                judged, failing = every.result(j, r.name, bnd.name)
+                                item = Observed(r.name, bnd.name, case, None, instance=inst, reason=reason,
+                                                save=_saver(inst), key=kidx, judged=judged, failing=failing)
+                            else:                        # judged at the recorded rounds only
+                                item = Observed(r.name, bnd.name, case, cmp, instance=inst, reason=reason,
+                                                save=_saver(inst), key=kidx)
                             obs.items.append(item)
                             part["bound"][r.name] = b
                             part["readings"][r.name] = cmp.judge(test.statistic_of(r))
@@ -376,6 +467,8 @@ class Rounds:
                                for n, d in side.items()}
         obs.evidence = {"rounds": rounds, "instances": len(insts), "replicates_per_instance": R,
                         "batches": len(groups), "record_points": int(len(grid)),
+                        "rounds_checked": "every round" if _streams(self.algorithm) else
+                        f"the {len(grid)} recorded rounds (the algorithm does not stream every round)",
                         "mode": "full" if config.full else "quick"}
         if len(self.param_grid) > 1:
             obs.evidence["param_grid"] = list(self.param_grid)

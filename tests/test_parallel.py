@@ -1,12 +1,11 @@
 """``verify -j N``: checks and seeds in worker processes give the results of a serial run."""
 import json
-from dataclasses import dataclass
-
 import numpy as np
 import pytest
 
-from fedcheck.check import BoundCheck, Check, CheckResult, RunConfig
+from fedcheck import Bound, BoundTest, Claim, Measurement, MeasureResult, Rounds, RunConfig
 from fedcheck.cli import main
+from fedcheck.core.evidence import Finding
 from fedcheck.problems.instances import RandomFamily
 from fedcheck.core.parallel import _parts, run_checks, splittable
 from theorems.fedfw import theorem1
@@ -43,31 +42,25 @@ def test_cli_rejects_negative_jobs(tmp_path, capsys):
     assert main(["verify", "theorem1", "--seeds", "2", "--rounds", "50", "-q", "--no-report", "-j", "-1"]) == 2
 
 
-@dataclass
-class _Tiny(Check):
-    """A check that is not a BoundCheck: runs whole in one worker."""
-    id: str = "tiny.check"
-    title: str = "tiny"
-    reference: str = "-"
-    claim: str = "1 + 1 = 2"
-    aliases: tuple = ()
-    kind: str = "measurement"
-    paper: object = theorem1.paper
+def _tiny_measure(ctx):
+    v = float(np.add(1.0, 1.0))
+    return MeasureResult([Finding("1 + 1 = 2", "holds" if v == 2.0 else "violated")],
+                         evidence={"value": v, "seeds": list(ctx.config.seeds or [])})
 
-    def run(self, config):
-        v = float(np.add(1.0, 1.0))
-        return CheckResult(id=self.id, title=self.title, paper=self.paper.key, reference=self.reference,
-                           claim=self.claim, kind=self.kind, verdict="holds" if v == 2.0 else "violated",
-                           evidence={"value": v, "seeds": list(config.seeds or [])})
+
+def _tiny():
+    """A claim that is not a per-round bound test: runs whole in one worker."""
+    return Claim(id="fedfw.tiny", paper=theorem1.paper, reference="-", statement="1 + 1 = 2",
+                 evidence=Measurement(_tiny_measure))
 
 
 def test_api_mixed_checks_and_shapes():
     """Instances of two shapes (two batches: fits pooled in the serial order) and a whole-run check."""
     fam_b = RandomFamily(loss="least_squares", set="l1", n=4, m=12, p=8, radius=1.0)
-    insts = [theorem1.family.draw(s) for s in range(3)] + [fam_b.draw(s) for s in range(3)]
+    insts = [theorem1.evidence.experiment.family.draw(s) for s in range(3)] + [fam_b.draw(s) for s in range(3)]
     insts = [insts[k] for k in (0, 3, 1, 4, 5, 2)]   # interleave the shapes
     config = RunConfig(instances=insts, rounds=300)
-    tiny = _Tiny()
+    tiny = _tiny()
     assert splittable(theorem1) and not splittable(tiny)
     theorem1.run(RunConfig(instances=insts, rounds=5))   # fill the solve cache (``cached`` is reported)
     serial = [c.run(config) for c in (theorem1, tiny)]
@@ -78,15 +71,18 @@ def test_api_mixed_checks_and_shapes():
 
 
 def test_full_mode_uses_full_rounds_and_seeds():
-    chk = BoundCheck(id="x.bound", paper=theorem1.paper, reference="-", claim="-", algorithm=theorem1.algorithm,
-                     schedules=theorem1.schedules, bound=theorem1.bound, default_rounds=100, quick_rounds=40,
-                     full_rounds=250, default_seeds=2, full_seeds=3)
-    assert chk.rounds_for(RunConfig()) == 40
-    assert chk.rounds_for(RunConfig(full=True)) == 250
-    assert chk.rounds_for(RunConfig(full=True, rounds=7)) == 7
-    assert len(chk._instances(RunConfig())) == 2 and len(chk._instances(RunConfig(full=True))) == 3
-    plain = BoundCheck(id="y.bound", paper=theorem1.paper, reference="-", claim="-", algorithm=theorem1.algorithm,
-                       schedules=theorem1.schedules, bound=theorem1.bound, default_rounds=100)
+    exp = theorem1.evidence.experiment
+
+    def claim(**kw):
+        return Claim(id="x.bound", paper=theorem1.paper, reference="-", statement="-",
+                     evidence=BoundTest(Rounds(family=exp.family, algorithm=exp.algorithm, schedules=exp.schedules, **kw),
+                                        bounds=theorem1.evidence.bounds))
+    r = claim(rounds=40, full_rounds=250, seeds=2, full_seeds=3).evidence.experiment
+    assert r.rounds_for(RunConfig()) == 40
+    assert r.rounds_for(RunConfig(full=True)) == 250
+    assert r.rounds_for(RunConfig(full=True, rounds=7)) == 7
+    assert len(r.instances(RunConfig())) == 2 and len(r.instances(RunConfig(full=True))) == 3
+    plain = claim(rounds=100).evidence.experiment
     assert plain.rounds_for(RunConfig()) == plain.rounds_for(RunConfig(full=True)) == 100
 
 

@@ -69,7 +69,7 @@ def test_pep_command_results_and_report(tmp_path, capsys):
 @pytest.mark.pep
 @needs_pepit
 def test_pep_checks_run_from_a_theorem_file():
-    from fedcheck.check import RunConfig
+    from fedcheck.core.claim import RunConfig
     fw, naive = pep.pep_checks()
     r = fw.run(RunConfig(rounds=2))
     assert r.id == "fedfw.pep_frank_wolfe" and r.verdict == V.HOLDS and r.series

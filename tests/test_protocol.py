@@ -250,3 +250,28 @@ def test_search_works_on_a_users_claim(tmp_path):
     assert np.isfinite(out.best.ratio) and out.verified is not None
     # the search stays inside the domain: l2 or box only, least squares only
     assert {t["instance"].split()[3] for t in out.trajectory} <= {"l2", "box"}
+
+
+# ---- every round (issue 13.1) -------------------------------------------------------------------
+def test_a_violation_between_recorded_rounds_is_found():
+    """A method whose objective jumps at one round the recording grid skips: the bound is violated there
+    only.  Checking the recorded rounds alone would say 'holds'."""
+    from fedcheck.core.schedules import record_grid
+    T, spike = 6000, 1234
+    assert spike + 1 not in set(record_grid(T + 1).tolist())
+
+    def spiky_round(X, x, ctx, *, eta):
+        Y = ctx.broadcast(x) - ctx.col(eta) * ctx.grad(ctx.broadcast(x))
+        x_new = ctx.project(Y.mean(1))
+        if ctx.t == spike:                      # iterate spike + 1 leaves the optimum region, once
+            x_new = ctx.project(x_new + 10.0)
+        return Y, x_new
+    fam = RandomFamily(loss="least_squares", set="l2", n=3, m=8, p=4, heterogeneity=0.0, noise=0.0, outside=0.5)
+    claim = Claim(id="tp.spike", paper=P, reference="r", statement="s",
+                  evidence=BoundTest(Rounds(family=fam, algorithm=federated(spiky_round), schedules={"eta": 1 / L},
+                                            seeds=1, rounds=T, valid_from=2),
+                                     bounds=(Bound("pgd", L * D**2 / (2 * (t - 1))),)))
+    r = claim.run(RunConfig(seeds=1))
+    assert r.verdict == V.VIOLATED and r.evidence["rounds_checked"] == "every round"
+    assert r.readings["as stated"]["first_violation"]["first_violation_round"] == spike + 1
+    assert r.readings["as stated"]["points_checked"] == T

@@ -299,13 +299,13 @@ def test_math_rendering_and_fallback():
 
 
 def test_report_rebuilds_from_json_without_recomputing(run, tmp_path, monkeypatch, capsys):
-    import fedcheck.check
+    import fedcheck.core.runner
     import fedcheck.problems.solve
 
     def boom(*a, **k):
         raise AssertionError("fedcheck report must not recompute")
-    monkeypatch.setattr(fedcheck.check.BoundCheck, "run", boom)
-    monkeypatch.setattr(fedcheck.solve, "solve_consensus", boom)
+    monkeypatch.setattr(fedcheck.core.runner, "run_claim", boom)
+    monkeypatch.setattr(fedcheck.problems.solve, "solve_consensus", boom)
     out = tmp_path / "again"
     assert main(["report", str(run["json"]), "--out", str(out)]) == 0
     printed = capsys.readouterr().out

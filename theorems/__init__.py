@@ -1,6 +1,6 @@
 """Theorem declarations, one module per paper.
 
-Every module-level :class:`fedcheck.check.Check` in a module listed in ``PAPERS``
-is registered under its id (``<paper>.<name>``) and its aliases."""
+Each module listed in ``PAPERS`` ends with ``CLAIMS``, the tuple of its :class:`fedcheck.core.claim.Claim`
+declarations; the registry (``fedcheck.core.registry``) reads those tuples."""
 
 PAPERS = ("fedfw", "fedsgm", "fedmls", "feddualavg")

@@ -27,7 +27,7 @@ from fedcheck.core import verdict as V
 
 __all__ = ["Statistic", "PATHWISE", "MEAN", "fraction", "Bound", "Comparison", "Observed", "Observations",
            "Finding", "Fact", "BoundTest", "Measurement", "MeasureContext", "MeasureResult", "Proof",
-           "compare_interval", "clopper_pearson", "reproduced_if", "order_fact"]
+           "compare_interval", "clopper_pearson", "reproduced_if", "order_fact", "merge_judgements"]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -248,6 +248,28 @@ class Comparison:
         return out
 
 
+def merge_judgements(a: dict | None, b: dict) -> dict:
+    """Two judgements of consecutive stretches of one comparison (blocks of rounds) as one: the worst verdict,
+    the largest ratio and excess (with where they occur), the first violation, the counts added up."""
+    if a is None:
+        return dict(b)
+    out = dict(a)
+    out["verdict"] = V.combine([a["verdict"], b["verdict"]])
+    if b.get("max_ratio") is not None and (a.get("max_ratio") is None or b["max_ratio"] > a["max_ratio"]):
+        for k in b:
+            if k.startswith("argmax_") or k in ("max_ratio", "lhs_at_argmax", "rhs_at_argmax"):
+                out[k] = b[k]
+    for k in ("max_ratio_where_bound_not_negligible", "max_excess", "se_max"):
+        vals = [x for x in (a.get(k), b.get(k)) if x is not None]
+        out[k] = max(vals) if vals else None
+    for k in b:
+        if k.startswith("first_violation_") and a.get(k) is None:
+            out[k] = b[k]
+    for k in ("violations", "undecided", "points"):
+        out[k] = a.get(k, 0) + b.get(k, 0)
+    return out
+
+
 # ---------------------------------------------------------------------------------------------------
 # observations: what an experiment hands the runner
 @dataclass
@@ -266,6 +288,14 @@ class Observed:
     save: Callable[[str], list] | None = None
     key: Any = None            # groups observations of one case (saving, per-case records)
     statistic: Statistic | None = None    # overrides the reading's statistic (a deterministic case among random ones)
+    judged: dict | None = None            # a judgement made already (every round, streamed): no comparison kept
+    failing: Any = None                   # with ``judged``: per run, did some point certainly fail
+
+    def judge(self, statistic: Statistic) -> dict:
+        return dict(self.judged) if self.judged is not None else self.comparison.judge(statistic)
+
+    def failing_samples(self) -> np.ndarray:
+        return np.asarray(self.failing, dtype=bool) if self.judged is not None else self.comparison.failing_samples()
 
 
 @dataclass

@@ -148,7 +148,7 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
     for item in obs.items:
         reading = readings.get(item.reading) or Reading(item.reading)
         st = item.statistic or ev.statistic_of(reading)
-        s = item.comparison.judge(st)
+        s = item.judge(st)
         if item.reason:
             s["verdict"] = V.combine([s["verdict"], V.INCONCLUSIVE])
         name = ev.finding_name(item.bound, item.reading, nb, nr)
@@ -188,7 +188,7 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
         if st.kind != "mean":
             failing: dict = {}     # per case: a run fails when any of its bounds fails
             for i, _, _ in lst:
-                f_i = i.comparison.failing_samples()
+                f_i = i.failing_samples()
                 prev = failing.get(i.case)
                 failing[i.case] = f_i if prev is None or prev.shape != f_i.shape else (prev | f_i)
             k = sum(int(f.sum()) for f in failing.values())
@@ -222,7 +222,7 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
         findings.append(f)
         if paper and verdict == V.VIOLATED:
             refuting.extend(i for i, s, _ in lst if s["verdict"] == V.VIOLATED or
-                            (st.kind != "mean" and i.comparison.failing_samples().any()))
+                            (st.kind != "mean" and i.failing_samples().any()))
     findings.extend(obs.findings)
     # feasibility of the iterates
     if obs.feasibility:

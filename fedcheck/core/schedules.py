@@ -1,12 +1,19 @@
 """Schedules and recording grids: SymPy expressions evaluated over rounds, and which rounds are stored."""
 from __future__ import annotations
 
+import functools
 from typing import Mapping
 
 import numpy as np
 import sympy as sp
 
 __all__ = ["record_grid", "evaluate_schedule"]
+
+
+@functools.lru_cache(maxsize=4096)
+def _lambdified(expr, tsym, free):
+    """One compiled function per (expression, variables): schedules and bounds are evaluated block by block."""
+    return sp.lambdify([tsym, *free], expr, modules="numpy")
 
 
 def record_grid(last: int, dense_until: int = 1000, per_decade: int = 50) -> np.ndarray:
@@ -34,7 +41,7 @@ def evaluate_schedule(expr: sp.Expr, t_values: np.ndarray, values: Mapping[str, 
     missing = [s.name for s in free if s.name not in values]
     if missing:
         raise KeyError(f"schedule {expr} needs values for {missing}")
-    fn = sp.lambdify([tsym] + free, expr, modules="numpy")
+    fn = _lambdified(expr, tsym, tuple(free))
     tv = np.asarray(t_values, dtype=float)[:, None]
     args = [np.broadcast_to(np.asarray(values[s.name], dtype=float), (B,))[None, :] for s in free]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

@@ -39,7 +39,7 @@ import sympy as sp
 
 from fedcheck.problems.instances import Instance, instance_rng
 from fedcheck.problems.sets import L2Ball
-from fedcheck.problems.solve import Solution, _load_cached, _store, _versions
+from fedcheck.problems.solve import Solution, SolutionCache, close, _versions
 
 __all__ = ["pieces", "solve_nonsmooth", "client_minimizers", "LADFamily", "HingeFamily", "MaxAffineFamily",
            "FamilyMix", "drift_instance", "breast_cancer_svm", "FORMULATION_VERSION", "BALL_MARGIN"]
@@ -95,7 +95,7 @@ def solve_nonsmooth(inst: Instance, use_cache: bool = True) -> Solution:
     subgradient (consensus duals: ``sum_i g_i = 0`` up to ``dual_residual``)."""
     key = _key(inst)
     if use_cache:
-        hit = _load_cached(key)
+        hit = CACHE.load(key, lambda s: verify_nonsmooth(inst, s))
         if hit is not None:
             return hit
     import cvxpy as cp
@@ -117,8 +117,8 @@ def solve_nonsmooth(inst: Instance, use_cache: bool = True) -> Solution:
         notes.append(str(e))
     nan = float("nan")
     if x.value is None or status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-        return Solution(nan, nan, nan, np.full(p, nan), np.full((inst.n, p), nan), nan, nan, "CLARABEL", status,
-                        time.perf_counter() - t0, _versions(), notes=notes)
+        return Solution(nan, nan, np.full(p, nan), status, "CLARABEL", _versions(), time.perf_counter() - t0,
+                        duals={"Y": np.full((inst.n, p), nan)}, info={"Y_norm": nan, "dual_residual": nan}, notes=notes)
     loss = inst.make_loss()
     x_hat = inst.set.project(np.asarray(x.value, dtype=float))
     F_hat = float(loss.full_value(x_hat))
@@ -159,13 +159,44 @@ def solve_nonsmooth(inst: Instance, use_cache: bool = True) -> Solution:
         status = "ball_active"
         notes.append(f"||x*|| = {np.linalg.norm(x_star):.3g} > {BALL_MARGIN} * rho = {BALL_MARGIN * rho:.3g}: "
                      "the domain ball may be active, so F* may not be the unconstrained optimum")
-    sol = Solution(F_star=F_hat, F_lower=F_hat - gap, gap=gap, x_star=x_star, Y_star=g_clients,
-                   Y_norm=float(np.linalg.norm(g_clients)), dual_residual=float(np.linalg.norm(g)),
-                   solver="CLARABEL", status=status, solve_time=time.perf_counter() - t0,
-                   solver_version=_versions(), notes=notes)
+    sol = Solution(F_star=F_hat, F_lower=F_hat - gap, x_star=x_star, status=status, solver="CLARABEL",
+                   solver_version=_versions(), solve_time=time.perf_counter() - t0,
+                   duals={"Y": g_clients, "w": w},
+                   info={"Y_norm": float(np.linalg.norm(g_clients)), "dual_residual": float(np.linalg.norm(g))},
+                   notes=notes)
     if use_cache and sol.accurate:
-        _store(key, sol)
+        CACHE.store(key, sol)
     return sol
+
+
+CACHE = SolutionCache(FORMULATION_VERSION)
+
+
+def verify_nonsmooth(inst: Instance, sol: Solution) -> str | None:
+    """Re-verify a stored solution without trusting it: shapes, status, the dual lower bound recomputed from the
+    stored weights, ``F`` at the stored point inside the certified interval, the duals' norms."""
+    P, q, c, client = pieces(inst)
+    N, K, p = P.shape
+    x, Y, w = (np.asarray(sol.x_star, float), np.asarray(sol.duals.get("Y"), float),
+               np.asarray(sol.duals.get("w"), float))
+    if x.shape != (p,) or Y.shape != (inst.n, p) or w.shape != (N, K):
+        return f"shapes x {x.shape}, Y {Y.shape}, w {w.shape} for n={inst.n}, p={p}, {N}x{K} pieces"
+    if sol.reason:
+        return sol.reason
+    if not (np.all(w >= 0) and np.allclose(w.sum(1), c, rtol=1e-9, atol=1e-12)):
+        return "the stored dual weights are not a certificate (negative, or not summing to the pieces' weights)"
+    rho = float(inst.set.radius)
+    g = np.einsum("nk,nkp->p", w, P)
+    lower = float((w * q).sum() - rho * np.linalg.norm(g))
+    if not close(lower, sol.F_lower, rtol=1e-9, atol=1e-12) and not lower >= sol.F_lower:
+        return f"the dual lower bound recomputes to {lower:.17g}, the entry says {sol.F_lower:.17g}"
+    F = float(inst.make_loss().full_value(x))
+    tol = CLOSE_SLACK * (1.0 + abs(sol.F_star))
+    if not (sol.F_lower - tol <= F <= sol.F_star + sol.gap + tol):
+        return f"F at the stored point is {F:.17g}, outside the certified interval [{sol.F_lower:.17g}, {sol.F_star:.17g}]"
+    if not close(float(np.linalg.norm(Y)), float(sol.info.get("Y_norm", np.nan))):
+        return "||Y||_F does not match the stored duals"
+    return None
 
 
 def client_minimizers(inst: Instance) -> np.ndarray:
@@ -355,14 +386,14 @@ def breast_cancer_svm(n_clients: int = 10, seed: int = 0, features: int = 9, tra
 
 
 # ----------------------------------------------------------------------------------------------
-# a runner for fedcheck.horizon.HorizonBoundCheck
+# a runner for fedcheck.experiments.Horizons
 def horizon_runner(algorithm, per_round: dict, metric: str = "gap", oracle_factory=None):
     """A ``runner(instances, solutions, schedule, T, settings, run_seeds)`` for
-    :class:`fedcheck.horizon.HorizonBoundCheck` that runs ``algorithm`` for ``T`` rounds.
+    :class:`fedcheck.experiments.Horizons` experiment that runs ``algorithm`` for ``T`` rounds.
 
     ``per_round`` maps each keyword of the algorithm to a SymPy expression in the round ``t``, the
     horizon ``T`` and the names of the check's schedules (e.g. ``{"lam": lam, "T": ceiling(...),
-    "R": R}``); it is evaluated per row with :func:`fedcheck.engine.core.evaluate_schedule`, so the
+    "R": R}``); it is evaluated per row with :func:`fedcheck.algorithms.core.evaluate_schedule`, so the
     per-round schedule is the declared expression itself.  Returns ``{metric: F(x_T) - F*}`` with the
     interval of ``F*`` and, as evidence, the initial gap, the subgradient calls per client and the
     ratio of the final gap to the initial one.  ``oracle_factory(batch, rng)`` makes a stochastic

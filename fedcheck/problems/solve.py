@@ -49,7 +49,8 @@ import numpy as np
 from fedcheck.problems.instances import Instance
 from fedcheck.core.results import atomic_write
 
-__all__ = ["Solution", "solve_consensus", "cache_dir", "CACHE_STATS", "FORMULATION_VERSION"]
+__all__ = ["Solution", "SolutionCache", "SolutionWarning", "solve_consensus", "verify_consensus", "cache_dir", "CACHE_STATS",
+           "FORMULATION_VERSION"]
 
 FORMULATION_VERSION = "consensus-v2"
 ACCURATE = "optimal"
@@ -64,39 +65,130 @@ def cache_dir() -> Path | None:
     return Path(env) if env else Path.home() / ".cache" / "fedcheck"
 
 
+class SolutionWarning(UserWarning):
+    """A cached solution failed its re-verification (it is solved again)."""
+
+
 @dataclass
 class Solution:
+    """The exact solution of one problem, whatever its kind (one type for the whole library).
+
+    ``F_star`` is the objective at the certified point (an upper bound on the optimum) and ``F_lower`` a
+    certified lower bound, so the optimum lies in ``[F_lower, F_star]`` (``gap`` wide).  ``duals`` holds the
+    dual variables a bound needs (``"Y"``: the consensus duals ``Y*``; ``"lam"``: a constraint's multiplier),
+    ``info`` the scalars computed with the solution (``Y_norm``, ``dual_residual``, ``D``, ``dist_bound``,
+    ``g_star``...); both are also readable as attributes (``sol.Y_norm``).  ``status`` is the solver's;
+    ``certified`` says whether the lower bound comes from a certificate that does not trust the solver."""
+
     F_star: float
     F_lower: float
-    gap: float
     x_star: np.ndarray
-    Y_star: np.ndarray
-    Y_norm: float
-    dual_residual: float
-    solver: str
     status: str
-    solve_time: float
-    solver_version: str
+    solver: str = "CLARABEL"
+    solver_version: str = ""
+    solve_time: float = 0.0
+    certified: bool = True
+    duals: dict = field(default_factory=dict)
+    info: dict = field(default_factory=dict)
     cached: bool = False
     notes: list = field(default_factory=list)
 
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        d = self.__dict__
+        key = {"Y_star": "Y"}.get(name, name)
+        for store in ("duals", "info"):
+            if key in d.get(store, {}):
+                return d[store][key]
+        raise AttributeError(f"Solution has no {name!r} (info: {sorted(d.get('info', {}))}, "
+                             f"duals: {sorted(d.get('duals', {}))})")
+
+    @property
+    def gap(self) -> float:
+        return float(self.F_star - self.F_lower)
+
     @property
     def accurate(self) -> bool:
-        return (self.status == ACCURATE and np.isfinite(self.F_star) and np.isfinite(self.gap)
-                and np.isfinite(self.Y_norm))
+        return self.reason is None
 
     @property
     def reason(self) -> str | None:
         if self.status != ACCURATE:
             return f"solver {self.solver} returned status {self.status!r}, not {ACCURATE!r}"
-        if not (np.isfinite(self.F_star) and np.isfinite(self.gap) and np.isfinite(self.Y_norm)):
+        vals = [self.F_star, self.F_lower] + [v for v in self.info.values() if isinstance(v, (int, float))]
+        if not np.all(np.isfinite(np.asarray(vals, dtype=float))):
             return "the exact solve produced a NaN or infinite value"
         return None
 
     def record(self) -> dict:
-        d = {k: v for k, v in asdict(self).items() if k not in ("x_star", "Y_star")}
-        d["x_star"] = self.x_star.tolist()
+        d = {k: v for k, v in asdict(self).items() if k not in ("x_star", "duals", "info")}
+        d.update({k: v for k, v in self.info.items()})
+        d["gap"] = self.gap
+        d["x_star"] = np.asarray(self.x_star).tolist()
         return d
+
+
+class SolutionCache:
+    """The one on-disk cache of exact solutions (``$FEDCHECK_CACHE``; ``off`` disables).
+
+    An entry is read back only after it passes ``verify(solution) -> problem or None``, a re-computation of
+    what is cheap (the objective at the stored point, its certificate, the duals' residual, shapes): a mismatch,
+    a NaN, a wrong type or an unreadable file is reported as a :class:`SolutionWarning` and the problem is solved
+    again.  A cache entry never crashes a run and is never trusted as it is."""
+
+    def __init__(self, namespace: str):
+        self.namespace = namespace
+
+    FORMAT = "s2"     # the entry layout (Solution with duals and info); older entries are simply not read
+
+    def _paths(self, key: str):
+        d = cache_dir()
+        return None if d is None else (d / f"{self.FORMAT}-{key}.json", d / f"{self.FORMAT}-{key}.npz")
+
+    def load(self, key: str, verify) -> "Solution | None":
+        import warnings
+        paths = self._paths(key)
+        if paths is None or not (paths[0].exists() and paths[1].exists()):
+            return None
+        try:
+            meta = json.loads(paths[0].read_text())
+            with np.load(paths[1], allow_pickle=False) as z:
+                arrays = {k: np.array(z[k]) for k in z.files}
+            x = arrays.pop("x_star")
+            duals = {k[len("dual_"):]: v for k, v in arrays.items() if k.startswith("dual_")}
+            duals.update(meta.pop("scalar_duals", {}))
+            for k in ("cached", "gap"):
+                meta.pop(k, None)
+            sol = Solution(x_star=x, duals=duals, cached=True, **meta)
+            problem = verify(sol)
+        except Exception as e:   # an unreadable or ill-typed entry: solve again
+            problem = f"unreadable entry ({type(e).__name__}: {e})"
+        if problem:
+            CACHE_STATS["rejected"] = CACHE_STATS.get("rejected", 0) + 1
+            warnings.warn(f"cached solution {key[:12]} ({self.namespace}) failed re-verification: {problem}; "
+                          "solving again", SolutionWarning, stacklevel=3)
+            return None
+        return sol
+
+    def store(self, key: str, sol: "Solution") -> None:
+        paths = self._paths(key)
+        if paths is None or not sol.accurate:
+            return
+        try:
+            paths[0].parent.mkdir(parents=True, exist_ok=True)
+            arr = {f"dual_{k}": np.asarray(v) for k, v in sol.duals.items() if np.ndim(v) > 0}
+            scal = {k: float(v) for k, v in sol.duals.items() if np.ndim(v) == 0}
+            meta = {k: v for k, v in asdict(sol).items() if k not in ("x_star", "duals", "cached")}
+            meta["scalar_duals"] = scal
+            atomic_write(paths[1], lambda fh: np.savez(fh, x_star=np.asarray(sol.x_star), **arr))
+            atomic_write(paths[0], lambda fh: fh.write(json.dumps(meta, default=float).encode()))
+        except OSError:
+            pass  # a read-only cache is not an error
+
+
+def close(a: float, b: float, rtol: float = 1e-9, atol: float = 1e-12) -> bool:
+    return bool(np.isfinite(a) and np.isfinite(b) and abs(a - b) <= atol + rtol * max(abs(a), abs(b)))
 
 
 def _versions() -> str:
@@ -109,34 +201,40 @@ def _key(inst: Instance) -> str:
     return hashlib.sha256(f"{inst.content_hash()}|{FORMULATION_VERSION}|{_versions()}".encode()).hexdigest()
 
 
-def _load_cached(key: str) -> Solution | None:
-    d = cache_dir()
-    if d is None:
-        return None
-    meta, arrs = d / f"{key}.json", d / f"{key}.npz"
-    if not (meta.exists() and arrs.exists()):
-        return None
-    try:
-        m = json.loads(meta.read_text())
-        with np.load(arrs, allow_pickle=False) as z:
-            x, Y = z["x_star"], z["Y_star"]
-        m.pop("cached", None)
-        return Solution(x_star=x, Y_star=Y, cached=True, **m)
-    except Exception:  # a corrupt cache entry is ignored and rewritten
-        return None
+CACHE = SolutionCache(FORMULATION_VERSION)
+
+
+def verify_consensus(inst: Instance, sol: Solution) -> str | None:
+    """Re-verify a stored consensus solution without trusting it: shapes, status, the point in ``D``, ``F`` at
+    the point, the Frank-Wolfe certificate of ``F_lower``, ``||Y*||_F`` and the duals' residual."""
+    x, Y = np.asarray(sol.x_star, dtype=float), np.asarray(sol.duals.get("Y"), dtype=float)
+    if x.shape != (inst.p,) or Y.shape != (inst.n, inst.p):
+        return f"shapes x {x.shape}, Y {Y.shape} for an instance with n={inst.n}, p={inst.p}"
+    if sol.reason:
+        return sol.reason
+    if not bool(np.all(inst.set.contains(x, 1e-9 * max(1.0, float(np.max(inst.set.radius)))))):
+        return "the stored point is not in the set"
+    loss = inst.make_loss()
+    F = float(loss.full_value(x))
+    if not close(F, sol.F_star):
+        return f"F at the stored point is {F:.17g}, the entry says {sol.F_star:.17g}"
+    gap = _fw_gap(loss, inst.set, x)
+    if not (gap <= sol.gap * (1 + 1e-9) + 1e-15 and close(sol.F_star - sol.F_lower, sol.gap)):
+        return f"the Frank-Wolfe gap at the stored point is {gap:.3g}, above the stored accuracy {sol.gap:.3g}"
+    if not close(float(np.linalg.norm(Y)), float(sol.info.get("Y_norm", np.nan))):
+        return "||Y*||_F does not match the stored duals"
+    res = _dual_residual(loss, inst, x, Y)
+    if not (res <= float(sol.info.get("dual_residual", np.nan)) * (1 + 1e-6) + 1e-12):
+        return f"the duals' residual is {res:.3g}, above the stored {sol.info.get('dual_residual')}"
+    return None
+
+
+def _load_cached(key: str, inst: Instance | None = None) -> Solution | None:
+    return CACHE.load(key, (lambda s: verify_consensus(inst, s)) if inst is not None else (lambda s: s.reason))
 
 
 def _store(key: str, sol: Solution) -> None:
-    d = cache_dir()
-    if d is None:
-        return
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-        meta = {k: v for k, v in asdict(sol).items() if k not in ("x_star", "Y_star", "cached")}
-        atomic_write(d / f"{key}.npz", lambda fh: np.savez(fh, x_star=sol.x_star, Y_star=sol.Y_star))
-        atomic_write(d / f"{key}.json", lambda fh: fh.write(json.dumps(meta).encode()))
-    except OSError:
-        pass  # a read-only cache is not an error
+    CACHE.store(key, sol)
 
 
 def _objective_terms(inst: Instance, X):
@@ -173,7 +271,7 @@ def solve_consensus(inst: Instance, use_cache: bool = True) -> Solution:
     """Exact ``F*``, ``x*`` and consensus duals ``Y*`` of one instance (see module doc)."""
     key = _key(inst)
     if use_cache:
-        hit = _load_cached(key)
+        hit = _load_cached(key, inst)
         if hit is not None:
             CACHE_STATS["hits"] += 1
             return hit
@@ -205,9 +303,8 @@ def solve_consensus(inst: Instance, use_cache: bool = True) -> Solution:
     elapsed = time.perf_counter() - t0
     if z.value is None or status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         nan = float("nan")
-        sol = Solution(nan, nan, nan, np.full(p, np.nan), np.full((n, p), np.nan), nan, nan,
-                       "CLARABEL", status, elapsed, _versions(), notes=notes)
-        return sol
+        return Solution(nan, nan, np.full(p, np.nan), status, "CLARABEL", _versions(), elapsed,
+                        duals={"Y": np.full((n, p), np.nan)}, info={"Y_norm": nan, "dual_residual": nan}, notes=notes)
     Y = None if reduced else np.stack([np.asarray(c.dual_value) for c in consensus])
     sol = certify(inst, np.asarray(z.value), Y)
     sol.status, sol.solve_time, sol.notes = status, elapsed, notes
@@ -252,15 +349,16 @@ def certify(inst: Instance, x: np.ndarray, Y: np.ndarray | None = None) -> Solut
     # Dual residual under the Lagrangian F^(X) + <Y, X - R> of (32): x_hat must minimize
     # (1/n) f_i + <y_i, .> over D for every i, and sum_i y_i = 0.  cvxpy's sign convention for
     # the dual of ``x_i == z`` is the opposite one, so both are tried and the better is kept.
-    Gi = loss.grad(np.broadcast_to(x_hat, (inst.n, inst.p))) / inst.n
-    best = None
-    for sign in (1.0, -1.0):
-        Ys = sign * Y
-        Li = Gi + Ys
-        res = np.maximum(np.einsum("ip,ip->i", Li, x_hat - S.lmo(Li)), 0.0).max()
-        res = max(res, float(np.linalg.norm(Ys.sum(0))))
-        if best is None or res < best[0]:
-            best = (res, Ys)
-    return Solution(F_star=F_hat, F_lower=F_hat - gap, gap=gap, x_star=x_hat, Y_star=best[1],
-                    Y_norm=float(np.linalg.norm(best[1])), dual_residual=float(best[0]), solver="CLARABEL",
-                    status=ACCURATE, solve_time=0.0, solver_version=_versions())
+    best = min(((_dual_residual(loss, inst, x_hat, sign * Y), sign * Y) for sign in (1.0, -1.0)),
+               key=lambda r: r[0])
+    return Solution(F_star=F_hat, F_lower=F_hat - gap, x_star=x_hat, status=ACCURATE, solver="CLARABEL",
+                    solver_version=_versions(), duals={"Y": best[1]},
+                    info={"Y_norm": float(np.linalg.norm(best[1])), "dual_residual": float(best[0])})
+
+
+def _dual_residual(loss, inst: Instance, x: np.ndarray, Y: np.ndarray) -> float:
+    """``max_i`` FW gap of ``x`` for the client Lagrangian ``(1/n) f_i + <y_i, .>`` over ``D``, and ``||sum_i y_i||``."""
+    S = inst.set
+    Li = loss.grad(np.broadcast_to(x, (inst.n, inst.p))) / inst.n + Y
+    res = float(np.maximum(np.einsum("ip,ip->i", Li, x - S.lmo(Li)), 0.0).max())
+    return max(res, float(np.linalg.norm(Y.sum(0))))

@@ -224,7 +224,7 @@ def _grid_text(v: np.ndarray) -> str:
 
 
 def from_symbolic_claim(claim) -> StepOutcome:
-    """Reuse a :class:`~fedcheck.check.SymbolicClaim` (holds -> proven, violated -> refuted)."""
+    """Reuse a :class:`~fedcheck.core.evidence.Fact` (holds -> proven, violated -> refuted)."""
     rec = claim.evaluate()
     verdict = {V.HOLDS: PROVEN, V.VIOLATED: REFUTED}.get(rec["verdict"], INCONCLUSIVE)
     return StepOutcome(verdict, f"SymPy ({claim.name}): {rec['evidence']}")
