@@ -478,20 +478,23 @@ class Rounds:
 # ---------------------------------------------------------------------------------------------------
 def takes_instance(claim, inst) -> str | None:
     """``None`` when ``claim`` can run on the given problem instance, else why not (``verify --instance``)."""
-    from fedcheck.core.evidence import BoundTest
+    from fedcheck.core.evidence import BoundTest, Measurement
     ev = claim.evidence
-    if not isinstance(ev, BoundTest):
-        return f"{claim.id} does not run on instances (its evidence is a {type(ev).__name__.lower()})"
-    exp = ev.experiment
-    accepts = getattr(exp, "accepts", None)
-    if isinstance(exp, Rounds):
-        ok = type(inst).__name__ == "Instance" if accepts is None else accepts(inst)
-    elif isinstance(exp, Horizons):
-        ok = True if accepts is None else bool(accepts(inst))
-    else:
-        ok = bool(getattr(exp, "takes_instances", False)) and (accepts is None or accepts(inst))
-        if not getattr(exp, "takes_instances", False):
+    if isinstance(ev, BoundTest):
+        exp = ev.experiment
+        accepts = getattr(exp, "accepts", None)
+        if isinstance(exp, Rounds):
+            ok = type(inst).__name__ == "Instance" if accepts is None else bool(accepts(inst))
+        elif isinstance(exp, Horizons):
+            ok = True if accepts is None else bool(accepts(inst))
+        elif accepts is None:
             return f"{claim.id} builds its own cases and does not run on given instances"
+        else:
+            ok = bool(accepts(inst))
+    elif isinstance(ev, Measurement) and ev.accepts is not None:
+        ok = bool(ev.accepts(inst))
+    else:
+        return f"{claim.id} does not run on instances (its evidence is a {type(ev).__name__.lower()})"
     if not ok:
         return f"{claim.id} runs on its own problem class; this instance is not of it"
     props = getattr(inst, "properties", None)
@@ -781,6 +784,8 @@ class Cases:
 
     cases: Callable
     formula: dict = field(default_factory=dict)
+    accepts: Callable | None = None      # which given problems the cases function runs on (None: its own only)
+    families: tuple = ()                 # the families it draws from (``search``), when it takes instances
     axis = "point"
 
     def observe(self, claim, test, config, params) -> Observations:

@@ -19,7 +19,7 @@ in the Frobenius norm, Theorem 3.1's ``G``), ``r_0 = ||x_0 - x*||``, ``Delta_F =
 
 Initial conditions (Algorithm 1 leaves ``z_0``, ``y_1``, ``y_1^i`` unset): ``y_1 = y_1^i = z_1 = z_0 =
 z_0^i = x_0 = x_0^i = y_0 = 0`` (the paper's experiments start at zero); see
-:mod:`fedcheck.engine.fedmls`.  The ball radius is ``R = 2||x*|| + 1`` (any ``R >= ||x*||`` is allowed).
+:mod:`fedcheck.algorithms.fedmls`.  The ball radius is ``R = 2||x*|| + 1`` (any ``R >= ||x*||`` is allowed).
 """
 import functools
 

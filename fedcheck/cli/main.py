@@ -204,20 +204,37 @@ def validate_inputs(checks, params: dict, instances: list, rounds: int | None = 
 
 
 def _rerun_hint(check_id: str, path: str, theorem_files) -> str:
-    """The command that reruns a check on a saved instance, when the file is in the documented format
-    (other papers save their own problem formats, which ``--instance`` does not read)."""
-    from fedcheck.problems.instances import InstanceError, load_instance
+    """The command that reruns a claim on a saved problem file (any kind :func:`load_problem` reads)."""
+    from fedcheck.problems.instances import InstanceError
+    from fedcheck.problems.io import load_problem
+    if not str(path).endswith(".npz"):
+        return ""
     try:
-        load_instance(path)
+        load_problem(path)
     except (InstanceError, OSError):
         return ""
     extra = "".join(f" --theorem-file {f}" for f in theorem_files)
     return f" (rerun: fedcheck verify {check_id}{extra} --instance {path})"
 
 
+def _hint_for(claim, path: str, theorem_files) -> str:
+    """A rerun hint only where the claim runs on the saved file (its domain included)."""
+    from fedcheck.core.errors import BadInput
+    from fedcheck.experiments import takes_instance
+    from fedcheck.problems.instances import InstanceError
+    from fedcheck.problems.io import load_problem
+    try:
+        if not str(path).endswith(".npz") or takes_instance(claim, load_problem(path)):
+            return ""
+    except (InstanceError, OSError, BadInput):
+        return ""
+    return _rerun_hint(claim.id, path, theorem_files)
+
+
 def cmd_verify(args, argv) -> int:
     from fedcheck.core.registry import UnknownCheck
-    from fedcheck.problems.instances import InstanceError, load_instance
+    from fedcheck.problems.instances import InstanceError
+    from fedcheck.problems.io import load_problem
 
     reg = _registry(args.theorem_file)
     try:
@@ -230,7 +247,7 @@ def cmd_verify(args, argv) -> int:
     loaded = []
     for f in args.instance:
         try:
-            loaded.append((f, load_instance(f)))
+            loaded.append((f, load_problem(f)))
         except InstanceError as e:
             raise BadInput(str(e)) from None
     instances = [inst for _, inst in loaded]
@@ -281,11 +298,12 @@ def _verify(args, argv, checks, seeds, params, instances, staging) -> int:
         _publish_instances(results, staging, Path(args.out))
     doc = document(results, provenance(argv, seeds))
     print(summary_table(results))
+    by_id = {c.id: c for c in checks}
     for r in results:
         if r["verdict"] != V.HOLDS and r.get("reason"):
             print(f"{r['id']}: {r['verdict']}: {r['reason']}")
         for path in r.get("saved_instances") or []:
-            hint = _rerun_hint(r["id"], path, args.theorem_file)
+            hint = _hint_for(by_id[r["id"]], path, args.theorem_file) if r["id"] in by_id else ""
             print(f"{r['id']}: instance saved to {path}{hint}")
     if args.json:
         path = write_json(doc, args.json)

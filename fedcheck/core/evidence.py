@@ -479,10 +479,12 @@ class MeasureResult:
 @dataclass(frozen=True)
 class Measurement:
     """``measure(ctx) -> MeasureResult``.  ``counterexample=True``: the findings use ``reproduced`` /
-    ``not_reproduced`` (the kind shown is ``counterexample``)."""
+    ``not_reproduced`` (the kind shown is ``counterexample``).  ``accepts(instance) -> bool``: the measurement
+    reads ``ctx.config.instances`` and runs on such problems (``None``: it builds its own)."""
 
     measure: Callable[[MeasureContext], MeasureResult]
     counterexample: bool = False
+    accepts: Callable | None = None     # which given problems (``verify --instance``) the measurement runs on
 
     @property
     def kind(self) -> str:
