@@ -57,7 +57,7 @@ def _fmt(x, spec=".3g"):
 
 
 def summary_table(results: list[dict]) -> str:
-    rows = [("check", "verdict", "max ratio", "rate (claimed)", "rate", "feasible", "time")]
+    rows = [("check", "verdict", "max ratio", "max excess", "rate (claimed)", "rate", "feasible", "time")]
     for r in results:
         rate = "-"
         if r.get("claimed_rate") is not None:
@@ -66,14 +66,15 @@ def summary_table(results: list[dict]) -> str:
                    f" ({r['claimed_rate']:.3g})"
         head = r.get("headline") or r["verdict"]
         rows.append((r["id"], head.upper() if head == V.VIOLATED else head,
-                     _fmt(r.get("max_ratio")), rate,
+                     _fmt(r.get("max_ratio")), _fmt(r.get("max_excess")), rate,
                      ("pre-asymptotic" if ((r.get("evidence") or {}).get("rate") or {}).get("pre_asymptotic")
                       else r.get("rate_verdict") or "-"),
                      (r.get("feasibility") or {}).get("verdict", "-"), f"{r.get('seconds', 0):.1f}s"))
         for name, d in (r.get("readings") or {}).items():
             if len(r["readings"]) > 1:
                 tag = "paper" if d.get("paper") else "analysis"
-                rows.append((f"  reading {name} ({tag})", d["verdict"], _fmt(d.get("max_ratio")), "", "", "", ""))
+                rows.append((f"  reading {name} ({tag})", d["verdict"], _fmt(d.get("max_ratio")),
+                             _fmt(d.get("max_excess")), "", "", "", ""))
     widths = [max(len(str(row[c])) for row in rows) for c in range(len(rows[0]))]
     lines = []
     for i, row in enumerate(rows):

@@ -217,8 +217,9 @@ class Comparison:
             else:
                 ratio = np.where(val != 0, rhs / val, np.nan)
                 excess = rhs - val
-        if self.relation != "==":
-            negligible = np.abs(rhs) <= V.POLICY.negligible_bound * np.maximum(np.abs(self.scale), 1.0)
+        if self.relation != "==":    # a bound that (numerically) vanishes: its ratio means nothing, its excess does
+            size = np.maximum(np.maximum(np.abs(self.scale), 1.0), np.abs(val))
+            negligible = np.abs(rhs) <= V.POLICY.negligible_bound * size
             ratio_reported = np.where(negligible, np.nan, ratio)
         else:
             ratio_reported = ratio

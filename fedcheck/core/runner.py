@@ -167,11 +167,15 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
         st = lst[0][2]
         vs = [s["verdict"] for _, s, _ in lst]
         verdict = V.combine(vs)
-        ratios = [s["max_ratio"] for _, s, _ in lst if s["max_ratio"] is not None and np.isfinite(s["max_ratio"])]
+        key = "max_ratio_where_bound_not_negligible"
+        raw = [s["max_ratio"] for _, s, _ in lst if s["max_ratio"] is not None and np.isfinite(s["max_ratio"])]
+        ratios = [s.get(key, s["max_ratio"]) for _, s, _ in lst
+                  if s.get(key, s["max_ratio"]) is not None and np.isfinite(s.get(key, s["max_ratio"]))]
         excess = [s["max_excess"] for _, s, _ in lst if s["max_excess"] is not None and np.isfinite(s["max_excess"])]
         cases = sorted({str(i.case) for i, _, _ in lst})
         bad = [(i, s) for i, s, _ in lst if s["verdict"] == V.VIOLATED]
         extra = {"cases": len(cases), "observations": len(lst),
+                 "max_ratio_including_negligible_bounds": max(raw) if raw else None,
                  "violated_observations": len(bad),
                  "inconclusive_observations": sum(v == V.INCONCLUSIVE for v in vs),
                  "max_excess": max(excess) if excess else None,

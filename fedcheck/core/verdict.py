@@ -49,7 +49,7 @@ class TolerancePolicy:
     resolution_factor: float = 10.0
     statistical_z: float = 3.0         # mean + z standard errors for expectations
     rate_drift: float = 0.2            # slopes of the last two decades further apart than this: pre-asymptotic
-    negligible_bound: float = 1e-6     # a ratio is reported only where |bound| > this * max(1, scale)
+    negligible_bound: float = 1e-4     # a ratio is reported only where |bound| > this * max(1, scale, |measured|)
 
 
 POLICY = TolerancePolicy()
