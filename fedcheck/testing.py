@@ -23,7 +23,7 @@ from fedcheck.core.claim import Claim as Check, Result as CheckResult, RunConfig
 from fedcheck.problems.instances import Instance, RandomFamily
 from fedcheck.core.verdict import INCONCLUSIVE, NOT_REPRODUCED, VIOLATED
 
-__all__ = ["families", "instances", "check_on", "assert_not_refuted"]
+__all__ = ["families", "instances", "claim_instances", "check_on", "assert_not_refuted"]
 
 
 def families(loss: str | Sequence[str] = ("least_squares", "logistic"),
@@ -40,6 +40,22 @@ def families(loss: str | Sequence[str] = ("least_squares", "logistic"),
 def instances(seeds=st.integers(0, 2**32 - 1), **family_kwargs) -> st.SearchStrategy[Instance]:
     """One instance of a drawn family at a drawn seed (reproducible: the seed is in ``inst.seed``)."""
     return st.builds(lambda fam, seed: fam.draw(seed), families(**family_kwargs), seeds)
+
+
+def claim_instances(claim, seeds=st.integers(0, 2**31 - 1)) -> st.SearchStrategy:
+    """Instances inside ``claim``'s declared domain (what ``fedcheck search`` draws: free properties varied in
+    their ranges, everything else as the claim's own family has it), reproducible from the drawn seed."""
+    import numpy as np
+
+    from fedcheck.tools.search import SearchSpace, draw_candidate, draw_generic, families_of
+    fams = families_of(claim)
+    if not fams:
+        raise ValueError(f"{claim.id} does not run on instances of a family")
+    if isinstance(fams[0], RandomFamily):
+        space = SearchSpace.for_check(claim, vary_params=False)
+        return seeds.map(lambda s: draw_candidate(space, np.random.default_rng(s), 0).instance)
+    space = SearchSpace(params={})
+    return seeds.map(lambda s: draw_generic(claim, np.random.default_rng(s), 0, space).instance)
 
 
 def check_on(check: Check, instance: Instance | Sequence[Instance], rounds: int | None = None,

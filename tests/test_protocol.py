@@ -275,3 +275,54 @@ def test_a_violation_between_recorded_rounds_is_found():
     assert r.verdict == V.VIOLATED and r.evidence["rounds_checked"] == "every round"
     assert r.readings["as stated"]["first_violation"]["first_violation_round"] == spike + 1
     assert r.readings["as stated"]["points_checked"] == T
+
+
+# ---- domains (issue 13.3) -----------------------------------------------------------------------
+def _one_client_fw():
+    """Classical Frank-Wolfe, one client, on the simplex: 2 L D^2 / (t + 1) -- a claim about n = 1 only."""
+    from fedcheck import algorithms as engine
+    fam = RandomFamily(loss="least_squares", set="simplex", n=1, m=10, p=6)
+    return Claim(id="tp.fw", paper=P, reference="Jaggi 2013", statement="F(x^t) - F* <= 2 L D^2 / (t + 1)",
+                 evidence=BoundTest(Rounds(family=fam, algorithm=engine.frank_wolfe, schedules={"eta": 2 / (t + 1)},
+                                           seeds=2, rounds=200, valid_from=2),
+                                    bounds=(Bound("2LD^2/(t+1)", 2 * L * D**2 / (t + 1)),)),
+                 domain=Domain(fixed={"loss": "least_squares", "set": "simplex", "n": 1},
+                               free={"m": (1, None), "p": (1, None), "radius": (0, None)}))
+
+
+def test_search_never_leaves_the_domain(tmp_path):
+    from fedcheck.tools.search import search
+    c = _one_client_fw()
+    out = search(c, budget=8, restarts=2, seed=3, rounds=60, out=tmp_path, do_shrink=False)
+    seen = [t["instance"] for t in out.trajectory]
+    assert all(s.startswith("n=1 ") and " simplex " in s for s in seen), seen
+    assert out.verified.verdict == V.HOLDS
+
+
+def test_sets_outside_the_domain_are_refused():
+    from fedcheck.core.errors import DomainError
+    from fedcheck.tools.search import SearchSpace
+    with pytest.raises(DomainError, match="outside the domain"):
+        SearchSpace.for_check(_one_client_fw(), sets=("box",))
+
+
+def test_hypothesis_draws_inside_the_domain():
+    from hypothesis import given, settings
+
+    from fedcheck.testing import claim_instances
+    c = _one_client_fw()
+
+    @settings(max_examples=15, deadline=None, derandomize=True)
+    @given(claim_instances(c))
+    def check(inst):
+        c.domain.check_instance(inst.properties())
+        assert inst.n == 1 and inst.set.name == "simplex"
+    check()
+
+
+def test_an_instance_outside_the_domain_is_never_a_refutation():
+    from fedcheck.core.errors import DomainError
+    from fedcheck.experiments import takes_instance
+    two = RandomFamily(loss="least_squares", set="simplex", n=2, m=10, p=6).draw(0)
+    with pytest.raises(DomainError):
+        takes_instance(_one_client_fw(), two)
