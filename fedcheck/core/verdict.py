@@ -117,7 +117,8 @@ def decade_slopes(k, y, floor=0.0, policy: "TolerancePolicy" = None, min_points:
     return out
 
 
-def fit_rate(k, y, floor=0.0, policy: TolerancePolicy = POLICY) -> dict | None:
+def fit_rate(k, y, floor=0.0, policy: TolerancePolicy = POLICY, window: str = "last_decades",
+             min_points: int | None = None) -> dict | None:
     """The log-log slope of ``y`` against ``k`` over the last ``fit_decades`` decades, with an interval that
     accounts for the autocorrelation of the residuals (Newey-West HAC), the slopes of every decade, and a
     ``pre_asymptotic`` flag when the last two decades disagree by more than ``POLICY.rate_drift`` (the fit has not
@@ -126,15 +127,20 @@ def fit_rate(k, y, floor=0.0, policy: TolerancePolicy = POLICY) -> dict | None:
     y = np.asarray(y, dtype=float)
     if k.size == 0:
         return None
-    kmax = k.max()
-    kmin = max(kmax / 10 ** policy.fit_decades, 1.0)
-    # log-spaced subsample so that dense early indices do not dominate the fit
-    targets = np.logspace(np.log10(kmin), np.log10(kmax), int(policy.fit_points_per_decade * policy.fit_decades) + 1)
-    idx = np.unique(np.clip(np.searchsorted(k, targets), 0, k.size - 1))
+    if window == "all":      # every given point (a few horizons, a few eps): no subsample
+        idx = np.arange(k.size)
+    else:
+        kmax = k.max()
+        kmin = max(kmax / 10 ** policy.fit_decades, 1.0)
+        # log-spaced subsample so that dense early indices do not dominate the fit
+        targets = np.logspace(np.log10(kmin), np.log10(kmax),
+                              int(policy.fit_points_per_decade * policy.fit_decades) + 1)
+        idx = np.unique(np.clip(np.searchsorted(k, targets), 0, k.size - 1))
     floor = np.broadcast_to(np.asarray(floor, dtype=float), y.shape)
-    ok = np.isfinite(y[idx]) & (y[idx] > policy.resolution_factor * floor[idx]) & (y[idx] > 0)
+    ok = (np.isfinite(y[idx]) & np.isfinite(k[idx]) & (k[idx] > 0) & (y[idx] > policy.resolution_factor * floor[idx])
+          & (y[idx] > 0))
     idx = idx[ok]
-    if idx.size < policy.fit_min_points:
+    if idx.size < (policy.fit_min_points if min_points is None else min_points) or idx.size < 3:
         return None
     lx, ly = np.log(k[idx]), np.log(y[idx])
     res = stats.linregress(lx, ly)

@@ -581,21 +581,10 @@ def series_of(run: MethodRun, panel: str, role: str, x: str = "rounds", ylabel: 
 
 
 def _fit_over_instances(x: np.ndarray, y: np.ndarray) -> dict | None:
-    """Slope of ``log y`` against ``log x`` per instance (columns; NaNs dropped, at least 3 points), pooled
-    over instances with :func:`fedcheck.verdict.pooled_rate` (a single instance keeps its own interval)."""
-    from scipy import stats
-
+    """Slope of ``log y`` against ``log x`` per instance (columns; every finite positive point, at least 3), pooled
+    over instances with :func:`fedcheck.core.verdict.pooled_rate` (a single instance keeps its own interval)."""
     from fedcheck.core import verdict as V
-    fits = []
-    for j in range(y.shape[1]):
-        ok = np.isfinite(y[:, j]) & (y[:, j] > 0) & np.isfinite(x) & (x > 0)
-        if ok.sum() < 3:
-            fits.append(None)
-            continue
-        res = stats.linregress(np.log(x[ok]), np.log(y[ok, j]))
-        q = stats.t.ppf(0.5 + V.POLICY.confidence / 2, ok.sum() - 2)
-        fits.append({"slope": float(res.slope), "ci": [float(res.slope - q * res.stderr),
-                                                         float(res.slope + q * res.stderr)], "points": int(ok.sum())})
+    fits = [V.fit_rate(x, y[:, j], 0.0, window="all", min_points=3) for j in range(y.shape[1])]
     pooled = V.pooled_rate(fits)
     if pooled is not None:
         pooled["per_instance"] = fits
