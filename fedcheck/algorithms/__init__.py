@@ -19,7 +19,9 @@ from fedcheck.algorithms.core import Recorder, Trace, default_recorder, evaluate
 from fedcheck.algorithms.fedfw import fedfw, frank_wolfe, naive_fw_averaging
 from fedcheck.algorithms.protocol import Round, federated
 from fedcheck.algorithms.fedfw_variants import fedfw_partial, fedfw_plus, fedfw_split, fedfw_sto, fedfw_variant, feddr
+from fedcheck.algorithms.fedavg import FedAvgState, fedavg_rounds, run_fedavg
 
 __all__ = ["Round", "federated", "Recorder", "Trace", "default_recorder", "evaluate_schedule", "record_grid", "run_recorded",
            "with_iterates", "fedfw", "frank_wolfe", "naive_fw_averaging",
-           "fedfw_variant", "fedfw_plus", "fedfw_sto", "fedfw_partial", "fedfw_split", "feddr"]
+           "fedfw_variant", "fedfw_plus", "fedfw_sto", "fedfw_partial", "fedfw_split", "feddr",
+           "FedAvgState", "fedavg_rounds", "run_fedavg"]

@@ -49,6 +49,8 @@ from typing import Callable, Mapping
 import numpy as np
 
 from fedcheck.algorithms.core import Trace, record_grid
+from fedcheck.algorithms.fedavg import fedavg_rounds
+from fedcheck.algorithms.pieces import subset_clients
 
 __all__ = ["fedavg", "fedavg_subgradient", "fedmid", "fedmid_no_server_prox", "fedmid_osp", "feddualavg",
            "feddualavg_osp", "default_recorder", "ALGORITHMS"]
@@ -72,9 +74,7 @@ def _vec(x, B):
 
 
 def _select(problem, S, rng):
-    if S is None or S >= problem.M:
-        return None
-    return np.argsort(rng.random((problem.B, problem.M)), axis=1)[:, :S]
+    return subset_clients(rng, problem.B, problem.M, S)
 
 
 class _Run:
@@ -103,37 +103,34 @@ class _Run:
 
 def _primal_family(problem, rounds, eta_c, eta_s, client_prox, server_prox, subgradient=False, grid=None,
                    recorder=None, rng=None, clients_per_round=None, hook=None, w0=None):
-    """FedAvg / FedAvg(d) / FedMiD / FedMiD-OSP / FedMiD without server prox (primal averaging)."""
+    """FedAvg / FedAvg(d) / FedMiD / FedMiD-OSP / FedMiD without server prox (primal averaging): the one
+    FedAvg (:func:`fedcheck.algorithms.fedavg.fedavg_rounds`) with this module's oracle, client sampling,
+    server step ``eta_s`` and the prox hooks (line 8: client ``grad(h + eta_c psi)^*``; line 10: server
+    ``grad(h + eta_s eta_c K psi)^*``); recording on the grid of completed rounds."""
     B, K = problem.B, problem.K
     ec, es = _vec(eta_c, B), _vec(eta_s, B)
-    ec3 = ec[:, None, None]
     reg = problem.reg
     run = _Run(problem, rounds, grid, recorder, rng, clients_per_round)
-    w = problem.x0() if w0 is None else np.array(w0, dtype=float)
-    if run.want[0]:
-        run.take(0, {"w": w, "w_avg": w})
-    for r in range(run.R):
-        sel = _select(problem, run.S, run.rng)
+
+    def oracle(r, sel):
         ctx = problem.start_round(sel, run.rng)
-        S = problem.M if sel is None else sel.shape[1]
-        W = np.repeat(w[:, None, :], S, axis=1)
-        for k in range(K):
-            g = problem.grad(W, ctx, k, run.rng)
-            if subgradient:
-                g = g + reg.subgrad(W)
-            W = W - ec3 * g
-            if client_prox:
-                W = reg.prox(W, ec)                     # line 8: grad(h + eta_c psi)^*(grad h(w) - eta_c g)
-            if hook is not None:
-                hook(r, k, {"W": W, "g": g})
-        delta = W.mean(1) - w                           # line 9: primal pseudo-anti-gradient
-        w = w + es[:, None] * delta                     # grad h(w_r) + eta_s Delta_r
-        if server_prox:
-            w = reg.prox(w, es * ec * K)                # line 10: grad(h + eta_s eta_c K psi)^*(...)
-        run.w_sum += w
-        if run.want[r + 1]:
-            run.take(r + 1, {"w": w, "w_avg": run.w_sum / (r + 1)})
-    return run.trace({"w": w})
+        if subgradient:                                 # FedAvg(d): g + s, s in d psi(w)
+            return lambda W, t: problem.grad(W, ctx, t - 1, run.rng) + reg.subgrad(W)
+        return lambda W, t: problem.grad(W, ctx, t - 1, run.rng)
+
+    states = fedavg_rounds(problem.x0() if w0 is None else np.array(w0, dtype=float), oracle, rounds=run.R,
+                           n=problem.M, eta=ec, steps=K, eta_s=es,
+                           participation=lambda r: subset_clients(run.rng, B, problem.M, run.S),
+                           client_map=(lambda W: reg.prox(W, ec)) if client_prox else None,
+                           server_map=(lambda w: reg.prox(w, es * ec * K)) if server_prox else None, hook=hook)
+    st = next(states)
+    if run.want[0]:
+        run.take(0, {"w": st.x, "w_avg": st.x})
+    for st in states:
+        run.w_sum += st.x
+        if run.want[st.rounds]:
+            run.take(st.rounds, {"w": st.x, "w_avg": run.w_sum / st.rounds})
+    return run.trace({"w": st.x})
 
 
 def fedavg(problem, *, rounds, eta_c, eta_s=1.0, **kw) -> Trace:

@@ -42,6 +42,8 @@ import numpy as np
 
 from fedcheck.problems.instances import InstanceBatch
 from fedcheck.algorithms.core import Recorder, Trace, default_recorder
+from fedcheck.algorithms.fedavg import fedavg_rounds
+from fedcheck.algorithms.pieces import static_oracle, step_sizes
 
 __all__ = ["fedmls", "mopes", "fedavg", "scaffold", "scaffnew", "minibatch_oracle", "Oracle", "approx_prox"]
 
@@ -274,20 +276,26 @@ def mopes(batch: InstanceBatch, *, rounds: int, lam, T, R, consensus: bool = Tru
     return trace
 
 
-def _local_steps(rounds, B, T, eta, eta_step):
-    """Per-round step counts and a function ``step_size(k, t, cum)`` -> ``(B,)``."""
+def _step_args(rounds, B, T, eta, eta_step):
+    """Validated per-round step counts ``(rounds, B)`` and exactly one of ``eta`` ``(rounds, B)`` (per round)
+    and ``eta_step`` ``(S, B)`` (per local step, a counter over all rounds)."""
     Tk = _counts(T, rounds, B)
     if (eta is None) == (eta_step is None):
         raise ValueError("give exactly one of eta (per round) and eta_step (per local step)")
     if eta is not None:
-        eta = _rows(eta, rounds, B, "eta")
-        return Tk, lambda k, t, cum: eta[k - 1]
+        return Tk, _rows(eta, rounds, B, "eta"), None
     eta_step = np.asarray(eta_step, dtype=float)
     need = int(Tk.sum(0).max(initial=0))
     if eta_step.shape[0] < need or eta_step.shape[1] != B:
         raise ValueError(f"eta_step has shape {eta_step.shape}; need ({need}, {B}) (row s-1 is local step s)")
-    cols = np.arange(B)
-    return Tk, lambda k, t, cum: eta_step[np.minimum(cum + t - 1, eta_step.shape[0] - 1), cols]
+    return Tk, None, eta_step
+
+
+def _local_steps(rounds, B, T, eta, eta_step):
+    """Per-round step counts and a function ``step_size(k, t, cum)`` -> ``(B,)`` (round ``k`` 1-based)."""
+    Tk, eta, eta_step = _step_args(rounds, B, T, eta, eta_step)
+    size = step_sizes(B, eta, eta_step)
+    return Tk, lambda k, t, cum: size(k - 1, t, cum)
 
 
 def fedavg(batch: InstanceBatch, *, rounds: int, T, eta=None, eta_step=None, grid=None,
@@ -295,32 +303,17 @@ def fedavg(batch: InstanceBatch, *, rounds: int, T, eta=None, eta_step=None, gri
            stop: Stop | None = None) -> Trace:
     """FedAvg (local subgradient method): every client starts from the server point, takes ``T_k``
     steps ``x^i <- x^i - eta g_i(x^i)`` on its own ``f_i``, and the server averages.  ``eta`` is per
-    round ``(rounds, B)`` or ``eta_step`` per local step (``(S, B)``, counter over all rounds)."""
-    B, n = batch.B, batch.n
-    Tk, size = _local_steps(rounds, B, T, eta, eta_step)
-    oracle = oracle or batch.loss.grad
-    st = {"x": _start(batch, x0)}
-    st["X"] = np.repeat(st["x"][:, None, :], n, 1)
-    extra = {"calls": np.zeros(B), "comms": np.zeros(B)}
-    cum = np.zeros(B, dtype=np.int64)
-
-    def step(k):
-        X = np.repeat(st["x"][:, None, :], n, 1)
-        Tb = Tk[k - 1]
-        uniform = bool(np.all(Tb == Tb.max(initial=0)))
-        for t in range(1, int(Tb.max(initial=0)) + 1):
-            G = oracle(X)
-            G *= size(k, t, cum)[:, None, None]
-            X = X - G if uniform else np.where((t <= Tb)[:, None, None], X - G, X)
-        cum[:] += Tb
-        st["X"], st["x"] = X, X.mean(1)
-        extra["calls"] += Tb
-        extra["comms"] += 1.0
-
+    round ``(rounds, B)`` or ``eta_step`` per local step (``(S, B)``, counter over all rounds).
+    The one FedAvg (:func:`fedcheck.algorithms.fedavg.fedavg_rounds`) with plain averaging."""
+    Tk, eta, eta_step = _step_args(rounds, batch.B, T, eta, eta_step)
+    states = fedavg_rounds(_start(batch, x0), static_oracle(oracle or batch.loss.grad), rounds=rounds, n=batch.n,
+                           eta=eta, eta_step=eta_step, steps=Tk)
+    st = next(states)
     rec = recorder or default_recorder(batch)
-    trace = _drive(rounds, grid, step, _snapshot(rec, lambda: st["X"], lambda: st["x"], extra),
-                   _stopper(stop, lambda: st["x"]))
-    trace.final = {"xbar": st["x"].copy(), "X": st["X"].copy()}
+    trace = _drive(rounds, grid, lambda k: next(states),
+                   _snapshot(rec, lambda: st.X, lambda: st.x, {"calls": st.calls, "comms": st.comms}),
+                   _stopper(stop, lambda: st.x))
+    trace.final = {"xbar": st.x.copy(), "X": st.X.copy()}
     return trace
 
 

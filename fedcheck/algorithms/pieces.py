@@ -3,37 +3,48 @@
 Each piece is a plain function on arrays and a :class:`~fedcheck.algorithms.protocol.Round` context, so a
 round function composes them: local (projected, proximal) gradient steps, client sampling, unbiased
 compression, stochastic gradients, server averaging.  None loops over clients or instances in Python.
+
+Context-free pieces (plain arrays and callables, no :class:`Round`), the parts of the one FedAvg
+(:mod:`fedcheck.algorithms.fedavg`) and of anything built like it:
+
+=============================  ====================================================================
+:func:`subset_clients`          ``S`` of ``n`` clients per instance, uniformly without replacement
+:func:`bernoulli_clients`       each client with probability ``prob`` (a mask; never empty)
+:func:`step_sizes`              a client step size per instance: constant, per round, or per local step
+:func:`local_updates`           ``steps`` local (sub)gradient steps of every client, per-instance counts
+:func:`client_mean`             the average of the clients' points (all, a subset, or a mask)
+:func:`uplink_compression`      an unbiased compressor applied to the clients' updates (seeded stream)
+:func:`server_step`             ``x + eta_s delta``
+=============================  ====================================================================
 """
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["local_steps", "sample_clients", "masked_mean", "gaussian_gradient", "rand_k", "server_step"]
+__all__ = ["local_steps", "sample_clients", "masked_mean", "gaussian_gradient", "rand_k", "server_step",
+           "subset_clients", "bernoulli_clients", "step_sizes", "local_updates", "client_mean", "uplink_compression",
+           "static_oracle"]
 
 
 def local_steps(ctx, Y, eta, steps: int, *, anchor=None, mu=None, project: bool = True, noise: float = 0.0):
     """``steps`` (projected) gradient steps of every client from ``Y`` ``(B, n, p)`` with step ``eta`` ``(B,)``;
     ``anchor``/``mu``: the proximal term ``mu/2 ||y - anchor||^2`` (FedProx); ``noise``: Gaussian gradient noise
     of standard deviation ``noise`` per coordinate (a stochastic oracle)."""
-    e = ctx.col(eta)
-    for _ in range(int(steps)):
+    def grad(Y, t):
         G = ctx.grad(Y)
         if noise:
             G = G + noise * ctx.normal(Y.shape[1:])
         if anchor is not None and mu is not None:
             G = G + ctx.col(mu) * (Y - anchor[:, None, :])
-        Y = Y - e * G
-        if project:
-            Y = ctx.project(Y)
-    return Y
+        return G
+    e = np.asarray(eta, dtype=float)
+    return local_updates(Y, grad, int(steps), lambda t: e, client_map=ctx.project if project else None)
 
 
 def sample_clients(ctx, prob) -> np.ndarray:
     """A participation mask ``(B, n)``: each client independently with probability ``prob`` (scalar or ``(B,)``);
     an empty draw keeps client 0 (a round always has a participant)."""
-    mask = ctx.uniform((ctx.n,)) < np.broadcast_to(np.asarray(prob, dtype=float), (ctx.B,))[:, None]
-    mask[~mask.any(1), 0] = True
-    return mask
+    return bernoulli_clients(ctx.uniform((ctx.n,)), prob)
 
 
 def masked_mean(X, mask) -> np.ndarray:
@@ -61,3 +72,84 @@ def rand_k(ctx, V, k: int) -> np.ndarray:
 def server_step(x, delta, eta_s=1.0) -> np.ndarray:
     """``x + eta_s * delta`` with a per-instance server step ``(B,)`` or scalar."""
     return x + np.asarray(eta_s, dtype=float).reshape(-1, 1) * delta if np.ndim(eta_s) else x + eta_s * delta
+
+
+# ----------------------------------------------------------------------------------------------
+# context-free pieces (the one FedAvg, fedcheck.algorithms.fedavg)
+def subset_clients(rng: np.random.Generator, B: int, n: int, S) -> np.ndarray | None:
+    """``S`` of the ``n`` clients of every instance, uniformly without replacement: ``(B, S)`` indices
+    (``argsort`` of ``B x n`` uniforms of ``rng``, the first ``S``); ``None`` (everyone, no draw) when
+    ``S`` is ``None`` or ``>= n``."""
+    if S is None or S >= n:
+        return None
+    return np.argsort(rng.random((B, n)), axis=1)[:, :S]
+
+
+def bernoulli_clients(U: np.ndarray, prob) -> np.ndarray:
+    """A participation mask ``(B, n)`` from uniforms ``U`` ``(B, n)``: client ``i`` takes part when
+    ``U[:, i] < prob`` (scalar or ``(B,)``); an empty draw keeps client 0."""
+    B = U.shape[0]
+    mask = U < np.broadcast_to(np.asarray(prob, dtype=float), (B,))[:, None]
+    mask[~mask.any(1), 0] = True
+    return mask
+
+
+def static_oracle(grad):
+    """A per-round oracle factory (the one FedAvg's ``oracle``) from a plain ``grad(X) -> (B, n, p)``."""
+    def start(r, sel):
+        return lambda X, t: grad(X)
+    return start
+
+
+def step_sizes(B: int, eta=None, eta_step=None):
+    """The client step size as a function ``size(r, t, cum) -> (B,)`` of the round ``r`` (0-based), the
+    local step ``t`` (1-based) and each instance's count ``cum`` ``(B,)`` of local steps of earlier rounds:
+
+    * ``eta`` a scalar or ``(B,)``: constant;  ``eta`` ``(rounds, B)``: row ``r`` in round ``r``;
+    * ``eta_step`` ``(S, B)``: row ``cum + t - 1`` (clipped to the last row), a counter over all rounds.
+    """
+    if (eta is None) == (eta_step is None):
+        raise ValueError("give exactly one of eta and eta_step")
+    if eta_step is not None:
+        es = np.asarray(eta_step, dtype=float)
+        cols = np.arange(B)
+        return lambda r, t, cum: es[np.minimum(cum + t - 1, es.shape[0] - 1), cols]
+    e = np.asarray(eta, dtype=float)
+    if e.ndim == 2:
+        return lambda r, t, cum: e[r]
+    e = np.broadcast_to(e, (B,)).astype(float)
+    return lambda r, t, cum: e
+
+
+def local_updates(W: np.ndarray, grad, steps, size, *, client_map=None, hook=None) -> np.ndarray:
+    """Local steps of every client at once: ``W <- client_map(W - size(t) * grad(W, t))`` for
+    ``t = 1 .. max(steps)``.
+
+    ``W`` ``(B, S, p)``; ``grad(W, t) -> (B, S, p)`` (any oracle: exact, stochastic, with a subgradient of a
+    regularizer added); ``size(t) -> (B,)``; ``client_map`` a projection or prox (``None``: identity);
+    ``steps`` an int or per-instance counts ``(B,)``: an instance whose count is reached is frozen (its
+    rows are masked, the oracle still sees them).  ``hook(t, W, G)`` after each step (``G`` unscaled)."""
+    counts = np.asarray(steps)
+    Tmax = int(counts.max(initial=0))
+    uniform = counts.ndim == 0 or bool(np.all(counts == Tmax))
+    for t in range(1, Tmax + 1):
+        G = grad(W, t)
+        Wn = W - np.asarray(size(t), dtype=float)[:, None, None] * G
+        if client_map is not None:
+            Wn = client_map(Wn)
+        W = Wn if uniform else np.where((t <= counts)[:, None, None], Wn, W)
+        if hook is not None:
+            hook(t, W, G)
+    return W
+
+
+def client_mean(W: np.ndarray, mask=None) -> np.ndarray:
+    """The average of the clients' points ``(B, p)``: over the second axis of ``W`` (all clients, or the
+    sampled subset ``W`` already holds), or over a participation ``mask`` ``(B, n)`` (:func:`masked_mean`)."""
+    return W.mean(1) if mask is None else masked_mean(W, mask)
+
+
+def uplink_compression(compressor, stream):
+    """Unbiased compression of the clients' updates: ``D -> compressor.apply(D, stream.next())``, the
+    uniforms from a seeded :class:`~fedcheck.algorithms.compression.UniformStream` (one block per round)."""
+    return lambda D: compressor.apply(D, stream.next())

@@ -48,6 +48,8 @@ import numpy as np
 
 from fedcheck.algorithms.compression import Compressor, Identity, UniformStream
 from fedcheck.algorithms.core import Trace
+from fedcheck.algorithms.fedavg import run_fedavg
+from fedcheck.algorithms.pieces import static_oracle
 
 __all__ = ["fedsgm", "switching_subgradient", "centralized_local_sgm", "fedavg", "switching_weight"]
 
@@ -177,18 +179,11 @@ def switching_subgradient(batch, *, rounds: int, eta, eps, rule: str = "hard", b
 
 
 def fedavg(batch, *, rounds: int, eta, local_steps: int = 1, w0=None) -> np.ndarray:
-    """FedAvg on ``f`` alone (E local subgradient steps, then model averaging); iterates ``(T+1, B, d)``."""
-    B, n = batch.B, batch.n
-    eta = _per_row(eta, B, "eta")[:, None, None]
-    w = np.array(batch.w0 if w0 is None else w0, dtype=float)
-    out = [w]
-    for _ in range(int(rounds)):
-        W = np.repeat(w[:, None, :], n, axis=1)
-        for _ in range(int(local_steps)):
-            W = W - eta * batch.f.subgrad(W)
-        w = W.mean(1)
-        out.append(w)
-    return np.stack(out)
+    """FedAvg on ``f`` alone (E local subgradient steps, then model averaging); iterates ``(T+1, B, d)``.
+    The one FedAvg (:func:`fedcheck.algorithms.fedavg.run_fedavg`) with plain averaging."""
+    return run_fedavg(np.array(batch.w0 if w0 is None else w0, dtype=float), static_oracle(batch.f.subgrad),
+                      rounds=int(rounds), n=batch.n, eta=_per_row(eta, batch.B, "eta"), steps=int(local_steps),
+                      iterates=True).iterates
 
 
 def centralized_local_sgm(batch, *, rounds: int, eta, eps, rule: str = "hard", beta=None, local_steps: int = 1,

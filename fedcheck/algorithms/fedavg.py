@@ -1,0 +1,127 @@
+"""The one FedAvg, batched over instances ``B`` and clients ``n``, composed of the pieces of
+:mod:`fedcheck.algorithms.pieces`.
+
+Round ``r = 0 .. rounds-1`` (all instances and clients at once, no Python loop over either)::
+
+    sel      = participation(r)                 None (all n), (B, S) indices, or a (B, n) mask
+    grad     = oracle(r, sel)                   the round's oracle grad(W, t) -> (B, S, p)
+    W        = x copied to every (selected) client
+    t = 1 .. steps:   W <- client_map(W - eta(r, t) grad(W, t))        (local_updates; per-instance
+                                                                      step counts freeze finished rows)
+    server:  eta_s is None and no uplink:  x <- mean_i W_i                       (plain averaging)
+             otherwise:                    x <- x + eta_s mean_i C(W_i - x)       (C = uplink, or the
+                                                                                  identity: mean_i W_i - x)
+             then x <- server_map(x)                                             (e.g. a server prox)
+
+Everything a variant changes is an argument: the oracle (exact, stochastic with its own seeded
+generator, ``f + psi`` subgradients), the step sizes (constant, per round, or per local step with a
+counter over rounds), per-instance local step counts, client sampling (a uniform subset or Bernoulli
+mask), a client map (projection, FedMiD's client prox), uplink compression, a server step and a server
+map (FedMiD's server prox), and a per-local-step ``hook`` for pathwise checks.
+
+**Two server orders** (an explicit option, not reconcilable bit for bit): ``eta_s=None`` is the
+plain average ``x <- mean_i W_i`` (FedMLS's and FedSGM's FedAvg); a number or ``(B,)`` array is the
+server step ``x <- x + eta_s (mean_i W_i - x)`` (FedDualAvg's Algorithm 1).  In exact arithmetic
+``eta_s = 1`` is the plain average, in floating point ``x + (m - x)`` can differ from ``m`` in the last
+bit, so each caller keeps the order it always had.
+
+:func:`fedavg_rounds` is a generator: it yields one :class:`FedAvgState` (the same object, updated)
+before the first round and after every round, so a caller records on its own grid and stops when it
+likes (the adapters :func:`fedcheck.algorithms.composite.fedavg`,
+:func:`fedcheck.algorithms.fedmls.fedavg`, :func:`fedcheck.algorithms.switching.fedavg` are thin
+translations of their arguments).  :func:`run_fedavg` runs it to the end.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+import numpy as np
+
+from fedcheck.algorithms.pieces import client_mean, local_updates, server_step, step_sizes
+
+__all__ = ["FedAvgState", "fedavg_rounds", "run_fedavg"]
+
+# oracle(r, sel) -> grad(W, t): the round-r oracle (set up once per round, after the client draw)
+RoundOracle = Callable[[int, object], Callable[[np.ndarray, int], np.ndarray]]
+
+
+@dataclass
+class FedAvgState:
+    """The run's state after ``rounds`` completed rounds (one object, updated in place by the generator):
+    server point ``x`` ``(B, p)``, the clients' points ``X`` of the last round ``(B, S, p)`` (at the start,
+    ``x`` copied to all ``n`` clients), its participation ``sel``, and per instance the local steps per
+    client ``calls`` and the communications ``comms`` so far."""
+
+    x: np.ndarray
+    X: np.ndarray
+    calls: np.ndarray
+    comms: np.ndarray
+    rounds: int = 0
+    sel: object = None
+
+
+def fedavg_rounds(x0, oracle: RoundOracle, *, rounds: int, n: int, eta=None, eta_step=None, steps=1,
+                  eta_s=None, participation: Callable[[int], object] | None = None,
+                  client_map: Callable[[np.ndarray], np.ndarray] | None = None,
+                  server_map: Callable[[np.ndarray], np.ndarray] | None = None,
+                  uplink: Callable[[np.ndarray], np.ndarray] | None = None,
+                  hook: Callable[[int, int, dict], None] | None = None) -> Iterator[FedAvgState]:
+    """FedAvg (see the module doc); yields the state at ``0, 1, .., rounds`` completed rounds.
+
+    ``x0`` ``(B, p)`` the server start (not modified).  ``oracle(r, sel)`` returns the round's
+    ``grad(W, t)`` (``t = 1 ..`` the local step); :func:`~fedcheck.algorithms.pieces.static_oracle` wraps a
+    plain ``grad(X)``.  ``n`` clients.  Client step size: ``eta`` a scalar / ``(B,)`` (constant) or
+    ``(rounds, B)`` (row ``r``), or ``eta_step`` ``(S, B)`` indexed by each instance's local-step counter.
+    ``steps`` an int or ``(rounds, B)`` integer counts (row ``r``; finished instances are frozen).
+    ``eta_s`` ``None`` (plain averaging) or the server step (scalar or ``(B,)``).  ``participation(r)``
+    ``None``, ``(B, S)`` client indices (the clients' array is then ``(B, S, p)``; the oracle gets the
+    indices) or a ``(B, n)`` boolean mask (the average is over the mask).  ``client_map`` after every local
+    step, ``server_map`` after the server step, ``uplink(D)`` compresses the clients' updates
+    ``D = W - x`` ``(B, S, p)``.  ``hook(r, k, {"W": W, "g": g})`` after local step ``k = t - 1`` with the
+    unscaled direction ``g``."""
+    x = np.asarray(x0, dtype=float)
+    B = x.shape[0]
+    size = step_sizes(B, eta, eta_step)
+    counts = np.asarray(steps)
+    if counts.ndim == 2:
+        counts = counts.astype(np.int64)
+    else:
+        counts = int(counts)
+    cum = np.zeros(B, dtype=np.int64)
+    st = FedAvgState(x=x, X=np.repeat(x[:, None, :], int(n), axis=1), calls=np.zeros(B), comms=np.zeros(B))
+    yield st
+    for r in range(int(rounds)):
+        sel = participation(r) if participation is not None else None
+        grad = oracle(r, sel)
+        mask = sel if sel is not None and np.asarray(sel).dtype == bool else None
+        S = int(n) if sel is None or mask is not None else sel.shape[1]
+        Tb = counts[r] if isinstance(counts, np.ndarray) else counts
+        on_step = None if hook is None else (lambda t, W, G, r=r: hook(r, t - 1, {"W": W, "g": G}))
+        W = local_updates(np.repeat(x[:, None, :], S, axis=1), grad, Tb, lambda t, r=r: size(r, t, cum),
+                          client_map=client_map, hook=on_step)
+        cum += Tb
+        if uplink is None and eta_s is None:
+            x = client_mean(W, mask)
+        else:
+            delta = client_mean(W, mask) - x if uplink is None else client_mean(uplink(W - x[:, None, :]), mask)
+            x = server_step(x, delta, 1.0 if eta_s is None else eta_s)
+        if server_map is not None:
+            x = server_map(x)
+        st.x, st.X, st.sel = x, W, sel
+        st.calls += Tb
+        st.comms += 1.0
+        st.rounds = r + 1
+        yield st
+
+
+def run_fedavg(x0, oracle: RoundOracle, *, rounds: int, n: int, iterates: bool = False, **kw) -> FedAvgState:
+    """:func:`fedavg_rounds` to the end; the final state, with ``iterates`` ``(rounds+1, B, p)`` (the server
+    points ``x_0 .. x_R``) attached when asked."""
+    out = []
+    for st in fedavg_rounds(x0, oracle, rounds=rounds, n=n, **kw):
+        if iterates:
+            out.append(st.x)
+    if iterates:
+        st.iterates = np.stack(out)
+    return st
