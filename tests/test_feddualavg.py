@@ -13,6 +13,7 @@ from fedcheck.core import verdict as V
 from fedcheck.core.claim import RunConfig
 from fedcheck.algorithms import composite as E
 from fedcheck.problems import feddualavg as P
+from fedcheck.problems.constants import InstanceContext, resolve, resolve_all
 from fedcheck.problems.regularizers import (L1, L1BallIndicator, L2BallIndicator, Nuclear, SquaredL2, Zero, make_regularizer,
                                    stack_regularizers)
 
@@ -206,10 +207,28 @@ def test_vectorized_batch_equals_single_runs():
 
 # ------------------------------------------------------------------------------------------------
 # instances: constants, exact optima, files
+def _constants(inst, sol):
+    return resolve_all(InstanceContext(inst, None, sol, {}))
+
+
+def test_instance_constants_go_through_resolve():
+    inst = P.SharedQuadraticFamily(d=3, M=2, K=4, noise=0.2).draw(0)
+    sol = P.solve_composite(inst)
+    ctx = InstanceContext(inst, None, sol, {})
+    assert inst.constant_names(sol)[-1] == "B" and "B" not in inst.constant_names(None)
+    assert resolve("K", ctx).value == 4 and resolve("L", ctx).value == inst.constant("L", ctx).value
+    assert resolve("K", InstanceContext(inst, None, sol, {"K": 7})).note == "parameter"
+    assert resolve("B", ctx).interval[0] <= resolve("B", ctx).value <= resolve("B", ctx).interval[1]
+    with pytest.raises(KeyError):
+        inst.constant("no_such_constant", ctx)
+    with pytest.raises(ValueError, match="needs the exact solution"):
+        resolve("B", InstanceContext(inst, None, None, {}))
+
+
 def test_constants_of_the_constrained_family_are_exact():
     inst = P.ConstrainedQuadraticFamily(d=3, M=2, K=2, noise=0.3, ball="l1ball").draw(0)
     sol = P.solve_composite(inst)
-    c = inst.constants(sol)
+    c = _constants(inst, sol)
     rng = np.random.default_rng(0)
     W = L1BallIndicator(1.0, 3).prox(3 * rng.standard_normal((20000, 3)), 0)
     brute = max(np.linalg.norm(W @ inst.Q[m].T + inst.c[m], axis=1).max() for m in range(2)) + 0.3
@@ -219,7 +238,7 @@ def test_constants_of_the_constrained_family_are_exact():
 
 def test_q_geometry_constants():
     inst = P.SharedQuadraticFamily(d=4, M=3, noise=0.5, geometry="Q").draw(0)
-    c = inst.constants(P.solve_composite(inst))
+    c = _constants(inst, P.solve_composite(inst))
     Q = inst.Qbar
     nQ = np.linalg.norm(Q, 2)
     assert c["L"].value == pytest.approx(nQ)
@@ -311,7 +330,7 @@ def test_fedmid_refutation_saves_its_instance(tmp_path):
     assert inst.reg.name == "l1" and inst.noise == "none"
     # the saved instance still refutes: FedMiD plateaus above the bound 4LB/R of (E.3)
     sol = P.solve_composite(inst)
-    c = inst.constants(sol)
+    c = _constants(inst, sol)
     K_, L_ = inst.K, c["L"].value
     R = 512
     tr = E.fedmid(P.batch_of([inst]), rounds=R, eta_c=1 / (4 * K_ * L_) / 10, eta_s=10.0, grid=np.array([R]))

@@ -31,6 +31,7 @@ from fedcheck.core.evidence import (MEAN, PATHWISE, Bound, BoundTest, Comparison
                                     Measurement)
 from fedcheck.experiments import Case, Cases
 from fedcheck.algorithms import composite as engine
+from fedcheck.problems.constants import InstanceContext, resolve, resolve_all
 from fedcheck.problems.instances import instance_rng
 from fedcheck.problems import feddualavg as P
 from fedcheck.problems.feddualavg import HorizonExpectations, evaluate_expr, geometric_horizons
@@ -261,7 +262,7 @@ def _save(inst, stem, extra=None):
         sol = P.solve_composite(inst)
         twice = P.QuadInstance(Q=inst.Q, c=inst.c, e=inst.e, reg=inst.reg.scaled(2.0), K=inst.K)
         sol2 = P.solve_composite(twice)
-        Lv = inst.constants(sol)["L"].value
+        Lv = resolve("L", InstanceContext(inst, None, sol, {})).value
         tr = engine.fedmid(P.batch_of([inst]), rounds=3000, eta_c=1 / (4 * inst.K * Lv) / 100, eta_s=100.0,
                            grid=np.array([3000]))
         w = tr.final["w"][0]
@@ -396,6 +397,12 @@ theorem_4_3_tuned = Claim(
 
 # ====================================================================================================
 # intermediate results, checked pathwise or exactly
+def _constants(inst, sol) -> dict:
+    """``{name: Value}`` of every constant the instance supplies (``inst.constant_names(sol)``), through
+    :func:`fedcheck.problems.constants.resolve`."""
+    return resolve_all(InstanceContext(inst, None, sol, {}))
+
+
 def _seeds(config, quick, full):
     return list(config.seeds) if config.seeds is not None else list(range(full if config.full else quick))
 
@@ -456,7 +463,7 @@ def _lemma_c2_cases(config, params):
         for seed in _seeds(config, 2, 5):
             inst = fam.draw(seed)
             sol = P.solve_composite(inst, use_cache=config.use_cache)
-            consts = inst.constants(sol)
+            consts = _constants(inst, sol)
             Lv = consts["L"].value
             rng = instance_rng(seed, "feddualavg.lemma_c2:w")
             Wref = _random_in_domain(inst, rng, 8)
@@ -527,7 +534,7 @@ def _stab_inequalities(stab, K, ec, Gv, stochastic):
 def _lemma_c3_cases(config, params):
     cases = []
     inst = P.lemma_c3_instance(G=1.0)
-    consts = inst.constants(None)  # G = 1 exactly (f_m linear); no optimum is needed
+    consts = _constants(inst, None)  # G = 1 exactly (f_m linear); no optimum is needed
     ec = 0.1
     tr = engine.feddualavg(P.batch_of([inst]), rounds=3, eta_c=ec, eta_s=1.0, track_stability=True)
     stab = np.moveaxis(tr.final["stab"], -1, 0)        # (S, R, K+1)
@@ -544,7 +551,7 @@ def _lemma_c3_cases(config, params):
     for seed in _seeds(config, 2, 4):
         inst = F2_L2.draw(seed)
         sol = P.solve_composite(inst, use_cache=config.use_cache)
-        consts = inst.constants(sol)
+        consts = _constants(inst, sol)
         ec = 1 / (4 * consts["L"].value)
         R = 60 if config.full else 25
         tr = engine.feddualavg(P.batch_of([inst] * reps), rounds=R, eta_c=ec, eta_s=1.0, track_stability=True,
@@ -612,7 +619,7 @@ def _claim_c5_cases(config, params):
         for seed in _seeds(config, 1, 3):
             inst = fam.draw(seed)
             sol = P.solve_composite(inst, use_cache=config.use_cache)
-            consts = inst.constants(sol)
+            consts = _constants(inst, sol)
             ec = 1 / (4 * consts["L"].value)
             rng = instance_rng(seed, "feddualavg.claim_c5")
             wr = _random_in_domain(inst, rng, 1)[0]
@@ -704,7 +711,7 @@ def _lemma_d2_cases(config, params):
         for seed in _seeds(config, 2, 4):
             inst = fam.draw(seed)
             sol = P.solve_composite(inst, use_cache=config.use_cache)
-            consts = inst.constants(sol)
+            consts = _constants(inst, sol)
             ec = 1 / (4 * consts["L"].value)
             S = reps if inst.stochastic else 1
             tr = engine.feddualavg(P.batch_of([inst] * S), rounds=R, eta_c=ec, eta_s=1.0, track_stability=True,
@@ -757,7 +764,7 @@ def _claim_d5_cases(config, params):
         for seed in _seeds(config, 1, 3):
             inst = fam.draw(seed)
             sol = P.solve_composite(inst, use_cache=config.use_cache)
-            consts = inst.constants(sol)
+            consts = _constants(inst, sol)
             ec = 1 / (4 * consts["L"].value)
             batch = P.batch_of([inst])
             Qinv = np.linalg.inv(batch.Qbar)

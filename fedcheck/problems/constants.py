@@ -1,15 +1,30 @@
 """Named instance constants that bounds refer to.
 
-A provider is a function ``(ctx) -> Value`` registered under the name of the
-SymPy symbol it supplies; ``ctx`` is an :class:`InstanceContext` (the instance,
-its batched loss restricted to it, and its exact solution).  Users register their
-own with ``@constant("name")``.  A value carries ``exact`` (False when only a
-certified upper bound is available) and a note saying how it was obtained.
+A constant is a :class:`Value` (``exact`` False when only a certified upper bound is available, and a
+note saying how it was obtained) found by :func:`resolve` under the name of the SymPy symbol it
+supplies, from an :class:`InstanceContext` ``ctx`` (the instance, its batched loss restricted to it,
+its exact solution, and the check's parameters).  :func:`resolve` looks, in this order, at
+
+1. ``ctx.params`` (a parameter of the check, e.g. ``E`` or ``lambda_0``);
+2. the instance itself: a problem class carries its own constants by defining a method
+   ``constant(self, name, ctx) -> Value`` that raises :class:`KeyError` for a name it does not know
+   (e.g. :class:`fedcheck.problems.fedsgm.ConstrainedInstance`: ``D_0``, ``G_lip``, ``q_u``, ``E``;
+   :class:`fedcheck.problems.feddualavg.QuadInstance`: ``M``, ``K``, ``d``, ``L``, ``sigma``, ``zeta``,
+   ``G``, ``B``);
+3. :data:`USER`: constants a user added with an explicit call of :func:`register_constant` in their
+   own file (nothing is registered as a side effect of importing a module of fedcheck);
+4. :data:`GENERIC`: the table written out below, for the generic :class:`Instance` of the
+   federated problems (``n``, ``L``, ``D``, ``Y_norm``, ``G_sup``, ..., and FedFW's non-convex
+   ``E_init``, ``G_nc``, ``grad_hat_x1``, computed by :mod:`fedcheck.problems.fedfw`, imported
+   when first needed).
+
+A provider (of :data:`USER` or :data:`GENERIC`) is a function ``(ctx) -> Value`` (or a number).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from types import MappingProxyType
+from typing import Callable, Mapping
 
 import numpy as np
 from scipy.optimize import brentq
@@ -19,7 +34,8 @@ from fedcheck.problems.losses import LeastSquares, Loss
 from fedcheck.problems.sets import Box, L1Ball, L2Ball, Simplex
 from fedcheck.problems.solve import Solution
 
-__all__ = ["Value", "InstanceContext", "constant", "PROVIDERS", "resolve", "sup_grad_norm_sq"]
+__all__ = ["Value", "InstanceContext", "GENERIC", "USER", "register_constant", "known_constants", "resolve",
+           "resolve_all", "sup_grad_norm_sq"]
 
 
 @dataclass
@@ -37,52 +53,101 @@ class InstanceContext:
     params: dict
 
 
-PROVIDERS: dict[str, Callable[[InstanceContext], Value]] = {}
+Provider = Callable[[InstanceContext], "Value | float"]
+
+#: Constants added by users with :func:`register_constant` (empty unless a user's file calls it).
+USER: dict[str, Provider] = {}
 
 
-def constant(name: str):
-    """Register a provider for the constant symbol called ``name``."""
-    def deco(fn):
-        PROVIDERS[name] = fn
-        return fn
-    return deco
+def register_constant(name: str, fn: Provider) -> Provider:
+    """Add the constant ``name``, computed by ``fn(ctx) -> Value`` (or a number), for every instance.
+
+    Call it explicitly in your own file (``register_constant("kappa", my_kappa)``); it is consulted
+    after ``ctx.params`` and the instance's own ``constant(name, ctx)``, before the generic table.
+    A name of the generic table or one already registered is refused (:class:`ValueError`): a
+    constant has one meaning.  A problem class's own constants are better given by its
+    ``constant(name, ctx)`` method (see the module's docstring)."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"a constant's name must be a non-empty string, not {name!r}")
+    if not callable(fn):
+        raise ValueError(f"the provider of {name!r} must be callable (ctx) -> Value")
+    if name in GENERIC:
+        raise ValueError(f"{name!r} is a generic constant of fedcheck; choose another name")
+    if name in USER:
+        by = getattr(USER[name], "__qualname__", USER[name])
+        raise ValueError(f"the constant {name!r} is already registered (by {by})")
+    USER[name] = fn
+    return fn
 
 
-def resolve(name: str, ctx: InstanceContext) -> Value:
-    if name in ctx.params:
-        return Value(float(ctx.params[name]), True, "parameter")
-    if name not in PROVIDERS:
-        raise KeyError(f"no provider for constant {name!r}; known: {sorted(PROVIDERS)}")
-    v = PROVIDERS[name](ctx)
+def known_constants() -> Mapping[str, Provider]:
+    """Read-only view of the constants known for every instance: :data:`USER` and :data:`GENERIC`
+    (an instance class may know more through its ``constant(name, ctx)`` method)."""
+    return MappingProxyType({**GENERIC, **USER})
+
+
+def _as_value(v) -> Value:
     return v if isinstance(v, Value) else Value(float(v))
 
 
-@constant("n")
+def _instance_names(instance) -> list[str]:
+    names = getattr(instance, "constant_names", None)
+    return [] if names is None else list(names())
+
+
+def resolve(name: str, ctx: InstanceContext) -> Value:
+    """The value of the constant ``name`` for ``ctx``: parameter, then the instance's own
+    ``constant(name, ctx)``, then :data:`USER`, then :data:`GENERIC` (see the module's docstring)."""
+    if name in ctx.params:
+        return Value(float(ctx.params[name]), True, "parameter")
+    own = getattr(type(ctx.instance), "constant", None)
+    why = ""
+    if callable(own):
+        try:
+            return _as_value(own(ctx.instance, name, ctx))
+        except KeyError as e:  # the instance does not know the name (any other reason is kept for the message)
+            if e.args and e.args[0] != name:
+                why = f" ({type(ctx.instance).__name__}.constant: {e.args[0]})"
+    if name in USER:
+        return _as_value(USER[name](ctx))
+    if name in GENERIC:
+        return _as_value(GENERIC[name](ctx))
+    known = sorted(set(GENERIC) | set(USER) | set(_instance_names(ctx.instance)))
+    raise KeyError(f"no provider for constant {name!r}{why}; known: {known}")
+
+
+def resolve_all(ctx: InstanceContext, names=None) -> dict[str, Value]:
+    """``{name: resolve(name, ctx)}`` for ``names`` (default: the instance's own constants, its
+    ``constant_names(ctx.solution)``), in that order."""
+    if names is None:
+        cn = getattr(ctx.instance, "constant_names", None)
+        if cn is None:
+            raise ValueError(f"{type(ctx.instance).__name__} does not list its constants (no constant_names); "
+                             "pass the names")
+        names = cn(ctx.solution)
+    return {nm: resolve(nm, ctx) for nm in names}
+
+
 def _n(ctx):
     return Value(ctx.instance.n, True, "number of clients")
 
 
-@constant("m")
 def _m(ctx):
     return Value(ctx.instance.m, True, "samples per client")
 
 
-@constant("p")
 def _p(ctx):
     return Value(ctx.instance.p, True, "dimension")
 
 
-@constant("L")
 def _L(ctx):
     return Value(float(np.max(ctx.loss.smoothness())), True, "max_i of the exact smoothness constant L_i")
 
 
-@constant("D")
 def _D(ctx):
     return Value(float(ctx.instance.set.diameter), True, f"exact diameter of the {ctx.instance.set.name} set")
 
 
-@constant("Y_norm")
 def _Y(ctx):
     return Value(ctx.solution.Y_norm, True,
                  f"||Y*||_F of the solver's consensus duals (dual residual {ctx.solution.dual_residual:.1e}); "
@@ -94,13 +159,11 @@ def _client_grads_at_star(ctx):
     return ctx.loss.grad(np.broadcast_to(x, (ctx.instance.n, ctx.instance.p)))
 
 
-@constant("grad_hat_star")
 def _ghat(ctx):
     g = _client_grads_at_star(ctx)
     return Value(float(np.linalg.norm(g) / ctx.instance.n), True, "(1/n)(sum_i ||grad f_i(x*)||^2)^(1/2)")
 
 
-@constant("grad_F_star")
 def _gF(ctx):
     g = _client_grads_at_star(ctx)
     return Value(float(np.linalg.norm(g.mean(0))), True, "||grad F(x*)||")
@@ -182,7 +245,6 @@ def sup_grad_norm_sq(loss: Loss, S) -> tuple[np.ndarray, bool, str]:
     return np.minimum(row, opn) ** 2, False, "upper bound min((1/m) sum_j ||a_ij||, ||A_i|| / sqrt(m)) (sigmoid weights <= 1)"
 
 
-@constant("G_sup")
 def _Gsup(ctx):
     s, exact, how = sup_grad_norm_sq(ctx.loss, ctx.instance.set)
     val = float(np.sqrt(s.sum()) / ctx.instance.n)
@@ -200,13 +262,11 @@ def _client_lipschitz(ctx):
     return lip()
 
 
-@constant("G_max")
 def _G_max(ctx):
     vals, exact, how = _client_lipschitz(ctx)
     return Value(float(np.max(vals)), bool(exact), "max_i Lip(f_i); " + how)
 
 
-@constant("G_F")
 def _G_F(ctx):
     vals, exact, how = _client_lipschitz(ctx)
     return Value(float(np.linalg.norm(vals) / ctx.instance.n), bool(exact),
@@ -219,18 +279,55 @@ def _start(ctx) -> np.ndarray:
     return np.zeros(ctx.instance.p) if x0 is None else np.asarray(x0, dtype=float)
 
 
-@constant("r_0")
 def _r_0(ctx):
     return Value(float(np.linalg.norm(_start(ctx) - ctx.solution.x_star)), True,
                  "||x_0 - x*|| with x* the solver's minimizer (closest to x_0 where the solver says so)")
 
 
-@constant("Delta_F")
 def _Delta_F(ctx):
     r = np.linalg.norm(_start(ctx) - ctx.solution.x_star)
     return Value(float(np.sqrt(ctx.instance.n) * r), True, "||X_0 - X*||_F = sqrt(n) ||x_0 - x*|| (all clients start at x_0)")
 
 
-@constant("xstar_norm")
 def _xstar_norm(ctx):
     return Value(float(np.linalg.norm(ctx.solution.x_star)), True, "||x*||")
+
+
+# ----------------------------------------------------------------------------------------------
+# FedFW's non-convex constants: computed by fedcheck.problems.fedfw (imported when first needed)
+def _E_init(ctx):
+    from fedcheck.problems import fedfw
+    return fedfw.E_init_value(ctx)
+
+
+def _G_nc(ctx):
+    from fedcheck.problems import fedfw
+    return fedfw.G_nc_value(ctx)
+
+
+def _grad_hat_x1(ctx):
+    from fedcheck.problems import fedfw
+    return fedfw.grad_hat_x1_value(ctx)
+
+
+# ----------------------------------------------------------------------------------------------
+#: The constants of the generic federated :class:`Instance`, written out (no registration).
+GENERIC: dict[str, Provider] = {
+    "n": _n,
+    "m": _m,
+    "p": _p,
+    "L": _L,
+    "D": _D,
+    "Y_norm": _Y,
+    "grad_hat_star": _ghat,
+    "grad_F_star": _gF,
+    "G_sup": _Gsup,
+    "G_max": _G_max,
+    "G_F": _G_F,
+    "r_0": _r_0,
+    "Delta_F": _Delta_F,
+    "xstar_norm": _xstar_norm,
+    "E_init": _E_init,
+    "G_nc": _G_nc,
+    "grad_hat_x1": _grad_hat_x1,
+}

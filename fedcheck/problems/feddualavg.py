@@ -8,7 +8,7 @@ Two kinds of instances (one instance = one problem; a batch stacks instances for
 * :class:`QuadInstance` -- ``F_m(w) = 1/2 w^T Q_m w + c_m^T w + e_m`` with an additive-noise
   oracle ``grad f(w; xi) = Q_m w + c_m + xi`` (``xi`` Gaussian ``N(0, s^2 I)``, uniform on the
   sphere of radius ``s``, or none).  Every constant of the theorems is exact here (see
-  :meth:`QuadInstance.constants`).
+  :meth:`QuadInstance.constant`, read by :func:`fedcheck.problems.constants.resolve`).
 * :class:`FiniteSumInstance` -- client data sets (least squares ``(x^T w - y)^2`` as in the paper's
   (5.1), or logistic), one local epoch of minibatches per round (``K = n / batch``), for the
   experiments of Section 5.
@@ -42,7 +42,7 @@ from fedcheck.core import verdict as V
 from fedcheck.core.evidence import Comparison, Finding, Observations, Observed
 from fedcheck.core.results import atomic_write
 from fedcheck.core.symbols import R as R_sym
-from fedcheck.problems.constants import Value, _trs_max
+from fedcheck.problems.constants import InstanceContext, Value, _trs_max, resolve_all
 from fedcheck.problems.instances import instance_rng
 from fedcheck.problems.regularizers import (L1, L1BallIndicator, L2BallIndicator, Nuclear, Regularizer, Zero, make_regularizer,
                             stack_regularizers)
@@ -167,65 +167,99 @@ class QuadInstance:
         return np.linalg.norm(Q, 2) * np.einsum("...i,ij,...j->...", V, np.linalg.inv(Q), V)
 
     # -- exact constants ------------------------------------------------------------------------
-    def constants(self, sol: "CompositeSolution | None" = None) -> dict:
-        out = {"M": Value(self.M, True, "number of clients (full participation)"),
-               "K": Value(self.K, True, "local steps per round"),
-               "d": Value(self.d, True, "dimension")}
-        Qs = self.Q
+    # read by fedcheck.problems.constants.resolve (after the check's parameters) through constant()
+    CONSTANT_NAMES = ("M", "K", "d", "L", "sigma", "zeta", "G", "B")
+
+    def constant_names(self, sol: "CompositeSolution | None" = None) -> tuple:
+        """The constants this instance supplies (``B`` needs the exact solution)."""
+        return self.CONSTANT_NAMES if sol is not None else self.CONSTANT_NAMES[:-1]
+
+    def constant(self, name: str, ctx) -> Value:
+        """The exact constant ``name`` (``ctx``: :class:`fedcheck.problems.constants.InstanceContext`, whose
+        ``solution`` is a :class:`CompositeSolution` or ``None``); :class:`KeyError` for a name it does
+        not supply."""
+        if name == "M":
+            return Value(self.M, True, "number of clients (full participation)")
+        if name == "K":
+            return Value(self.K, True, "local steps per round")
+        if name == "d":
+            return Value(self.d, True, "dimension")
+        if name == "L":
+            return self._const_L()
+        if name == "sigma":
+            return self._const_sigma()
+        if name == "zeta":
+            return self._const_zeta()
+        if name == "G":
+            return self._const_G()
+        if name == "B":
+            if ctx.solution is None:
+                raise ValueError("the constant B = D_h(w*, w0) needs the exact solution (ctx.solution is None)")
+            return self._const_B(ctx.solution)
+        raise KeyError(name)
+
+    def _const_L(self) -> Value:
+        if self.geometry == "Q":
+            nQ = float(np.linalg.norm(self.Qbar, 2))
+            return Value(nQ, True, "||Q||_2: each f(.; xi) has Hessian Q, which is ||Q||_2-smooth in the "
+                                   "Q/||Q||_2 norm (Assumption 2(c))")
+        return Value(float(np.linalg.norm(self.Q, 2, axis=(-2, -1)).max()), True, "max_m ||Q_m||_2 (Euclidean)")
+
+    def _const_sigma(self) -> Value:
         if self.geometry == "Q":
             nQ = float(np.linalg.norm(self.Qbar, 2))
             Qinv = np.linalg.inv(self.Qbar)
-            out["L"] = Value(nQ, True, "||Q||_2: each f(.; xi) has Hessian Q, which is ||Q||_2-smooth in the "
-                                       "Q/||Q||_2 norm (Assumption 2(c))")
             if self.noise == "gaussian":
                 s2 = nQ * self.noise_scale ** 2 * float(np.trace(Qinv))
-                out["sigma"] = Value(float(np.sqrt(s2)), True, "sigma^2 = ||Q||_2 s^2 tr(Q^-1) (Gaussian noise, "
-                                                              "dual Q-norm)")
-            elif self.noise == "sphere":
+                return Value(float(np.sqrt(s2)), True, "sigma^2 = ||Q||_2 s^2 tr(Q^-1) (Gaussian noise, "
+                                                       "dual Q-norm)")
+            if self.noise == "sphere":
                 s2 = nQ * self.noise_scale ** 2 * float(np.trace(Qinv)) / self.d
-                out["sigma"] = Value(float(np.sqrt(s2)), True, "sigma^2 = ||Q||_2 s^2 tr(Q^-1)/d (uniform sphere)")
-            else:
-                out["sigma"] = Value(0.0, True, "exact gradients")
+                return Value(float(np.sqrt(s2)), True, "sigma^2 = ||Q||_2 s^2 tr(Q^-1)/d (uniform sphere)")
+            return Value(0.0, True, "exact gradients")
+        if self.noise == "gaussian":
+            return Value(float(self.noise_scale * np.sqrt(self.d)), True, "sigma^2 = s^2 d (Gaussian)")
+        if self.noise == "sphere":
+            return Value(float(self.noise_scale), True, "sigma = s (uniform on the sphere of radius s)")
+        return Value(0.0, True, "exact gradients")
+
+    def _const_zeta(self) -> Value:
+        if self.geometry == "Q":
+            nQ = float(np.linalg.norm(self.Qbar, 2))
+            Qinv = np.linalg.inv(self.Qbar)
             D = self.c - self.cbar
             z = np.sqrt(nQ * np.einsum("mi,ij,mj->m", D, Qinv, D)).max()
-            out["zeta"] = Value(float(z), True, "max_m sqrt(||Q||_2 (c_m - cbar)^T Q^-1 (c_m - cbar)) (shared Q: "
-                                                "grad F_m - grad F is constant; Assumption 2(a) read with zeta, "
-                                                "not zeta^2, as its proof (D.51) uses it)")
-        else:
-            out["L"] = Value(float(np.linalg.norm(Qs, 2, axis=(-2, -1)).max()), True, "max_m ||Q_m||_2 (Euclidean)")
-            if self.noise == "gaussian":
-                out["sigma"] = Value(float(self.noise_scale * np.sqrt(self.d)), True, "sigma^2 = s^2 d (Gaussian)")
-            elif self.noise == "sphere":
-                out["sigma"] = Value(float(self.noise_scale), True, "sigma = s (uniform on the sphere of radius s)")
-            else:
-                out["sigma"] = Value(0.0, True, "exact gradients")
-            Qm = np.broadcast_to(Qs, (self.M, self.d, self.d))
-            zs = [self._sup_affine(Qm[m] - self.Qbar, self.c[m] - self.cbar) for m in range(self.M)]
-            out["zeta"] = Value(float(max(v for v, _ in zs)), all(ex for _, ex in zs),
-                                "max_m sup_{w in dom psi} ||grad F_m(w) - grad F(w)||_2 " + zs[0][1] * "(exact)")
-        # G: sup over dom psi of ||grad f(w; xi)||_* for every xi
+            return Value(float(z), True, "max_m sqrt(||Q||_2 (c_m - cbar)^T Q^-1 (c_m - cbar)) (shared Q: "
+                                         "grad F_m - grad F is constant; Assumption 2(a) read with zeta, "
+                                         "not zeta^2, as its proof (D.51) uses it)")
+        Qm = np.broadcast_to(self.Q, (self.M, self.d, self.d))
+        zs = [self._sup_affine(Qm[m] - self.Qbar, self.c[m] - self.cbar) for m in range(self.M)]
+        return Value(float(max(v for v, _ in zs)), all(ex for _, ex in zs),
+                     "max_m sup_{w in dom psi} ||grad F_m(w) - grad F(w)||_2 " + zs[0][1] * "(exact)")
+
+    def _const_G(self) -> Value:
+        """G: sup over dom psi of ||grad f(w; xi)||_* for every xi."""
         if self.noise == "gaussian" and self.noise_scale > 0:
-            out["G"] = Value(float("inf"), True, "Gaussian noise is unbounded")
-        else:
-            extra = self.noise_scale if self.noise == "sphere" else 0.0
-            if self.geometry == "Q":
-                out["G"] = Value(float("inf"), False, "G is not computed in the Q geometry")
-            else:
-                Qm = np.broadcast_to(Qs, (self.M, self.d, self.d))
-                gs = [self._sup_affine(Qm[m], self.c[m]) for m in range(self.M)]
-                out["G"] = Value(float(max(v for v, _ in gs) + extra), all(ex for _, ex in gs),
-                                 "max_m sup_{w in dom psi} ||Q_m w + c_m||_2" + (" + s (sphere noise)" if extra else "")
-                                 + (" (exact: vertex enumeration / trust-region secular equation)"
-                                    if all(ex for _, ex in gs) else ""))
-        if sol is not None:
-            w0 = self.x0()
-            Bv = 0.5 * float(np.sum((sol.w_star - w0) ** 2))
-            dist = sol.dist_bound
-            r = float(np.linalg.norm(sol.w_star - w0))
-            lo, hi = 0.5 * max(r - dist, 0.0) ** 2, 0.5 * (r + dist) ** 2
-            out["B"] = Value(Bv, True, f"D_h(w*, w0) = 1/2 ||w* - w0||^2 with w* certified to within {dist:.1e} "
-                                       f"(interval [{lo:.6g}, {hi:.6g}] used for verdicts)")
-            out["B"].interval = (lo, hi)  # type: ignore[attr-defined]
+            return Value(float("inf"), True, "Gaussian noise is unbounded")
+        extra = self.noise_scale if self.noise == "sphere" else 0.0
+        if self.geometry == "Q":
+            return Value(float("inf"), False, "G is not computed in the Q geometry")
+        Qm = np.broadcast_to(self.Q, (self.M, self.d, self.d))
+        gs = [self._sup_affine(Qm[m], self.c[m]) for m in range(self.M)]
+        return Value(float(max(v for v, _ in gs) + extra), all(ex for _, ex in gs),
+                     "max_m sup_{w in dom psi} ||Q_m w + c_m||_2" + (" + s (sphere noise)" if extra else "")
+                     + (" (exact: vertex enumeration / trust-region secular equation)"
+                        if all(ex for _, ex in gs) else ""))
+
+    def _const_B(self, sol: "CompositeSolution") -> Value:
+        w0 = self.x0()
+        Bv = 0.5 * float(np.sum((sol.w_star - w0) ** 2))
+        dist = sol.dist_bound
+        r = float(np.linalg.norm(sol.w_star - w0))
+        lo, hi = 0.5 * max(r - dist, 0.0) ** 2, 0.5 * (r + dist) ** 2
+        out = Value(Bv, True, f"D_h(w*, w0) = 1/2 ||w* - w0||^2 with w* certified to within {dist:.1e} "
+                              f"(interval [{lo:.6g}, {hi:.6g}] used for verdicts)")
+        out.interval = (lo, hi)  # type: ignore[attr-defined]
         return out
 
     def _sup_affine(self, A, b) -> tuple[float, bool]:
@@ -1002,8 +1036,8 @@ class HorizonExpectations:
     judges every comparison itself (``Comparison.judge`` under the test's statistic) and returns the readings
     as findings; without a sweep it returns the comparisons (one per reading and instance) for the runner.
 
-    Problem protocol: ``family.draw(seed)`` gives an instance with ``constants(solution) -> {name: Value}``,
-    ``stochastic``, ``describe()`` and ``batch(instances)``; ``solver(instance, use_cache=)`` gives a solution
+    Problem protocol: ``family.draw(seed)`` gives an instance with ``constant_names(solution)`` and
+    ``constant(name, ctx) -> Value`` (read by :func:`fedcheck.problems.constants.resolve`), ``stochastic``, ``describe()`` and ``batch(instances)``; ``solver(instance, use_cache=)`` gives a solution
     with ``phi_star``, ``phi_lower``, ``reason`` and ``record()``; ``algorithm(batch, rounds=, grid=, rng=,
     **schedules, **algorithm_kwargs)`` returns a trace whose ``metrics[output]`` is ``Phi`` of the output at the
     recorded numbers of rounds.  ``controls``: ``{label: algorithm or (algorithm, metric)}`` run beside,
@@ -1107,7 +1141,7 @@ class HorizonExpectations:
         seeds, horizons, reps, sweep = self._pick(config)
         insts = [self.family.draw(s) for s in seeds]
         sols = [self.solver(i, use_cache=config.use_cache) for i in insts]
-        consts = [i.constants(s) for i, s in zip(insts, sols)]
+        consts = [resolve_all(InstanceContext(i, None, s, {})) for i, s in zip(insts, sols)]
         for c in consts:
             for k, v in params.items():
                 if isinstance(v, (int, float)) and not isinstance(v, bool):

@@ -8,7 +8,8 @@ Used by ``theorems/fedfw.py``.  Contents:
   :func:`instance_21` (the counterexample of Appendix A);
 * :func:`nonconvex_constants` -- E of (51) and G = sup ||grad F^||_F for the non-convex families, as
   certified intervals (exact by vertex enumeration where the maximum / minimum is at a vertex);
-  the providers ``E_init``, ``G_nc`` and ``grad_hat_x1`` read them;
+  :func:`E_init_value`, :func:`G_nc_value` and :func:`grad_hat_x1_value` read them (the providers of
+  ``E_init``, ``G_nc`` and ``grad_hat_x1`` in :data:`fedcheck.problems.constants.GENERIC`);
 * the runner and constant context of :class:`fedcheck.experiments.Horizons` (Theorem 2, (18)/(65));
 * cases for :class:`fedcheck.experiments.Cases` (Lemmas 1 and 2);
 * measurements (:class:`fedcheck.core.evidence.Measurement`) of the counterexample, FedFW+, split constraints,
@@ -24,7 +25,7 @@ import numpy as np
 
 from fedcheck.core import verdict as V
 from fedcheck.core.evidence import Comparison, Finding, MeasureResult, reproduced_if
-from fedcheck.problems.constants import InstanceContext, Value, constant, sup_grad_norm_sq
+from fedcheck.problems.constants import InstanceContext, Value, sup_grad_norm_sq
 from fedcheck.algorithms import default_recorder, fedfw, frank_wolfe, naive_fw_averaging, record_grid
 from fedcheck.algorithms.fedfw_variants import ProblemBatch, feddr, fedfw_variant, fw_recorder, replicate_seeds
 from fedcheck.problems.instances import Instance, InstanceBatch, RandomFamily, instance_rng, save_instance
@@ -319,22 +320,21 @@ def _is_exact(iv: Interval) -> bool:
     return iv.hi - iv.lo <= V.slack(iv.hi, 1.0)
 
 
-@constant("E_init")
-def _E_init(ctx):
+# the constants E_init, G_nc and grad_hat_x1 (providers of fedcheck.problems.constants.GENERIC,
+# which imports this module when one of them is first resolved)
+def E_init_value(ctx):
     sol = ctx.solution if isinstance(ctx.solution, NonconvexSolution) else nonconvex_solver(ctx.instance)
     iv = sol.E
     return Value(iv.hi, _is_exact(iv), f"upper end of [{iv.lo:.6g}, {iv.hi:.6g}]: {iv.note}")
 
 
-@constant("G_nc")
-def _G_nc(ctx):
+def G_nc_value(ctx):
     sol = ctx.solution if isinstance(ctx.solution, NonconvexSolution) else nonconvex_solver(ctx.instance)
     iv = sol.G
     return Value(iv.hi, _is_exact(iv), f"upper end of [{iv.lo:.6g}, {iv.hi:.6g}]: {iv.note}")
 
 
-@constant("grad_hat_x1")
-def _grad_hat_x1(ctx):
+def grad_hat_x1_value(ctx):
     loss = ctx.loss if ctx.loss is not None else ctx.instance.make_loss()
     x1 = np.zeros(ctx.instance.p) if ctx.instance.x0 is None else ctx.instance.x0
     g = loss.grad(np.broadcast_to(x1, (ctx.instance.n, ctx.instance.p)))

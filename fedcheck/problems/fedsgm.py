@@ -39,7 +39,7 @@ from typing import Sequence
 import numpy as np
 
 from fedcheck.core.results import atomic_write
-from fedcheck.problems.constants import Value, constant
+from fedcheck.problems.constants import Value
 from fedcheck.problems.instances import instance_rng
 from fedcheck.problems.losses import LAD, Affine, Distance, Huber, L2Residual, Loss, MaxAffine, WeightedLogistic
 
@@ -157,6 +157,30 @@ class ConstrainedInstance:
         return (float(max(lf.max(), lg.max())), bool(ef and eg),
                 f"max_j max(Lip f_j, Lip g_j); f: {nf}; g: {ng}")
 
+    # -- constants of the FedSGM bounds (symbols D_0, G_lip, q_u, E of fedcheck.core.symbols), read by
+    # fedcheck.problems.constants.resolve after the check's parameters
+    CONSTANT_NAMES = ("D_0", "G_lip", "q_u", "E")
+
+    def constant_names(self, sol=None) -> tuple:
+        return self.CONSTANT_NAMES
+
+    def constant(self, name: str, ctx) -> Value:
+        """The constant ``name`` of this instance (``ctx``: :class:`fedcheck.problems.constants.InstanceContext`
+        with a :class:`ConstrainedSolution`); :class:`KeyError` for a name it does not supply."""
+        if name == "D_0":
+            return Value(float(ctx.solution.D), True, "||w_0 - w*|| with w* the solver's minimizer made exactly "
+                                                      "feasible (accurate to the solver's tolerance)")
+        if name == "G_lip":
+            G, exact, note = self.lipschitz()
+            return Value(G, exact, note)
+        if name == "q_u":
+            from fedcheck.algorithms.compression import make_compressor
+            C = make_compressor(ctx.params.get("compressor"))
+            return Value(C.q(self.d), True, f"variance factor of {C.label(self.d)}")
+        if name == "E":
+            return Value(float(ctx.params.get("E", 1)), True, "local steps per round")
+        raise KeyError(name)
+
     def F(self, w):
         return float(self.f.value(np.broadcast_to(w, (1, self.n, self.d))).mean())
 
@@ -221,7 +245,7 @@ class ConstrainedSolution:
             return "the exact solve produced a NaN or infinite value"
         return None
 
-    # the names fedcheck.check's records use
+    # the names the experiments' records use
     @property
     def F_star(self):
         return self.f_star
@@ -327,21 +351,6 @@ def solve_constrained(inst: ConstrainedInstance, use_cache: bool = True) -> Cons
         atomic_write(paths[1], lambda fh: np.savez(fh, w_star=w_c))
         atomic_write(paths[0], lambda fh: fh.write(json.dumps(meta).encode()))
     return sol
-
-
-# ------------------------------------------------------------------------------------------------
-# constants of the FedSGM bounds (symbols D_0 and G_lip of fedcheck.symbols)
-@constant("D_0")
-def _D0(ctx):
-    sol = ctx.solution
-    return Value(float(sol.D), True, "||w_0 - w*|| with w* the solver's minimizer made exactly feasible "
-                                     "(accurate to the solver's tolerance)")
-
-
-@constant("G_lip")
-def _Glip(ctx):
-    G, exact, note = ctx.instance.lipschitz()
-    return Value(G, exact, note)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -569,15 +578,3 @@ def run_fedsgm(insts, sols, schedule: dict, T: int, settings: dict, run_seeds) -
                       "constraint_rounds": (M["sigma"][:T] > 0).sum(0)},
         "_trace": tr,
     }
-
-
-@constant("q_u")
-def _qu(ctx):
-    from fedcheck.algorithms.compression import make_compressor
-    C = make_compressor(ctx.params.get("compressor"))
-    return Value(C.q(ctx.instance.d), True, f"variance factor of {C.label(ctx.instance.d)}")
-
-
-@constant("E")
-def _E(ctx):
-    return Value(float(ctx.params.get("E", 1)), True, "local steps per round")
