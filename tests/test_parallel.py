@@ -61,7 +61,7 @@ def test_api_mixed_checks_and_shapes():
     insts = [insts[k] for k in (0, 3, 1, 4, 5, 2)]   # interleave the shapes
     config = RunConfig(instances=insts, rounds=300)
     tiny = _tiny()
-    assert splittable(theorem1) and not splittable(tiny)
+    assert not splittable(theorem1) and not splittable(tiny)   # theorem1 streams every round: it runs whole
     theorem1.run(RunConfig(instances=insts, rounds=5))   # fill the solve cache (``cached`` is reported)
     serial = [c.run(config) for c in (theorem1, tiny)]
     parallel = run_checks([theorem1, tiny], config, jobs=2)

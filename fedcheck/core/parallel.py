@@ -58,6 +58,9 @@ def splittable(check: Claim) -> bool:
     if not (isinstance(check.evidence, BoundTest) and type(check.evidence.experiment) is Rounds):
         return False
     exp = check.evidence.experiment     # one run per instance: a trace row is keyed by its instance
+    from fedcheck.experiments import _streams
+    if _streams(exp.algorithm):         # judged at every round inside the run: the claim runs whole in a worker
+        return False
     return exp.replicates == 1 and (exp.full_replicates or 1) == 1 and len(exp.param_grid) == 1
 
 
