@@ -328,9 +328,12 @@ def test_nscaling(quick):
 
 def test_experiment_quick_verdict_and_table(quick):
     r = quick["fedmls.experiment"]
-    # at K = 100 rounds FedAvg (tuned like the paper) is still converging and ends below FedMLS: the
-    # claimed contrast does not show at this horizon
-    assert r["verdict"] == V.NOT_REPRODUCED, r["reason"]
+    # at K = 100 rounds FedAvg (tuned like the paper) is still converging and ends below FedMLS; the paper's
+    # claims are about the limit (K = 10^4): neither the stall nor the separation is decided at this horizon
+    assert r["verdict"] == V.INCONCLUSIVE, r["reason"]
+    assert r["readings"]["FedAvg does not converge"]["verdict"] == V.INCONCLUSIVE
+    assert "not decided at this horizon" in r["readings"]["FedAvg does not converge"]["evidence"]
+    assert r["readings"]["FedAvg ends 10x above FedMLS"]["verdict"] == V.INCONCLUSIVE
     assert r["readings"]["FedMLS converges"]["verdict"] == V.REPRODUCED
     table = r["tables"][0]
     assert [row[0] for row in table["rows"]] == ["FedAvg", "FedMLS", "Scaffold", "Scaffnew"]

@@ -475,9 +475,12 @@ experiment = Claim(
                          tune={"eta_0": ETA_GRID},
                          description="eta_t = eta_0/sqrt t, communication with probability p_t = 1/sqrt t, as many "
                                      "local steps as FedMLS")),
-        paper_claims=_paper_fig1), counterexample=True),
+        paper_claims=_paper_fig1, paper_horizon=10_000), counterexample=True),
     params={"T_0": 1},
-    expected="not_reproduced",
+    # Figure 1 is a limit (K = 10^4 in the paper): at the quick horizon (K = 100) FedAvg is still decreasing
+    # and FedMLS has not converged either, so neither "FedAvg does not converge" nor the 10x separation can be
+    # decided there (until issue 13 this reported not_reproduced).  --full runs K = 1000; still short of 10^4.
+    expected="inconclusive",
     assumptions=("scikit-learn's breast-cancer data (WDBC, 569 x 30) replaces the paper's original Wisconsin data "
                  "(699 x 9); first 9 features, standardized, bias column (see fedcheck.problems.fedmls.breast_cancer_svm)",
                  "objective (10) divided by the padded client size m (a constant), with m written into the schedules so "
