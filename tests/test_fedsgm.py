@@ -3,6 +3,7 @@ compressors (unbiasedness and variance, exactly by enumeration and by sampling),
 reductions (centralized switching subgradient bit for bit, FedAvg, identical clients), the exact
 constrained solve, and every check's verdict on its quick run."""
 import itertools
+import json
 import math
 
 import numpy as np
@@ -16,6 +17,7 @@ from fedcheck.algorithms.compression import Bernoulli, Identity, RandK, RandomQu
 from fedcheck.algorithms.switching import (centralized_local_sgm, fedavg, fedsgm, switching_subgradient,
                                        switching_weight)
 from fedcheck.problems import fedsgm as P
+from fedcheck.problems.solve import Solution, SolutionWarning
 from fedcheck.problems.losses import LAD, Affine, Distance, L2Residual, Loss, MaxAffine
 
 KINDS = ("pl", "norm", "logistic_np", "huber", "axis")
@@ -112,24 +114,56 @@ def test_components_are_losses_with_fedsgm_options_and_file_names(tmp_path):
 def test_constrained_solve_is_feasible_and_bracketed(kind):
     inst = _family(kind).draw(0)
     sol = P.solve_constrained(inst)
+    assert isinstance(sol, Solution)                      # the one solution type
     assert sol.accurate and sol.reason is None
-    assert sol.g_star <= 0
-    assert sol.f_lower <= sol.f_star
-    assert sol.f_star - sol.f_lower < 1e-6
-    assert sol.D == pytest.approx(np.linalg.norm(inst.w0 - sol.w_star))
+    assert sol.g_star <= 0 and sol.info["g_star"] <= 0
+    assert sol.F_lower <= sol.F_star
+    assert sol.F_star - sol.F_lower < 1e-6
+    assert sol.D == pytest.approx(np.linalg.norm(inst.w0 - sol.x_star))
+    assert np.isfinite(sol.duals["lam"]) and sol.lam == sol.duals["lam"]
+    assert P.verify_constrained(inst, sol) is None
 
 
 def test_axis_instance_has_the_known_optimum():
     inst = P.ConstrainedFamily(kind="axis", n=1, d=5).draw(0)
     sol = P.solve_constrained(inst)
-    assert sol.f_star == pytest.approx(2.0, abs=1e-6)
+    assert sol.F_star == pytest.approx(2.0, abs=1e-6)
     assert sol.D == pytest.approx(1.0, abs=1e-6)
     assert inst.lipschitz()[:2] == (1.0, True)
 
 
 def test_inaccurate_status_makes_a_reason():
-    sol = P.ConstrainedSolution(1.0, 0.9, 0.0, np.zeros(2), 0.0, 1.0, "optimal_inaccurate", "CLARABEL", "", 0.0, True)
+    sol = Solution(F_star=1.0, F_lower=0.9, x_star=np.zeros(2), status="optimal_inaccurate",
+                   duals={"lam": 0.0}, info={"g_star": 0.0, "D": 1.0})
     assert not sol.accurate and "optimal_inaccurate" in sol.reason
+
+
+def test_cached_constrained_solution_is_reverified_and_identical(tmp_path, monkeypatch):
+    """A cache entry is read back only after verify_constrained; a tampered entry is solved again (warning)."""
+    monkeypatch.setenv("FEDCHECK_CACHE", str(tmp_path))
+    inst = _family("pl").draw(0)
+    fresh = P.solve_constrained(inst, use_cache=False)
+    first = P.solve_constrained(inst)
+    assert not first.cached
+    again = P.solve_constrained(inst)
+    assert again.cached and again.F_star == fresh.F_star and again.F_lower == fresh.F_lower
+    assert np.array_equal(again.x_star, fresh.x_star) and again.D == fresh.D and again.lam == fresh.lam
+    [meta] = list(tmp_path.glob("*.json"))
+    d = json.loads(meta.read_text())
+    for key, bad in (("F_star", d["F_star"] + 1e-3), ("info", {**d["info"], "D": d["info"]["D"] * 2}),
+                     ("info", {**d["info"], "g_star": 0.5}), ("status", "optimal_inaccurate")):
+        meta.write_text(json.dumps({**d, key: bad}))
+        with pytest.warns(SolutionWarning):
+            sol = P.solve_constrained(inst)
+        assert not sol.cached and sol.F_star == fresh.F_star
+    meta.write_text("{not json")
+    with pytest.warns(SolutionWarning):
+        assert P.solve_constrained(inst).F_star == fresh.F_star
+    # an infeasible stored point is refused even when f, g and D are stated consistently for it
+    w = next(v for v in (np.asarray(inst.w0, float), fresh.x_star + 10.0, fresh.x_star - 10.0) if inst.Gc(v) > 0)
+    bad = Solution(F_star=inst.F(w), F_lower=inst.F(w) - 1, x_star=w, status="optimal",
+                   info={"g_star": inst.Gc(w), "D": float(np.linalg.norm(inst.w0 - w))}, duals={"lam": 0.0})
+    assert "infeasible" in P.verify_constrained(inst, bad)
 
 
 # ---------------------------------------------------------------------------------------------

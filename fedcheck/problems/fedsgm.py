@@ -16,7 +16,8 @@ one from its file arrays): ``l1_residual`` (:class:`~fedcheck.problems.losses.LA
 exponential cone); ``huber``; ``affine`` (file arrays ``a, e`` for ``a^T w - e``).
 
 Exact constrained optima: :func:`solve_constrained` (cvxpy + Clarabel, status recorded,
-cached on disk like :mod:`fedcheck.solve`).  The solver's point is made exactly
+cached on disk in the one :class:`~fedcheck.problems.solve.SolutionCache`, every entry re-verified
+by :func:`verify_constrained` when it is read back).  The solver's point is made exactly
 feasible by moving it towards a known Slater point, so that ``f(w*)`` of the
 returned point is a *certified upper bound* on ``f*``; the lower end of the interval
 is the solver's duality-gap stopping criterion.
@@ -41,10 +42,11 @@ import numpy as np
 from fedcheck.core.results import atomic_write
 from fedcheck.problems.constants import Value
 from fedcheck.problems.instances import instance_rng
+from fedcheck.problems.solve import Solution, SolutionCache, close
 from fedcheck.problems.losses import LAD, Affine, Distance, Huber, L2Residual, Loss, MaxAffine, WeightedLogistic
 
 __all__ = ["component", "component_kind", "component_arrays", "ConstrainedInstance", "ConstrainedBatch",
-           "ConstrainedFamily", "ConstrainedSolution",
+           "ConstrainedFamily", "verify_constrained",
            "solve_constrained", "breast_cancer_np", "save_constrained", "load_constrained", "COMPONENTS",
            "CLARABEL_SETTINGS"]
 
@@ -166,7 +168,7 @@ class ConstrainedInstance:
 
     def constant(self, name: str, ctx) -> Value:
         """The constant ``name`` of this instance (``ctx``: :class:`fedcheck.problems.constants.InstanceContext`
-        with a :class:`ConstrainedSolution`); :class:`KeyError` for a name it does not supply."""
+        with the :class:`~fedcheck.problems.solve.Solution` of :func:`solve_constrained`); :class:`KeyError` for a name it does not supply."""
         if name == "D_0":
             return Value(float(ctx.solution.D), True, "||w_0 - w*|| with w* the solver's minimizer made exactly "
                                                       "feasible (accurate to the solver's tolerance)")
@@ -217,67 +219,47 @@ class ConstrainedBatch:
 
 # ------------------------------------------------------------------------------------------------
 # exact constrained optima
-@dataclass
-class ConstrainedSolution:
-    f_star: float          # f at the certified feasible point: an upper bound on f*
-    f_lower: float         # lower end: the solver's objective minus its duality-gap tolerance
-    g_star: float          # g at that point (<= 0 when certified)
-    w_star: np.ndarray
-    lam: float             # multiplier of the constraint
-    D: float               # ||w0 - w_star||
-    status: str
-    solver: str
-    solver_version: str
-    solve_time: float
-    certified: bool
-    cached: bool = False
-    notes: list = field(default_factory=list)
-
-    @property
-    def accurate(self) -> bool:
-        return self.status == "optimal" and all(np.isfinite([self.f_star, self.f_lower, self.D]))
-
-    @property
-    def reason(self) -> str | None:
-        if self.status != "optimal":
-            return f"solver {self.solver} returned status {self.status!r}, not 'optimal'"
-        if not all(np.isfinite([self.f_star, self.f_lower, self.D])):
-            return "the exact solve produced a NaN or infinite value"
-        return None
-
-    # the names the experiments' records use
-    @property
-    def F_star(self):
-        return self.f_star
-
-    @property
-    def F_lower(self):
-        return self.f_lower
-
-    @property
-    def gap(self):
-        return self.f_star - self.f_lower
-
-    def record(self) -> dict:
-        d = {k: v for k, v in asdict(self).items() if k != "w_star"}
-        d["w_star"] = np.asarray(self.w_star).tolist()
-        return d
-
-
 def _versions() -> str:
     import clarabel
     import cvxpy
     return f"cvxpy={cvxpy.__version__};clarabel={getattr(clarabel, '__version__', '?')}"
 
 
-def _cache_paths(inst: ConstrainedInstance):
-    from fedcheck.problems.solve import cache_dir
-    d = cache_dir()
-    if d is None:
-        return None
-    key = hashlib.sha256(f"{inst.content_hash()}|{FORMULATION_VERSION}|{_versions()}|"
-                         f"{sorted(CLARABEL_SETTINGS.items())}".encode()).hexdigest()
-    return d / f"{key}.json", d / f"{key}.npz"
+def _cache_key(inst: ConstrainedInstance) -> str:
+    return hashlib.sha256(f"{inst.content_hash()}|{FORMULATION_VERSION}|{_versions()}|"
+                          f"{sorted(CLARABEL_SETTINGS.items())}".encode()).hexdigest()
+
+
+CACHE = SolutionCache(FORMULATION_VERSION)
+
+
+def verify_constrained(inst: ConstrainedInstance, sol: Solution) -> str | None:
+    """Re-verify a stored constrained solution without trusting it (:class:`SolutionCache`): shapes, status,
+    finiteness, ``f`` and ``g`` at the stored point, its feasibility ``g(w*) <= 0`` (the point was made exactly
+    feasible before it was stored), ``D = ||w0 - w*||`` and the interval ``F_lower <= F_star``."""
+    w = np.asarray(sol.x_star, dtype=float)
+    if w.shape != (inst.d,):
+        return f"shape of w* {w.shape} for an instance with d={inst.d}"
+    if sol.reason:
+        return sol.reason
+    for k in ("g_star", "D"):
+        if not isinstance(sol.info.get(k), (int, float)):
+            return f"the entry has no scalar {k!r}"
+    if not np.all(np.isfinite(w)):
+        return "the stored point has a NaN or infinite entry"
+    f, g = inst.F(w), inst.Gc(w)
+    if not close(f, sol.F_star):
+        return f"f at the stored point is {f:.17g}, the entry says {sol.F_star:.17g}"
+    if not close(g, sol.info["g_star"]):
+        return f"g at the stored point is {g:.17g}, the entry says {sol.info['g_star']:.17g}"
+    if not g <= 0:
+        return f"the stored point is infeasible: g(w*) = {g:.3g} > 0"
+    D = float(np.linalg.norm(np.asarray(inst.w0) - w))
+    if not close(D, sol.info["D"]):
+        return f"||w0 - w*|| is {D:.17g}, the entry says {sol.info['D']:.17g}"
+    if not sol.F_lower <= sol.F_star:
+        return f"the stored interval [{sol.F_lower:.17g}, {sol.F_star:.17g}] is empty"
+    return None
 
 
 def _make_feasible(inst: ConstrainedInstance, w: np.ndarray) -> tuple[np.ndarray, bool, str]:
@@ -300,18 +282,23 @@ def _make_feasible(inst: ConstrainedInstance, w: np.ndarray) -> tuple[np.ndarray
     return w, False, "could not restore feasibility"
 
 
-def solve_constrained(inst: ConstrainedInstance, use_cache: bool = True) -> ConstrainedSolution:
-    """Exact ``min f s.t. g <= 0`` with cvxpy and Clarabel (see the module doc), cached on disk."""
-    paths = _cache_paths(inst) if use_cache else None
-    if paths and paths[0].exists() and paths[1].exists():
-        try:
-            meta = json.loads(paths[0].read_text())
-            with np.load(paths[1], allow_pickle=False) as z:
-                w = z["w_star"]
-            meta.pop("cached", None)
-            return ConstrainedSolution(w_star=w, cached=True, **meta)
-        except Exception:
-            pass
+def _solution(f_star, f_lower, g_star, w_star, lam, D, status, elapsed, certified, notes) -> Solution:
+    """The one :class:`~fedcheck.problems.solve.Solution`: ``F_star`` = f at the certified feasible point (an
+    upper bound on f*), ``F_lower`` the solver's objective minus its duality-gap tolerance, ``g_star`` and
+    ``D = ||w0 - w*||`` in ``info``, the constraint's multiplier in ``duals["lam"]``."""
+    return Solution(F_star=f_star, F_lower=f_lower, x_star=w_star, status=status, solver="CLARABEL",
+                    solver_version=_versions(), solve_time=elapsed, certified=certified, duals={"lam": lam},
+                    info={"g_star": g_star, "D": D}, notes=notes)
+
+
+def solve_constrained(inst: ConstrainedInstance, use_cache: bool = True) -> Solution:
+    """Exact ``min f s.t. g <= 0`` with cvxpy and Clarabel (see the module doc), cached on disk
+    (:class:`~fedcheck.problems.solve.SolutionCache`, every entry re-verified by :func:`verify_constrained`)."""
+    key = _cache_key(inst) if use_cache else None
+    if key is not None:
+        hit = CACHE.load(key, lambda s: verify_constrained(inst, s))
+        if hit is not None:
+            return hit
     import cvxpy as cp
     n, d = inst.n, inst.d
     w = cp.Variable(d)
@@ -329,8 +316,7 @@ def solve_constrained(inst: ConstrainedInstance, use_cache: bool = True) -> Cons
     elapsed = time.perf_counter() - t0
     nan = float("nan")
     if w.value is None or status not in ("optimal", "optimal_inaccurate"):
-        return ConstrainedSolution(nan, nan, nan, np.full(d, np.nan), nan, nan, status, "CLARABEL", _versions(),
-                                   elapsed, False, notes=notes)
+        return _solution(nan, nan, nan, np.full(d, np.nan), nan, nan, status, elapsed, False, notes)
     w_hat = np.asarray(w.value, dtype=float)
     w_c, certified, how = _make_feasible(inst, w_hat)
     notes.append(how)
@@ -341,15 +327,10 @@ def solve_constrained(inst: ConstrainedInstance, use_cache: bool = True) -> Cons
     if not certified:
         status = "uncertified"
     lam = con.dual_value
-    sol = ConstrainedSolution(
-        f_star=f_up, f_lower=f_lo, g_star=inst.Gc(w_c), w_star=w_c,
-        lam=float(lam) if lam is not None else nan, D=float(np.linalg.norm(np.asarray(inst.w0) - w_c)),
-        status=status, solver="CLARABEL", solver_version=_versions(), solve_time=elapsed, certified=certified,
-        notes=notes)
-    if paths and sol.accurate:
-        meta = {k: v for k, v in asdict(sol).items() if k not in ("w_star", "cached")}
-        atomic_write(paths[1], lambda fh: np.savez(fh, w_star=w_c))
-        atomic_write(paths[0], lambda fh: fh.write(json.dumps(meta).encode()))
+    sol = _solution(f_up, f_lo, inst.Gc(w_c), w_c, float(lam) if lam is not None else nan,
+                    float(np.linalg.norm(np.asarray(inst.w0) - w_c)), status, elapsed, certified, notes)
+    if key is not None and sol.accurate:
+        CACHE.store(key, sol)
     return sol
 
 
@@ -545,9 +526,9 @@ def run_fedsgm(insts, sols, schedule: dict, T: int, settings: dict, run_seeds) -
     batch = ConstrainedBatch(insts)
     C = make_compressor(settings.get("compressor"))
     E = int(settings.get("E", 1))
-    u = np.stack([s.w_star for s in sols])
-    f_hi = np.array([s.f_star for s in sols])
-    f_lo = np.array([s.f_lower for s in sols])
+    u = np.stack([s.x_star for s in sols])
+    f_hi = np.array([s.F_star for s in sols])
+    f_lo = np.array([s.F_lower for s in sols])
     seeds = [_run_seed(i, r) for i, r in zip(insts, run_seeds)]
     eta, eps = schedule["eta"], schedule["epsilon"]
     tr = fedsgm(batch, rounds=T, eta=eta, eps=eps, rule=settings.get("rule", "hard"), beta=schedule.get("beta"),
