@@ -155,8 +155,9 @@ def fit_rate(k, y, floor=0.0, policy: TolerancePolicy = POLICY, window: str = "l
             "decades": decades, "pre_asymptotic": bool(pre)}
 
 
-RATE_NOT_SHOWN = "not_shown"
+RATE_NOT_SHOWN, RATE_TIGHT = "not_shown", "tight"
 _ORDER[RATE_NOT_SHOWN] = 1
+_ORDER[RATE_TIGHT] = 0
 
 
 def rate_verdict(ci, claimed: float, policy: TolerancePolicy = POLICY) -> str:
@@ -174,11 +175,15 @@ def rate_verdict(ci, claimed: float, policy: TolerancePolicy = POLICY) -> str:
 def rate_claim_verdict(fit: dict | None, claimed: float, policy: TolerancePolicy = POLICY) -> str:
     """Whether a finite run *shows* an O(t^claimed) rate, from a pooled fit: ``holds`` (the HAC interval lies at or
     below the claimed exponent), ``not_shown`` (above it: slower over the fitted range -- a finite run cannot
-    refute an O(.) claim, so this is never ``violated``), ``inconclusive`` (the interval straddles it, too few
-    points, or a pre-asymptotic fit: the slopes of the last two decades disagree)."""
+    refute an O(.) claim, so this is never ``violated``), ``tight`` (the interval contains the claimed exponent: the
+    rate shows and is attained), ``inconclusive`` (too few points, or a pre-asymptotic fit: the slopes of the last
+    two decades disagree)."""
     if fit is None or fit.get("pre_asymptotic"):
         return INCONCLUSIVE
-    v = rate_verdict(fit.get("ci_hac") or fit.get("ci"), claimed, policy)
+    ci = fit.get("ci_hac") or fit.get("ci")
+    v = rate_verdict(ci, claimed, policy)
+    if v == INCONCLUSIVE and ci is not None and np.all(np.isfinite(ci)) and ci[0] <= claimed <= ci[1]:
+        return RATE_TIGHT       # the claimed exponent is inside the interval: the rate shows, and is attained
     return RATE_NOT_SHOWN if v == VIOLATED else v
 
 
