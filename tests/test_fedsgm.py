@@ -384,7 +384,7 @@ def test_compression_failures_are_the_empty_A_of_the_axis_instance(quick_results
 def test_theorem_checks_report_readings_and_rates(quick_results):
     r = quick_results["theorem1"]
     assert {"N=0: eps = eps_bad", "N=1: eps = 2 eps_bad"} <= set(r.readings)
-    assert r.fitted_rate is not None and r.rate_verdict in (V.HOLDS, V.INCONCLUSIVE)
+    assert r.fitted_rate is not None and r.rate_verdict in (V.HOLDS, V.RATE_TIGHT, V.INCONCLUSIVE)
     assert all(s["verdict"] == V.HOLDS for s in r.symbolic)
     assert r.readings["N=0: eps = eps_bad"]["bounds"]["objective"]["max_ratio"] < 1
 
