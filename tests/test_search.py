@@ -161,3 +161,16 @@ def test_search_space_follows_the_check(theorem1):
     assert s.params == {"lambda_0": (0.1, 10.0)}
     assert SearchSpace.for_check(theorem1, vary_params=False).params == {}
     assert isinstance(Candidate, type)
+
+
+def test_a_claim_that_builds_its_own_cases_is_searched_over_its_seeds_and_parameters(tmp_path, capsys):
+    """Every bound test is searchable: a Cases claim (no instance family) is searched over the space it exposes."""
+    from fedcheck.tools.search import search_seeds
+    from theorems.feddualavg import lemma_c2
+    found = search_seeds(lemma_c2, budget=4, seed=2)
+    assert len(found["trajectory"]) == 4 and found["rerun"].startswith("fedcheck verify feddualavg.lemma_c2 --seeds ")
+    assert found["best"].verdict == V.HOLDS
+    code = main(["search", "feddualavg.lemma_c2", "--budget", "4", "--out", str(tmp_path), "-q"])
+    assert code == 0 and "searched its seeds and parameters" in capsys.readouterr().out
+    doc = json.loads((tmp_path / "feddualavg.lemma_c2-search.json").read_text())
+    assert doc["schema"] == "fedcheck.search/1" and len(doc["trajectory"]["search"]) == 4

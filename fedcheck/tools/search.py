@@ -68,14 +68,83 @@ def families_of(claim: Claim) -> list:
 
 
 def searchable(claim: Claim) -> str | None:
-    """``None`` when ``search`` can work on ``claim``, else why not."""
+    """``None`` when ``search`` can work on ``claim`` (every bound test), else why not."""
     if not isinstance(claim.evidence, BoundTest):
         return (f"{claim.id} is decided by a {type(claim.evidence).__name__.lower()}, not a bound test: 'fedcheck "
                 "search' maximizes measured/bound of bound tests")
-    if not families_of(claim):
-        return (f"{claim.id}'s experiment builds its own cases (no instance family to search); declare "
-                "'families' and 'takes_instances=True' on it to make it searchable")
     return None
+
+
+# ----------------------------------------------------------------------------------------------
+# claims whose experiment builds its own cases: the space they expose is their seeds and parameters
+@dataclass
+class SeedCandidate:
+    seeds: list
+    params: dict
+    origin: str
+    ratio: float = float("nan")
+    verdict: str = V.INCONCLUSIVE
+    reading: str | None = None
+    reason: str | None = None
+
+    @property
+    def score(self) -> float:
+        return self.ratio if np.isfinite(self.ratio) else -math.inf
+
+    def short(self) -> str:
+        return (f"seeds {self.seeds} " + " ".join(f"{k}={v:.3g}" for k, v in self.params.items())).strip()
+
+    def rerun(self, claim_id: str, defaults: dict) -> str:
+        changed = {k: v for k, v in self.params.items() if defaults.get(k) != v}
+        return f"fedcheck verify {claim_id} --seeds {','.join(map(str, self.seeds))}{_param_args(changed)}"
+
+
+def search_seeds(check: Claim, budget: int = 40, seed: int = 0, vary_params: bool = True, use_cache: bool = True,
+                 log: Callable[[str], None] | None = None) -> dict:
+    """Search a claim whose experiment builds its own cases (no instance family): half the budget draws random
+    seeds of its own cases at the declared parameters (the baseline), the other half perturbs the best seeds'
+    positive parameters log-uniformly by up to a factor 10 inside their domain.  Same seed, same result."""
+    from fedcheck.experiments import param_domain
+    log = log or (lambda s: None)
+    rng = np.random.default_rng(np.random.SeedSequence(int(seed)))
+    ranges = {}
+    if vary_params:
+        for k, v in check.params.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and float(v) > 0:
+                ranges[k] = (float(v) / 10.0, float(v) * 10.0)
+
+    def evaluate(c: SeedCandidate) -> SeedCandidate:
+        try:
+            res = check.run(RunConfig(seeds=c.seeds, params=dict(c.params), use_cache=use_cache))
+            _score_single(res, c)
+        except Exception as e:  # noqa: BLE001 - one bad draw must not end the search
+            c.reason = f"evaluation failed: {type(e).__name__}: {e}"
+        return c
+    n_base = max(1, budget // 2)
+    traj, best = [], None
+    for k in range(budget):
+        if k < n_base or best is None or not ranges:
+            c = SeedCandidate([int(rng.integers(0, 2**31 - 1))], dict(check.params), f"random seed #{k + 1}")
+        else:
+            params = dict(best.params)
+            for name, (lo, hi) in ranges.items():
+                val = float(np.clip(params[name] * math.exp(rng.normal()), lo, hi))
+                try:
+                    check.domain.check_param(name, val, param_domain(check, name))
+                except Exception:      # noqa: BLE001 - outside the domain: keep the value
+                    continue
+                params[name] = val
+            c = SeedCandidate(list(best.seeds), params, f"perturbed #{k + 1}")
+        evaluate(c)
+        if best is None or c.score > best.score:
+            best = c
+        traj.append({"evaluation": k + 1, "ratio": c.ratio, "best": best.ratio, "verdict": c.verdict,
+                     "origin": c.origin, "instance": c.short()})
+    base = [t["ratio"] for t in traj[:n_base] if np.isfinite(t["ratio"])]
+    log(f"search {check.id}: {budget} evaluations over its own seeds and parameters; best ratio "
+        f"{_f(best.ratio)} ({best.short()}), seeds alone {_f(max(base) if base else None)}")
+    return {"best": best, "trajectory": traj, "baseline_best": max(base) if base else None,
+            "rerun": best.rerun(check.id, check.params), "space": {"seeds": "random", "params": ranges}}
 
 
 def _domain_range(domain, key, default):
@@ -503,6 +572,9 @@ def search(check: Check, budget: int = 200, restarts: int = 4, seed: int = 0, ro
     why = searchable(check)
     if why:
         raise NotSearchable(why)
+    if not families_of(check):
+        raise NotSearchable(f"{check.id}'s experiment builds its own cases: search its seeds and parameters with "
+                            "search_seeds (what 'fedcheck search' does for it)")
     if budget < 2:
         raise ValueError("budget must be >= 2 (instances evaluated)")
     t_start = time.perf_counter()
@@ -787,6 +859,28 @@ def cmd_search(args, argv) -> int:
     why = searchable(check)
     if why:
         raise BadInput(why)
+    if not families_of(check):        # its experiment builds its own cases: search its seeds and parameters
+        if args.budget < 2:
+            raise BadInput("--budget must be >= 2")
+        log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
+        found = search_seeds(check, budget=args.budget, seed=args.seed, vary_params=not args.fixed_params,
+                             use_cache=not args.no_cache, log=log)
+        b = found["best"]
+        out = Path(args.out)
+        doc = {"schema": SCHEMA, "check": check.id, "space": "seeds and parameters (the claim builds its own cases)",
+               "settings": {"budget": args.budget, "seed": args.seed}, "best": {"ratio": b.ratio, "verdict": b.verdict,
+               "reading": b.reading, "seeds": b.seeds, "params": b.params, "rerun": found["rerun"]},
+               "baseline_best": found["baseline_best"], "trajectory": {"search": found["trajectory"]}}
+        from fedcheck.core.claim import jsonable
+        spath = write_json(jsonable(doc), out / f"{_stem(check.id)}-search.json")
+        print(f"search {check.id}: its experiment builds its own cases; searched its seeds and parameters "
+              f"({args.budget} evaluations)")
+        print(f"  random seeds (baseline):  best max ratio {_f(found['baseline_best'])}")
+        print(f"  search:                   best max ratio {_f(b.ratio)}  [{b.short()}; reading {b.reading}]: "
+              f"{b.verdict}")
+        print(f"  rerun: {found['rerun']}")
+        print(f"  trajectory: {spath}")
+        return exit_code([{"verdict": b.verdict}])
     for name, val in (("--budget", args.budget), ("--restarts", args.restarts)):
         if val < 1:
             raise BadInput(f"{name} must be >= 1")
