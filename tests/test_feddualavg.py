@@ -291,7 +291,8 @@ EXPECTED = {
     "claim_d5": {V.HOLDS}, "variance_step": {V.VIOLATED}, "curse_constrained": {V.REPRODUCED},
     "curse_l1_densification": {V.REPRODUCED}, "osp_long_horizon": {V.REPRODUCED},
 }
-SLOW = {"experiment_lasso": {V.REPRODUCED, V.INCONCLUSIVE}, "experiment_nuclear": {V.REPRODUCED, V.INCONCLUSIVE},
+SLOW = {"experiment_lasso": {V.NOT_REPRODUCED, V.INCONCLUSIVE},   # Fig. 3 caption: a paper finding
+         "experiment_nuclear": {V.REPRODUCED, V.INCONCLUSIVE},
         "experiment_logistic": {V.REPRODUCED, V.INCONCLUSIVE}}
 
 

@@ -980,18 +980,10 @@ def geometric_horizons(lo: int, hi: int, points: int) -> tuple:
 
 
 def fit_horizon_rate(R, mean, floor, policy=POLICY) -> dict | None:
-    """Least-squares slope of ``log mean`` against ``log R`` with a ``policy.confidence`` interval, over the
-    points above ``policy.resolution_factor * floor``; ``None`` with fewer than ``policy.fit_min_points``."""
-    from scipy import stats
-    R, mean = np.asarray(R, dtype=float), np.asarray(mean, dtype=float)
-    floor = np.broadcast_to(np.asarray(floor, dtype=float), mean.shape)
-    ok = np.isfinite(mean) & (mean > 0) & (mean > policy.resolution_factor * floor)
-    if ok.sum() < max(policy.fit_min_points, 3):
-        return None
-    res = stats.linregress(np.log(R[ok]), np.log(mean[ok]))
-    q = stats.t.ppf(0.5 + policy.confidence / 2, ok.sum() - 2)
-    return {"slope": float(res.slope), "ci": [float(res.slope - q * res.stderr), float(res.slope + q * res.stderr)],
-            "intercept": float(res.intercept), "points": int(ok.sum()), "k_range": [float(R[ok][0]), float(R[ok][-1])]}
+    """The one rate fitter over every horizon (``fit_rate(window="all")``): the slope of ``log mean`` against
+    ``log R`` over the points above ``policy.resolution_factor * floor``; ``None`` with fewer than
+    ``policy.fit_min_points``."""
+    return V.fit_rate(R, mean, floor, policy, window="all", min_points=max(policy.fit_min_points, 3))
 
 
 def _sweep_verdict(vs: list) -> str:

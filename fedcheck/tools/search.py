@@ -67,6 +67,18 @@ def families_of(claim: Claim) -> list:
     return list(getattr(exp, "families", ()) or ())
 
 
+def instance_searchable(claim: Claim) -> bool:
+    """Whether ``search`` can hand the claim instances of its own family (else it searches seeds and parameters)."""
+    fams = families_of(claim)
+    if not fams:
+        return False
+    from fedcheck.experiments import takes_instance
+    try:
+        return takes_instance(claim, fams[0].draw(0)) is None
+    except Exception:      # noqa: BLE001 - a family that cannot draw, an instance outside the domain
+        return False
+
+
 def searchable(claim: Claim) -> str | None:
     """``None`` when ``search`` can work on ``claim`` (every bound test), else why not."""
     if not isinstance(claim.evidence, BoundTest):
@@ -572,7 +584,7 @@ def search(check: Check, budget: int = 200, restarts: int = 4, seed: int = 0, ro
     why = searchable(check)
     if why:
         raise NotSearchable(why)
-    if not families_of(check):
+    if not instance_searchable(check):
         raise NotSearchable(f"{check.id}'s experiment builds its own cases: search its seeds and parameters with "
                             "search_seeds (what 'fedcheck search' does for it)")
     if budget < 2:
@@ -859,7 +871,7 @@ def cmd_search(args, argv) -> int:
     why = searchable(check)
     if why:
         raise BadInput(why)
-    if not families_of(check):        # its experiment builds its own cases: search its seeds and parameters
+    if not instance_searchable(check):  # its experiment builds its own cases: search its seeds and parameters
         if args.budget < 2:
             raise BadInput("--budget must be >= 2")
         log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
