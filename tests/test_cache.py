@@ -108,3 +108,18 @@ def test_nonsmooth_entries_are_reverified(cache):
     with pytest.warns(S.SolutionWarning):
         again = P.solve_nonsmooth(inst)
     assert not again.cached and again.F_star == pytest.approx(first.F_star, rel=1e-12)
+
+
+def test_composite_entries_are_reverified(cache):
+    """FedDualAvg's composite problems use the same Solution and SolutionCache: a raised Phi* is solved again."""
+    from fedcheck.problems import feddualavg as P
+    inst = P.SharedQuadraticFamily().draw(0)
+    first = P.solve_composite(inst)
+    assert isinstance(first, S.Solution) and first.certified
+    meta = sorted(cache.glob("*.json"))[0]
+    m = json.loads(meta.read_text())
+    _edit_meta(meta, F_star=m["F_star"] + 20)
+    with pytest.warns(S.SolutionWarning):
+        again = P.solve_composite(inst)
+    assert not again.cached and again.F_star == pytest.approx(first.F_star, rel=1e-12)
+    assert again.phi_star == again.F_star and again.w_star is again.x_star      # the paper's names, one type

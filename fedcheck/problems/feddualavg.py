@@ -46,10 +46,10 @@ from fedcheck.problems.constants import InstanceContext, Value, _trs_max, resolv
 from fedcheck.problems.instances import instance_rng
 from fedcheck.problems.regularizers import (L1, L1BallIndicator, L2BallIndicator, Nuclear, Regularizer, Zero, make_regularizer,
                             stack_regularizers)
-from fedcheck.problems.solve import cache_dir
+from fedcheck.problems.solve import Solution, SolutionCache, close
 from fedcheck.core.verdict import POLICY
 
-__all__ = ["QuadInstance", "QuadraticClients", "FiniteSumInstance", "FiniteSumClients", "CompositeSolution",
+__all__ = ["QuadInstance", "QuadraticClients", "FiniteSumInstance", "FiniteSumClients",
            "solve_composite", "SharedQuadraticFamily", "ConstrainedQuadraticFamily", "curse_instance",
            "lemma_c3_instance", "lasso_experiment", "matrix_sensing_experiment", "breast_cancer_logistic",
            "save_problem", "load_problem", "batch_of", "HorizonExpectations", "geometric_horizons", "fit_horizon_rate",
@@ -170,13 +170,13 @@ class QuadInstance:
     # read by fedcheck.problems.constants.resolve (after the check's parameters) through constant()
     CONSTANT_NAMES = ("M", "K", "d", "L", "sigma", "zeta", "G", "B")
 
-    def constant_names(self, sol: "CompositeSolution | None" = None) -> tuple:
+    def constant_names(self, sol: "Solution | None" = None) -> tuple:
         """The constants this instance supplies (``B`` needs the exact solution)."""
         return self.CONSTANT_NAMES if sol is not None else self.CONSTANT_NAMES[:-1]
 
     def constant(self, name: str, ctx) -> Value:
         """The exact constant ``name`` (``ctx``: :class:`fedcheck.problems.constants.InstanceContext`, whose
-        ``solution`` is a :class:`CompositeSolution` or ``None``); :class:`KeyError` for a name it does
+        ``solution`` is a :class:`~fedcheck.problems.solve.Solution` or ``None``); :class:`KeyError` for a name it does
         not supply."""
         if name == "M":
             return Value(self.M, True, "number of clients (full participation)")
@@ -251,7 +251,7 @@ class QuadInstance:
                      + (" (exact: vertex enumeration / trust-region secular equation)"
                         if all(ex for _, ex in gs) else ""))
 
-    def _const_B(self, sol: "CompositeSolution") -> Value:
+    def _const_B(self, sol: "Solution") -> Value:
         w0 = self.x0()
         Bv = 0.5 * float(np.sum((sol.w_star - w0) ** 2))
         dist = sol.dist_bound
@@ -535,39 +535,6 @@ def batch_of(insts):
 SOLVE_VERSION = "composite-v1"
 
 
-@dataclass
-class CompositeSolution:
-    phi_star: float          # Phi(w_hat): an upper bound on Phi*
-    phi_lower: float         # a certified lower bound on Phi* (Fenchel dual value); nan if uncertified
-    gap: float               # phi_star - phi_lower
-    w_star: np.ndarray
-    dist_bound: float        # ||w_hat - w*|| <= dist_bound (strong convexity of F); nan if unknown
-    status: str
-    solver: str
-    solver_version: str
-    solve_time: float
-    certified: bool
-    cached: bool = False
-    notes: list = field(default_factory=list)
-
-    @property
-    def accurate(self) -> bool:
-        return self.status == "optimal" and np.isfinite(self.phi_star)
-
-    @property
-    def reason(self) -> str | None:
-        if self.status != "optimal":
-            return f"solver CLARABEL returned status {self.status!r}, not 'optimal'"
-        if not np.isfinite(self.phi_star):
-            return "the exact solve produced a NaN or infinite value"
-        return None
-
-    def record(self) -> dict:
-        d = {k: v for k, v in asdict(self).items() if k != "w_star"}
-        d["w_star"] = self.w_star.tolist()
-        return d
-
-
 def _versions() -> str:
     import clarabel
     import cvxpy
@@ -623,22 +590,16 @@ def _cache_key(inst) -> str:
     return hashlib.sha256(f"{inst.content_hash()}|{SOLVE_VERSION}|{_versions()}".encode()).hexdigest()
 
 
-def solve_composite(inst, use_cache: bool = True) -> CompositeSolution:
+def solve_composite(inst, use_cache: bool = True) -> Solution:
     """``Phi* = min F + psi`` of one instance: cvxpy with Clarabel (status recorded), polished by
-    prox-gradient and certified by Fenchel duality when ``F`` is a positive-definite quadratic."""
+    prox-gradient and certified by Fenchel duality when ``F`` is a positive-definite quadratic.  The one
+    :class:`~fedcheck.problems.solve.Solution`: ``F_star`` = Phi at the polished point, ``F_lower`` the Fenchel
+    bound (NaN, ``certified=False``, without a certificate), ``info["dist_bound"]`` = sqrt(2 gap/mu)."""
     key = _cache_key(inst)
-    cdir = cache_dir() if use_cache else None
-    if cdir is not None:
-        meta, arr = cdir / f"{key}.json", cdir / f"{key}.npz"
-        if meta.exists() and arr.exists():
-            try:
-                m = json.loads(meta.read_text())
-                with np.load(arr, allow_pickle=False) as z:
-                    w = z["w_star"]
-                m.pop("cached", None)
-                return CompositeSolution(w_star=w, cached=True, **m)
-            except Exception:
-                pass
+    if use_cache:
+        hit = COMPOSITE_CACHE.load(key, lambda sol: verify_composite(inst, sol))
+        if hit is not None:
+            return hit
     import cvxpy as cp
     x = cp.Variable(inst.d)
     prob = cp.Problem(cp.Minimize(inst.cvx_F(x) + inst.reg.cvx(x)), inst.reg.cvx_constraints(x))
@@ -652,8 +613,8 @@ def solve_composite(inst, use_cache: bool = True) -> CompositeSolution:
     elapsed = time.perf_counter() - t0
     if x.value is None or status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         nan = float("nan")
-        return CompositeSolution(nan, nan, nan, np.full(inst.d, np.nan), nan, status, "CLARABEL", _versions(),
-                                 elapsed, False, notes=notes)
+        return Solution(nan, nan, np.full(inst.d, np.nan), status, "CLARABEL", _versions(), elapsed, certified=False,
+                        info={"dist_bound": nan}, notes=notes)
     w, phi, lo = _polish(inst, np.asarray(x.value))
     certified = bool(np.isfinite(lo))
     gap = max(phi - lo, 0.0) if certified else float("nan")
@@ -667,17 +628,32 @@ def solve_composite(inst, use_cache: bool = True) -> CompositeSolution:
     else:
         notes.append("no certificate (F is not a positive-definite quadratic): Phi* from the polished solver point")
         lo = float("nan")
-    sol = CompositeSolution(float(phi), float(lo), float(gap), np.asarray(w), dist, status, "CLARABEL",
-                            _versions(), elapsed, certified, notes=notes)
-    if cdir is not None and status == "optimal":
-        try:
-            cdir.mkdir(parents=True, exist_ok=True)
-            meta = {k: v for k, v in asdict(sol).items() if k not in ("w_star", "cached")}
-            atomic_write(cdir / f"{key}.npz", lambda fh: np.savez(fh, w_star=sol.w_star))
-            atomic_write(cdir / f"{key}.json", lambda fh: fh.write(json.dumps(meta).encode()))
-        except OSError:
-            pass
+    sol = Solution(float(phi), float(lo), np.asarray(w), status, "CLARABEL",
+                   _versions(), elapsed, certified=certified, info={"dist_bound": dist}, notes=notes)
+    if use_cache and status == "optimal":
+        COMPOSITE_CACHE.store(key, sol)
     return sol
+
+
+COMPOSITE_CACHE = SolutionCache(SOLVE_VERSION)
+
+
+def verify_composite(inst, sol: Solution) -> str | None:
+    """Re-verify a stored composite solution without trusting it: shape, status, Phi at the stored point, and
+    (certified) the Fenchel lower bound recomputed at that point."""
+    x = np.asarray(sol.x_star, dtype=float)
+    if x.shape != (inst.d,):
+        return f"shape {x.shape} of the stored point for d = {inst.d}"
+    if sol.status != "optimal" or not np.isfinite(sol.F_star):
+        return sol.reason or "not a finite optimum"
+    phi = float(inst.Phi(x))
+    if not close(phi, sol.F_star):
+        return f"Phi at the stored point is {phi:.17g}, the entry says {sol.F_star:.17g}"
+    if sol.certified:
+        lo = _fenchel_lower(inst, x)
+        if not (np.isfinite(lo) and close(lo, sol.F_lower)):
+            return f"the Fenchel lower bound at the stored point is {lo:.17g}, the entry says {sol.F_lower:.17g}"
+    return None
 
 
 # =============================================================================================

@@ -65,6 +65,10 @@ def cache_dir() -> Path | None:
     return Path(env) if env else Path.home() / ".cache" / "fedcheck"
 
 
+_FIELD_ALIASES = {"phi_star": "F_star", "phi_lower": "F_lower", "f_star": "F_star", "f_lower": "F_lower",
+                  "w_star": "x_star"}
+
+
 class SolutionWarning(UserWarning):
     """A cached solution failed its re-verification (it is solved again)."""
 
@@ -97,6 +101,8 @@ class Solution:
         if name.startswith("__"):
             raise AttributeError(name)
         d = self.__dict__
+        if name in _FIELD_ALIASES:      # the names the papers use for the optimum (Phi*, f*) and the point (w*)
+            return d[_FIELD_ALIASES[name]]
         key = {"Y_star": "Y"}.get(name, name)
         for store in ("duals", "info"):
             if key in d.get(store, {}):
@@ -116,7 +122,9 @@ class Solution:
     def reason(self) -> str | None:
         if self.status != ACCURATE:
             return f"solver {self.solver} returned status {self.status!r}, not {ACCURATE!r}"
-        vals = [self.F_star, self.F_lower] + [v for v in self.info.values() if isinstance(v, (int, float))]
+        # an uncertified solution (the solver's polished point, no lower bound) has F_lower and its info NaN
+        vals = [self.F_star] + ([self.F_lower] + [v for v in self.info.values() if isinstance(v, (int, float))]
+                                if self.certified else [])
         if not np.all(np.isfinite(np.asarray(vals, dtype=float))):
             return "the exact solve produced a NaN or infinite value"
         return None
