@@ -361,3 +361,122 @@ def test_registered_in_the_catalog():
     ids = reg.papers["feddualavg"]
     assert len(ids) == len(EXPECTED) + len(SLOW)
     assert reg.resolve(["feddualavg_curse"])[0].id == "feddualavg.curse_constrained"
+
+
+# --- one loss hierarchy: the FedDualAvg client objectives are fedcheck.problems.losses.Loss -------------------
+def _fs_instance(loss):
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((3, 8, 4))
+    y = np.sign(rng.standard_normal((3, 8))) if loss == "logistic" else rng.standard_normal((3, 8))
+    return P.FiniteSumInstance(X=X, y=y, loss=loss, reg=L1(0.1, 4), batch_size=2, clients_per_round=2, seed=0,
+                               source="test")
+
+
+@pytest.mark.parametrize("loss", ["lsq", "logistic"])
+def test_finite_sum_clients_are_losses(loss):
+    from fedcheck.problems.losses import Loss
+    inst = _fs_instance(loss)
+    b = P.batch_of([inst, inst])
+    assert isinstance(b, Loss) and isinstance(b, P.FiniteSumLoss) and b.n == inst.M and b.p == inst.d
+    rng = np.random.default_rng(2)
+    W = rng.standard_normal((2, inst.M, inst.d))
+    g, v = b.grad(W), b.value(W)
+    assert g.shape == W.shape and v.shape == (2, inst.M)
+    e = 1e-7 * rng.standard_normal(W.shape)
+    assert np.allclose(b.value(W + e) - v, (g * e).sum(-1), atol=1e-12)
+    w = W[:, 0]
+    # per-client values average to the pooled F (equal client sizes); the pooled formulas are the old ones
+    assert np.allclose(b.value(np.broadcast_to(w[:, None], W.shape)).mean(-1), b.F(w), rtol=1e-13)
+    assert np.allclose(b.grad(np.broadcast_to(w[:, None], W.shape)).mean(-2)[0], inst.grad_F(w[0]), rtol=1e-12)
+    assert np.array_equal(P._fs_value(loss, inst.X.reshape(-1, inst.d), inst.y.reshape(-1), w[0]), inst.F(w[0]))
+    L = b.smoothness()
+    assert L.shape == (2, inst.M) and np.all(L <= inst.smoothness() * inst.M * (1 + 1e-12))
+
+
+def test_finite_sum_stochastic_oracle_is_the_minibatch_gradient():
+    inst = _fs_instance("lsq")
+    b = P.batch_of([inst])
+    rng = np.random.default_rng(3)
+    W = rng.standard_normal((1, inst.M, inst.d))
+    ctx = b.start_round(None, rng)
+    g = sum(b.grad(W, ctx, k, rng) for k in range(b.K)) / b.K      # one epoch of minibatches = the full gradient
+    assert np.allclose(g, b.grad(W), rtol=1e-12)
+
+
+def test_quadratic_clients_are_losses():
+    from fedcheck.problems.losses import Loss
+    inst = P.SharedQuadraticFamily(d=4, reg="l1").draw(0)
+    b = P.batch_of([inst, inst])
+    assert isinstance(b, Loss) and b.n == b.M
+    X = np.random.default_rng(4).standard_normal((2, b.M, b.d))
+    assert np.array_equal(b.grad(X), b.full_grad_clients(X))
+    w = X[:, 0]
+    assert np.allclose(b.value(np.broadcast_to(w[:, None], X.shape)).mean(-1), b.F(w), rtol=1e-12)
+    assert np.allclose(b.smoothness(), np.linalg.eigvalsh(inst.Q[0])[-1])
+    assert P.QuadraticClients.stack([b.take(0), b.take(1)]).B == 2
+
+
+# --- the one Solution type and its re-verified cache ------------------------------------------------------------
+def _composite_entry(cache):
+    metas = sorted(cache.glob("*.json"))
+    assert len(metas) == 1
+    return metas[0]
+
+
+def _lower_by(meta, delta):
+    m = json.loads(meta.read_text())
+    m["F_star"] -= delta
+    if m.get("F_lower") is not None and np.isfinite(m["F_lower"]):
+        m["F_lower"] -= delta
+    meta.write_text(json.dumps(m))
+
+
+def test_composite_solution_is_the_one_solution_type(tmp_path, monkeypatch):
+    from fedcheck.problems.solve import Solution
+    monkeypatch.setenv("FEDCHECK_CACHE", str(tmp_path))
+    sol = P.solve_composite(P.SharedQuadraticFamily(d=4, reg="l1").draw(0))
+    assert isinstance(sol, Solution) and sol.F_star == sol.phi_star and sol.F_lower == sol.phi_lower
+    assert sol.certified and np.isfinite(sol.dist_bound) and sol.F_lower <= sol.F_star
+
+
+@pytest.mark.parametrize("how", ["F* lowered by 20", "F_lower above F_star", "wrong shape", "not JSON", "not optimal"])
+def test_tampered_composite_entries_are_solved_again(tmp_path, monkeypatch, how):
+    import warnings
+    from fedcheck.problems import solve as S
+    monkeypatch.setenv("FEDCHECK_CACHE", str(tmp_path))
+    inst = P.SharedQuadraticFamily(d=4, reg="l1").draw(0)
+    first = P.solve_composite(inst)
+    meta = _composite_entry(tmp_path)
+    m = json.loads(meta.read_text())
+    if how == "F* lowered by 20":
+        _lower_by(meta, 20.0)
+    elif how == "F_lower above F_star":
+        m["F_lower"] = m["F_star"] + 1.0
+        meta.write_text(json.dumps(m))
+    elif how == "wrong shape":
+        np.savez(meta.with_suffix(".npz"), x_star=np.zeros(inst.d + 1))
+    elif how == "not JSON":
+        meta.write_text("{")
+    else:
+        m["status"] = "optimal_inaccurate"
+        meta.write_text(json.dumps(m))
+    with pytest.warns(S.SolutionWarning):
+        again = P.solve_composite(inst)
+    assert not again.cached and again.F_star == pytest.approx(first.F_star, rel=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert P.solve_composite(inst).cached
+
+
+def test_a_lowered_cached_optimum_leaves_the_verdict(tmp_path, monkeypatch):
+    """Lowering the cached Phi* by 20 would make every bound of Theorem 4.1 look violated: it is re-solved."""
+    from fedcheck.problems import solve as S
+    from theorems.feddualavg import theorem_4_1
+    monkeypatch.setenv("FEDCHECK_CACHE", str(tmp_path))
+    cfg = RunConfig(seeds=[0])
+    clean = theorem_4_1.run(cfg)
+    for meta in tmp_path.glob("*.json"):
+        _lower_by(meta, 20.0)
+    with pytest.warns(S.SolutionWarning):
+        again = theorem_4_1.run(cfg)
+    assert again.verdict == clean.verdict and again.max_ratio == pytest.approx(clean.max_ratio, rel=1e-12)

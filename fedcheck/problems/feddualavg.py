@@ -44,12 +44,13 @@ from fedcheck.core.results import atomic_write
 from fedcheck.core.symbols import R as R_sym
 from fedcheck.problems.constants import InstanceContext, Value, _trs_max, resolve_all
 from fedcheck.problems.instances import instance_rng
+from fedcheck.problems.losses import Loss, _lam_max_gram
 from fedcheck.problems.regularizers import (L1, L1BallIndicator, L2BallIndicator, Nuclear, Regularizer, Zero, make_regularizer,
                             stack_regularizers)
 from fedcheck.problems.solve import Solution, SolutionCache, close
 from fedcheck.core.verdict import POLICY
 
-__all__ = ["QuadInstance", "QuadraticClients", "FiniteSumInstance", "FiniteSumClients",
+__all__ = ["QuadInstance", "QuadraticClients", "FiniteSumInstance", "FiniteSumClients", "FiniteSumLoss",
            "solve_composite", "SharedQuadraticFamily", "ConstrainedQuadraticFamily", "curse_instance",
            "lemma_c3_instance", "lasso_experiment", "matrix_sensing_experiment", "breast_cancer_logistic",
            "save_problem", "load_problem", "batch_of", "HorizonExpectations", "geometric_horizons", "fit_horizon_rate",
@@ -280,12 +281,22 @@ class QuadInstance:
         return QuadraticClients(insts)
 
 
-class QuadraticClients:
-    """A batch of :class:`QuadInstance` (one kind of regularizer, one shape) for the engine.
+_FULL = object()     # ``grad(X)`` without a round context: the Loss interface (exact per-client gradients)
+
+
+class QuadraticClients(Loss):
+    """A batch of :class:`QuadInstance` (one kind of regularizer, one shape) for the engine, on the one loss
+    interface (:class:`fedcheck.problems.losses.Loss`): ``f_i(x) = x^T Q_i x / 2 + c_i^T x + e_i``, arrays
+    ``Q`` ``(B, M, d, d)`` (``(B, 1, d, d)`` when the clients share ``Q``), ``c`` ``(B, M, d)``, ``e`` ``(B, M)``;
+    ``value(X)``/``grad(X)`` per client at ``X`` ``(B, M, d)``, ``smoothness()`` = ``lambda_max(Q_i)``.
 
     Oracle protocol (see :mod:`fedcheck.engine.composite`): ``start_round(sel, rng)``,
-    ``grad(W, ctx, k, rng)``, ``full_grad_clients(W, sel)``, ``F(w)``, ``Phi(w)``, ``reg``,
-    ``dual_norm_sq(V)``, ``x0()``."""
+    ``grad(W, ctx, k, rng)`` (with a round context: the stochastic oracle), ``full_grad_clients(W, sel)``,
+    ``F(w)``, ``Phi(w)``, ``reg``, ``dual_norm_sq(V)``, ``x0()``."""
+
+    name = "quadratic_clients"
+    keys = ("Q", "c", "e")
+    dims = ("pp", "p", "")
 
     def __init__(self, insts: Sequence[QuadInstance]):
         insts = list(insts)
@@ -299,6 +310,7 @@ class QuadraticClients:
         self.Q = np.stack([i.Q for i in insts])             # (B, Mq, d, d)
         self.c = np.stack([i.c for i in insts])             # (B, M, d)
         self.e = np.stack([i.e for i in insts])
+        self.opts, self.lead_shape, self.m, self._p = {}, self.c.shape[:-1], None, self.d   # the Loss fields
         self.Qbar = self.Q.mean(1)
         self.cbar = self.c.mean(1)
         self.ebar = self.e.mean(1)
@@ -336,12 +348,38 @@ class QuadraticClients:
             xi /= np.linalg.norm(xi, axis=-1, keepdims=True)
         return xi * self.noise_scale[:, None, None]
 
-    def grad(self, W, ctx, k, rng):
+    def grad(self, W, ctx=_FULL, k=None, rng=None):
+        if ctx is _FULL:            # the Loss interface: the exact per-client gradients at X = W
+            return self.full_grad_clients(W)
         g = self.full_grad_clients(W, ctx)
         xi = self.noise_draw(W.shape, rng)
         if xi is not None:
             g += xi
         return g
+
+    def value(self, X):
+        """Per-client ``f_i(X_i)``, ``X`` of shape ``(B, M, d)``."""
+        QX = self.full_grad_clients(X) - self.c
+        return 0.5 * np.einsum("bsi,bsi->bs", X, QX) + np.einsum("bsi,bsi->bs", X, self.c) + self.e
+
+    def smoothness(self):
+        return np.broadcast_to(np.linalg.eigvalsh(self.Q)[..., -1], self.lead_shape)
+
+    def cvx(self, k, i, x):
+        import cvxpy as cp
+        Q = self.Q[k, 0 if self.shared else i]
+        return 0.5 * cp.quad_form(x, cp.psd_wrap(0.5 * (Q + Q.T))) + self.c[k, i] @ x + self.e[k, i]
+
+    def map(self, fn):
+        raise TypeError("QuadraticClients is built from instances: use take(k) or stack(batches)")
+
+    def take(self, k: int) -> "QuadraticClients":
+        """Instance ``k``, as a batch of one (the engine's shapes)."""
+        return QuadraticClients([self.instances[k]])
+
+    @classmethod
+    def stack(cls, losses):
+        return cls([i for l in losses for i in l.instances])
 
     def F(self, w):
         return 0.5 * np.einsum("bi,bij,bj->b", w, self.Qbar, w) + np.einsum("bi,bi->b", w, self.cbar) + self.ebar
@@ -454,23 +492,79 @@ class FiniteSumInstance:
         return FiniteSumClients(insts)
 
 
+class FiniteSumLoss(Loss):
+    """Finite-sum least squares ``f_i(w) = (1/m) sum_j (x_ij^T w - y_ij)^2`` (no 1/2, as in Appendix A) or
+    logistic ``f_i(w) = (1/m) sum_j log(1 + exp(-y_ij x_ij^T w))`` (option ``kind``), on the one loss interface:
+    arrays ``X`` ``(..., n, m, p)`` and ``y`` ``(..., n, m)`` (instances, clients, samples), ``value(W)`` /
+    ``grad(W)`` per client at ``W`` ``(..., n, p)``.  :meth:`pooled_value` / :meth:`pooled_grad` are ``F`` and
+    ``grad F`` over all samples at once, the formulas the solver, the recorders and the baselines use."""
+
+    name = "finite_sum"
+    keys = ("X", "y")
+    dims = ("mp", "m")
+    options = {"kind": ("lsq", "logistic")}
+
+    @staticmethod
+    def residual(kind, z, y, m):
+        """``d f / d z`` per sample over ``m``: the weights of the gradient ``sum_j r_j x_j``."""
+        if kind == "lsq":
+            return 2.0 * (z - y) / m
+        return -y * 0.5 * (1 - np.tanh(0.5 * y * z)) / m     # -y sigmoid(-y z) / m
+
+    @staticmethod
+    def pooled_value(kind, X, y, w):
+        """``F(w)`` over the rows of ``X`` ``(..., N, p)`` (one point per leading index when ``w.ndim > 1``)."""
+        z = np.einsum("...nd,...d->...n", X, w) if w.ndim > 1 else X @ w
+        if kind == "lsq":
+            return ((z - y) ** 2).mean(-1)
+        return np.logaddexp(0.0, -y * z).mean(-1)
+
+    @staticmethod
+    def pooled_grad(kind, X, y, w):
+        """``grad F(w)`` over the rows of ``X`` ``(N, p)``."""
+        z = X @ w
+        if kind == "lsq":
+            return 2 * X.T @ (z - y) / len(y)
+        s = 0.5 * (1 - np.tanh(0.5 * y * z))  # sigmoid(-y z)
+        return -X.T @ (y * s) / len(y)
+
+    def value(self, W):
+        z = np.einsum("...mp,...p->...m", self.X, W)
+        if self.opts["kind"] == "lsq":
+            return ((z - self.y) ** 2).mean(-1)
+        return np.logaddexp(0.0, -self.y * z).mean(-1)
+
+    def grad(self, W):
+        z = np.einsum("...mp,...p->...m", self.X, W)
+        return np.einsum("...mp,...m->...p", self.X, self.residual(self.opts["kind"], z, self.y, self.m))
+
+    def smoothness(self):
+        lam = _lam_max_gram(self.X) / self.m
+        return 2 * lam if self.opts["kind"] == "lsq" else lam / 4
+
+    def cvx(self, k, i, x):
+        import cvxpy as cp
+        X, y = self._client("X", k, i), self._client("y", k, i)
+        if self.opts["kind"] == "lsq":
+            return cp.sum_squares(X @ x - y) / self.m
+        return cp.sum(cp.logistic(-cp.multiply(y, X @ x))) / self.m
+
+
 def _fs_value(loss, X, y, w):
-    z = np.einsum("...nd,...d->...n", X, w) if w.ndim > 1 else X @ w
-    if loss == "lsq":
-        return ((z - y) ** 2).mean(-1)
-    return np.logaddexp(0.0, -y * z).mean(-1)
+    """``F(w)`` of finite-sum ``loss`` (``"lsq"`` or ``"logistic"``): :meth:`FiniteSumLoss.pooled_value`."""
+    return FiniteSumLoss.pooled_value(loss, X, y, w)
 
 
 def _fs_grad(loss, X, y, w):
-    z = X @ w
-    if loss == "lsq":
-        return 2 * X.T @ (z - y) / len(y)
-    s = 0.5 * (1 - np.tanh(0.5 * y * z))  # sigmoid(-y z)
-    return -X.T @ (y * s) / len(y)
+    """``grad F(w)``: :meth:`FiniteSumLoss.pooled_grad`."""
+    return FiniteSumLoss.pooled_grad(loss, X, y, w)
 
 
-class FiniteSumClients:
-    """A batch of :class:`FiniteSumInstance` for the engine (same shapes, loss and regularizer kind)."""
+class FiniteSumClients(FiniteSumLoss):
+    """A batch of :class:`FiniteSumInstance` for the engine (same shapes, loss and regularizer kind): the
+    :class:`FiniteSumLoss` of the batch (``X`` ``(B, M, n, d)``, ``y`` ``(B, M, n)``; ``grad(W)`` without a
+    round context is the exact per-client gradient) with the engine's stochastic oracle
+    ``grad(W, ctx, k, rng)`` (minibatch ``k`` of the round's permutation)."""
 
     def __init__(self, insts: Sequence[FiniteSumInstance]):
         insts = list(insts)
@@ -481,7 +575,8 @@ class FiniteSumClients:
         self.instances = insts
         self.X = np.stack([i.X for i in insts])      # (B, M, n, d)
         self.y = np.stack([i.y for i in insts])      # (B, M, n)
-        self.B, self.M, self.n, self.d = self.X.shape
+        Loss.__init__(self, self.X, self.y, kind=first.loss)
+        self.B, self.M, self.n_samples, self.d = self.X.shape       # n (the Loss's) = M clients
         self.K, self.b, self.loss = first.K, first.batch_size, first.loss
         self.reg = stack_regularizers([i.reg for i in insts])
         self.stochastic = True
@@ -500,17 +595,26 @@ class FiniteSumClients:
         perm = np.argsort(rng.random(ys.shape), axis=-1)
         return Xs, ys, perm
 
-    def grad(self, W, ctx, k, rng):
+    def grad(self, W, ctx=_FULL, k=None, rng=None):
+        if ctx is _FULL:            # the Loss interface
+            return FiniteSumLoss.grad(self, W)
         Xs, ys, perm = ctx
         idx = perm[..., k * self.b:(k + 1) * self.b]
         Xb = np.take_along_axis(Xs, idx[..., None], axis=2)
         yb = np.take_along_axis(ys, idx, axis=2)
         z = np.einsum("bsnd,bsd->bsn", Xb, W)
-        if self.loss == "lsq":
-            r = 2.0 * (z - yb) / self.b
-        else:
-            r = -yb * 0.5 * (1 - np.tanh(0.5 * yb * z)) / self.b
-        return np.einsum("bsnd,bsn->bsd", Xb, r)
+        return np.einsum("bsnd,bsn->bsd", Xb, self.residual(self.loss, z, yb, self.b))
+
+    def map(self, fn):
+        raise TypeError("FiniteSumClients is built from instances: use FiniteSumLoss(X, y, kind=...) for arrays")
+
+    def take(self, k: int) -> "FiniteSumClients":
+        """Instance ``k``, as a batch of one (the engine's shapes)."""
+        return FiniteSumClients([self.instances[k]])
+
+    @classmethod
+    def stack(cls, losses):
+        return cls([i for l in losses for i in l.instances])
 
     def F(self, w):
         z = np.einsum("bnd,bd->bn", self.Xp, w)
