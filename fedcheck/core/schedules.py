@@ -7,7 +7,7 @@ from typing import Mapping
 import numpy as np
 import sympy as sp
 
-__all__ = ["record_grid", "evaluate_schedule"]
+__all__ = ["record_grid", "evaluate_schedule", "evaluate_expr"]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -47,3 +47,18 @@ def evaluate_schedule(expr: sp.Expr, t_values: np.ndarray, values: Mapping[str, 
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         out = np.asarray(fn(tv, *args), dtype=float)
     return np.broadcast_to(out, (len(tv), B)).copy()
+
+
+def evaluate_expr(expr, values: Mapping, n: int | None = None) -> np.ndarray:
+    """Evaluate a SymPy expression with ``values[name]`` (scalars or equal-length arrays) for each free
+    symbol; ``inf``/``nan`` where undefined (no warnings)."""
+    expr = sp.sympify(expr)
+    free = sorted(expr.free_symbols, key=lambda s: s.name)
+    missing = [s.name for s in free if s.name not in values]
+    if missing:
+        raise KeyError(f"{expr} needs values for {missing}")
+    fn = sp.lambdify(free, expr, modules="numpy")
+    args = [np.asarray(values[s.name], dtype=float) for s in free]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = np.asarray(fn(*args), dtype=float)
+    return out if n is None else np.broadcast_to(out, (n,)).copy()

@@ -1038,20 +1038,7 @@ def breast_cancer_logistic(seed: int = 0, M: int = 12, n: int = 32, batch: int =
 
 # =============================================================================================
 # the experiment of the rate theorems: expectation bounds at horizon-dependent parameters
-def evaluate_expr(expr, values: dict, n: int | None = None) -> np.ndarray:
-    """Evaluate a SymPy expression with ``values[name]`` (scalars or equal-length arrays) for each free
-    symbol; ``inf``/``nan`` where undefined (no warnings)."""
-    import sympy as sp
-    expr = sp.sympify(expr)
-    free = sorted(expr.free_symbols, key=lambda s: s.name)
-    missing = [s.name for s in free if s.name not in values]
-    if missing:
-        raise KeyError(f"{expr} needs values for {missing}")
-    fn = sp.lambdify(free, expr, modules="numpy")
-    args = [np.asarray(values[s.name], dtype=float) for s in free]
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        out = np.asarray(fn(*args), dtype=float)
-    return out if n is None else np.broadcast_to(out, (n,)).copy()
+from fedcheck.core.schedules import evaluate_expr  # noqa: E402  (one definition)
 
 
 def geometric_horizons(lo: int, hi: int, points: int) -> tuple:
