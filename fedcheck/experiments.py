@@ -121,6 +121,7 @@ def with_progress(recorder, last: int, desc: str, enabled: bool):
         if k >= last:
             bar.close()
         return recorder(k, X, xbar)
+    rec.scalars_of = recorder       # the engine computes every round's metrics from the wrapped recorder
     return rec
 
 

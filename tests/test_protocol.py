@@ -326,3 +326,26 @@ def test_an_instance_outside_the_domain_is_never_a_refutation():
     two = RandomFamily(loss="least_squares", set="simplex", n=2, m=10, p=6).draw(0)
     with pytest.raises(DomainError):
         takes_instance(_one_client_fw(), two)
+
+
+def test_a_headline_never_hides_a_paper_finding():
+    """Issue 13.4: when the paper's own findings disagree, the headline says so with the count."""
+    mixed = Claim(id="tp.mixed", paper=P, reference="r", statement="s", evidence=Measurement(
+        lambda ctx: MeasureResult([Finding("the paper's first", V.REPRODUCED), Finding("the paper's second",
+                                   V.NOT_REPRODUCED), Finding("an analysis", V.REPRODUCED, paper=False)]),
+        counterexample=True))
+    r = mixed.run()
+    assert r.verdict == V.NOT_REPRODUCED and r.headline == "partly reproduced: 1 of 2 paper findings refuted"
+    clean = Claim(id="tp.clean", paper=P, reference="r", statement="s", evidence=Measurement(
+        lambda ctx: MeasureResult([Finding("a", V.HOLDS), Finding("an analysis", V.VIOLATED, paper=False)])))
+    r = clean.run()
+    assert r.verdict == V.HOLDS and r.headline == V.HOLDS and "analyses refuted" in r.reason
+
+
+def test_every_per_round_claim_of_the_catalog_is_checked_at_every_round():
+    from fedcheck.core.registry import default_registry
+    from fedcheck.experiments import Rounds, _streams
+    per_round = [c for c in default_registry().checks.values()
+                 if isinstance(c.evidence, BoundTest) and isinstance(c.evidence.experiment, Rounds)]
+    assert len(per_round) >= 8
+    assert [c.id for c in per_round if not _streams(c.evidence.experiment.algorithm)] == []

@@ -35,7 +35,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from fedcheck.algorithms.core import Recorder, Trace, default_recorder, record_grid, run_recorded
+from fedcheck.algorithms.core import Recorder, Trace, default_recorder, record_grid, run_recorded, scalar_source
 
 __all__ = ["ProblemBatch", "fedfw_variant", "fedfw_plus", "fedfw_sto", "fedfw_partial", "fedfw_split",
            "gaussian_oracle", "replicate_seeds", "fw_recorder", "with_surrogate", "feddr", "fw_gap"]
@@ -85,7 +85,7 @@ def fedfw_variant(batch, eta: np.ndarray, lam: np.ndarray, rounds: int, grid: np
                   X0: np.ndarray | None = None, recorder: Recorder | None = None, *,
                   participation=None, seeds: Sequence[int] | None = None, rho: np.ndarray | None = None,
                   grad_oracle: Callable[[np.ndarray, int], np.ndarray] | None = None, plus=None,
-                  client_sets: Sequence[tuple] = (), hook: Callable | None = None) -> Trace:
+                  client_sets: Sequence[tuple] = (), hook: Callable | None = None, stream=None) -> Trace:
     """FedFW and its variants (see the module doc).  ``eta``, ``lam`` and ``rho`` are ``(rounds, B)``
     arrays (row ``t-1`` is round ``t``); ``participation`` and ``plus`` scalars or ``(B,)``; ``seeds``
     one stream seed per run (needed for random participation).  ``hook(t, state)`` (optional) sees the
@@ -142,20 +142,22 @@ def fedfw_variant(batch, eta: np.ndarray, lam: np.ndarray, rounds: int, grid: np
             state["S"], state["mask"] = s, mask
             hook(t, state)
 
-    trace = run_recorded(rounds, grid, step, lambda k: rec(k, state["X"], state["xbar"]))
+    scalars = scalar_source(rec)       # every round's metrics for the every-round check (``stream``)
+    trace = run_recorded(rounds, grid, step, lambda k: rec(k, state["X"], state["xbar"]), stream=stream,
+                         scalar_snapshot=lambda k: scalars(k, state["X"], state["xbar"]))
     trace.final = {"X": state["X"], "xbar": state["xbar"]}
     if plus is not None:
         trace.final["Y"] = state["Y"]
     return trace
 
 
-def fedfw_plus(batch, eta, lam, rounds, grid=None, X0=None, recorder=None, *, plus=1.0, **kw) -> Trace:
+def fedfw_plus(batch, eta, lam, rounds, grid=None, X0=None, recorder=None, *, plus=1.0, stream=None, **kw) -> Trace:
     """FedFW+ (augmented Lagrangian, Section 4.4): dual step ``lambda_0`` = ``plus``."""
-    return fedfw_variant(batch, eta, lam, rounds, grid, X0, recorder, plus=plus, **kw)
+    return fedfw_variant(batch, eta, lam, rounds, grid, X0, recorder, plus=plus, stream=stream, **kw)
 
 
 def fedfw_sto(batch, eta, lam, rho, rounds, grid=None, X0=None, recorder=None, *, sigma=0.0, seeds=None,
-              grad_oracle=None, **kw) -> Trace:
+              grad_oracle=None, stream=None, **kw) -> Trace:
     """FedFW-sto (Section 4.1) with additive Gaussian gradient noise of variance ``sigma^2`` (unless a
     ``grad_oracle`` is given)."""
     if grad_oracle is None:
@@ -163,18 +165,19 @@ def fedfw_sto(batch, eta, lam, rho, rounds, grid=None, X0=None, recorder=None, *
             seeds = np.arange(batch.B)
         grad_oracle = gaussian_oracle(batch.loss, sigma, seeds)
     return fedfw_variant(batch, eta, lam, rounds, grid, X0, recorder, rho=rho, grad_oracle=grad_oracle,
-                         seeds=seeds, **kw)
+                         seeds=seeds, stream=stream, **kw)
 
 
-def fedfw_partial(batch, eta, lam, rounds, grid=None, X0=None, recorder=None, *, participation, seeds, **kw):
+def fedfw_partial(batch, eta, lam, rounds, grid=None, X0=None, recorder=None, *, participation, seeds, stream=None,
+                  **kw):
     """FedFW with random client participation (Section 4.2)."""
     return fedfw_variant(batch, eta, lam, rounds, grid, X0, recorder, participation=participation, seeds=seeds,
-                         **kw)
+                         stream=stream, **kw)
 
 
-def fedfw_split(batch, eta, lam, rounds, grid=None, X0=None, recorder=None, *, client_sets, **kw):
+def fedfw_split(batch, eta, lam, rounds, grid=None, X0=None, recorder=None, *, client_sets, stream=None, **kw):
     """FedFW with split constraints (Section 4.3): ``client_sets = [(superset, client mask), ...]``."""
-    return fedfw_variant(batch, eta, lam, rounds, grid, X0, recorder, client_sets=client_sets, **kw)
+    return fedfw_variant(batch, eta, lam, rounds, grid, X0, recorder, client_sets=client_sets, stream=stream, **kw)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -208,7 +211,7 @@ def with_surrogate(algorithm: Callable[..., Trace]) -> Callable[..., Trace]:
     """Wrap an algorithm so that its recorder also records the surrogate of the iterate ``X^k``,
     ``surrogate = F^_{k-1}(X^k) = (1/n) sum_i f_i(x_i^k) + (lambda_{k-1}/2) dist^2(X^k, C)`` (the left
     side of (31)/(35); NaN at ``k = 1``), ``dist = dist(X^k, C)`` and ``F_hat = F^(X^k)``."""
-    def run(batch, eta, lam, rounds, grid=None, recorder=None, **kw):
+    def run(batch, eta, lam, rounds, grid=None, recorder=None, stream=None, **kw):
         base = recorder or default_recorder(batch)
         loss = batch.loss
 
@@ -219,6 +222,8 @@ def with_surrogate(algorithm: Callable[..., Trace]) -> Callable[..., Trace]:
             lam_prev = lam[k - 2] if k >= 2 else np.full(batch.B, np.nan)
             out["F_hat"], out["dist"], out["surrogate"] = Fh, np.sqrt(d2), Fh + 0.5 * lam_prev * d2
             return out
+        if stream is not None:      # the wrapped algorithm streams every round's metrics (the surrogate included)
+            kw["stream"] = stream
         return algorithm(batch, eta=eta, lam=lam, rounds=rounds, grid=grid, recorder=rec, **kw)
     run.__name__ = f"{getattr(algorithm, '__name__', 'algorithm')}_with_surrogate"
     run.__doc__ = with_surrogate.__doc__
