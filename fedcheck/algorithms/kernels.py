@@ -120,9 +120,38 @@ class _QuadraticGrad(GradKernel):
         return out
 
 
+class _FactoredGrad(GradKernel):
+    """``out <- (w/m) A^T (A X - b)`` for least squares in factored form (no ``p x p`` matrix per client):
+    two stacked ``matmul`` into buffers allocated at the first call (``(..., m)`` residuals)."""
+
+    fast = True
+
+    def __init__(self, A: np.ndarray, b: np.ndarray, m: int, weight: float = 1.0):
+        self.A, self.b, self.m, self.weight = A, b, int(m), float(weight)
+        self.AT = np.swapaxes(A, -1, -2)
+        self.scale = self.weight / self.m
+        self.bytes_per_instance = (A.nbytes + b.nbytes) / A.shape[0]
+        self._r = None
+
+    def slice(self, lo, hi):
+        return _FactoredGrad(self.A[lo:hi], self.b[lo:hi], self.m, self.weight)
+
+    def __call__(self, X, out):
+        r = self._r
+        if r is None or r.shape != self.b.shape + (1,):
+            r = self._r = np.empty(self.b.shape + (1,))
+        np.matmul(self.A, X[..., None], out=r)
+        np.subtract(r, self.b[..., None], out=r)
+        np.matmul(self.AT, r, out=out[..., None])
+        np.multiply(out, self.scale, out=out)
+        return out
+
+
 def make_grad_kernel(loss: Loss, weight: float = 1.0) -> GradKernel:
     """The client-gradient kernel ``out <- weight * loss.grad(X)`` for ``X`` shaped like the batch."""
     if isinstance(loss, LeastSquares) and type(loss).grad is LeastSquares.grad:
+        if loss.factored:
+            return _FactoredGrad(loss.A, loss.b, loss.m, weight)
         return _QuadraticGrad(loss.H, loss.c, weight)
     return GradKernel(loss, weight)
 
@@ -136,7 +165,7 @@ class _FullGrad(GradKernel):
 def make_full_grad_kernel(loss: Loss) -> GradKernel:
     """``out <- grad F(x)`` at one point per instance, ``x`` of shape ``(B, p)``."""
     if isinstance(loss, LeastSquares) and type(loss).grad is LeastSquares.grad \
-            and type(loss).full_grad is LeastSquares.full_grad:
+            and type(loss).full_grad is LeastSquares.full_grad and not loss.factored:
         return _QuadraticGrad(loss.H.mean(-3), loss.c.mean(-2), 1.0)
     return _FullGrad(loss)
 

@@ -210,6 +210,39 @@ def _trs_max(M: np.ndarray, c: np.ndarray, r: float) -> float:
 MAX_BOX_DIM = 16
 
 
+# Above this size the vertex enumeration of sup ||grad f_i||^2 runs in chunks of vertices.
+_ENUM_LIMIT_BYTES = 64 * 2**20
+
+
+class _ClientHessians:
+    """``H[i] = A_i^T A_i / m`` formed on demand (least squares in factored form)."""
+
+    def __init__(self, loss):
+        self.loss = loss
+
+    def __getitem__(self, i):
+        A = self.loss.A[i]
+        return A.T @ A / self.loss.m
+
+
+def _vertex_sup_chunked(loss, r: float, p: int, symmetric: bool) -> np.ndarray:
+    """``max_j ||H_i (+-r e_j) - c_i||^2`` per client, a block of columns ``H_i e_j`` at a time (formed from
+    ``A_i`` in the factored form): memory ``n p k`` instead of ``n (2p) p``."""
+    n, c = loss.n, loss.c
+    k = max(1, int(_ENUM_LIMIT_BYTES // (8 * n * p * 4)))
+    best = np.full(n, -np.inf)
+    for lo in range(0, p, k):
+        hi = min(p, lo + k)
+        if loss.factored:
+            cols = np.einsum("imp,imk->ikp", loss.A, loss.A[:, :, lo:hi]) / loss.m   # rows: H_i e_j
+        else:
+            cols = np.swapaxes(loss.H[:, :, lo:hi], -1, -2)
+        for sign in ((1.0, -1.0) if symmetric else (1.0,)):
+            vals = sign * r * cols - c[:, None, :]
+            best = np.maximum(best, (vals ** 2).sum(-1).max(-1))
+    return best
+
+
 def sup_grad_norm_sq(loss: Loss, S) -> tuple[np.ndarray, bool, str]:
     """Per client ``sup_{x in D} ||grad f_i(x)||^2`` for one (unbatched) instance.
 
@@ -219,13 +252,17 @@ def sup_grad_norm_sq(loss: Loss, S) -> tuple[np.ndarray, bool, str]:
     n, p = loss.n, loss.p
     r = float(S.radius)
     if isinstance(loss, LeastSquares):
-        H, c = loss.H, loss.c
+        # the factored form keeps no stacked H: one client's H_i at a time (p x p)
+        H = _ClientHessians(loss) if loss.factored else loss.H
+        c = loss.c
         if isinstance(S, (L1Ball, Simplex)):
             V = r * np.eye(p)
             if isinstance(S, L1Ball):
                 V = np.concatenate([V, -V])
-            vals = np.einsum("ipq,vq->ivp", H, V) - c[:, None, :]
-            return (vals ** 2).sum(-1).max(-1), True, "vertex enumeration"
+            if n * len(V) * p * 8 <= _ENUM_LIMIT_BYTES:
+                vals = np.einsum("ipq,vq->ivp", H, V) - c[:, None, :]
+                return (vals ** 2).sum(-1).max(-1), True, "vertex enumeration"
+            return _vertex_sup_chunked(loss, r, p, isinstance(S, L1Ball)), True, "vertex enumeration"
         if isinstance(S, Box) and p <= MAX_BOX_DIM:
             V = r * (1 - 2 * ((np.arange(2 ** p)[:, None] >> np.arange(p)) & 1))
             out = np.empty(n)
@@ -235,7 +272,8 @@ def sup_grad_norm_sq(loss: Loss, S) -> tuple[np.ndarray, bool, str]:
         if isinstance(S, L2Ball):
             return np.array([_trs_max(H[i], c[i], r) for i in range(n)]), True, "trust-region secular equation"
         if isinstance(S, Box):  # max ||x|| over the box is r sqrt(p)
-            opn = np.linalg.norm(H, ord=2, axis=(-2, -1))
+            opn = (np.asarray(loss.smoothness(), dtype=float) if loss.factored
+                   else np.linalg.norm(H, ord=2, axis=(-2, -1)))
             ub = (opn * r * np.sqrt(p) + np.linalg.norm(c, axis=-1)) ** 2
             return ub, False, "upper bound (||H_i|| r sqrt(p) + ||c_i||)^2"
         return np.full(n, np.inf), False, f"no bound implemented for the {S.name} set"
