@@ -66,8 +66,10 @@ def loop_fedavg(A, b, rounds, steps, eta):
             for i in range(n):
                 Ai, bi_ = A[bi, i], b[bi, i]
                 w = x.copy()
-                for _ in range(steps):
-                    w = w - eta[k, bi] * (Ai.T @ np.sign(Ai @ w - bi_)) / m
+                for _ in range(steps):      # LAD.grad's order: (sign(A w - b) / m) @ A
+                    r = Ai @ w
+                    r -= bi_
+                    w = w - eta[k, bi] * ((np.sign(r) / m) @ Ai)
                 acc += w
             x = acc / n
         out[bi] = x

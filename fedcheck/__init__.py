@@ -2,6 +2,8 @@
 
 The public API (imported lazily, so that ``import fedcheck`` stays light)::
 
+    res = fedcheck.verify("theorem1", seeds=4, rounds=2000)   # -> Results: repr, to_frame(), report(dir)
+
     from fedcheck import Claim, Paper, Reading, Domain, BoundTest, Bound, Measurement, Proof, Fact
     from fedcheck import Rounds, Horizons, Cases, RunConfig, MEAN, PATHWISE, fraction
     from fedcheck.algorithms import federated          # a round function -> a batched method
@@ -22,6 +24,7 @@ _EXPORTS = {
     "objective_gap": "fedcheck.experiments", "recorded": "fedcheck.experiments",
     "SideCondition": "fedcheck.experiments",
     "BadInput": "fedcheck.core.errors", "DomainError": "fedcheck.core.errors",
+    "verify": "fedcheck.api", "Results": "fedcheck.api",
 }
 __all__ = ["__version__", *_EXPORTS]
 

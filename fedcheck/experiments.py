@@ -108,16 +108,15 @@ def replicate_seeds(seeds: Sequence[int], replicates: int) -> np.ndarray:
 
 
 def with_progress(recorder, last: int, desc: str, enabled: bool):
-    """Wrap a recorder so that a progress bar advances at each recorded round."""
-    if not enabled:
+    """Wrap a recorder so that the progress display (:mod:`fedcheck.core.progress`) advances at each recorded
+    round; its ETA ignores the first interval (the JIT compile of the round kernel)."""
+    from fedcheck.core import progress
+    if not progress.enabled(enabled):
         return recorder
-    import sys
-
-    from tqdm import tqdm
-    bar = tqdm(total=last, desc=desc, unit="round", file=sys.stderr, leave=False, mininterval=0.5)
+    bar = progress.Task(desc, total=last, unit="round", show=True)
 
     def rec(k, X, xbar):
-        bar.update(k - bar.n)
+        bar.advance_to(k)
         if k >= last:
             bar.close()
         return recorder(k, X, xbar)
@@ -319,7 +318,8 @@ class Rounds:
         R = int((self.full_replicates or self.replicates) if config.full else self.replicates)
         insts = self.instances(config)
         solve = self._solver()
-        sols = [solve(i, use_cache=config.use_cache) for i in insts]
+        from fedcheck.problems.solve import solve_all
+        sols = solve_all(solve, insts, config.use_cache, config.progress, f"{claim.id} solving")
         readings = claim.readings
         bounds = test.bounds
         exprs = [b.expr for b in bounds] + list(self.schedules.values())
@@ -624,7 +624,8 @@ class Horizons:
         for case in self.cases:
             seeds, horizons, run_seeds = case.pick(config)
             insts = list(config.instances) if config.instances else [case.family.draw(s) for s in seeds]
-            sols = [self.solver(i, use_cache=config.use_cache) for i in insts]
+            from fedcheck.problems.solve import solve_all
+            sols = solve_all(self.solver, insts, config.use_cache, config.progress, f"{claim.id} solving")
             P = {**params, **case.settings, **(config.params or {})}
             consts = []
             for inst, sol in zip(insts, sols):

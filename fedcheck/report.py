@@ -1,41 +1,47 @@
 """Reports a person reads: one HTML page and one PDF per check, an index page when several ran.
 
-Everything is rendered from the results document alone (``fedcheck report RESULTS.json``
-re-renders without recomputing anything), generically: a check of any kind renders its
-verdict, evidence and tables; checks with per-instance curves (``instances[*].rounds``,
-``metric``, ``bound``) also get the log-log curves, the fitted-vs-claimed rate figure and the
-measured/bound ratio; optional ``series`` give one figure per ``panel`` and optional ``tables``
-are rendered as tables (see ``docs/DESIGN.md``).
+Everything is rendered from the results document alone (``fedcheck report RESULTS.json ...``
+re-renders, and merges several files, without recomputing anything), generically: a check of any
+kind renders its verdict, evidence and tables; checks with per-instance curves
+(``instances[*].rounds``, ``metric``, ``bound``) also get the log-log curves, the fitted-vs-claimed
+rate figure and the measured/bound ratio; optional ``series`` give one figure per ``panel`` and
+optional ``tables`` are rendered as tables (see ``docs/DESIGN.md``).
 
-* HTML pages are self-contained: figures are inline base64 PNG, formulas inline base64 SVG
-  (matplotlib mathtext), CSS inline, no JavaScript, no network request.  Templates are in
-  ``fedcheck/templates/``.
-* The PDF (matplotlib ``PdfPages``, A4 landscape) has the same content: title/verdict pages
-  with the formulas and text, then one page per figure, then table pages.
-* A report is written only when complete: everything goes to a temporary directory inside the
-  output directory and is moved into place at the end; a failure or an interrupt leaves no
-  half-written file behind (files of an earlier complete run stay as they were).
+* Each figure is drawn once, by matplotlib, as SVG (vector, glyphs as paths, mathtext labels).  The
+  HTML page and the PDF use that same SVG; the PDF is the HTML page itself, laid out for print
+  (``@page`` rules in ``templates/style.css``) by WeasyPrint.  When WeasyPrint cannot load its system
+  libraries (Pango), the HTML is written and the PDF skipped with one warning line.
+* Every figure is also written on its own, for a paper: ``<check>/fig-<name>.svg``, ``.pdf`` and
+  ``.csv`` (the CSV holds exactly the arrays drawn: one row per point, columns panel, curve, x, y).
+* HTML pages are self-contained: figures and formulas inline as SVG data URIs, CSS inline, no
+  JavaScript, no network request.  ``index.html`` lists the checks with verdict badges and thumbnails.
+* ``results.json`` is written first (atomically), so an interrupt while the reports render loses no
+  result; the reports themselves are written only when complete: they go to a temporary directory
+  inside the output directory and are moved into place at the end (files of an earlier complete
+  run stay as they were on a failure).
 * Measured curves stop at the resolution of ``F*``: points where the metric is at most
-  ``resolution_factor`` (10) times the certified accuracy of ``F*`` are not drawn, the same
-  rule the rate fit uses (:mod:`fedcheck.verdict`).
+  ``resolution_factor`` (10) times the certified accuracy of ``F*`` are not drawn, the same rule the
+  rate fit uses (:mod:`fedcheck.core.verdict`).
+* No curve hides another: readings of a bound get their own colour, line style and markers (thick
+  solid lines under thin dashed ones), bounds that coincide say so in the legend, and identical
+  curves are drawn once with one legend entry ``(×k, identical)``.
 """
 from __future__ import annotations
 
 import base64
-import contextlib
+import csv
 import functools
 import io
 import json
-import logging
 import math
 import os
 import re
 import shutil
+import sys
 import tempfile
-import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import matplotlib
 import numpy as np
@@ -43,19 +49,20 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 from matplotlib.lines import Line2D
-from matplotlib.patches import Rectangle
 
 from fedcheck.core import verdict as V
 
 __all__ = ["write_reports", "validate", "BadResults", "render_math_svg", "mathtext_ok", "drop_unresolved",
-           "check_figures", "render_check_html", "render_check_pdf", "render_index_html", "report_name"]
+           "check_figures", "render_check_html", "render_index_html", "report_name", "card_html",
+           "merge_documents", "pdf_engine", "tex_label", "figure_svg"]
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 RESOLUTION_FACTOR = V.POLICY.resolution_factor
-PAGE = (11.69, 8.27)            # A4 landscape, inches
-FIG_SIZE = (11.0, 4.6)          # figures as shown in the HTML page, inches
-FIG_DPI = 100
-_READING_COLOURS = ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C8", "C9"]   # C7 (grey) is the measured metric
+FIG_W = 7.0                     # inches: a full text width in a two-column paper
+FIG_H = 3.3                     # one row of panels (the legends below them add to it)
+_READING_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+                    "#bcbd22"]   # grey is the measured metric
+_READING_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">"]
 _GOOD, _BAD = {V.HOLDS, V.REPRODUCED}, {V.VIOLATED, V.NOT_REPRODUCED}
 _TONE_COLOUR = {"good": "#1a7f37", "bad": "#c62828", "unknown": "#9a6700"}
 _MEANING = {
@@ -67,6 +74,14 @@ _MEANING = {
 }
 _PARAGRAPH_RATE = ("A claimed rate r means metric = O(t^r): the rate is consistent with the claim when the 95% "
                    "confidence interval of the fitted log-log slope lies at or below r.")
+THIN_BINS = 160                 # columns per x range when a dense curve is thinned for drawing (see _thin_mask)
+COINCIDE = 0.05                 # two bounds within 5% of each other everywhere "coincide" (said in the legend)
+PANGO_HINT = "apt-get install libpango-1.0-0 libpangoft2-1.0-0"
+# the look of every figure (sizes in points, as printed at FIG_W inches)
+_RC = {"font.size": 8.0, "axes.titlesize": 8.5, "axes.labelsize": 8.0, "legend.fontsize": 7.0,
+       "xtick.labelsize": 7.0, "ytick.labelsize": 7.0, "mathtext.fontset": "dejavusans",
+       "font.family": "DejaVu Sans", "svg.fonttype": "none", "svg.hashsalt": "fedcheck", "pdf.fonttype": 42, "axes.linewidth": 0.6,
+       "lines.markersize": 3.5, "legend.handlelength": 2.6, "path.simplify": True}
 
 
 class BadResults(ValueError):
@@ -90,7 +105,8 @@ def validate(doc: Any) -> None:
                 raise BadResults(f"{where}: '{key}' must be a non-empty string")
         for key, typ in (("formula", dict), ("readings", dict), ("feasibility", dict), ("evidence", dict),
                          ("params", dict), ("instances", list), ("symbolic", list), ("assumptions", list),
-                         ("series", list), ("tables", list), ("saved_instances", list)):
+                         ("series", list), ("tables", list), ("saved_instances", list),
+                         ("provenance", dict)):
             if chk.get(key) is not None and not isinstance(chk[key], typ):
                 raise BadResults(f"{where} ({chk['id']}): '{key}' must be a{'n object' if typ is dict else ' list'}")
         for j, inst in enumerate(chk.get("instances") or []):
@@ -199,9 +215,46 @@ def mathtext_ok(latex: str | None) -> bool:
         return False
 
 
+def _formula_cache(latex: str, size: float) -> Path | None:
+    """Where a typeset formula is kept between runs (``$FEDCHECK_CACHE/formulas``; keyed by the LaTeX, the size
+    and matplotlib's version).  A formula is an image, not a value a verdict rests on; an entry that is not an
+    SVG is ignored and typeset again."""
+    import hashlib
+    try:
+        from fedcheck.problems.solve import cache_dir
+        root = cache_dir()
+    except Exception:
+        return None
+    if root is None:
+        return None
+    key = hashlib.sha256(f"{matplotlib.__version__}|{size!r}|{latex}".encode("utf-8")).hexdigest()[:40]
+    return root / "formulas" / f"{key}.svg"
+
+
 @functools.lru_cache(maxsize=256)
 def render_math_svg(latex: str | None, size: float = 15) -> str | None:
-    """``latex`` as a base64 SVG data URI, or ``None`` when mathtext cannot typeset it."""
+    """``latex`` as a base64 SVG data URI, or ``None`` when mathtext cannot typeset it (typeset once, then
+    read back from the cache: typesetting the formulas was a fifth of the report's time)."""
+    if not isinstance(latex, str) or not latex.strip():
+        return None
+    path = _formula_cache(latex, size)
+    try:
+        data = path.read_bytes() if path is not None and path.is_file() else b""
+    except OSError:
+        data = b""
+    if data.startswith(b"<?xml") and data.rstrip().endswith(b"</svg>"):
+        return "data:image/svg+xml;base64," + base64.b64encode(data).decode("ascii")
+    uri = _typeset_svg(latex, size)
+    if uri is not None and path is not None:
+        try:
+            from fedcheck.core.results import atomic_write
+            atomic_write(path, lambda fh: fh.write(base64.b64decode(uri.split(",", 1)[1])))
+        except OSError:
+            pass
+    return uri
+
+
+def _typeset_svg(latex: str, size: float) -> str | None:
     if not mathtext_ok(latex):
         return None
     try:
@@ -230,27 +283,84 @@ def _formula(latex, fallback, size=15, lhs: str | None = None) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------
-# figures
-@dataclass
-class ReportFigure:
-    key: str
-    title: str
-    caption: str
-    figure: Figure
-    png: str = ""     # base64 PNG, filled in when the figure is rendered for the HTML page
+# labels: the ASCII of the results (F(xbar^t) - F*) typeset by mathtext ($F(\bar{x}^{t}) - F^\star$)
+_GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "eta", "theta", "lambda", "mu", "nu", "rho", "sigma", "tau",
+          "phi", "psi", "omega", "kappa", "xi", "zeta", "chi", "pi", "Gamma", "Delta", "Theta", "Lambda", "Sigma",
+          "Phi", "Psi", "Omega"}
+_FUNCS = {"max": r"\max", "min": r"\min", "log": r"\log", "exp": r"\exp", "sup": r"\sup", "dist": r"\mathrm{dist}"}
+_OPS = {"-": "-", "+": "+", "=": "=", "<=": r"\leq", ">=": r"\geq", "<": "<", ">": ">", "/": "/", "~": r"\sim"}
 
 
-def _new_figure(size=FIG_SIZE, ncols=1, **kw) -> tuple[Figure, list]:
-    fig = Figure(figsize=size, layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(1, ncols, squeeze=False, **kw)[0]
-    return fig, list(axes)
+def _alpha_ok(tok: str) -> bool:
+    runs = re.findall(r"[A-Za-z]+", tok)
+    if not runs:
+        return False
+    if all(r in _FUNCS for r in runs) and not re.search(r"[_^(]", tok):
+        return False                        # "log", "max": words
+    return all(len(r) == 1 or r in _GREEK or r == "hat" or re.fullmatch(r"[A-Za-z]bar", r) or r in _FUNCS for r in runs)
 
 
-def _png(fig: Figure) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=FIG_DPI, facecolor="white")
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+def _is_math(tok: str) -> bool:
+    if not tok or tok in ("a", "A", "I") or not re.fullmatch(r"[A-Za-z0-9_^{}()\[\]|*+\-=/<>.']+", tok):
+        return False
+    return _alpha_ok(tok)
+
+
+def _to_tex(expr: str) -> str:
+    s = expr.replace("||", r"\|")
+    s = re.sub(r"(?<![A-Za-z\\])([A-Za-z])(?:\^(?=\()|_hat(?![A-Za-z]))", r"\\hat{\1}", s)   # F^(x), w_hat
+    s = re.sub(r"<=", r"\\leq ", s)
+    s = re.sub(r">=", r"\\geq ", s)
+    s = re.sub(r"(?<![A-Za-z\\])([A-Za-z])bar(?![A-Za-z])", r"\\overline{\1}", s)
+    s = re.sub(r"(?<![A-Za-z\\])(" + "|".join(sorted(_GREEK, key=len, reverse=True)) + r")(?![A-Za-z])", r"\\\1", s)
+    s = re.sub(r"(?<![A-Za-z\\])(" + "|".join(_FUNCS) + r")(?![A-Za-z])", lambda m: _FUNCS[m.group(1)] + " ", s)
+    s = s.replace("^*", r"^\star")
+    s = re.sub(r"(?<=[A-Za-z0-9)}])\*", r"^\\star", s)
+    s = re.sub(r"\^(-?[0-9.]+|[A-Za-z])(?![{])", r"^{\1}", s)
+    s = re.sub(r"_([A-Za-z0-9]{2,})", r"_{\1}", s)
+    return s
+
+
+@functools.lru_cache(maxsize=1024)
+def tex_label(s) -> str:
+    """A label as matplotlib typesets it: mathematical tokens of plain ASCII (``F(xbar^t) - F*``, ``eta=0.1``,
+    ``round t``) become mathtext (``$F(\\bar{x}^{t}) - F^\\star$``); words stay text; a label that already holds
+    ``$...$`` is kept where mathtext parses it.  Anything mathtext cannot parse stays as it was."""
+    s = "" if s is None else str(s)
+    if "$" in s:
+        return _safe_label(s)
+    toks = s.split(" ")
+    out, i = [], 0
+    while i < len(toks):
+        tok = toks[i]
+        core, tail = re.match(r"^(.*?)([,;:]*)$", tok).groups()
+        if _is_math(core) or (re.fullmatch(r"-?[0-9.]+", core or "x") and i + 2 < len(toks) and toks[i + 1] in _OPS):
+            run, j, end_tail = [core], i + 1, tail
+            while j < len(toks):
+                depth = sum(r.count("(") - r.count(")") for r in run[::2])
+                if end_tail == "," and depth > 0 and _is_math(re.match(r"^(.*?)([,;:]*)$", toks[j]).group(1)):
+                    nxt, ntail = re.match(r"^(.*?)([,;:]*)$", toks[j]).groups()
+                    run += [",", nxt]          # a comma inside parentheses: f(x, y)
+                    end_tail = ntail
+                    j += 1
+                    continue
+                if end_tail or j + 1 >= len(toks) or toks[j] not in _OPS:
+                    break
+                nxt, ntail = re.match(r"^(.*?)([,;:]*)$", toks[j + 1]).groups()
+                if not (_is_math(nxt) or re.fullmatch(r"-?[0-9.]+", nxt or "x")):
+                    break
+                run += [toks[j], nxt]
+                end_tail = ntail
+                j += 2
+            if any(_is_math(r) for r in run[::2]):
+                tex = " ".join(_OPS.get(r, r) if k % 2 else _to_tex(r) for k, r in enumerate(run)).replace(" , ", ", ")
+                if mathtext_ok(tex):
+                    out.append(f"${tex}${end_tail}")
+                    i = j
+                    continue
+        out.append(tok.replace("$", r"\$"))
+        i += 1
+    return " ".join(out)
 
 
 def _safe_label(s) -> str:
@@ -262,6 +372,182 @@ def _safe_label(s) -> str:
             return s
         return s.replace("$", r"\$")
     return s
+
+
+def _plain(s) -> str:
+    """A label as plain text (for the CSV and the captions)."""
+    return "" if s is None else str(s)
+
+
+# ------------------------------------------------------------------------------------------------
+# figures: drawn once (SVG), recorded as data (CSV)
+@dataclass
+class Drawn:
+    """One curve as drawn: the panel, the curve's name, the arrays, and the matplotlib artist."""
+    panel: str
+    curve: str
+    x: np.ndarray
+    y: np.ndarray
+    artist: Any = None
+
+
+@dataclass
+class ReportFigure:
+    key: str
+    title: str
+    caption: str
+    figure: Figure
+    data: list = field(default_factory=list)     # [Drawn]: exactly what the figure plots
+    svg: str = ""                                # the SVG text, filled in when the figure is rendered
+    files: dict = field(default_factory=dict)    # {"svg"|"pdf"|"csv": path relative to the report}
+
+    @property
+    def svg_uri(self) -> str:
+        return "data:image/svg+xml;base64," + base64.b64encode(self.svg.encode("utf-8")).decode("ascii")
+
+    def line(self, ax, panel: str, curve: str, x, y, thin: bool = True, **kw):
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        if thin and x.size == y.size and x.size > 3 * THIN_BINS:
+            keep = _thin_mask(x, [y], ax.get_xscale() == "log")
+            x, y = x[keep], y[keep]
+        (ln,) = ax.plot(x, y, **kw)
+        self.data.append(Drawn(panel, _plain(curve), x, y, ln))
+        return ln
+
+    def hline(self, ax, panel: str, curve: str, y: float, **kw):
+        ln = ax.axhline(y, **kw)
+        self.data.append(Drawn(panel, _plain(curve), np.array([np.nan]), np.array([float(y)]), ln))
+        return ln
+
+    def band(self, ax, panel: str, curve: str, x, lo, hi, **kw):
+        x, lo, hi = np.asarray(x, float), np.asarray(lo, float), np.asarray(hi, float)
+        if x.size > 3 * THIN_BINS:
+            keep = _thin_mask(x, [lo, hi], ax.get_xscale() == "log")
+            x, lo, hi = x[keep], lo[keep], hi[keep]
+        art = ax.fill_between(x, lo, hi, **kw)
+        self.data.append(Drawn(panel, f"{_plain(curve)} (band low)", np.asarray(x, float), np.asarray(lo, float), art))
+        self.data.append(Drawn(panel, f"{_plain(curve)} (band high)", np.asarray(x, float), np.asarray(hi, float), art))
+        return art
+
+    def csv_text(self) -> str:
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["panel", "curve", "x", "y"])
+        for d in self.data:
+            for xv, yv in zip(d.x, d.y):
+                w.writerow([d.panel, d.curve, _num(xv), _num(yv)])
+        return buf.getvalue()
+
+
+def _thin_mask(x: np.ndarray, ys: list, log: bool, bins: int | None = None) -> np.ndarray:
+    """Which points to draw of a dense curve: the x range (log-spaced when ``log``) is cut into ``bins``
+    columns, narrower than a printed point, and each column keeps its first, last, lowest and highest point
+    (of every ``y`` in ``ys``), and where a gap (NaN) starts.  The drawn curve is the same to the eye (its
+    envelope is kept exactly), with a fraction of the points to lay out in the SVG and the PDF."""
+    bins = bins or THIN_BINS
+    n = x.size
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.log(x) if log else x.astype(float)
+    ok = np.isfinite(p)
+    keep = np.zeros(n, dtype=bool)
+    keep[[0, n - 1]] = True
+    if not ok.any():
+        return np.ones(n, dtype=bool)
+    lo, hi = float(p[ok].min()), float(p[ok].max())
+    b = np.full(n, -1, dtype=np.int64)
+    b[ok] = np.clip(((p[ok] - lo) / max(hi - lo, 1e-300) * bins).astype(np.int64), 0, bins - 1)
+    for y in ys:
+        fin = ok & np.isfinite(y)
+        gap = ~fin
+        keep |= gap & np.r_[True, ~gap[:-1]]          # the first point of every gap
+        keep |= fin & np.r_[True, gap[:-1]]           # and the first point after it
+        idx = np.flatnonzero(fin)
+        if idx.size == 0:
+            continue
+        for order in (np.argsort(b[idx], kind="stable"), np.lexsort((y[idx], b[idx]))):
+            sb = b[idx][order]
+            starts = np.r_[0, np.flatnonzero(np.diff(sb)) + 1]
+            ends = np.r_[starts[1:] - 1, sb.size - 1]
+            keep[idx[order[starts]]] = True
+            keep[idx[order[ends]]] = True
+    keep[~ok] = True
+    return keep
+
+
+def _num(v) -> str:
+    """A float for the CSV: shortest exact repr; empty where nothing is drawn (NaN)."""
+    v = float(v)
+    return "" if math.isnan(v) else repr(v)
+
+
+def _new_figure(ncols=1, height=FIG_H, **kw) -> tuple[Figure, list]:
+    with matplotlib.rc_context(_RC):
+        fig = Figure(figsize=(FIG_W, height), layout="constrained")
+        FigureCanvasAgg(fig)
+        axes = fig.subplots(1, ncols, squeeze=False, **kw)[0]
+    return fig, list(axes)
+
+
+def figure_svg(fig: Figure) -> str:
+    """The figure as SVG text (deterministic: no date, fixed ids).  Text stays text (``svg.fonttype: none``,
+    DejaVu Sans, mathtext in DejaVu Sans too): searchable and selectable in the HTML and the PDF, editable in a
+    vector editor, and several times faster for WeasyPrint to lay out than glyph outlines."""
+    buf = io.BytesIO()
+    with matplotlib.rc_context(_RC):
+        fig.savefig(buf, format="svg", facecolor="white", metadata={"Date": None, "Creator": None})
+    return _split_tspans(buf.getvalue().decode("utf-8"))
+
+
+def _split_tspans(svg: str) -> str:
+    """Mathtext as one ``<text>`` per glyph: matplotlib writes a formula as ``<tspan>``s with absolute
+    positions out of reading order, which browsers place right and WeasyPrint does not."""
+    def one(m):
+        spans = re.findall(r'<tspan x="([^"]+)" y="([^"]+)" style="([^"]*)">(.*?)</tspan>', m.group(1), re.S)
+        if not spans:
+            return m.group(0)
+        return "".join(f'<text x="{x}" y="{y}" style="{st}">{c}</text>' for x, y, st, c in spans)
+    return re.sub(r"<text>\s*((?:<tspan[^>]*>.*?</tspan>\s*)+)</text>", one, svg, flags=re.S)
+
+
+def figure_pdfs(figures: list, engine) -> list[bytes]:
+    """Each figure as a PDF of its own, made by WeasyPrint from the figure's SVG (the figure is drawn once):
+    one document with a page of the figure's size per figure, each page then written as its own file
+    (TrueType fonts, subset)."""
+    css, body = [], []
+    for q, rf in enumerate(figures):
+        w, h = rf.figure.get_size_inches()
+        css.append(f"@page fig{q} {{ size: {w:.4f}in {h:.4f}in; margin: 0 }} "
+                   f".fig{q} {{ page: fig{q}; break-before: page; }}")
+        body.append(f'<div class="fig{q}"><img style="display:block;width:{w:.4f}in;height:{h:.4f}in" '
+                    f'src="{rf.svg_uri}"></div>')
+    html = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>fedcheck figure</title><style>body {{ margin: 0 }} "
+            f"{' '.join(css)}</style></head><body>{''.join(body)}</body></html>")
+    with _QuietLogs():
+        doc = engine.HTML(string=html).render()
+        return [doc.copy([page]).write_pdf() for page in doc.pages]
+
+
+def _figure_pdf(fig: Figure) -> bytes:
+    """The figure as a PDF of its own drawn by matplotlib (used when WeasyPrint is not available).  The
+    layout of the SVG is kept (constrained layout ran once) so the two files show the same figure."""
+    engine = fig.get_layout_engine()
+    fig.set_layout_engine("none")
+    try:
+        buf = io.BytesIO()
+        with matplotlib.rc_context(_RC), _QuietLogs():
+            fig.savefig(buf, format="pdf", facecolor="white",
+                        metadata={"Creator": "fedcheck", "Producer": None, "CreationDate": None})
+        return buf.getvalue()
+    finally:
+        fig.set_layout_engine(engine)
+
+
+def _legend_below(ax, handles=None, ncol=2, title=None):
+    """A legend under the axes: it never covers a curve."""
+    kw = dict(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=ncol, frameon=False, title=title,
+              title_fontsize=7, borderaxespad=0.0, columnspacing=1.2)
+    with matplotlib.rc_context(_RC):
+        return ax.legend(handles=handles, **kw) if handles is not None else ax.legend(**kw)
 
 
 @dataclass
@@ -322,17 +608,84 @@ def _reading_info(chk: dict, curves: list[_Curve]) -> list[tuple[str, bool]]:
 def _reading_label(name: str, paper: bool, several: bool) -> str:
     if not several and name in ("as stated", "statement"):
         return "bound"
-    return f"bound, reading '{name}' ({'the paper' if paper else 'analysis'})"
+    return f"bound '{name}' ({'paper' if paper else 'analysis'})"
+
+
+def _reading_styles(readings) -> dict:
+    """Colour, line style, marker and drawing order per reading: the paper's readings thick and solid
+    underneath, analyses thin and dashed on top, each with its own markers at its own offsets, so that a
+    bound lying on another one stays visible."""
+    out = {}
+    n = max(len(readings), 1)
+    for q, (name, paper) in enumerate(readings):
+        out[name] = dict(color=_READING_COLOURS[q % len(_READING_COLOURS)], ls="-" if paper else (0, (5, 2.5)),
+                         lw=2.0 if paper else 1.1, zorder=2.0 if paper else 2.5,
+                         marker=_READING_MARKERS[q % len(_READING_MARKERS)], ms=3.6 if paper else 3.0,
+                         mfc="white" if paper else "none", mew=0.9,
+                         markevery=(0.03 + 0.09 * q / n, 0.09))
+    return out
+
+
+def _coincident(curves: list[_Curve], readings) -> dict:
+    """``{reading: (other reading, largest relative gap)}`` for readings that stay within ``COINCIDE``
+    of an earlier reading wherever both are drawn."""
+    out = {}
+    names = [n for n, _ in readings]
+    for q, b in enumerate(names):
+        for a in names[:q]:
+            gaps = []
+            for c in curves:
+                if a in c.bounds and b in c.bounds:
+                    x, y = c.bounds[a], c.bounds[b]
+                    ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
+                    if ok.any():
+                        gaps.append(float(np.max(np.abs(y[ok] / x[ok] - 1.0))))
+            if gaps and max(gaps) <= COINCIDE:
+                out[b] = (a, max(gaps))
+                break
+    return out
+
+
+_SUP = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+@functools.lru_cache(maxsize=None)
+def _log_tick_class():
+    from matplotlib.ticker import LogFormatterSciNotation
+
+    class LogTicks(LogFormatterSciNotation):
+        """Matplotlib's log tick labels (10^k, a x 10^k) written with Unicode superscripts instead of mathtext:
+        the same labels, without a mathtext parse per tick (the largest cost of drawing a log-log figure)."""
+
+        def __call__(self, x, pos=None):
+            s = super().__call__(x, pos)
+            m = re.fullmatch(r"\$\\mathdefault\{(?:([0-9.]+)\\times\s*)?10\^\{(-?\d+)\}\}\$", s)
+            if m:
+                return (f"{m.group(1)}×" if m.group(1) else "") + "10" + m.group(2).replace("−", "-").translate(_SUP)
+            m = re.fullmatch(r"\$\\mathdefault\{([0-9.\-−]+)\}\$", s)
+            return m.group(1) if m else s
+    return LogTicks
+
+
+def _log_ticks(axis):
+    """Log ticks: labelled decades, minor ticks at 2 and 5 only (each tick is an artist: the eight minor ticks
+    per decade were most of the time matplotlib took to draw a log-log figure)."""
+    from matplotlib.ticker import LogLocator
+    cls = _log_tick_class()
+    axis.set_major_formatter(cls())
+    axis.set_minor_locator(LogLocator(base=10.0, subs=(2.0, 5.0)))
+    axis.set_minor_formatter(cls(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
 
 
 def _style_log(ax, xlabel="round t", ylabel=""):
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel(xlabel)
+    _log_ticks(ax.xaxis)
+    _log_ticks(ax.yaxis)
+    ax.set_xlabel(tex_label(xlabel))
     if ylabel:
         ax.set_ylabel(ylabel)
-    ax.grid(True, which="major", alpha=0.35)
-    ax.grid(True, which="minor", alpha=0.12)
+    ax.grid(True, which="major", alpha=0.35, lw=0.5)
 
 
 def _worst_instance(chk: dict, readings) -> int | None:
@@ -349,77 +702,99 @@ def _worst_instance(chk: dict, readings) -> int | None:
 
 def _bound_figure(chk: dict, curves: list[_Curve], readings) -> ReportFigure:
     metric_name = (chk.get("formula") or {}).get("metric") or "measured metric"
+    ylab = tex_label(metric_name)
     several = len(readings) > 1
-    colours = {name: _READING_COLOURS[q % len(_READING_COLOURS)] for q, (name, _) in enumerate(readings)}
+    styles = _reading_styles(readings)
+    same = _coincident(curves, readings)
     worst = _worst_instance(chk, readings) if len(curves) > 1 else None
     ncols = 2 if worst is not None else 1
-    fig, axes = _new_figure(ncols=ncols)
-    alpha = 0.9 if len(curves) == 1 else max(0.25, 0.9 / math.sqrt(len(curves)))
+    fig, axes = _new_figure(ncols=ncols, height=FIG_H + (0.25 * math.ceil((len(readings) + 1) / 2) if ncols == 2
+                                                           else 0.15 * math.ceil((len(readings) + 1) / 3)))
+    rf = ReportFigure("bound", f"Measured {metric_name} and the bound", "", fig)
+    alpha = 0.95 if len(curves) == 1 else max(0.3, 0.95 / math.sqrt(len(curves)))
 
-    def draw(ax, cs, a):
-        for c in cs:
-            ax.plot(c.k, c.metric, color="0.15", lw=1.0, alpha=a)
+    handles = [Line2D([], [], color="0.15", lw=1.2, label=f"measured {ylab}")]
+    for name, paper in readings:
+        st = styles[name]
+        lab = tex_label(_reading_label(name, paper, several))
+        if name in same:
+            other, gap = same[name]
+            lab += f" ≈ '{other}' (within {max(gap * 100, 0.1):.2g}%)"
+        handles.append(Line2D([], [], color=st["color"], lw=st["lw"], ls=st["ls"], marker=st["marker"],
+                              ms=st["ms"], mfc=st["mfc"], mew=st["mew"], label=lab))
+
+    def draw(ax, panel, cs, a):
+        _style_log(ax, ylabel=ylab)
+        for q, c in enumerate(cs):
             for name, paper in readings:
                 if name in c.bounds:
-                    ax.plot(c.k, c.bounds[name], color=colours[name], lw=1.0, alpha=a, ls="-" if paper else "--")
-        _style_log(ax, ylabel=_safe_label(metric_name))
+                    st = dict(styles[name])
+                    if q:        # markers on the first instance's bounds only: enough to tell the readings apart
+                        st["marker"] = None
+                    rf.line(ax, panel, f"bound '{name}', {c.label}", c.k, c.bounds[name], alpha=a, **st)
+            rf.line(ax, panel, f"measured, {c.label}", c.k, c.metric, color="0.15", lw=1.0, alpha=a, zorder=3)
+        _legend_below(ax, handles=handles, ncol=1 if ncols == 2 else 2)
 
-    draw(axes[0], curves, alpha)
-    axes[0].set_title(f"all {len(curves)} instance(s)" if len(curves) > 1 else curves[0].label)
+    title0 = f"all {len(curves)} instance(s)" if len(curves) > 1 else curves[0].label
+    axes[0].set_title(title0)
+    draw(axes[0], title0, curves, alpha)
     if worst is not None:
         inst = (chk.get("instances") or [])[worst]
         label = _instance_label(inst, worst)
         sel = [c for c in curves if c.index == worst][:1]
-        draw(axes[1], sel, 0.95)
         paper = [n for n, p in readings if p] or [n for n, _ in readings]
         rd = inst.get("readings") or {}
         top = max(((_float((rd.get(n) or {}).get("max_ratio")), n) for n in paper),
                   key=lambda x: x[0] if math.isfinite(x[0]) else -math.inf)
-        axes[1].set_title(f"{label}: the largest measured / bound ({fmt(top[0], 3)})")
-        # where the paper's bound is first violated on that instance
-        for n in paper:
+        title1 = f"{label}: the largest measured / bound ({fmt(top[0], 3)})"
+        axes[1].set_title(title1)
+        draw(axes[1], title1, sel, 0.95)
+        for n in paper:    # where the paper's bound is first violated on that instance
             t_bad = _float((rd.get(n) or {}).get("first_violation_round"))
             if math.isfinite(t_bad) and sel:
                 c = sel[0]
                 q = int(np.argmin(np.abs(c.k - t_bad)))
                 y = _arr(inst.get("metric"))[q] if q < len(inst.get("metric") or []) else math.nan
                 if math.isfinite(y) and y > 0:
-                    axes[1].plot([c.k[q]], [y], marker="o", ms=11, mfc="none", mec="#c62828", mew=2, ls="none",
-                                 label=None)
-                    what = f" of reading '{n}'" if several else ""
-                    axes[1].annotate(f"first violation{what}: t = {fmt(c.k[q])}", (c.k[q], y), xytext=(16, -30),
-                                     textcoords="offset points", color="#c62828", fontsize=8.5,
+                    rf.line(axes[1], title1, "first violation", [c.k[q]], [y], marker="o", ms=9, mfc="none",
+                            mec="#c62828", mew=1.6, ls="none", zorder=5)
+                    what = f" of '{n}'" if several else ""
+                    axes[1].annotate(f"first violation{what}: t = {fmt(c.k[q])}", (c.k[q], y), xytext=(14, -26),
+                                     textcoords="offset points", color="#c62828", fontsize=7,
                                      bbox=dict(fc="white", ec="#c62828", lw=0.6, alpha=0.9, boxstyle="round,pad=0.25"),
                                      arrowprops=dict(arrowstyle="-", color="#c62828", lw=0.8))
                 break
-    handles = [Line2D([], [], color="0.15", lw=1.4, label=f"measured {metric_name}")]
-    for name, paper in readings:
-        handles.append(Line2D([], [], color=colours[name], lw=1.4, ls="-" if paper else "--",
-                                               label=_safe_label(_reading_label(name, paper, several))))
-    axes[-1].legend(handles=handles, fontsize=8, loc="best", framealpha=0.9)
     dropped = sum(c.dropped for c in curves)
     vf = (chk.get("formula") or {}).get("valid_from")
     floor_note = (f"Measured curves stop where the metric is within {fmt(RESOLUTION_FACTOR)}x the certified accuracy "
                   "of F*" + (f" ({dropped} point(s) not drawn)." if dropped else " (no point was that small)."))
     if not readings:
-        caption = f"Log-log: the measured {metric_name}, one line per instance. " + floor_note
-        return ReportFigure("measured", f"Measured {metric_name}", caption, fig)
-    caption = (f"Log-log: the measured {metric_name} (dark lines, one per instance) against the claimed bound "
-               + ("(one colour per reading of the bound; solid: readings the paper writes, dashed: analyses). "
-                  if several else "(coloured). ")
-               + "The claim holds where the measured curve stays below the bound. "
-               + (f"The bound is drawn from t = {fmt(vf)}, where it starts to apply. " if vf not in (None, 1) else "")
-               + floor_note)
-    return ReportFigure("bound", f"Measured {metric_name} and the bound", caption, fig)
+        rf.key, rf.title = "measured", f"Measured {metric_name}"
+        rf.caption = f"Log-log: the measured {metric_name}, one line per instance. " + floor_note
+        return rf
+    coinc = "".join(f" The bound '{b}' lies within {max(g * 100, 0.1):.2g}% of '{a}' at every round: the two are "
+                    f"drawn with different styles and markers so that both stay visible." for b, (a, g) in same.items())
+    rf.caption = (f"Log-log: the measured {metric_name} (dark lines, one per instance) against the claimed bound "
+                  + ("(one colour, line style and marker per reading of the bound; thick solid: readings the paper "
+                     "writes, thin dashed: analyses). " if several else "(coloured). ")
+                  + "The claim holds where the measured curve stays below the bound."
+                  + coinc + " "
+                  + (f"The bound is drawn from t = {fmt(vf)}, where it starts to apply. " if vf not in (None, 1) else "")
+                  + floor_note)
+    return rf
 
 
 def _ratio_figure(chk: dict, curves: list[_Curve], readings) -> ReportFigure | None:
     several = len(readings) > 1
-    colours = {name: _READING_COLOURS[q % len(_READING_COLOURS)] for q, (name, _) in enumerate(readings)}
-    fig, (ax,) = _new_figure()
+    styles = _reading_styles(readings)
+    same = _coincident(curves, readings)
+    fig, (ax,) = _new_figure(height=FIG_H + 0.15 * math.ceil((len(readings) + 1) / 2))
+    rf = ReportFigure("ratio", "Ratio measured / bound over rounds", "", fig)
+    panel = "measured / bound"
     same_grid = all(c.k.shape == curves[0].k.shape and np.array_equal(c.k, curves[0].k) for c in curves)
     envelope = same_grid and len(curves) > 1
     ymax, ymin, handles = 1.0, math.inf, []
+    _style_log(ax, ylabel="measured / bound")
     for name, paper in readings:
         ratios = []
         for c in curves:
@@ -430,7 +805,7 @@ def _ratio_figure(chk: dict, curves: list[_Curve], readings) -> ReportFigure | N
         ratios = [(c, r) for c, r in ratios if np.isfinite(r).any()]
         if not ratios:
             continue
-        col, ls = colours[name], "-" if paper else "--"
+        st = styles[name]
         allr = np.concatenate([r[np.isfinite(r)] for _, r in ratios])
         ymax, ymin = max(ymax, float(allr.max())), min(ymin, float(allr.min()))
         if envelope:
@@ -440,32 +815,33 @@ def _ratio_figure(chk: dict, curves: list[_Curve], readings) -> ReportFigure | N
             hi = np.full(M.shape[1], np.nan)
             lo[some], hi[some] = np.nanmin(M[:, some], axis=0), np.nanmax(M[:, some], axis=0)
             k = curves[0].k
-            ax.fill_between(k, lo, hi, color=col, alpha=0.13, lw=0)
-            ax.plot(k, hi, color=col, lw=1.5, ls=ls)
+            rf.band(ax, panel, f"'{name}' over the instances", k, lo, hi, color=st["color"], alpha=0.12, lw=0)
+            rf.line(ax, panel, f"'{name}' largest over the instances", k, hi, **st)
         else:
-            for c, r in ratios:
-                ax.plot(c.k, r, color=col, lw=1.2, ls=ls)
-        what = f"reading '{name}' ({'the paper' if paper else 'analysis'})" if several else "measured / bound"
-        handles.append(Line2D([], [], color=col, lw=1.5, ls=ls, label=_safe_label(what)))
+            for q, (c, r) in enumerate(ratios):
+                rf.line(ax, panel, f"'{name}', {c.label}", c.k, r, **(st if q == 0 else {**st, "marker": None}))
+        what = f"reading '{name}' ({'paper' if paper else 'analysis'})" if several else "measured / bound"
+        if name in same:
+            what += f" ≈ '{same[name][0]}'"
+        handles.append(Line2D([], [], color=st["color"], lw=st["lw"], ls=st["ls"], marker=st["marker"], ms=st["ms"],
+                              mfc=st["mfc"], mew=st["mew"], label=tex_label(what)))
     if not handles:
         return None
-    _style_log(ax, ylabel="measured / bound")
     top = max(ymax * 3, 2.0)
     ax.axhspan(1.0, top, color="#c62828", alpha=0.07, lw=0)
-    ax.axhline(1.0, color="#c62828", lw=1.3)
-    handles.append(Line2D([], [], color="#c62828", lw=1.3,
-                                           label="ratio 1: the bound is reached (shaded above: violated)"))
+    rf.hline(ax, panel, "ratio 1", 1.0, color="#c62828", lw=1.2, zorder=1.5)
+    handles.append(Line2D([], [], color="#c62828", lw=1.2, label="ratio 1: the bound is reached (shaded above: violated)"))
     ax.set_ylim(max(min(ymin / 2, 0.5), 1e-12), top)
-    ax.legend(handles=handles, fontsize=8, loc="lower right", framealpha=0.9, title_fontsize=8,
-              title="line: largest over the instances, band: smallest to largest" if envelope else None)
-    caption = ("Measured value divided by the bound at each recorded round"
-               + (f", over the {len(curves)} instances (line: the largest ratio at each round, band: from the smallest "
-                  "to the largest)" if envelope else "")
-               + (", one colour per reading of the bound" if several else "")
-               + ". Below the red line (ratio 1) the bound holds; the highest point is how close the bound comes to "
-               "being violated. Points where the measured value is not resolved (within 10x the certified accuracy "
-               "of F*) are not drawn.")
-    return ReportFigure("ratio", "Ratio measured / bound over rounds", caption, fig)
+    _legend_below(ax, handles=handles, ncol=2,
+                  title="line: largest over the instances, band: smallest to largest" if envelope else None)
+    rf.caption = ("Measured value divided by the bound at each recorded round"
+                  + (f", over the {len(curves)} instances (line: the largest ratio at each round, band: from the "
+                     "smallest to the largest)" if envelope else "")
+                  + (", one colour, line style and marker per reading of the bound" if several else "")
+                  + ". Below the red line (ratio 1) the bound holds; the highest point is how close the bound comes "
+                  "to being violated. Points where the measured value is not resolved (within 10x the certified "
+                  "accuracy of F*) are not drawn.")
+    return rf
 
 
 def _rate_figure(chk: dict, curves: list[_Curve]) -> ReportFigure | None:
@@ -473,22 +849,27 @@ def _rate_figure(chk: dict, curves: list[_Curve]) -> ReportFigure | None:
     if not math.isfinite(claimed):
         return None
     fits = [(c, c.fit) for c in curves if c.fit and math.isfinite(_float(c.fit.get("slope")))]
-    fig, axes = _new_figure(ncols=2 if fits else 1, gridspec_kw={"width_ratios": [3, 2]} if fits else None)
+    fig, axes = _new_figure(ncols=2 if fits else 1, height=FIG_H + 0.35,
+                            gridspec_kw={"width_ratios": [3, 2]} if fits else None)
+    rf = ReportFigure("rate", "Fitted rate against the claimed rate", "", fig)
     ax = axes[0]
-    alpha = 0.9 if len(curves) == 1 else max(0.25, 0.9 / math.sqrt(len(curves)))
-    for c in curves:
-        ax.plot(c.k, c.metric, color="0.55", lw=0.9, alpha=alpha)
+    p0 = "the fit uses the last decade of rounds" if fits else \
+        "no usable fit: too few resolved points in the last decade of rounds"
+    ax.set_title(p0)
+    alpha = 0.9 if len(curves) == 1 else max(0.3, 0.9 / math.sqrt(len(curves)))
     metric_name = (chk.get("formula") or {}).get("metric") or "measured metric"
-    _style_log(ax, ylabel=_safe_label(metric_name))
-    handles = [Line2D([], [], color="0.55", lw=1.2, label=f"measured {metric_name}")]
+    _style_log(ax, ylabel=tex_label(metric_name))
+    for c in curves:
+        rf.line(ax, p0, f"measured, {c.label}", c.k, c.metric, color="0.55", lw=0.9, alpha=alpha)
+    handles = [Line2D([], [], color="0.55", lw=1.2, label=f"measured {tex_label(metric_name)}")]
     fitted = _float(chk.get("fitted_rate"))
     if fits:
         for c, f in fits:
             kr = _arr(f.get("k_range"))
             if kr.size == 2 and np.all(kr > 0):
                 kk = np.geomspace(kr[0], kr[1], 20)
-                ax.plot(kk, np.exp(_float(f.get("intercept"))) * kk ** _float(f["slope"]), color="C3", lw=1.0,
-                        alpha=0.6)
+                rf.line(ax, p0, f"fitted line, {c.label}", kk,
+                        np.exp(_float(f.get("intercept"))) * kk ** _float(f["slope"]), color="C3", lw=1.0, alpha=0.6)
         k0 = min(_float((f.get("k_range") or [math.nan])[0]) for _, f in fits)
         k1 = max(_float((f.get("k_range") or [math.nan, math.nan])[-1]) for _, f in fits)
         b0 = float(np.mean([_float(f.get("intercept")) for _, f in fits]))
@@ -496,47 +877,59 @@ def _rate_figure(chk: dict, curves: list[_Curve]) -> ReportFigure | None:
         if math.isfinite(k0) and math.isfinite(k1) and k0 > 0 and math.isfinite(b0):
             kk = np.geomspace(k0, k1, 30)
             y0 = math.exp(b0) * k0 ** slope
-            ax.plot(kk, math.exp(b0) * kk ** slope, color="C3", lw=2.6)
-            ax.plot(kk, y0 * (kk / k0) ** claimed, color="black", lw=2.2, ls="--")
-            handles += [Line2D([], [], color="C3", lw=2.4,
-                                                label=f"fitted slope {fmt(slope, 3)} (thin: per instance)"),
-                        Line2D([], [], color="black", lw=2.2, ls="--",
-                                                label=f"claimed rate t^{fmt(claimed, 3)} (same starting point)")]
-        ax.set_title("the fit uses the last decade of rounds")
-    else:
-        ax.set_title("no usable fit: too few resolved points in the last decade of rounds")
-    ax.legend(handles=handles, fontsize=8, loc="lower left", framealpha=0.9)
+            rf.line(ax, p0, "pooled fitted line", kk, math.exp(b0) * kk ** slope, color="C3", lw=2.4, zorder=3)
+            rf.line(ax, p0, "claimed rate", kk, y0 * (kk / k0) ** claimed, color="black", lw=1.8, ls="--", zorder=4)
+            handles += [Line2D([], [], color="C3", lw=2.4, label=f"fitted slope {fmt(slope, 3)} (thin: per instance)"),
+                        Line2D([], [], color="black", lw=1.8, ls="--",
+                               label=f"claimed rate $t^{{{fmt(claimed, 3)}}}$ (same starting point)")]
+    _legend_below(ax, handles=handles, ncol=1)
     if fits:
         bx = axes[1]
-        xs = np.arange(len(fits))
+        p1 = f"rate verdict: {chk.get('rate_verdict') or '-'}"
+        bx.set_title(p1)
+        xs = np.arange(len(fits), dtype=float)
         s = np.array([_float(f["slope"]) for _, f in fits])
         ci = np.array([_arr(f.get("ci")) if _arr(f.get("ci")).size == 2 else np.array([v, v])
                        for (_, f), v in zip(fits, s)])
-        bx.errorbar(xs, s, yerr=[s - ci[:, 0], ci[:, 1] - s], fmt="o", color="C3", ms=4, capsize=2,
-                    label="fitted slope per instance (95% CI)")
-        bx.axhline(claimed, color="black", ls="--", lw=1.6, label=f"claimed {fmt(claimed, 3)}")
+        bx.vlines(xs, ci[:, 0], ci[:, 1], color="C3", lw=1.0)
+        rf.data += [Drawn(p1, "95% CI low", xs, ci[:, 0]), Drawn(p1, "95% CI high", xs, ci[:, 1])]
+        rf.line(bx, p1, "fitted slope per instance", xs, s, color="C3", marker="o", ms=4, ls="none", zorder=3,
+                label="fitted slope per instance (95% CI)")
+        rf.hline(bx, p1, "claimed rate", claimed, color="black", ls="--", lw=1.4, label=f"claimed {fmt(claimed, 3)}")
         pci = _arr(chk.get("fitted_rate_ci"))
         if pci.size == 2 and np.all(np.isfinite(pci)):
             bx.axhspan(pci[0], pci[1], color="C3", alpha=0.15, lw=0, label="pooled 95% CI")
+            rf.data += [Drawn(p1, "pooled 95% CI low", np.array([np.nan]), pci[:1]),
+                        Drawn(p1, "pooled 95% CI high", np.array([np.nan]), pci[1:])]
         if math.isfinite(fitted):
-            bx.axhline(fitted, color="C3", lw=1.6, label=f"pooled slope {fmt(fitted, 3)}")
+            rf.hline(bx, p1, "pooled slope", fitted, color="C3", lw=1.4, label=f"pooled slope {fmt(fitted, 3)}")
         bx.set_xticks(xs)
         bx.set_xticklabels([str(c.seed) if c.seed is not None else str(q + 1) for q, (c, _) in enumerate(fits)],
-                           fontsize=7 if len(fits) > 12 else 8)
+                           fontsize=6 if len(fits) > 12 else 7)
         bx.set_xlabel("instance (seed)")
         bx.set_ylabel("log-log slope")
-        bx.grid(True, alpha=0.3)
-        bx.set_title(f"rate verdict: {chk.get('rate_verdict') or '-'}")
-        bx.legend(fontsize=7.5, loc="best", framealpha=0.9)
-    caption = ("Left: the measured curves with the least-squares lines of log(metric) against log(t) over the last "
-               "decade of rounds (thin: per instance, thick: pooled), and a reference line of the claimed slope "
-               "started at the same point. Right: each instance's fitted slope with its 95% confidence interval "
-               "against the claimed slope. " + _PARAGRAPH_RATE)
-    return ReportFigure("rate", "Fitted rate against the claimed rate", caption, fig)
+        bx.grid(True, alpha=0.3, lw=0.5)
+        _legend_below(bx, ncol=1)
+    rf.caption = ("Left: the measured curves with the least-squares lines of log(metric) against log(t) over the last "
+                  "decade of rounds (thin: per instance, thick: pooled), and a reference line of the claimed slope "
+                  "started at the same point. Right: each instance's fitted slope with its 95% confidence interval "
+                  "against the claimed slope. " + _PARAGRAPH_RATE)
+    return rf
 
 
-_ROLE_STYLE = {"measured": dict(ls="-", lw=1.6), "bound": dict(ls="--", lw=1.6),
-               "reference": dict(ls=":", lw=1.4), "baseline": dict(ls="-.", lw=1.4)}
+_ROLE_STYLE = {"measured": dict(ls="-", lw=1.5, zorder=3), "bound": dict(ls="--", lw=1.5, zorder=3.5),
+               "reference": dict(ls=":", lw=1.4, zorder=2.5), "baseline": dict(ls="-.", lw=1.3, zorder=2)}
+_ROLE_ORDER = {"baseline": 0, "reference": 1, "measured": 2, "bound": 3}
+
+
+def _common_prefix(labels: list[str]) -> str:
+    """The words the labels share, cut at a separator: ``naive averaging, eta=0.1, K=1`` and
+    ``naive averaging, eta=1.0, K=1`` give ``naive averaging``."""
+    p = os.path.commonprefix(labels)
+    if all(lab == p for lab in labels):
+        return p
+    cut = max(p.rfind(", "), p.rfind(" ("), p.rfind("; "), p.rfind(": "))
+    return p[:cut].strip() if cut > 0 else ""
 
 
 def _series_figures(chk: dict) -> list[ReportFigure]:
@@ -545,10 +938,10 @@ def _series_figures(chk: dict) -> list[ReportFigure]:
         panels.setdefault(str(s.get("panel") or "series"), []).append(s)
     out = []
     for q, (panel, series) in enumerate(panels.items()):
-        fig, (ax,) = _new_figure()
         logx = any(bool(s.get("logx")) for s in series)
         logy = any(bool(s.get("logy")) for s in series)
-        drawn = 0
+        # the curves to draw: identical ones (same role, same points) once
+        groups: list[dict] = []
         for i, s in enumerate(series):
             x, y = _arr(s.get("x")), _arr(s.get("y"))
             n = min(x.size, y.size)
@@ -560,42 +953,66 @@ def _series_figures(chk: dict) -> list[ReportFigure]:
                 ok &= y > 0
             if not ok.any():
                 continue
+            x, y = np.where(ok, x, np.nan), np.where(ok, y, np.nan)
             role = s.get("role") or "measured"
-            style = dict(_ROLE_STYLE.get(role, _ROLE_STYLE["measured"]))
-            colour = "0.4" if role == "reference" else f"C{i % 10}"
-            lab = _safe_label(s.get("label") or f"series {i + 1}")
-            ax.plot(np.where(ok, x, np.nan), np.where(ok, y, np.nan), color=colour,
-                    label=f"{lab} ({role})" if role != "measured" else lab, **style)
-            drawn += 1
+            label = _plain(s.get("label") or f"series {i + 1}")
+            for g in groups:
+                if g["role"] == role and np.array_equal(g["x"], x, equal_nan=True) \
+                        and np.array_equal(g["y"], y, equal_nan=True):
+                    g["labels"].append(label)
+                    break
+            else:
+                groups.append({"i": i, "role": role, "x": x, "y": y, "labels": [label]})
+        fig, (ax,) = _new_figure(height=FIG_H + 0.15 * math.ceil(max(len(groups), 1) / 2))
+        rf = ReportFigure(f"series-{q + 1}", panel, "", fig)
+        notes = []
         if logx:
             ax.set_xscale("log")
+            _log_ticks(ax.xaxis)
         if logy:
             ax.set_yscale("log")
-        ax.set_xlabel(_safe_label(series[0].get("xlabel") or "x"))
-        ax.set_ylabel(_safe_label(series[0].get("ylabel") or "y"))
-        ax.grid(True, alpha=0.3)
-        if drawn:
-            ax.legend(fontsize=8, loc="best", framealpha=0.9)
+            _log_ticks(ax.yaxis)
+        for gi, g in sorted(enumerate(groups), key=lambda t: (_ROLE_ORDER.get(t[1]["role"], 2), t[0])):
+            role, labels = g["role"], g["labels"]
+            name = labels[0]
+            if len(labels) > 1:
+                name = f"{_common_prefix(labels) or labels[0]} (×{len(labels)}, identical)"
+                notes.append(f"'{name}' is {len(labels)} identical curves, drawn once: " + "; ".join(labels) + ".")
+            style = dict(_ROLE_STYLE.get(role, _ROLE_STYLE["measured"]))
+            colour = "0.4" if role == "reference" else f"C{gi % 10}"
+            marker = _READING_MARKERS[gi % len(_READING_MARKERS)] if len(groups) > 1 else None
+            lab = tex_label(name)
+            rf.line(ax, panel, name if role == "measured" else f"{name} ({role})", g["x"], g["y"], color=colour,
+                    marker=marker, markevery=(0.02 + 0.08 * gi / max(len(groups), 1), 0.08), ms=3.2, mfc="none",
+                    mew=0.8, label=f"{lab} ({role})" if role != "measured" else lab, **style)
+        ax.set_xlabel(tex_label(series[0].get("xlabel") or "x"))
+        ax.set_ylabel(tex_label(series[0].get("ylabel") or "y"))
+        ax.grid(True, alpha=0.3, lw=0.5)
+        if groups:
+            _legend_below(ax, ncol=2)
         else:
             ax.text(0.5, 0.5, "no finite point to draw", ha="center", va="center", transform=ax.transAxes)
-        ax.set_title(panel)
+            ax.legend(handles=[Line2D([], [], color="none", label="no curve")], loc="upper right", frameon=False)
+        ax.set_title(tex_label(panel))
         roles = sorted({s.get("role") or "measured" for s in series})
-        caption = (f"Panel '{panel}': {len(series)} curve(s) from the check's series ("
-                   + ", ".join(roles) + "). Solid: measured, dashed: bound, dotted: reference, dash-dot: baseline.")
-        out.append(ReportFigure(f"series-{q}", panel, caption, fig))
+        rf.caption = (f"Panel '{panel}': {len(series)} curve(s) from the check's series ("
+                      + ", ".join(roles) + "). Solid: measured, dashed: bound, dotted: reference, dash-dot: baseline; "
+                      "each curve has its own markers. " + " ".join(notes))
+        out.append(rf)
     return out
 
 
 def check_figures(chk: dict) -> list[ReportFigure]:
-    """Every figure of one check, generically from its result dict."""
-    figs: list[ReportFigure] = []
-    curves = _curves(chk)
-    if curves:
-        readings = _reading_info(chk, curves)
-        figs.append(_bound_figure(chk, curves, readings))
-        figs.append(_rate_figure(chk, curves))
-        figs.append(_ratio_figure(chk, curves, readings) if readings else None)
-    figs += _series_figures(chk)
+    """Every figure of one check, generically from its result dict (not yet rendered: see :func:`figure_svg`)."""
+    figs: list[ReportFigure | None] = []
+    with matplotlib.rc_context(_RC):
+        curves = _curves(chk)
+        if curves:
+            readings = _reading_info(chk, curves)
+            figs.append(_bound_figure(chk, curves, readings))
+            figs.append(_rate_figure(chk, curves))
+            figs.append(_ratio_figure(chk, curves, readings) if readings else None)
+        figs += _series_figures(chk)
     return [f for f in figs if f is not None]
 
 
@@ -664,7 +1081,7 @@ def _unique(seq):
 
 def check_context(chk: dict, doc: dict) -> dict:
     """Everything the templates (and the PDF) show for one check, formatted."""
-    prov = doc.get("provenance") or {}
+    prov = chk["provenance"] if isinstance(chk.get("provenance"), dict) else (doc.get("provenance") or {})
     formula = chk.get("formula") or {}
     instances = [i for i in (chk.get("instances") or []) if isinstance(i, dict)]
     verdict = chk["verdict"]
@@ -759,7 +1176,8 @@ def check_context(chk: dict, doc: dict) -> dict:
             statuses[s] = statuses.get(s, 0) + 1
     solver_versions = _unique(str((i.get("solver") or {}).get("version")) for i in instances
                               if isinstance(i.get("solver"), dict) and (i.get("solver") or {}).get("version"))
-    prows = [("command (reproduces this run)", prov.get("command") or "-"),
+    prows = [("results file", str(chk["source"]))] if chk.get("source") else []
+    prows += [("command (reproduces this run)", prov.get("command") or "-"),
              ("created", prov.get("created") or "-"),
              ("fedcheck", fmt(prov.get("fedcheck"))), ("git commit", fmt(prov.get("git"))),
              ("python", fmt(prov.get("python"))), ("platform", fmt(prov.get("platform"))),
@@ -865,7 +1283,16 @@ def _env():
                               undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 
 
+def _render_svgs(figures: list[ReportFigure]) -> None:
+    for rf in figures:
+        if not rf.svg:
+            rf.svg = figure_svg(rf.figure)
+
+
 def render_check_html(ctx: dict, figures: list[ReportFigure], links: dict) -> str:
+    """The check's page; the PDF is this same page laid out for print (``@media print``)."""
+    _render_svgs(figures)
+    links = {"pdf": None, "index": None, "results": "results.json", "figures": None, **links}
     return _env().get_template("check.html.j2").render(c=ctx, figures=figures, links=links)
 
 
@@ -874,333 +1301,249 @@ def render_index_html(doc: dict, entries: list[dict]) -> str:
     counts: dict[str, int] = {}
     for e in entries:
         counts[e["verdict"]] = counts.get(e["verdict"], 0) + 1
-    return _env().get_template("index.html.j2").render(entries=entries, prov=prov, counts=counts,
-                                                       command=prov.get("command") or "", created=prov.get("created") or "")
+    sources = prov.get("sources") if isinstance(prov.get("sources"), list) else []
+    return _env().get_template("index.html.j2").render(
+        entries=entries, prov=prov, counts=counts, command=prov.get("command") or "",
+        created=prov.get("created") or "", sources=sources, merged=bool(sources))
 
 
 # ------------------------------------------------------------------------------------------------
-# PDF
-class _Pages:
-    """Numbered A4-landscape pages written into one ``PdfPages``."""
-
-    def __init__(self, pdf, footer: str):
-        self.pdf, self.footer, self.number = pdf, footer, 0
-
-    def new(self) -> Figure:
-        fig = Figure(figsize=PAGE)
-        FigureCanvasAgg(fig)
-        return fig
-
-    def save(self, fig: Figure) -> None:
-        self.number += 1
-        fig.text(0.5, 0.018, f"{self.footer}  -  page {self.number}", ha="center", va="bottom", fontsize=7,
-                 color="0.4", parse_math=False)
-        self.pdf.savefig(fig)
+# PDF: the HTML page through WeasyPrint
+class PdfUnavailable(RuntimeError):
+    """WeasyPrint (or the system libraries it loads, Pango) is not usable on this machine."""
 
 
-class _Flow:
-    """Text, formulas and tables flowing down A4-landscape pages (units: points)."""
-
-    W, H, M, BOTTOM = PAGE[0] * 72, PAGE[1] * 72, 40.0, 44.0
-
-    def __init__(self, pages: _Pages):
-        self.pages, self.fig, self.y = pages, None, 0.0
-
-    # page handling
-    def _ensure(self):
-        if self.fig is None:
-            self.fig = self.pages.new()
-            self.y = self.H - self.M
-
-    def space(self, h: float):
-        self._ensure()
-        if self.y - h < self.BOTTOM and self.y < self.H - self.M - 1:
-            self.page_break()
-            self._ensure()
-
-    def page_break(self):
-        if self.fig is not None:
-            self.pages.save(self.fig)
-            self.fig = None
-
-    def gap(self, h: float):
-        self._ensure()
-        self.y -= h
-
-    def _put(self, x, y, s, **kw):
-        return self.fig.text(x / self.W, y / self.H, s, va="top", parse_math=False, **kw)
-
-    # content
-    def text(self, s: str, size=9.5, weight="normal", colour="black", indent=0.0, mono=False, after=3.0):
-        width = self.W - 2 * self.M - indent
-        per = max(20, int(width / (size * (0.6 if mono else 0.6 if weight == "bold" else 0.53))))
-        family = "DejaVu Sans Mono" if mono else "DejaVu Sans"
-        lines = []
-        for par in str(s).split("\n"):
-            lines += textwrap.wrap(par, per, break_long_words=True, break_on_hyphens=False) or [""]
-        for line in lines:
-            self.space(size * 1.32)
-            self._put(self.M + indent, self.y, line, fontsize=size, fontweight=weight, color=colour, family=family)
-            self.y -= size * 1.32
-        self.y -= after
-
-    def heading(self, s: str, size=13.0):
-        self.space(size * 1.4 + 40)
-        self.y -= 6
-        self.text(s, size=size, weight="bold", after=4)
-
-    def badge(self, verdict: str, meaning: str):
-        self.space(40)
-        self._put(self.M, self.y - 2, f" {verdict} ", fontsize=20, fontweight="bold", color="white",
-                  bbox=dict(boxstyle="round,pad=0.35", fc=_TONE_COLOUR[tone(verdict)], ec="none"))
-        self._put(self.M + 24 + 14 * len(verdict), self.y - 8, meaning, fontsize=10, color="0.15")
-        self.y -= 40
-
-    def math(self, latex: str | None, fallback: str | None, size=16.0, indent=0.0, prefix: str = ""):
-        avail = self.W - 2 * self.M - indent
-        if mathtext_ok(latex):
-            self._ensure()
-            for attempt in range(2):
-                t = self.fig.text((self.M + indent) / self.W, self.y / self.H, f"${latex}$", va="top", fontsize=size,
-                                  math_fontfamily="cm")
-                r = self.fig.canvas.get_renderer()
-                bb = t.get_window_extent(r)
-                w, h = bb.width * 72 / self.fig.dpi, bb.height * 72 / self.fig.dpi
-                if w > avail:
-                    t.set_fontsize(max(5.0, size * avail / w * 0.98))
-                    bb = t.get_window_extent(r)
-                    h = bb.height * 72 / self.fig.dpi
-                if self.y - h < self.BOTTOM and attempt == 0 and self.y < self.H - self.M - 1:
-                    t.remove()
-                    self.page_break()
-                    self._ensure()
-                    continue
-                self.y -= h + 8
-                return True
-        if fallback:
-            self.text(("(the LaTeX could not be typeset; as plain text) " if latex else "") + fallback,
-                      size=8.5, mono=True, indent=indent)
-        return False
-
-    def table(self, tb: dict | None, size=7.5, max_col=60, heading=11.0):
-        if not tb or not tb["columns"]:
-            return
-        cols = tb["columns"]
-        rows = [[_cell_text(c) for c in r] + [""] * (len(cols) - len(r)) for r in tb["rows"]]
-        avail = self.W - 2 * self.M
-        for size_try in (size, 6.5, 5.5):
-            cw = size_try * 0.6
-            widths = [min(max_col, max([len(str(c)) for c in [cols[q]] + [r[q] for r in rows]] + [1]))
-                      for q in range(len(cols))]
-            total = sum(widths) + 2 * (len(cols) - 1)
-            if total * cw <= avail:
-                break
-            # shrink the widest columns until it fits
-            while total * cw > avail and max(widths) > 8:
-                q = int(np.argmax(widths))
-                widths[q] -= 1
-                total -= 1
-            if total * cw <= avail:
-                break
-        size, cw = size_try, size_try * 0.6
-        xs = [self.M]
-        for w in widths[:-1]:
-            xs.append(xs[-1] + (w + 2) * cw)
-        line_h = size * 1.3
-
-        def wrapped(row):
-            return [textwrap.wrap(str(c), w, break_long_words=True) or [""] for c, w in zip(row, widths)]
-
-        def header():
-            cells = wrapped(cols)
-            n = max(len(c) for c in cells)
-            for x, c in zip(xs, cells):
-                for q, line in enumerate(c):
-                    self._put(x, self.y - q * line_h, line, fontsize=size, fontweight="bold",
-                              family="DejaVu Sans Mono")
-            self.y -= n * line_h + 2
-            self.fig.add_artist(Line2D(
-                [self.M / self.W, (self.M + total * cw) / self.W], [self.y / self.H] * 2, color="0.5", lw=0.6))
-            self.y -= 3
-
-        self.heading(tb["title"], size=heading)
-        self.space(3 * line_h + 6)
-        header()
-        for q, row in enumerate(rows):
-            cells = wrapped(row)
-            n = max(len(c) for c in cells)
-            if self.y - n * line_h < self.BOTTOM:
-                self.page_break()
-                self._ensure()
-                self.text(f"{tb['title']} (continued)", size=9, weight="bold")
-                header()
-            if q % 2 == 1:
-                self.fig.add_artist(Rectangle(
-                    ((self.M - 2) / self.W, (self.y - n * line_h + 1) / self.H), (total * cw + 4) / self.W,
-                    (n * line_h) / self.H, color="0.94", lw=0, zorder=-1))
-            for x, c in zip(xs, cells):
-                for i, line in enumerate(c):
-                    self._put(x, self.y - i * line_h, line, fontsize=size, family="DejaVu Sans Mono")
-            self.y -= n * line_h
-        self.y -= 4
-        if tb.get("note"):
-            self.text(tb["note"], size=7.5, colour="0.3")
+def _import_weasyprint():
+    import weasyprint
+    return weasyprint
 
 
-def _figure_page(pages: _Pages, rf: ReportFigure, number: int):
-    fig = rf.figure
-    fig.set_size_inches(*PAGE)
-    engine = fig.get_layout_engine()
-    caption = textwrap.fill(rf.caption, 175)
-    ncap = caption.count("\n") + 1
-    bottom = 0.05 + 0.022 * ncap
-    if engine is not None and hasattr(engine, "set"):
-        engine.set(rect=(0.03, bottom, 0.94, 0.93 - bottom))
-    fig.text(0.04, 0.965, f"Figure {number}. {rf.title}", fontsize=13, fontweight="bold", va="top", parse_math=False)
-    fig.text(0.04, bottom - 0.012, caption, fontsize=8.5, va="top", color="0.2", parse_math=False)
-    pages.save(fig)
-
-
-@contextlib.contextmanager
-def _quiet_fonttools():
-    """fontTools warns about the font files' timestamps while embedding them; that is no news to a reader."""
-    log = logging.getLogger("fontTools")
-    old = log.level
-    log.setLevel(logging.ERROR)
+def pdf_engine():
+    """The ``weasyprint`` module, or :class:`PdfUnavailable` with one line saying what is missing and how to
+    install it."""
     try:
-        yield
-    finally:
-        log.setLevel(old)
+        return _import_weasyprint()
+    except ModuleNotFoundError as e:
+        raise PdfUnavailable(f"PDF reports skipped: the Python package {e.name or 'weasyprint'} is not installed "
+                             "(pip install weasyprint)") from None
+    except (OSError, ImportError) as e:
+        m = re.search(r"cannot load library '([^']+)'", str(e))
+        what = f"the system library {m.group(1)}" if m else \
+            f"its system libraries ({(str(e).strip().splitlines() or [type(e).__name__])[0][:120]})"
+        raise PdfUnavailable(f"PDF reports skipped: WeasyPrint cannot load {what} (Pango); install it with: "
+                             f"{PANGO_HINT}") from None
 
 
-def render_check_pdf(path: Path, ctx: dict, figures: list[ReportFigure]) -> None:
-    from matplotlib.backends.backend_pdf import PdfPages
-    meta = {"Title": f"fedcheck: {ctx['id']}: {ctx['verdict']}", "Subject": ctx["title"], "Creator": "fedcheck"}
-    with matplotlib.rc_context({"pdf.fonttype": 42, "font.family": "DejaVu Sans"}), _quiet_fonttools(), \
-            PdfPages(str(path), metadata=meta) as pdf:
-        pages = _Pages(pdf, f"fedcheck report  {ctx['id']}")
-        flow = _Flow(pages)
-        flow.text(" - ".join(x for x in (ctx["paper"], ctx["reference"]) if x) or "fedcheck", size=10, colour="0.35")
-        flow.text(ctx["title"], size=16, weight="bold", after=2)
-        flow.text(f"check {ctx['id']}" + (f"  (kind: {ctx['kind']})" if ctx["kind"] else ""), size=9, colour="0.35",
-                  after=10)
-        flow.badge(ctx["verdict"], ctx["meaning"])
-        if ctx["reason"]:
-            flow.text(f"Why: {ctx['reason']}", size=10)
-        for k, v in ctx["facts"]:
-            flow.text(f"{k}: {v}", size=9.5, after=1)
-        flow.heading("The claim")
-        if ctx["claim"]:
-            flow.text(ctx["claim"], size=10)
-        if ctx["bound"]:
-            flow.text(f"The bound{' on ' + ctx['metric'] if ctx['metric'] else ''}"
-                      + (f", for t >= {ctx['valid_from']}" if ctx["valid_from"] else "") + ":", size=9.5,
-                      colour="0.25")
-            if flow.math(ctx["bound"]["latex"], ctx["bound"]["text"], size=18, indent=12):
-                flow.text(f"plain text: {ctx['bound']['text']}", size=7, mono=True, colour="0.45", indent=12,
-                          after=8)
-        if ctx["schedules"]:
-            flow.text("Schedules:", size=9.5, colour="0.25")
-            for name, f in ctx["schedules"]:
-                flow.math(f["latex"], f"{name} = {f['text']}", size=13, indent=12)
-        if ctx["metric_description"]:
-            flow.text(f"{ctx['metric']}: {ctx['metric_description']}", size=8.5, colour="0.3")
-        if ctx["formula_readings"]:
-            flow.heading("Readings of the bound", size=11)
-            for rd in ctx["formula_readings"]:
-                flow.text(f"{rd['name']} ({'the paper' if rd['paper'] else 'analysis'}): {rd['description']}",
-                          size=9.5, weight="bold", after=1)
-                for f in rd["subs"]:
-                    flow.math(f["latex"], f["text"], size=12, indent=18)
-        if ctx["assumptions"]:
-            flow.heading("Assumptions", size=11)
-            for a in ctx["assumptions"]:
-                flow.text(f"- {a}", size=9.5, indent=6, after=1)
-        flow.page_break()
-        # evidence
-        flow.heading("Evidence for the verdict")
-        for tb in (ctx["readings_table"], ctx["feasibility_table"], ctx["rate_table"], ctx["symbolic_table"]):
-            flow.table(tb)
-        if ctx["evidence_scalars"]:
-            flow.heading("Evidence details", size=11)
-            for k, v in ctx["evidence_scalars"]:
-                flow.text(f"{k}: {v}", size=9, after=1)
-        for tb in ctx["evidence_tables"]:
-            flow.table(tb)
-        for k, v in ctx["evidence_other"]:
-            flow.heading(k, size=11)
-            flow.text(v, size=7, mono=True)
-        if ctx["saved_instances"]:
-            flow.heading("Refuting instances saved", size=11)
-            for p in ctx["saved_instances"]:
-                flow.text(f"{p}   (rerun: fedcheck verify {ctx['id']} --instance {p})", size=8.5, mono=True)
-        flow.page_break()
-        for q, rf in enumerate(figures, 1):
-            _figure_page(pages, rf, q)
-        for tb in ctx["tables"]:
-            flow.table(tb)
-        for tb in (ctx["instance_table"], ctx["constants_table"], ctx["symbols_table"]):
-            flow.table(tb)
-        if ctx["families"]:
-            flow.text("Instances drawn from: " + "; ".join(ctx["families"]), size=8, colour="0.3")
-        flow.page_break()
-        flow.table(_table("Provenance", ["item", "value"], [list(r) for r in ctx["provenance"]]), max_col=120,
-                   size=8, heading=13)
-        flow.page_break()
+class _QuietLogs:
+    """WeasyPrint notes CSS it ignores (screen-only rules) and fontTools the fonts' timestamps while
+    subsetting: no news to a reader of the report."""
+
+    NAMES = ("weasyprint", "weasyprint.progress", "fontTools", "fontTools.subset", "fontTools.ttLib")
+
+    def __enter__(self):
+        import logging
+        self.old = [(logging.getLogger(n), logging.getLogger(n).level) for n in self.NAMES]
+        for lg, _ in self.old:
+            lg.setLevel(logging.ERROR)
+
+    def __exit__(self, *exc):
+        for lg, lvl in self.old:
+            lg.setLevel(lvl)
+
+
+def render_pdf(html: str, path: Path, engine=None) -> None:
+    """Lay out ``html`` (a check's page) for print and write it to ``path``."""
+    wp = engine or pdf_engine()
+    with _QuietLogs():
+        wp.HTML(string=html, base_url=str(Path(path).parent)).write_pdf(str(path))
 
 
 # ------------------------------------------------------------------------------------------------
-def write_reports(doc: dict, out: Path) -> list[Path]:
-    """Write the reports of ``doc`` under ``out``: ``<check>.html`` and ``<check>.pdf`` per check,
-    ``index.html`` when there are several checks, and ``results.json``.  Returns the paths written.
+# the notebook card
+def _inline_svg(svg: str, prefix: str) -> str:
+    """An SVG document as an element to put inside an HTML page: no XML prolog, ids made unique with
+    ``prefix``, scaled to the width of its container."""
+    s = re.sub(r"^\s*<\?xml[^>]*\?>\s*", "", svg)
+    s = re.sub(r"<!DOCTYPE[^>]*>\s*", "", s)
+    s = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}-{m.group(1)}"', s)
+    s = re.sub(r'(xlink:href|href)="#([^"]+)"', lambda m: f'{m.group(1)}="#{prefix}-{m.group(2)}"', s)
+    s = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{prefix}-{m.group(1)})", s)
+    s = re.sub(r'<svg([^>]*?)\swidth="[^"]*"([^>]*?)\sheight="[^"]*"', r'<svg\1\2 style="max-width:100%;height:auto"',
+               s, count=1)
+    return s
 
-    All files are rendered into a temporary directory inside ``out`` and moved into place only once
-    every one of them is complete."""
+
+def card_html(check: dict) -> str:
+    """A self-contained HTML fragment for one result dict (Jupyter's ``_repr_html_``): the verdict badge, the
+    title, the reason and the check's main figure as inline SVG.  No script, no external resource."""
+    import hashlib
+    import html as _h
+    verdict = str(check.get("headline") or check.get("verdict") or "")
+    colour = _TONE_COLOUR[tone(check.get("verdict"))]
+    fig_html = ""
+    try:
+        figs = check_figures(check)
+    except Exception:           # a result no figure can be drawn for still has its card
+        figs = []
+    try:
+        if figs:
+            svg = figure_svg(figs[0].figure)
+            prefix = "fc" + hashlib.sha1((str(check.get("id")) + svg).encode("utf-8")).hexdigest()[:10]
+            fig_html = (f'<figure style="margin:8px 0 0 0">{_inline_svg(svg, prefix)}'
+                        f'<figcaption style="font-size:0.85em;color:#57606a">{_h.escape(figs[0].title)}'
+                        f'</figcaption></figure>')
+    finally:
+        for rf in figs:
+            rf.figure.clear()
+    title = _h.escape(str(check.get("title") or check.get("id") or ""))
+    ref = " &middot; ".join(_h.escape(str(x)) for x in (check.get("paper"), check.get("reference")) if x)
+    reason = (f'<p style="margin:4px 0"><b>Why:</b> {_h.escape(str(check["reason"]))}</p>'
+              if check.get("reason") else "")
+    mr = check.get("max_ratio")
+    facts = (f'<p style="margin:4px 0;color:#57606a">largest measured / bound: {_h.escape(fmt(mr))}</p>'
+             if mr is not None else "")
+    return (f'<div class="fedcheck-card" style="border:1px solid #d0d7de;border-left:6px solid {colour};'
+            f'border-radius:6px;padding:8px 14px;margin:8px 0;font-family:sans-serif;max-width:820px">'
+            f'<div><span class="fedcheck-badge" style="display:inline-block;background:{colour};color:#fff;'
+            f'font-weight:bold;border-radius:5px;padding:1px 9px;margin-right:8px">{_h.escape(verdict)}</span>'
+            f'<b>{title}</b> <code style="color:#57606a">{_h.escape(str(check.get("id") or ""))}</code></div>'
+            + (f'<div style="color:#57606a;font-size:0.9em">{ref}</div>' if ref else "")
+            + reason + facts + fig_html + "</div>")
+
+
+# ------------------------------------------------------------------------------------------------
+# several results files into one
+def merge_documents(docs: list[dict], sources: list[str] | None = None) -> dict:
+    """One results document holding the checks of several (``fedcheck report A.json B.json``).  Each check
+    keeps the provenance of its own file (``provenance``) and says where it came from (``source``)."""
+    for d in docs:
+        validate(d)
+    if len(docs) == 1:
+        return docs[0]
+    sources = list(sources) if sources is not None else [f"document {q + 1}" for q in range(len(docs))]
+    checks = []
+    for d, src in zip(docs, sources):
+        prov = d.get("provenance") or {}
+        for chk in d["checks"]:
+            c = dict(chk)
+            c.setdefault("provenance", prov)
+            c.setdefault("source", str(src))
+            checks.append(c)
+    from datetime import datetime, timezone
+    prov = {"command": None, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "sources": [{"file": str(src), "command": (d.get("provenance") or {}).get("command"),
+                         "created": (d.get("provenance") or {}).get("created"), "checks": len(d["checks"])}
+                        for d, src in zip(docs, sources)]}
+    return {"schema": docs[0].get("schema", "fedcheck.results/1"), "provenance": prov, "checks": checks}
+
+
+# ------------------------------------------------------------------------------------------------
+def _replace(src: Path, dest: Path) -> None:
+    """Move ``src`` (a file or a directory) to ``dest``, replacing what is there."""
+    if dest.is_dir() and not dest.is_symlink():
+        trash = Path(tempfile.mkdtemp(prefix=".fedcheck-old-", dir=dest.parent))
+        os.replace(dest, trash / dest.name)
+        os.replace(src, dest)
+        shutil.rmtree(trash, ignore_errors=True)
+    else:
+        os.replace(src, dest)
+
+
+def write_reports(doc: dict, out: Path, progress: Callable[[int, int, str], Any] | None = None) -> list[Path]:
+    """Write the reports of ``doc`` under ``out`` and return the paths written:
+
+    * ``results.json`` first (atomically), so that the results survive an interrupt while reports render;
+    * per check ``<check>.html`` and ``<check>.pdf`` (the same page laid out for print; skipped with one
+      warning line when WeasyPrint cannot load Pango), and ``<check>/fig-<name>.svg``, ``.pdf`` and ``.csv``
+      for each figure;
+    * ``index.html`` (thumbnails and verdict badges) when there are several checks or none.
+
+    ``progress(done, total, label)``, when given, is called as each report is finished.  The reports are
+    rendered into a temporary directory inside ``out`` and moved into place once every one is complete."""
     validate(doc)
     try:
         results_text = json.dumps(doc, indent=1, allow_nan=False)
     except ValueError as e:
         raise BadResults(f"results document is not valid JSON: {e}") from None
+    from fedcheck.core.results import atomic_write_text
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    written = [atomic_write_text(out / "results.json", results_text)]
+    try:
+        engine = pdf_engine()
+    except PdfUnavailable as e:
+        engine = None
+        print(f"fedcheck: warning: {e}", file=sys.stderr)
+    checks = doc["checks"]
+    several = len(checks) > 1
+    total = len(checks) + (1 if several or not checks else 0)
     tmp = Path(tempfile.mkdtemp(prefix=".fedcheck-report-", dir=out))
     try:
         names: list[str] = []
-        checks = doc["checks"]
         stems, entries = [], []
         for chk in checks:
             stem = report_name(chk["id"])
-            while stem in stems:
+            while stem in stems or stem in ("index", "results"):
                 stem += "_"
             stems.append(stem)
-        several = len(checks) > 1
-        for chk, stem in zip(checks, stems):
+        for q, (chk, stem) in enumerate(zip(checks, stems)):
             ctx = check_context(chk, doc)
             figures = check_figures(chk)
             try:
-                for rf in figures:
-                    rf.png = _png(rf.figure)
-                links = {"pdf": f"{stem}.pdf", "index": "index.html" if several else None,
-                         "results": "results.json"}
-                (tmp / f"{stem}.html").write_text(render_check_html(ctx, figures, links), encoding="utf-8")
-                render_check_pdf(tmp / f"{stem}.pdf", ctx, figures)
+                _render_svgs(figures)
+                if figures:
+                    fdir = tmp / stem
+                    fdir.mkdir()
+                    pdfs = figure_pdfs(figures, engine) if engine is not None else \
+                        [_figure_pdf(rf.figure) for rf in figures]
+                    for rf, pdf in zip(figures, pdfs):
+                        base = f"fig-{rf.key}"
+                        (fdir / f"{base}.svg").write_text(rf.svg, encoding="utf-8")
+                        (fdir / f"{base}.csv").write_text(rf.csv_text(), encoding="utf-8")
+                        (fdir / f"{base}.pdf").write_bytes(pdf)
+                        rf.files = {ext: f"{stem}/{base}.{ext}" for ext in ("svg", "pdf", "csv")}
+                links = {"pdf": f"{stem}.pdf" if engine is not None else None,
+                         "index": "index.html" if several else None, "results": "results.json"}
+                html = render_check_html(ctx, figures, links)
+                (tmp / f"{stem}.html").write_text(html, encoding="utf-8")
+                if engine is not None:
+                    render_pdf(html, tmp / f"{stem}.pdf", engine)
             finally:
                 for rf in figures:
                     rf.figure.clear()
-            names += [f"{stem}.html", f"{stem}.pdf"]
+            names += [f"{stem}.html"] + ([f"{stem}.pdf"] if engine is not None else []) + ([stem] if figures else [])
             entries.append({"id": chk["id"], "title": ctx["title"], "paper": ctx["paper"],
                             "reference": ctx["reference"], "verdict": ctx["verdict"], "tone": ctx["tone"],
                             "reason": ctx["reason"], "facts": ctx["facts"], "html": f"{stem}.html",
-                            "pdf": f"{stem}.pdf"})
+                            "pdf": f"{stem}.pdf" if engine is not None else None,
+                            "source": str(chk.get("source") or ""),
+                            "thumb": figures[0].svg_uri if figures else None,
+                            "thumb_title": figures[0].title if figures else ""})
+            if progress is not None:
+                progress(q + 1, total, stem)
         if several or not checks:
             (tmp / "index.html").write_text(render_index_html(doc, entries), encoding="utf-8")
             names.append("index.html")
-        (tmp / "results.json").write_text(results_text, encoding="utf-8")
-        names.append("results.json")
-        written = []
+            if progress is not None:
+                progress(total, total, "index.html")
         for name in names:
-            os.replace(tmp / name, out / name)
-            written.append(out / name)
+            _replace(tmp / name, out / name)
+            dest = out / name
+            written += sorted(dest.iterdir()) if dest.is_dir() else [dest]
         return written
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def print_written(paths: list[Path], out: Path) -> None:
+    """One line per file a person opens (``report: ...``) and one per folder of figure files."""
+    out = Path(out)
+    dirs: dict[Path, int] = {}
+    for p in paths:
+        p = Path(p)
+        if p.parent == out:
+            print(f"report: {p}")
+        else:
+            dirs[p.parent] = dirs.get(p.parent, 0) + 1
+    for d, n in dirs.items():
+        print(f"figures: {d}/ ({n} files: SVG, PDF and CSV of each figure)")

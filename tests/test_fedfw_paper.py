@@ -260,3 +260,57 @@ def test_experiments_quick_run():
     assert res["verdict"] == F.experiments.expected        # Table 1's orderings are paper findings (issue "headlines")
     table = res["tables"][0]
     assert len(table["rows"]) == 8 and len(table["columns"]) == 8
+
+
+# ---- issue 17 ------------------------------------------------------------------------------------------
+def _small_batch(seeds=(0, 1)):
+    from fedcheck.problems.instances import InstanceBatch, RandomFamily
+    fam = RandomFamily(loss="least_squares", set="l1", n=4, m=10, p=6, radius=1.0)
+    return InstanceBatch([fam.draw(s) for s in seeds])
+
+
+def _sched(T, B):
+    import numpy as np
+    tt = np.arange(1, T + 1, dtype=float)[:, None]
+    return np.broadcast_to(2 / (tt + 1), (T, B)).copy(), np.sqrt(tt + 1) * np.ones((1, B))
+
+
+def test_additive_error_lmo_is_what_it_says():
+    """The message is in D and its error <s~, g> - min_D <s, g> is exactly min(eps, <v - s, g>)."""
+    import numpy as np
+    from fedcheck.algorithms.fedfw_inexact import AdditiveErrorLMO, additive_error
+    b = _small_batch()
+    g = np.random.default_rng(0).standard_normal((b.B, b.n, b.p))
+    for eps in (0.0, 0.05, 1e3):
+        s = AdditiveErrorLMO(b.set, eps).lmo(g)
+        width = np.einsum("bip,bip->bi", b.set.lmo(-g) - b.set.lmo(g), g)
+        assert np.allclose(additive_error(b.set, g, s), np.minimum(eps, width))
+        assert np.all(np.abs(s).sum(-1) <= 1 + 1e-12)
+
+
+def test_inexact_variants_reduce_to_fedfw():
+    import numpy as np
+    from fedcheck.algorithms.fedfw_inexact import fedfw_inexact, fedfw_nonuniform, multiplicative_eta
+    from fedcheck.algorithms.fedfw_variants import fedfw_variant
+    b = _small_batch()
+    eta, lam = _sched(30, b.B)
+    ref = fedfw_variant(b, eta, lam, 30).final["X"]
+    assert np.array_equal(fedfw_inexact(b, eta, lam, 30, eps=0.0).final["X"], ref)
+    assert np.array_equal(fedfw_inexact(b, eta, lam, 30, alpha=1.0).final["X"], ref)
+    assert np.array_equal(fedfw_nonuniform(b, eta, lam, 30, participation=np.ones(b.n), seeds=[1, 2]).final["X"], ref)
+    assert np.array_equal(multiplicative_eta(eta, 0.5), 0.5 * eta)
+    a = fedfw_nonuniform(b, eta, lam, 30, participation=np.linspace(0.2, 1, b.n), seeds=[1, 2]).final["X"]
+    c = fedfw_nonuniform(b, eta, lam, 30, participation=np.linspace(0.2, 1, b.n), seeds=[1, 2]).final["X"]
+    assert np.array_equal(a, c) and not np.array_equal(a, ref)          # reproducible, and different from FedFW
+    n1 = fedfw_inexact(b, eta, lam, 30, sigma=0.0, seeds=[1, 2]).final["X"]
+    assert np.allclose(n1, ref)
+
+
+def test_theorem2_and_theorem1_new_audit_steps():
+    """(25)-(28), (26), (34), (54), (55), (62) are established; (60) as printed (a typo) is refuted, as an analysis."""
+    from theorems.fedfw import theorem1, theorem2
+    steps = {s.name: s for s in theorem1.proof_steps + theorem2.proof_steps}
+    for name in ("(25)-(28) algebra", "(24)-(26) at random points", "(33)-(34) at random points",
+                 "(53)-(54) at random points", "(54) => (55)", "(58)-(62) at random points"):
+        assert steps[name].establish().verdict in ("proven", "verified on grid"), name
+    assert steps["(60) as printed"].establish().verdict == "refuted" and not steps["(60) as printed"].paper

@@ -363,3 +363,65 @@ def test_drift_instance_is_saved_and_loads(tmp_path):
     assert res.verdict == V.REPRODUCED and len(res.saved_instances) == 1
     inst = load_instance(res.saved_instances[0])
     assert inst.loss == "lad" and np.allclose(inst.b.ravel(), [0, 0, 3]) and np.allclose(inst.x0, [2.0])
+
+
+# ---- issue 17: the Gaussian oracle, Theorem 3.1 / Corollary 3.2 with sigma > 0, Algorithm 1 = MOPES ------
+def test_gaussian_oracle_is_unbiased_with_the_declared_variance():
+    batch = _lad_batch(n=3, B=2, m=5, p=4)
+    fac = P.gaussian_oracle_factory("s_noise")
+    s = np.array([0.5, 2.0])
+    orc = fac(batch, [1, 2], [0, 0], values={"s_noise": s})
+    U = _rng("orc").standard_normal((2, 3, 4))
+    G0 = batch.loss.grad(U)
+    draws = np.stack([orc(U) for _ in range(4000)]) - G0
+    assert np.all(np.abs(draws.mean(0)) < 4 * s[:, None, None] / np.sqrt(4 * 4000))
+    var = (draws ** 2).sum(-1).mean(0)                      # E||xi_i||^2 = s^2 per client
+    assert np.allclose(var, (s ** 2)[:, None], rtol=0.1)
+    again = fac(batch, [1, 2], [0, 0], values={"s_noise": s})
+    assert np.array_equal(again(U), fac(batch, [1, 2], [0, 0], values={"s_noise": s})(U))   # same seeds, same noise
+    with pytest.raises(ValueError):
+        fac(batch, [1, 2], [0, 0])
+
+
+def test_algorithm1_vs_mopes_cases_agree_to_rounding():
+    cfg = RunConfig(seeds=[0])
+    fams = (("LAD", P.LADFamily(n=2, m=8, p=3)),)
+    for noise in (0.0, 1.0):
+        cases = P.algorithm1_vs_mopes_cases(cfg, {}, families=fams, rounds=(6,), noise=noise)
+        assert cases and all(c.evidence["max_dx"] < 1e-12 for c in cases)
+        from fedcheck.core.evidence import PATHWISE
+        assert all(cmp.judge(PATHWISE)["violations"] == 0 for c in cases for cmp in c.inequalities.values())
+
+
+@pytest.mark.parametrize("cid", ["fedmls.alg1_is_mopes", "fedmls.theorem31_stochastic"])
+def test_issue17_fedmls_claims(cid):
+    from theorems import fedmls as T
+    claim = next(c for c in T.CLAIMS if c.id == cid)
+    r = claim.run(RunConfig(seeds=[0], rounds=8 if "stochastic" in cid else 5))
+    assert r.verdict == V.HOLDS, r.reason
+
+
+def test_standard_parameters_measurement_small():
+    """Issue 17: the 'standard parameters are ineffective' measurement on one tiny instance: findings per oracle
+    and baseline, FedMLS beside, ratios finite."""
+    import functools
+    from types import SimpleNamespace
+    from theorems import fedmls as T
+    from fedcheck.algorithms import fedmls as E
+    ctx = SimpleNamespace(config=RunConfig(rounds=20), full=False, params={"T_0": 1})
+    res = P.measure_standard_parameters(
+        ctx, baselines=T.STANDARD_BASELINES[:1] + T.STANDARD_BASELINES[2:],
+        work=P.Method("FedMLS", E.fedmls, T.FEDMLS_REMARK, tune={"lambda_0": (1.0,)}),
+        families=(("LAD", P.LADFamily(n=2, m=6, p=2)),), replicates=(1, 1), local_steps=3)
+    names = [f.name for f in res.findings]
+    assert len(names) == 2 * 2 * 2        # 2 oracles x 2 baselines x (ineffective, does not converge)
+    assert all(f.verdict in (V.REPRODUCED, V.NOT_REPRODUCED, V.INCONCLUSIVE) for f in res.findings)
+    for key, val in res.evidence.items():
+        if isinstance(val, dict) and "ratio_to_fedmls" in val:
+            assert np.all(np.isfinite(val["ratio_to_fedmls"]))
+    assert res.tables and len(res.tables[0]["rows"]) == 2 * 3
+
+
+def test_standard_parameters_claim_declared():
+    from theorems import fedmls as T
+    assert T.standard_parameters in T.CLAIMS and T.standard_parameters.expected == V.NOT_REPRODUCED

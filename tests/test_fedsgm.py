@@ -461,3 +461,63 @@ def test_soft_ramp_is_the_interval_half_eps_to_eps():
     inside = (s > 0) & (s < 1)
     assert np.all((g[inside] > eps / 2) & (g[inside] < eps))
     assert np.all(s[g >= eps] == 1) and np.all(s[g <= eps / 2] == 0)
+
+
+# ---- issue 17: Lemma 4, compression unbiasedness, the beta sweep, the variance across seeds --------------
+def test_lemma4_replay_matches_fedsgm_and_holds():
+    from fedcheck.algorithms.switching import fedsgm_lemma4
+    fam = P.ConstrainedFamily(kind="pl", n=3, m=6, d=6, start="infeasible")
+    insts = [fam.draw(s) for s in (0, 1)]
+    sols = [P.solve_constrained(i) for i in insts]
+    batch = P.ConstrainedBatch(insts)
+    u = np.stack([s.x_star for s in sols])
+    C = make_compressor({"name": "rand_k", "k": 2})
+    kw = dict(rounds=25, eta=np.array([0.05, 0.02]), eps=np.array([0.05, 0.1]), rule="hard", local_steps=3,
+              compressor=C, seeds=[11, 12])
+    tr = fedsgm(batch, comparator=u, **kw)
+    res = fedsgm_lemma4(batch, comparator=u, alphas=[0.01, 0.05, 1.0], G=batch.lipschitz(), **kw)
+    assert np.array_equal(res["f"], tr.metrics["f"]) and np.array_equal(res["g"], tr.metrics["g"])
+    assert np.all(res["lhs"][..., None] - res["rhs"] <= 1e-10 * res["scale"][..., None])
+
+
+@pytest.mark.parametrize("spec", [{"name": "rand_k", "k": 2}, {"name": "bernoulli", "p": 0.3},
+                                  {"name": "random_quantization", "s": 2}])
+def test_compressors_unbiased_with_their_exact_variance(spec):
+    C = make_compressor(spec)
+    rng = np.random.default_rng(np.random.SeedSequence(17))
+    X = rng.standard_normal((1, 2, 6))
+    stream = UniformStream([3], "tests:issue17", (2, 6), chunk=512)
+    draws = np.stack([C.apply(X, stream.next()[0][None]) for _ in range(6000)])
+    mean, var = draws.mean(0), ((draws - X) ** 2).sum(-1).mean(0)
+    assert np.all(np.abs(mean - X) < 5 * np.sqrt(C.variance(X).max() / 6000) + 1e-12)
+    assert np.allclose(var, C.variance(X), rtol=0.08)
+
+
+@pytest.mark.parametrize("cid", ["fedsgm.lemma4", "fedsgm.soft_beta_sweep"])
+def test_issue17_fedsgm_claims(cid):
+    from theorems import fedsgm as T
+    claim = next(c for c in T.CLAIMS if c.id == cid)
+    r = claim.run(RunConfig(seeds=[0], rounds=40))
+    assert r.verdict == V.HOLDS, r.reason
+
+
+def test_seed_variance_is_across_seeds_at_a_fixed_step():
+    from fedcheck.problems import fedsgm_measure as M
+    names = {"g": "g", "f": "f", "violations": "v"}
+    cases = M.seed_variance_cases(RunConfig(rounds=20), {}, fractions=(0.25,), etas=(0.1,), seeds=4, readings=names)
+    (c,) = cases
+    assert c.evidence["configurations"] == 1 and c.evidence["seeds_per_configuration"] == 4
+    assert all(-1 <= x <= 1 for v in c.evidence["relative_differences"].values() for x in v)
+
+
+def test_unconstrained_family_is_g_zero_and_fedcom_holds_small():
+    """Issue 17: the g = 0 family (FedCOM) and its claim on a few compressed runs."""
+    from theorems import fedsgm as T
+    fam = P.UnconstrainedFamily(P.ConstrainedFamily(kind="pl", n=3, m=6, d=4))
+    inst = fam.draw(0)
+    W = np.random.default_rng(0).standard_normal((5, 4))
+    assert np.all(np.array([inst.Gc(w) for w in W]) == 0.0)
+    base = fam.base.draw(0)
+    assert np.allclose([inst.F(w) for w in W], [base.F(w) for w in W])
+    r = T.fedcom_compression.run(RunConfig(seeds=[0], rounds=60))
+    assert r.verdict == V.HOLDS, r.reason

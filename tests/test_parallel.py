@@ -1,16 +1,27 @@
-"""``verify -j N``: checks and seeds in worker processes give the results of a serial run."""
+"""``verify -j N`` / ``--scheduler``: checks and seeds as Dask tasks give the results of a serial run.
+
+One real ``LocalCluster`` (two worker processes, one thread each) is shared by the module; the tests reach it
+by its address, as ``--scheduler tcp://...`` does.  One test starts the embedded cluster of ``-j 2``."""
 import json
+import time
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from fedcheck import Bound, BoundTest, Claim, Measurement, MeasureResult, Rounds, RunConfig
 from fedcheck.cli import main
+from fedcheck.core import parallel as P
 from fedcheck.core.evidence import Finding
+from fedcheck.core.parallel import _parts, auto_jobs, map_tasks, run_checks, splittable
+from fedcheck.core.registry import default_registry
 from fedcheck.problems.instances import RandomFamily
-from fedcheck.core.parallel import _parts, run_checks, splittable
 from theorems.fedfw import theorem1
 
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "my_claims.py"
 TIMING = {"seconds"}
+FAST = ["fedfw.lemma2", "fedfw.condition29", "fedsgm.lemma5", "feddualavg.theorem_4_3", "fedfw.naive_averaging_random"]
 
 
 def _strip(x):
@@ -22,24 +33,84 @@ def _strip(x):
     return x
 
 
-def _verify_json(tmp_path, name, *extra):
-    out = tmp_path / f"{name}.json"
-    code = main(["verify", "theorem1", "--seeds", "5", "--rounds", "400", "-q", "--no-report",
-                 "--json", str(out), *extra])
-    return code, json.loads(out.read_text())["checks"]
+@pytest.fixture(scope="module")
+def cluster():
+    """A real LocalCluster of 2 worker processes; its address, as ``--scheduler`` takes it."""
+    import logging
+
+    import distributed
+    with P._quiet_logs():
+        lc = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                      scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"},
+                                      silence_logs=logging.ERROR, memory_limit=0)
+        try:
+            yield lc.scheduler_address
+        finally:
+            lc.close()
 
 
-def test_cli_jobs_2_equals_jobs_1(tmp_path):
-    _verify_json(tmp_path, "warm")             # fill the solve cache: both runs below read it
-    c1, serial = _verify_json(tmp_path, "j1", "-j", "1")
-    c2, parallel = _verify_json(tmp_path, "j2", "-j", "2")
-    assert c1 == c2
+# ---- map_tasks ------------------------------------------------------------------------------------
+def _late(x):
+    time.sleep(0.3 * (3 - x))     # the first items finish last
+    return x * x
+
+
+def test_map_tasks_serial_is_a_plain_map():
+    assert map_tasks(_late, [2, 3], jobs=1) == [4, 9]
+
+
+def test_map_tasks_on_an_embedded_cluster_keeps_the_order():
+    """``jobs=2``: a LocalCluster of its own, closed afterwards; results in the order of the items."""
+    assert map_tasks(_late, [0, 1, 2, 3], jobs=2) == [0, 1, 4, 9]
+    assert not P._ACTIVE
+
+
+def test_map_tasks_raises_a_task_error(cluster):
+    with pytest.raises(ZeroDivisionError):
+        map_tasks(_divide, [1, 0], scheduler=cluster)
+
+
+def _divide(x):
+    return 1 / x
+
+
+# ---- claims on workers equal the serial run ------------------------------------------------------
+def test_fast_claims_bit_identical_serial_and_two_workers(cluster):
+    checks = default_registry().resolve(FAST)
+    config = RunConfig()
+    [c.run(config) for c in checks]                     # fill the solve cache (``cached`` is reported)
+    serial = [c.run(config).to_dict() for c in checks]
+    done = []
+    parallel = run_checks(checks, config, jobs=2, scheduler=cluster, on_done=done.append)
+    assert [r.id for r in parallel] == FAST and sorted(c.id for c in done) == sorted(FAST)
+    for a, b in zip(serial, parallel):
+        assert _strip(a) == _strip(b.to_dict()), a["id"]
+
+
+def test_cli_scheduler_equals_jobs_1(tmp_path, cluster):
+    def run(name, *extra):
+        out = tmp_path / f"{name}.json"
+        code = main(["verify", "fedfw.lemma2", "fedfw.condition29", "-q", "--no-report", "--json", str(out), *extra])
+        return code, json.loads(out.read_text())["checks"]
+    c1, serial = run("j1", "-j", "1")
+    c2, parallel = run("dask", "--scheduler", cluster)
+    assert c1 == c2 == 1
     assert _strip(serial) == _strip(parallel)
-    assert len(parallel[0]["instances"]) == 5
 
 
-def test_cli_rejects_negative_jobs(tmp_path, capsys):
-    assert main(["verify", "theorem1", "--seeds", "2", "--rounds", "50", "-q", "--no-report", "-j", "-1"]) == 2
+def test_saved_instances_come_back_from_the_workers(tmp_path, cluster):
+    """lemma2 refutes and saves its instances: a worker writes them in its own scratch folder and sends them
+    back; they land where a serial run puts them."""
+    lemma2 = default_registry().resolve(["fedfw.lemma2"])
+    serial = lemma2[0].run(RunConfig(save_dir=str(tmp_path / "serial"))).to_dict()
+    [res] = run_checks(lemma2 * 1, RunConfig(save_dir=str(tmp_path / "dask")), jobs=2, scheduler=cluster)
+    saved = [Path(p) for p in res.saved_instances]
+    assert saved and all(p.is_file() and p.parent == tmp_path / "dask" for p in saved)
+    assert [Path(p).name for p in serial["saved_instances"]] == [p.name for p in saved]
+    for p in saved:
+        if p.suffix == ".npz":
+            a, b = np.load(p, allow_pickle=False), np.load(tmp_path / "serial" / p.name, allow_pickle=False)
+            assert sorted(a.files) == sorted(b.files) and all(np.array_equal(a[k], b[k]) for k in a.files)
 
 
 def _tiny_measure(ctx):
@@ -49,27 +120,95 @@ def _tiny_measure(ctx):
 
 
 def _tiny():
-    """A claim that is not a per-round bound test: runs whole in one worker."""
+    """A claim built in Python (not in the catalog): sent to the workers by value."""
     return Claim(id="fedfw.tiny", paper=theorem1.paper, reference="-", statement="1 + 1 = 2",
                  evidence=Measurement(_tiny_measure))
 
 
-def test_api_mixed_checks_and_shapes():
-    """Instances of two shapes (two batches: fits pooled in the serial order) and a whole-run check."""
+def _plain_fedfw(batch, **kwargs):
+    """theorem1's algorithm without streaming (judged on the recorded rounds): a claim split by instances."""
+    return theorem1.evidence.experiment.algorithm(batch, **kwargs)
+
+
+def _split_claim():
+    import dataclasses
+    ev = theorem1.evidence
+    return dataclasses.replace(theorem1, id="fedfw.split_by_seeds", aliases=(), evidence=dataclasses.replace(
+        ev, experiment=dataclasses.replace(ev.experiment, algorithm=_plain_fedfw)))
+
+
+def test_split_claim_mixed_shapes_and_a_whole_claim(cluster):
+    """A claim split by instances (parts on two workers, replayed here) over instances of two shapes (two
+    batches: fits pooled in the serial order), a streaming claim and a claim built in Python, each whole."""
     fam_b = RandomFamily(loss="least_squares", set="l1", n=4, m=12, p=8, radius=1.0)
     insts = [theorem1.evidence.experiment.family.draw(s) for s in range(3)] + [fam_b.draw(s) for s in range(3)]
     insts = [insts[k] for k in (0, 3, 1, 4, 5, 2)]   # interleave the shapes
     config = RunConfig(instances=insts, rounds=300)
-    tiny = _tiny()
-    assert not splittable(theorem1) and not splittable(tiny)   # theorem1 streams every round: it runs whole
-    theorem1.run(RunConfig(instances=insts, rounds=5))   # fill the solve cache (``cached`` is reported)
-    serial = [c.run(config) for c in (theorem1, tiny)]
-    parallel = run_checks([theorem1, tiny], config, jobs=2)
+    split, tiny = _split_claim(), _tiny()
+    assert splittable(split) and not splittable(theorem1) and not splittable(tiny)
+    theorem1.run(RunConfig(instances=insts, rounds=5))   # fill the solve cache
+    serial = [c.run(config) for c in (split, theorem1, tiny)]
+    parallel = run_checks([split, theorem1, tiny], config, jobs=2, scheduler=cluster)
     for a, b in zip(serial, parallel):
         assert _strip(a.to_dict()) == _strip(b.to_dict())
-    assert serial[0].evidence["batches"] == 2
+    assert serial[0].evidence["batches"] == 2 and len(serial[0].instances) == 6
 
 
+# ---- user theorem files on the workers -----------------------------------------------------------
+def test_user_theorem_file_claims_on_workers(tmp_path, cluster):
+    def run(name, *extra):
+        out = tmp_path / f"{name}.json"
+        code = main(["verify", "--theorem-file", str(EXAMPLE), "my.fast_rate", "my.too_good", "--rounds", "150",
+                     "--seeds", "2", "-q", "--no-report", "--json", str(out), *extra])
+        return code, json.loads(out.read_text())["checks"]
+    run("warm", "-j", "1")
+    c1, serial = run("j1", "-j", "1")
+    c2, parallel = run("dask", "--scheduler", cluster)
+    assert c1 == c2 == 1 and [r["verdict"] for r in parallel] == ["holds", "violated"]
+    assert _strip(serial) == _strip(parallel)
+
+
+def test_a_worker_without_the_file_loads_the_source_sent_along(tmp_path, cluster):
+    """On a machine without the user's file (a remote worker) the claim comes from the source shipped in the task."""
+    ref = ("id", "my.too_good", ((str(tmp_path / "elsewhere" / "my_claims.py"), EXAMPLE.read_text()),))
+    [claim] = map_tasks(P._resolve, [ref], scheduler=cluster)
+    assert claim.id == "my.too_good"
+
+
+# ---- bad input -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("value", ["tcp://", "localhost", "tcp://host:port", "http//host:8786", "tcp://h:99999",
+                                   "smtp://host:8786", "missing-file.json"])
+def test_bad_scheduler_is_one_line_exit_2(value, capsys):
+    assert main(["verify", "fedfw.lemma2", "theorem1", "-q", "--no-report", "--scheduler", value]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("fedcheck: error: --scheduler"), err
+
+
+def test_unreachable_scheduler_is_one_line_exit_2(capsys, monkeypatch):
+    monkeypatch.setattr(P, "CONNECT_TIMEOUT", 1.0)
+    t0 = time.perf_counter()
+    assert main(["verify", "fedfw.lemma2", "theorem1", "-q", "--no-report", "--scheduler", "tcp://127.0.0.1:9"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "tcp://127.0.0.1:9" in err[0] and "cannot reach" in err[0], err
+    assert time.perf_counter() - t0 < 30
+
+
+def test_good_scheduler_addresses():
+    assert P.check_scheduler("tcp://10.0.0.5:8786") == "tcp://10.0.0.5:8786"
+    assert P.check_scheduler("node-7.cluster:8786") == "tcp://node-7.cluster:8786"
+    assert P.check_scheduler("tls://[::1]:8786") == "tls://[::1]:8786"
+
+
+def test_cli_rejects_negative_jobs(tmp_path, capsys):
+    assert main(["verify", "theorem1", "--seeds", "2", "--rounds", "50", "-q", "--no-report", "-j", "-1"]) == 2
+
+
+def test_default_jobs_runs_a_single_claim_here():
+    assert auto_jobs([theorem1], RunConfig()) == 1
+    assert auto_jobs([theorem1, _tiny()], RunConfig(seeds=[0])) == 1     # little work: no workers
+
+
+# ---- pieces ----------------------------------------------------------------------------------------
 def test_full_mode_uses_full_rounds_and_seeds():
     exp = theorem1.evidence.experiment
 

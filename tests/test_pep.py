@@ -73,3 +73,35 @@ def test_pep_checks_run_from_a_theorem_file():
     fw, naive = pep.pep_checks()
     r = fw.run(RunConfig(rounds=2))
     assert r.id == "fedfw.pep_frank_wolfe" and r.verdict == V.HOLDS and r.series
+
+
+@pytest.mark.pep
+@needs_pepit
+def test_fedfw_pep_one_client_is_frank_wolfe_and_two_clients_are_below_38():
+    """n = 1: FedFW is Frank-Wolfe (the penalty vanishes) -- the known FW worst cases (zeta large: inactive);
+    n = 2, t = 2, 3: the certified worst case lies below (38)'s floor, and the search's instance below it."""
+    known = {1: 0.5, 2: 0.3126169}
+    for T, v in known.items():
+        assert pep.fedfw_worst_case(T, 1, 1.0, 1.0, zeta=100.0, use_cache=False)["dual"] == pytest.approx(v, rel=1e-4)
+    rows = pep.fedfw_pep_table((2,), 2, search_budget=40, use_cache=False)
+    for r in rows:
+        assert r["status"] == "optimal" and r["worst_primal"] == pytest.approx(r["worst_dual"], rel=1e-5)
+        assert r["worst_dual"] <= r["floor_38"] <= r["ceiling_38"] and r["verdict"] == V.HOLDS
+        assert 0 < r["search_best"] <= r["worst_dual"] * (1 + 1e-6)
+    # (38)'s floor is the declared bound with G = 0, Y* = 0: 2 L D^2/t + 2 n D^2 lambda_0/sqrt(t)
+    assert pep.fedfw_bound_38(2, 2, 1.0, 2.0, 1.0, 0.0, 0.0) == pytest.approx(4.0 + 16 / 2 ** 0.5)
+
+
+@pytest.mark.pep
+@needs_pepit
+def test_fedfw_pep_worst_case_dominates_instance_21():
+    """Instance (21) (L = 1, D = 2, zeta = 2, 2 clients) is in the class: FedFW's gap on it after T rounds is below
+    the certified worst case."""
+    import numpy as np
+    H = np.ones((1, 2, 1, 1))
+    C = np.array([[[3.0], [-1.0]]])
+    xb = pep._fedfw_runs(H, C, np.zeros((1, 1)), 2, 2, 1.0, 1.0)
+    F, _ = pep._quad_F(H, C, xb)
+    F1, _ = pep._quad_F(H, C, np.ones((1, 1)))
+    for T in (1, 2):
+        assert F[T - 1, 0] - F1[0] <= pep.fedfw_worst_case(T, 2)["dual"]

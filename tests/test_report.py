@@ -12,7 +12,9 @@ import tomllib
 from html.parser import HTMLParser
 from pathlib import Path
 
+import matplotlib
 import matplotlib.image as mpimg
+import matplotlib.lines
 import numpy as np
 import pytest
 
@@ -129,6 +131,21 @@ def pdf_text(pdf: Path, first=None, last=None) -> str:
     return subprocess.run(cmd + [str(pdf), "-"], capture_output=True, text=True, check=True).stdout
 
 
+def assert_no_near_empty_page(pdf: Path, pages: list[Path]) -> None:
+    """Every page but the last is filled at least to half its height, and every page has text: no page is
+    left nearly empty by a forced break (the old PDF had three)."""
+    for i, png in enumerate(pages, 1):
+        a = mpimg.imread(str(png))[..., :3]
+        body = a[: int(a.shape[0] * 0.94)]          # above the footer line
+        rows = np.flatnonzero((body.min(axis=-1) < 0.9).any(axis=1))
+        assert rows.size, f"page {i} of {pdf.name} is empty"
+        fill = rows.max() / a.shape[0]
+        words = len(pdf_text(pdf, i, i).split())
+        if i < len(pages):
+            assert fill > 0.5, f"page {i} of {pdf.name} is nearly empty (filled to {fill:.0%})"
+        assert words >= 8, f"page {i} of {pdf.name} has {words} words"
+
+
 def squash(s: str) -> str:
     return re.sub(r"\s+", "", s)
 
@@ -144,8 +161,10 @@ def chromium(args, tmp_path):
 def test_verify_writes_html_pdf_and_json(run):
     """``verify`` writes one HTML page and one PDF per check plus results.json; one check, no index;
     nothing temporary is left behind."""
-    names = sorted(p.name for p in run["out"].iterdir())
-    assert names == ["fedfw.theorem1.html", "fedfw.theorem1.pdf", "results.json"]
+    names = sorted(p.name for p in run["out"].iterdir() if p.name != "runs")
+    assert names == ["fedfw.theorem1", "fedfw.theorem1.html", "fedfw.theorem1.pdf", "results.json"]
+    assert sorted(p.name for p in (run["out"] / "fedfw.theorem1").iterdir()) == sorted(
+        f"fig-{k}.{e}" for k in ("bound", "rate", "ratio") for e in ("svg", "pdf", "csv"))
     assert json.loads((run["out"] / "results.json").read_text()) == run["doc"]
     assert (run["out"] / "fedfw.theorem1.pdf").read_bytes()[:5] == b"%PDF-"
 
@@ -160,13 +179,17 @@ def test_html_is_self_contained_with_figures_and_formula(run):
             assert not re.match(r"^(https?:)?//", v), f"external {key}: {v[:80]}"
     imgs = [a["src"] for t, a in ts if t == "img"]
     assert all(s.startswith("data:image/") for s in imgs)
-    pngs = [base64.b64decode(s.split(",", 1)[1]) for s in imgs if s.startswith("data:image/png;base64,")]
-    assert len(pngs) == 3  # measured vs bound, fitted vs claimed rate, ratio
-    for data in pngs:
-        w, h = png_size(data)
-        assert w >= 800 and h >= 300
+    assert not [s for s in imgs if s.startswith("data:image/png")]      # no raster image at all
+    figs = [a["src"] for t, a in ts if t == "img" and a.get("alt", "").startswith("Figure ")]
+    assert len(figs) == 3  # measured vs bound, fitted vs claimed rate, ratio: vector graphics
+    for src in figs:
+        assert src.startswith("data:image/svg+xml;base64,")
+        assert b"<svg" in base64.b64decode(src.split(",", 1)[1])
+    # the figure in the page is the file written on its own (drawn once)
+    own = (run["out"] / "fedfw.theorem1" / "fig-bound.svg").read_bytes()
+    assert base64.b64decode(figs[0].split(",", 1)[1]) == own
     svgs = [s for s in imgs if s.startswith("data:image/svg+xml;base64,")]
-    assert len(svgs) >= 1 + 2 + 4  # the bound, two schedules, the readings' substitutions
+    assert len(svgs) >= 3 + 1 + 2 + 4  # figures, the bound, two schedules, the readings' substitutions
     assert b"<svg" in base64.b64decode(svgs[0].split(",", 1)[1])
     chk = run["check"]
     alts = [a.get("alt", "") for t, a in ts if t == "img"]
@@ -199,21 +222,22 @@ def test_pdf_as_a_reader_sees_it(run, tmp_path):
     figure, table pages and provenance."""
     pdf = run["out"] / "fedfw.theorem1.pdf"
     n = pdf_pages(pdf)
-    assert n >= 6
+    assert n >= 3
     subprocess.run(["pdftoppm", "-r", "30", "-png", str(pdf), str(tmp_path / "page")], check=True)
     pages = sorted(tmp_path.glob("page-*.png"))
     assert len(pages) == n
-    assert all(ink(p) > 0.002 for p in pages)
+    assert_no_near_empty_page(pdf, pages)
     text = pdf_text(pdf)
     first = pdf_text(pdf, 1, 1)
     chk = run["check"]
     assert chk["verdict"] in first and "Theorem 1" in first and chk["id"] in first
-    # mathtext typeset \|Y^*\|_F (its double bar extracts as 'k'; the plain-text line says ||Y*||_F)
-    assert "kY" in squash(first)
+    # the bound is typeset (mathtext, a vector image in the page: glyph outlines, no extractable text); its
+    # plain-text form is printed with it
     assert squash(chk["formula"]["bound_text"]) in squash(first)
     figure_pages = [i for i in range(1, n + 1) if "Figure " in pdf_text(pdf, i, i)]
-    assert len(figure_pages) == 3
+    assert 1 <= len(figure_pages) <= 3
     assert all(ink(pages[i - 1]) > 0.03 for i in figure_pages)  # plots, not just a caption
+    assert "measured" in squash(text) and "round" in text  # the figures' text is text (legend, axes)
     for s in ("Measured F(xbar^t) - F* and the bound", "Fitted rate against the claimed rate",
               "Ratio measured / bound", "Instance constants", "Per-instance results", "Provenance",
               "fedcheck verify theorem1", "Symbolic claims"):
@@ -229,7 +253,7 @@ def test_html_in_headless_chromium(run, several, tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     dom = r.stdout
     assert re.search(r'<span class="badge big \w+">' + run["check"]["verdict"] + "</span>", dom)
-    assert dom.count("<img") >= 10 and 'src="data:image/png;base64,' in dom and "data:image/svg+xml" in dom
+    assert dom.count("<img") >= 10 and "data:image/png" not in dom and dom.count('alt="Figure ') == 3
     assert "Figure 3. Ratio measured / bound over rounds." in dom
     shot = tmp_path / "shot.png"
     r = chromium(["--hide-scrollbars", "--window-size=1200,3000", f"--screenshot={shot}", page.as_uri()], tmp_path)
@@ -242,6 +266,11 @@ def test_html_in_headless_chromium(run, several, tmp_path):
     for c in several["doc"]["checks"]:      # the headline: the verdict, or the count of disagreeing paper findings
         assert f">{c.get('headline') or c['verdict']}</span>" in r.stdout, c["id"]
     assert 'href="demo.stall.html"' in r.stdout and 'href="demo.stall.pdf"' in r.stdout
+    assert r.stdout.count('<article class="card') == 3 and r.stdout.count("data:image/svg+xml") == 3  # thumbnails
+    shot = tmp_path / "index.png"
+    r = chromium(["--hide-scrollbars", "--window-size=1200,1400", f"--screenshot={shot}",
+                  (several["out"] / "index.html").as_uri()], tmp_path)
+    assert r.returncode == 0 and shot.exists() and ink(shot) > 0.03
 
 
 def test_several_checks_index_and_generic_rendering(several):
@@ -249,16 +278,16 @@ def test_several_checks_index_and_generic_rendering(several):
     names = sorted(p.name for p in out.iterdir())
     assert names == sorted(["index.html", "results.json", "fedfw.theorem1.html", "fedfw.theorem1.pdf",
                             "fedfw.theorem1-scaled.html", "fedfw.theorem1-scaled.pdf", "demo.stall.html",
-                            "demo.stall.pdf"])
-    assert [p.name for p in several["paths"]][-2:] == ["index.html", "results.json"]
+                            "demo.stall.pdf", "fedfw.theorem1", "fedfw.theorem1-scaled", "demo.stall"])
+    assert several["paths"][0].name == "results.json" and several["paths"][-1].name == "index.html"
     index = (out / "index.html").read_text()
     for chk in several["doc"]["checks"]:
         assert f'href="{report.report_name(chk["id"])}.html"' in index and chk["verdict"] in index
     # the counterexample: no instances, one figure per panel, its table, the formula shown as text
     html = (out / "demo.stall.html").read_text()
     assert 'href="index.html"' in html
-    pngs = re.findall(r'src="data:image/png;base64,', html)
-    assert len(pngs) == 2  # two panels
+    assert len(re.findall(r'<img src="data:image/svg\+xml;base64,[^"]*" alt="Figure ', html)) == 2  # two panels
+    assert "<img" in index and index.count('class="badge ') == 3 and index.count("data:image/svg+xml") == 3
     assert "gap: stall vs convergence" in html and "step sizes" in html
     assert "Final gaps by method" in html and "corrected" in html
     assert "Piecewise((1, t &lt; 2), (0, True))" in html  # mathtext cannot parse \begin{cases}: plain text
@@ -283,10 +312,13 @@ def test_curves_stop_at_the_certified_accuracy(run):
     metric = np.array([np.nan if v is None else v for v in inst["metric"]], dtype=float)
     acc = inst["F_star_certified_accuracy"] = float(np.nanmedian(metric)) / 10  # cuts about half the points
     fig = report.check_figures(chk)[0]
-    ys = [ln.get_ydata() for ln in fig.figure.axes[0].lines if ln.get_color() == "0.15"]
-    assert len(ys) == len(chk["instances"])
-    y0 = np.asarray(ys[0], dtype=float)
-    assert np.nanmin(y0) > 10 * acc and np.isnan(y0[metric <= 10 * acc]).all()
+    lines = [ln for ln in fig.figure.axes[0].lines if ln.get_color() == "0.15"]
+    assert len(lines) == len(chk["instances"])
+    x0, y0 = (np.asarray(v, dtype=float) for v in lines[0].get_data())
+    assert np.nanmin(y0) > 10 * acc
+    rounds = np.asarray(inst["rounds"], dtype=float)
+    cut = set(rounds[metric <= 10 * acc])
+    assert cut and all(np.isnan(y) for x, y in zip(x0, y0) if x in cut)
     assert (metric <= 10 * acc).any()  # (the test does cut something)
     assert "point(s) not drawn" in fig.caption
 
@@ -309,7 +341,8 @@ def test_report_rebuilds_from_json_without_recomputing(run, tmp_path, monkeypatc
     out = tmp_path / "again"
     assert main(["report", str(run["json"]), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert sorted(p.name for p in out.iterdir()) == ["fedfw.theorem1.html", "fedfw.theorem1.pdf", "results.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["fedfw.theorem1", "fedfw.theorem1.html", "fedfw.theorem1.pdf",
+                                                     "results.json"]
     assert f"report: {out / 'fedfw.theorem1.pdf'}" in printed
     # the same page as the one verify wrote (figures and formulas included)
     assert (out / "fedfw.theorem1.html").read_text() == (run["out"] / "fedfw.theorem1.html").read_text()
@@ -343,17 +376,20 @@ def test_failed_render_leaves_no_file(tmp_path, monkeypatch):
     out.mkdir()
     (out / "old.html").write_text("an earlier complete report")
 
-    def half_then_fail(path, *a, **k):
+    def half_then_fail(html, path, *a, **k):
         Path(path).write_bytes(b"%PDF-1.4 half written")
         raise RuntimeError("renderer failed")
-    monkeypatch.setattr(report, "render_check_pdf", half_then_fail)
+    monkeypatch.setattr(report, "render_pdf", half_then_fail)
     with pytest.raises(RuntimeError, match="renderer failed"):
         report.write_reports(doc, out)
-    assert [p.name for p in out.iterdir()] == ["old.html"]
+    # the results were written first (complete); no report file, no temporary directory
+    assert sorted(p.name for p in out.iterdir()) == ["old.html", "results.json"]
+    assert json.loads((out / "results.json").read_text()) == doc
     assert (out / "old.html").read_text() == "an earlier complete report"
-    # through the CLI: an internal error (exit 4), still nothing written
+    # through the CLI: an internal error (exit 4), still no report written
+    (out / "results.json").unlink()
     assert main(["report", str(js), "--out", str(out)]) == 4
-    assert [p.name for p in out.iterdir()] == ["old.html"]
+    assert sorted(p.name for p in out.iterdir()) == ["old.html", "results.json"]
 
 
 def test_interrupt_on_a_later_check_leaves_no_file(run, tmp_path, monkeypatch):
@@ -371,21 +407,23 @@ def test_interrupt_on_a_later_check_leaves_no_file(run, tmp_path, monkeypatch):
     js.write_text(json.dumps(doc))
     out = tmp_path / "reports"
     assert main(["report", str(js), "--out", str(out)]) == 130
-    assert list(out.iterdir()) == []
+    assert [p.name for p in out.iterdir()] == ["results.json"]     # the results survive; no report file
+    assert json.loads((out / "results.json").read_text()) == doc
 
 
 def test_empty_document_and_odd_values(tmp_path):
     """No check at all gives an index saying so; non-finite values and missing fields still render."""
     doc = {"schema": "fedcheck.results/1", "provenance": {}, "checks": []}
     paths = report.write_reports(doc, tmp_path / "empty")
-    assert [p.name for p in paths] == ["index.html", "results.json"]
-    assert "No check in this results file" in paths[0].read_text()
+    assert [p.name for p in paths] == ["results.json", "index.html"]
+    assert "No check in this results file" in paths[1].read_text()
     odd = {"id": "odd/check id", "verdict": "inconclusive", "max_ratio": "inf", "claimed_rate": -1.0,
            "fitted_rate": None, "instances": [{"seed": None, "rounds": [1, 2, 3], "metric": [None, "inf", 0.5],
                                                "bound": {"as stated": [1.0, None, "inf"]}, "fit": None}]}
     paths = report.write_reports({"schema": "fedcheck.results/1", "checks": [odd]}, tmp_path / "odd")
-    assert sorted(p.name for p in paths) == ["odd_check_id.html", "odd_check_id.pdf", "results.json"]
-    assert "inconclusive" in paths[0].read_text()
+    assert sorted(p.name for p in paths if p.parent == tmp_path / "odd") == ["odd_check_id.html", "odd_check_id.pdf",
+                                                                            "results.json"]
+    assert "inconclusive" in (tmp_path / "odd" / "odd_check_id.html").read_text()
 
 
 def test_templates_ship_with_the_package():
@@ -395,3 +433,177 @@ def test_templates_ship_with_the_package():
     assert {"check.html.j2", "index.html.j2"} <= {Path(t).name for t in templates}
     for t in templates:
         assert any(fnmatch.fnmatch(t, pat) for pat in patterns), t
+
+
+# ------------------------------------------------------------------------------------------------
+# figures a paper can use (issue 16.4), one drawing per figure (issue 15.1)
+def read_csv(path: Path) -> dict:
+    import csv
+    out: dict = {}
+    with open(path, newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0] == ["panel", "curve", "x", "y"]
+    for panel, curve, x, y in rows[1:]:
+        xs, ys = out.setdefault((panel, curve), ([], []))
+        xs.append(float(x) if x else np.nan)
+        ys.append(float(y) if y else np.nan)
+    return {k: (np.array(a), np.array(b)) for k, (a, b) in out.items()}
+
+
+def test_each_figure_on_its_own_svg_pdf_and_the_csv_of_what_it_plots(run):
+    figs = report.check_figures(run["check"])
+    assert [f.key for f in figs] == ["bound", "rate", "ratio"]
+    fdir = run["out"] / "fedfw.theorem1"
+    for rf in figs:
+        svg = (fdir / f"fig-{rf.key}.svg").read_text()
+        assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+        assert (fdir / f"fig-{rf.key}.pdf").read_bytes()[:5] == b"%PDF-"
+        table = read_csv(fdir / f"fig-{rf.key}.csv")
+        # every line drawn is in the CSV, with exactly the arrays drawn
+        drawn = {(d.panel, d.curve): d for d in rf.data}
+        assert set(table) == set(drawn)
+        for key, d in drawn.items():
+            x, y = table[key]
+            np.testing.assert_array_equal(x, d.x)
+            np.testing.assert_array_equal(y, d.y)
+            if isinstance(d.artist, matplotlib.lines.Line2D) and d.x.size > 1:
+                ax, ay = (np.asarray(v, dtype=float) for v in d.artist.get_data())
+                np.testing.assert_array_equal(ax, d.x)
+                np.testing.assert_array_equal(ay, d.y)
+        recorded = {id(d.artist) for d in rf.data}
+        for ax in rf.figure.axes:
+            for ln in ax.lines:
+                assert id(ln) in recorded, f"{rf.key}: a line drawn but not in the CSV ({ln.get_label()})"
+    if POPPLER:
+        assert pdf_pages(fdir / "fig-bound.pdf") == 1
+        assert "round" in pdf_text(fdir / "fig-bound.pdf")
+
+
+def test_typeset_labels():
+    assert report.tex_label("F(xbar^t) - F*") == r"$F(\overline{x}^{t}) - F^\star$"
+    assert report.tex_label("naive averaging, eta=0.1, K=1") == r"naive averaging, $\eta=0.1$, $K=1$"
+    assert report.tex_label("round t") == "round $t$"
+    assert report.tex_label("x* = 1") == r"$x^\star = 1$"
+    for words in ("measured / bound", "log-log slope", "instance (seed)", "what is a bound"):
+        assert report.tex_label(words) == words
+    assert report.tex_label(r"$\frac{broken$ step") == r"\$\frac{broken\$ step"   # broken mathtext: literal
+    for s in ("F(xbar^t) - F*", "max(f(wbar) - f*, g(wbar)) / eps", "dist(X^t, C)", "F^(X^t) - F^*"):
+        assert report.mathtext_ok(report.tex_label(s).split("$")[1])
+
+
+def test_figures_hide_no_curve_and_have_a_legend_on_every_panel(run):
+    figs = report.check_figures(run["check"])
+    bound = figs[0]
+    ax = bound.figure.axes[0]
+    assert ax.get_ylabel() == r"$F(\overline{x}^{t}) - F^\star$"          # mathtext, not ASCII
+    for rf in figs:
+        for a in rf.figure.axes:
+            assert a.get_legend() is not None, f"{rf.key}: a panel without a legend"
+    # statement (paper) and sup (analysis) lie within a few percent of each other: both visible, told apart
+    lines: dict = {}
+    for d in bound.data:            # the first instance's lines (they carry the markers)
+        if d.panel == ax.get_title():
+            lines.setdefault(d.curve.split(",")[0], d.artist)
+    st, sup = lines["bound 'statement'"], lines["bound 'sup'"]
+    assert st.get_linestyle() != sup.get_linestyle() and st.get_marker() != sup.get_marker()
+    assert st.get_linewidth() > sup.get_linewidth() and sup.get_zorder() > st.get_zorder()  # thin dashed on top
+    assert st.get_color() != sup.get_color()
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any("'sup'" in t and "≈ 'statement'" in t for t in labels), labels
+    assert "coincide" in bound.caption or "within" in bound.caption
+
+
+def test_identical_curves_are_drawn_once():
+    """``naive_averaging``'s six identical baselines: one line, one legend entry '(×6, identical)'."""
+    t = np.arange(1, 101, dtype=float)
+    series = [{"panel": "gap", "label": f"naive averaging, eta={eta}, K={K}", "x": t.tolist(),
+               "y": [0.5] * 100, "role": "baseline", "xlabel": "round t", "ylabel": "F(xbar^t) - F*",
+               "logx": True, "logy": True} for eta in ("0.1", "1.0", "2/(t+1)") for K in (1, 10)]
+    series.append({"panel": "gap", "label": "FedFW", "x": t.tolist(), "y": (1 / t).tolist(), "role": "measured",
+                   "logx": True, "logy": True})
+    chk = {"id": "demo.naive", "verdict": "reproduced", "series": series}
+    (rf,) = report.check_figures(chk)
+    ax = rf.figure.axes[0]
+    assert len(ax.lines) == 2
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert len(labels) == 2 and any("naive averaging (×6, identical)" in lab for lab in labels), labels
+    assert "6 identical curves" in rf.caption and "eta=2/(t+1), K=10" in rf.caption
+    assert sorted(d.curve for d in rf.data) == ["FedFW", "naive averaging (×6, identical) (baseline)"]
+
+
+def test_card_html_is_a_self_contained_fragment(run):
+    html = report.card_html(run["check"])
+    assert html.startswith('<div class="fedcheck-card"') and html.endswith("</div>")
+    assert ">holds</span>" in html or run["check"]["verdict"] != "holds"
+    assert run["check"]["title"].split(":")[0] in html
+    assert "<svg" in html and "<?xml" not in html and "<script" not in html and "http://" not in html.split("<svg")[0]
+    ids = re.findall(r'\bid="([^"]+)"', html)
+    assert ids and all(i.startswith("fc") for i in ids)                    # ids made unique to the card
+    refs = re.findall(r'(?:href="#|url\(#)([^")]+)', html)
+    assert set(refs) <= set(ids)
+    # a result without figures still has its card
+    bare = report.card_html({"id": "x.y", "verdict": "violated", "reason": "bound violated at t=3"})
+    assert "violated" in bare and "bound violated at t=3" in bare and "<svg" not in bare
+
+
+def test_progress_is_reported_per_report(several, tmp_path):
+    calls = []
+    report.write_reports(several["doc"], tmp_path / "p", progress=lambda *a: calls.append(a))
+    assert [c[:2] for c in calls] == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    assert calls[-1][2] == "index.html" and calls[0][2] == "fedfw.theorem1"
+
+
+def test_report_merges_several_results_files(run, tmp_path, capsys):
+    other = {"schema": "fedcheck.results/1", "provenance": {"command": "fedcheck verify demo", "created": "2026-01-01"},
+             "checks": [counterexample_check()]}
+    b = tmp_path / "B.json"
+    b.write_text(json.dumps(other))
+    out = tmp_path / "merged"
+    assert main(["report", str(run["json"]), str(b), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "reports" in err                                   # the progress bar
+    index = (out / "index.html").read_text()
+    assert 'href="fedfw.theorem1.html"' in index and 'href="demo.stall.html"' in index
+    assert str(run["json"]) in index and str(b) in index      # where each check came from
+    merged = json.loads((out / "results.json").read_text())
+    assert [c["id"] for c in merged["checks"]] == ["fedfw.theorem1", "demo.stall"]
+    assert merged["checks"][1]["provenance"]["command"] == "fedcheck verify demo"
+    page = (out / "demo.stall.html").read_text()
+    assert "fedcheck verify demo" in page and str(b) in page  # each check keeps its own provenance
+    # a bad file among them: exit 2 naming it, before anything is written
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    out2 = tmp_path / "never"
+    assert main(["report", str(run["json"]), str(bad), "--out", str(out2), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(bad) in err
+    assert not out2.exists()
+
+
+def test_without_pango_the_html_is_written_and_the_pdf_skipped_with_one_warning(tmp_path, monkeypatch, capsys):
+    def no_pango():
+        raise OSError("cannot load library 'libpango-1.0-0': libpango-1.0-0: cannot open shared object file: "
+                      "No such file or directory")
+    monkeypatch.setattr(report, "_import_weasyprint", no_pango)
+    doc = {"schema": "fedcheck.results/1", "provenance": {}, "checks": [counterexample_check()]}
+    paths = report.write_reports(doc, tmp_path)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "libpango-1.0-0" in err[0]
+    assert "apt-get install libpango-1.0-0 libpangoft2-1.0-0" in err[0]
+    names = sorted(p.relative_to(tmp_path).as_posix() for p in paths)
+    assert "demo.stall.html" in names and "demo.stall.pdf" not in names
+    assert "demo.stall/fig-series-1.pdf" in names             # each figure's PDF: matplotlib's
+    assert 'href="demo.stall.pdf"' not in (tmp_path / "demo.stall.html").read_text()
+
+
+def test_verify_writes_the_results_before_the_reports(tmp_path, monkeypatch):
+    """Interrupted while the reports render, ``verify`` has already written the results."""
+    def interrupt(chk):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(report, "check_figures", interrupt)
+    out = tmp_path / "out"
+    rc = main(["verify", "theorem1", "--rounds", "200", "--seeds", "1", "-q", "-j", "1", "--out", str(out)])
+    assert rc == 130
+    doc = json.loads((out / "results.json").read_text())
+    assert [c["id"] for c in doc["checks"]] == ["fedfw.theorem1"]
+    assert not list(out.glob("*.html")) and not list(out.glob("*.pdf"))

@@ -219,7 +219,67 @@ def _theorem1_proof_steps():
         A.ProofStep("(38) assembly", "(38) = (35) at t-1 + G (37, second line) at t-1", "symbolic", assembly_38,
                     reference="(35), (37), (38)"),
     ) + tuple(A.ProofStep(f"Lemma 2, {key}", lemma2[key][2], "witness", lemma2_step(key),
-                          reference="Lemma 2, Appendix B") for key in lemma2)
+                          reference="Lemma 2, Appendix B") for key in lemma2) + _theorem1_more_steps()
+
+
+def _theorem1_more_steps():
+    """(24)-(28) and (33)-(34) of Appendix B.1 (issue 17): the algebra of (25)-(28) with SymPy, (26) after one FedFW
+    step and (34) at random points of D^n on Theorem 1's family."""
+    from fedcheck.tools import audit as A
+    from fedcheck.problems import fedfw_steps as FS
+    Fh, Fs_, d2, lt, ltm, e, c = sp.symbols("Fhat Fstar d2 lambda_t lambda_tm1 eta c", real=True)
+
+    def algebra_25_28():
+        A_ = Fh + ltm / 2 * d2 - Fs_                       # F^_{t-1}(X^t) - F^(X*)
+        rhs26 = (1 - e) * (Fh + lt / 2 * d2 - Fs_) - e * lt / 2 * d2 + c
+        return A.all_of(
+            ("(25), last line: F^* - F^ - lambda d^2 = F^* - F^_t - (lambda/2) d^2 (F^_t = F^ + (lambda/2) d^2)",
+             A.prove_identity(Fs_ - Fh - lt * d2, Fs_ - (Fh + lt / 2 * d2) - lt / 2 * d2)),
+            ("(27) substituted into (26) gives the first line of (28)",
+             A.prove_identity(rhs26, (1 - e) * A_ + sp.Rational(1, 2) * ((1 - e) * (lt - ltm) - e * lt) * d2 + c)))
+    return (
+        A.ProofStep("(25)-(28) algebra", "(25)'s last equality and (26) + (27) => (28), first line", "symbolic",
+                    algebra_25_28, reference="(25)-(28)"),
+        A.ProofStep("(24)-(26) at random points", "F^_t(X^{t+1}) - F^(X*) <= (1 - eta_t)(F^_t(X^t) - F^(X*)) - "
+                    "(eta_t lambda_t/2) dist^2(X^t, C) + (Lhat_t eta_t^2/2) n D^2 after one FedFW step from X^t", "grid",
+                    FS.grid_step(FS.theorem1_steps_data, "(26)", "(26) after one step, t random in 1..999, lambda_0 = 1"),
+                    reference="(24)-(26)"),
+        A.ProofStep("(33)-(34) at random points", "F^(X) - F^(X*) >= -||Y*||_F dist(X, C) for X in D^n", "grid",
+                    FS.grid_step(FS.theorem1_steps_data, "(34)", "(34) with the solver's Y* and certified F*"),
+                    reference="(33)-(34)"),
+    )
+
+
+def _theorem2_proof_steps():
+    """Steps (53)-(55) and (58)-(62) of Theorem 2's proof (Appendix C.1), issue 17."""
+    from fedcheck.tools import audit as A
+    from fedcheck.problems import fedfw_steps as FS
+    Gs, lam, g, d = sp.symbols("G lambda g d", positive=True)
+
+    def quadratic_55():
+        root = (Gs + sp.sqrt(Gs**2 + 4 * lam * g)) / (2 * lam)
+        return A.all_of(
+            ("lambda d^2 - G d - g = lambda (d - d+)(d - d-), d+ the larger root",
+             A.prove_identity(lam * d**2 - Gs * d - g, lam * (d - root) * (d - (Gs - sp.sqrt(Gs**2 + 4 * lam * g)) / (2 * lam)))),
+            ("d+ <= G/lambda + sqrt(g/lambda): sqrt(G^2 + 4 lambda g) <= G + 2 sqrt(lambda g)",
+             A.prove_le(sp.sqrt(Gs**2 + 4 * lam * g), Gs + 2 * sp.sqrt(lam * g))))
+    return (
+        A.ProofStep("(53)-(54) at random points", "gap^(X) >= -||grad F^(X)||_F dist(X, C) + lambda dist^2(X, C) "
+                    "(with ||grad F^(X)||_F <= G this is (54))", "grid",
+                    FS.grid_step(FS.theorem2_steps_data, "(54)", "(54) with lambda log-uniform in [0.01, 100]"),
+                    reference="(53)-(54)"),
+        A.ProofStep("(54) => (55)", "-G d + lambda d^2 <= gap^  =>  d <= G/lambda + sqrt(gap^/lambda)", "symbolic",
+                    quadratic_55, reference="(54)-(55)"),
+        A.ProofStep("(58)-(62) at random points", "gap(xbar) <= gap^(X) + (||grad F^(xbar 1^T)||_F + L D/sqrt(n)) "
+                    "dist(X, C), which implies (62) (G >= the first norm, L D >= L D/sqrt(n))", "grid",
+                    FS.grid_step(FS.theorem2_steps_data, "(62)", "(62) in its sharper form"), reference="(58)-(62)"),
+        A.ProofStep("(60) as printed", "the printed third term <grad F^(Xbar) - grad F^(Xbar), X - U> is 0 (a typo for "
+                    "grad F^(X) - grad F^(Xbar)); read literally, the second line of (60) would make "
+                    "max_U <grad F^(X), X - U> equal to <grad F^(Xbar), Xbar - U> + <grad F^(Xbar), X - Xbar> at the "
+                    "maximizers: checked as '<='", "grid",
+                    FS.grid_step(FS.theorem2_steps_data, "(60) as printed", "(60) read literally"),
+                    reference="(60)", paper=False),
+    )
 
 
 # Theorem 1 is stated for any number of clients, any L-smooth convex f_i and any convex compact D, from any
@@ -584,6 +644,7 @@ theorem2 = Claim(
                  "E and G, so their upper ends are used",
                  "lambda_0 = 0.01 (any lambda_0 > 0 is allowed; 0.01 matches the scale of (1/n) grad f_i)"),
     symbolic=(order_fact(bound_12.subs(G, G_nc), sp.Rational(-1, 3), T, name="the bound is of order t^(-1/3)"),),
+    proof_steps=_theorem2_proof_steps(),
     expected="holds",
 )
 
@@ -887,6 +948,131 @@ lemma2 = Claim(
 )
 
 
+# ---- issue 17: the rest of the paper -------------------------------------------------------------------
+from fedcheck.problems import fedfw_more as _M          # noqa: E402
+from fedcheck.tools import pep as _pep                  # noqa: E402
+
+inexact_lmo = Claim(
+    id="fedfw.inexact_lmo",
+    title="Section 3.2: FedFW is robust to additive and multiplicative errors in the LMO",
+    aliases=("inexact_lmo",),
+    paper=FEDFW,
+    reference="Section 3.2 ('FW is robust against additive and multiplicative errors in the linear minimization step [24]')",
+    statement=("With an additive LMO error eps_t = (delta/2) eta_t Lhat_t D^2 per client (Jaggi's model, the paper's [24]) the "
+               "surrogate bound (31) holds with its constant times (1 + delta); with a multiplicative error alpha FedFW keeps "
+               "its O(t^{-1/2}) rate.  The paper gives no constants: these are the ones (24)-(31) give with [24]'s model"),
+    evidence=Measurement(_M.measure_inexact_lmo),
+    params={"lambda_0": 1.0},
+    assumptions=["least squares on the l1 ball, 5 clients, Theorem 1's schedules", "additive: the worst admissible message "
+                 "on the segment from lmo(g) to lmo(-g) (error exactly eps_t)", "multiplicative: s~ = x + alpha (s - x), "
+                 "alpha = 0.5, 0.25 (the step becomes alpha eta_t)"],
+    expected="holds",
+)
+
+lmo_noise = Claim(
+    id="fedfw.lmo_noise",
+    title="Section 3.2: noise added to the LMO for privacy 'without compromising the convergence guarantees'",
+    aliases=("lmo_noise",),
+    paper=FEDFW,
+    reference="Section 3.2",
+    statement="We can introduce noise to augment data privacy without compromising the convergence guarantees",
+    evidence=Measurement(_M.measure_lmo_noise),
+    params={"lambda_0": 1.0, "sigma": 0.5},
+    assumptions=["clients send lmo(g_i + sigma_t xi), xi Gaussian (SeedSequence streams)", "sigma_t = sigma L/n (a fixed "
+                 "privacy level) or sigma eta_t L/n (decaying like [24]'s admissible error)",
+                 "expectation: mean over 8 replicates per instance"],
+    expected="violated",
+)
+
+nonuniform_participation = Claim(
+    id="fedfw.nonuniform_participation",
+    title="Section 4.2: non-uniform participation 'can be addressed similarly'",
+    aliases=("nonuniform_participation",),
+    paper=FEDFW,
+    reference="Section 4.2",
+    statement="With client-specific participation probabilities p_i FedFW still converges to a solution of (1)",
+    evidence=Measurement(_M.measure_nonuniform),
+    params={"lambda_0": 1.0},
+    assumptions=["p_i = 0.1, 0.2, ..., 1 for 10 clients; the schedules of (17) with p = mean p_i",
+                 "a non-participant keeps x_i; the server point is mean_i x_i"],
+    expected="holds",
+)
+
+lambda0_effect = Claim(
+    id="fedfw.lambda0_effect",
+    title="Section 5.4, Figures 3-4: 'variations in lambda_0 do not alter the influence of p'; larger lambda_0, larger early gap",
+    aliases=("lambda0_effect",),
+    paper=FEDFW,
+    reference="Section 5.4, Figures 3-4",
+    statement=("Higher participation p converges faster, whatever lambda_0; a higher lambda_0 leads to a larger gap in the "
+               "initial iterations"),
+    evidence=Measurement(_M.measure_lambda0),
+    assumptions=["least squares on the l1 ball, 10 clients, schedules of (17)", "lambda_0 in (0.01, 0.1, 1, 10), "
+                 "p in (0.25, 0.5, 1)", "orderings decided at 3 standard errors over 8 replicates (quick)"],
+    expected="inconclusive",
+)
+
+plain_stochastic = Claim(
+    id="fedfw.plain_stochastic",
+    title="Section 4.1: FW with plain unbiased stochastic gradients fails (a counterexample)",
+    aliases=("plain_stochastic",),
+    paper=FEDFW,
+    reference="Section 4.1",
+    statement=("FW does not readily extend to stochastic settings by replacing the gradient with an unbiased estimator of "
+               "bounded variance; a variance reduction (FedFW-sto's d_i) is required"),
+    evidence=Measurement(_M.measure_plain_stochastic, counterexample=True),
+    params={"lambda_0": 1.0, "sigma": 1.0},
+    assumptions=["Theorem 3's eta_t and lambda_t for both; plain: rho = 1; Gaussian noise of variance sigma^2",
+                 "least squares on the l1 ball, 5 clients; mean over 12 replicates per instance (quick)"],
+    expected="not_reproduced",
+)
+
+privacy_nuclear = Claim(
+    id="fedfw.privacy_nuclear",
+    title="Section 3.2: on the nuclear ball a message 'unveils only the top eigenvectors of the gradient'",
+    aliases=("privacy_nuclear",),
+    paper=FEDFW,
+    reference="Section 3.2 (privacy)",
+    statement="For the nuclear norm-ball, s_i unveils only the top eigenvectors of the gradient (so the data stay private)",
+    evidence=Measurement(_M.measure_privacy_nuclear),
+    assumptions=["MCLR on digits (W in R^{64 x 10}), nuclear ball of radius 10", "clients with 1 or 5 examples, W = 0 "
+                 "or random"],
+    expected="violated",
+)
+
+table3 = Claim(
+    id="fedfw.table3",
+    title="Section 5.3, Table 3 in shape: FedFW-sto more accurate than FedDR with stochastic gradients",
+    aliases=("table3",),
+    paper=FEDFW,
+    reference="Section 5.3, Table 3",
+    statement="FedFW-sto outperformed FedDR in the stochastic setting (MCLR, l2 ball, IID and non-IID)",
+    evidence=Measurement(_M.measure_table3),
+    params={"rounds": 300},
+    assumptions=["digits instead of EMNIST / CIFAR10 / synthetic; 20 clients instead of 100; minibatch 16 instead of 64",
+                 "each method tuned on a small grid by the final training objective"],
+    expected="violated",
+)
+
+theorem1_pep = Claim(
+    id="fedfw.theorem1_pep",
+    title="Theorem 1, (38) over all functions: certified worst case of FedFW (PEP) with n = 2 (quick), n = 2, 3 (--full)",
+    aliases=("theorem1_pep",),
+    paper=FEDFW,
+    reference="Theorem 1, (38); PEP (PEPit, cvxpy + Clarabel)",
+    statement=("For every n clients with L-smooth convex f_i on a convex set of diameter D (and ||grad f_i(x*)|| <= zeta), "
+               "F(xbar^t) - F* <= (38); certified by the exact worst case of FedFW over the class at t = 2..T+1"),
+    evidence=Measurement(_pep.measure_fedfw_pep),
+    params={"clients": (2,), "horizon": 2, "full_clients": (2, 3), "full_horizon": 4, "L": 1.0, "D": 2.0, "zeta": 2.0,
+            "lambda_0": 1.0},
+    assumptions=["the class: L = 1, D = 2, zeta = 2 (instance (21) is a member), lambda_0 = 1",
+                 "(38) is at least its floor (G = 0, Y* = 0) and at most its ceiling (G = (LD + zeta)/sqrt(n), ||Y*||_F = "
+                 "zeta/sqrt(n)) on every instance of the class", "search: quadratic clients on the l2 ball in dimension 2"],
+    kind="bound",
+    expected="holds",
+)
+
+
 # ---- uniform docstrings -------------------------------------------------------------------------------
 _DOCS = (
     (theorem1, "FedFW (Algorithm 1), full participation, eta_t = 2/(t+1), lambda_t = lambda_0 sqrt(t+1).",
@@ -931,6 +1117,21 @@ _DOCS = (
      "fedcheck verify fedfw.privacy"),
     (experiments, "FedFW, FedFW+, FedFW-sto and FedDR on MCLR (digits).", "Section 5, Table 1 (MNIST columns) in shape.",
      "fedcheck verify fedfw.experiments   (--full: 5 splits, wider parameter grids)"),
+    (inexact_lmo, "FedFW with additive / multiplicative LMO errors (fedcheck.algorithms.fedfw_inexact).",
+     "Section 3.2: robustness to inexact LMOs (constants of [24]).", "fedcheck verify fedfw.inexact_lmo"),
+    (lmo_noise, "FedFW whose clients send lmo(g + noise).", "Section 3.2: noise for privacy.", "fedcheck verify fedfw.lmo_noise"),
+    (nonuniform_participation, "FedFW with client-specific participation p_i.", "Section 4.2: non-uniform participation.",
+     "fedcheck verify fedfw.nonuniform_participation"),
+    (lambda0_effect, "FedFW on a grid of lambda_0 and p.", "Section 5.4, Figures 3-4.", "fedcheck verify fedfw.lambda0_effect --full"),
+    (plain_stochastic, "FedFW with rho = 1 (plain stochastic gradients) and FedFW-sto.", "Section 4.1.",
+     "fedcheck verify fedfw.plain_stochastic"),
+    (privacy_nuclear, "FedFW's LMO on the nuclear ball, MCLR clients.", "Section 3.2: top singular vectors.",
+     "fedcheck verify fedfw.privacy_nuclear"),
+    (table3, "FedFW-sto and FedDR with minibatch gradients on MCLR (digits).", "Section 5.3, Table 3 in shape.",
+     "fedcheck verify fedfw.table3"),
+    (theorem1_pep, "FedFW itself, n >= 2 clients, Theorem 1's schedules: a performance-estimation SDP (PEPit).",
+     "(38) against the exact worst case over the class.  SDP size and time (Clarabel, 2 shared cores): see "
+     "fedcheck.tools.pep.FEDFW_PEP_SCALING.", "fedcheck verify fedfw.theorem1_pep --full"),
 )
 # a claim is immutable, so the uniform docstrings are kept here, by claim id
 DOCS = {_c.id: (f"{_c.title}\n\nAlgorithm: {_alg}\nTheorem: {_thm}\nReference: {FEDFW.title} "
@@ -939,4 +1140,6 @@ DOCS = {_c.id: (f"{_c.title}\n\nAlgorithm: {_alg}\nTheorem: {_thm}\nReference: {
 
 CLAIMS = (theorem1, theorem1_rate, theorem3, lemma3, partial_convex, partial_consensus, surrogate_31, consensus_37, theorem2,
           partial_nonconvex, naive_averaging, naive_averaging_random, fedfw_plus, split_constraints, communication,
-          privacy, partial_scaling, experiments, condition29, condition42, lemma1, lemma2)
+          privacy, partial_scaling, experiments, condition29, condition42, lemma1, lemma2,
+          inexact_lmo, lmo_noise, nonuniform_participation, lambda0_effect, plain_stochastic, privacy_nuclear, table3,
+          theorem1_pep)

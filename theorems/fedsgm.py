@@ -516,6 +516,108 @@ reductions = Claim(
 )
 
 
+# ---- issue 17: Lemma 4 on its own ------------------------------------------------------------------------
+LEMMA4_READINGS = (
+    Reading("Lemma 4 (hard switching, as stated)", paper=True,
+            description="-2 eta <w_t - w*, (1/n) sum_j X_j> <= (1/n) sum_j sum_tau [(eta/alpha)||w_t - w_{j,tau}||^2 + "
+                        "eta alpha G^2 + 2 eta (h_j(w*) - h_j(w_{j,tau}))], h_j = f_j on A, g_j on B; every round, "
+                        "alpha = 0.1 eta, eta (the proof's), 10 eta"),
+    Reading("analysis: soft switching, h_j = (1 - sigma_t) f_j + sigma_t g_j", paper=False,
+            description="the same step with the mixed direction of soft switching (what A.3.2 uses)"),
+)
+lemma4 = Claim(
+    id="fedsgm.lemma4",
+    title="FedSGM, Lemma 4 (inner product of the aggregate with w_t - w*), every round, several alpha",
+    paper=FEDSGM,
+    reference="Lemma 4 (A.1) [R: rebuilt from the proofs of Theorems 6/7, notes section 3.1]",
+    statement=("For any alpha > 0 and every round t: -2 eta E_C<w_t - w*, (1/n) sum_j C_j(X^t_j)> <= (1/n) sum_j "
+               "sum_{tau=0}^{E-1} [(eta/alpha)||w_t - w^t_{j,tau}||^2 + eta alpha G^2 + 2 eta (h_j(w*) - "
+               "h_j(w^t_{j,tau}))], h_j = f_j for t in A and g_j for t in B. Unbiased compressors make the left side "
+               "-2 eta <w_t - w*, (1/n) sum_j X_j> exactly. Example: F1, F2, F4 families, hard and soft, with and "
+               "without Rand-K, at the theorem's eta and eps"),
+    evidence=BoundTest(Cases(
+        partial(M.lemma4_cases, schedules=SCHEDULES_SOFT, subs={Gamma: Gamma_hard, c_eps: 2}, configs=(
+            {"name": "F1, hard, E=3", "reading": LEMMA4_READINGS[0].name, "family": F1, "rule": "hard", "E": 3,
+             "compressor": None, "T": 60, "instances": 2},
+            {"name": "F4 d=10, hard, E=4, Rand-2", "reading": LEMMA4_READINGS[0].name, "family": F4_wide,
+             "rule": "hard", "E": 4, "compressor": {"name": "rand_k", "k": 2}, "T": 60, "instances": 2},
+            {"name": "F2, soft, E=3", "reading": LEMMA4_READINGS[1].name, "family": F2, "rule": "soft", "E": 3,
+             "compressor": None, "T": 60, "instances": 2})),
+        formula={"bound": r"-2\eta\langle w_t - w^*, \bar X_t\rangle \le \frac1n\sum_j\sum_\tau "
+                          r"\big[\tfrac{\eta}{\alpha}\|w_t - w^t_{j,\tau}\|^2 + \eta\alpha G^2 + "
+                          r"2\eta(h_j(w^*) - h_j(w^t_{j,\tau}))\big]",
+                 "metric": "left side - right side, every round t and alpha"})),
+    readings=LEMMA4_READINGS,
+    assumptions=("convexity and ||subgradient|| <= G at the visited points; G = the instance's constant",
+                 "the rounds are replayed by fedcheck.algorithms.switching.fedsgm_lemma4 (same iterates as fedsgm; "
+                 "a test compares them)"),
+    expected="holds",
+)
+
+
+# ---- issue 17: 'soft switching recovers the hard regime when beta >= 2/eps' (Conclusion), a sweep over beta ----
+BETA_GUARANTEE = "eps-solution at every beta >= 2/eps (the rate is recovered)"
+BETA_RULE = "analysis: the soft run takes only the hard rule's pure steps"
+BETA_OUTPUT = "analysis: the soft output equals the hard output"
+soft_beta_sweep = Claim(
+    id="fedsgm.soft_beta_sweep",
+    title="FedSGM: soft switching with beta >= 2/eps recovers hard switching's guarantee, not its rule (sweep over beta)",
+    paper=FEDSGM,
+    reference="Conclusion ('soft switching ... recovers the hard regime when beta >= 2/eps'); Theorem 2/7; notes 3.6 item 6",
+    statement=("Soft switching with any beta >= 2/eps gives the same eps-solution guarantee as hard switching (the proof's "
+               "last step needs beta >= 2 S/(eps T) with S < T); the switching rule itself equals the hard one only as "
+               "beta -> oo. Example: F1, F4 families, E = 2, theorem's eta and eps = 2 eps_bad, beta = c 2/eps for "
+               "c = 1, 2, 4, 16, 100, 1000, beside hard switching"),
+    evidence=BoundTest(Cases(
+        partial(M.beta_sweep_cases, schedules=SCHEDULES_SOFT, subs={Gamma: Gamma_hard, c_eps: 2},
+                guarantee=BETA_GUARANTEE, same_rule=BETA_RULE, same_output=BETA_OUTPUT, configs=(
+                    {"name": "F1 piecewise-linear, E=2", "family": F1, "E": 2, "T": 150, "instances": 3},
+                    {"name": "F4 Huber, E=2", "family": F4, "E": 2, "T": 150, "instances": 3})),
+        formula={"bound": r"\max(f(\bar w) - f^*, g(\bar w)) \le \varepsilon\ \forall \beta \ge 2/\varepsilon",
+                 "metric": "accuracy of the soft output; fraction of mixed rounds; ||wbar_soft - wbar_hard||"})),
+    readings=(Reading(BETA_GUARANTEE, paper=True,
+                      description="A nonempty and max(f(wbar) - f*, g(wbar)) <= eps at every beta = c 2/eps, c >= 1"),
+              Reading(BETA_RULE, paper=False,
+                      description="no round with 0 < sigma_t < 1 (the literal reading of 'recovers the hard regime')"),
+              Reading(BETA_OUTPUT, paper=False, description="wbar_soft = wbar_hard (the same run)")),
+    symbolic=(SOFT_SLOPE,),
+    assumptions=ASSUMPTIONS[:3] + ("soft: A = {g(w_t) < eps}, weights 1 - sigma_t; hard: A = {g(w_t) <= eps}",),
+    kind="measurement",
+    expected="holds",
+)
+
+
+# ---- issue 17: the paper's 'smaller variance' across seeds at a fixed step size -------------------------
+VAR_READINGS = {"g": "variance of g(w_t) across seeds: soft <= hard", "f": "variance of f(w_t) across seeds: soft <= hard",
+                "violations": "variance of the violation count across seeds: soft <= hard"}
+experiment_variance = Claim(
+    id="fedsgm.experiment_variance",
+    title="FedSGM experiment: does soft switching have smaller variance across seeds (at a fixed step size)?",
+    paper=FEDSGM,
+    reference="Section 4 and Figure 1 ('with smaller variance'; mean +- variance bands over 3 seeds)",
+    statement=("Breast cancer NP, 10 IID clients, E = 5, T = 100, eps = 0.1, Rand-K uplink: soft switching shows smaller "
+               "variance across seeds than hard switching. Measured at each fixed configuration (K/d, eta) across "
+               "uplink seeds (8 quick, 20 --full): the across-seed variance of g(w_t), f(w_t) (mean over t) and of the "
+               "violation count, soft against hard; one sample per configuration of (var soft - var hard)/(var soft + "
+               "var hard), decided on the mean over the 9 configurations (3 SE)"),
+    evidence=BoundTest(Cases(
+        partial(M.seed_variance_cases, readings=VAR_READINGS),
+        formula={"bound": r"\mathrm{Var}_{seeds}[\cdot]_{soft} \le \mathrm{Var}_{seeds}[\cdot]_{hard}",
+                 "metric": "variance across uplink seeds at a fixed (K/d, eta)"}),
+        statistic=MEAN),
+    readings=(Reading(VAR_READINGS["g"], paper=True, description="Figure 1's band of the constraint loss"),
+              Reading(VAR_READINGS["f"], paper=True, description="Figure 1's band of the objective loss"),
+              Reading(VAR_READINGS["violations"], paper=False, description="the violation count (Figure 1's inset)")),
+    assumptions=("eta in {0.05, 0.1, 0.2} and K/d in {0.1, 0.25, 0.5} (not reported by the paper): each a separate "
+                 "configuration; nothing pooled across them",
+                 "the randomness across seeds is the Rand-K uplink only (full-batch local gradients, fixed split)"),
+    kind="measurement",
+    # quick: 8 seeds per configuration; the g band is smaller for soft (mean relative difference -0.25, 3 SE below 0),
+    # the f band's mean difference (-0.11) is within 3 SE of 0 -> inconclusive; --full runs 20 seeds
+    expected="inconclusive",
+)
+
+
 # ---- uniform descriptions: algorithm, theorem with its number, reference, example -------------------
 # (a claim is immutable, so these live in DOCS, keyed by claim id, instead of the claims' __doc__)
 _DOCS = (
@@ -552,4 +654,55 @@ DOCS = {c.id: (f"{c.title}\n\nAlgorithm: {alg}\nTheorem: {thm}\nReference: {FEDS
                f"({FEDSGM.authors}, {FEDSGM.venue}), {c.reference}.\nExample: {ex}\n")
         for c, alg, thm, ex in _DOCS}
 
-CLAIMS = (theorem1, theorem2, per_round, lemma5, compression, scaling, hard_vs_soft, experiment, reductions)
+# ---- issue 17: FedCOM with compression (the g_j = 0, E = 1 special case) -----------------------------------
+# "g_j = 0, E = 1 (FedCOM): O(DG sqrt((1 + q_u/n)/T)), recovering the standard rate" -- Theorem 1 at E = 1 gives
+# eps_bad = DG sqrt((4 + q_u/n)/T) (fedsgm.reductions proves the algebra); here it is run: FedSGM on a g = 0
+# family (every round in A, wbar the average of all iterates) with Rand-K uplink compression.
+FEDCOM_VARIANTS = (
+    {"name": "FedCOM, eps = eps_bad(E = 1)", "rule": "hard", "subs": {Gamma: Gamma_hard, c_eps: 1}},
+)
+G0_PL = P.UnconstrainedFamily(P.ConstrainedFamily(kind="pl", n=4, m=10, d=10, start="infeasible"))
+G0_NORM = P.UnconstrainedFamily(P.ConstrainedFamily(kind="norm", n=4, m=10, d=10))
+
+fedcom_compression = Claim(
+    id="fedsgm.fedcom_compression",
+    title="FedCOM (g = 0, E = 1) with uplink compression: f(wbar) - f* <= DG sqrt((4 + q_u/n)/T)",
+    paper=FEDSGM,
+    reference="Section 3, discussion after Theorem 2 ('g_j = 0, E = 1 ... FedCOM ... recovering the standard rate'); "
+              "Theorem 1 = 6 (A.2.1) at E = 1",
+    statement=("With g_j = 0 and E = 1, FedSGM is FedCOM (unconstrained FedAvg with unbiased uplink compression) and "
+               "Theorem 1 gives f(wbar) - f* <= eps_bad = sqrt(2 D^2 G^2 (2 + q_u/(2n))/T) = DG sqrt((4 + q_u/n)/T) at "
+               "eta = eta*(Gamma_hard); stated for every run, proved in expectation over the compressors. Example: "
+               "piecewise-linear and Euclidean-norm clients (n = 4, d = 10), Rand-K with q_u = 4 and 9"),
+    evidence=BoundTest(Cases(
+        partial(M.compression_cases, schedules=SCHEDULES_HARD, variants=FEDCOM_VARIANTS,
+                phi=Phi(ETA, Gamma_tight), readings_of=_compressed_readings, configs=(
+                    {"name": "g = 0, F1 f, Rand-2 (q_u = 4), n = 4, E = 1", "family": G0_PL, "E": 1,
+                     "compressor": {"name": "rand_k", "k": 2}, "T": 200, "instances": 1, "runs": 60,
+                     "full_runs": 400},
+                    {"name": "g = 0, F1 f, Rand-1 (q_u = 9), n = 4, E = 1", "family": G0_PL, "E": 1,
+                     "compressor": {"name": "rand_k", "k": 1}, "T": 200, "instances": 1, "runs": 60,
+                     "full_runs": 400},
+                    {"name": "g = 0, F2 f, Rand-2 (q_u = 4), n = 4, E = 1", "family": G0_NORM, "E": 1,
+                     "compressor": {"name": "rand_k", "k": 2}, "T": 200, "instances": 1, "runs": 60,
+                     "full_runs": 400})),
+        formula={"bound": r"f(\bar w) - f^\star \le DG\sqrt{(4 + q_u/n)/T}",
+                 "schedules": {k: sp.latex(v) for k, v in SCHEDULES_HARD.items()},
+                 "metric": "f(wbar) - f* per run; (1/T) sum_t h_t in the mean"})),
+    readings=tuple(Reading(name, paper=True, description=desc, statistic=MEAN if i == 1 else None)
+                   for v in FEDCOM_VARIANTS
+                   for i, (name, desc) in enumerate(zip(
+                       _compressed_readings(v),
+                       ("every seeded run: f(wbar) - f* <= eps_bad (A is every round since g = 0)",
+                        "mean over runs of (1/T) sum_t h_t <= Phi(eta; Gamma_tight) (the proof's certificate)")))),
+    assumptions=("g_j = 0 exactly (affine with a = 0, e = 0): A = all rounds, wbar = mean of w_0..w_{T-1}",
+                 "Rand-K: q_u = d/K - 1 (exact), independent across clients and rounds; G = the f clients' Lipschitz "
+                 "constant; D = ||w_0 - w*|| with w* the unconstrained minimizer (Clarabel)",
+                 "quick: 60 runs per configuration; --full: 400"),
+    kind="expectation",
+    expected="holds",
+)
+
+
+CLAIMS = (theorem1, theorem2, per_round, lemma5, compression, scaling, hard_vs_soft, experiment, reductions,
+          lemma4, soft_beta_sweep, experiment_variance, fedcom_compression)

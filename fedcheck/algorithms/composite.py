@@ -50,6 +50,7 @@ import numpy as np
 
 from fedcheck.algorithms.core import Trace, record_grid
 from fedcheck.algorithms.fedavg import fedavg_rounds
+from fedcheck.algorithms.kernels import clients_mean
 from fedcheck.algorithms.pieces import subset_clients
 
 __all__ = ["fedavg", "fedavg_subgradient", "fedmid", "fedmid_no_server_prox", "fedmid_osp", "feddualavg",
@@ -178,6 +179,8 @@ def _dual_family(problem, rounds, eta_c, eta_s, client_prox, grid=None, recorder
     hat_sum = np.zeros((B, d))
     disc = np.zeros(B)
     stab = np.zeros((run.R, K + 1, B)) if track_stability else None
+    eck = [ec * k for k in range(K)]                     # eta_c k of line 8, once
+    ecf = None
     if run.want[0]:
         pts = {"w": w, "w_avg": w}
         if track:
@@ -189,27 +192,33 @@ def _dual_family(problem, rounds, eta_c, eta_s, client_prox, grid=None, recorder
         S = problem.M if sel is None else sel.shape[1]
         Z = np.repeat(z[:, None, :], S, axis=1)         # line 6: z^m_{r,0} = z_r
         base = es * ec * r * K
+        zbar_n = None                                    # Zn.mean(1) of the last step (when tracked)
         for k in range(K):
-            a = base + ec * k                            # line 8: eta~_{r,k} = eta_s eta_c r K + eta_c k
+            a = base + eck[k]                            # line 8: eta~_{r,k} = eta_s eta_c r K + eta_c k
             W = reg.prox(Z, a) if client_prox else Z     # line 9 (Alg. 5 line 8: grad h^*(z) = z)
             g = problem.grad(W, ctx, k, run.rng)         # line 10
-            zbar = Z.mean(1)
+            zbar = clients_mean(Z) if zbar_n is None else zbar_n   # Z.mean(1), of the same Z, done once
             if track or track_stability:
                 dev = problem.dual_norm_sq(Z - zbar[:, None, :])     # (B, S)
                 disc += dev.sum(1)
                 if stab is not None:
                     stab[r, k] = dev.mean(1)
-            Zn = Z - ec3 * g                             # line 11
+            if ecf is None or ecf.shape != g.shape:      # eta_c spread to the clients' shape once
+                ecf = np.empty(g.shape)
+                ecf[...] = ec3
+            Zn = np.multiply(ecf, g)                     # line 11: Z - eta_c g (the same products)
+            np.subtract(Z, Zn, out=Zn)
             if track:
-                zbar_n = Zn.mean(1)
+                zbar_n = clients_mean(Zn)
                 hat_n = reg.prox(zbar_n, a + ec)         # hat w_{r,k+1} = grad h_{r,k+1}^*(zbar_{r,k+1})
                 hat_sum += hat_n
             if hook is not None:
                 hook(r, k, {"Z": Z, "Zn": Zn, "W": W, "g": g, "a": a, "eta_c": ec, "zbar": zbar})
             Z = Zn
+        Zbar = clients_mean(Z) if zbar_n is None else zbar_n
         if stab is not None:
-            stab[r, K] = problem.dual_norm_sq(Z - Z.mean(1)[:, None, :]).mean(1)
-        z = z + es[:, None] * (Z.mean(1) - z)            # lines 12-13
+            stab[r, K] = problem.dual_norm_sq(Z - Zbar[:, None, :]).mean(1)
+        z = z + es[:, None] * (Zbar - z)                 # lines 12-13
         w = reg.prox(z, es * ec * (r + 1) * K)           # line 14 (server primal)
         run.w_sum += w
         if run.want[r + 1]:

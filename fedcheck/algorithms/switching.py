@@ -49,6 +49,7 @@ import numpy as np
 from fedcheck.algorithms.compression import Compressor, Identity, UniformStream
 from fedcheck.algorithms.core import Trace
 from fedcheck.algorithms.fedavg import run_fedavg
+from fedcheck.algorithms.kernels import clients_mean
 from fedcheck.algorithms.pieces import static_oracle
 
 __all__ = ["fedsgm", "switching_subgradient", "centralized_local_sgm", "fedavg", "switching_weight"]
@@ -145,8 +146,8 @@ def fedsgm(batch, *, rounds: int, eta, eps, rule: str = "hard", beta=None, local
         rec["drift_sq"][t] = drift_sq.max(-1)
         rec["max_dir"][t] = max_dir
         CX = X if stream is None else C.apply(X, stream.next())
-        agg = CX.mean(1)
-        Xbar = X.mean(1)
+        Xbar = clients_mean(X)                  # X.mean(1), the same bits (compiled)
+        agg = Xbar if CX is X else clients_mean(CX)
         var = C.variance(X).sum(-1) / n ** 2
         rec["agg_sq"][t] = (agg ** 2).sum(-1)
         rec["agg_sq_cond"][t] = (Xbar ** 2).sum(-1) + var
@@ -203,3 +204,71 @@ def centralized_local_sgm(batch, *, rounds: int, eta, eps, rule: str = "hard", b
         w = v
         out.append(w)
     return np.stack(out)
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 17: Lemma 4 on its own (the inner-product step of the proofs), measured along a FedSGM run
+def fedsgm_lemma4(batch, *, rounds: int, eta, eps, comparator, alphas, G, rule: str = "hard", beta=None,
+                  local_steps: int = 1, compressor: Compressor | None = None, seeds=None,
+                  stream_key: str = "fedsgm:uplink", w0=None) -> dict:
+    """Both sides of Lemma 4 at every round of a FedSGM run (the same iterates as :func:`fedsgm` with the
+    same arguments: the rounds are replayed with the local-step loop of that function)::
+
+        lhs_t = -2 eta E_C<w_t - u, (1/n) sum_j C_j(X_j)> = -2 eta <w_t - u, (1/n) sum_j X_j>   (unbiased C)
+        rhs_t(alpha) = (1/n) sum_j sum_{tau < E} [(eta/alpha)||w_t - w_{j,tau}||^2 + eta alpha G^2
+                                                   + 2 eta (h_j(u) - h_j(w_{j,tau}))]
+
+    with ``h_j = (1 - sigma_t) f_j + sigma_t g_j`` (hard switching: ``f_j`` on objective rounds, ``g_j`` on
+    constraint rounds, Lemma 4's statement).  ``alphas``: ``(A,)`` or per row ``(B, A)`` values of alpha; ``G``: ``(B,)``.
+    Returns ``lhs`` ``(T, B)``, ``rhs`` ``(T, B, A)``, ``scale`` ``(T, B)`` (the size of the terms, for
+    the rounding slack), ``f``, ``g`` ``(T+1, B)`` (to compare with :func:`fedsgm`)."""
+    B, n, d, E, T = batch.B, batch.n, batch.d, int(local_steps), int(rounds)
+    eta, eps, beta = _per_row(eta, B, "eta"), _per_row(eps, B, "eps"), _per_row(beta, B, "beta")
+    al = np.asarray(alphas, dtype=float)
+    al = np.broadcast_to(al.reshape(1, -1) if al.ndim <= 1 else al, (B, al.shape[-1] if al.ndim else 1))
+    Gv = np.broadcast_to(np.asarray(G, dtype=float), (B,))
+    C = compressor or Identity()
+    stream = None
+    if C.random:
+        if seeds is None:
+            raise ValueError("a random compressor needs per-row seeds")
+        stream = UniformStream(seeds, f"{stream_key}:{C.spec()}", (n, d))
+    w = np.array(batch.w0 if w0 is None else w0, dtype=float)
+    u = np.asarray(comparator, dtype=float)
+    U = np.broadcast_to(u[:, None, :], (B, n, d))
+    fu_j, gu_j = batch.f.value(U), batch.g.value(U)                       # (B, n)
+    lhs, scale = np.zeros((T, B)), np.zeros((T, B))
+    rhs = np.zeros((T, B, al.shape[1]))
+    fr, gr = np.zeros((T + 1, B)), np.zeros((T + 1, B))
+    e3 = eta[:, None, None]
+    for t in range(T + 1):
+        gw = batch.full_g(w)
+        fr[t], gr[t] = batch.full_f(w), gw
+        if t == T:
+            break
+        sig = switching_weight(gw - eps, rule, beta)
+        a3 = sig[:, None, None]
+        s2 = sig[:, None]
+        W = np.repeat(w[:, None, :], n, axis=1)
+        X = np.zeros((B, n, d))
+        dist_sq = np.zeros((B, n))                   # sum_{tau < E} ||w_t - w_{j,tau}||^2
+        gap_sum = np.zeros((B, n))                   # sum_{tau < E} (h_j(u) - h_j(w_{j,tau}))
+        mag = np.zeros((B, n))
+        for tau in range(E):
+            hW = (1 - s2) * batch.f.value(W) + s2 * batch.g.value(W)
+            hu = (1 - s2) * fu_j + s2 * gu_j
+            dist_sq += ((W - w[:, None, :]) ** 2).sum(-1)
+            gap_sum += hu - hW
+            mag += np.abs(hu) + np.abs(hW)
+            V = (1 - a3) * batch.f.subgrad(W) + a3 * batch.g.subgrad(W)
+            X += V
+            W = W - e3 * V
+        Xbar = X.mean(1)
+        lhs[t] = -2 * eta * ((w - u) * Xbar).sum(-1)
+        base = (2 * eta[:, None] * gap_sum).mean(1)
+        dsum = dist_sq.mean(1)
+        rhs[t] = (eta[:, None] / al) * dsum[:, None] + E * eta[:, None] * al * Gv[:, None] ** 2 + base[:, None]
+        scale[t] = 2 * eta * (np.abs(w - u) * np.abs(Xbar)).sum(-1) + 2 * eta * mag.mean(1) + eta * dsum
+        CX = X if stream is None else C.apply(X, stream.next())
+        w = w - eta[:, None] * CX.mean(1)
+    return {"lhs": lhs, "rhs": rhs, "scale": scale, "f": fr, "g": gr, "w_T": w}

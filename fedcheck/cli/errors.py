@@ -16,7 +16,6 @@
 """
 from __future__ import annotations
 
-from fedcheck.core import verdict as V
 from fedcheck.core.errors import BadInput, DomainError
 
 __all__ = ["EXIT_OK", "EXIT_REFUTED", "EXIT_BAD_INPUT", "EXIT_INCONCLUSIVE", "EXIT_INTERNAL", "EXIT_INTERRUPTED",
@@ -27,6 +26,7 @@ EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 
 
 def exit_code(results: list[dict]) -> int:
+    from fedcheck.core import verdict as V      # numpy: not needed by `fedcheck list` / `--help`
     vs = [r["verdict"] for r in results]
     if any(v in (V.VIOLATED, V.NOT_REPRODUCED) for v in vs):
         return EXIT_REFUTED

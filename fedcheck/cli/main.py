@@ -11,13 +11,34 @@ from pathlib import Path
 
 from fedcheck.cli.errors import (EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK,
                                  EXIT_REFUTED, EXIT_TERMINATED, BadInput, exit_code)
-from fedcheck.core import verdict as V
+
+# Start-up: `fedcheck --help` and `fedcheck list` import neither numpy, SymPy, SciPy nor the catalog; every
+# heavy import is inside the command that needs it (benchmarks/startup.py, tests/test_startup.py).
 
 __all__ = ["main", "parse_seeds", "summary_table", "exit_code", "build_parser", "EXIT_OK", "EXIT_REFUTED",
            "EXIT_BAD_INPUT", "EXIT_INCONCLUSIVE", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_TERMINATED", "BadInput"]
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, fill=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._fill = fill       # adds this (sub)command's arguments on first use: its module is heavy
+
+    def _filled(self):
+        if self._fill is not None:
+            fill, self._fill = self._fill, None
+            fill(self)
+        return self
+
+    def parse_known_args(self, args=None, namespace=None):
+        return super(_Parser, self._filled()).parse_known_args(args, namespace)
+
+    def format_help(self):
+        return super(_Parser, self._filled()).format_help()
+
+    def format_usage(self):
+        return super(_Parser, self._filled()).format_usage()
+
     def error(self, message):  # argparse exits 2 already; keep the message format
         self.print_usage(sys.stderr)
         print(f"fedcheck: error: {message}", file=sys.stderr)
@@ -57,6 +78,7 @@ def _fmt(x, spec=".3g"):
 
 
 def summary_table(results: list[dict]) -> str:
+    from fedcheck.core import verdict as V
     rows = [("check", "verdict", "max ratio", "max excess", "rate (claimed)", "rate", "feasible", "time")]
     for r in results:
         rate = "-"
@@ -100,44 +122,63 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="set a parameter of the bound, e.g. lambda_0=0.5")
     v.add_argument("--json", default=None, metavar="FILE", help="write the results as JSON")
+    v.add_argument("--table", default=None, metavar="FILE", help="write the tidy table of observations "
+                   "(one row per check, reading, instance, round) as FILE.csv or FILE.parquet")
     v.add_argument("--out", default="reports", metavar="DIR", help="where reports go (default: reports/)")
     v.add_argument("--no-report", action="store_true", help="write no HTML/PDF report")
     v.add_argument("--theorem-file", action="append", default=[], help="a Python file declaring your own checks")
     v.add_argument("--full", action="store_true", help="run the long sweeps")
     v.add_argument("--no-cache", action="store_true", help="solve again even if a cached optimum exists")
-    v.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
-                   help="run checks and seeds in N processes (results identical to -j 1; 0: one per CPU)")
+    v.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                   help="run checks and seeds as Dask tasks on N local worker processes (results identical to "
+                   "-j 1, which runs in this process; 0: one per CPU; default: one per CPU when the run is long "
+                   "enough to gain from it)")
+    v.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="run the tasks on an existing Dask cluster (tcp://host:8786, or a scheduler file .json)")
     v.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     v.add_argument("--with-audit", action="store_true", help="also check the declared proof steps (fedcheck audit) "
                    "and put them in the results and reports")
-    rp = sub.add_parser("report", help="render HTML and PDF reports from a results JSON, without recomputing")
-    rp.add_argument("results", help="results JSON written by 'fedcheck verify --json'")
+    rp = sub.add_parser("report", help="render HTML and PDF reports from results JSON files, without recomputing "
+                        "(several files: one index over all their checks)")
+    rp.add_argument("results", nargs="+", help="results JSON written by 'fedcheck verify --json' (one or more)")
     rp.add_argument("--out", default="reports", metavar="DIR")
-    from fedcheck.tools import audit as _audit
-    from fedcheck.tools import search as _search  # light modules: the heavy imports are inside
-    _search.add_arguments(sub.add_parser("search", help="search the instance space for the worst measured/bound "
-                                         "of a bound (adversarial, vs random draws)"))
-    _audit.add_arguments(sub.add_parser("audit", help="check the key steps of a theorem's proof (symbolic, grid, "
-                                        "witness)"))
-    from fedcheck.tools import pep as _pep
-    _pep.add_arguments(sub.add_parser("pep", help="certified worst cases (PEP) of Frank-Wolfe and naive averaging "
-                                      "(optional extra: pip install 'fedcheck[pep]')"))
+    rp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    # the tools' modules import numpy/SymPy: their arguments are added when the subcommand is used
+    sub.add_parser("search", help="search the instance space for the worst measured/bound of a bound "
+                   "(adversarial, vs random draws)", fill=_tool_arguments("search"))
+    sub.add_parser("audit", help="check the key steps of a theorem's proof (symbolic, grid, witness)",
+                   fill=_tool_arguments("audit"))
+    sub.add_parser("pep", help="certified worst cases (PEP) of Frank-Wolfe and naive averaging "
+                   "(optional extra: pip install 'fedcheck[pep]')", fill=_tool_arguments("pep"))
+    ca = sub.add_parser("cache", help="show (info) or empty (clear) the on-disk cache: solutions, PEP values, "
+                        "typeset formulas, the catalog's listing")
+    csub = ca.add_subparsers(dest="cache_command", metavar="{info,clear}", required=True, parser_class=_Parser)
+    csub.add_parser("info", help="location, number of entries by kind, total size")
+    csub.add_parser("clear", help="remove every entry fedcheck wrote there and print what was removed "
+                    "(nothing cached is needed: it is recomputed)")
     return p
 
 
-def _registry(files):
+def _tool_arguments(name: str):
+    def fill(ap):
+        import importlib
+        importlib.import_module(f"fedcheck.tools.{name}").add_arguments(ap)
+    return fill
+
+
+def _registry(files, names=None):
+    """The catalog and users' files; with ``names``, only the paper modules those names need are imported."""
     from fedcheck.core.registry import load_registry
-    return load_registry(files)
+    return load_registry(files, names)
 
 
 def cmd_list(args) -> int:
-    reg = _registry(args.theorem_file)
-    rows = []
-    aliases = {}
-    for a, i in reg.aliases.items():
-        aliases.setdefault(i, []).append(a)
-    for cid, chk in reg.checks.items():
-        rows.append((cid, chk.paper.key, ", ".join(aliases.get(cid, [])), getattr(chk, "title", "") or chk.claim))
+    from fedcheck.core import registry
+    if args.theorem_file:           # a user's files are always read live (and checked against the catalog)
+        listing = registry.build_listing(_registry(args.theorem_file))
+    else:                           # the catalog from its manifest, rebuilt whenever a source changed
+        listing = registry.catalog_listing()
+    rows = [(r["id"], r["paper"], ", ".join(r["aliases"]), r["title"]) for r in listing]
     w0 = max(len(r[0]) for r in rows)
     w2 = max(len(r[2]) for r in rows)
     print(f"{'id'.ljust(w0)}  {'alias'.ljust(w2)}  claim")
@@ -237,7 +278,7 @@ def cmd_verify(args, argv) -> int:
     from fedcheck.problems.instances import InstanceError
     from fedcheck.problems.io import load_problem
 
-    reg = _registry(args.theorem_file)
+    reg = _registry(args.theorem_file, args.ids)
     try:
         checks = reg.resolve(args.ids)
     except UnknownCheck as e:
@@ -272,24 +313,29 @@ def cmd_verify(args, argv) -> int:
 def _verify(args, argv, checks, seeds, params, instances, staging) -> int:
     """Run the claims; refuting instances are written under ``staging`` and moved into ``--out`` only once the
     whole run is done (an interrupted run leaves no file)."""
+    from fedcheck.core import verdict as V
     from fedcheck.core.claim import RunConfig
     from fedcheck.core.results import document, provenance, write_json
+    if getattr(args, "table", None):        # refused before anything runs (exit 2, one line)
+        from fedcheck.api import check_table_path
+        check_table_path(args.table)
     config = RunConfig(seeds=seeds, rounds=args.rounds, instances=instances or None, params=params,
                        full=args.full, progress=not args.quiet, use_cache=not args.no_cache,
                        save_dir=str(staging / "instances") if staging is not None else None)
-    from tqdm import tqdm
+    from fedcheck.core import progress      # one display for checks, solves, rounds, proofs and reports
     results = []
-    bar = tqdm(checks, desc="checks", unit="check", disable=args.quiet or len(checks) < 2, file=sys.stderr)
-    if args.jobs != 1:
-        from fedcheck.core.parallel import default_jobs, run_checks
-        if args.jobs < 0:
-            raise BadInput("--jobs must be >= 0")
-        done = run_checks(checks, config, args.jobs or default_jobs(), args.theorem_file, on_done=lambda c: bar.update())
-        results.extend(r.to_dict() for r in done)
-        bar.close()
-    for chk in (bar if args.jobs == 1 else ()):
-        bar.set_postfix_str(chk.id)
-        results.append(chk.run(config).to_dict())
+    bar = progress.Task("checks", total=len(checks), unit="check", leave=True,
+                        show=progress.enabled(not args.quiet and len(checks) > 1))
+    from fedcheck.core.parallel import auto_jobs, check_scheduler, default_jobs, run_checks
+    if args.jobs is not None and args.jobs < 0:
+        raise BadInput("--jobs must be >= 0")
+    if args.scheduler is not None:
+        check_scheduler(args.scheduler)
+    jobs = auto_jobs(checks, config) if args.jobs is None else (args.jobs or default_jobs())
+    done = run_checks(checks, config, jobs, args.theorem_file, on_done=lambda c: bar.update(),
+                      scheduler=args.scheduler)
+    results.extend(r.to_dict() for r in done)
+    bar.close()
     if args.with_audit:
         from fedcheck.tools.audit import attach_audit, audit_line
         for chk, r in zip(checks, results):
@@ -309,10 +355,16 @@ def _verify(args, argv, checks, seeds, params, instances, staging) -> int:
     if args.json:
         path = write_json(doc, args.json)
         print(f"results: {path}")
-    if not args.no_report:
-        from fedcheck.report import write_reports
-        for path in write_reports(doc, Path(args.out)):
-            print(f"report: {path}")
+    if not args.no_report:      # results.json is written first, then the reports with a progress bar
+        from fedcheck.report import print_written, write_reports
+        with progress.task("reports", total=len(doc["checks"]), unit="report", enabled=not args.quiet) as rbar:
+            written = write_reports(doc, Path(args.out), progress=progress.callback(rbar))
+        print_written(written, Path(args.out))
+        from fedcheck.api import keep_run      # each run keeps its own copy: out/runs/<UTC time>-<ids>.json
+        print(f"run: {keep_run(doc, Path(args.out) / 'runs')}")
+    if getattr(args, "table", None):
+        from fedcheck.api import to_frame, write_table
+        print(f"table: {write_table(to_frame(results), args.table)}")
     return exit_code(results)
 
 
@@ -334,15 +386,37 @@ def _publish_instances(results: list[dict], staging: Path, out: Path) -> dict:
 
 
 def cmd_report(args) -> int:
-    from fedcheck.report import validate, write_reports
-    from fedcheck.core.results import read_json
-    try:
-        doc = read_json(args.results)
-        validate(doc)
-    except (OSError, ValueError) as e:
-        raise BadInput(str(e)) from None
-    for path in write_reports(doc, Path(args.out)):
-        print(f"report: {path}")
+    from fedcheck.report import merge_documents, print_written, validate, write_reports
+    from fedcheck.core.results import check_writable, read_json
+    docs = []
+    for f in args.results:          # every file is checked before anything is written
+        try:
+            doc = read_json(f)
+            validate(doc)
+        except (OSError, ValueError) as e:
+            msg = str(e)
+            raise BadInput(msg if msg.startswith(str(f)) else f"{f}: {msg}") from None
+        docs.append(doc)
+    check_writable(args.out, "--out", directory=True)
+    from fedcheck.core import progress
+    with progress.task("reports", total=sum(len(d["checks"]) for d in docs), unit="report",
+                       enabled=not args.quiet) as rbar:
+        written = write_reports(merge_documents(docs, args.results), Path(args.out), progress=progress.callback(rbar))
+    print_written(written, Path(args.out))
+    return EXIT_OK
+
+
+def cmd_cache(args) -> int:
+    """``cache info``: where the cache is, its entries by kind and their size; ``cache clear``: remove them."""
+    from fedcheck.core import cache
+    if args.cache_command == "info":
+        print(cache.describe(cache.info()))
+        return EXIT_OK
+    before = cache.info()
+    if before.location is None or not before.exists or not before.entries:
+        print(cache.describe(before) + ("" if before.location is None else "\n  nothing to remove"))
+        return EXIT_OK
+    print(cache.describe(cache.clear(), "removed"))
     return EXIT_OK
 
 
@@ -365,6 +439,8 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if args.command == "list":
             return cmd_list(args)
+        if args.command == "cache":
+            return cmd_cache(args)
         if args.command == "verify":
             return cmd_verify(args, argv)
         if args.command == "report":

@@ -1,47 +1,68 @@
-"""Checks and seeds in parallel processes, with results identical to a serial run.
+"""Checks, seeds and searches as Dask tasks, with results identical to a serial run.
 
-``fedcheck verify ... -j N`` runs :func:`run_checks` with ``jobs=N``.  The work is cut in two ways:
+``fedcheck verify ... -j N`` runs :func:`run_checks` on an embedded :class:`distributed.LocalCluster` of
+``N`` worker processes (one thread each); ``--scheduler tcp://host:8786`` runs the same tasks on an existing
+Dask cluster instead; ``-j 1`` runs serially, in this process, with no cluster.  The work is cut in two ways:
 
-* a claim whose evidence is a bound test over a :class:`~fedcheck.experiments.Rounds` experiment is split by instances:
-  its instances (seeds) are dealt into contiguous parts, and each part runs in a worker
-  process -- exact solves and the engine, the expensive work.  The workers send back what the
-  solver and the algorithm returned for each instance.  The parent then *replays* the check's
-  own ``run`` with a solver and an algorithm that hand back those results: the per-instance
-  records, verdicts, rate fits and every aggregate are computed by the check's own code, in
-  the serial order, so the result is the serial result (the engine's numbers for an instance do
-  not depend on which other instances share its batch; ``tests/test_engine_speed.py`` and
-  ``tests/test_parallel.py`` check this).  The SymPy claims of the check are evaluated once,
-  in the parent, while the workers run;
-* every other check runs whole in one worker process.
+* a claim whose evidence is a bound test over a :class:`~fedcheck.experiments.Rounds` experiment that does
+  not stream its rounds is split by instances (:func:`splittable`): its instances (seeds) are dealt into
+  contiguous parts, and each part runs as one task -- exact solves and the engine, the expensive work.  The
+  tasks send back what the solver and the algorithm returned for each instance.  The parent then *replays*
+  the check's own ``run`` with a solver and an algorithm that hand back those results: the per-instance
+  records, verdicts, rate fits and every aggregate are computed by the check's own code, in the serial
+  order, so the result is the serial result (the engine's numbers for an instance do not depend on which
+  other instances share its batch; ``tests/test_engine_speed.py`` and ``tests/test_parallel.py`` check
+  this).  The SymPy claims of the check are evaluated once, in the parent, while the workers run;
+* every other check runs whole as one task.
 
-Workers are forked where the platform allows it (they inherit the registry, including checks
-from ``--theorem-file``); elsewhere they are spawned and rebuild the registry from the check ids
-and theorem files.  BLAS is limited to one thread per worker.  ``jobs <= 1`` runs serially, in
-this process, exactly as before.
+Randomness comes only from the claims' own ``SeedSequence`` streams, so where a task runs does not change
+its numbers; results are put back in the order of the claims whatever the order the tasks finish in.
+Tasks are queued longest first (the durations of the last runs, kept beside the solve cache; claims never
+timed go first), which keeps the two cores of a small machine busy until the end.
+
+A claim is sent to a worker by reference where it can be: a catalog claim by its id, a claim of a user's
+``--theorem-file`` by its id and the file (path and source: the worker loads the file once, from its path
+when it holds the same text, else from a copy of the source, so a remote worker needs no shared disk).
+Any other claim (built in Python) is pickled by value.  Refuting instances a task saves are written in a
+scratch folder of the worker and sent back with its result; the parent writes them where a serial run
+would have.  BLAS is limited to one thread per task.
+
+:func:`map_tasks` is the general tool (``search`` uses it for its batches): ``fn`` over ``items`` as Dask
+tasks, results in the order of ``items``.  :func:`session` keeps one cluster (or one connection) open for
+several calls.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import multiprocessing as mp
+import hashlib
+import json
+import logging
 import os
+import re
+import shutil
 import sys
+import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
-from typing import Callable, Sequence
+import uuid
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from fedcheck.algorithms import Trace
 from fedcheck.core.claim import Claim, Result, RunConfig
+from fedcheck.core.errors import BadInput
 from fedcheck.core.evidence import BoundTest, Fact
 
 CheckResult = Result
 Check = Claim
 
-__all__ = ["run_checks", "splittable", "default_jobs"]
+__all__ = ["run_checks", "map_tasks", "session", "splittable", "default_jobs", "auto_jobs", "check_scheduler",
+           "CONNECT_TIMEOUT"]
 
-_CHECKS: list[Check] = []           # the checks of the current run (inherited by forked workers)
-_REFS: list[tuple[str, tuple]] = []  # (id, theorem files) to find them again in spawned workers
+CONNECT_TIMEOUT = 10.0     # seconds to reach a --scheduler before giving up (exit 2)
+_ACTIVE: list = []         # the Dask client of the open session(s), innermost last
+_LOGGERS = ("distributed", "tornado", "bokeh", "asyncio")
 
 
 def default_jobs() -> int:
@@ -64,6 +85,203 @@ def splittable(check: Claim) -> bool:
     return exp.replicates == 1 and (exp.full_replicates or 1) == 1 and len(exp.param_grid) == 1
 
 
+# ------------------------------------------------------------------------------------------------
+# scheduler addresses and sessions
+_ADDRESS = re.compile(r"^(?:(?P<scheme>[a-z][a-z0-9+.-]*)://)?(?P<host>\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+)"
+                      r":(?P<port>[0-9]{1,5})/?$")
+_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
+
+
+def check_scheduler(text: str) -> str:
+    """A ``--scheduler`` value in Dask's form (``tcp://host:8786``, ``tls://...``, ``host:8786``) or the path of
+    a scheduler file (``dask scheduler --scheduler-file FILE.json``); anything else is bad input (exit 2)."""
+    text = (text or "").strip()
+    if text.endswith(".json") and "://" not in text:
+        if not Path(text).is_file():
+            raise BadInput(f"--scheduler {text}: no such scheduler file")
+        return text
+    m = _ADDRESS.match(text)
+    if not m:
+        raise BadInput(f"--scheduler {text!r}: not a Dask scheduler address (expected e.g. tcp://host:8786 "
+                       "or a scheduler file .json)")
+    if m.group("scheme") and m.group("scheme") not in _SCHEMES:
+        raise BadInput(f"--scheduler {text!r}: unknown protocol {m.group('scheme')!r} (expected one of "
+                       f"{', '.join(_SCHEMES)})")
+    if not 1 <= int(m.group("port")) <= 65535:
+        raise BadInput(f"--scheduler {text!r}: port {m.group('port')} is out of range 1-65535")
+    return text if m.group("scheme") else f"tcp://{text}"
+
+
+@contextlib.contextmanager
+def _quiet_logs(level=logging.CRITICAL):
+    saved = {name: logging.getLogger(name).level for name in _LOGGERS}
+    for name in _LOGGERS:
+        logging.getLogger(name).setLevel(level)
+    try:
+        yield
+    finally:
+        for name, lv in saved.items():
+            logging.getLogger(name).setLevel(lv)
+
+
+@contextlib.contextmanager
+def session(jobs: int = 1, scheduler: str | None = None):
+    """A Dask client for the tasks of a run: connected to ``scheduler``, or an embedded ``LocalCluster`` of
+    ``jobs`` worker processes (one thread each); ``None`` (serial, in this process) when ``jobs <= 1`` and no
+    scheduler is given.  Inside an open session, the same client is reused.  The cluster is closed on exit,
+    errors, Ctrl-C and SIGTERM (which :func:`fedcheck.cli.main.main` turns into an exception)."""
+    if _ACTIVE:
+        yield _ACTIVE[-1]
+        return
+    if scheduler is None and jobs <= 1:
+        yield None
+        return
+    import dask
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_quiet_logs())
+        import distributed
+        from distributed import Client
+        if scheduler is not None:
+            address = check_scheduler(scheduler)
+            kw = {"scheduler_file": address} if address.endswith(".json") and "://" not in address else \
+                 {"address": address}
+            try:
+                client = Client(**kw, timeout=CONNECT_TIMEOUT, set_as_default=False)
+            except (OSError, TimeoutError, ValueError) as e:
+                why = " ".join(str(e).split())[:200] or type(e).__name__
+                raise BadInput(f"--scheduler {scheduler}: cannot reach a Dask scheduler there ({why})") from None
+            stack.callback(client.close)
+        else:
+            stack.enter_context(dask.config.set({"distributed.scheduler.worker-saturation": 1.0,  # longest first
+                                                 "distributed.worker.profile.enabled": False}))   # no sampling
+            cluster = distributed.LocalCluster(n_workers=int(jobs), threads_per_worker=1, processes=True,
+                                               scheduler_port=0, memory_limit=0, silence_logs=logging.CRITICAL,
+                                               dashboard_address=None,     # no dashboard; its HTTP server
+                                               scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"})
+            stack.callback(cluster.close)
+            client = Client(cluster, set_as_default=False)
+            stack.callback(client.close)
+        _ACTIVE.append(client)
+        stack.callback(_ACTIVE.pop)
+        yield client
+
+
+def _workers(client) -> int:
+    return max(1, sum(client.nthreads().values()))
+
+
+def _submit(client, fn, *args, key: str, priority: int = 0):
+    return client.submit(fn, *args, key=key, priority=priority, pure=False)
+
+
+def _wait(client, futures: list, on_each: Callable[[int, Any], None]) -> None:
+    """Wait for ``futures``; ``on_each(index, result)`` in the order they finish.  On any error (Ctrl-C
+    included) the tasks still queued are cancelled."""
+    from distributed import as_completed
+    where = {f.key: i for i, f in enumerate(futures)}
+    try:
+        for fut in as_completed(futures, loop=client.loop):
+            on_each(where[fut.key], fut.result())
+    except BaseException:
+        with contextlib.suppress(Exception):
+            client.cancel(futures, force=True)
+        raise
+
+
+def map_tasks(fn: Callable, items: Iterable, *, jobs: int = 1, scheduler: str | None = None,
+              priorities: Sequence[float] | None = None, on_done: Callable[[int], None] | None = None) -> list:
+    """``[fn(x) for x in items]`` with each call a Dask task (on a ``LocalCluster`` of ``jobs`` processes, on the
+    cluster of ``scheduler``, or of the open :func:`session`); serially in this process when ``jobs <= 1`` and
+    there is neither.  Results are in the order of ``items`` whatever the order the tasks finish in.  ``fn``
+    and the items are pickled (a module-level function or a ``functools.partial`` of one); a task's exception
+    is raised here.  ``priorities``: larger runs first (e.g. an estimated cost); ``on_done(i)`` after item
+    ``i`` finished."""
+    items = list(items)
+    with session(jobs, scheduler) as client:
+        if client is None or len(items) == 0:
+            out = []
+            for i, x in enumerate(items):
+                out.append(fn(x))
+                if on_done:
+                    on_done(i)
+            return out
+        token = uuid.uuid4().hex[:8]
+        pr = list(priorities) if priorities is not None else [0] * len(items)
+        futures = [_submit(client, _call, fn, x, key=f"fedcheck-task-{token}-{i}", priority=_prio(pr[i]))
+                   for i, x in enumerate(items)]
+        out: list = [None] * len(items)
+
+        def got(i, r):
+            out[i] = r
+            if on_done:
+                on_done(i)
+        _wait(client, futures, got)
+        return out
+
+
+def _prio(cost: float) -> int:
+    return int(round(1000 * float(cost)))
+
+
+# ------------------------------------------------------------------------------------------------
+# worker side
+_REGISTRIES: dict = {}   # (theorem files) -> the registry of a worker process
+
+
+def _one_blas_thread():
+    try:
+        from threadpoolctl import threadpool_limits
+        return threadpool_limits(1)
+    except ImportError:  # pragma: no cover - threadpoolctl is optional
+        return contextlib.nullcontext()
+
+
+def _call(fn, x):
+    with _one_blas_thread():
+        return fn(x)
+
+
+def _local_file(path: str, source: str) -> str:
+    """``path`` if this machine holds it with the same text, else a copy of ``source`` in a scratch folder."""
+    p = Path(path)
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        if p.is_file() and p.read_text() == source:
+            return str(p)
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    d = Path(tempfile.gettempdir()) / "fedcheck-theorem-files" / digest
+    d.mkdir(parents=True, exist_ok=True)
+    copy = d / p.name
+    if not copy.is_file() or copy.read_text() != source:
+        tmp = d / f".{p.name}.{os.getpid()}.tmp"
+        tmp.write_text(source)
+        os.replace(tmp, copy)
+    return str(copy)
+
+
+def _resolve(ref) -> Claim:
+    """The claim a task refers to: ``("value", claim)``, or ``("id", id, files)`` found in the catalog plus the
+    theorem files ``files`` (``((path, source), ...)``), loaded once per worker process."""
+    if ref[0] == "value":
+        return ref[1]
+    _, cid, files = ref
+    reg = _REGISTRIES.get(files)
+    if reg is None:
+        from fedcheck.core.registry import default_registry
+        reg = default_registry()
+        for path, source in files:
+            reg.load_file(_local_file(path, source))
+        _REGISTRIES[files] = reg
+    return reg.checks[cid]
+
+
+def _slice_trace(trace, j: int):
+    """Instance ``j`` of a batch's trace (metrics: instances on axis 1; final: on axis 0)."""
+    from fedcheck.algorithms import Trace
+    return Trace(rounds=np.asarray(trace.rounds),
+                 metrics={k: np.asarray(v)[:, j] for k, v in trace.metrics.items()},
+                 final={k: np.asarray(v)[j] for k, v in trace.final.items()})
+
+
 def _with_experiment(check: Claim, **changes) -> Claim:
     ev = check.evidence
     return dataclasses.replace(check, evidence=dataclasses.replace(ev, experiment=dataclasses.replace(ev.experiment, **changes)))
@@ -73,34 +291,11 @@ def _key(inst) -> tuple:
     return (inst.seed, inst.content_hash())
 
 
-# ------------------------------------------------------------------------------------------------
-# worker side
-def _init_worker(refs) -> None:
-    try:
-        from threadpoolctl import threadpool_limits
-        threadpool_limits(1)
-    except ImportError:  # pragma: no cover - threadpoolctl is optional
-        pass
-    if not _CHECKS and refs:  # spawned: find the checks again
-        from fedcheck.core.registry import default_registry
-        reg = default_registry()
-        for f in sorted({f for _, files in refs for f in files}):
-            reg.load_file(f)
-        _CHECKS.extend(reg.resolve([cid])[0] for cid, _ in refs)
-
-
-def _slice_trace(trace: Trace, j: int) -> Trace:
-    """Instance ``j`` of a batch's trace (metrics: instances on axis 1; final: on axis 0)."""
-    return Trace(rounds=np.asarray(trace.rounds),
-                 metrics={k: np.asarray(v)[:, j] for k, v in trace.metrics.items()},
-                 final={k: np.asarray(v)[j] for k, v in trace.final.items()})
-
-
-def _run_part(index: int, config: RunConfig) -> dict:
+def _task_part(ref, config: RunConfig) -> dict:
     """Run instances of a splittable check; return the solver's and the algorithm's results per instance."""
-    check = _CHECKS[index]
+    t0 = time.perf_counter()
+    check = _resolve(ref)
     sols, traces = {}, {}
-
     exp = check.evidence.experiment
     base_solver = exp._solver()
 
@@ -115,17 +310,40 @@ def _run_part(index: int, config: RunConfig) -> dict:
             traces[_key(inst)] = _slice_trace(trace, j)
         return trace
     worker_check = dataclasses.replace(_with_experiment(check, solver=solver, algorithm=algorithm), symbolic=())
-    worker_check.run(config)
-    return {"solutions": sols, "traces": traces}
+    with _one_blas_thread():
+        worker_check.run(config)
+    return {"solutions": sols, "traces": traces, "seconds": time.perf_counter() - t0}
 
 
-def _run_whole(index: int, config: RunConfig) -> CheckResult:
-    return _CHECKS[index].run(config)
+def _task_whole(ref, config: RunConfig) -> tuple[CheckResult, dict]:
+    """Run a check whole; refuting instances are saved in a scratch folder and returned as bytes
+    (``{relative path: bytes}``) beside the result."""
+    check = _resolve(ref)
+    if not config.save_dir:
+        with _one_blas_thread():
+            return check.run(config), {}
+    scratch = tempfile.mkdtemp(prefix="fedcheck-task-")
+    try:
+        with _one_blas_thread():
+            res = check.run(dataclasses.replace(config, save_dir=scratch))
+        files = {}
+        for p in sorted(Path(scratch).rglob("*")):
+            if p.is_file():
+                files[str(p.relative_to(scratch))] = p.read_bytes()
+        res.saved_instances = [_relocate(str(s), scratch, config.save_dir) for s in res.saved_instances or []]
+        return res, files
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _relocate(path: str, old: str, new: str) -> str:
+    return new + path[len(old):] if path.startswith(old) else path
 
 
 # ------------------------------------------------------------------------------------------------
 # parent side
 def _replay(check: Claim, config: RunConfig, parts: Sequence[dict], symbolic: list[dict]) -> CheckResult:
+    from fedcheck.algorithms import Trace
     sols, traces = {}, {}
     for part in parts:
         sols.update(part["solutions"])
@@ -156,53 +374,185 @@ def _parts(items: list, k: int) -> list[list]:
     return [p for p in out if p]
 
 
-def _context():
-    methods = mp.get_all_start_methods()
-    return mp.get_context("fork" if "fork" in methods else "spawn")
+def _user_modules(theorem_files: Sequence[str]) -> dict:
+    """``{id(claim): (path, source)}`` for the claims of the users' theorem files loaded in this process."""
+    out = {}
+    for f in theorem_files:
+        try:
+            want = Path(f).resolve()
+            source = want.read_text()
+        except OSError:
+            continue
+        for name, mod in list(sys.modules.items()):
+            file = getattr(mod, "__file__", None)
+            if not name.startswith("fedcheck_user_") or not file or Path(file).resolve() != want:
+                continue
+            claims = getattr(mod, "CLAIMS", None)
+            if claims is None:
+                claims = [o for o in vars(mod).values() if isinstance(o, Claim)]
+            for c in claims:
+                out[id(c)] = (str(f), source)
+    return out
+
+
+def _references(checks: Sequence[Claim], theorem_files: Sequence[str]) -> list[tuple]:
+    """How each check reaches a worker: by id (catalog; user files, sent along) or by value."""
+    from fedcheck.core.registry import default_registry
+    builtin = default_registry().checks
+    user = _user_modules(theorem_files)
+    files = tuple(sorted(set(user.values())))
+    refs = []
+    for c in checks:
+        if builtin.get(c.id) is c:
+            refs.append(("id", c.id, ()))
+        elif id(c) in user:
+            refs.append(("id", c.id, files))
+        else:
+            refs.append(("value", c))
+    return refs
+
+
+def _durations_file() -> Path | None:
+    try:
+        from fedcheck.problems.solve import cache_dir
+        d = cache_dir()
+    except Exception:  # pragma: no cover - no cache
+        return None
+    return None if d is None else Path(d) / "durations.json"
+
+
+def _load_durations(mode: str) -> dict:
+    f = _durations_file()
+    try:
+        return dict(json.loads(f.read_text()).get(mode, {})) if f and f.is_file() else {}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def _save_durations(mode: str, seconds: dict) -> None:
+    """Remember how long each check took (the order of the next parallel run); best effort, atomic."""
+    f = _durations_file()
+    if f is None or not seconds:
+        return
+    try:
+        doc = json.loads(f.read_text()) if f.is_file() else {}
+        if not isinstance(doc, dict):
+            doc = {}
+    except (OSError, ValueError):
+        doc = {}
+    doc.setdefault(mode, {}).update({k: round(float(v), 3) for k, v in seconds.items()})
+    try:
+        f.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=f.parent, prefix=".durations.", suffix=".tmp")
+        with os.fdopen(fd, "w") as fh:
+            json.dump(doc, fh, indent=0, sort_keys=True)
+        os.replace(tmp, f)
+    except OSError:
+        with contextlib.suppress(OSError, UnboundLocalError):
+            os.unlink(tmp)
+
+
+def _costs(checks: Sequence[Claim], mode: str) -> list[float]:
+    """Estimated seconds per check: the last measured; never-timed checks first (as long as the longest)."""
+    known = _load_durations(mode)
+    top = max(known.values(), default=1.0) + 1.0
+    return [float(known.get(c.id, top)) for c in checks]
+
+
+MIN_PARALLEL_SECONDS = 20.0   # below this much estimated work, starting worker processes costs more than it saves
+_UNTIMED_SECONDS = 5.0         # the estimate of a check never timed (for the choice of -j only)
+
+
+def auto_jobs(checks: Sequence[Claim], config: RunConfig) -> int:
+    """The default ``-j``: one worker per CPU when the run has at least two pieces and is expected to take
+    long enough (:data:`MIN_PARALLEL_SECONDS`, from the durations of the last runs) to gain from them; else 1
+    (serial, in this process)."""
+    cpus = default_jobs()
+    if cpus < 2 or not checks:
+        return 1
+    if len(checks) == 1 and not splittable(checks[0]):
+        return 1
+    known = _load_durations("full" if config.full else "quick")
+    seeds = len(config.seeds) if config.seeds is not None else None
+    total = 0.0
+    for c in checks:
+        s = known.get(c.id)
+        total += _UNTIMED_SECONDS if s is None or seeds is not None or config.rounds else float(s)
+    return cpus if total >= MIN_PARALLEL_SECONDS else 1
+
+
+def _write_files(files: dict, save_dir: str) -> None:
+    for rel, data in files.items():
+        dest = Path(save_dir) / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(data)
 
 
 def run_checks(checks: Sequence[Check], config: RunConfig, jobs: int = 1, theorem_files: Sequence[str] = (),
-               on_done: Callable[[Check], None] | None = None) -> list[CheckResult]:
-    """Run ``checks`` with ``config`` using up to ``jobs`` processes; results in the order of ``checks``,
-    equal to ``[c.run(config) for c in checks]`` except for timings."""
+               on_done: Callable[[Check], None] | None = None, *, scheduler: str | None = None) -> list[CheckResult]:
+    """Run ``checks`` with ``config`` as Dask tasks (``jobs`` local worker processes, or the cluster of
+    ``scheduler``); results in the order of ``checks``, equal to ``[c.run(config) for c in checks]`` except
+    for timings.  ``jobs <= 1`` without a scheduler (or a single unsplittable check): serially, here."""
     checks = list(checks)
-    if jobs <= 1 or not checks:
+    mode = "full" if config.full else "quick"
+    seconds: dict = {}
+    serial = not checks or (scheduler is None and (jobs <= 1 or (len(checks) == 1 and not splittable(checks[0]))))
+    if serial and not _ACTIVE:
         out = []
         for chk in checks:
             out.append(chk.run(config))
+            seconds[chk.id] = out[-1].seconds
             if on_done:
                 on_done(chk)
+        _save_durations(mode, seconds)
         return out
-    _CHECKS[:] = checks
-    _REFS[:] = [(c.id, tuple(theorem_files)) for c in checks]
+    refs = _references(checks, theorem_files)
+    costs = _costs(checks, mode)
     quiet = dataclasses.replace(config, progress=False)
-    t0 = time.perf_counter()
     results: list[CheckResult | None] = [None] * len(checks)
-    try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=_init_worker,
-                                 initargs=(_REFS if _context().get_start_method() != "fork" else [],)) as pool:
-            pending = []
-            for i, chk in enumerate(checks):
-                if splittable(chk):
-                    insts = chk.evidence.experiment.instances(config)
-                    subs = [dataclasses.replace(quiet, instances=part, seeds=None, save_dir=None)
-                            for part in _parts(insts, jobs)]
-                    pending.append((i, "split", [pool.submit(_run_part, i, c) for c in subs]))
-                else:
-                    pending.append((i, "whole", [pool.submit(_run_whole, i, quiet)]))
-            # SymPy claims of the split checks, here, while the workers run
-            symbolic = {i: [s.evaluate() for s in checks[i].symbolic] for i, kind, _ in pending if kind == "split"}
-            for i, kind, futs in pending:
-                if kind == "whole":
-                    results[i] = futs[0].result()
-                else:
-                    results[i] = _replay(checks[i], config, [f.result() for f in futs], symbolic[i])
-                    results[i].seconds = time.perf_counter() - t0
-                if on_done:
-                    on_done(checks[i])
-    finally:
-        _CHECKS.clear()
-        _REFS.clear()
+    with session(jobs, scheduler) as client:
+        k = _workers(client)
+        token = uuid.uuid4().hex[:8]
+        futures, owner = [], []          # owner[f] = (check index, part index or None)
+        split: dict[int, int] = {}       # check index -> number of parts
+        for i, chk in enumerate(checks):
+            if splittable(chk):
+                insts = chk.evidence.experiment.instances(config)
+                subs = [dataclasses.replace(quiet, instances=part, seeds=None, save_dir=None)
+                        for part in _parts(insts, k)]
+                split[i] = len(subs)
+                for p, sub in enumerate(subs):
+                    futures.append(_submit(client, _task_part, refs[i], sub, key=f"fedcheck-part-{token}-{i}-{p}",
+                                           priority=_prio(costs[i] / len(subs))))
+                    owner.append((i, p))
+            else:
+                futures.append(_submit(client, _task_whole, refs[i], quiet, key=f"fedcheck-check-{token}-{i}",
+                                       priority=_prio(costs[i])))
+                owner.append((i, None))
+        # SymPy claims of the split checks, here, while the workers run
+        symbolic = {i: [s.evaluate() for s in checks[i].symbolic] for i in split}
+        parts: dict[int, dict] = {i: {} for i in split}
+
+        def got(f, value):
+            i, p = owner[f]
+            if p is None:
+                res, files = value
+                if files and config.save_dir:
+                    _write_files(files, config.save_dir)
+                results[i] = res
+            else:
+                parts[i][p] = value
+                if len(parts[i]) < split[i]:
+                    return
+                t0 = time.perf_counter()
+                res = _replay(checks[i], config, [parts[i][q] for q in range(split[i])], symbolic[i])
+                res.seconds = sum(v["seconds"] for v in parts[i].values()) + time.perf_counter() - t0
+                results[i] = res
+            seconds[checks[i].id] = results[i].seconds
+            if on_done:
+                on_done(checks[i])
+        _wait(client, futures, got)
+    _save_durations(mode, seconds)
     return results  # type: ignore[return-value]
 
 

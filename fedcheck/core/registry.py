@@ -14,11 +14,15 @@ import importlib.util
 import sys
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from fedcheck.core.claim import Claim
 from fedcheck.core.errors import BadInput
 
-__all__ = ["Registry", "default_registry", "load_registry", "UnknownCheck", "load_user_file"]
+if TYPE_CHECKING:
+    from fedcheck.core.claim import Claim
+
+__all__ = ["Registry", "default_registry", "load_registry", "UnknownCheck", "load_user_file", "catalog_listing", "build_listing",
+           "catalog_key"]
 
 
 class UnknownCheck(BadInput, KeyError):
@@ -39,12 +43,41 @@ class Registry:
         self.paper_objects: dict[str, object] = {}
         self.builtin: set[str] = set()          # ids, aliases and paper keys of the catalog
         self.origin: dict[str, str] = {}        # id -> where it was declared
+        self.module: dict[str, str] = {}        # id -> its paper module of theorems/ (built-in claims)
+        self._pending: dict[str, list[str]] = {}    # built-in name not loaded yet -> its theorems modules
+        self._loaded: set[str] = set()
+
+    # -- built-in paper modules, all at once or only those a command names (see :func:`load_registry`) ----
+    def load_builtin(self, key: str) -> None:
+        """Register the claims of ``theorems/<key>.py`` (once)."""
+        if key in self._loaded:
+            return
+        self._loaded.add(key)
+        module = importlib.import_module(f"theorems.{key}")
+        before = set(self.checks)
+        self.add_module(module, builtin=True)
+        for cid in self.checks:
+            if cid not in before:
+                self.module[cid] = key
+
+    def _ensure(self, name: str) -> None:
+        """Load the built-in module(s) a name belongs to before the name is looked up or claimed."""
+        for key in self._pending.pop(name, ()):
+            self.load_builtin(key)
+
+    def _ensure_all(self) -> None:
+        while self._pending:
+            self._ensure(next(iter(self._pending)))
 
     def add(self, claim: Claim, origin: str = "fedcheck", builtin: bool = False) -> None:
+        from fedcheck.core.claim import Claim
         if not isinstance(claim, Claim):
             raise TypeError(f"{origin}: {claim!r} is not a fedcheck Claim")
         key = claim.paper.key
         names = [claim.id, *claim.aliases]
+        if not builtin and self._pending:       # a user's name is checked against the whole catalog
+            for nm in [*names, key]:
+                self._ensure(nm)
         for nm in names:
             taken = self.checks.get(nm) or (self.checks.get(self.aliases[nm]) if nm in self.aliases else None)
             if taken is not None and taken is not claim:
@@ -73,6 +106,7 @@ class Registry:
             self.builtin.update([claim.id, *claim.aliases, key])
 
     def add_module(self, module, origin: str = "fedcheck", builtin: bool = False) -> int:
+        from fedcheck.core.claim import Claim
         claims = getattr(module, "CLAIMS", None)
         if claims is None:
             claims = [obj for obj in vars(module).values() if isinstance(obj, Claim)]
@@ -92,6 +126,9 @@ class Registry:
     def resolve(self, names) -> list[Claim]:
         out: list[Claim] = []
         for name in names:
+            self._ensure(name)
+            if name not in self.checks and name not in self.aliases and name not in self.papers:
+                self._ensure_all()          # unknown here: suggestions come from the whole catalog
             if name in self.checks:
                 ids = [name]
             elif name in self.aliases:
@@ -142,13 +179,124 @@ def default_registry() -> Registry:
     import theorems
     reg = Registry()
     for key in theorems.PAPERS:
-        reg.add_module(importlib.import_module(f"theorems.{key}"), builtin=True)
+        reg.load_builtin(key)
     return reg
 
 
-def load_registry(theorem_files=()) -> Registry:
-    """The built-in catalog plus users' files (bad files raise :class:`BadInput`)."""
-    reg = default_registry()
+def load_registry(theorem_files=(), names=None) -> Registry:
+    """The built-in catalog plus users' files (bad files raise :class:`BadInput`).
+
+    With ``names`` (the ids, aliases and paper keys a command will resolve), only the paper modules of
+    ``theorems/`` those names need are imported (``verify theorem1`` does not import FedSGM's declarations);
+    the others are loaded on demand -- for a name of theirs, for a user's claim whose id, alias or paper key
+    they declare, or for an unknown name's suggestions -- so results and messages are those of the whole
+    catalog.  Which module declares which name comes from :func:`catalog_listing` (never stale)."""
+    if names is None:
+        reg = default_registry()
+    else:
+        import theorems
+        reg = Registry()
+        listing = catalog_listing()
+        for row in listing:
+            for nm in (row["id"], *row["aliases"], row["paper"]):
+                mods = reg._pending.setdefault(nm, [])
+                if row["module"] not in mods:
+                    mods.append(row["module"])
+        for key in theorems.PAPERS:         # the catalog's order, for the names asked
+            if any(key in reg._pending.get(nm, ()) for nm in names):
+                reg.load_builtin(key)
+        for nm in list(reg._pending):
+            reg._pending[nm] = [k for k in reg._pending[nm] if k not in reg._loaded]
+            if not reg._pending[nm]:
+                del reg._pending[nm]
     for f in theorem_files:
         reg.load_file(f)
     return reg
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the listing manifest: ids, aliases, papers and titles of the catalog without importing it
+MANIFEST_FORMAT = 1
+MANIFEST_NAME = "catalog.json"
+
+
+def _source_roots() -> list[Path]:
+    import fedcheck
+    roots = [Path(fedcheck.__file__).resolve().parent]
+    spec = importlib.util.find_spec("theorems")
+    for loc in (spec.submodule_search_locations or []) if spec is not None else []:
+        roots.append(Path(loc).resolve())
+    return roots
+
+
+def catalog_key() -> str:
+    """A hash of every Python source the catalog's declarations can depend on (the ``fedcheck`` package and
+    the ``theorems`` package, by content), fedcheck's version, Python's version and the manifest format.
+    Reading and hashing them takes a few milliseconds; any edit gives a new key."""
+    import hashlib
+
+    from fedcheck import __version__
+    h = hashlib.blake2b(digest_size=20)
+    h.update(f"{MANIFEST_FORMAT}|{__version__}|{sys.version}".encode())
+    for root in _source_roots():
+        h.update(b"\0root\0" + root.name.encode())
+        for p in sorted(root.rglob("*.py")):
+            h.update(b"\0" + p.relative_to(root).as_posix().encode() + b"\0")
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def _manifest_path() -> Path | None:
+    from fedcheck.core.cache import cache_dir
+    d = cache_dir()
+    return None if d is None else d / MANIFEST_NAME
+
+
+def _valid_rows(rows) -> bool:
+    return isinstance(rows, list) and bool(rows) and all(
+        isinstance(r, dict) and all(isinstance(r.get(k), str) for k in ("id", "paper", "title", "module"))
+        and isinstance(r.get("aliases"), list) and all(isinstance(a, str) for a in r["aliases"]) for r in rows)
+
+
+def build_listing(reg: Registry | None = None) -> list[dict]:
+    """One row per claim of ``reg`` (the built-in catalog by default): id, paper, aliases, title, module."""
+    reg = default_registry() if reg is None else reg
+    aliases: dict[str, list[str]] = {}
+    for a, i in reg.aliases.items():
+        aliases.setdefault(i, []).append(a)
+    return [{"id": cid, "paper": c.paper.key, "aliases": aliases.get(cid, []),
+             "title": getattr(c, "title", "") or c.claim, "module": reg.module.get(cid, reg.origin.get(cid, ""))}
+            for cid, c in reg.checks.items()]
+
+
+def catalog_listing() -> list[dict]:
+    """The built-in catalog's rows (:func:`build_listing`) from the manifest ``$FEDCHECK_CACHE/catalog.json``
+    when its key is :func:`catalog_key` -- the sources it was built from are byte for byte the ones on disk --
+    else built by importing the catalog and written back atomically.  A stale, unreadable or foreign manifest
+    is never shown: it is rebuilt.  No cache (``FEDCHECK_CACHE=off``, read-only): built every time."""
+    import json
+    key = catalog_key()
+    path = _manifest_path()
+    if path is not None:
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(doc, dict) and doc.get("format") == MANIFEST_FORMAT and doc.get("key") == key \
+                    and _valid_rows(doc.get("claims")):
+                return doc["claims"]
+        except (OSError, ValueError):
+            pass
+    rows = build_listing()
+    if path is not None:
+        import os
+        import tempfile
+        tmp = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump({"format": MANIFEST_FORMAT, "key": key, "claims": rows}, fh, indent=0)
+            os.replace(tmp, path)
+        except OSError:                 # a read-only cache is not an error
+            if tmp is not None and os.path.exists(tmp):
+                os.unlink(tmp)
+    return rows

@@ -44,7 +44,13 @@ def run_claim(claim: Claim, config: RunConfig) -> Result:
     elif isinstance(ev, Measurement):
         findings, reason = _measurement(claim, ev, config, params, res)
     elif isinstance(ev, Proof):
-        evaluated = [f.evaluate() for f in ev.facts]
+        from fedcheck.core import progress
+        evaluated = []
+        with progress.task(f"{claim.id} proof", total=len(ev.facts), unit="fact", enabled=config.progress) as bar:
+            for f in ev.facts:          # a SymPy simplification may take seconds: show which fact is running
+                bar.set_label(f.name)
+                evaluated.append(f.evaluate())
+                bar.update()
         res.symbolic = res.symbolic + evaluated
         res.evidence = {"claims": evaluated}
         findings = [Finding(e["name"], e["verdict"], True, e["evidence"], evidence=e["evidence"]) for e in evaluated]

@@ -29,7 +29,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 HOLDS, VIOLATED, INCONCLUSIVE = "holds", "violated", "inconclusive"
 REPRODUCED, NOT_REPRODUCED = "reproduced", "not_reproduced"
@@ -91,6 +90,7 @@ def _hac_slope(lx: np.ndarray, ly: np.ndarray, confidence: float) -> tuple[float
     """Least-squares slope with a Newey-West (HAC) standard error: residuals along a run are autocorrelated,
     so the plain OLS interval is too narrow.  Returns (slope, intercept, half-width, lags)."""
     import statsmodels.api as sm
+    from scipy import stats
     n = lx.size
     lags = max(1, int(np.floor(4 * (n / 100.0) ** (2.0 / 9.0))))
     X = sm.add_constant(lx)
@@ -101,6 +101,7 @@ def _hac_slope(lx: np.ndarray, ly: np.ndarray, confidence: float) -> tuple[float
 
 def decade_slopes(k, y, floor=0.0, policy: "TolerancePolicy" = None, min_points: int = 4) -> list[dict]:
     """The log-log slope in every full decade of ``k`` with enough usable points (above the floor)."""
+    from scipy import stats       # imported where used: ``fedcheck list`` and ``--help`` do not need it
     policy = policy or POLICY
     k = np.asarray(k, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -123,6 +124,7 @@ def fit_rate(k, y, floor=0.0, policy: TolerancePolicy = POLICY, window: str = "l
     accounts for the autocorrelation of the residuals (Newey-West HAC), the slopes of every decade, and a
     ``pre_asymptotic`` flag when the last two decades disagree by more than ``POLICY.rate_drift`` (the fit has not
     settled: its slope says nothing about the limit).  ``None`` with fewer than ``fit_min_points`` usable points."""
+    from scipy import stats
     k = np.asarray(k, dtype=float)
     y = np.asarray(y, dtype=float)
     if k.size == 0:
@@ -191,6 +193,7 @@ def pooled_rate(fits: list[dict | None], policy: TolerancePolicy = POLICY) -> di
     """Mean of per-instance slopes with a t-interval over instances (a single fit keeps its own CI).  Also
     ``ci_hac`` (at least the mean per-instance HAC half-width / sqrt(instances)), the mean slope of every decade,
     and ``pre_asymptotic`` if any instance's fit is."""
+    from scipy import stats
     good = [f for f in fits if f is not None]
     if not good:
         return None

@@ -321,6 +321,9 @@ class QuadraticClients(Loss):
         self.geometry = first.geometry
         self.shared = self.Q.shape[1] == 1
         self._bidx = np.arange(self.B)[:, None]
+        # shared Q: the gradients are one batched matmul W @ Q^T (3x faster than einsum at small d)
+        self._QT = np.ascontiguousarray(self.Q[:, 0].swapaxes(-1, -2)) if self.shared else None
+        self._sd_full = {}
         if self.geometry == "Q":
             self._Qinv = np.linalg.inv(self.Qbar)
             self._nQ = np.linalg.norm(self.Qbar, 2, axis=(-2, -1))
@@ -333,7 +336,7 @@ class QuadraticClients(Loss):
 
     def full_grad_clients(self, W, sel=None):
         if self.shared:
-            g = np.einsum("bij,bsj->bsi", self.Q[:, 0], W)
+            g = np.matmul(W, self._QT)
         else:
             Qs = self.Q if sel is None else self.Q[self._bidx, sel]
             g = np.einsum("bsij,bsj->bsi", Qs, W)
@@ -346,7 +349,11 @@ class QuadraticClients(Loss):
         xi = rng.standard_normal(shape)
         if self.noise == "sphere":
             xi /= np.linalg.norm(xi, axis=-1, keepdims=True)
-        return xi * self.noise_scale[:, None, None]
+        sd = self._sd_full.get(shape)           # the scale spread to the shape once (same products)
+        if sd is None:
+            sd = self._sd_full[shape] = np.broadcast_to(self.noise_scale[:, None, None], shape).copy()
+        xi *= sd
+        return xi
 
     def grad(self, W, ctx=_FULL, k=None, rng=None):
         if ctx is _FULL:            # the Loss interface: the exact per-client gradients at X = W

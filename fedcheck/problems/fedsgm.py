@@ -559,3 +559,29 @@ def run_fedsgm(insts, sols, schedule: dict, T: int, settings: dict, run_seeds) -
                       "constraint_rounds": (M["sigma"][:T] > 0).sum(0)},
         "_trace": tr,
     }
+
+
+@dataclass(frozen=True)
+class UnconstrainedFamily:
+    """``g_j = 0`` for every client (the paper's FedCOM special case, "g_j = 0, E = 1": unconstrained FedAvg with
+    uplink compression): the objective of a :class:`ConstrainedFamily` draw (``base``), the constraint replaced by
+    the affine ``g_j(w) = <0, w> - 0 = 0``, so every round is in ``A = {t: g(w_t) <= eps}`` and ``wbar`` is the
+    average of all iterates; ``f*`` is the unconstrained minimum (the constraint ``0 <= 0`` never binds; no Slater
+    point is needed or given)."""
+
+    base: ConstrainedFamily = field(default_factory=lambda: ConstrainedFamily(kind="pl", n=4, m=10, d=10))
+
+    @property
+    def key(self) -> str:
+        return f"fedsgm:g=0:{self.base.key}"
+
+    @property
+    def label(self) -> str:
+        return f"g = 0 (FedCOM), f of {self.base.label}"
+
+    def draw(self, seed: int) -> ConstrainedInstance:
+        b = self.base.draw(seed)
+        n, d = b.n, b.d
+        g = component("affine", a=np.zeros((1, n, d)), e=np.zeros((1, n)))
+        params = {**b.params, "constraint": "g = 0", "base": self.base.key}
+        return ConstrainedInstance(b.f, g, w0=b.w0.copy(), slater=None, seed=int(seed), source=self.key, params=params)

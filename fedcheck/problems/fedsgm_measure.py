@@ -312,6 +312,17 @@ PAPER_CLAIMS = [
 ]
 
 
+def _within_sd(x: np.ndarray, rows_meta) -> float:
+    """Pooled within-configuration standard deviation: sqrt of the mean over (split, K/d, eta) of the variance
+    across seeds (the spread of the step sizes and K is not seed variance)."""
+    keys = [(sp_, fr, et) for (sp_, fr, _, et, _) in rows_meta]
+    groups: dict = {}
+    for j, k in enumerate(keys):
+        groups.setdefault(k, []).append(j)
+    v = [np.var(np.asarray(x)[idx], ddof=1) for idx in groups.values() if len(idx) > 1]
+    return float(np.sqrt(np.mean(v))) if v else float("nan")
+
+
 def experiment_cases(config: RunConfig, params: dict, *, n: int = 10, E: int = 5, T: int = 100, eps: float = 0.1,
                      beta: float = 20.0, fractions: Sequence[float] = (0.1, 0.25, 0.5),
                      etas: Sequence[float] = (0.05, 0.1, 0.2), seeds: int = 3) -> list[Case]:
@@ -375,7 +386,8 @@ def experiment_cases(config: RunConfig, params: dict, *, n: int = 10, E: int = 5
         f"{ratio:.2f}x (hard at 0.5 eps: {merged['hard at 0.5 eps']['violations'].mean():.2f}, at 0.75 eps: "
         f"{merged['hard at 0.75 eps']['violations'].mean():.2f})",
         f"f(w_T) soft - hard = {(s['f_T'] - h['f_T']).mean():+.4f}",
-        f"sd of f(w_T) across runs: hard {h['f_T'].std():.4f}, soft {s['f_T'].std():.4f}",
+        f"sd of f(w_T) across seeds at a fixed (K/d, eta) (pooled within configurations; see "
+        f"fedsgm.experiment_variance): hard {_within_sd(h['f_T'], rows_meta):.4f}, soft {_within_sd(s['f_T'], rows_meta):.4f}",
     ]
     tables.insert(0, {"title": "The paper's claims (Section 4, Figure 1) beside this run",
                       "columns": ["claim", "paper", "measured here"],
@@ -453,3 +465,183 @@ def reduction_cases(config: RunConfig, params: dict, *, T: int = 200) -> list[Ca
     ev["identical_clients"] = {"max_abs_diff": diff, "rounding_scale": scale}
     cases.append(Case(label=f"{len(seeds)} instances, T = {T}", inequalities=ineq, evidence=ev))
     return cases
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 17: Lemma 4 on its own; the beta sweep of soft switching; the variance across seeds
+def lemma4_cases(config: RunConfig, params: dict, *, schedules: dict, subs: dict, configs: Sequence[dict],
+                 alphas_rel: Sequence[float] = (0.1, 1.0, 10.0)) -> list[Case]:
+    """Lemma 4 at every round of FedSGM runs (theorem step ``eta``, ``eps``; ``alpha = c eta`` for ``c`` in
+    ``alphas_rel``, and the proof's ``alpha = eta``), comparator ``u = w*``, ``G`` the instance's constant.
+    ``configs``: ``{"name", "reading", "family", "rule", "E", "compressor", "T", "instances"}``; the
+    inequality is written ``lhs - rhs(alpha) <= 0`` per ``(t, alpha)`` point, one sample per run."""
+    from fedcheck.algorithms.switching import fedsgm_lemma4
+    cases = []
+    for cfg in configs:
+        fam, T, E = cfg["family"], int(config.rounds or cfg["T"]), int(cfg["E"])
+        insts = [fam.draw(s) for s in _seeds(config, cfg["instances"], 3 * cfg["instances"])]
+        sols = [P.solve_constrained(i, use_cache=config.use_cache) for i in insts]
+        settings = {"E": E, "compressor": cfg["compressor"]}
+        sch = [schedule_values(schedules, i, s, settings, T, subs) for i, s in zip(insts, sols)]
+        batch = P.ConstrainedBatch(insts)
+        eta = np.array([x["eta"] for x in sch])
+        eps = np.array([x["epsilon"] for x in sch])
+        beta = np.array([x["beta"] for x in sch]) if cfg["rule"] == "soft" else None
+        Gs = np.array([resolve("G_lip", InstanceContext(i, None, s, dict(settings))).value for i, s in zip(insts, sols)])
+        u = np.stack([s.x_star for s in sols])
+        alphas = np.asarray(alphas_rel, float)
+        res = fedsgm_lemma4(batch, rounds=T, eta=eta, eps=eps, rule=cfg["rule"], beta=beta, local_steps=E,
+                            compressor=make_compressor(cfg["compressor"]), seeds=[P._run_seed(i, 0) for i in insts],
+                            comparator=u, alphas=eta[:, None] * alphas[None, :], G=Gs)
+        lhs, rhs, scale = res["lhs"], res["rhs"], res["scale"]
+        excess = (lhs[..., None] - rhs)                                # (T, B, A)
+        pts = [(t, f"alpha = {c:g} eta") for t in range(T) for c in alphas]
+        lhs_s = np.moveaxis(excess, 1, 0).reshape(len(insts), -1)      # (B, T*A)
+        sc = np.repeat(scale.max(1), len(alphas))
+        cases.append(Case(f"{cfg['name']} ({len(insts)} instances, T = {T})",
+                          {cfg["reading"]: Comparison(lhs_lo=lhs_s, rhs_lo=0.0, relation="<=", scale=sc, points=pts,
+                                                      point_name="(t, alpha)")},
+                          {"family": getattr(fam, "label", str(fam)), "rule": cfg["rule"], "E": E,
+                           "compressor": cfg["compressor"], "T": T},
+                          evidence={"max_lhs_minus_rhs": float(np.nanmax(excess)),
+                                    "min_slack_over_scale": float(np.nanmin(-excess.max(-1) / scale.max(1)[:, None]))
+                                    if excess.size else None,
+                                    "alphas_over_eta": list(map(float, alphas))},
+                          reason=next((s.reason for s in sols if s.reason), None)))
+    return cases
+
+
+
+def beta_sweep_cases(config: RunConfig, params: dict, *, schedules: dict, subs: dict, configs: Sequence[dict],
+                     multiples: Sequence[float] = (1.0, 2.0, 4.0, 16.0, 100.0, 1000.0),
+                     guarantee: str, same_rule: str, same_output: str) -> list[Case]:
+    """Soft switching at ``beta = c * 2/eps`` for ``c`` in ``multiples`` beside hard switching, at the theorem's
+    ``eta`` and ``eps`` (``schedules`` with ``subs``), on the same instances.  Readings (names given):
+
+    * ``guarantee``: every soft run is an eps-solution (A nonempty, f(wbar) - f* <= eps, g(wbar) <= eps) at every
+      ``beta >= 2/eps`` -- what the proof gives for any such beta (its last step needs beta >= 2 S/(eps T));
+    * ``same_rule``: the soft run takes only pure steps (sigma_t in {0, 1}, the hard rule's) -- the fraction of
+      mixed rounds (0 < sigma_t < 1) is 0;
+    * ``same_output``: ||wbar_soft - wbar_hard|| = 0."""
+    cases = []
+    for cfg in configs:
+        fam, T, E = cfg["family"], int(config.rounds or cfg["T"]), int(cfg["E"])
+        insts = [fam.draw(s) for s in _seeds(config, cfg["instances"], 3 * cfg["instances"])]
+        sols = [P.solve_constrained(i, use_cache=config.use_cache) for i in insts]
+        settings = {"E": E, "compressor": None}
+        sch = [schedule_values(schedules, i, s, settings, T, subs) for i, s in zip(insts, sols)]
+        nI, nM = len(insts), len(multiples)
+        rows_i = [i for i in insts for _ in multiples]
+        rows_s = [s for s in sols for _ in multiples]
+        eta = np.array([x["eta"] for x in sch for _ in multiples])
+        eps = np.array([x["epsilon"] for x in sch for _ in multiples])
+        beta = np.array([c * 2.0 / x["epsilon"] for x in sch for c in multiples])
+        soft = P.run_fedsgm(rows_i, rows_s, {"eta": eta, "epsilon": eps, "beta": beta}, T,
+                            {"rule": "soft", "E": E}, [0] * len(rows_i))
+        hard = P.run_fedsgm(insts, sols, {"eta": eta[::nM], "epsilon": eps[::nM]}, T, {"rule": "hard", "E": E},
+                            [0] * nI)
+        acc = soft["accuracy"]
+        empty = soft["A_empty"]
+        sig = soft["_trace"].metrics["sigma"][:T]
+        mixed = ((sig > 0) & (sig < 1)).mean(0)
+        wb_s = soft["_trace"].final["wbar"]
+        wb_h = np.repeat(hard["_trace"].final["wbar"], nM, 0)
+        dist = np.sqrt(((wb_s - wb_h) ** 2).sum(-1))
+        pts = [(k, f"beta = {c:g} * 2/eps") for k in range(nI) for c in multiples]
+        lo = np.where(empty > 0, np.inf, acc["lo"])
+        hi = np.where(empty > 0, np.inf, acc["hi"])
+        ineq = {guarantee: Comparison(lhs_lo=lo[None], lhs_hi=hi[None], rhs_lo=eps, relation="<=",
+                                      scale=acc["scale"], points=pts, point_name="(instance, beta)"),
+                same_rule: Comparison(lhs_lo=mixed[None], rhs_lo=0.0, relation="<=", scale=1.0, points=pts,
+                                      point_name="(instance, beta)"),
+                same_output: Comparison(lhs_lo=dist[None], rhs_lo=0.0, relation="<=",
+                                        scale=np.maximum(1.0, np.sqrt((wb_h ** 2).sum(-1))), points=pts,
+                                        point_name="(instance, beta)")}
+        acc_h = hard["accuracy"]["value"]
+        rows = []
+        for j, c in enumerate(multiples):
+            sel = np.arange(nI) * nM + j
+            rows.append([f"{c:g}", f"{np.mean(acc['value'][sel] / eps[sel]):.3f}", f"{np.mean(mixed[sel]):.3f}",
+                         f"{np.mean(dist[sel]):.3g}", f"{np.mean(acc_h / eps[::nM]):.3f}"])
+        series = [{"panel": f"soft switching vs beta: {cfg['name']}", "label": "mixed rounds (0 < sigma_t < 1)",
+                   "x": [2.0 * c for c in multiples], "y": [float(np.mean(mixed[j::nM])) for j in range(nM)],
+                   "role": "measured", "xlabel": "beta * eps", "ylabel": "fraction of rounds", "logx": True,
+                   "logy": False},
+                  {"panel": f"soft switching vs beta: {cfg['name']}", "label": "||wbar_soft - wbar_hard||",
+                   "x": [2.0 * c for c in multiples], "y": [float(np.mean(dist[j::nM])) for j in range(nM)],
+                   "role": "measured", "xlabel": "beta * eps", "ylabel": "distance", "logx": True, "logy": False}]
+        cases.append(Case(f"{cfg['name']} ({nI} instances, T = {T})", ineq,
+                          {"family": getattr(fam, "label", str(fam)), "E": E, "T": T, "multiples": list(multiples)},
+                          evidence={"mixed_fraction": mixed.tolist(), "wbar_distance": dist.tolist()},
+                          series=series,
+                          tables=[{"title": f"Soft switching at beta = c * 2/eps against hard: {cfg['name']}",
+                                   "columns": ["c", "accuracy / eps (soft)", "mixed rounds", "||wbar_soft - wbar_hard||",
+                                               "accuracy / eps (hard)"], "rows": rows}],
+                          reason=next((s.reason for s in sols if s.reason), None)))
+    return cases
+
+
+def seed_variance_cases(config: RunConfig, params: dict, *, n: int = 10, E: int = 5, T: int = 100, eps: float = 0.1,
+                        beta: float = 20.0, fractions: Sequence[float] = (0.1, 0.25, 0.5),
+                        etas: Sequence[float] = (0.05, 0.1, 0.2), seeds: int = 8, full_seeds: int = 20,
+                        readings: dict) -> list[Case]:
+    """The paper's 'smaller variance' (Figure 1: mean +- variance bands over 3 seeds), measured across uplink seeds
+    at a FIXED configuration (K/d, eta): per configuration, the variance over seeds of g(w_t) and of f(w_t)
+    (averaged over the rounds t, the band's mean width) and of the violation count, hard against soft.  Each
+    configuration gives one sample of the relative difference ``(var soft - var hard)/(var soft + var hard)``
+    (in [-1, 1]); the claim is decided on their mean (``mean`` statistic: mean + z SE <= 0), since a variance
+    estimated from a few seeds is itself noisy (``readings`` maps "g", "f", "violations" to the reading names).
+    Nothing is pooled across step sizes or K: each variance is across seeds at one (K/d, eta)."""
+    T = int(config.rounds or T)
+    split = (list(config.seeds) if config.seeds is not None else [0])[0]
+    S = full_seeds if config.full else seeds
+    inst = P.breast_cancer_np(n=n, seed=split)
+    d = inst.d
+    variants = (("hard at eps", "hard"), ("soft, beta = 2/eps", "soft"))
+    out = {k: [] for k in ("g", "f", "violations")}
+    scale = {k: [] for k in out}
+    pts, rows = [], []
+    for fr in fractions:
+        K = max(1, int(round(fr * d)))
+        C = make_compressor({"name": "rand_k", "k": K})
+        sub = [(et, s) for et in etas for s in range(S)]
+        batch = P.ConstrainedBatch([inst] * len(sub))
+        eta = np.array([et for et, _ in sub])
+        run_seeds = [int(split) * 1_000_003 + 1000 * int(round(100 * et)) + s for et, s in sub]
+        res = {}
+        for name, rule in variants:
+            tr = fedsgm(batch, rounds=T, eta=eta, eps=eps, rule=rule, beta=beta if rule == "soft" else None,
+                        local_steps=E, compressor=C, seeds=run_seeds, stream_key="fedsgm:switching")
+            res[name] = tr.metrics
+        for j, et in enumerate(etas):
+            sel = slice(j * S, (j + 1) * S)
+            v = {}
+            for name, _ in variants:
+                g, f = res[name]["g"][:, sel], res[name]["f"][:, sel]
+                v[name] = {"g": float(g.var(1, ddof=1).mean()), "f": float(f.var(1, ddof=1).mean()),
+                           "violations": float(violations(g, eps).var(ddof=1))}
+            h, s_ = v["hard at eps"], v["soft, beta = 2/eps"]
+            for k in out:     # relative difference in [-1, 1]: (var soft - var hard)/(var soft + var hard)
+                tot = s_[k] + h[k]
+                out[k].append((s_[k] - h[k]) / tot if tot > 0 else 0.0)
+                scale[k].append(1.0)
+            pts.append(f"K/d = {fr:g}, eta = {et:g}")
+            rows.append([f"{fr:g}", f"{et:g}", f"{h['g']:.3g}", f"{s_['g']:.3g}", f"{h['f']:.3g}", f"{s_['f']:.3g}",
+                         f"{h['violations']:.3g}", f"{s_['violations']:.3g}"])
+    # one sample per configuration (the configurations are the independent replicates of the comparison; the
+    # claim declares the mean statistic: mean + z SE of the relative difference <= 0)
+    ineq = {readings[k]: Comparison(lhs_lo=np.array(out[k])[:, None], rhs_lo=0.0, relation="<=", scale=1.0,
+                                    points=["(var soft - var hard)/(var soft + var hard)"],
+                                    point_name="relative difference")
+            for k in out}
+    return [Case(f"breast cancer NP, {S} uplink seeds per configuration", ineq,
+                 {"data": "sklearn load_breast_cancer", "clients": n, "E": E, "T": T, "eps": eps, "beta": beta},
+                 evidence={"seeds_per_configuration": S,
+                           "soft_smaller": {k: int(np.sum(np.array(out[k]) < 0)) for k in out},
+                           "relative_differences": {k: list(map(float, out[k])) for k in out},
+                           "configurations": len(pts)},
+                 tables=[{"title": f"Variance across {S} uplink seeds at a fixed configuration (n = {n}, E = {E}, "
+                                   f"T = {T}, eps = {eps}, beta = {beta}); g and f: mean over t of the variance of "
+                                   "g(w_t), f(w_t)",
+                          "columns": ["K/d", "eta", "var g hard", "var g soft", "var f hard", "var f soft",
+                                      "var violations hard", "var violations soft"], "rows": rows}])]

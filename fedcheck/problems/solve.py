@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -47,22 +46,15 @@ from pathlib import Path
 import numpy as np
 
 from fedcheck.problems.instances import Instance
+from fedcheck.core.cache import cache_dir  # one definition: ``fedcheck cache info`` uses it too
 from fedcheck.core.results import atomic_write
 
-__all__ = ["Solution", "SolutionCache", "SolutionWarning", "solve_consensus", "verify_consensus", "cache_dir", "CACHE_STATS",
+__all__ = ["Solution", "SolutionCache", "SolutionWarning", "solve_consensus", "verify_consensus", "solve_all", "cache_dir", "CACHE_STATS",
            "FORMULATION_VERSION"]
 
 FORMULATION_VERSION = "consensus-v2"
 ACCURATE = "optimal"
 CACHE_STATS = {"hits": 0, "misses": 0}
-
-
-def cache_dir() -> Path | None:
-    """``$FEDCHECK_CACHE`` (``off`` disables), else ``~/.cache/fedcheck``."""
-    env = os.environ.get("FEDCHECK_CACHE")
-    if env is not None and env.lower() in ("", "0", "off", "none"):
-        return None
-    return Path(env) if env else Path.home() / ".cache" / "fedcheck"
 
 
 _FIELD_ALIASES = {"phi_star": "F_star", "phi_lower": "F_lower", "f_star": "F_star", "f_lower": "F_lower",
@@ -193,6 +185,18 @@ class SolutionCache:
             atomic_write(paths[0], lambda fh: fh.write(json.dumps(meta, default=float).encode()))
         except OSError:
             pass  # a read-only cache is not an error
+
+
+def solve_all(solve, insts, use_cache: bool = True, progress: bool = False, desc: str = "solving") -> list:
+    """``[solve(inst, use_cache=use_cache) for inst in insts]`` with a status line "solving k/N" (the one
+    progress display, :mod:`fedcheck.core.progress`; off with ``--quiet`` or when stderr is not a terminal)."""
+    from fedcheck.core import progress as _progress
+    out = []
+    with _progress.task(desc, total=len(insts), unit="solve", enabled=progress) as bar:
+        for inst in insts:
+            out.append(solve(inst, use_cache=use_cache))
+            bar.update()
+    return out
 
 
 def close(a: float, b: float, rtol: float = 1e-9, atol: float = 1e-12) -> bool:

@@ -43,7 +43,9 @@ import numpy as np
 from fedcheck.core import verdict as V
 
 __all__ = ["available", "require", "PepUnavailable", "frank_wolfe_worst_case", "naive_averaging_worst_case",
-           "instance21_gaps", "paper_floor", "jaggi_bound", "pep_checks", "run_pep", "add_arguments", "cmd_pep"]
+           "instance21_gaps", "paper_floor", "jaggi_bound", "pep_checks", "run_pep", "add_arguments", "cmd_pep",
+           "fedfw_worst_case", "fedfw_bound_38", "fedfw_instance_search", "fedfw_pep_table", "measure_fedfw_pep",
+           "FEDFW_PEP_SCALING"]
 
 ACCURACY = 1e-4   # relative margin given to a solve whose status is not 'optimal' (optimal_inaccurate)
 
@@ -497,3 +499,300 @@ def cmd_pep(args, argv) -> int:
         for path in write_reports(doc, Path(args.out)):
             print(f"report: {path}")
     return exit_code(results)
+
+
+# ----------------------------------------------------------------------------------------------
+# FedFW itself, n >= 2 clients, with its penalty schedule (issue 17)
+#
+# The class: n clients f_i, each L-smooth and convex, on a convex set of diameter D, with
+# ||grad f_i(x*)|| <= zeta at a minimizer x* of F = mean_i f_i over the set.  Without the last condition the
+# worst case is unbounded already after one round (two clients with linear losses of slopes b + 1 and -1 on
+# [-1, 1] end at xbar = 0 with gap b/2 for every b), and so is (38), through G and ||Y*||.  In this class every
+# instance has
+#     (38) >= floor(t)   = (38) with G = 0 and Y* = 0 = 2 L D^2/t + 2 n D^2 lambda_0/sqrt(t),
+#     (38) <= ceiling(t) = (38) with G = (L D + zeta)/sqrt(n), ||Y*||_F = zeta/sqrt(n)
+# (G: Lemma 2's repaired constant, ||grad F^(X*)||_F + (L/n) sqrt(n) D <= (zeta + L D)/sqrt(n), which is also above
+# the statement's LD/n + ||grad F^(X*)||_F and the exact sup; Y*: y_i = -(grad f_i(x*) - grad F(x*))/n is a dual
+# solution of (3) -- it sums to 0 and (1/n) grad f_i(x*) + y_i = grad F(x*)/n is in -N_D(x*)/n -- of norm
+# <= zeta/sqrt(n)).  So a certified worst case <= floor(t) proves (38) at t for every instance of the class, under
+# every reading of G; a certified worst instance (the primal Gram matrix) above ceiling(t) refutes it.
+#
+# Size of the SDP and solve time (Clarabel through cvxpy, 2 shared cores, L = 1, D = 2, zeta = 2, lambda_0 = 1;
+# measured once by ``python -m fedcheck.tools.pep_scaling``; seconds are wall time under load, so indicative):
+# see FEDFW_PEP_SCALING below (rows: clients n, rounds T, Gram size, seconds; None: not solved within 300 s).
+FEDFW_PEP_SCALING: tuple = (      # (clients n, rounds T, Gram size, seconds), measured 2026-11-23 under load
+    (2, 1, 12, 1.4),
+    (2, 2, 16, 1.5),
+    (2, 3, 20, 1.9),
+    (2, 4, 24, 2.4),
+    (2, 6, 32, 5.2),
+    (2, 8, 40, 7.7),
+    (2, 10, 48, 8.1),
+    (3, 1, 16, 1.0),
+    (3, 2, 22, 1.1),
+    (3, 3, 28, 1.4),
+    (3, 4, 34, 1.9),
+    (3, 6, 46, 5.4),
+    (3, 8, 58, 14.1),
+    (3, 10, 70, 51.5),
+    (4, 1, 20, 2.4),
+    (4, 2, 28, 2.9),
+    (4, 3, 36, 3.1),
+    (4, 4, 44, 8.5),
+    (4, 6, 60, 15.0),
+    (4, 8, 76, 51.2),
+)
+
+
+def fedfw_worst_case(T: int, clients: int = 2, L: float = 1.0, D: float = 2.0, zeta: float = 2.0,
+                     lambda_0: float = 1.0, solver: str = "CLARABEL", use_cache: bool = True) -> dict:
+    """Worst ``F(xbar^{T+1}) - F*`` of FedFW (Algorithm 1: ``g_i = (1/n) grad f_i(x_i) + lambda_t (x_i - xbar)``,
+    ``s_i = lmo(g_i)``, ``x_i <- (1 - eta_t) x_i + eta_t s_i``, ``xbar = mean_i x_i``; ``eta_t = 2/(t+1)``,
+    ``lambda_t = lambda_0 sqrt(t+1)``), t = 1..T, all clients starting at one point of the set, over ``clients``
+    L-smooth convex ``f_i`` on a convex set of diameter ``D`` with ``||grad f_i(x*)|| <= zeta``."""
+    if T < 1 or clients < 1 or L <= 0 or D <= 0 or zeta < 0 or lambda_0 <= 0:
+        raise ValueError("need T >= 1, clients >= 1, L > 0, D > 0, zeta >= 0, lambda_0 > 0")
+
+    def build():
+        from PEPit import PEP
+        from PEPit.functions import ConvexIndicatorFunction, SmoothConvexFunction
+        from PEPit.primitive_steps import linear_optimization_step
+        pb = PEP()
+        fs = [pb.declare_function(SmoothConvexFunction, L=L) for _ in range(clients)]
+        ind = pb.declare_function(ConvexIndicatorFunction, D=D)
+        fbar = fs[0]
+        for g in fs[1:]:
+            fbar = fbar + g
+        fbar = (1.0 / clients) * fbar
+        F = fbar + ind
+        xs = F.stationary_point()
+        Fs = F(xs)
+        for fi in fs:
+            pb.add_constraint(fi.gradient(xs) ** 2 <= zeta ** 2)
+        x1 = pb.set_initial_point()
+        ind(x1)                                # X^1 in C: every client starts at x^1 in D
+        X, xbar = [x1] * clients, x1
+        for t in range(1, T + 1):
+            eta, lam = 2.0 / (t + 1), lambda_0 * math.sqrt(t + 1)
+            S = [linear_optimization_step((1.0 / clients) * fi.gradient(xi) + lam * (xi - xbar), ind)[0]
+                 for fi, xi in zip(fs, X)]
+            X = [(1 - eta) * xi + eta * si for xi, si in zip(X, S)]
+            xbar = X[0]
+            for xi in X[1:]:
+                xbar = xbar + xi
+            xbar = (1.0 / clients) * xbar
+        pb.set_performance_metric(F(xbar) - Fs)
+        return pb
+    return _cached({"pep": "fedfw", "T": int(T), "clients": int(clients), "L": float(L), "D": float(D),
+                    "zeta": float(zeta), "lambda_0": float(lambda_0), "solver": solver.upper()}, build, solver, use_cache)
+
+
+def fedfw_bound_38(t: int, clients: int, L: float, D: float, lambda_0: float, G: float, Y: float) -> float:
+    """Bound (38) at iterate ``t`` -- the expression declared in ``theorems/fedfw.py`` (one source of truth)."""
+    from fedcheck.core import symbols as S
+    from theorems.fedfw import bound_38
+    v = bound_38.subs({S.t: t, S.n: clients, S.L: L, S.D: D, S.lambda_0: lambda_0, S.G: G, S.Y_norm: Y})
+    return float(v)
+
+
+def _fedfw_runs(H, C, x1, T, n, r, lambda_0):
+    """FedFW on quadratic clients f_i(x) = (x - c_i)^T H_i (x - c_i)/2 over the l2 ball of radius r, batched over
+    candidates: H (B, n, p, p), C (B, n, p), x1 (B, p); returns xbar^{t+1} for t = 1..T, (T, B, p)."""
+    B, _, p = C.shape
+    X = np.repeat(x1[:, None, :], n, axis=1)
+    out = []
+    for t in range(1, T + 1):
+        eta, lam = 2.0 / (t + 1), lambda_0 * math.sqrt(t + 1)
+        xbar = X.mean(1, keepdims=True)
+        g = np.einsum("bnij,bnj->bni", H, X - C) / n + lam * (X - xbar)
+        nrm = np.linalg.norm(g, axis=-1, keepdims=True)
+        s = np.where(nrm > 0, -r * g / np.where(nrm > 0, nrm, 1.0), X)
+        X = (1 - eta) * X + eta * s
+        out.append(X.mean(1))
+    return np.stack(out)
+
+
+def _quad_F(H, C, x):
+    """F(x) = mean_i (x - c_i)^T H_i (x - c_i)/2 and its gradient, batched: x (..., B, p)."""
+    d = x[..., None, :] - C
+    Hd = np.einsum("bnij,...bnj->...bni", H, d)
+    return 0.5 * np.einsum("...bni,...bni->...b", d, Hd) / C.shape[1], Hd
+
+
+def _quad_opt(H, C, r, iters: int = 4000):
+    """x* of F over the l2 ball of radius r by accelerated projected gradient (a feasible point: F(x) >= F*, so
+    a gap computed against it is a lower bound on the true gap)."""
+    Lf = np.linalg.eigvalsh(H.mean(1))[..., -1][:, None] + 1e-12
+    x = np.zeros(C.shape[::2])
+    y, tk = x.copy(), 1.0
+    for _ in range(iters):
+        _, Hd = _quad_F(H, C, y)
+        z = y - Hd.mean(1) / Lf
+        nz = np.linalg.norm(z, axis=-1, keepdims=True)
+        xn = np.where(nz > r, z * r / np.maximum(nz, 1e-300), z)
+        tn = 0.5 * (1 + math.sqrt(1 + 4 * tk * tk))
+        y, x, tk = xn + (tk - 1) / tn * (xn - x), xn, tn
+    return x
+
+
+def fedfw_instance_search(T: int, clients: int = 2, L: float = 1.0, D: float = 2.0, zeta: float = 2.0,
+                          lambda_0: float = 1.0, budget: int = 400, dim: int = 2, seed: int = 0) -> dict:
+    """The worst instance a random + local search finds in the PEP's class (a lower bound on the worst case):
+    quadratic clients ``(x - c_i)^T H_i (x - c_i)/2`` with ``||H_i|| <= L`` on the l2 ball of diameter ``D`` in
+    dimension ``dim``, any common start; candidates with ``max_i ||grad f_i(x*)|| > zeta`` are rejected.  Returns
+    the best ``F(xbar^{T+1}) - F*`` (F* from accelerated projected gradient: the gap is a lower bound) per
+    horizon T' = 1..T and the best candidate's data.  Randomness from ``SeedSequence(seed)``."""
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 17, int(clients), int(T)]))
+    r, n, p = D / 2.0, clients, dim
+    best = np.full(T, -np.inf)
+    best_data: list = [None] * T
+
+    def draw(k):
+        Q = np.linalg.qr(rng.standard_normal((k, n, p, p)))[0]
+        ev = L * rng.uniform(0, 1, (k, n, p)) ** rng.choice([0.25, 1.0, 4.0])
+        ev[..., 0] = np.where(rng.uniform(size=(k, n)) < 0.5, L, ev[..., 0])
+        H = np.einsum("bnij,bnj,bnkj->bnik", Q, ev, Q)
+        C = rng.standard_normal((k, n, p)) * rng.choice([0.5, 1.0, 2.0, 4.0], size=(k, 1, 1)) * r
+        x1 = rng.standard_normal((k, p))
+        x1 *= r * rng.uniform(0, 1, (k, 1)) ** (1 / p) / np.linalg.norm(x1, axis=-1, keepdims=True)
+        return H, C, x1
+
+    def score(H, C, x1):
+        xs = _quad_opt(H, C, r)
+        _, Hd = _quad_F(H, C, xs)
+        ok = np.linalg.norm(Hd, axis=-1).max(-1) <= zeta
+        Fs, _ = _quad_F(H, C, xs)
+        xb = _fedfw_runs(H, C, x1, T, n, r, lambda_0)
+        Fx, _ = _quad_F(H, C, xb)
+        return np.where(ok[None, :], Fx - Fs[None, :], -np.inf)
+
+    def keep(H, C, x1, gaps):
+        for k in range(T):
+            j = int(np.argmax(gaps[k]))
+            if gaps[k, j] > best[k]:
+                best[k] = gaps[k, j]
+                best_data[k] = {"H": H[j].tolist(), "c": C[j].tolist(), "x1": x1[j].tolist()}
+    half = max(1, budget // 2)
+    H, C, x1 = draw(half)
+    gaps = score(H, C, x1)
+    keep(H, C, x1, gaps)
+    # local phase: perturb the best candidate of the last horizon
+    order = np.argsort(gaps[-1])[::-1][:4]
+    per = max(1, (budget - half) // max(1, len(order)))
+    for j in order:
+        if not np.isfinite(gaps[-1, j]):
+            continue
+        h, c, x = H[j], C[j], x1[j]
+        sig = 0.3
+        for _ in range(max(1, per // 8)):
+            k = 8
+            Hn = h[None] + sig * L * rng.standard_normal((k, n, p, p))
+            Hn = 0.5 * (Hn + np.swapaxes(Hn, -1, -2))
+            w, V_ = np.linalg.eigh(Hn)
+            Hn = np.einsum("bnij,bnj,bnkj->bnik", V_, np.clip(w, 0, L), V_)
+            Cn = c[None] + sig * r * rng.standard_normal((k, n, p))
+            xn = x[None] + sig * r * rng.standard_normal((k, p))
+            nx = np.linalg.norm(xn, axis=-1, keepdims=True)
+            xn = np.where(nx > r, xn * r / nx, xn)
+            g = score(Hn, Cn, xn)
+            keep(Hn, Cn, xn, g)
+            i = int(np.argmax(g[-1]))
+            cur = score(h[None], c[None], x[None])[-1, 0]
+            if g[-1, i] > cur:
+                h, c, x, sig = Hn[i], Cn[i], xn[i], sig * 1.5
+            else:
+                sig *= 0.7
+    return {"best": best.tolist(), "instances": best_data, "budget": int(budget), "dim": int(dim), "seed": int(seed)}
+
+
+def fedfw_pep_table(clients=(2,), horizon: int = 2, L: float = 1.0, D: float = 2.0, zeta: float = 2.0,
+                    lambda_0: float = 1.0, search_budget: int = 200, use_cache: bool = True, log=None) -> list[dict]:
+    """One row per (n, T): the certified worst case after T rounds (iterate t = T + 1), (38)'s floor and ceiling in
+    the class, the worst instance the search finds, and the verdict code of (38) at that point."""
+    rows = []
+    for n in clients:
+        found = fedfw_instance_search(horizon, n, L, D, zeta, lambda_0, budget=search_budget)
+        for T in range(1, horizon + 1):
+            r = fedfw_worst_case(T, n, L, D, zeta, lambda_0, use_cache=use_cache)
+            lo, hi = _interval(r)
+            t = T + 1
+            floor = fedfw_bound_38(t, n, L, D, lambda_0, 0.0, 0.0)
+            ceil = fedfw_bound_38(t, n, L, D, lambda_0, (L * D + zeta) / math.sqrt(n), zeta / math.sqrt(n))
+            if not (np.isfinite(lo) and np.isfinite(hi)):
+                code = V.INCONCLUSIVE
+            elif hi <= floor:
+                code = V.HOLDS
+            elif lo > ceil:
+                code = V.VIOLATED
+            else:
+                code = V.INCONCLUSIVE
+            rows.append({"clients": n, "T": T, "t": t, "worst_dual": r.get("dual"), "worst_primal": r.get("primal"),
+                         "status": r.get("status"), "solver": r.get("solver"), "seconds": r.get("total_seconds"),
+                         "cached": r.get("cached"), "floor_38": floor, "ceiling_38": ceil,
+                         "search_best": found["best"][T - 1], "verdict": code,
+                         "worst_over_floor": hi / floor if np.isfinite(hi) else None,
+                         "worst_over_ceiling": hi / ceil if np.isfinite(hi) else None,
+                         "search_over_worst": found["best"][T - 1] / hi if np.isfinite(hi) and hi > 0 else None})
+            if log:
+                log(f"  FedFW n={n} T={T}: worst {r.get('dual')} ({r.get('status')}), floor {floor:.4g}, "
+                    f"search {found['best'][T - 1]:.4g}")
+    return rows
+
+
+def measure_fedfw_pep(ctx):
+    """A :class:`~fedcheck.core.evidence.Measurement` function: the certified worst case of FedFW with n >= 2
+    clients against (38) (params: ``clients`` (tuple), ``horizon``, ``L``, ``D``, ``zeta``, ``lambda_0``;
+    ``--full`` takes ``full_clients``, ``full_horizon``)."""
+    from fedcheck.core.evidence import Finding, MeasureResult
+    ok, why = available()
+    if not ok:
+        return MeasureResult([Finding("PEPit is installed", V.INCONCLUSIVE, True, why, evidence=why)], reason=why)
+    p = ctx.params
+    clients = tuple(int(c) for c in (p.get("full_clients", (2, 3)) if ctx.full else p.get("clients", (2,))))
+    horizon = int(p.get("full_horizon", 4) if ctx.full else p.get("horizon", 2))
+    L, D, zeta, lam0 = (float(p.get(k, d)) for k, d in (("L", 1.0), ("D", 2.0), ("zeta", 2.0), ("lambda_0", 1.0)))
+    rows = fedfw_pep_table(clients, horizon, L, D, zeta, lam0, search_budget=int(p.get("search_budget", 200)),
+                           use_cache=ctx.config.use_cache)
+    findings = []
+    for n in clients:
+        rs = [r for r in rows if r["clients"] == n]
+        findings.append(Finding(
+            f"(38) >= the certified worst case, n = {n}, t = 2..{horizon + 1}", V.combine([r["verdict"] for r in rs]),
+            True, "holds if the PEP's dual bound (an upper bound on F(xbar^t) - F* over every instance of the class) is "
+            "below (38)'s floor (G = 0, Y* = 0) at each t: then (38) holds for every instance, under every reading of "
+            "G; violated if the PEP's primal (a worst instance) is above (38)'s ceiling in the class",
+            max_ratio=max((r["worst_over_floor"] or 0.0) for r in rs),
+            evidence="; ".join(f"t={r['t']}: worst {r['worst_dual']:.4g} vs floor {r['floor_38']:.4g} "
+                               f"(ratio {r['worst_over_floor']:.3f}), ceiling {r['ceiling_38']:.4g}" for r in rs)))
+        findings.append(Finding(
+            f"search vs the certified worst case, n = {n}", V.HOLDS if all(
+                r["search_best"] <= (_interval({**r, "dual": r["worst_dual"], "primal": r["worst_primal"]})[1]
+                                     * (1 + V.POLICY.rtol) + 1e-9) for r in rs) else V.VIOLATED, False,
+            "the worst instance found by search (quadratic clients, l2 ball) is a member of the class, so its gap must "
+            "lie below the certified worst case (a consistency check of both); the ratio says how far instance "
+            "search is from the true worst case",
+            evidence="; ".join(f"t={r['t']}: search {r['search_best']:.4g} = {r['search_over_worst']:.3f} x worst"
+                               for r in rs)))
+    table = {"title": f"FedFW certified worst case (PEP) vs (38): L = {L:g}, D = {D:g}, zeta = {zeta:g}, "
+                      f"lambda_0 = {lam0:g}",
+             "columns": ["n", "rounds T", "iterate t", "worst case (dual)", "primal", "(38) floor", "(38) ceiling",
+                         "worst / floor", "search best", "search / worst", "solver", "seconds"],
+             "rows": [[r["clients"], r["T"], r["t"], r["worst_dual"], r["worst_primal"], r["floor_38"], r["ceiling_38"],
+                       r["worst_over_floor"], r["search_best"], r["search_over_worst"],
+                       f"{r['solver']} {r['status']}", r["seconds"]] for r in rows]}
+    tables = [table]
+    if FEDFW_PEP_SCALING:
+        tables.append({"title": "Size of the FedFW PEP: solve time (s) by clients n and rounds T (None: > 300 s)",
+                       "columns": ["n", "T", "Gram size", "seconds"], "rows": [list(r) for r in FEDFW_PEP_SCALING]})
+    series = []
+    for n in clients:
+        rs = [r for r in rows if r["clients"] == n]
+        x = [r["t"] for r in rs]
+        for label, key, role in (("PEP worst case", "worst_dual", "measured"), ("(38) floor (G = 0, Y* = 0)", "floor_38",
+                                 "bound"), ("search best", "search_best", "reference")):
+            series.append({"panel": f"FedFW, n = {n}: certified worst case vs (38)", "label": label, "x": x,
+                           "y": [r[key] for r in rs], "role": role, "xlabel": "iterate t", "ylabel": "F(xbar^t) - F*",
+                           "logx": False, "logy": True})
+    return MeasureResult(findings=findings, tables=tables, series=series,
+                         evidence={"rows": rows, "class": {"L": L, "D": D, "zeta": zeta, "lambda_0": lam0},
+                                   "versions": _versions(), "scaling": list(FEDFW_PEP_SCALING)})

@@ -1,0 +1,89 @@
+"""The quick catalog, serial (``-j 1``) against the default (Dask workers, one per CPU), in one run (issue 15.4).
+
+    python benchmarks/catalog.py                 # fedfw feddualavg fedsgm fedmls, -j 1 then the default -j
+    python benchmarks/catalog.py --repeat 2      # serial, parallel, serial, parallel: medians
+    python benchmarks/catalog.py --jobs 2 fedfw  # an explicit -j, one paper
+
+Each run is the command a user types (``python -m fedcheck verify <papers> --no-report -q --json FILE``) in a
+fresh process, so the times include start-up, the cluster's start and its shutdown.  The benchmark prints the
+serial time (the reference of today), the parallel time and their ratio, checks that both runs produced the
+same results (every field of every check but ``seconds``), and compares the parallel time with the issue's
+target: half of the ~2 minutes the quick catalog took on 2 cores when issue 15 was filed.  The machine is
+shared: the load average is printed before and after; read the ratio, not the seconds.  Tests never assert
+timings.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PAPERS = ["fedfw", "feddualavg", "fedsgm", "fedmls"]
+ISSUE_SECONDS = 120.0        # the quick catalog on 2 cores when issue 15 was filed
+
+
+def _strip(x):
+    if isinstance(x, dict):
+        return {k: _strip(v) for k, v in x.items() if k != "seconds"}
+    if isinstance(x, list):
+        return [_strip(v) for v in x]
+    return x
+
+
+def run(papers, jobs: list[str], out: Path) -> tuple[float, list, int]:
+    cmd = [sys.executable, "-m", "fedcheck", "verify", *papers, "--no-report", "-q", "--json", str(out), *jobs]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    dt = time.perf_counter() - t0
+    if proc.returncode not in (0, 1, 3) or not out.is_file():
+        sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr[-2000:]}")
+    noise = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    if noise:
+        print(f"  stderr of {' '.join(jobs) or 'default -j'}: {len(noise)} lines, e.g. {noise[0][:120]!r}")
+    return dt, json.loads(out.read_text())["checks"], proc.returncode
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("papers", nargs="*", default=PAPERS)
+    ap.add_argument("--jobs", default=None, help="the parallel run's -j (default: fedcheck's default)")
+    ap.add_argument("--repeat", type=int, default=1)
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    from fedcheck.core.parallel import default_jobs
+    par = ["-j", args.jobs] if args.jobs else []
+    print(f"quick catalog: {' '.join(args.papers)}; {default_jobs()} CPUs; parallel run: "
+          f"{'-j ' + args.jobs if args.jobs else 'default -j'}; load average {os.getloadavg()[0]:.2f}")
+    serial_t, par_t = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in range(args.repeat):
+            ts, serial, cs = run(args.papers, ["-j", "1"], Path(tmp) / f"serial{k}.json")
+            print(f"  serial   (-j 1): {ts:7.1f} s   ({len(serial)} checks, exit {cs})", flush=True)
+            tp, parallel, cp = run(args.papers, par, Path(tmp) / f"parallel{k}.json")
+            print(f"  parallel       : {tp:7.1f} s", flush=True)
+            a, b = {r["id"]: r for r in serial}, {r["id"]: r for r in parallel}
+            bad = [k for k in a if k in b and _strip(a[k]) != _strip(b[k])]
+            if list(a) != list(b):      # the catalog changed between the two runs (someone edits theorems/)
+                print(f"  warning: the check lists differ ({sorted(set(a) ^ set(b))}); compared the common ones")
+            if bad or (cs != cp and list(a) == list(b)):
+                sys.exit(f"results differ between the serial and the parallel run: {bad or 'exit codes'}")
+            serial_t.append(ts)
+            par_t.append(tp)
+    s, p = statistics.median(serial_t), statistics.median(par_t)
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    print(f"serial {s:.1f} s, parallel {p:.1f} s: speed-up {s / p:.2f}x (parallel/serial = {p / s:.2f}); "
+          f"results identical (every field but seconds)")
+    print(f"issue 15 target: at most half of ~{ISSUE_SECONDS:.0f} s -> {ISSUE_SECONDS / 2:.0f} s; parallel {p:.1f} s: "
+          f"{'met' if p <= ISSUE_SECONDS / 2 else 'NOT met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

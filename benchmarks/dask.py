@@ -1,0 +1,85 @@
+"""Speed-up from 1 to 2 local Dask workers on independent claims (issue 15.5).
+
+    python benchmarks/dask.py                    # 8 independent claims of the catalog
+    python benchmarks/dask.py --jobs 4 fedfw     # other claims (ids, aliases, papers), other -j
+
+In one process: the claims are run once to fill the solve cache (not timed), then serially
+(``run_checks(jobs=1)``: in this process, no cluster) and as Dask tasks on an embedded ``LocalCluster`` of
+``--jobs`` worker processes (``run_checks(jobs=N)``: the time includes starting the cluster, the workers'
+imports and the shutdown, as a user waits for them), and once more on a cluster already running (the
+tasks alone).  Prints the times, the speed-ups and checks that every result equals the serial one (every
+field but ``seconds``).  The machine is shared: read the ratios.  Tests never assert timings.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]   # this file must not shadow ``dask``
+sys.path.insert(0, str(HERE.parent))
+
+CLAIMS = ["fedfw.theorem2", "fedfw.experiments", "fedsgm.theorem2", "fedmls.tradeoff", "fedmls.corollary32",
+          "feddualavg.theorem_4_1_tuned", "fedsgm.compression", "fedfw.theorem1"]
+
+
+def _strip(x):
+    if isinstance(x, dict):
+        return {k: _strip(v) for k, v in x.items() if k != "seconds"}
+    if isinstance(x, list):
+        return [_strip(v) for v in x]
+    return x
+
+
+def _warm() -> None:
+    from fedcheck.core.registry import default_registry
+    default_registry()
+
+
+def main(argv=None) -> int:
+    import argparse
+    import os
+    import time
+
+    from fedcheck.core import parallel as P
+    from fedcheck.core.claim import RunConfig
+    from fedcheck.core.registry import default_registry
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("claims", nargs="*", default=CLAIMS)
+    ap.add_argument("--jobs", type=int, default=2)
+    args = ap.parse_args(argv)
+    checks = default_registry().resolve(args.claims)
+    config = RunConfig()
+    print(f"{len(checks)} independent claims, 1 vs {args.jobs} local workers; {P.default_jobs()} CPUs; "
+          f"load average {os.getloadavg()[0]:.2f}", flush=True)
+    P.run_checks(checks, config, jobs=1)                       # warm: solve cache, compiled kernels
+    t0 = time.perf_counter()
+    serial = P.run_checks(checks, config, jobs=1)
+    t_serial = time.perf_counter() - t0
+    print(f"  serial, in this process        : {t_serial:6.1f} s", flush=True)
+    t0 = time.perf_counter()
+    parallel = P.run_checks(checks, config, jobs=args.jobs)
+    t_par = time.perf_counter() - t0
+    print(f"  {args.jobs} workers (LocalCluster start, run, close): {t_par:6.1f} s", flush=True)
+    t0 = time.perf_counter()
+    with P.session(args.jobs) as client:
+        t_start = time.perf_counter() - t0
+        client.run(_warm)                                      # the workers' imports
+        t1 = time.perf_counter()
+        running = P.run_checks(checks, config, jobs=args.jobs)
+        t_tasks = time.perf_counter() - t1
+        t2 = time.perf_counter()
+    t_close = time.perf_counter() - t2
+    print(f"  {args.jobs} workers, cluster already up  : {t_tasks:6.1f} s   (start {t_start:.1f} s, "
+          f"close {t_close:.1f} s)", flush=True)
+    same = all(_strip(a.to_dict()) == _strip(b.to_dict()) == _strip(c.to_dict())
+               for a, b, c in zip(serial, parallel, running))
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    print(f"speed-up 1 -> {args.jobs} workers: {t_serial / t_par:.2f}x with the cluster's start and shutdown, "
+          f"{t_serial / t_tasks:.2f}x on a running cluster; results identical to the serial run: {same}")
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

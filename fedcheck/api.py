@@ -1,0 +1,659 @@
+"""fedcheck from Python and Jupyter.
+
+    >>> import fedcheck
+    >>> res = fedcheck.verify("theorem1", seeds=4, rounds=2000)      # ids, aliases, papers, Claims, files
+    >>> res                                                            # one line per check
+    >>> res["theorem1"].verdict, res.verdicts
+    >>> df = res.to_frame()          # tidy: one row per (check, reading, bound, instance, round) observation
+    >>> res.report("reports/")      # HTML + PDF, as ``fedcheck verify`` writes them
+    >>> res.to_json("theorem1.json")
+
+In a notebook a result renders as its verdict card with its main figure.  Bad input raises
+:class:`fedcheck.BadInput` with the one-line message the command line prints (and exits 2 with).
+
+The tidy table (:func:`to_frame`; ``fedcheck verify --table FILE.csv|.parquet`` writes the same) is derived
+from the result dicts alone -- it works on a results file read back from disk as well -- with columns
+
+=============== ====================================================================================
+``check``       the claim's id
+``finding``     the finding the row belongs to (a reading, a bound, or ``bound | reading``)
+``reading``     the reading of the claim (statement, proof, repair ...)
+``bound``       the bound's name
+``paper``       whether the finding is one the paper states (only those decide the verdict)
+``instance``    the instance (``seed 3``, ``case, seed 0``, a case label)
+``seed``        its seed, where it has one
+``params``      the parameter setting of a grid, as JSON (``{}`` without a grid)
+``axis``        ``round`` (every round of one run), ``horizon`` (one run per horizon ``T``) or ``point``
+``round``       where on the axis: the round ``t``, the horizon ``T``, or the point (NaN if not a number)
+``measured``    the measured quantity (the mean over independent runs for a bound in expectation)
+``measured_lo`` / ``measured_hi``  its certified interval (the exact optimum is known to an interval)
+``bound_value`` the bound's value there
+``relation``    ``<=``, ``>=`` or ``==``
+``ratio``       measured/bound for ``<=``, bound/measured for ``>=``, ``|measured - bound|`` for ``==``;
+                NaN where the bound is negligible (as in the result's max ratio)
+``case_verdict`` the verdict of this instance for this reading and bound
+``verdict``     the finding's verdict
+=============== ====================================================================================
+
+Round-axis claims are judged at every round; the table (like the JSON) holds the recorded rounds (every
+round up to 1000, then 50 per decade).  Measurements and proofs have no observations, hence no rows.
+"""
+from __future__ import annotations
+
+import dataclasses
+import html as _html
+import json
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from fedcheck.core.claim import Result as _CoreResult
+from fedcheck.core.errors import BadInput
+
+__all__ = ["verify", "Results", "Result", "resolve", "to_frame", "write_table", "check_table_path",
+           "keep_run", "TABLE_COLUMNS", "TABLE_SUFFIXES"]
+
+TABLE_SUFFIXES = (".csv", ".parquet")
+TABLE_COLUMNS = ("check", "finding", "reading", "bound", "paper", "instance", "seed", "params", "axis", "round",
+                 "measured", "measured_lo", "measured_hi", "bound_value", "relation", "ratio", "case_verdict",
+                 "verdict")
+_FIGURES_INLINE = 6       # checks of a Results whose main figure is drawn inline
+
+
+# ------------------------------------------------------------------------------------------------
+# what to run
+def _is_file(x) -> bool:
+    return isinstance(x, os.PathLike) or (isinstance(x, str) and x.endswith(".py"))
+
+
+def _flatten(items) -> list:
+    out = []
+    for x in items:
+        if isinstance(x, (list, tuple, set)) and not isinstance(x, str):
+            out.extend(_flatten(x))
+        else:
+            out.append(x)
+    return out
+
+
+def resolve(*names, theorem_file=None) -> tuple[list, list[str]]:
+    """The claims named by ids, aliases, paper names, :class:`~fedcheck.Claim` objects and users' files
+    (``.py`` paths: all the claims they declare), and the theorem files involved."""
+    from fedcheck.core.claim import Claim
+    from fedcheck.core.registry import load_registry
+    names = _flatten(names)
+    files = [str(f) for f in _flatten([theorem_file] if isinstance(theorem_file, (str, os.PathLike))
+                                      else list(theorem_file or ()))]
+    files += [str(x) for x in names if _is_file(x) and str(x) not in files]
+    reg = load_registry(files)
+    from_file = {f: [cid for cid, origin in reg.origin.items() if origin == f] for f in files}
+    claims: list = []
+
+    def add(cs):
+        for c in cs:
+            if c not in claims:
+                claims.append(c)
+    for x in names:
+        if isinstance(x, Claim):
+            add([x])
+        elif _is_file(x):
+            add(reg.checks[i] for i in from_file[str(x)])
+        elif isinstance(x, str):
+            add(reg.resolve([x]))
+        else:
+            raise BadInput(f"{x!r}: expected a check id, alias or paper name, a fedcheck Claim or a .py theorem file")
+    if not names:
+        for f in files:
+            add(reg.checks[i] for i in from_file[f])
+    if not claims:
+        raise BadInput("nothing to verify: name a check id, alias, paper, Claim or theorem file")
+    return claims, files
+
+
+def _seeds(seeds) -> list[int] | None:
+    from fedcheck.cli.main import parse_seeds
+    import numpy as np
+    if seeds is None:
+        return None
+    if isinstance(seeds, bool):
+        raise BadInput(f"--seeds {seeds!r}: expected a count (8), a list (3,5,9) or a range (10-19) of "
+                       "non-negative integers")
+    if isinstance(seeds, (int, np.integer)):
+        return parse_seeds(str(int(seeds)))
+    if isinstance(seeds, str):
+        return parse_seeds(seeds)
+    try:
+        lst = list(seeds)
+    except TypeError:
+        lst = None
+    if not lst or not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0 for s in lst):
+        raise BadInput(f"--seeds {seeds!r}: expected a count (8), a list (3,5,9) or a range (10-19) of "
+                       "non-negative integers")
+    return list(dict.fromkeys(int(s) for s in lst))
+
+
+def _params(params) -> dict:
+    from fedcheck.cli.main import _parse_params
+    if params is None:
+        return {}
+    if isinstance(params, str):
+        params = [params]
+    if isinstance(params, dict):
+        return _parse_params([f"{k}={v}" for k, v in params.items()])
+    return _parse_params(list(params))
+
+
+def _instances(instances) -> list[tuple[str, Any]]:
+    from fedcheck.problems.instances import InstanceError
+    from fedcheck.problems.io import load_problem
+    if instances is None:
+        return []
+    if isinstance(instances, (str, os.PathLike)) or not isinstance(instances, (list, tuple)):
+        instances = [instances]
+    out = []
+    for x in instances:
+        if isinstance(x, (str, os.PathLike)):
+            try:
+                out.append((str(x), load_problem(x)))
+            except InstanceError as e:
+                raise BadInput(str(e)) from None
+        else:       # a problem object already in memory
+            out.append((getattr(x, "source", None) or f"<{type(x).__name__}>", x))
+    return out
+
+
+def _argv(claims, files, seeds, rounds, params, paths, full) -> list[str]:
+    """The ``fedcheck`` command line equivalent to a call (for the provenance and reproduce hints)."""
+    argv = ["verify", *[c.id for c in claims]]
+    for f in files:
+        argv += ["--theorem-file", f]
+    if seeds is not None:
+        argv += ["--seeds", ",".join(map(str, seeds))]
+    if rounds is not None:
+        argv += ["--rounds", str(rounds)]
+    for k, v in params.items():
+        argv += ["--param", f"{k}={v:g}"]
+    for p in paths:
+        argv += ["--instance", p]
+    if full:
+        argv.append("--full")
+    return argv
+
+
+def verify(*claims, seeds=None, rounds: int | None = None, params=None, instances=None, full: bool = False,
+           jobs: int = 1, theorem_file=None, progress: bool = False, use_cache: bool = True,
+           save_dir: str | os.PathLike | None = None) -> "Results":
+    """Run claims and return their :class:`Results` (the Python face of ``fedcheck verify``).
+
+    ``claims``: ids (``"fedfw.theorem1"``), aliases (``"theorem1"``), paper names (``"fedfw"``), Claim
+    objects, or paths of your own theorem files (``"my_claims.py"``: all their claims); ``theorem_file``:
+    files whose claims the names may refer to (all of them when no name is given).  ``seeds``: a count,
+    a list or a string as on the command line (``"0-3,7"``); ``rounds``: T; ``params``: ``{"lambda_0": 0.5}``
+    (or ``["lambda_0=0.5"]``); ``instances``: problem files (``.npz``) or problem objects to run on instead
+    of the random family; ``full``: the long sweeps; ``jobs``: processes (0: one per CPU; results
+    identical to 1); ``save_dir``: where refuting instances are saved (default: nowhere).
+
+    Everything is checked before anything runs: bad input raises :class:`fedcheck.BadInput` with the
+    command line's one-line message."""
+    from fedcheck.cli.main import validate_inputs
+    from fedcheck.core.claim import RunConfig
+    from fedcheck.core.results import provenance
+    claim_list, files = resolve(*claims, theorem_file=theorem_file)
+    seed_list = _seeds(seeds)
+    if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1):
+        raise BadInput("--rounds must be >= 1")
+    loaded = _instances(instances)
+    pars = _params(params)
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:
+        raise BadInput("--jobs must be >= 0")
+    validate_inputs(claim_list, pars, loaded, rounds, seed_list)
+    config = RunConfig(seeds=seed_list, rounds=rounds, instances=[i for _, i in loaded] or None, params=pars,
+                       full=bool(full), progress=bool(progress), use_cache=use_cache,
+                       save_dir=str(save_dir) if save_dir is not None else None)
+    if jobs != 1:
+        from fedcheck.core.parallel import default_jobs, run_checks
+        done = run_checks(claim_list, config, jobs or default_jobs(), files)
+    else:
+        done = [c.run(config) for c in claim_list]
+    argv = _argv(claim_list, files, seed_list, rounds, pars,
+                 [p for p, _ in loaded if not p.startswith("<")], full)
+    return Results([Result.from_dict(r.to_dict()) for r in done], provenance(argv, seed_list), claim_list)
+
+
+# ------------------------------------------------------------------------------------------------
+# results
+def _num(x) -> float | None:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _short(x) -> str:
+    v = _num(x)
+    return "-" if v is None else f"{v:.3g}"
+
+
+class Result(_CoreResult):
+    """One check's result (a :class:`fedcheck.Result` built from its result dict) with a short ``repr``,
+    a notebook card (``_repr_html_``), ``to_frame()``, ``report(dir)`` and ``to_json(path)``."""
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Result":
+        obj = cls.__new__(cls)
+        for f in dataclasses.fields(_CoreResult):
+            if f.name in d:
+                v = d[f.name]
+            elif f.default is not dataclasses.MISSING:
+                v = f.default
+            else:
+                v = f.default_factory() if f.default_factory is not dataclasses.MISSING else None
+            object.__setattr__(obj, f.name, v)
+        object.__setattr__(obj, "_doc", d)
+        return obj
+
+    def to_dict(self) -> dict:
+        return self._doc
+
+    @property
+    def headline_or_verdict(self) -> str:
+        return self.headline or self.verdict
+
+    def __repr__(self) -> str:
+        head = self.headline_or_verdict
+        n = len(self.instances or [])
+        more = f", {n} instance{'s' if n != 1 else ''}" if n else ""
+        nr = len(self.readings or {})
+        more += f", {nr} finding{'s' if nr != 1 else ''}" if nr else ""
+        line = f"<Result {self.id}: {head}; max measured/bound {_short(self.max_ratio)}{more}>"
+        return line if len(line) <= 200 else line[:196] + "...>"
+
+    def _repr_html_(self) -> str:
+        return _card(self._doc, figure=True)
+
+    def to_frame(self):
+        return to_frame([self._doc])
+
+    def report(self, out) -> list[Path]:
+        return Results([self]).report(out)
+
+    def to_json(self, path) -> Path:
+        return Results([self]).to_json(path)
+
+
+class Results(Sequence):
+    """The results of one :func:`verify` call: a sequence of :class:`Result` (index by position, id or
+    alias), ``verdicts``, ``to_frame()``, ``report(dir)``, ``to_json(path)`` and ``to_table(path)``."""
+
+    def __init__(self, results, provenance: dict | None = None, claims=None):
+        self._results = [r if isinstance(r, Result) else Result.from_dict(r if isinstance(r, dict) else r.to_dict())
+                         for r in results]
+        self.provenance = provenance or {}
+        self._aliases = {a: c.id for c in (claims or []) for a in getattr(c, "aliases", ())}
+
+    @classmethod
+    def read(cls, path) -> "Results":
+        """Results read back from a results JSON (``fedcheck verify --json`` or :meth:`to_json`)."""
+        from fedcheck.core.results import read_json
+        try:
+            doc = read_json(path)
+        except (OSError, ValueError) as e:
+            raise BadInput(str(e)) from None
+        return cls(doc["checks"], doc.get("provenance"))
+
+    # -- the sequence ---------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._results)
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            return Results(self._results[key], self.provenance)
+        if isinstance(key, str):
+            want = self._aliases.get(key, key)
+            for r in self._results:
+                if r.id == want:
+                    return r
+            hits = [r for r in self._results if r.id.split(".", 1)[-1] == key]
+            if len(hits) == 1:
+                return hits[0]
+            raise KeyError(f"no result for {key!r} (results: {', '.join(r.id for r in self._results)})")
+        return self._results[key]
+
+    def __iter__(self):
+        return iter(self._results)
+
+    @property
+    def ids(self) -> list[str]:
+        return [r.id for r in self._results]
+
+    @property
+    def verdicts(self) -> dict[str, str]:
+        return {r.id: r.verdict for r in self._results}
+
+    @property
+    def exit_code(self) -> int:
+        """The command line's exit code for these results (0 as the paper says, 1 refuted, 3 inconclusive)."""
+        from fedcheck.cli.errors import exit_code
+        return exit_code(self.dicts)
+
+    @property
+    def dicts(self) -> list[dict]:
+        return [r.to_dict() for r in self._results]
+
+    def document(self) -> dict:
+        from fedcheck.core.results import document, provenance
+        return document(self.dicts, self.provenance or provenance(None, None))
+
+    # -- output ------------------------------------------------------------------------------------
+    def to_frame(self):
+        return to_frame(self.dicts)
+
+    def to_table(self, path) -> Path:
+        """Write :meth:`to_frame` as ``.csv`` or ``.parquet`` (atomically)."""
+        check_table_path(path)
+        return write_table(self.to_frame(), path)
+
+    def to_json(self, path) -> Path:
+        from fedcheck.core.results import check_writable, write_json
+        check_writable(path, "--json", directory=False)
+        return write_json(self.document(), path)
+
+    def report(self, out="reports") -> list[Path]:
+        """Write the HTML and PDF reports (and ``results.json``) under ``out``, as ``fedcheck verify`` does."""
+        from fedcheck.core.results import check_writable
+        from fedcheck.report import write_reports
+        check_writable(out, "--out", directory=True)
+        return write_reports(self.document(), Path(out))
+
+    # -- display -----------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        counts: dict = {}
+        for r in self._results:
+            counts[r.verdict] = counts.get(r.verdict, 0) + 1
+        head = f"Results ({len(self)} check{'s' if len(self) != 1 else ''}: " + \
+               ", ".join(f"{n} {v}" for v, n in counts.items()) + ")"
+        w = max((len(r.id) for r in self._results), default=0)
+        wv = max((len(r.headline_or_verdict) for r in self._results), default=0)
+        lines = [head]
+        for r in self._results:
+            line = f"  {r.id.ljust(w)}  {r.headline_or_verdict.ljust(wv)}  max measured/bound {_short(r.max_ratio)}"
+            lines.append(line if len(line) <= 200 else line[:197] + "...")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        counts: dict = {}
+        for r in self._results:
+            counts[r.verdict] = counts.get(r.verdict, 0) + 1
+        head = (f"<p><b>fedcheck</b>: {len(self)} check{'s' if len(self) != 1 else ''} &mdash; " +
+                ", ".join(f"{n} {_html.escape(v)}" for v, n in counts.items()) + "</p>")
+        cards = [_card(r.to_dict(), figure=i < _FIGURES_INLINE) for i, r in enumerate(self._results)]
+        from fedcheck import report
+        note = (f"<p><small>main figures of the first {_FIGURES_INLINE} checks shown; "
+                f"<code>.report(dir)</code> writes all of them</small></p>"
+                if len(self) > _FIGURES_INLINE and not hasattr(report, "card_html") else "")
+        return head + "".join(cards) + note
+
+
+# ------------------------------------------------------------------------------------------------
+# the notebook card
+def _figure_html(chk: dict) -> str:
+    """The check's main figure (the first of its report) as an inline PNG, or ``""``."""
+    import base64
+    import io
+    from fedcheck import report
+    try:
+        figs = report.check_figures(chk)
+    except Exception:         # a result a figure cannot be drawn for still shows its card
+        return ""
+    if not figs:
+        return ""
+    try:
+        buf = io.BytesIO()
+        figs[0].figure.savefig(buf, format="png", dpi=110, facecolor="white")
+        data = base64.b64encode(buf.getvalue()).decode("ascii")
+    finally:
+        for rf in figs:
+            rf.figure.clear()
+    alt = _html.escape(getattr(figs[0], "title", "") or "figure")
+    return f'<img alt="{alt}" style="max-width:100%" src="data:image/png;base64,{data}"/>'
+
+
+def _card(chk: dict, figure: bool = True) -> str:
+    from fedcheck import report
+    make = getattr(report, "card_html", None)
+    if make is not None:
+        html = make(chk)
+        if figure and "<img" not in html and "<svg" not in html:
+            html += _figure_html(chk)
+        return html
+    # the report module's card is not available: a small card of our own
+    colour = {"good": "#1a7f37", "bad": "#c62828"}.get(report.tone(chk.get("verdict")), "#9a6700")
+    head = chk.get("headline") or chk.get("verdict", "")
+    esc = _html.escape
+    rows = "".join(
+        f"<tr><td>{esc(str(name))}</td><td>{'paper' if d.get('paper', True) else 'analysis'}</td>"
+        f"<td>{esc(str(d.get('verdict', '')))}</td><td>{_short(d.get('max_ratio'))}</td></tr>"
+        for name, d in (chk.get("readings") or {}).items())
+    table = (f"<table><tr><th>finding</th><th></th><th>verdict</th><th>max measured/bound</th></tr>{rows}</table>"
+             if rows else "")
+    reason = f"<p>{esc(chk['reason'])}</p>" if chk.get("reason") else ""
+    fig = _figure_html(chk) if figure else ""
+    return (f'<div class="fedcheck-card" style="border-left:6px solid {colour};padding:4px 12px;margin:8px 0">'
+            f"<p><b>{esc(chk.get('id', ''))}</b> &mdash; {esc(chk.get('title') or chk.get('reference', ''))} "
+            f"<span style=\"color:{colour};font-weight:bold\">{esc(head)}</span></p>"
+            f"<p><small>{esc(str(chk.get('paper', '')))}: {esc(str(chk.get('claim', '')))}</small></p>"
+            f"<p>max measured/bound {_short(chk.get('max_ratio'))}</p>{reason}{table}{fig}</div>")
+
+
+# ------------------------------------------------------------------------------------------------
+# the tidy table
+def _finding_of(chk: dict, bound: str, reading: str) -> str:
+    rd = chk.get("readings") or {}
+    for name in (f"{bound} | {reading}", reading, bound):
+        if name in rd:
+            return name
+    return reading
+
+
+def _first_bound(chk: dict) -> str:
+    b = (chk.get("formula") or {}).get("bounds")
+    if isinstance(b, dict) and b:
+        return next(iter(b))
+    for d in (chk.get("readings") or {}).values():
+        if isinstance(d, dict) and isinstance(d.get("bounds"), dict) and d["bounds"]:
+            return next(iter(d["bounds"]))
+    return ""
+
+
+def _instance_label(rec: dict, j: int) -> str:
+    if rec.get("label"):
+        return str(rec["label"])
+    base = f"seed {rec['seed']}" if rec.get("seed") is not None else None
+    if base is None:
+        inst = rec.get("instance")
+        base = (inst.get("source") if isinstance(inst, dict) else None) or f"instance {j + 1}"
+    return f"{rec['case']}, {base}" if rec.get("case") else base
+
+
+def _ratio(m, b, relation):
+    """measured/bound (``<=``), bound/measured (``>=``), |measured - bound| (``==``); NaN where the bound is
+    negligible (the judge's rule: its ratio means nothing there, its excess does)."""
+    import numpy as np
+
+    from fedcheck.core.verdict import POLICY
+    m, b = np.asarray(m, dtype=float), np.asarray(b, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if relation == ">=":
+            r = np.where(m != 0, b / m, np.nan)
+        elif relation == "==":
+            return np.abs(m - b)
+        else:
+            r = np.where(b != 0, m / b, np.nan)
+        negligible = np.abs(b) <= POLICY.negligible_bound * np.maximum(1.0, np.abs(m))
+    return np.where(negligible, np.nan, r)
+
+
+def _point(x) -> float:
+    v = _num(x)
+    return float("nan") if v is None else v
+
+
+def _frames(chk: dict) -> list:
+    """The observations of one result dict, as pandas frames (see the module doc)."""
+    import numpy as np
+    import pandas as pd
+
+    def arr(x):
+        try:
+            return np.array([np.nan if v is None else v for v in x], dtype=float)
+        except (TypeError, ValueError):
+            return None
+
+    rd = chk.get("readings") or {}
+    out = []
+    first_bound = _first_bound(chk)
+    valid_from = _num((chk.get("formula") or {}).get("valid_from"))
+
+    def base(finding, reading, bound, label, rec, params, axis):
+        f = rd.get(finding) or {}
+        return {"check": chk.get("id"), "finding": finding, "reading": reading, "bound": bound,
+                "paper": bool(f.get("paper", True)), "instance": label,
+                "seed": rec.get("seed") if isinstance(rec.get("seed"), int) else None,
+                "params": json.dumps(params or {}, sort_keys=True, default=str), "axis": axis,
+                "verdict": f.get("verdict")}
+
+    for j, rec in enumerate(chk.get("instances") or []):
+        if not isinstance(rec, dict):
+            continue
+        label = _instance_label(rec, j)
+        if isinstance(rec.get("horizons"), dict):                       # one run per horizon T
+            for reading, per_T in rec["horizons"].items():
+                for T, per_bound in (per_T or {}).items():
+                    for bound, s in (per_bound or {}).items():
+                        if bound == "evidence" or not isinstance(s, dict) or "lhs_at_argmax" not in s:
+                            continue
+                        finding = _finding_of(chk, bound, reading)
+                        row = base(finding, reading, bound, label, rec, rec.get("settings"), "horizon")
+                        m, b = _point(s.get("lhs_at_argmax")), _point(s.get("rhs_at_argmax"))
+                        row.update({"round": _point(T), "measured": m, "measured_lo": np.nan, "measured_hi": np.nan,
+                                    "bound_value": b, "relation": s.get("relation", "<="),
+                                    "ratio": float(_ratio(np.array(m), np.array(b), s.get("relation"))),
+                                    "case_verdict": s.get("verdict")})
+                        out.append(pd.DataFrame([row]))
+        elif isinstance(rec.get("rounds"), list) and (isinstance(rec.get("bound"), dict) or rec.get("grid")):
+            k = arr(rec["rounds"])                                        # every (recorded) round of one run
+            if k is None:
+                continue
+            grid = rec.get("grid") or [{"params": {}, "parts": {first_bound: {
+                "metric": rec.get("metric"), "metric_interval": rec.get("metric_interval") or {},
+                "bound": rec.get("bound") or {}, "readings": rec.get("readings") or {}}}}]
+            for entry in grid:
+                for bound, part in (entry.get("parts") or {}).items():
+                    m = arr(part.get("metric") or [])
+                    if m is None or m.size != k.size:
+                        continue
+                    iv = part.get("metric_interval") or {}
+                    lo = arr(iv.get("lo") or []) if iv.get("lo") is not None else None
+                    hi = arr(iv.get("hi") or []) if iv.get("hi") is not None else None
+                    lo = lo if lo is not None and lo.size == k.size else np.full(k.size, np.nan)
+                    hi = hi if hi is not None and hi.size == k.size else np.full(k.size, np.nan)
+                    keep = k >= valid_from if valid_from is not None else np.ones(k.size, bool)
+                    for reading, b in (part.get("bound") or {}).items():
+                        b = arr(b)
+                        if b is None or b.size != k.size:
+                            continue
+                        s = (part.get("readings") or {}).get(reading) or {}
+                        rel = s.get("relation", "<=")
+                        finding = _finding_of(chk, bound, reading)
+                        cols = base(finding, reading, bound, label, rec, entry.get("params"), "round")
+                        n = int(keep.sum())
+                        frame = pd.DataFrame({**{c: [v] * n for c, v in cols.items()},
+                                              "round": k[keep], "measured": m[keep], "measured_lo": lo[keep],
+                                              "measured_hi": hi[keep], "bound_value": b[keep], "relation": rel,
+                                              "ratio": _ratio(m[keep], b[keep], rel), "case_verdict": s.get("verdict")})
+                        out.append(frame)
+        elif isinstance(rec.get("readings"), dict) and "label" in rec:   # cases a function built
+            for key, s in rec["readings"].items():
+                if not isinstance(s, dict) or "lhs_at_argmax" not in s:
+                    continue
+                if " | " in key and key not in (chk.get("formula") or {}).get("readings", {}):
+                    bound, reading = key.split(" | ", 1)
+                else:
+                    bound, reading = first_bound or "claim", key
+                finding = _finding_of(chk, bound, reading)
+                row = base(finding, reading, bound, label, rec, {}, "point")
+                where = next((v for kk, v in s.items() if kk.startswith("argmax_")), None)
+                m, b = _point(s.get("lhs_at_argmax")), _point(s.get("rhs_at_argmax"))
+                row.update({"round": _point(where), "measured": m, "measured_lo": np.nan, "measured_hi": np.nan,
+                            "bound_value": b, "relation": s.get("relation", "<="),
+                            "ratio": float(_ratio(np.array(m), np.array(b), s.get("relation"))),
+                            "case_verdict": s.get("verdict")})
+                out.append(pd.DataFrame([row]))
+    return out
+
+
+def to_frame(checks) -> "Any":
+    """The tidy table of result dicts (or :class:`Results`): one row per observation (module doc)."""
+    import pandas as pd
+    dicts = [c.to_dict() if hasattr(c, "to_dict") else c for c in checks]
+    frames = [f for chk in dicts for f in _frames(chk)]
+    if not frames:
+        df = pd.DataFrame({c: [] for c in TABLE_COLUMNS})
+    else:
+        df = pd.concat(frames, ignore_index=True)
+    df = df.reindex(columns=list(TABLE_COLUMNS))
+    for c in ("round", "measured", "measured_lo", "measured_hi", "bound_value", "ratio"):
+        df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
+    df["seed"] = pd.array(df["seed"].tolist(), dtype="Int64")
+    df["paper"] = df["paper"].astype(bool)
+    for c in ("check", "finding", "reading", "bound", "instance", "params", "axis", "relation", "case_verdict",
+              "verdict"):
+        df[c] = df[c].astype("string")
+    return df
+
+
+def check_table_path(path) -> None:
+    """Refuse, before any computation, a table path of an unknown kind or that cannot be written."""
+    from fedcheck.core.results import check_writable
+    suffix = Path(path).suffix.lower()
+    if suffix not in TABLE_SUFFIXES:
+        raise BadInput(f"--table {path}: expected a .csv or .parquet file, not {suffix or 'no suffix'!r}")
+    check_writable(path, "--table", directory=False)
+
+
+def write_table(df, path) -> Path:
+    """Write a tidy table as CSV or Parquet, atomically (nothing half-written)."""
+    import io
+    from fedcheck.core.results import atomic_write
+    suffix = Path(path).suffix.lower()
+    if suffix == ".parquet":
+        buf = io.BytesIO()
+        df.to_parquet(buf, index=False)
+        data = buf.getvalue()
+    elif suffix == ".csv":
+        data = df.to_csv(index=False).encode("utf-8")
+    else:
+        raise BadInput(f"--table {path}: expected a .csv or .parquet file, not {suffix or 'no suffix'!r}")
+    return atomic_write(path, lambda fh: fh.write(data))
+
+
+def keep_run(doc: dict, runs_dir) -> Path:
+    """Keep a copy of a run's results as ``runs_dir/<UTC timestamp>-<ids>.json`` (atomically; an earlier
+    run's copy is never overwritten)."""
+    import re
+    from datetime import datetime, timezone
+    from fedcheck.core.results import write_json
+    ids = [c.get("id", "check") for c in doc.get("checks", [])]
+    tag = "+".join(ids[:3]) + (f"+{len(ids) - 3}-more" if len(ids) > 3 else "")
+    tag = re.sub(r"[^A-Za-z0-9._+-]+", "_", tag)[:100] or "run"
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    runs_dir = Path(runs_dir)
+    path = runs_dir / f"{stamp}-{tag}.json"
+    n = 1
+    while path.exists():
+        n += 1
+        path = runs_dir / f"{stamp}-{tag}-{n}.json"
+    return write_json(doc, path)

@@ -1,0 +1,35 @@
+"""Every family's engine against its plain per-client loop (``benchmarks/families.py``), on tiny shapes:
+the same iterates (bitwise where the benchmark reports bitwise, else within 1e-10).  No timing."""
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+_spec = importlib.util.spec_from_file_location(
+    "fedcheck_bench_families", Path(__file__).resolve().parent.parent / "benchmarks" / "families.py")
+F = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = F          # dataclasses look their module up
+_spec.loader.exec_module(F)
+
+# families whose loop reproduces the engine bit for bit (the others: einsum's summation order of the
+# shared-Hessian gradient differs from the loop's ``Q @ w`` in the last bit)
+BITWISE = {"fedfw", "fedavg", "fedavg_paper", "fedmls", "mopes", "fedsgm", "fedprox"}
+
+
+@pytest.mark.parametrize("name", sorted(F.TINY))
+def test_engine_equals_loop(name):
+    case = F.CASES[name](**F.TINY[name])
+    bitwise, diff = F.check_equal(case)
+    if name in BITWISE:
+        assert bitwise, f"{name}: max |engine - loop| = {diff:.3e}"
+    else:
+        assert bitwise or diff <= F.TOL, f"{name}: max |engine - loop| = {diff:.3e}"
+
+
+def test_compare_sees_a_difference():
+    import numpy as np
+    a = {"x": np.array([1.0, np.nan])}
+    assert F.compare(a, {"x": np.array([1.0, np.nan])}) == (True, 0.0)
+    assert F.compare(a, {"x": np.array([1.0 + 1e-9, np.nan])})[0] is False
+    assert F.compare(a, {"x": np.array([1.0, 0.0])})[1] == float("inf")
