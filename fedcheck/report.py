@@ -36,9 +36,6 @@ import json
 import math
 import os
 import re
-import shutil
-import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -54,7 +51,8 @@ from fedcheck.core import verdict as V
 
 __all__ = ["write_reports", "validate", "BadResults", "render_math_svg", "mathtext_ok", "drop_unresolved",
            "check_figures", "render_check_html", "render_index_html", "report_name", "card_html",
-           "merge_documents", "pdf_engine", "tex_label", "figure_svg"]
+           "merge_documents", "pdf_engine", "tex_label", "figure_svg", "FigureOut", "draw_figures", "check_page",
+           "figure_pdf_files", "index_page", "pdf_status", "warm_up"]
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 RESOLUTION_FACTOR = V.POLICY.resolution_factor
@@ -84,49 +82,13 @@ _RC = {"font.size": 8.0, "axes.titlesize": 8.5, "axes.labelsize": 8.0, "legend.f
        "lines.markersize": 3.5, "legend.handlelength": 2.6, "path.simplify": True}
 
 
-class BadResults(ValueError):
-    """The results document cannot be rendered (missing or ill-typed fields)."""
+# the document's checks, the file names and the write (results first, reports moved into place when complete)
+# live in fedcheck.render, which imports no plotting library (the main process of a pooled run uses it alone)
+from fedcheck.render import BadResults, FigureOut, print_written, report_name, validate  # noqa: E402, F401
 
 
 # ------------------------------------------------------------------------------------------------
-# input checking and value helpers
-def validate(doc: Any) -> None:
-    """Raise :class:`BadResults` when ``doc`` is not a results document the reports can render."""
-    if not isinstance(doc, dict) or not isinstance(doc.get("checks"), list):
-        raise BadResults("not a fedcheck results document: expected an object with a list 'checks'")
-    if doc.get("provenance") is not None and not isinstance(doc["provenance"], dict):
-        raise BadResults("'provenance' must be an object")
-    for q, chk in enumerate(doc["checks"]):
-        where = f"checks[{q}]"
-        if not isinstance(chk, dict):
-            raise BadResults(f"{where} is not an object")
-        for key in ("id", "verdict"):
-            if not isinstance(chk.get(key), str) or not chk[key]:
-                raise BadResults(f"{where}: '{key}' must be a non-empty string")
-        for key, typ in (("formula", dict), ("readings", dict), ("feasibility", dict), ("evidence", dict),
-                         ("params", dict), ("instances", list), ("symbolic", list), ("assumptions", list),
-                         ("series", list), ("tables", list), ("saved_instances", list),
-                         ("provenance", dict)):
-            if chk.get(key) is not None and not isinstance(chk[key], typ):
-                raise BadResults(f"{where} ({chk['id']}): '{key}' must be a{'n object' if typ is dict else ' list'}")
-        for j, inst in enumerate(chk.get("instances") or []):
-            if not isinstance(inst, dict):
-                raise BadResults(f"{where}.instances[{j}] is not an object")
-            for key in ("rounds", "metric"):
-                if inst.get(key) is not None and not isinstance(inst[key], list):
-                    raise BadResults(f"{where}.instances[{j}]: '{key}' must be a list")
-            if inst.get("bound") is not None and not isinstance(inst["bound"], dict):
-                raise BadResults(f"{where}.instances[{j}]: 'bound' must be an object")
-        for j, s in enumerate(chk.get("series") or []):
-            if not isinstance(s, dict) or not isinstance(s.get("x"), list) or not isinstance(s.get("y"), list):
-                raise BadResults(f"{where}.series[{j}]: expected an object with lists 'x' and 'y'")
-        for j, tb in enumerate(chk.get("tables") or []):
-            if not isinstance(tb, dict) or not isinstance(tb.get("columns", []), list) \
-                    or not isinstance(tb.get("rows", []), list) \
-                    or not all(isinstance(r, list) for r in tb.get("rows", [])):
-                raise BadResults(f"{where}.tables[{j}]: expected an object with lists 'columns' and 'rows'")
-
-
+# value helpers
 def _float(x) -> float:
     if isinstance(x, (bool, np.bool_)):
         return float(x)
@@ -175,12 +137,6 @@ def fmt(x, digits: int = 4) -> str:
 
 def tone(verdict: str | None) -> str:
     return "good" if verdict in _GOOD else "bad" if verdict in _BAD else "unknown"
-
-
-def report_name(check_id: str) -> str:
-    """The file stem of a check's report (``fedfw.theorem1`` -> ``fedfw.theorem1``)."""
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", check_id).strip("._") or "check"
-    return name[:120]
 
 
 def drop_unresolved(metric, accuracy, factor: float = RESOLUTION_FACTOR) -> tuple[np.ndarray, int]:
@@ -405,6 +361,12 @@ class ReportFigure:
     def svg_uri(self) -> str:
         return "data:image/svg+xml;base64," + base64.b64encode(self.svg.encode("utf-8")).decode("ascii")
 
+    @property
+    def size(self) -> tuple[float, float]:
+        """Width and height in inches."""
+        w, h = self.figure.get_size_inches()
+        return float(w), float(h)
+
     def line(self, ax, panel: str, curve: str, x, y, thin: bool = True, **kw):
         x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
         if thin and x.size == y.size and x.size > 3 * THIN_BINS:
@@ -515,7 +477,7 @@ def figure_pdfs(figures: list, engine) -> list[bytes]:
     (TrueType fonts, subset)."""
     css, body = [], []
     for q, rf in enumerate(figures):
-        w, h = rf.figure.get_size_inches()
+        w, h = rf.size
         css.append(f"@page fig{q} {{ size: {w:.4f}in {h:.4f}in; margin: 0 }} "
                    f".fig{q} {{ page: fig{q}; break-before: page; }}")
         body.append(f'<div class="fig{q}"><img style="display:block;width:{w:.4f}in;height:{h:.4f}in" '
@@ -1277,6 +1239,7 @@ def _instance_tables(chk: dict, instances: list[dict]):
 
 # ------------------------------------------------------------------------------------------------
 # HTML
+@functools.lru_cache(maxsize=1)
 def _env():
     import jinja2
     return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
@@ -1438,112 +1401,87 @@ def merge_documents(docs: list[dict], sources: list[str] | None = None) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------
-def _replace(src: Path, dest: Path) -> None:
-    """Move ``src`` (a file or a directory) to ``dest``, replacing what is there."""
-    if dest.is_dir() and not dest.is_symlink():
-        trash = Path(tempfile.mkdtemp(prefix=".fedcheck-old-", dir=dest.parent))
-        os.replace(dest, trash / dest.name)
-        os.replace(src, dest)
-        shutil.rmtree(trash, ignore_errors=True)
-    else:
-        os.replace(src, dest)
+# the pieces of the report phase (fedcheck.render.write_reports runs them here or in renderer processes)
+def write_reports(doc: dict, out: Path, progress: Callable[[int, int, str], Any] | None = None,
+                  pool=None) -> list[Path]:
+    """Write the reports of ``doc`` under ``out``: see :func:`fedcheck.render.write_reports` (``pool=None``:
+    in this process)."""
+    from fedcheck.render import write_reports as _write
+    return _write(doc, out, progress, pool)
 
 
-def write_reports(doc: dict, out: Path, progress: Callable[[int, int, str], Any] | None = None) -> list[Path]:
-    """Write the reports of ``doc`` under ``out`` and return the paths written:
-
-    * ``results.json`` first (atomically), so that the results survive an interrupt while reports render;
-    * per check ``<check>.html`` and ``<check>.pdf`` (the same page laid out for print; skipped with one
-      warning line when WeasyPrint cannot load Pango), and ``<check>/fig-<name>.svg``, ``.pdf`` and ``.csv``
-      for each figure;
-    * ``index.html`` (thumbnails and verdict badges) when there are several checks or none.
-
-    ``progress(done, total, label)``, when given, is called as each report is finished.  The reports are
-    rendered into a temporary directory inside ``out`` and moved into place once every one is complete."""
-    validate(doc)
+def pdf_status() -> str | None:
+    """``None`` when PDFs can be made here, else the one warning line saying why not."""
     try:
-        results_text = json.dumps(doc, indent=1, allow_nan=False)
-    except ValueError as e:
-        raise BadResults(f"results document is not valid JSON: {e}") from None
-    from fedcheck.core.results import atomic_write_text
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    written = [atomic_write_text(out / "results.json", results_text)]
-    try:
-        engine = pdf_engine()
+        pdf_engine()
+        return None
     except PdfUnavailable as e:
-        engine = None
-        print(f"fedcheck: warning: {e}", file=sys.stderr)
-    checks = doc["checks"]
-    several = len(checks) > 1
-    total = len(checks) + (1 if several or not checks else 0)
-    tmp = Path(tempfile.mkdtemp(prefix=".fedcheck-report-", dir=out))
+        return str(e)
+
+
+def draw_figures(chk: dict, fdir: str, part: int = 0, parts: int = 1, fallback_pdf: bool = False) -> list:
+    """Draw figures ``part, part + parts, ...`` of ``chk`` as SVG and write ``fig-<name>.svg`` and ``.csv``
+    (and ``.pdf`` by matplotlib when ``fallback_pdf``: no WeasyPrint) into ``fdir``; return
+    ``[(index, FigureOut)]``."""
+    figures = check_figures(chk)
+    out = []
     try:
-        names: list[str] = []
-        stems, entries = [], []
-        for chk in checks:
-            stem = report_name(chk["id"])
-            while stem in stems or stem in ("index", "results"):
-                stem += "_"
-            stems.append(stem)
-        for q, (chk, stem) in enumerate(zip(checks, stems)):
-            ctx = check_context(chk, doc)
-            figures = check_figures(chk)
-            try:
-                _render_svgs(figures)
-                if figures:
-                    fdir = tmp / stem
-                    fdir.mkdir()
-                    pdfs = figure_pdfs(figures, engine) if engine is not None else \
-                        [_figure_pdf(rf.figure) for rf in figures]
-                    for rf, pdf in zip(figures, pdfs):
-                        base = f"fig-{rf.key}"
-                        (fdir / f"{base}.svg").write_text(rf.svg, encoding="utf-8")
-                        (fdir / f"{base}.csv").write_text(rf.csv_text(), encoding="utf-8")
-                        (fdir / f"{base}.pdf").write_bytes(pdf)
-                        rf.files = {ext: f"{stem}/{base}.{ext}" for ext in ("svg", "pdf", "csv")}
-                links = {"pdf": f"{stem}.pdf" if engine is not None else None,
-                         "index": "index.html" if several else None, "results": "results.json"}
-                html = render_check_html(ctx, figures, links)
-                (tmp / f"{stem}.html").write_text(html, encoding="utf-8")
-                if engine is not None:
-                    render_pdf(html, tmp / f"{stem}.pdf", engine)
-            finally:
-                for rf in figures:
-                    rf.figure.clear()
-            names += [f"{stem}.html"] + ([f"{stem}.pdf"] if engine is not None else []) + ([stem] if figures else [])
-            entries.append({"id": chk["id"], "title": ctx["title"], "paper": ctx["paper"],
-                            "reference": ctx["reference"], "verdict": ctx["verdict"], "tone": ctx["tone"],
-                            "reason": ctx["reason"], "facts": ctx["facts"], "html": f"{stem}.html",
-                            "pdf": f"{stem}.pdf" if engine is not None else None,
-                            "source": str(chk.get("source") or ""),
-                            "thumb": figures[0].svg_uri if figures else None,
-                            "thumb_title": figures[0].title if figures else ""})
-            if progress is not None:
-                progress(q + 1, total, stem)
-        if several or not checks:
-            (tmp / "index.html").write_text(render_index_html(doc, entries), encoding="utf-8")
-            names.append("index.html")
-            if progress is not None:
-                progress(total, total, "index.html")
-        for name in names:
-            _replace(tmp / name, out / name)
-            dest = out / name
-            written += sorted(dest.iterdir()) if dest.is_dir() else [dest]
-        return written
+        for i, rf in enumerate(figures):
+            if i % parts != part:
+                continue
+            rf.svg = figure_svg(rf.figure)
+            d = Path(fdir)
+            d.mkdir(parents=True, exist_ok=True)
+            base = f"fig-{rf.key}"
+            (d / f"{base}.svg").write_text(rf.svg, encoding="utf-8")
+            (d / f"{base}.csv").write_text(rf.csv_text(), encoding="utf-8")
+            if fallback_pdf:
+                (d / f"{base}.pdf").write_bytes(_figure_pdf(rf.figure))
+            out.append((i, FigureOut(rf.key, rf.title, rf.caption, rf.svg, rf.size)))
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        for rf in figures:
+            rf.figure.clear()
+    return out
 
 
-def print_written(paths: list[Path], out: Path) -> None:
-    """One line per file a person opens (``report: ...``) and one per folder of figure files."""
-    out = Path(out)
-    dirs: dict[Path, int] = {}
-    for p in paths:
-        p = Path(p)
-        if p.parent == out:
-            print(f"report: {p}")
-        else:
-            dirs[p.parent] = dirs.get(p.parent, 0) + 1
-    for d, n in dirs.items():
-        print(f"figures: {d}/ ({n} files: SVG, PDF and CSV of each figure)")
+def figure_pdf_files(figures: list, fdir: str) -> None:
+    """Each drawn figure's own PDF (WeasyPrint, from its SVG) as ``fdir/fig-<name>.pdf``."""
+    for rf, pdf in zip(figures, figure_pdfs(figures, pdf_engine())):
+        (Path(fdir) / f"fig-{rf.key}.pdf").write_bytes(pdf)
+
+
+def check_page(chk: dict, provenance, figures: list, links: dict, tmp: str, stem: str, pdf: bool) -> dict:
+    """The check's page ``tmp/<stem>.html`` and, when ``pdf``, the same page laid out for print
+    ``tmp/<stem>.pdf``; returns the check's entry of the index."""
+    ctx = check_context(chk, {"provenance": provenance})
+    html = render_check_html(ctx, figures, links)
+    (Path(tmp) / f"{stem}.html").write_text(html, encoding="utf-8")
+    if pdf:
+        render_pdf(html, Path(tmp) / f"{stem}.pdf", pdf_engine())
+    return {"id": chk["id"], "title": ctx["title"], "paper": ctx["paper"], "reference": ctx["reference"],
+            "verdict": ctx["verdict"], "tone": ctx["tone"], "reason": ctx["reason"], "facts": ctx["facts"],
+            "html": f"{stem}.html"}
+
+
+def index_page(doc: dict, entries: list[dict], tmp: str) -> None:
+    (Path(tmp) / "index.html").write_text(render_index_html(doc, entries), encoding="utf-8")
+
+
+def warm_up() -> None:
+    """Load what the first report would otherwise pay for (a renderer process does this as it starts, while
+    the checks run): the libraries, the fonts of matplotlib and of Pango, mathtext, the templates."""
+    fig, (ax,) = _new_figure()
+    ax.plot([1, 2], [1, 2])
+    ax.set_title(r"warm $t^{-1/2}$")
+    svg = figure_svg(fig)
+    _env().get_template("check.html.j2")
+    try:
+        wp = pdf_engine()
+    except PdfUnavailable:
+        return
+    fo = FigureOut("warm", "warm", "", svg, (1.0, 1.0))
+    css = (TEMPLATES / "style.css").read_text(encoding="utf-8")
+    html = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{css}</style></head><body><h1>warm</h1>"
+            f"<p>warm <code>up</code></p><table><tr><td>1</td></tr></table><img src='{fo.svg_uri}'></body></html>")
+    with _QuietLogs():
+        wp.HTML(string=html).write_pdf()

@@ -23,7 +23,10 @@ def test_theorem1_declares_the_key_steps(theorem1_steps):
         "(30) => (31) on a grid": A.VERIFIED, "(36) => (37) quadratic": A.PROVEN, "(37) simplifications": A.PROVEN,
         "(38) assembly": A.PROVEN,
         "Lemma 2, statement": A.REFUTED, "Lemma 2, proof line 1": A.VERIFIED, "Lemma 2, proof line 2": A.REFUTED,
-        "Lemma 2, proof end": A.REFUTED}
+        "Lemma 2, proof end": A.REFUTED,
+        # issue 17: (24)-(28) and (33)-(34) as audit steps
+        "(24)-(26) at random points": A.VERIFIED, "(25)-(28) algebra": A.PROVEN,
+        "(33)-(34) at random points": A.VERIFIED}
     assert {k: s["verdict"] for k, s in theorem1_steps.items()} == expected
     grid = theorem1_steps["(30) => (31) on a grid"]
     assert "t in 1..10000" in grid["grid"] and grid["details"]["points"] == 7 * 7 * 10_000
@@ -43,8 +46,8 @@ def test_audit_cli_table_json_report(tmp_path, capsys):
     doc = json.loads((tmp_path / "a.json").read_text())
     entry = doc["checks"][0]
     assert entry["id"] == "fedfw.theorem1.audit" and entry["verdict"] == V.VIOLATED
-    assert len(doc["proof_audits"]["fedfw.theorem1"]) == 11
-    assert entry["tables"][0]["title"].startswith("Proof audit") and len(entry["tables"][0]["rows"]) == 11
+    assert len(doc["proof_audits"]["fedfw.theorem1"]) == 14
+    assert entry["tables"][0]["title"].startswith("Proof audit") and len(entry["tables"][0]["rows"]) == 14
     assert {s["verdict"] for s in entry["symbolic"]} == {V.HOLDS, V.VIOLATED}
     assert (out / "instances" / "fedfw.theorem1-lemma2-statement.npz").exists()
     from fedcheck.problems.instances import load_instance
@@ -59,7 +62,7 @@ def test_verify_with_audit_keeps_the_bound_verdict(tmp_path, capsys):
     rc = main(["verify", "theorem1", "--seeds", "1", "--rounds", "50", "--with-audit", "--no-report", "-q",
                "--json", str(tmp_path / "v.json")])
     assert rc == 0                                                  # the bound holds; the audit is reported beside
-    assert "proof audit: 8/11 steps established" in capsys.readouterr().out
+    assert "proof audit: 11/14 steps established" in capsys.readouterr().out
     r = json.loads((tmp_path / "v.json").read_text())["checks"][0]
     assert r["verdict"] == V.HOLDS
     assert any(s["name"].startswith("proof step (30) => (31)") for s in r["symbolic"])

@@ -12,8 +12,8 @@ F = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = F          # dataclasses look their module up
 _spec.loader.exec_module(F)
 
-# families whose loop reproduces the engine bit for bit (the others: einsum's summation order of the
-# shared-Hessian gradient differs from the loop's ``Q @ w`` in the last bit)
+# families whose loop reproduces the engine bit for bit (the others: the batched ``W @ Q^T`` of the
+# shared-Hessian gradient (gemm) sums in another order than the loop's one-client ``Q @ w`` (gemv))
 BITWISE = {"fedfw", "fedavg", "fedavg_paper", "fedmls", "mopes", "fedsgm", "fedprox"}
 
 

@@ -269,7 +269,7 @@ def _small_batch(seeds=(0, 1)):
     return InstanceBatch([fam.draw(s) for s in seeds])
 
 
-def _sched(T, B):
+def _sched17(T, B):
     import numpy as np
     tt = np.arange(1, T + 1, dtype=float)[:, None]
     return np.broadcast_to(2 / (tt + 1), (T, B)).copy(), np.sqrt(tt + 1) * np.ones((1, B))
@@ -293,7 +293,7 @@ def test_inexact_variants_reduce_to_fedfw():
     from fedcheck.algorithms.fedfw_inexact import fedfw_inexact, fedfw_nonuniform, multiplicative_eta
     from fedcheck.algorithms.fedfw_variants import fedfw_variant
     b = _small_batch()
-    eta, lam = _sched(30, b.B)
+    eta, lam = _sched17(30, b.B)
     ref = fedfw_variant(b, eta, lam, 30).final["X"]
     assert np.array_equal(fedfw_inexact(b, eta, lam, 30, eps=0.0).final["X"], ref)
     assert np.array_equal(fedfw_inexact(b, eta, lam, 30, alpha=1.0).final["X"], ref)

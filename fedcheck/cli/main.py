@@ -307,6 +307,8 @@ def cmd_verify(args, argv) -> int:
         return _verify(args, argv, checks, seeds, params, instances, staging)
     finally:
         if staging is not None:
+            from fedcheck.render import stop_all
+            stop_all()          # renderers of a run stopped by an interrupt or an error: none is left behind
             shutil.rmtree(staging, ignore_errors=True)
 
 
@@ -332,6 +334,10 @@ def _verify(args, argv, checks, seeds, params, instances, staging) -> int:
     if args.scheduler is not None:
         check_scheduler(args.scheduler)
     jobs = auto_jobs(checks, config) if args.jobs is None else (args.jobs or default_jobs())
+    pool = None
+    if staging is not None:     # reports: renderer processes import matplotlib/WeasyPrint while the checks run
+        from fedcheck.render import RenderPool
+        pool = RenderPool.start()
     done = run_checks(checks, config, jobs, args.theorem_file, on_done=lambda c: bar.update(),
                       scheduler=args.scheduler)
     results.extend(r.to_dict() for r in done)
@@ -356,9 +362,11 @@ def _verify(args, argv, checks, seeds, params, instances, staging) -> int:
         path = write_json(doc, args.json)
         print(f"results: {path}")
     if not args.no_report:      # results.json is written first, then the reports with a progress bar
-        from fedcheck.report import print_written, write_reports
+        from fedcheck.render import print_written, write_reports
         with progress.task("reports", total=len(doc["checks"]), unit="report", enabled=not args.quiet) as rbar:
-            written = write_reports(doc, Path(args.out), progress=progress.callback(rbar))
+            written = write_reports(doc, Path(args.out), progress=progress.callback(rbar), pool=pool)
+        if pool is not None:
+            pool.close()
         print_written(written, Path(args.out))
         from fedcheck.api import keep_run      # each run keeps its own copy: out/runs/<UTC time>-<ids>.json
         print(f"run: {keep_run(doc, Path(args.out) / 'runs')}")

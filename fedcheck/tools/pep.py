@@ -519,7 +519,9 @@ def cmd_pep(args, argv) -> int:
 #
 # Size of the SDP and solve time (Clarabel through cvxpy, 2 shared cores, L = 1, D = 2, zeta = 2, lambda_0 = 1;
 # measured once by ``python -m fedcheck.tools.pep_scaling``; seconds are wall time under load, so indicative):
-# see FEDFW_PEP_SCALING below (rows: clients n, rounds T, Gram size, seconds; None: not solved within 300 s).
+# see FEDFW_PEP_SCALING below (rows: clients n, rounds T, Gram size, seconds).  Summary: n = 2 to T = 10 in 8 s;
+# n = 3, T = 10 in 52 s; n = 4, T = 8 in 51 s and T = 10 in 266 s (the few-minutes limit); n = 6, T = 4 in 62 s.
+# The Gram matrix has 2nT + 2n + 4 rows (per round and client one gradient and one LMO output) and the time grows roughly like its size to the power 3-4.
 FEDFW_PEP_SCALING: tuple = (      # (clients n, rounds T, Gram size, seconds), measured 2026-11-23 under load
     (2, 1, 12, 1.4),
     (2, 2, 16, 1.5),
@@ -541,6 +543,11 @@ FEDFW_PEP_SCALING: tuple = (      # (clients n, rounds T, Gram size, seconds), m
     (4, 4, 44, 8.5),
     (4, 6, 60, 15.0),
     (4, 8, 76, 51.2),
+    (4, 10, 92, 265.8),
+    (6, 1, 28, 5.7),
+    (6, 2, 40, 12.1),
+    (6, 3, 52, 39.8),
+    (6, 4, 64, 61.7),
 )
 
 

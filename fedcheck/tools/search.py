@@ -27,6 +27,7 @@ is never written to the on-disk cache).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import sys
 import time
@@ -255,6 +256,9 @@ class Candidate:
     reading: str | None = None           # the reading attaining the ratio
     argmax_round: float | None = None
     reason: str | None = None
+    family: object = field(default=None, repr=False, compare=False)     # the family drawn from (generic problems)
+    vector: np.ndarray | None = field(default=None, repr=False, compare=False)   # CMA-ES coordinates
+    direction: np.ndarray | None = field(default=None, repr=False, compare=False)  # toward the start's extreme point
 
     @property
     def score(self) -> float:
@@ -339,9 +343,36 @@ def _batchable(check: Claim, cands: Sequence[Candidate]) -> bool:
             and all(isinstance(c.instance, Instance) for c in cands))
 
 
-def _score_result(check: Claim, res: CheckResult, cands: Sequence[Candidate]) -> None:
+@dataclass(frozen=True)
+class Score:
+    """What one evaluation says about one candidate (the runner's judgement, summarized): returned by
+    :func:`evaluate_batch`'s tasks, so that they can run in other processes."""
+
+    ratio: float
+    verdict: str
+    reading: str | None = None
+    argmax_round: float | None = None
+    reason: str | None = None
+
+    def apply(self, c) -> None:
+        c.ratio, c.verdict, c.reading, c.reason = self.ratio, self.verdict, self.reading, self.reason
+        if hasattr(c, "argmax_round"):
+            c.argmax_round = self.argmax_round
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """How :func:`evaluate_batch` runs a claim on candidates: rounds per run (``None``: the claim's own, e.g. a
+    horizon sweep) and whether the exact solves may use the on-disk cache."""
+
+    rounds: int | None = None
+    use_cache: bool = False
+
+
+def _score_result(check: Claim, res: CheckResult, n: int) -> list[Score]:
     names = _paper_readings(check)
-    for c, rec in zip(cands, res.instances):
+    out = []
+    for rec in res.instances[:n]:
         best, where, arg = -math.inf, None, None
         vs = []
         for name in names:
@@ -353,17 +384,16 @@ def _score_result(check: Claim, res: CheckResult, cands: Sequence[Candidate]) ->
         feas = (rec.get("feasibility") or {}).get("verdict")
         if check.evidence.feasible and feas:
             vs.append(feas)
-        c.ratio = best if np.isfinite(best) else float("nan")
-        c.reading, c.argmax_round = where, arg
-        c.verdict = V.combine(vs)
-        c.reason = rec.get("inconclusive_reason")
+        out.append(Score(best if np.isfinite(best) else float("nan"), V.combine(vs), where, arg,
+                         rec.get("inconclusive_reason")))
+    return out
 
 
-def _score_single(res: CheckResult, c: Candidate) -> None:
+def _score_single(res: CheckResult) -> Score:
     paper = [(n, r) for n, r in res.readings.items() if r.get("paper")] or list(res.readings.items())
     ratios = [(r["max_ratio"], n) for n, r in paper if r.get("max_ratio") is not None and np.isfinite(r["max_ratio"])]
-    c.ratio, c.reading = (max(ratios) if ratios else (float("nan"), None))
-    c.verdict, c.reason = res.verdict, (res.reason if res.verdict == V.INCONCLUSIVE else None)
+    ratio, reading = (max(ratios) if ratios else (float("nan"), None))
+    return Score(ratio, res.verdict, reading, None, res.reason if res.verdict == V.INCONCLUSIVE else None)
 
 
 def _config(check: Claim, insts, rounds, params, use_cache) -> RunConfig:
@@ -372,28 +402,66 @@ def _config(check: Claim, insts, rounds, params, use_cache) -> RunConfig:
     return RunConfig(instances=list(insts), rounds=r, params=dict(params), use_cache=use_cache)
 
 
-def evaluate(check: Claim, cands: Sequence[Candidate], rounds: int, use_cache: bool = False) -> None:
-    """Fill ``ratio``/``verdict`` of each candidate (candidates sharing params run as one batch when the
-    experiment allows it, else one by one)."""
-    groups: dict[tuple, list[Candidate]] = {}
+def domain_reason(check: Claim, c: Candidate, param_ranges: dict | None = None) -> str | None:
+    """``None`` when the candidate lies in the claim's declared domain (its instance and its parameters), else
+    why not.  A candidate outside is never run: it can be no refutation."""
+    from fedcheck.core.errors import DomainError
+    from fedcheck.experiments import param_domain, takes_instance
+    try:
+        why = takes_instance(check, c.instance)
+        for k, v in c.params.items():
+            rng = param_ranges[k] if param_ranges is not None and k in param_ranges else param_domain(check, k)
+            check.domain.check_param(k, v, rng)
+    except DomainError as e:
+        return str(e)
+    return why
+
+
+def _evaluate_chunk(check: Claim, chunk: Sequence[Candidate], config: EvalConfig) -> list[Score]:
+    """One run of the claim on candidates sharing their parameters (a batch when the experiment allows it):
+    a task of :func:`evaluate_batch`, module-level and pure (its scores are returned, nothing is mutated)."""
+    try:
+        res = check.run(_config(check, [c.instance for c in chunk], config.rounds, dict(chunk[0].params),
+                                config.use_cache))
+        if len(chunk) == 1 and not _batchable(check, chunk):
+            return [_score_single(res)]
+        return _score_result(check, res, len(chunk))
+    except Exception as e:  # one bad instance must not end the search: evaluate one by one
+        if len(chunk) == 1:
+            return [Score(float("nan"), V.INCONCLUSIVE, reason=f"evaluation failed: {type(e).__name__}: {e}")]
+        return [s for c in chunk for s in _evaluate_chunk(check, [c], config)]
+
+
+def evaluate_batch(check: Claim, cands: Sequence[Candidate], config: EvalConfig) -> list[float]:
+    """Evaluate candidates (one generation of a search) through the claim's own runner and verdict policy; fill
+    each candidate's ``ratio``/``verdict``/``reading`` and return the ratios (max measured/bound over the
+    paper's readings; NaN: not decided).  A candidate outside the claim's domain is rejected, never run.
+    Candidates sharing parameters run as one batch when the experiment allows it; the chunks are independent
+    tasks (the one place to spread over processes)."""
+    from fedcheck.experiments import param_domain
+    ranges = {k: param_domain(check, k) for c in cands for k in c.params}
+    run: list[Candidate] = []
     for c in cands:
+        why = domain_reason(check, c, ranges)
+        if why:
+            Score(float("nan"), V.INCONCLUSIVE, reason=f"rejected (never run): {why}").apply(c)
+        else:
+            run.append(c)
+    groups: dict[tuple, list[Candidate]] = {}
+    for c in run:
         groups.setdefault(tuple(sorted(c.params.items())), []).append(c)
-    for key, cs in groups.items():
-        chunks = [cs] if _batchable(check, cs) else [[c] for c in cs]
-        for chunk in chunks:
-            try:
-                res = check.run(_config(check, [c.instance for c in chunk], rounds, dict(key), use_cache))
-                if len(chunk) == 1 and not _batchable(check, chunk):
-                    _score_single(res, chunk[0])
-                else:
-                    _score_result(check, res, chunk)
-            except Exception as e:  # one bad instance must not end the search: evaluate one by one
-                if len(chunk) == 1:
-                    chunk[0].ratio, chunk[0].verdict = float("nan"), V.INCONCLUSIVE
-                    chunk[0].reason = f"evaluation failed: {type(e).__name__}: {e}"
-                else:
-                    for c in chunk:
-                        evaluate(check, [c], rounds, use_cache)
+    chunks = [ch for cs in groups.values() for ch in ([cs] if _batchable(check, cs) else [[c] for c in cs])]
+    task = functools.partial(_evaluate_chunk, check, config=config)
+    results = [task(chunk) for chunk in chunks]
+    for chunk, scores in zip(chunks, results):
+        for c, s in zip(chunk, scores):
+            s.apply(c)
+    return [c.ratio for c in cands]
+
+
+def evaluate(check: Claim, cands: Sequence[Candidate], rounds: int | None, use_cache: bool = False) -> None:
+    """Fill ``ratio``/``verdict`` of each candidate (:func:`evaluate_batch` at ``rounds``)."""
+    evaluate_batch(check, cands, EvalConfig(rounds, use_cache))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -413,43 +481,62 @@ def _in_set(S, x) -> np.ndarray:
     return x
 
 
-def draw_candidate(space: SearchSpace, rng: np.random.Generator, k: int) -> Candidate:
-    set_name = str(rng.choice(space.sets))
-    n = int(rng.integers(space.n[0], space.n[1] + 1))
-    m = int(rng.integers(space.m[0], space.m[1] + 1))
-    p = int(rng.integers(space.p[0], space.p[1] + 1))
-    radius = _loguniform(rng, *space.radius)
-    het = float(rng.uniform(*space.heterogeneity))
-    noise = float(rng.uniform(*space.noise))
-    outside = _loguniform(rng, *space.outside)
-    scale = _loguniform(rng, *space.scale)
-    fam = RandomFamily(loss=space.loss, set=set_name, n=n, m=m, p=p, radius=radius, heterogeneity=het,
-                       noise=noise, outside=outside)
-    seed = int(rng.integers(0, 2**31 - 1))
-    inst = fam.draw(seed)
+def build_candidate(space: SearchSpace, cfg: dict, params: dict, origin: str, alpha: float | None = None,
+                    direction: np.ndarray | None = None, data: Callable | None = None,
+                    vector: np.ndarray | None = None) -> Candidate:
+    """The candidate of one configuration of the space (``cfg``: set, n, m, p, radius, heterogeneity, noise,
+    outside, scale, family_seed): the family's draw at that seed, its data scaled; ``data(A, b) -> (A, b)`` moves
+    the data further; with ``alpha`` the start is mixed toward the extreme point of the set in ``direction``."""
+    fam = RandomFamily(loss=space.loss, set=cfg["set"], n=cfg["n"], m=cfg["m"], p=cfg["p"], radius=cfg["radius"],
+                       heterogeneity=cfg["heterogeneity"], noise=cfg["noise"], outside=cfg["outside"])
+    inst = fam.draw(int(cfg["family_seed"]))
+    scale = cfg["scale"]
     A = inst.A * scale
     b = inst.b if space.loss == "logistic" else inst.b * scale
+    if data is not None:
+        A, b = data(A, b)
     x0 = None
     start = "default"
-    if rng.uniform() < space.random_start:
+    if alpha is not None:
         base = Instance(A=A, b=b, loss=inst.loss, set=inst.set).start()
-        alpha = float(rng.uniform())
-        x0 = _in_set(inst.set, (1 - alpha) * base + alpha * _random_extreme_point(inst.set, rng))
+        x0 = _in_set(inst.set, (1 - alpha) * base + alpha * np.asarray(inst.set.lmo(direction), dtype=float))
         start = f"random (mix {alpha:.2f} toward an extreme point)"
-    params = {k_: _loguniform(rng, *r) for k_, r in space.params.items()}
-    config = {"set": set_name, "n": n, "m": m, "p": p, "radius": radius, "heterogeneity": het, "noise": noise,
-              "outside": outside, "scale": scale, "family_seed": seed, "start": start}
-    new = Instance(A=A, b=b, loss=inst.loss, set=inst.set, seed=None, source=f"search:random#{k}", x0=x0,
+    config = {k_: cfg[k_] for k_ in ("set", "n", "m", "p", "radius", "heterogeneity", "noise", "outside", "scale",
+                                      "family_seed")}
+    config["start"] = start
+    new = Instance(A=np.ascontiguousarray(A), b=np.ascontiguousarray(b), loss=inst.loss, set=inst.set, seed=None,
+                   source=f"search:{origin}", x0=x0,
                    params={k_: (round(v, 6) if isinstance(v, float) else v) for k_, v in config.items()})
-    return Candidate(new, params, f"random #{k}", config)
+    c = Candidate(new, params, origin, config, vector=vector, direction=direction)
+    if alpha is not None:
+        c.config["alpha"] = alpha
+    return c
 
 
-def draw_generic(check: Claim, rng: np.random.Generator, k: int, space: SearchSpace) -> Candidate:
-    """A candidate from one of the claim's own families, with the numeric fields the domain declares free
-    drawn in their ranges (everything else as declared), at a random seed."""
-    fams = families_of(check)
-    fam = fams[int(rng.integers(len(fams)))]
-    changes = {}
+def draw_candidate(space: SearchSpace, rng: np.random.Generator, k: int) -> Candidate:
+    """A random configuration of the space (each range uniform, log-uniform where the space says so)."""
+    cfg = {"set": str(rng.choice(space.sets)),
+           "n": int(rng.integers(space.n[0], space.n[1] + 1)),
+           "m": int(rng.integers(space.m[0], space.m[1] + 1)),
+           "p": int(rng.integers(space.p[0], space.p[1] + 1)),
+           "radius": _loguniform(rng, *space.radius),
+           "heterogeneity": float(rng.uniform(*space.heterogeneity)),
+           "noise": float(rng.uniform(*space.noise)),
+           "outside": _loguniform(rng, *space.outside),
+           "scale": _loguniform(rng, *space.scale)}
+    cfg["family_seed"] = int(rng.integers(0, 2**31 - 1))
+    alpha = direction = None
+    if rng.uniform() < space.random_start:
+        alpha = float(rng.uniform())
+        direction = rng.standard_normal(cfg["p"])
+    params = {k_: _loguniform(rng, *r) for k_, r in space.params.items()}
+    return build_candidate(space, cfg, params, f"random #{k}", alpha, direction)
+
+
+def family_ranges(check: Claim, fam) -> dict:
+    """The numeric fields of a (dataclass) family that the claim's domain declares free, with their ranges
+    (an open end stays at the family's own value): ``{name: (lo, hi, is_int)}``."""
+    out = {}
     if dataclasses.is_dataclass(fam):
         for f in dataclasses.fields(fam):
             rng_ = check.domain.free.get(f.name)
@@ -457,15 +544,24 @@ def draw_generic(check: Claim, rng: np.random.Generator, k: int, space: SearchSp
             if rng_ is None or isinstance(v, bool) or not isinstance(v, (int, float)):
                 continue
             lo, hi = rng_
-            lo = v if lo is None else lo
-            hi = v if hi is None else hi
-            changes[f.name] = int(rng.integers(int(lo), int(hi) + 1)) if isinstance(v, int) else float(rng.uniform(lo, hi))
-        fam = dataclasses.replace(fam, **changes) if changes else fam
+            out[f.name] = (v if lo is None else lo, v if hi is None else hi, isinstance(v, int))
+    return out
+
+
+def draw_generic(check: Claim, rng: np.random.Generator, k: int, space: SearchSpace) -> Candidate:
+    """A candidate from one of the claim's own families, with the numeric fields the domain declares free
+    drawn in their ranges (everything else as declared), at a random seed."""
+    fams = families_of(check)
+    base = fams[int(rng.integers(len(fams)))]
+    changes = {}
+    for name, (lo, hi, is_int) in family_ranges(check, base).items():
+        changes[name] = int(rng.integers(int(lo), int(hi) + 1)) if is_int else float(rng.uniform(lo, hi))
+    fam = dataclasses.replace(base, **changes) if changes else base
     seed = int(rng.integers(0, 2**31 - 1))
     inst = fam.draw(seed)
     params = {k_: _loguniform(rng, *r) for k_, r in space.params.items()}
     return Candidate(inst, params, f"random #{k}", {"family": getattr(fam, "label", type(fam).__name__),
-                                                   "family_seed": seed, **changes})
+                                                   "family_seed": seed, **changes}, family=base)
 
 
 def _describe(inst) -> dict:
@@ -530,6 +626,241 @@ def restrict(c: Candidate, axis: str, keep: Sequence[int], origin: str) -> Candi
 
 
 # ----------------------------------------------------------------------------------------------
+# CMA-ES (the `cma` package) over a continuous encoding of the candidates around a starting point
+class _Coords:
+    """Named blocks of CMA-ES coordinates with their bounds, in units where the initial step is 1."""
+
+    def __init__(self):
+        self.blocks: list[tuple[str, int, float, float, float]] = []   # name, size, lo, hi (real units), unit
+
+    def add(self, name: str, size: int, lo: float, hi: float, unit: float) -> None:
+        if size > 0 and hi > lo:
+            self.blocks.append((name, int(size), min(lo, 0.0), max(hi, 0.0), float(unit)))
+
+    @property
+    def dim(self) -> int:
+        return sum(b[1] for b in self.blocks)
+
+    def bounds(self) -> list:
+        lo = [b[2] / b[4] for b in self.blocks for _ in range(b[1])]
+        hi = [b[3] / b[4] for b in self.blocks for _ in range(b[1])]
+        return [lo, hi]
+
+    def split(self, x: np.ndarray) -> dict:
+        """Real values of each block (clipped into its bounds: nothing leaves the declared ranges)."""
+        out, k = {}, 0
+        for name, size, lo, hi, unit in self.blocks:
+            out[name] = np.clip(np.asarray(x[k:k + size], dtype=float) * unit, lo, hi)
+            k += size
+        return out
+
+    def record(self) -> list:
+        return [{"block": b[0], "size": b[1], "range": [b[2], b[3]], "unit": b[4]} for b in self.blocks]
+
+
+def _embedding(size: int, k_max: int, rng: np.random.Generator) -> tuple[np.ndarray | None, int]:
+    """A block of ``size`` numbers moved by ``k`` coordinates: all of them (``None``: the identity) when
+    ``size <= k_max``, else a random ``k_max``-dimensional subspace scaled so that unit coordinates move each
+    number by about one unit (a random embedding: each restart draws its own)."""
+    if size <= k_max:
+        return None, size
+    return rng.standard_normal((size, k_max)) / math.sqrt(k_max), k_max
+
+
+def _embed(E: np.ndarray | None, z: np.ndarray, shape) -> np.ndarray:
+    return (z if E is None else E @ z).reshape(shape)
+
+
+def _param_coords(coords: _Coords, params: dict, ranges: dict) -> None:
+    for k, (lo, hi) in ranges.items():
+        if k in params and hi > lo and float(params[k]) > 0:
+            coords.add(f"param:{k}", 1, math.log(lo / params[k]), math.log(hi / params[k]), 0.5)
+
+
+def _decode_params(vals: dict, params: dict, ranges: dict) -> dict:
+    out = dict(params)
+    for k, (lo, hi) in ranges.items():
+        if f"param:{k}" in vals:
+            out[k] = float(np.clip(params[k] * math.exp(float(vals[f"param:{k}"][0])), lo, hi))
+    return out
+
+
+class InstanceEncoding:
+    """A continuous encoding of the search space (:class:`SearchSpace`, hence of the claim's domain) around a
+    starting candidate, for CMA-ES.  Coordinates (only those the space leaves free; each mapped into its range
+    by cma's bounded transform and clipped again on decoding):
+
+    * the configuration :func:`draw_candidate` samples -- the set (an index), ``n``, ``m``, ``p`` (rounded), the
+      radius, outside and data scale (log), heterogeneity and noise, the start's mix toward an extreme point
+      (only when ``x0`` is free), the positive parameters (log) -- at the start's family seed;
+    * the data itself: ``A`` (and ``b``; the labels of a logistic loss flip by sign) moved along ``2 data_dims``
+      (``data_dims``) random directions in units of their RMS, and for least squares a shift of the data's own
+      optimum, ``b_i += A_i delta``, along ``data_dims`` directions (delta in units of the radius).  The
+      directions are drawn per shape from a seed fixed for the run (a random embedding of the data arrays)."""
+
+    def __init__(self, start: Candidate, space: SearchSpace, ss: np.random.SeedSequence, data_dims: int = 4):
+        self.start, self.space, self.data_dims = start, space, int(data_dims)
+        self.entropy = int(ss.generate_state(1, dtype=np.uint32)[0])
+        cfg = self.cfg0 = dict(start.config)
+        self.direction = (np.random.default_rng([self.entropy, 7]).standard_normal(space.p[1])
+                          if space.random_start > 0 else None)
+        c = self.coords = _Coords()
+        _param_coords(c, start.params, space.params)
+        if len(space.sets) > 1:
+            i0 = space.sets.index(cfg["set"])
+            c.add("set", 1, -0.499 - i0, len(space.sets) - 0.501 - i0, 1.0)
+        for k in ("n", "m", "p"):
+            lo, hi = getattr(space, k)
+            c.add(k, 1, lo - 0.499 - cfg[k], hi + 0.499 - cfg[k], max(0.5, (hi - lo) / 5.0))
+        for k in ("radius", "outside", "scale"):
+            lo, hi = getattr(space, k)
+            c.add(k, 1, math.log(lo / cfg[k]), math.log(hi / cfg[k]), max(0.05, math.log(hi / lo) / 5.0))
+        for k in ("heterogeneity", "noise"):
+            lo, hi = getattr(space, k)
+            c.add(k, 1, lo - cfg[k], hi - cfg[k], max(0.01, (hi - lo) / 5.0))
+        if space.random_start > 0:
+            a0 = float(cfg.get("alpha", 0.0))
+            c.add("alpha", 1, -a0, 1.0 - a0, 0.2)
+        if self.data_dims > 0:
+            c.add("A", 2 * self.data_dims, -3.0, 3.0, 0.3)
+            c.add("b", self.data_dims, -3.0, 3.0, 0.3)
+            if space.loss != "logistic":
+                c.add("shift", self.data_dims, -3.0, 3.0, 0.3)
+
+    @property
+    def dim(self) -> int:
+        return self.coords.dim
+
+    def _directions(self, name: str, size: int, k: int, shape) -> np.ndarray:
+        g = np.random.default_rng([self.entropy, sum(map(ord, name)), *shape])
+        return g.standard_normal((size, k)) / math.sqrt(k)
+
+    def decode(self, x: np.ndarray, origin: str) -> Candidate:
+        v = self.coords.split(x)
+        sp, cfg = self.space, dict(self.cfg0)
+        params = _decode_params(v, self.start.params, sp.params)
+        if "set" in v:
+            cfg["set"] = sp.sets[int(np.clip(round(sp.sets.index(cfg["set"]) + float(v["set"][0])), 0,
+                                             len(sp.sets) - 1))]
+        for k in ("n", "m", "p"):
+            if k in v:
+                cfg[k] = int(np.clip(round(cfg[k] + float(v[k][0])), *getattr(sp, k)))
+        for k in ("radius", "outside", "scale"):
+            if k in v:
+                cfg[k] = float(np.clip(cfg[k] * math.exp(float(v[k][0])), *getattr(sp, k)))
+        for k in ("heterogeneity", "noise"):
+            if k in v:
+                cfg[k] = float(np.clip(cfg[k] + float(v[k][0]), *getattr(sp, k)))
+        alpha = direction = None
+        if "alpha" in v:
+            alpha = float(np.clip(float(self.cfg0.get("alpha", 0.0)) + float(v["alpha"][0]), 0.0, 1.0))
+            own = self.start.direction
+            direction = own if own is not None and len(own) == cfg["p"] else self.direction[:cfg["p"]]
+
+        def data(A, b):
+            if "A" in v:
+                A = A + _rms(A) * (self._directions("A", A.size, v["A"].size, A.shape) @ v["A"]).reshape(A.shape)
+            if "b" in v:
+                db = (self._directions("b", b.size, v["b"].size, b.shape) @ v["b"]).reshape(b.shape)
+                b = np.where(b + db >= 0, 1.0, -1.0) if sp.loss == "logistic" else b + _rms(b) * db
+            if "shift" in v:
+                delta = cfg["radius"] * (self._directions("shift", A.shape[2], v["shift"].size, A.shape) @ v["shift"])
+                b = b + A @ delta
+            return A, b
+        return build_candidate(sp, cfg, params, origin, alpha if alpha else None, direction, data,
+                               vector=np.array(x, dtype=float))
+
+
+class FamilyEncoding:
+    """A continuous encoding of a candidate of the claim's own (generic) family: the numeric fields its domain
+    declares free (integers rounded) and the positive parameters (log), at the start's family seed."""
+
+    def __init__(self, check: Claim, start: Candidate, space: SearchSpace):
+        self.check, self.start, self.space = check, start, space
+        self.base = start.family if start.family is not None else families_of(check)[0]
+        self.ranges = family_ranges(check, self.base)
+        self.values = {k: start.config.get(k, getattr(self.base, k)) for k in self.ranges}
+        c = self.coords = _Coords()
+        _param_coords(c, start.params, space.params)
+        for k, (lo, hi, is_int) in self.ranges.items():
+            v0 = float(self.values[k])
+            pad = 0.499 if is_int else 0.0
+            c.add(f"field:{k}", 1, lo - pad - v0, hi + pad - v0, max((hi - lo) / 6.0, 0.5 if is_int else 1e-12))
+
+    @property
+    def dim(self) -> int:
+        return self.coords.dim
+
+    def decode(self, x: np.ndarray, origin: str) -> Candidate:
+        v = self.coords.split(x)
+        params = _decode_params(v, self.start.params, self.space.params)
+        changes = {}
+        for k, (lo, hi, is_int) in self.ranges.items():
+            val = float(self.values[k]) + (float(v[f"field:{k}"][0]) if f"field:{k}" in v else 0.0)
+            changes[k] = int(np.clip(round(val), lo, hi)) if is_int else float(np.clip(val, lo, hi))
+        fam = dataclasses.replace(self.base, **changes) if changes else self.base
+        seed = int(self.start.config["family_seed"])
+        cfg = {**self.start.config, **changes}
+        return Candidate(fam.draw(seed), params, origin, cfg, family=self.base, vector=np.array(x, dtype=float))
+
+
+def _cma_seed(ss: np.random.SeedSequence) -> int:
+    """cma's ``seed`` option from a SeedSequence (cma takes 0 for 'the clock': never 0)."""
+    return int(ss.generate_state(1, dtype=np.uint32)[0]) % (2**31 - 2) + 1
+
+
+def cma_maximize(encoding, evaluate_fn: Callable[[list], list], budget: int, ss: np.random.SeedSequence,
+                 record: Callable[[list, str], None], phase: str, popsize: int | None = None) -> dict:
+    """Maximize the candidates' ratio with CMA-ES (``cma``) over ``encoding``'s coordinates, from its start
+    (coordinates 0) with step 1, inside its bounds (cma's ``BoundTransform``), for exactly ``budget``
+    evaluations: each generation is decoded and evaluated through ``evaluate_fn`` (one call per generation).
+    A non-finite ratio (inconclusive, rejected) ranks last.  When cma stops early it restarts from the best
+    point with a fresh step.  Seeded from ``ss``: cma's ``seed`` option and its normal draws (``randn``) come
+    from it, so the run does not depend on numpy's global state.  Returns what it did."""
+    import cma
+    import warnings
+    dim = encoding.dim
+    lo, hi = encoding.coords.bounds()
+    lam = popsize or int(4 + 3 * math.log(max(dim, 1)))
+    lam = max(2, min(lam, max(4, budget // 4)))
+    used, gens, runs, best_x, best_score = 0, 0, 0, np.zeros(dim), -math.inf
+    while used < budget:
+        ss_run, ss = ss.spawn(2)
+        gen_rng = np.random.default_rng(ss_run)
+        opts = {"seed": _cma_seed(ss_run), "randn": lambda lam_, n_, g=gen_rng: g.standard_normal((lam_, n_)),
+                "bounds": [lo, hi], "popsize": lam, "verbose": -9, "verb_log": 0, "verb_disp": 0,
+                "CMA_diagonal": dim > 40}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            es = cma.CMAEvolutionStrategy(best_x.tolist(), 1.0, opts)
+        runs += 1
+        while used < budget:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                X = es.ask()
+            gens += 1
+            k = min(len(X), budget - used)
+            cands = [encoding.decode(np.asarray(x, dtype=float), f"{phase} gen {gens}") for x in X[:k]]
+            evaluate_fn(cands)
+            record(cands, phase)
+            used += k
+            for c in cands:
+                if c.score > best_score:
+                    best_score, best_x = c.score, np.asarray(c.vector, dtype=float)
+            if k < len(X):
+                break
+            worst = min((c.score for c in cands if np.isfinite(c.score)), default=0.0)
+            f = [-c.score if np.isfinite(c.score) else -worst + 1.0 + abs(worst) for c in cands]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                es.tell(X, f)
+                if es.stop():
+                    break
+    return {"dim": dim, "popsize": lam, "generations": gens, "cma_runs": runs, "evaluations": used,
+            "coordinates": encoding.coords.record()}
+
+
+# ----------------------------------------------------------------------------------------------
 def shrink(check: BoundCheck, cand: Candidate, rounds: int, budget: int = 60,
            log: Callable[[str], None] | None = None) -> tuple[Candidate, list]:
     """Delta debugging: remove chunks of clients, samples and coordinates while the bound stays violated.
@@ -575,23 +906,39 @@ def shrink(check: BoundCheck, cand: Candidate, rounds: int, budget: int = 60,
 
 
 # ----------------------------------------------------------------------------------------------
-def search(check: Check, budget: int = 200, restarts: int = 4, seed: int = 0, rounds: int | None = None,
-           space: SearchSpace | None = None, random_fraction: float = 0.5, offspring: int = 4,
+METHODS = ("cma", "perturb", "random")
+
+
+def search(check: Check, budget: int = 200, restarts: int | None = None, seed: int = 0, rounds: int | None = None,
+           space: SearchSpace | None = None, random_fraction: float | None = None, offspring: int = 4,
            verify_rounds: int | None = None, do_shrink: bool = True, shrink_budget: int = 60,
            baseline: bool = True, out: str | Path | None = None, use_cache: bool = True,
-           log: Callable[[str], None] | None = None) -> SearchOutcome:
-    """Search the instance space for the largest measured/bound of ``check`` (see the module doc)."""
+           log: Callable[[str], None] | None = None, method: str = "cma", data_dims: int = 4,
+           popsize: int | None = None) -> SearchOutcome:
+    """Search the instance space for the largest measured/bound of ``check`` (see the module doc).
+
+    ``method``: ``"cma"`` (default: a screening of random draws, then CMA-ES from the best ``restarts``
+    structures), ``"perturb"`` (random draws, then (1+lambda) perturbations), ``"random"`` (random draws from
+    the domain only).  ``budget`` is the number of claim evaluations, the same for every method;
+    ``random_fraction``: the share of random draws (default 0.25 for cma, 0.5 for perturb)."""
     why = searchable(check)
     if why:
         raise NotSearchable(why)
     if not instance_searchable(check):
         raise NotSearchable(f"{check.id}'s experiment builds its own cases: search its seeds and parameters with "
                             "search_seeds (what 'fedcheck search' does for it)")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, not {method!r}")
     if budget < 2:
         raise ValueError("budget must be >= 2 (instances evaluated)")
     t_start = time.perf_counter()
     log = log or (lambda s: None)
     space = space or SearchSpace.for_check(check)
+    restarts = int(restarts if restarts is not None else (2 if method == "cma" else 4))
+    if random_fraction is None:
+        random_fraction = {"cma": 0.25, "perturb": 0.5, "random": 1.0}[method]
+    if method == "random":
+        random_fraction = 1.0
     exp = check.evidence.experiment
     normal = exp.rounds_for(RunConfig()) if hasattr(exp, "rounds_for") else None
     rounds = int(rounds or min(int(normal), 1000)) if normal else rounds
@@ -599,10 +946,12 @@ def search(check: Check, budget: int = 200, restarts: int = 4, seed: int = 0, ro
     family = families_of(check)[0]
     structured = isinstance(family, RandomFamily)    # Instance problems: rich perturbations and shrinking
     quick = _quick(check)
-    ss_space, ss_local, ss_base = np.random.SeedSequence(int(seed)).spawn(3)
+    ss_space, ss_local, ss_base, ss_cma = np.random.SeedSequence(int(seed)).spawn(4)
     rng, lrng = np.random.default_rng(ss_space), np.random.default_rng(ss_local)
+    eval_config = EvalConfig(rounds, False)
     trajectory: list[dict] = []
     best: Candidate | None = None
+    local_log: list[dict] = []
 
     def record(cs: Sequence[Candidate], phase: str):
         nonlocal best
@@ -613,18 +962,23 @@ def search(check: Check, budget: int = 200, restarts: int = 4, seed: int = 0, ro
                                "best": best.ratio, "verdict": c.verdict, "origin": c.origin,
                                "instance": c.short()})
 
-    # -- 1. random phase
+    def draw(g, k):
+        return draw_candidate(space, g, k) if structured else draw_generic(check, g, k, space)
+
+    # -- 1. random draws from the domain (the whole budget for "random")
     n_random = max(1, min(budget, int(round(budget * random_fraction))))
+    if method == "cma":
+        n_random = max(1, min(budget - 1, n_random))
     restarts = max(1, min(restarts, n_random))
-    log(f"search {check.id}: budget {budget} ({n_random} random, {budget - n_random} local in {restarts} "
-        f"restart(s)), {rounds} rounds per evaluation, seed {seed}")
-    pool = [draw_candidate(space, rng, k + 1) if structured else draw_generic(check, rng, k + 1, space)
-            for k in range(n_random)]
+    log(f"search {check.id} ({method}): budget {budget} ({n_random} random"
+        + (f", {budget - n_random} local in {restarts} restart(s)" if budget > n_random else "")
+        + f"), {rounds} rounds per evaluation, seed {seed}")
+    pool = [draw(rng, k + 1) for k in range(n_random)]
     for k in range(0, len(pool), 8):
-        evaluate(quick, pool[k:k + 8], rounds)
+        evaluate_batch(quick, pool[k:k + 8], eval_config)
         record(pool[k:k + 8], "random")
-    log(f"  random phase: best ratio {best.ratio:.4g} ({best.short()})")
-    # -- 2. local phase: (1+lambda)-ES from the best distinct configurations
+    log(f"  random draws: best ratio {best.ratio:.4g} ({best.short()})")
+    # -- 2. local phase from the best distinct configurations
     starts, seen = [], set()
     for c in sorted(pool, key=lambda c: -c.score):
         key = c.instance.content_hash()
@@ -633,27 +987,50 @@ def search(check: Check, budget: int = 200, restarts: int = 4, seed: int = 0, ro
             starts.append(c)
         if len(starts) == restarts:
             break
+    if not starts and budget > n_random:     # nothing decided yet: start from the first draw anyway
+        starts = pool[:1]
     left = budget - n_random
-    for q, parent in enumerate(starts):
-        share = left // (len(starts) - q)
-        left -= share
-        sigma, used, gen = 0.3, 0, 0
-        while used < share:
-            gen += 1
-            lam = min(offspring, share - used)
-            what = "params" if (space.params and gen % 3 == 0) else "all"
-            kids = [mutate(parent, sigma, lrng, space, f"restart {q + 1} gen {gen}", what)
-                    if isinstance(parent.instance, Instance) else draw_generic(check, lrng, len(trajectory) + 1, space)
-                    for _ in range(lam)]
-            evaluate(quick, kids, rounds)
-            record(kids, "local")
-            used += lam
-            top = max(kids, key=lambda c: c.score)
-            if top.score > parent.score:
-                parent, sigma = top, min(2.0, sigma * 1.5)
-            else:
-                sigma = max(1e-3, sigma * 0.6)
-        log(f"  restart {q + 1}: ratio {parent.ratio:.4g} ({parent.short()})")
+    if method == "cma":
+        for q, start in enumerate(starts):
+            share = left // (len(starts) - q)
+            left -= share
+            ss_q = ss_cma.spawn(1)[0]
+            enc = (InstanceEncoding(start, space, ss_q.spawn(1)[0], data_dims)
+                   if structured and isinstance(start.instance, Instance) else FamilyEncoding(check, start, space))
+            phase = f"cma restart {q + 1}"
+            if enc.dim == 0:        # nothing continuous to move: the rest of this share are random draws
+                more = [draw(lrng, len(trajectory) + k + 1) for k in range(share)]
+                evaluate_batch(quick, more, eval_config)
+                record(more, "random (no continuous coordinates)")
+                local_log.append({"restart": q + 1, "start": start.short(), "dim": 0, "evaluations": share})
+                continue
+            info = cma_maximize(enc, lambda cs: evaluate_batch(quick, cs, eval_config), share, ss_q, record, phase,
+                                popsize)
+            local_log.append({"restart": q + 1, "start": start.short(), **info})
+            log(f"  {phase}: {info['generations']} generations of {info['popsize']} in {info['dim']} coordinates; "
+                f"best so far {best.ratio:.4g} ({best.short()})")
+    elif method == "perturb":
+        for q, parent in enumerate(starts):
+            share = left // (len(starts) - q)
+            left -= share
+            sigma, used, gen = 0.3, 0, 0
+            while used < share:
+                gen += 1
+                lam = min(offspring, share - used)
+                what = "params" if (space.params and gen % 3 == 0) else "all"
+                kids = [mutate(parent, sigma, lrng, space, f"restart {q + 1} gen {gen}", what)
+                        if isinstance(parent.instance, Instance) else draw_generic(check, lrng, len(trajectory) + 1, space)
+                        for _ in range(lam)]
+                evaluate_batch(quick, kids, eval_config)
+                record(kids, "local")
+                used += lam
+                top = max(kids, key=lambda c: c.score)
+                if top.score > parent.score:
+                    parent, sigma = top, min(2.0, sigma * 1.5)
+                else:
+                    sigma = max(1e-3, sigma * 0.6)
+            local_log.append({"restart": q + 1, "evaluations": share, "ratio": parent.ratio})
+            log(f"  restart {q + 1}: ratio {parent.ratio:.4g} ({parent.short()})")
     assert best is not None
     # -- baseline: the same number of draws from the check's own family, default params
     baseline_traj: list[dict] = []
@@ -671,10 +1048,12 @@ def search(check: Check, budget: int = 200, restarts: int = 4, seed: int = 0, ro
                                   "best": baseline_best.ratio, "seed": c.instance.seed})
         log(f"  baseline ({budget} draws of the check's family): best ratio {baseline_best.ratio:.4g}")
     outcome = SearchOutcome(check.id, best, baseline_best, trajectory, baseline_traj,
-                            settings={"budget": budget, "restarts": restarts, "seed": int(seed),
+                            settings={"method": method, "budget": budget, "restarts": restarts, "seed": int(seed),
                                       "search_rounds": rounds, "verify_rounds": verify_rounds,
                                       "random_evaluations": n_random, "local_evaluations": budget - n_random,
-                                      "offspring": offspring, "space": space.record()})
+                                      "offspring": offspring if method == "perturb" else None,
+                                      "data_dims": data_dims if method == "cma" else None,
+                                      "local": local_log, "space": space.record()})
     # -- 3. save and re-verify the worst instance (through the file, as a user would)
     out = Path(out) if out is not None else None
     worst_inst = best.instance

@@ -1,0 +1,416 @@
+"""Where the reports are rendered: in this process, or in a small pool of renderer processes.
+
+:func:`write_reports` runs the report phase as independent pieces of work (see :mod:`fedcheck.report` for
+what each piece draws):
+
+* per check, its figures drawn as SVG (and written with their CSV), split over the renderers by figure;
+* then, at the same time, the check's page (HTML, and the PDF WeasyPrint lays out from it) and the PDFs of its
+  figures on their own;
+* the index page once every check's page is done.
+
+With ``pool=None`` each piece runs here, one after the other.  With a :class:`RenderPool` the pieces run in
+worker processes started with ``spawn``, whose initializer imports matplotlib, WeasyPrint and Jinja and
+renders a small figure and page once (fonts loaded, caches warm): ``fedcheck verify`` starts the pool when
+its checks start, so that this start-up overlaps the checks.  Either way the files are the same (the same
+functions on the same inputs; SVG ids are seeded, see ``svg.hashsalt``); PDFs may differ in their timestamps.
+
+This module imports no plotting or PDF library: the main process of a pooled run never loads them.  An
+interrupt (SIGINT, SIGTERM) or a failure stops the renderers (terminated, then joined: no process is left
+behind) before the temporary directory is removed, so that no half-written report appears.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+__all__ = ["write_reports", "print_written", "RenderPool", "FigureOut", "validate", "BadResults", "report_name", "default_workers",
+           "stop_all"]
+
+WORKERS_ENV = "FEDCHECK_REPORT_WORKERS"     # renderer processes; 0 renders in the calling process
+
+
+class BadResults(ValueError):
+    """The results document cannot be rendered (missing or ill-typed fields)."""
+
+
+def validate(doc: Any) -> None:
+    """Raise :class:`BadResults` when ``doc`` is not a results document the reports can render."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("checks"), list):
+        raise BadResults("not a fedcheck results document: expected an object with a list 'checks'")
+    if doc.get("provenance") is not None and not isinstance(doc["provenance"], dict):
+        raise BadResults("'provenance' must be an object")
+    for q, chk in enumerate(doc["checks"]):
+        where = f"checks[{q}]"
+        if not isinstance(chk, dict):
+            raise BadResults(f"{where} is not an object")
+        for key in ("id", "verdict"):
+            if not isinstance(chk.get(key), str) or not chk[key]:
+                raise BadResults(f"{where}: '{key}' must be a non-empty string")
+        for key, typ in (("formula", dict), ("readings", dict), ("feasibility", dict), ("evidence", dict),
+                         ("params", dict), ("instances", list), ("symbolic", list), ("assumptions", list),
+                         ("series", list), ("tables", list), ("saved_instances", list),
+                         ("provenance", dict)):
+            if chk.get(key) is not None and not isinstance(chk[key], typ):
+                raise BadResults(f"{where} ({chk['id']}): '{key}' must be a{'n object' if typ is dict else ' list'}")
+        for j, inst in enumerate(chk.get("instances") or []):
+            if not isinstance(inst, dict):
+                raise BadResults(f"{where}.instances[{j}] is not an object")
+            for key in ("rounds", "metric"):
+                if inst.get(key) is not None and not isinstance(inst[key], list):
+                    raise BadResults(f"{where}.instances[{j}]: '{key}' must be a list")
+            if inst.get("bound") is not None and not isinstance(inst["bound"], dict):
+                raise BadResults(f"{where}.instances[{j}]: 'bound' must be an object")
+        for j, s in enumerate(chk.get("series") or []):
+            if not isinstance(s, dict) or not isinstance(s.get("x"), list) or not isinstance(s.get("y"), list):
+                raise BadResults(f"{where}.series[{j}]: expected an object with lists 'x' and 'y'")
+        for j, tb in enumerate(chk.get("tables") or []):
+            if not isinstance(tb, dict) or not isinstance(tb.get("columns", []), list) \
+                    or not isinstance(tb.get("rows", []), list) \
+                    or not all(isinstance(r, list) for r in tb.get("rows", [])):
+                raise BadResults(f"{where}.tables[{j}]: expected an object with lists 'columns' and 'rows'")
+
+
+@dataclass
+class FigureOut:
+    """A figure once drawn: what the pages and the figure's own PDF need, without matplotlib (it travels
+    between renderer processes)."""
+    key: str
+    title: str
+    caption: str
+    svg: str
+    size: tuple
+    files: dict = field(default_factory=dict)
+
+    @property
+    def svg_uri(self) -> str:
+        import base64
+        return "data:image/svg+xml;base64," + base64.b64encode(self.svg.encode("utf-8")).decode("ascii")
+
+
+def report_name(check_id: str) -> str:
+    """The file stem of a check's report (``fedfw.theorem1`` -> ``fedfw.theorem1``)."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", check_id).strip("._") or "check"
+    return name[:120]
+
+
+# ------------------------------------------------------------------------------------------------
+# where the work runs
+def default_workers() -> int:
+    """Renderer processes: ``$FEDCHECK_REPORT_WORKERS`` when set (0: none, render in this process), else one
+    per core, at most 2 (the report of one check has two pieces that run at once)."""
+    v = os.environ.get(WORKERS_ENV, "").strip()
+    if v:
+        try:
+            return max(0, int(v))
+        except ValueError:
+            pass
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+def _init_worker() -> None:
+    """A renderer's start: ignore SIGINT (the main process handles it and stops the renderers), die with the
+    parent (Linux), import the libraries and render a small figure and page once."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)      # PR_SET_PDEATHSIG
+        if os.getppid() == 1:
+            os._exit(0)
+    except Exception:
+        pass
+    from fedcheck import report
+    report.warm_up()
+
+
+@contextlib.contextmanager
+def _main_not_imported():
+    """A renderer needs nothing of ``__main__``: without this, ``spawn`` runs the main script again in each
+    process (a script with no ``if __name__ == "__main__"`` guard would start its work over there)."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
+    try:
+        main.__dict__.pop("__file__", None)
+        main.__spec__ = None
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
+
+
+def _noop() -> None:
+    return None
+
+
+class _Here:
+    """An executor that runs each piece of work at once, in this process (``pool=None``)."""
+
+    workers = 1
+
+    def submit(self, fn, *args) -> Future:
+        f: Future = Future()
+        try:
+            f.set_result(fn(*args))
+        except Exception as e:          # an interrupt (KeyboardInterrupt) propagates at once
+            f.set_exception(e)
+        return f
+
+
+_LIVE: set = set()
+
+
+class RenderPool:
+    """``workers`` renderer processes (``spawn``), started now; their start-up (imports, warm-up) runs while
+    the caller goes on.  ``close()`` waits for them to finish; ``abort()`` (also on leaving a ``with`` block
+    by an exception) terminates them.  Not Dask: a cluster takes seconds to start; this takes none of the
+    caller's time."""
+
+    def __init__(self, workers: int | None = None):
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        self.workers = max(1, workers or default_workers())
+        self._ex = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                       initializer=_init_worker)
+        with _main_not_imported():
+            for _ in range(self.workers):   # start every process now (they start on demand otherwise)
+                self._ex.submit(_noop)
+        _LIVE.add(self)
+
+    @classmethod
+    def start(cls, workers: int | None = None) -> "RenderPool | None":
+        """A pool, or ``None`` when ``$FEDCHECK_REPORT_WORKERS`` is 0 (render in this process)."""
+        n = default_workers() if workers is None else workers
+        return cls(n) if n > 0 else None
+
+    def submit(self, fn, *args) -> Future:
+        return self._ex.submit(fn, *args)
+
+    def pids(self) -> list[int]:
+        return [p.pid for p in list((getattr(self._ex, "_processes", None) or {}).values())]
+
+    def close(self) -> None:
+        _LIVE.discard(self)
+        self._ex.shutdown(wait=True)
+
+    def abort(self) -> None:
+        """Stop at once: pending work cancelled, running renderers terminated (then killed if they linger)
+        and joined."""
+        _LIVE.discard(self)
+        procs = list((getattr(self._ex, "_processes", None) or {}).values())
+        self._ex.shutdown(wait=False, cancel_futures=True)
+        for p in procs:
+            try:
+                p.terminate()
+            except Exception:
+                pass
+        for p in procs:
+            try:
+                p.join(5)
+                if p.is_alive():
+                    p.kill()
+                    p.join(5)
+            except Exception:
+                pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, typ, exc, tb):
+        if typ is None:
+            self.close()
+        else:
+            self.abort()
+
+
+def stop_all() -> None:
+    """Terminate every pool still running (a command left by an interrupt or an error before its reports)."""
+    for pool in list(_LIVE):
+        pool.abort()
+
+
+# ------------------------------------------------------------------------------------------------
+def _replace(src: Path, dest: Path) -> None:
+    """Move ``src`` (a file or a directory) to ``dest``, replacing what is there."""
+    if dest.is_dir() and not dest.is_symlink():
+        trash = Path(tempfile.mkdtemp(prefix=".fedcheck-old-", dir=dest.parent))
+        os.replace(dest, trash / dest.name)
+        os.replace(src, dest)
+        shutil.rmtree(trash, ignore_errors=True)
+    else:
+        os.replace(src, dest)
+
+
+def write_reports(doc: dict, out: Path, progress: Callable[[int, int, str], Any] | None = None,
+                  pool: RenderPool | None = None) -> list[Path]:
+    """Write the reports of ``doc`` under ``out`` and return the paths written:
+
+    * ``results.json`` first (atomically), so that the results survive an interrupt while reports render;
+    * per check ``<check>.html`` and ``<check>.pdf`` (the same page laid out for print; skipped with one
+      warning line when WeasyPrint cannot load Pango), and ``<check>/fig-<name>.svg``, ``.pdf`` and ``.csv``
+      for each figure;
+    * ``index.html`` (thumbnails and verdict badges) when there are several checks or none.
+
+    ``progress(done, total, label)``, when given, is called as each report is finished.  The reports are
+    rendered into a temporary directory inside ``out`` and moved into place once every one is complete.
+    ``pool``: where the pieces run (``None``: here).  On any exception the pool is stopped (see
+    :meth:`RenderPool.abort`) before the temporary directory is removed; on success it stays usable."""
+    validate(doc)
+    try:
+        results_text = json.dumps(doc, indent=1, allow_nan=False)
+    except ValueError as e:
+        raise BadResults(f"results document is not valid JSON: {e}") from None
+    from fedcheck.core.results import atomic_write_text
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [atomic_write_text(out / "results.json", results_text)]
+    ex = pool if pool is not None else _Here()
+    tasks = _Tasks
+    checks = doc["checks"]
+    several = len(checks) > 1
+    total = len(checks) + (1 if several or not checks else 0)
+    tmp = Path(tempfile.mkdtemp(prefix=".fedcheck-report-", dir=out))
+    try:
+        warning = ex.submit(tasks.pdf_status).result()
+        if warning:
+            print(f"fedcheck: warning: {warning}", file=sys.stderr)
+        pdf = not warning
+        stems: list[str] = []
+        for chk in checks:
+            stem = report_name(chk["id"])
+            while stem in stems or stem in ("index", "results"):
+                stem += "_"
+            stems.append(stem)
+        prov = doc.get("provenance")
+        parts = max(1, ex.workers)
+        pending: dict[Future, tuple[int, str]] = {}
+        drawn: dict[int, list] = {q: [] for q in range(len(checks))}
+        left: dict[int, int] = {}
+        figures: dict[int, list] = {}
+        entries: dict[int, dict] = {}
+        for q, (chk, stem) in enumerate(zip(checks, stems)):
+            for p in range(parts):
+                pending[ex.submit(tasks.draw_figures, chk, str(tmp / stem), p, parts, not pdf)] = (q, "draw")
+            left[q] = parts
+        done_count = 0
+        order: list[int] = []
+        while pending:
+            done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+            for f in sorted(done, key=lambda f: pending[f]):
+                q, kind = pending.pop(f)
+                res = f.result()
+                stem = stems[q]
+                if kind == "draw":
+                    drawn[q] += res
+                    left[q] -= 1
+                    if left[q]:
+                        continue
+                    figs = [rf for _, rf in sorted(drawn.pop(q), key=lambda t: t[0])]
+                    for rf in figs:
+                        rf.files = {ext: f"{stem}/fig-{rf.key}.{ext}" for ext in ("svg", "pdf", "csv")}
+                    figures[q] = figs
+                    links = {"pdf": f"{stem}.pdf" if pdf else None, "index": "index.html" if several else None,
+                             "results": "results.json"}
+                    pending[ex.submit(tasks.check_page, checks[q], prov, figs, links, str(tmp), stem, pdf)] = \
+                        (q, "page")
+                    left[q] = 1
+                    if figs and pdf:
+                        pending[ex.submit(tasks.figure_pdf_files, figs, str(tmp / stem))] = (q, "figpdf")
+                        left[q] = 2
+                    continue
+                if kind == "page":
+                    entries[q] = res
+                left[q] -= 1
+                if left[q] == 0:
+                    figs = figures[q]
+                    entries[q].update(pdf=f"{stem}.pdf" if pdf else None, source=str(checks[q].get("source") or ""),
+                                      thumb=figs[0].svg_uri if figs else None,
+                                      thumb_title=figs[0].title if figs else "")
+                    order.append(q)
+                    done_count += 1
+                    if progress is not None:
+                        progress(done_count, total, stem)
+        names: list[str] = []
+        for q, stem in enumerate(stems):
+            names += [f"{stem}.html"] + ([f"{stem}.pdf"] if pdf else []) + ([stem] if figures[q] else [])
+        if several or not checks:
+            ex.submit(tasks.index_page, {"provenance": prov}, [entries[q] for q in range(len(checks))],
+                      str(tmp)).result()
+            names.append("index.html")
+            if progress is not None:
+                progress(total, total, "index.html")
+        for name in names:
+            _replace(tmp / name, out / name)
+            dest = out / name
+            written += sorted(dest.iterdir()) if dest.is_dir() else [dest]
+        return written
+    except BaseException:
+        if pool is not None:
+            pool.abort()            # no renderer writes into tmp once it is removed
+        raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def print_written(paths: list[Path], out: Path) -> None:
+    """One line per file a person opens (``report: ...``) and one per folder of figure files."""
+    out = Path(out)
+    dirs: dict[Path, int] = {}
+    for p in paths:
+        p = Path(p)
+        if p.parent == out:
+            print(f"report: {p}")
+        else:
+            dirs[p.parent] = dirs.get(p.parent, 0) + 1
+    for d, n in dirs.items():
+        print(f"figures: {d}/ ({n} files: SVG, PDF and CSV of each figure)")
+
+
+def _call(name: str, *args):
+    """Run :mod:`fedcheck.report`'s ``name`` (imported where this runs: a renderer, or here without a pool)."""
+    from fedcheck import report
+    if os.environ.get("FEDCHECK_RENDER_TRACE"):
+        import time
+        t = time.perf_counter()
+        try:
+            return getattr(report, name)(*args)
+        finally:
+            print(f"render: {name} {args[-1] if args else ''} pid {os.getpid()} {time.perf_counter() - t:.2f} s "
+                  f"(end {time.time() % 100:.2f})", file=sys.stderr)
+    return getattr(report, name)(*args)
+
+
+class _Tasks:
+    """The pieces of work, as functions that pickle by reference without importing :mod:`fedcheck.report`
+    in the main process."""
+
+    @staticmethod
+    def pdf_status():
+        return _call("pdf_status")
+
+    @staticmethod
+    def draw_figures(*args):
+        return _call("draw_figures", *args)
+
+    @staticmethod
+    def check_page(*args):
+        return _call("check_page", *args)
+
+    @staticmethod
+    def figure_pdf_files(*args):
+        return _call("figure_pdf_files", *args)
+
+    @staticmethod
+    def index_page(*args):
+        return _call("index_page", *args)
