@@ -231,3 +231,23 @@ def test_parts_keep_order_and_cover(n, k):
     parts = _parts(items, k)
     assert sum(parts, []) == items and len(parts) == min(n, k)
     assert max(map(len, parts)) - min(map(len, parts)) <= 1
+
+
+def test_search_on_the_cluster_is_bit_identical_to_serial(cluster, tmp_path):
+    """`fedcheck search` spreads its batches (random screen, CMA-ES generations, baseline) over Dask workers;
+    the draws stay in the parent, so the trajectory and the best instance are those of a serial search."""
+    from fedcheck.tools.search import search, search_document
+    docs = []
+    for k, kw in enumerate(({}, {"jobs": 2, "scheduler": cluster})):
+        o = search(theorem1, budget=8, restarts=1, seed=3, rounds=40, verify_rounds=60, do_shrink=False,
+                   out=tmp_path / str(k), **kw)
+        d = search_document(o, theorem1)
+        docs.append((d["trajectory"], d["best"]["instance"]["hash"], d["best"]["ratio_verified"]))
+    assert docs[0] == docs[1]
+
+
+def test_search_cli_takes_jobs_and_scheduler(cluster, tmp_path, capsys):
+    assert main(["search", "theorem1", "--budget", "4", "--restarts", "1", "--rounds", "30", "--verify-rounds", "40",
+                 "--no-shrink", "--no-report", "-q", "--scheduler", cluster, "--out", str(tmp_path)]) in (0, 1)
+    assert main(["search", "theorem1", "--budget", "4", "-j", "0", "--out", str(tmp_path / "x")]) == 2
+    assert "-j/--jobs must be >= 1" in capsys.readouterr().err

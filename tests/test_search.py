@@ -174,3 +174,157 @@ def test_a_claim_that_builds_its_own_cases_is_searched_over_its_seeds_and_parame
     assert code == 0 and "searched its seeds and parameters" in capsys.readouterr().out
     doc = json.loads((tmp_path / "feddualavg.lemma_c2-search.json").read_text())
     assert doc["schema"] == "fedcheck.search/1" and len(doc["trajectory"]["search"]) == 4
+
+
+# ---- CMA-ES (issue 16.5): the default method ---------------------------------------------------------------
+PLANTED = textwrap.dedent('''
+    import sympy as sp
+    from fedcheck import Bound, BoundTest, Claim, Domain, Paper, Rounds
+    from fedcheck import algorithms as engine
+    from fedcheck.problems.instances import RandomFamily
+    from fedcheck.symbols import D, L, t
+
+    # half the certified worst case of Frank-Wolfe (PEP, L = D = 1, after T = 1..6 rounds): false, but only for
+    # instances near the worst case (random draws of the family rarely reach it)
+    W = (0.5, 0.31262, 0.22785, 0.17803, 0.14621, 0.12424)
+    pieces = [(0.5 * w, t <= T + 2) for T, w in enumerate(W[:-1])] + [(0.5 * W[-1], True)]
+    planted = Claim(
+        id="mine.fw_too_good", paper=Paper(key="mine", title="mine", authors="me"), reference="a false conjecture",
+        statement="F(x^t) - F* <= 0.5 L D^2 w(t-1)",
+        evidence=BoundTest(Rounds(family=RandomFamily(loss="least_squares", set="l2", n=1, m=3, p=3),
+                                  algorithm=engine.frank_wolfe, schedules={"eta": 2 / (t + 1)}, seeds=4, rounds=6,
+                                  valid_from=2),
+                           bounds=(Bound("0.5 x PEP", L * D**2 * sp.Piecewise(*pieces)),)),
+        domain=Domain(fixed={"loss": "least_squares", "n": 1, "set": "l2"}, free={"x0": None}))
+''')
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    from fedcheck.core.registry import load_user_file
+    f = tmp_path_factory.mktemp("planted") / "planted.py"
+    f.write_text(PLANTED)
+    return f, load_user_file(f).planted
+
+
+def _run(claim, method, budget, seed, **kw):
+    return search(claim, budget=budget, seed=seed, rounds=6, verify_rounds=6, baseline=False, do_shrink=False,
+                  method=method, **kw)
+
+
+def test_cma_is_deterministic_for_a_seed(planted):
+    _, claim = planted
+    a, b = _run(claim, "cma", 24, 5), _run(claim, "cma", 24, 5)
+    assert a.trajectory == b.trajectory
+    assert a.best.instance.content_hash() == b.best.instance.content_hash()
+    assert np.array_equal(a.best.instance.start(), b.best.instance.start()) and a.best.params == b.best.params
+    assert any(t["phase"].startswith("cma") for t in a.trajectory)
+    assert _run(claim, "cma", 24, 6).trajectory != a.trajectory
+
+
+@pytest.mark.parametrize("method,budget", [("cma", 2), ("cma", 13), ("cma", 50), ("random", 7), ("perturb", 9)])
+def test_the_budget_is_the_number_of_claim_evaluations(planted, monkeypatch, method, budget):
+    import fedcheck.tools.search as S
+    _, claim = planted
+    seen = []
+    real = S._evaluate_chunk
+
+    def counting(check, chunk, config):
+        seen.extend(chunk)
+        return real(check, chunk, config)
+    monkeypatch.setattr(S, "_evaluate_chunk", counting)
+    out = _run(claim, method, budget, 0)
+    assert len(out.trajectory) == budget and len(seen) == budget
+    assert out.settings["method"] == method
+
+
+def test_cma_stays_in_the_domain(theorem1):
+    """Every coordinate is clipped into its range: even far outside cma's bounds, a decoded candidate lies in the
+    claim's domain, its start in the set, its parameters in their ranges, and its discrete structure is the
+    start's."""
+    from fedcheck.tools.search import InstanceEncoding, domain_reason
+    from tests.test_protocol import _one_client_fw
+    for claim, sets in ((theorem1, ("l1", "l2", "box", "simplex")), (_one_client_fw(), ("simplex",))):
+        space = SearchSpace.for_check(claim)
+        for k in range(4):
+            start = draw_candidate(space, np.random.default_rng(k), 1)
+            enc = InstanceEncoding(start, space, np.random.SeedSequence(k))
+            lo, hi = (np.asarray(v) for v in enc.coords.bounds())
+            same = enc.decode(np.zeros(enc.dim), "zero")
+            assert same.instance.content_hash() == start.instance.content_hash() and same.params == start.params
+            for x in (lo, hi, 1e3 * np.ones(enc.dim), -1e3 * np.ones(enc.dim),
+                      np.random.default_rng(k).uniform(lo, hi)):
+                c = enc.decode(x, "t")
+                assert domain_reason(claim, c) is None
+                inst = c.instance
+                assert (inst.n, inst.m, inst.p, inst.set.name) == (start.instance.n, start.instance.m,
+                                                                  start.instance.p, start.instance.set.name)
+                assert inst.set.name in sets and space.radius[0] <= float(inst.set.radius) <= space.radius[1]
+                assert bool(np.all(inst.set.contains(inst.start(), 1e-9)))
+                for name, (plo, phi) in space.params.items():
+                    assert plo <= c.params[name] <= phi
+    # and the whole search: only n = 1 on the simplex
+    out = search(_one_client_fw(), budget=12, seed=1, rounds=40, verify_rounds=40, baseline=False, do_shrink=False)
+    assert all(t["instance"].startswith("n=1 ") and " simplex " in t["instance"] for t in out.trajectory)
+
+
+def test_an_out_of_domain_candidate_is_rejected_never_run(theorem1, monkeypatch):
+    import fedcheck.tools.search as S
+    from tests.test_protocol import _one_client_fw
+    claim = _one_client_fw()
+    bad = Candidate(RandomFamily(set="simplex", n=2, m=4, p=3).draw(0), {}, "outside")       # n = 2
+    good = Candidate(RandomFamily(set="simplex", n=1, m=4, p=3).draw(0), {}, "inside")
+    ran = []
+    real = S._evaluate_chunk
+    monkeypatch.setattr(S, "_evaluate_chunk", lambda c, ch, config: (ran.extend(ch), real(c, ch, config))[1])
+    ratios = S.evaluate_batch(claim, [bad, good], S.EvalConfig(rounds=20))
+    assert ran == [good] and np.isnan(ratios[0]) and np.isfinite(ratios[1])
+    assert bad.verdict == V.INCONCLUSIVE and bad.reason.startswith("rejected (never run)") and bad.score == -np.inf
+
+
+def test_cma_finds_a_planted_violation_and_it_is_reverified(planted, tmp_path):
+    f, claim = planted
+    out = tmp_path / "o"
+    rc = main(["search", "--theorem-file", str(f), "mine.fw_too_good", "--budget", "40", "--seed", "0",
+               "--no-shrink", "--out", str(out), "--no-report", "-q"])
+    assert rc == 1
+    doc = json.loads((out / "mine.fw_too_good-search.json").read_text())
+    assert doc["settings"]["method"] == "cma" and len(doc["trajectory"]["search"]) == 40
+    assert doc["best"]["verdict_verified"] == V.VIOLATED and doc["best"]["ratio_verified"] > 1
+    # the family's own draws do not find it at this budget
+    assert doc["baseline_best"]["ratio"] < 1
+    assert main(["verify", "--theorem-file", str(f), "mine.fw_too_good", "--instance", doc["best"]["file"],
+                 "--no-report", "-q", "--out", str(tmp_path / "v")]) == 1
+
+
+def test_cma_beats_or_matches_random_draws_on_a_planted_problem(planted):
+    """Equal budgets, the same seeds: the median of the best ratio over seeds (no timing)."""
+    _, claim = planted
+    seeds = range(3)
+    cma = [_run(claim, "cma", 100, s).best.ratio for s in seeds]
+    rnd = [_run(claim, "random", 100, s).best.ratio for s in seeds]
+    assert np.median(cma) >= np.median(rnd)
+    assert sum(r > 1 for r in cma) >= sum(r > 1 for r in rnd)
+
+
+def test_methods_are_selectable_from_the_command_line(tmp_path, capsys):
+    for m in ("random", "perturb", "cma"):
+        rc = main(["search", "theorem1", "--budget", "3", "--method", m, "--out", str(tmp_path / m), "--no-report",
+                   "--no-shrink"] + QUICK)
+        assert rc == 0
+        doc = json.loads((tmp_path / m / "fedfw.theorem1-search.json").read_text())
+        assert doc["settings"]["method"] == m and len(doc["trajectory"]["search"]) == 3
+    capsys.readouterr()
+    assert main(["search", "theorem1", "--method", "nelder-mead", "--out", str(tmp_path / "x")]) == 2
+    assert "invalid choice" in capsys.readouterr().err and not (tmp_path / "x").exists()
+
+
+def test_seed_search_with_cma():
+    """A claim that builds its own cases: random seeds, then CMA-ES over its parameters, inside their range."""
+    from fedcheck.tools.search import search_seeds
+    from theorems.feddualavg import theorem_4_1
+    a = search_seeds(theorem_4_1, budget=4, seed=3, method="cma")
+    assert len(a["trajectory"]) == 4 and a["method"] == "cma"
+    assert [t["origin"].split(" #")[0].split(" gen")[0] for t in a["trajectory"]] == ["random seed"] + ["cma"] * 3
+    assert all(0.05 <= p["c_eta"] <= 5.0 for p in [a["best"].params])
+    assert search_seeds(theorem_4_1, budget=4, seed=3, method="cma")["trajectory"] == a["trajectory"]

@@ -5,24 +5,37 @@ evidence is a :class:`~fedcheck.core.evidence.BoundTest` over instances (the cat
 :func:`search` looks for the instance that maximizes the claim's ``max_ratio`` (the largest measured / bound
 over rounds or horizons, over the paper's readings), **inside the claim's declared domain**
 (:class:`~fedcheck.core.claim.Domain`): a property the domain does not declare free stays at the value of the
-claim's own family, and an instance outside the domain is never evaluated.
+claim's own family, and a candidate outside the domain is rejected, never run (:func:`domain_reason`).
 
-1. **random phase** (half of ``budget``): configurations drawn from a :class:`SearchSpace` around the
-   check's family -- set, number of clients, samples, dimension, radius, heterogeneity, noise, how far
-   the unconstrained optimum lies outside the set, a data scale, the starting point, and the check's
-   positive parameters (``lambda_0``) over a factor 10 each way;
-2. **local phase** (the rest): ``restarts`` (1+lambda) evolution strategies started from the best
-   distinct random configurations, perturbing the data ``A, b``, the starting point, the radius and the
-   parameters, with a step size adapted by success (grow on improvement, shrink otherwise);
-3. the best instance is **re-verified** at the check's normal number of rounds (the search runs short
-   rounds) and written as an ``.npz`` instance file that ``fedcheck verify ID --instance FILE`` reads;
+Every method spends exactly ``budget`` claim evaluations, each through the claim's own runner and verdict
+policy (:func:`evaluate_batch`, one call per batch or generation):
+
+1. **random draws** from a :class:`SearchSpace` around the claim's family (set, number of clients, samples,
+   dimension, radius, heterogeneity, noise, how far the unconstrained optimum lies outside the set, a data
+   scale, the starting point, the claim's positive parameters over a factor 10 each way), restricted to the
+   domain -- the whole budget for ``method="random"``;
+2. a **local phase** from the best distinct draws (``restarts``):
+
+   * ``method="cma"`` (default; a quarter of the budget drawn at random first): CMA-ES (the ``cma`` package)
+     over a continuous encoding of the instance (:class:`InstanceEncoding`: the parameters, radius and data
+     scale in log, the data arrays along a random embedding, shifts of the data's optimum, the start; each
+     coordinate mapped into its range by cma's bounded transform), seeded from the SeedSequence (cma's
+     ``seed`` option and its normal draws).  Discrete properties (set, n, m, p) are chosen by the outer loop
+     (the draws and restarts).  Paper problem classes: the free numeric fields of their family and the
+     parameters (:class:`FamilyEncoding`);
+   * ``method="perturb"`` (half the budget drawn first): (1+lambda) evolution strategies perturbing the data
+     ``A, b``, the starting point, the radius and the parameters, with a step size adapted by success;
+
+3. the best instance is saved through its own ``save()`` and **re-verified** at the claim's normal number of
+   rounds (the search runs short rounds), read back from the file, before anything is reported;
 4. when the bound is violated, the violating instance is **shrunk** (delta debugging over clients,
    samples and dimensions) to a small instance that still violates it.
 
-The same budget of instances drawn from the check's own family gives the random-draw baseline the
-search is compared with.  Every random choice comes from ``numpy.random.SeedSequence(seed)``: the same
-seed gives the same result.  Exact solves are memoized in memory during a search (a perturbed instance
-is never written to the on-disk cache).
+The same budget of instances drawn from the claim's own family gives the random-draw baseline the search is
+compared with (``benchmarks/search.py`` compares the methods, and against PEPit's certified worst case).
+Every random choice comes from ``numpy.random.SeedSequence(seed)``: the same seed gives the same result.
+Exact solves are memoized in memory during a search (a perturbed instance is never written to the on-disk
+cache).
 """
 from __future__ import annotations
 
@@ -45,10 +58,12 @@ Check = BoundCheck = Claim
 from fedcheck.problems.instances import Instance, RandomFamily, load_instance, save_instance
 from fedcheck.problems.sets import SET_NAMES, make_set
 
-__all__ = ["SearchSpace", "Candidate", "SearchOutcome", "search", "shrink", "NotSearchable",
+__all__ = ["SearchSpace", "Candidate", "SearchOutcome", "search", "search_seeds", "shrink", "NotSearchable",
+           "evaluate_batch", "EvalConfig", "Score", "InstanceEncoding", "FamilyEncoding", "cma_maximize", "METHODS",
            "add_arguments", "cmd_search"]
 
 SCHEMA = "fedcheck.search/1"
+METHODS = ("cma", "perturb", "random")     # the search methods (``--method``); cma is the default
 
 
 class NotSearchable(TypeError):
@@ -99,6 +114,7 @@ class SeedCandidate:
     verdict: str = V.INCONCLUSIVE
     reading: str | None = None
     reason: str | None = None
+    vector: np.ndarray | None = field(default=None, repr=False, compare=False)   # CMA-ES coordinates
 
     @property
     def score(self) -> float:
@@ -112,14 +128,35 @@ class SeedCandidate:
         return f"fedcheck verify {claim_id} --seeds {','.join(map(str, self.seeds))}{_param_args(changed)}"
 
 
+class ParamEncoding:
+    """The positive parameters of a claim (log, in their ranges) at the start's seeds, for CMA-ES."""
+
+    def __init__(self, start: SeedCandidate, ranges: dict):
+        self.start, self.ranges = start, ranges
+        self.coords = _Coords()
+        _param_coords(self.coords, start.params, ranges)
+
+    @property
+    def dim(self) -> int:
+        return self.coords.dim
+
+    def decode(self, x: np.ndarray, origin: str) -> SeedCandidate:
+        params = _decode_params(self.coords.split(x), self.start.params, self.ranges)
+        return SeedCandidate(list(self.start.seeds), params, origin, vector=np.array(x, dtype=float))
+
+
 def search_seeds(check: Claim, budget: int = 40, seed: int = 0, vary_params: bool = True, use_cache: bool = True,
-                 log: Callable[[str], None] | None = None) -> dict:
-    """Search a claim whose experiment builds its own cases (no instance family): half the budget draws random
-    seeds of its own cases at the declared parameters (the baseline), the other half perturbs the best seeds'
-    positive parameters log-uniformly by up to a factor 10 inside their domain.  Same seed, same result."""
+                 log: Callable[[str], None] | None = None, method: str = "cma") -> dict:
+    """Search a claim whose experiment builds its own cases (no instance family): random seeds of its own cases
+    at the declared parameters (the baseline: half the budget for ``perturb``, a quarter for ``cma``, all of it
+    for ``random``), then the best seed's positive parameters, by up to a factor 10 inside their domain:
+    log-normal perturbations (``perturb``) or CMA-ES (``cma``).  Same seed, same result."""
     from fedcheck.experiments import param_domain
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, not {method!r}")
     log = log or (lambda s: None)
-    rng = np.random.default_rng(np.random.SeedSequence(int(seed)))
+    ss = np.random.SeedSequence(int(seed))
+    rng = np.random.default_rng(ss)
     ranges = {}
     if vary_params:
         for k, v in check.params.items():
@@ -128,14 +165,31 @@ def search_seeds(check: Claim, budget: int = 40, seed: int = 0, vary_params: boo
 
     def evaluate(c: SeedCandidate) -> SeedCandidate:
         try:
+            for name, val in c.params.items():
+                if name in ranges:
+                    check.domain.check_param(name, val, param_domain(check, name))
+        except Exception as e:  # noqa: BLE001 - outside the domain: rejected, never run
+            c.reason = f"rejected (never run): {e}"
+            return c
+        try:
             res = check.run(RunConfig(seeds=c.seeds, params=dict(c.params), use_cache=use_cache))
-            _score_single(res, c)
+            _score_single(res).apply(c)
         except Exception as e:  # noqa: BLE001 - one bad draw must not end the search
             c.reason = f"evaluation failed: {type(e).__name__}: {e}"
         return c
-    n_base = max(1, budget // 2)
+    n_base = {"cma": max(1, budget // 4), "perturb": max(1, budget // 2), "random": budget}[method]
     traj, best = [], None
+
+    def record(cs, phase: str = "") -> None:
+        nonlocal best
+        for c in cs:
+            if best is None or c.score > best.score:
+                best = c
+            traj.append({"evaluation": len(traj) + 1, "ratio": c.ratio, "best": best.ratio, "verdict": c.verdict,
+                         "origin": c.origin, "instance": c.short()})
     for k in range(budget):
+        if method == "cma" and k >= n_base and ranges and best is not None:
+            break
         if k < n_base or best is None or not ranges:
             c = SeedCandidate([int(rng.integers(0, 2**31 - 1))], dict(check.params), f"random seed #{k + 1}")
         else:
@@ -148,16 +202,17 @@ def search_seeds(check: Claim, budget: int = 40, seed: int = 0, vary_params: boo
                     continue
                 params[name] = val
             c = SeedCandidate(list(best.seeds), params, f"perturbed #{k + 1}")
-        evaluate(c)
-        if best is None or c.score > best.score:
-            best = c
-        traj.append({"evaluation": k + 1, "ratio": c.ratio, "best": best.ratio, "verdict": c.verdict,
-                     "origin": c.origin, "instance": c.short()})
+        record([evaluate(c)])
+    if len(traj) < budget:      # cma: the rest of the budget on the best seed's parameters
+        enc = ParamEncoding(best if np.isfinite(best.ratio) else SeedCandidate(list(best.seeds), dict(check.params),
+                                                                                 best.origin), ranges)
+        cma_maximize(enc, lambda cs: [evaluate(c) for c in cs], budget - len(traj), ss.spawn(1)[0], record, "cma")
     base = [t["ratio"] for t in traj[:n_base] if np.isfinite(t["ratio"])]
     log(f"search {check.id}: {budget} evaluations over its own seeds and parameters; best ratio "
         f"{_f(best.ratio)} ({best.short()}), seeds alone {_f(max(base) if base else None)}")
     return {"best": best, "trajectory": traj, "baseline_best": max(base) if base else None,
-            "rerun": best.rerun(check.id, check.params), "space": {"seeds": "random", "params": ranges}}
+            "rerun": best.rerun(check.id, check.params), "space": {"seeds": "random", "params": ranges},
+            "method": method}
 
 
 def _domain_range(domain, key, default):
@@ -367,6 +422,17 @@ class EvalConfig:
 
     rounds: int | None = None
     use_cache: bool = False
+    # Dask (issue 15.5): with jobs > 1 or a scheduler, each chunk is a task; ``ref`` is how a worker finds the
+    # claim (fedcheck.core.parallel's reference: by id for the catalog and users' files, else by value) and
+    # ``quick`` whether the worker evaluates ``_quick(claim)`` (as the search does here).
+    jobs: int = 1
+    scheduler: str | None = None
+    ref: tuple | None = None
+    quick: bool = False
+
+    @property
+    def distributed(self) -> bool:
+        return self.ref is not None and (self.jobs > 1 or self.scheduler is not None)
 
 
 def _score_result(check: Claim, res: CheckResult, n: int) -> list[Score]:
@@ -432,6 +498,25 @@ def _evaluate_chunk(check: Claim, chunk: Sequence[Candidate], config: EvalConfig
         return [s for c in chunk for s in _evaluate_chunk(check, [c], config)]
 
 
+_REMOTE_CLAIMS: dict = {}
+
+
+def _evaluate_chunk_remote(ref: tuple, chunk: Sequence[Candidate], config: EvalConfig) -> list[Score]:
+    """:func:`_evaluate_chunk` on a Dask worker: the claim found from its reference (once per worker), made
+    quick there when the search runs the quick claim.  The scores are the same as in this process: a chunk's
+    run depends only on the claim and the candidates."""
+    from fedcheck.core import parallel
+    key = (repr(ref[:2]) if ref[0] == "id" else id(ref[1]), config.quick)
+    claim = _REMOTE_CLAIMS.get(key) if ref[0] == "id" else None
+    if claim is None:
+        claim = parallel._resolve(ref)
+        if config.quick:
+            claim = _quick(claim)
+        if ref[0] == "id":
+            _REMOTE_CLAIMS[key] = claim
+    return _evaluate_chunk(claim, chunk, dataclasses.replace(config, jobs=1, scheduler=None, ref=None))
+
+
 def evaluate_batch(check: Claim, cands: Sequence[Candidate], config: EvalConfig) -> list[float]:
     """Evaluate candidates (one generation of a search) through the claim's own runner and verdict policy; fill
     each candidate's ``ratio``/``verdict``/``reading`` and return the ratios (max measured/bound over the
@@ -451,8 +536,13 @@ def evaluate_batch(check: Claim, cands: Sequence[Candidate], config: EvalConfig)
     for c in run:
         groups.setdefault(tuple(sorted(c.params.items())), []).append(c)
     chunks = [ch for cs in groups.values() for ch in ([cs] if _batchable(check, cs) else [[c] for c in cs])]
-    task = functools.partial(_evaluate_chunk, check, config=config)
-    results = [task(chunk) for chunk in chunks]
+    if config.distributed and chunks:
+        from fedcheck.core import parallel
+        task = functools.partial(_evaluate_chunk_remote, config.ref, config=config)
+        results = parallel.map_tasks(task, chunks, jobs=config.jobs, scheduler=config.scheduler)
+    else:
+        task = functools.partial(_evaluate_chunk, check, config=config)
+        results = [task(chunk) for chunk in chunks]
     for chunk, scores in zip(chunks, results):
         for c, s in zip(chunk, scores):
             s.apply(c)
@@ -686,89 +776,87 @@ def _decode_params(vals: dict, params: dict, ranges: dict) -> dict:
 
 
 class InstanceEncoding:
-    """A continuous encoding of the search space (:class:`SearchSpace`, hence of the claim's domain) around a
-    starting candidate, for CMA-ES.  Coordinates (only those the space leaves free; each mapped into its range
-    by cma's bounded transform and clipped again on decoding):
+    """A continuous encoding of an :class:`Instance` around a starting candidate, for CMA-ES, inside the search
+    space (hence the claim's domain).  Every coordinate moves the instance smoothly (common random numbers: a
+    family redraw would change all of its data at once, and CMA-ES could learn nothing); each is mapped into its
+    range by cma's bounded transform and clipped again on decoding:
 
-    * the configuration :func:`draw_candidate` samples -- the set (an index), ``n``, ``m``, ``p`` (rounded), the
-      radius, outside and data scale (log), heterogeneity and noise, the start's mix toward an extreme point
-      (only when ``x0`` is free), the positive parameters (log) -- at the start's family seed;
-    * the data itself: ``A`` (and ``b``; the labels of a logistic loss flip by sign) moved along ``2 data_dims``
-      (``data_dims``) random directions in units of their RMS, and for least squares a shift of the data's own
-      optimum, ``b_i += A_i delta``, along ``data_dims`` directions (delta in units of the radius).  The
-      directions are drawn per shape from a seed fixed for the run (a random embedding of the data arrays)."""
+    * the positive parameters, the radius of the set and the data scale (log, in their ranges);
+    * the data: ``A`` along ``2 data_dims`` random directions and ``b`` along ``data_dims`` (labels of a
+      logistic loss flip by sign), in units of their RMS; for least squares a shift of the data's own optimum,
+      common to the clients (``b_i += A_i delta``, "outside") and per client (``b_i += A_i delta_i``,
+      "heterogeneity"), ``data_dims`` directions each, in units of the radius;
+    * the clients' start (only when the domain declares ``x0`` free): ``data_dims`` directions, projected onto
+      the set.
+
+    The directions are a random embedding of the data arrays, drawn once per restart (identity when a block
+    has no more numbers than directions).  Discrete properties (set, n, m, p) stay those of the start: the
+    search's outer loop (random draws, then restarts from the best) chooses them."""
 
     def __init__(self, start: Candidate, space: SearchSpace, ss: np.random.SeedSequence, data_dims: int = 4):
-        self.start, self.space, self.data_dims = start, space, int(data_dims)
-        self.entropy = int(ss.generate_state(1, dtype=np.uint32)[0])
-        cfg = self.cfg0 = dict(start.config)
-        self.direction = (np.random.default_rng([self.entropy, 7]).standard_normal(space.p[1])
-                          if space.random_start > 0 else None)
+        inst = start.instance
+        rng = np.random.default_rng(ss)
+        self.start, self.space = start, space
+        self.r0 = float(inst.set.radius)
+        self.s0 = float(start.config.get("scale", 1.0))
+        self.least_squares = inst.loss != "logistic"
         c = self.coords = _Coords()
         _param_coords(c, start.params, space.params)
-        if len(space.sets) > 1:
-            i0 = space.sets.index(cfg["set"])
-            c.add("set", 1, -0.499 - i0, len(space.sets) - 0.501 - i0, 1.0)
-        for k in ("n", "m", "p"):
-            lo, hi = getattr(space, k)
-            c.add(k, 1, lo - 0.499 - cfg[k], hi + 0.499 - cfg[k], max(0.5, (hi - lo) / 5.0))
-        for k in ("radius", "outside", "scale"):
-            lo, hi = getattr(space, k)
-            c.add(k, 1, math.log(lo / cfg[k]), math.log(hi / cfg[k]), max(0.05, math.log(hi / lo) / 5.0))
-        for k in ("heterogeneity", "noise"):
-            lo, hi = getattr(space, k)
-            c.add(k, 1, lo - cfg[k], hi - cfg[k], max(0.01, (hi - lo) / 5.0))
+        c.add("radius", 1, math.log(space.radius[0] / self.r0), math.log(space.radius[1] / self.r0), 0.5)
+        c.add("scale", 1, math.log(space.scale[0] / self.s0), math.log(space.scale[1] / self.s0), 0.5)
+        k = max(0, int(data_dims))
+        self.E = {}
+
+        def block(name, size, dims, lo, hi, unit):
+            if dims > 0:
+                self.E[name], d = _embedding(size, dims, rng)
+                c.add(name, d, lo, hi, unit)
+        block("A", inst.A.size, 2 * k, -3.0, 3.0, 0.3)
+        block("b", inst.b.size, k, -3.0, 3.0, 0.3)
+        if self.least_squares:
+            block("shift", inst.p, k, -3.0, 3.0, 0.3)
+            if inst.n > 1:
+                block("client_shift", inst.n * inst.p, k, -3.0, 3.0, 0.3)
         if space.random_start > 0:
-            a0 = float(cfg.get("alpha", 0.0))
-            c.add("alpha", 1, -a0, 1.0 - a0, 0.2)
-        if self.data_dims > 0:
-            c.add("A", 2 * self.data_dims, -3.0, 3.0, 0.3)
-            c.add("b", self.data_dims, -3.0, 3.0, 0.3)
-            if space.loss != "logistic":
-                c.add("shift", self.data_dims, -3.0, 3.0, 0.3)
+            block("x0", inst.p, k, -2.0, 2.0, 0.3)
+        self.rmsA, self.rmsb = _rms(inst.A), _rms(inst.b)
 
     @property
     def dim(self) -> int:
         return self.coords.dim
 
-    def _directions(self, name: str, size: int, k: int, shape) -> np.ndarray:
-        g = np.random.default_rng([self.entropy, sum(map(ord, name)), *shape])
-        return g.standard_normal((size, k)) / math.sqrt(k)
-
     def decode(self, x: np.ndarray, origin: str) -> Candidate:
         v = self.coords.split(x)
-        sp, cfg = self.space, dict(self.cfg0)
-        params = _decode_params(v, self.start.params, sp.params)
-        if "set" in v:
-            cfg["set"] = sp.sets[int(np.clip(round(sp.sets.index(cfg["set"]) + float(v["set"][0])), 0,
-                                             len(sp.sets) - 1))]
-        for k in ("n", "m", "p"):
-            if k in v:
-                cfg[k] = int(np.clip(round(cfg[k] + float(v[k][0])), *getattr(sp, k)))
-        for k in ("radius", "outside", "scale"):
-            if k in v:
-                cfg[k] = float(np.clip(cfg[k] * math.exp(float(v[k][0])), *getattr(sp, k)))
-        for k in ("heterogeneity", "noise"):
-            if k in v:
-                cfg[k] = float(np.clip(cfg[k] + float(v[k][0]), *getattr(sp, k)))
-        alpha = direction = None
-        if "alpha" in v:
-            alpha = float(np.clip(float(self.cfg0.get("alpha", 0.0)) + float(v["alpha"][0]), 0.0, 1.0))
-            own = self.start.direction
-            direction = own if own is not None and len(own) == cfg["p"] else self.direction[:cfg["p"]]
-
-        def data(A, b):
-            if "A" in v:
-                A = A + _rms(A) * (self._directions("A", A.size, v["A"].size, A.shape) @ v["A"]).reshape(A.shape)
-            if "b" in v:
-                db = (self._directions("b", b.size, v["b"].size, b.shape) @ v["b"]).reshape(b.shape)
-                b = np.where(b + db >= 0, 1.0, -1.0) if sp.loss == "logistic" else b + _rms(b) * db
+        inst = self.start.instance
+        n, p = inst.n, inst.p
+        params = _decode_params(v, self.start.params, self.space.params)
+        r = self.r0 * math.exp(float(v["radius"][0])) if "radius" in v else self.r0
+        r = float(np.clip(r, *self.space.radius))
+        s = math.exp(float(v["scale"][0])) if "scale" in v else 1.0
+        A = inst.A + self.rmsA * _embed(self.E["A"], v["A"], inst.A.shape) if "A" in v else inst.A
+        if self.least_squares:
+            b = inst.b + self.rmsb * _embed(self.E["b"], v["b"], inst.b.shape) if "b" in v else inst.b
+            W = np.zeros((n, p))
             if "shift" in v:
-                delta = cfg["radius"] * (self._directions("shift", A.shape[2], v["shift"].size, A.shape) @ v["shift"])
-                b = b + A @ delta
-            return A, b
-        return build_candidate(sp, cfg, params, origin, alpha if alpha else None, direction, data,
-                               vector=np.array(x, dtype=float))
+                W = W + r * _embed(self.E["shift"], v["shift"], (p,))
+            if "client_shift" in v:
+                W = W + r * _embed(self.E["client_shift"], v["client_shift"], (n, p))
+            if "shift" in v or "client_shift" in v:
+                b = b + np.einsum("nmp,np->nm", A, W)
+            b = b * s
+        else:
+            b = np.where(inst.b + _embed(self.E["b"], v["b"], inst.b.shape) >= 0, 1.0, -1.0) if "b" in v else inst.b
+        A = A * s
+        S = inst.set if r == self.r0 else make_set(inst.set.name, r, p)
+        x0 = inst.x0
+        if "x0" in v or (x0 is not None and r != self.r0):
+            base = inst.start() * (r / self.r0)           # the sets scale with their radius
+            x0 = _in_set(S, base + (r * _embed(self.E["x0"], v["x0"], (p,)) if "x0" in v else 0.0))
+        new = Instance(A=np.ascontiguousarray(A), b=np.ascontiguousarray(b), loss=inst.loss, set=S, seed=None,
+                       source=f"search:{origin}", x0=x0, params=dict(inst.params))
+        cfg = dict(self.start.config)
+        cfg.update({"radius": r, "scale": self.s0 * s})
+        return Candidate(new, params, origin, cfg, vector=np.array(x, dtype=float))
 
 
 class FamilyEncoding:
@@ -783,6 +871,8 @@ class FamilyEncoding:
         c = self.coords = _Coords()
         _param_coords(c, start.params, space.params)
         for k, (lo, hi, is_int) in self.ranges.items():
+            if not hi > lo:
+                continue
             v0 = float(self.values[k])
             pad = 0.499 if is_int else 0.0
             c.add(f"field:{k}", 1, lo - pad - v0, hi + pad - v0, max((hi - lo) / 6.0, 0.5 if is_int else 1e-12))
@@ -822,7 +912,7 @@ def cma_maximize(encoding, evaluate_fn: Callable[[list], list], budget: int, ss:
     dim = encoding.dim
     lo, hi = encoding.coords.bounds()
     lam = popsize or int(4 + 3 * math.log(max(dim, 1)))
-    lam = max(2, min(lam, max(4, budget // 4)))
+    lam = max(2, min(lam, max(4, budget // 10)))    # small budgets: more generations of fewer candidates
     used, gens, runs, best_x, best_score = 0, 0, 0, np.zeros(dim), -math.inf
     while used < budget:
         ss_run, ss = ss.spawn(2)
@@ -906,21 +996,22 @@ def shrink(check: BoundCheck, cand: Candidate, rounds: int, budget: int = 60,
 
 
 # ----------------------------------------------------------------------------------------------
-METHODS = ("cma", "perturb", "random")
-
-
 def search(check: Check, budget: int = 200, restarts: int | None = None, seed: int = 0, rounds: int | None = None,
            space: SearchSpace | None = None, random_fraction: float | None = None, offspring: int = 4,
            verify_rounds: int | None = None, do_shrink: bool = True, shrink_budget: int = 60,
            baseline: bool = True, out: str | Path | None = None, use_cache: bool = True,
            log: Callable[[str], None] | None = None, method: str = "cma", data_dims: int = 4,
-           popsize: int | None = None) -> SearchOutcome:
+           popsize: int | None = None, jobs: int = 1, scheduler: str | None = None,
+           theorem_files: Sequence[str] = ()) -> SearchOutcome:
     """Search the instance space for the largest measured/bound of ``check`` (see the module doc).
 
     ``method``: ``"cma"`` (default: a screening of random draws, then CMA-ES from the best ``restarts``
     structures), ``"perturb"`` (random draws, then (1+lambda) perturbations), ``"random"`` (random draws from
     the domain only).  ``budget`` is the number of claim evaluations, the same for every method;
-    ``random_fraction``: the share of random draws (default 0.25 for cma, 0.5 for perturb)."""
+    ``random_fraction``: the share of random draws (default 0.25 for cma, 0.5 for perturb).  ``jobs`` /
+    ``scheduler``: each batch of candidates (a random screen, a CMA-ES generation, the baseline) runs as Dask
+    tasks (:func:`fedcheck.core.parallel.map_tasks`); the random draws stay in this process, so the result is
+    the same, bit for bit, as a serial search."""
     why = searchable(check)
     if why:
         raise NotSearchable(why)
@@ -934,7 +1025,7 @@ def search(check: Check, budget: int = 200, restarts: int | None = None, seed: i
     t_start = time.perf_counter()
     log = log or (lambda s: None)
     space = space or SearchSpace.for_check(check)
-    restarts = int(restarts if restarts is not None else (2 if method == "cma" else 4))
+    restarts = int(restarts if restarts is not None else (3 if method == "cma" else 4))
     if random_fraction is None:
         random_fraction = {"cma": 0.25, "perturb": 0.5, "random": 1.0}[method]
     if method == "random":
@@ -948,7 +1039,11 @@ def search(check: Check, budget: int = 200, restarts: int | None = None, seed: i
     quick = _quick(check)
     ss_space, ss_local, ss_base, ss_cma = np.random.SeedSequence(int(seed)).spawn(4)
     rng, lrng = np.random.default_rng(ss_space), np.random.default_rng(ss_local)
-    eval_config = EvalConfig(rounds, False)
+    ref = None
+    if jobs > 1 or scheduler is not None:
+        from fedcheck.core import parallel
+        ref = parallel._references([check], theorem_files)[0]
+    eval_config = EvalConfig(rounds, False, jobs=jobs, scheduler=scheduler, ref=ref, quick=True)
     trajectory: list[dict] = []
     best: Candidate | None = None
     local_log: list[dict] = []
@@ -967,9 +1062,11 @@ def search(check: Check, budget: int = 200, restarts: int | None = None, seed: i
 
     # -- 1. random draws from the domain (the whole budget for "random")
     n_random = max(1, min(budget, int(round(budget * random_fraction))))
+    restarts = max(1, min(restarts, n_random))
     if method == "cma":
         n_random = max(1, min(budget - 1, n_random))
-    restarts = max(1, min(restarts, n_random))
+        # each restart needs generations to learn from: at least ~40 evaluations apiece
+        restarts = max(1, min(restarts, n_random, (budget - n_random) // 40))
     log(f"search {check.id} ({method}): budget {budget} ({n_random} random"
         + (f", {budget - n_random} local in {restarts} restart(s)" if budget > n_random else "")
         + f"), {rounds} rounds per evaluation, seed {seed}")
@@ -1040,7 +1137,7 @@ def search(check: Check, budget: int = 200, restarts: int | None = None, seed: i
         seeds = [int(s) for s in brng.integers(0, 2**31 - 1, size=budget)]
         bcands = [Candidate(family.draw(s), dict(check.params), f"family seed {s}") for s in seeds]
         for k in range(0, len(bcands), 16):
-            evaluate(quick, bcands[k:k + 16], rounds)
+            evaluate_batch(quick, bcands[k:k + 16], eval_config)
         for c in bcands:
             if baseline_best is None or c.score > baseline_best.score:
                 baseline_best = c
@@ -1143,7 +1240,8 @@ def search_result(outcome: SearchOutcome, check: BoundCheck) -> dict:
     res["id"] = f"{check.id}.search"
     res["title"] = f"{check.title} -- adversarial search (worst of {outcome.settings['budget']} searched instances)"
     srch = [t["best"] for t in outcome.trajectory]
-    series = [{"panel": "adversarial search: best measured / bound so far", "label": "search (random + local)",
+    series = [{"panel": "adversarial search: best measured / bound so far",
+               "label": f"search ({_METHOD_LABEL.get(outcome.settings.get('method'), 'random + local')})",
                "x": [t["evaluation"] for t in outcome.trajectory], "y": srch, "role": "measured",
                "xlabel": "instances evaluated", "ylabel": "best max ratio", "logx": False, "logy": True}]
     if outcome.baseline:
@@ -1157,7 +1255,8 @@ def search_result(outcome: SearchOutcome, check: BoundCheck) -> dict:
     res["series"] = list(res.get("series") or []) + series
     rows = [["random draws of the check's family (baseline)", len(outcome.baseline),
              bb.ratio if bb else None, f"family seed {bb.instance.seed}" if bb else "-"],
-            ["adversarial search", len(outcome.trajectory), b.ratio, b.short()],
+            [f"adversarial search ({outcome.settings.get('method', 'perturb')})", len(outcome.trajectory), b.ratio,
+             b.short()],
             [f"worst instance re-verified at {outcome.settings['verify_rounds']} rounds", 1, outcome.verified_ratio,
              outcome.verified.verdict]]
     if outcome.shrunk is not None:
@@ -1168,7 +1267,8 @@ def search_result(outcome: SearchOutcome, check: BoundCheck) -> dict:
         {"title": "Adversarial search vs random draws (max measured / bound, the paper's readings)",
          "columns": ["what", "instances", "max ratio", "instance"], "rows": [[_cell(v) for v in r] for r in rows]}]
     ev = dict(res.get("evidence") or {})
-    ev["search"] = {"budget": outcome.settings["budget"], "seed": outcome.settings["seed"],
+    ev["search"] = {"method": outcome.settings.get("method"), "budget": outcome.settings["budget"],
+                    "seed": outcome.settings["seed"],
                     "restarts": outcome.settings["restarts"], "search_rounds": outcome.settings["search_rounds"],
                     "best_ratio_search_rounds": b.ratio, "best_ratio_verified": outcome.verified_ratio,
                     "baseline_best_ratio": bb.ratio if bb else None, "improvement_over_random": outcome.improvement,
@@ -1183,6 +1283,10 @@ def search_result(outcome: SearchOutcome, check: BoundCheck) -> dict:
     return _jsonable(res)
 
 
+_METHOD_LABEL = {"cma": "random draws + CMA-ES", "perturb": "random + local perturbations",
+                 "random": "random draws from the domain"}
+
+
 def _cell(v):
     if isinstance(v, float):
         return v if np.isfinite(v) else None
@@ -1193,9 +1297,13 @@ def _cell(v):
 # command line
 def add_arguments(ap) -> None:
     ap.add_argument("id", help="a BoundCheck id or alias (fedfw.theorem1, theorem1)")
-    ap.add_argument("--budget", type=int, default=200, help="instances evaluated by the search (default 200); "
-                    "the random-draw baseline evaluates as many")
-    ap.add_argument("--restarts", type=int, default=4, help="local searches started from the best random draws")
+    ap.add_argument("--budget", type=int, default=200, help="claim evaluations of the search (default 200), the "
+                    "same for every method; the random-draw baseline evaluates as many")
+    ap.add_argument("--method", default="cma", choices=list(METHODS),
+                    help="cma: random draws, then CMA-ES (the cma package) from the best (default); perturb: random "
+                         "draws, then (1+lambda) perturbations; random: random draws from the domain only")
+    ap.add_argument("--restarts", type=int, default=None,
+                    help="local searches started from the best random draws (default: 3 for cma, 4 for perturb)")
     ap.add_argument("--seed", type=int, default=0, help="root seed (numpy SeedSequence); same seed, same result")
     ap.add_argument("--rounds", type=int, default=None,
                     help="rounds per evaluation during the search (default: min(the check's, 1000))")
@@ -1215,6 +1323,11 @@ def add_arguments(ap) -> None:
     ap.add_argument("--no-report", action="store_true", help="write results.json but no HTML/PDF report")
     ap.add_argument("--no-cache", action="store_true", help="solve the final instances again")
     ap.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    ap.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                    help="Dask workers on this machine for the batches of candidates (default: one per CPU when "
+                         "the budget is at least 100, else 1; -j 1: serially in this process)")
+    ap.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                    help="run the batches on a running Dask cluster (tcp://host:8786 or a scheduler file)")
 
 
 def _parse_ranges(items) -> dict:
@@ -1255,11 +1368,12 @@ def cmd_search(args, argv) -> int:
             raise BadInput("--budget must be >= 2")
         log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
         found = search_seeds(check, budget=args.budget, seed=args.seed, vary_params=not args.fixed_params,
-                             use_cache=not args.no_cache, log=log)
+                             use_cache=not args.no_cache, log=log, method=args.method)
         b = found["best"]
         out = Path(args.out)
         doc = {"schema": SCHEMA, "check": check.id, "space": "seeds and parameters (the claim builds its own cases)",
-               "settings": {"budget": args.budget, "seed": args.seed}, "best": {"ratio": b.ratio, "verdict": b.verdict,
+               "settings": {"method": args.method, "budget": args.budget, "seed": args.seed},
+               "best": {"ratio": b.ratio, "verdict": b.verdict,
                "reading": b.reading, "seeds": b.seeds, "params": b.params, "rerun": found["rerun"]},
                "baseline_best": found["baseline_best"], "trajectory": {"search": found["trajectory"]}}
         from fedcheck.core.claim import jsonable
@@ -1267,13 +1381,14 @@ def cmd_search(args, argv) -> int:
         print(f"search {check.id}: its experiment builds its own cases; searched its seeds and parameters "
               f"({args.budget} evaluations)")
         print(f"  random seeds (baseline):  best max ratio {_f(found['baseline_best'])}")
-        print(f"  search:                   best max ratio {_f(b.ratio)}  [{b.short()}; reading {b.reading}]: "
+        print(f"  search ({args.method}):{' ' * max(1, 17 - len(args.method))}best max ratio {_f(b.ratio)}  "
+              f"[{b.short()}; reading {b.reading}]: "
               f"{b.verdict}")
         print(f"  rerun: {found['rerun']}")
         print(f"  trajectory: {spath}")
         return exit_code([{"verdict": b.verdict}])
     for name, val in (("--budget", args.budget), ("--restarts", args.restarts)):
-        if val < 1:
+        if val is not None and val < 1:
             raise BadInput(f"{name} must be >= 1")
     if args.budget < 2:
         raise BadInput("--budget must be >= 2")
@@ -1299,9 +1414,18 @@ def cmd_search(args, argv) -> int:
                                     for k, v in check.params.items() if isinstance(v, (int, float)) and v > 0}, **ranges})
     out = Path(args.out)
     log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
-    outcome = search(check, budget=args.budget, restarts=args.restarts, seed=args.seed, rounds=args.rounds,
-                     space=space, verify_rounds=args.verify_rounds, do_shrink=not args.no_shrink,
-                     shrink_budget=args.shrink_budget, out=out, use_cache=not args.no_cache, log=log)
+    from fedcheck.core import parallel
+    if args.jobs is not None and args.jobs < 1:
+        raise BadInput("-j/--jobs must be >= 1")
+    if args.scheduler is not None:
+        parallel.check_scheduler(args.scheduler)
+    jobs = args.jobs if args.jobs is not None else (parallel.default_jobs() if args.budget >= 100 else 1)
+    with parallel.session(jobs, args.scheduler):
+        outcome = search(check, budget=args.budget, restarts=args.restarts, seed=args.seed, rounds=args.rounds,
+                         space=space, verify_rounds=args.verify_rounds, do_shrink=not args.no_shrink,
+                         shrink_budget=args.shrink_budget, out=out, use_cache=not args.no_cache, log=log,
+                         method=args.method, jobs=jobs, scheduler=args.scheduler,
+                         theorem_files=args.theorem_file)
     sdoc = search_document(outcome, check)
     spath = write_json(sdoc, out / f"{_stem(check.id)}-search.json")
     entry = search_result(outcome, check)
@@ -1310,7 +1434,7 @@ def cmd_search(args, argv) -> int:
     print(f"search {check.id}: {args.budget} instances searched, {len(outcome.baseline)} random draws of its family "
           f"(seed {args.seed}, {outcome.settings['search_rounds']} rounds each)")
     print(f"  random draws (baseline):  best max ratio {_f(bb.ratio if bb else None)}")
-    print(f"  adversarial search:       best max ratio {_f(b.ratio)}"
+    print(f"  adversarial search ({args.method}):{' ' * max(1, 5 - len(args.method))}best max ratio {_f(b.ratio)}"
           + (f"  ({outcome.improvement:.3g}x the baseline)" if outcome.improvement else "")
           + f"  [{b.short()}; reading {b.reading}, round {_f(b.argmax_round, '.0f')}]")
     print(f"  worst instance re-verified at {outcome.settings['verify_rounds']} rounds: {outcome.verified.verdict}, "
