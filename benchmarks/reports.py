@@ -1,10 +1,13 @@
 """Reports against no reports: `fedcheck verify theorem1` with its HTML/PDF reports takes at most 1.5x the same
 run with --no-report (issue 15.1).
 
-Both runs are measured in one session, as subprocesses of the same command line (same seeds, same rounds),
-after a warm-up run that fills the solve cache, alternating the two so that a change of machine load hits both
-alike; the ratio of the medians is the figure of merit.  Then the report phase is timed step by step in this
-process (what the profile says it costs).
+The runs are measured in one session, as subprocesses of the same command line (same seeds, same rounds),
+after a warm-up run that fills the solve cache, alternating them so that a change of machine load hits all
+alike; the ratio of the medians is the figure of merit.  Three variants: ``--no-report``; with reports, as
+``verify`` renders them (renderer processes started with the checks, ``fedcheck.render.RenderPool``); with
+reports rendered in the main process after the checks (``FEDCHECK_REPORT_WORKERS=0``), for comparison.
+Then the pooled report phase is shown piece by piece (``FEDCHECK_RENDER_TRACE=1``: which renderer ran what,
+how long) and the report phase is timed step by step in this process (what the profile says it costs).
 
     python benchmarks/reports.py                      # fedcheck verify theorem1, 3 repeats
     python benchmarks/reports.py --repeats 5 -- theorem1 --seeds 2 --rounds 2000
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -23,16 +27,26 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from fedcheck.render import default_workers  # noqa: E402
 TARGET = 1.5
 
 
-def run(cmd: list[str], env: dict) -> float:
+CPU: dict[str, list[float]] = {}      # CPU seconds (user + system) of each run and its renderers, by variant
+
+
+def run(cmd: list[str], env: dict, trace: bool = False, variant: str | None = None):
+    import resource
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     dt = time.perf_counter() - t
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if variant:
+        CPU.setdefault(variant, []).append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
     if r.returncode not in (0, 1, 3):
         sys.exit(f"failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr[-3000:]}")
-    return dt
+    return (dt, r.stderr) if trace else dt
 
 
 def steps(results: Path, profile: bool) -> list[tuple[str, float]]:
@@ -77,6 +91,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--workers", type=int, default=None,
+                    help="renderer processes of the run with reports (FEDCHECK_REPORT_WORKERS; default: automatic)")
     ap.add_argument("verify_args", nargs="*", default=["theorem1"], help="arguments of fedcheck verify (after --)")
     a = ap.parse_args()
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -85,18 +101,36 @@ def main() -> int:
         base = [sys.executable, "-m", "fedcheck", "verify", *a.verify_args, "-q", "-j", "1"]
         warm = run(base + ["--no-report", "--json", str(d / "r.json")], env)        # fills the solve cache
         print(f"fedcheck verify {' '.join(a.verify_args)}  (warm-up {warm:.1f} s)")
-        plain, full = [], []
+        print(f"load average {os.getloadavg()[0]:.2f}")
+        plain, full, here = [], [], []
+        serial_env = {**env, "FEDCHECK_REPORT_WORKERS": "0"}
+        full_env = env if a.workers is None else {**env, "FEDCHECK_REPORT_WORKERS": str(a.workers)}
         for q in range(a.repeats):
-            plain.append(run(base + ["--no-report", "--json", str(d / f"p{q}.json")], env))
-            full.append(run(base + ["--out", str(d / f"out{q}")], env))
-            print(f"  repeat {q + 1}: --no-report {plain[-1]:.2f} s, with reports {full[-1]:.2f} s")
-        mp, mf = statistics.median(plain), statistics.median(full)
+            plain.append(run(base + ["--no-report", "--json", str(d / f"p{q}.json")], env, variant="plain"))
+            full.append(run(base + ["--out", str(d / f"out{q}")], full_env, variant="full"))
+            here.append(run(base + ["--out", str(d / f"here{q}")], serial_env, variant="here"))
+            print(f"  repeat {q + 1}: --no-report {plain[-1]:.2f} s, with reports {full[-1]:.2f} s "
+                  f"(rendered in the main process: {here[-1]:.2f} s)")
+        mp, mf, mh = statistics.median(plain), statistics.median(full), statistics.median(here)
         ratio = mf / mp
-        written = sorted(p.relative_to(d / "out0").as_posix() for p in (d / "out0").rglob("*") if p.is_file())
+        print(f"load average {os.getloadavg()[0]:.2f}")
         print(f"median: --no-report {mp:.2f} s, with reports {mf:.2f} s: ratio {ratio:.2f} (target <= {TARGET})"
               f"  -> {'OK' if ratio <= TARGET else 'MISSED'}")
+        print(f"  rendered in the main process after the checks: {mh:.2f} s, ratio {mh / mp:.2f}")
+        cp, cf, ch = (statistics.median(CPU[k]) for k in ("plain", "full", "here"))
+        print(f"  CPU time (user + system, with the renderer processes): --no-report {cp:.2f} s, with reports "
+              f"{cf:.2f} s, rendered in the main process {ch:.2f} s")
+        n = default_workers() if a.workers is None else a.workers
+        print(f"  renderer processes now (load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores): {n}"
+              + ("" if a.workers is None else " (--workers)"))
+        written = sorted(p.relative_to(d / "out0").as_posix() for p in (d / "out0").rglob("*") if p.is_file())
         print(f"  files written with reports: {len(written)} ({', '.join(w for w in written if '/' not in w)}, "
               f"+ {sum('/' in w for w in written)} in subfolders)")
+        dt, err = run(base + ["--out", str(d / "traced")], {**full_env, "FEDCHECK_RENDER_TRACE": "1"}, trace=True)
+        print(f"the pooled report phase piece by piece ({dt:.2f} s run; 'end' is the wall clock mod 100 s):")
+        for line in err.splitlines():
+            if line.startswith("render: "):
+                print("  " + re.sub(r"/\S*/\.fedcheck-report-[^/ ]+/?", "", line[8:]))
         print("report phase, step by step (in this process, one results file):")
         for name, sec in steps(d / "r.json", a.profile):
             print(f"  {name:40s} {sec:6.2f} s")

@@ -17,6 +17,10 @@ functions on the same inputs; SVG ids are seeded, see ``svg.hashsalt``); PDFs ma
 This module imports no plotting or PDF library: the main process of a pooled run never loads them.  An
 interrupt (SIGINT, SIGTERM) or a failure stops the renderers (terminated, then joined: no process is left
 behind) before the temporary directory is removed, so that no half-written report appears.
+
+``FEDCHECK_REPORT_WORKERS=N`` sets the number of renderer processes (0: render in the calling process; default
+:func:`default_workers`); ``FEDCHECK_RENDER_TRACE=1`` prints each piece, where it ran and how long it took, on
+stderr (``benchmarks/reports.py`` shows it).
 """
 from __future__ import annotations
 
@@ -32,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["write_reports", "print_written", "RenderPool", "FigureOut", "validate", "BadResults", "report_name", "default_workers",
+__all__ = ["write_reports", "print_written", "merge_documents", "RenderPool", "FigureOut", "validate", "BadResults", "report_name", "default_workers",
            "stop_all"]
 
 WORKERS_ENV = "FEDCHECK_REPORT_WORKERS"     # renderer processes; 0 renders in the calling process
@@ -103,17 +107,51 @@ def report_name(check_id: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------------
+# several results files into one
+def merge_documents(docs: list[dict], sources: list[str] | None = None) -> dict:
+    """One results document holding the checks of several (``fedcheck report A.json B.json``).  Each check
+    keeps the provenance of its own file (``provenance``) and says where it came from (``source``)."""
+    for d in docs:
+        validate(d)
+    if len(docs) == 1:
+        return docs[0]
+    sources = list(sources) if sources is not None else [f"document {q + 1}" for q in range(len(docs))]
+    checks = []
+    for d, src in zip(docs, sources):
+        prov = d.get("provenance") or {}
+        for chk in d["checks"]:
+            c = dict(chk)
+            c.setdefault("provenance", prov)
+            c.setdefault("source", str(src))
+            checks.append(c)
+    from datetime import datetime, timezone
+    prov = {"command": None, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "sources": [{"file": str(src), "command": (d.get("provenance") or {}).get("command"),
+                         "created": (d.get("provenance") or {}).get("created"), "checks": len(d["checks"])}
+                        for d, src in zip(docs, sources)]}
+    return {"schema": docs[0].get("schema", "fedcheck.results/1"), "provenance": prov, "checks": checks}
+
+
+# ------------------------------------------------------------------------------------------------
 # where the work runs
 def default_workers() -> int:
-    """Renderer processes: ``$FEDCHECK_REPORT_WORKERS`` when set (0: none, render in this process), else one
-    per core, at most 2 (the report of one check has two pieces that run at once)."""
+    """Renderer processes: ``$FEDCHECK_REPORT_WORKERS`` when set (0: none, render in this process); else one
+    per idle core, at most 2 (a check's report has two pieces that run at once), where idle is the number of
+    cores less the load average of the last minute (as ``make -l`` does).  On a machine whose cores are all
+    busy, renderer processes cost more than they save (their start-up competes with the checks, and the
+    libraries are imported once per process): there the reports render in the calling process."""
     v = os.environ.get(WORKERS_ENV, "").strip()
     if v:
         try:
             return max(0, int(v))
         except ValueError:
             pass
-    return max(1, min(2, os.cpu_count() or 1))
+    cores = os.cpu_count() or 1
+    try:
+        idle = cores - os.getloadavg()[0]
+    except (AttributeError, OSError):
+        idle = cores
+    return max(0, min(2, cores, int(idle + 0.5)))
 
 
 def _init_worker() -> None:
@@ -121,6 +159,10 @@ def _init_worker() -> None:
     parent (Linux), import the libraries and render a small figure and page once."""
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:                    # started with SIGINT blocked (see RenderPool): a Ctrl-C held since is dropped
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    except (AttributeError, OSError, ValueError):
+        pass
     try:
         import ctypes
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)      # PR_SET_PDEATHSIG
@@ -128,8 +170,18 @@ def _init_worker() -> None:
             os._exit(0)
     except Exception:
         pass
+    try:                    # start-up at a low priority: it overlaps the checks and must not slow them down
+        old = os.getpriority(os.PRIO_PROCESS, 0)
+        os.setpriority(os.PRIO_PROCESS, 0, min(old + 10, 19))
+    except (AttributeError, OSError):
+        old = None
     from fedcheck import report
     report.warm_up()
+    if old is not None:     # back to the caller's priority for the rendering (where the system allows it)
+        try:
+            os.setpriority(os.PRIO_PROCESS, 0, old)
+        except OSError:
+            pass
 
 
 @contextlib.contextmanager
@@ -148,6 +200,52 @@ def _main_not_imported():
     finally:
         main.__dict__.pop("__spec__", None)
         main.__dict__.update(saved)
+
+
+@contextlib.contextmanager
+def _sigint_blocked():
+    """SIGINT blocked while the renderers start, so that they start with it blocked (the mask survives exec):
+    a Ctrl-C in a terminal reaches the whole process group, and a Python still importing its site packages
+    would print a fatal error.  This process gets a Ctrl-C of that moment as soon as it is unblocked."""
+    import signal
+    try:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    except (AttributeError, OSError, ValueError):      # not POSIX, or not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+@contextlib.contextmanager
+def _signals_deferred():
+    """SIGINT and SIGTERM held while the renderers start and acted on just after (as the handlers in place
+    would): blocking SIGINT above does not stop it reaching another thread of this process, and an interrupt
+    between starting a process and sending it its start-up data would leave that process failing noisily."""
+    import signal
+    got: list[int] = []
+    old: dict = {}
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            old[sig] = signal.signal(sig, lambda n, frame: got.append(n))
+    except ValueError:                  # not the main thread: nothing to defer with
+        for sig, h in old.items():
+            signal.signal(sig, h)
+        yield
+        return
+    try:
+        yield
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+        if got:
+            h = old[got[0]]
+            if callable(h):
+                h(got[0], None)
+            elif h == signal.SIG_DFL:
+                os.kill(os.getpid(), got[0])
 
 
 def _noop() -> None:
@@ -181,28 +279,37 @@ class RenderPool:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
         self.workers = max(1, workers or default_workers())
+        if os.environ.get("FEDCHECK_RENDER_TRACE"):
+            print(f"render: {self.workers} renderer process(es)", file=sys.stderr)
         self._ex = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
                                        initializer=_init_worker)
-        with _main_not_imported():
-            for _ in range(self.workers):   # start every process now (they start on demand otherwise)
-                self._ex.submit(_noop)
         _LIVE.add(self)
+        try:
+            with _main_not_imported(), _sigint_blocked(), _signals_deferred():
+                for _ in range(self.workers):   # start every process now (they start on demand otherwise)
+                    self._ex.submit(_noop)
+        except BaseException:
+            self.abort()
+            raise
 
     @classmethod
     def start(cls, workers: int | None = None) -> "RenderPool | None":
-        """A pool, or ``None`` when ``$FEDCHECK_REPORT_WORKERS`` is 0 (render in this process)."""
+        """A pool, or ``None`` when :func:`default_workers` says none (render in this process)."""
         n = default_workers() if workers is None else workers
+        if n <= 0 and os.environ.get("FEDCHECK_RENDER_TRACE"):
+            print("render: no renderer process (in the main process)", file=sys.stderr)
         return cls(n) if n > 0 else None
 
     def submit(self, fn, *args) -> Future:
         return self._ex.submit(fn, *args)
 
-    def pids(self) -> list[int]:
-        return [p.pid for p in list((getattr(self._ex, "_processes", None) or {}).values())]
-
     def close(self) -> None:
+        """Wait for the work submitted, then stop the renderers (idle by then: terminated, which is quicker
+        than letting each interpreter with matplotlib and WeasyPrint loaded wind down)."""
         _LIVE.discard(self)
-        self._ex.shutdown(wait=True)
+        for f in list(getattr(self._ex, "_pending_work_items", {}).values()):
+            f.future.result()
+        self.abort()
 
     def abort(self) -> None:
         """Stop at once: pending work cancelled, running renderers terminated (then killed if they linger)
@@ -299,12 +406,15 @@ def write_reports(doc: dict, out: Path, progress: Callable[[int, int, str], Any]
         left: dict[int, int] = {}
         figures: dict[int, list] = {}
         entries: dict[int, dict] = {}
-        for q, (chk, stem) in enumerate(zip(checks, stems)):
-            for p in range(parts):
-                pending[ex.submit(tasks.draw_figures, chk, str(tmp / stem), p, parts, not pdf)] = (q, "draw")
-            left[q] = parts
+
+        def draw(q: int) -> None:       # a check's figures; the next check's once these are drawn (so that the
+            if q < len(checks):         # renderers finish one report before they start on the next)
+                for p in range(parts):
+                    pending[ex.submit(tasks.draw_figures, checks[q], str(tmp / stems[q]), p, parts, not pdf)] = \
+                        (q, "draw")
+                left[q] = parts
+        draw(0)
         done_count = 0
-        order: list[int] = []
         while pending:
             done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
             for f in sorted(done, key=lambda f: pending[f]):
@@ -328,6 +438,7 @@ def write_reports(doc: dict, out: Path, progress: Callable[[int, int, str], Any]
                     if figs and pdf:
                         pending[ex.submit(tasks.figure_pdf_files, figs, str(tmp / stem))] = (q, "figpdf")
                         left[q] = 2
+                    draw(q + 1)
                     continue
                 if kind == "page":
                     entries[q] = res
@@ -337,7 +448,6 @@ def write_reports(doc: dict, out: Path, progress: Callable[[int, int, str], Any]
                     entries[q].update(pdf=f"{stem}.pdf" if pdf else None, source=str(checks[q].get("source") or ""),
                                       thumb=figs[0].svg_uri if figs else None,
                                       thumb_title=figs[0].title if figs else "")
-                    order.append(q)
                     done_count += 1
                     if progress is not None:
                         progress(done_count, total, stem)
@@ -386,8 +496,11 @@ def _call(name: str, *args):
         try:
             return getattr(report, name)(*args)
         finally:
-            print(f"render: {name} {args[-1] if args else ''} pid {os.getpid()} {time.perf_counter() - t:.2f} s "
-                  f"(end {time.time() % 100:.2f})", file=sys.stderr)
+            what = {"draw_figures": lambda: f"{args[0]['id']} part {args[2] + 1}/{args[3]}",
+                    "check_page": lambda: f"{args[0]['id']} HTML + PDF",
+                    "figure_pdf_files": lambda: f"{len(args[0])} figures"}.get(name, lambda: "")()
+            print(f"render: {name} {what} (pid {os.getpid()}) {time.perf_counter() - t:.2f} s, end "
+                  f"{time.time() % 100:.2f}", file=sys.stderr)
     return getattr(report, name)(*args)
 
 

@@ -19,6 +19,9 @@ optional ``tables`` are rendered as tables (see ``docs/DESIGN.md``).
   result; the reports themselves are written only when complete: they go to a temporary directory
   inside the output directory and are moved into place at the end (files of an earlier complete
   run stay as they were on a failure).
+* The report phase is a few independent pieces (:func:`draw_figures`, :func:`check_page`,
+  :func:`figure_pdf_files`, :func:`index_page`) that :mod:`fedcheck.render` runs in this process or in
+  renderer processes (``fedcheck verify`` starts them with its checks); the files are the same either way.
 * Measured curves stop at the resolution of ``F*``: points where the metric is at most
   ``resolution_factor`` (10) times the certified accuracy of ``F*`` are not drawn, the same rule the
   rate fit uses (:mod:`fedcheck.core.verdict`).
@@ -84,7 +87,8 @@ _RC = {"font.size": 8.0, "axes.titlesize": 8.5, "axes.labelsize": 8.0, "legend.f
 
 # the document's checks, the file names and the write (results first, reports moved into place when complete)
 # live in fedcheck.render, which imports no plotting library (the main process of a pooled run uses it alone)
-from fedcheck.render import BadResults, FigureOut, print_written, report_name, validate  # noqa: E402, F401
+from fedcheck.render import (BadResults, FigureOut, merge_documents, print_written, report_name,  # noqa: E402, F401
+                             validate)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -964,17 +968,21 @@ def _series_figures(chk: dict) -> list[ReportFigure]:
     return out
 
 
-def check_figures(chk: dict) -> list[ReportFigure]:
-    """Every figure of one check, generically from its result dict (not yet rendered: see :func:`figure_svg`)."""
+def check_figures(chk: dict, slots=None) -> list[ReportFigure]:
+    """Every figure of one check, generically from its result dict (not yet rendered: see :func:`figure_svg`).
+    ``slots``: build only the figures of these slots (0 bound, 1 rate, 2 ratio, 3 the series figures) -- a
+    renderer drawing part of a check's figures builds no other."""
     figs: list[ReportFigure | None] = []
+    want = (lambda k: True) if slots is None else (lambda k: k in slots)
     with matplotlib.rc_context(_RC):
-        curves = _curves(chk)
+        curves = _curves(chk) if any(want(k) for k in (0, 1, 2)) else []
         if curves:
             readings = _reading_info(chk, curves)
-            figs.append(_bound_figure(chk, curves, readings))
-            figs.append(_rate_figure(chk, curves))
-            figs.append(_ratio_figure(chk, curves, readings) if readings else None)
-        figs += _series_figures(chk)
+            figs.append(_bound_figure(chk, curves, readings) if want(0) else None)
+            figs.append(_rate_figure(chk, curves) if want(1) else None)
+            figs.append(_ratio_figure(chk, curves, readings) if readings and want(2) else None)
+        if want(3):
+            figs += _series_figures(chk)
     return [f for f in figs if f is not None]
 
 
@@ -1375,32 +1383,6 @@ def card_html(check: dict) -> str:
 
 
 # ------------------------------------------------------------------------------------------------
-# several results files into one
-def merge_documents(docs: list[dict], sources: list[str] | None = None) -> dict:
-    """One results document holding the checks of several (``fedcheck report A.json B.json``).  Each check
-    keeps the provenance of its own file (``provenance``) and says where it came from (``source``)."""
-    for d in docs:
-        validate(d)
-    if len(docs) == 1:
-        return docs[0]
-    sources = list(sources) if sources is not None else [f"document {q + 1}" for q in range(len(docs))]
-    checks = []
-    for d, src in zip(docs, sources):
-        prov = d.get("provenance") or {}
-        for chk in d["checks"]:
-            c = dict(chk)
-            c.setdefault("provenance", prov)
-            c.setdefault("source", str(src))
-            checks.append(c)
-    from datetime import datetime, timezone
-    prov = {"command": None, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "sources": [{"file": str(src), "command": (d.get("provenance") or {}).get("command"),
-                         "created": (d.get("provenance") or {}).get("created"), "checks": len(d["checks"])}
-                        for d, src in zip(docs, sources)]}
-    return {"schema": docs[0].get("schema", "fedcheck.results/1"), "provenance": prov, "checks": checks}
-
-
-# ------------------------------------------------------------------------------------------------
 # the pieces of the report phase (fedcheck.render.write_reports runs them here or in renderer processes)
 def write_reports(doc: dict, out: Path, progress: Callable[[int, int, str], Any] | None = None,
                   pool=None) -> list[Path]:
@@ -1419,16 +1401,18 @@ def pdf_status() -> str | None:
         return str(e)
 
 
+_SLOT = {"bound": 0, "rate": 1, "ratio": 2}
+
+
 def draw_figures(chk: dict, fdir: str, part: int = 0, parts: int = 1, fallback_pdf: bool = False) -> list:
-    """Draw figures ``part, part + parts, ...`` of ``chk`` as SVG and write ``fig-<name>.svg`` and ``.csv``
-    (and ``.pdf`` by matplotlib when ``fallback_pdf``: no WeasyPrint) into ``fdir``; return
-    ``[(index, FigureOut)]``."""
-    figures = check_figures(chk)
+    """Draw the figures of slots ``part, part + parts, ...`` (see :func:`check_figures`) of ``chk`` as SVG and
+    write ``fig-<name>.svg`` and ``.csv`` (and ``.pdf`` by matplotlib when ``fallback_pdf``: no WeasyPrint)
+    into ``fdir``; return ``[(place, FigureOut)]``, ``place`` sorting the figures of all parts in order."""
+    slots = {k for k in range(4) if k % parts == part}
+    figures = check_figures(chk) if parts == 1 else check_figures(chk, slots)
     out = []
     try:
-        for i, rf in enumerate(figures):
-            if i % parts != part:
-                continue
+        for rf in figures:
             rf.svg = figure_svg(rf.figure)
             d = Path(fdir)
             d.mkdir(parents=True, exist_ok=True)
@@ -1437,7 +1421,7 @@ def draw_figures(chk: dict, fdir: str, part: int = 0, parts: int = 1, fallback_p
             (d / f"{base}.csv").write_text(rf.csv_text(), encoding="utf-8")
             if fallback_pdf:
                 (d / f"{base}.pdf").write_bytes(_figure_pdf(rf.figure))
-            out.append((i, FigureOut(rf.key, rf.title, rf.caption, rf.svg, rf.size)))
+            out.append(((_SLOT.get(rf.key, 3), len(out)), FigureOut(rf.key, rf.title, rf.caption, rf.svg, rf.size)))
     finally:
         for rf in figures:
             rf.figure.clear()

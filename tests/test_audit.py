@@ -145,3 +145,15 @@ def test_instance_inequality_and_step_records(tmp_path):
     assert rec["verdict"] == A.VERIFIED and rec["grid"] and rec["reference"] == "(1)"
     broken = A.ProofStep("x", "y", "symbolic", lambda: "yes").evaluate()
     assert broken["verdict"] == A.INCONCLUSIVE and "StepOutcome" in broken["evidence"]
+
+
+def test_audit_cli_feddualavg_appendix_steps(tmp_path, capsys):
+    """Issue 17: FedDualAvg's Lemma E.3 is refuted at sigma = 0 (fixed-point bias), Lemma E.2 verified."""
+    rc = main(["audit", "feddualavg.theorem_4_1", "--json", str(tmp_path / "a.json"), "--out", str(tmp_path),
+               "--no-report"])
+    assert rc == 1
+    text = capsys.readouterr().out
+    assert "Lemma E.2 per round" in text and "Lemma E.3 uniform in r" in text and "REFUTED" in text
+    doc = json.loads((tmp_path / "a.json").read_text())
+    steps = {s["name"]: s for s in doc["proof_audits"]["feddualavg.theorem_4_1"]}
+    assert steps["Lemma E.3 uniform in r"]["witness"]["w_inf - w*"]

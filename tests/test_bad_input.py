@@ -168,3 +168,39 @@ def test_written_files_have_the_reports_mode(tmp_path):
                  "--seeds", "1", "-q", "--out", str(out), "--json", str(js)]) == 1
     modes = {p.name: p.stat().st_mode & 0o777 for p in [js, *out.rglob("*")] if p.is_file()}
     assert len(set(modes.values())) == 1, modes
+
+
+SWALLOWING = '''
+import time
+from fedcheck import Claim, Measurement, MeasureResult, Paper
+from fedcheck.core.evidence import Finding
+P = Paper(key="swallow", title="A claim whose code catches every Exception", authors="test")
+
+def measure(ctx):
+    for _ in range(600):
+        try:
+            time.sleep(0.1)
+        except Exception:        # a broad guard in user or library code must not swallow SIGTERM
+            pass
+    return MeasureResult(findings=[Finding("x", "holds", "done")])
+
+claim = Claim(id="swallow.claim", paper=P, reference="-", statement="-", evidence=Measurement(measure),
+              expected="holds")
+CLAIMS = (claim,)
+'''
+
+
+def test_sigterm_is_not_swallowed_by_a_broad_except(tmp_path):
+    f = tmp_path / "swallow.py"
+    f.write_text(SWALLOWING)
+    proc = subprocess.Popen([sys.executable, "-m", "fedcheck", "verify", "--theorem-file", str(f), "swallow.claim",
+                             "--no-report", "-q", "--json", str(tmp_path / "r.json")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    import time
+    time.sleep(8)
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "terminated" in err and "Traceback" not in err
+    assert not (tmp_path / "r.json").exists()

@@ -369,6 +369,7 @@ def test_report_bad_results_file_exit_2(tmp_path, capsys, content, message):
 def test_failed_render_leaves_no_file(tmp_path, monkeypatch):
     """A renderer failing half-way (after writing part of a PDF) leaves no report file, no temporary
     directory, and the files of an earlier complete run untouched."""
+    monkeypatch.setenv("FEDCHECK_REPORT_WORKERS", "0")     # the patched renderer runs in this process
     doc = {"schema": "fedcheck.results/1", "provenance": {}, "checks": [counterexample_check()]}
     js = tmp_path / "r.json"
     js.write_text(json.dumps(doc))
@@ -394,6 +395,7 @@ def test_failed_render_leaves_no_file(tmp_path, monkeypatch):
 
 def test_interrupt_on_a_later_check_leaves_no_file(run, tmp_path, monkeypatch):
     """Interrupted while rendering the second check: the first check's finished files do not appear."""
+    monkeypatch.setenv("FEDCHECK_REPORT_WORKERS", "0")     # the patched renderer runs in this process
     doc = copy.deepcopy(run["doc"])
     doc["checks"].insert(0, counterexample_check())
     real = report.check_figures
@@ -553,7 +555,8 @@ def test_progress_is_reported_per_report(several, tmp_path):
     assert calls[-1][2] == "index.html" and calls[0][2] == "fedfw.theorem1"
 
 
-def test_report_merges_several_results_files(run, tmp_path, capsys):
+def test_report_merges_several_results_files(run, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("FEDCHECK_PROGRESS", "1")        # the bar is drawn on a terminal only, else when forced
     other = {"schema": "fedcheck.results/1", "provenance": {"command": "fedcheck verify demo", "created": "2026-01-01"},
              "checks": [counterexample_check()]}
     b = tmp_path / "B.json"
@@ -598,6 +601,8 @@ def test_without_pango_the_html_is_written_and_the_pdf_skipped_with_one_warning(
 
 def test_verify_writes_the_results_before_the_reports(tmp_path, monkeypatch):
     """Interrupted while the reports render, ``verify`` has already written the results."""
+    monkeypatch.setenv("FEDCHECK_REPORT_WORKERS", "0")     # the patched renderer runs in this process
+
     def interrupt(chk):
         raise KeyboardInterrupt
     monkeypatch.setattr(report, "check_figures", interrupt)
@@ -607,3 +612,146 @@ def test_verify_writes_the_results_before_the_reports(tmp_path, monkeypatch):
     doc = json.loads((out / "results.json").read_text())
     assert [c["id"] for c in doc["checks"]] == ["fedfw.theorem1"]
     assert not list(out.glob("*.html")) and not list(out.glob("*.pdf"))
+
+
+# ------------------------------------------------------------------------------------------------
+# renderer processes (fedcheck.render.RenderPool): the same files; stopped cleanly on an interrupt
+def test_pool_renders_the_same_files_as_this_process(several, tmp_path):
+    """Rendered by two renderer processes or in this process (the ``several`` fixture), the reports are the same
+    files: HTML, SVG, CSV and JSON byte for byte, the PDFs with the same text (and the same pages)."""
+    from fedcheck.render import RenderPool, write_reports
+    calls = []
+    with RenderPool(2) as pool:
+        paths = write_reports(several["doc"], tmp_path, progress=lambda *a: calls.append(a), pool=pool)
+    rel = sorted(p.relative_to(tmp_path).as_posix() for p in paths)
+    assert rel == sorted(p.relative_to(several["out"]).as_posix() for p in several["paths"])
+    assert sum(r.endswith(".svg") for r in rel) >= 5 and sum(r.endswith(".pdf") for r in rel) >= 8
+    for r in rel:
+        a, b = several["out"] / r, tmp_path / r
+        if r.endswith(".pdf"):
+            assert b.read_bytes().startswith(b"%PDF")
+            if POPPLER:
+                assert pdf_text(a) == pdf_text(b), r
+                assert pdf_pages(a) == pdf_pages(b), r
+        else:
+            assert a.read_bytes() == b.read_bytes(), r
+    # progress: one call per finished report (in the order they finish), the index last
+    assert [c[:2] for c in calls] == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    assert sorted(c[2] for c in calls[:3]) == sorted(report.report_name(c["id"]) for c in several["doc"]["checks"])
+    assert calls[-1][2] == "index.html"
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(d.name))
+            except (OSError, IndexError, ValueError):
+                pass
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _wait_for(cond, proc, seconds=120.0):
+    import time
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and proc.poll() is None:
+        if cond():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def _gone(pids, seconds=10.0) -> bool:
+    import time
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if not any(_alive(p) for p in pids):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+@pytest.mark.parametrize("how", ["SIGINT to the process group", "SIGTERM"])
+def test_interrupted_while_renderers_work_no_report_file_and_no_process_left(several, tmp_path, how):
+    """``fedcheck report`` stopped while its renderer processes draw: exit 130/143 with the one line, the
+    results file and nothing else, and no renderer process left running."""
+    import os
+    import signal
+    import sys
+    js = tmp_path / "r.json"
+    js.write_text(json.dumps(several["doc"]))
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "fedcheck", "report", str(js), "--out", str(out), "-q"],
+                            cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "FEDCHECK_REPORT_WORKERS": "2"})
+    try:
+        # the first figure files appear in the temporary directory: the renderers are drawing
+        assert _wait_for(lambda: any(d.is_dir() and any(d.iterdir()) for d in out.glob(".fedcheck-report-*")),
+                         proc), proc.communicate()
+        kids = _children(proc.pid)
+        assert len(kids) >= 2                  # the two renderers (and multiprocessing's resource tracker)
+        if how == "SIGTERM":
+            os.kill(proc.pid, signal.SIGTERM)
+        else:                                  # Ctrl-C in a terminal: the whole foreground process group
+            os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == (143 if how == "SIGTERM" else 130), err
+    assert err.decode().strip().splitlines()[-1].startswith(
+        "fedcheck: terminated" if how == "SIGTERM" else "fedcheck: interrupted"), err
+    assert b"Traceback" not in err
+    assert [p.name for p in out.iterdir()] == ["results.json"]      # no report file, no temporary directory
+    assert _gone(kids), [k for k in kids if _alive(k)]
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+def test_verify_starts_renderers_with_the_checks_and_stops_them_on_ctrl_c(tmp_path):
+    """``verify`` starts its renderers as the checks start; a Ctrl-C (SIGINT to the process group) while they
+    are still starting leaves no file, no process, and no message but the one line."""
+    import os
+    import signal
+    import sys
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "fedcheck", "verify", "theorem1", "--rounds", "20000", "--seeds",
+                             "4", "-q", "-j", "1", "--no-cache", "--out", str(out)],
+                            cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "FEDCHECK_REPORT_WORKERS": "2"})
+    try:
+        assert _wait_for(lambda: len(_children(proc.pid)) >= 2, proc), proc.communicate()
+        kids = _children(proc.pid)
+        os.killpg(proc.pid, signal.SIGINT)     # the renderers are starting (Python importing its site packages)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert err.decode().strip().splitlines() == ["fedcheck: interrupted; no partial report was written"], err
+    assert not out.exists() or not list(out.iterdir())
+    assert _gone(kids), [k for k in kids if _alive(k)]
+
+
+def test_a_pooled_run_imports_no_renderer_in_the_main_process(tmp_path):
+    """The main process of ``fedcheck report`` with renderer processes imports neither matplotlib nor
+    WeasyPrint (they load in the renderers, while the main process goes on)."""
+    import os
+    import sys
+    js = tmp_path / "r.json"
+    js.write_text(json.dumps({"schema": "fedcheck.results/1", "provenance": {}, "checks": [counterexample_check()]}))
+    code = ("import sys; from fedcheck.cli import main; rc = main(['report', sys.argv[1], '--out', sys.argv[2], '-q']); "
+            "print(rc, sorted(m for m in ('matplotlib', 'weasyprint', 'fedcheck.report') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code, str(js), str(tmp_path / "out")], cwd=ROOT, capture_output=True,
+                       text=True, env={**os.environ, "FEDCHECK_REPORT_WORKERS": "2"}, timeout=300)
+    assert r.stdout.strip().splitlines()[-1] == "0 []", r.stderr
+    assert (tmp_path / "out" / "demo.stall.pdf").is_file() and (tmp_path / "out" / "demo.stall.html").is_file()

@@ -394,7 +394,7 @@ def _publish_instances(results: list[dict], staging: Path, out: Path) -> dict:
 
 
 def cmd_report(args) -> int:
-    from fedcheck.report import merge_documents, print_written, validate, write_reports
+    from fedcheck.render import RenderPool, merge_documents, print_written, validate, write_reports
     from fedcheck.core.results import check_writable, read_json
     docs = []
     for f in args.results:          # every file is checked before anything is written
@@ -406,10 +406,14 @@ def cmd_report(args) -> int:
             raise BadInput(msg if msg.startswith(str(f)) else f"{f}: {msg}") from None
         docs.append(doc)
     check_writable(args.out, "--out", directory=True)
+    from contextlib import nullcontext
     from fedcheck.core import progress
-    with progress.task("reports", total=sum(len(d["checks"]) for d in docs), unit="report",
-                       enabled=not args.quiet) as rbar:
-        written = write_reports(merge_documents(docs, args.results), Path(args.out), progress=progress.callback(rbar))
+    pool = RenderPool.start()           # renderer processes (closed on leaving, terminated on an error)
+    with pool if pool is not None else nullcontext(), \
+            progress.task("reports", total=sum(len(d["checks"]) for d in docs), unit="report",
+                          enabled=not args.quiet) as rbar:
+        written = write_reports(merge_documents(docs, args.results), Path(args.out),
+                                progress=progress.callback(rbar), pool=pool)
     print_written(written, Path(args.out))
     return EXIT_OK
 
@@ -428,8 +432,9 @@ def cmd_cache(args) -> int:
     return EXIT_OK
 
 
-class _Terminated(Exception):
-    pass
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread: a BaseException (like KeyboardInterrupt) so that no ``except
+    Exception`` on the way (a solver guard, a measurement's own error handling) can swallow it."""
 
 
 def _on_sigterm(signum, frame):
