@@ -29,9 +29,13 @@ PAPERS = ["fedfw", "feddualavg", "fedsgm", "fedmls"]
 ISSUE_SECONDS = 120.0        # the quick catalog on 2 cores when issue 15 was filed
 
 
+# provenance, not results: wall times and whether a solve came from the cache (the first run fills it)
+_PROVENANCE = {"seconds", "solve_time", "cached"}
+
+
 def _strip(x):
     if isinstance(x, dict):
-        return {k: _strip(v) for k, v in x.items() if k != "seconds"}
+        return {k: _strip(v) for k, v in x.items() if k not in _PROVENANCE}
     if isinstance(x, list):
         return [_strip(v) for v in x]
     return x
@@ -55,11 +59,17 @@ def main(argv=None) -> int:
     ap.add_argument("papers", nargs="*", default=PAPERS)
     ap.add_argument("--jobs", default=None, help="the parallel run's -j (default: fedcheck's default)")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--issue-checks", action="store_true",
+                    help="run exactly the 56 checks the catalog had when issue 15 was filed "
+                         "(benchmarks/catalog_issue15_ids.txt) instead of the papers' current ones")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from fedcheck.core.parallel import default_jobs
     par = ["-j", args.jobs] if args.jobs else []
-    print(f"quick catalog: {' '.join(args.papers)}; {default_jobs()} CPUs; parallel run: "
+    if args.issue_checks:
+        args.papers = [ln.strip() for ln in (ROOT / "benchmarks" / "catalog_issue15_ids.txt").read_text().splitlines()
+                       if ln.strip() and not ln.startswith("#")]
+    print(f"quick catalog: {' '.join(args.papers) if len(args.papers) < 8 else f'{len(args.papers)} checks'}; {default_jobs()} CPUs; parallel run: "
           f"{'-j ' + args.jobs if args.jobs else 'default -j'}; load average {os.getloadavg()[0]:.2f}")
     serial_t, par_t = [], []
     with tempfile.TemporaryDirectory() as tmp:

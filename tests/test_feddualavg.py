@@ -338,7 +338,9 @@ def test_fedmid_refutation_saves_its_instance(tmp_path):
     assert tr.metrics["Phi_avg"][0, 0] - sol.phi_lower > 4 * L_ * c["B"].interval[1] / R
 
 
-ISSUE17 = {"lemma_c2_stochastic": ("holds",), "theorem_4_1_fedmid_indicator": ("holds",)}
+ISSUE17 = {"lemma_c2_stochastic": ("holds",), "theorem_4_1_fedmid_indicator": ("holds",),
+           "theorem_4_1_fedmid_osp": ("holds",), "theorem_4_1_fedmid_osp_stochastic": ("holds",),
+           "lr_robustness": ("not_reproduced",), "entropic_simplex": ("holds",)}
 
 
 def test_sweep_rule_and_declarations():
@@ -548,3 +550,31 @@ def test_issue17_feddualavg_claims_hold_small(cid):
 def test_lr_robustness_grid_is_the_papers():
     from theorems import feddualavg as T
     assert len(T.LR_BOX_GRID) == 28 and all(0.003 - 1e-12 <= c * s <= 0.3 + 1e-12 for c, s in T.LR_BOX_GRID)
+
+
+# ---- issue 17: Proposition C.4, Claims C.6, D.4, D.6, D.7, Lemmas E.2, E.3 as audit steps ------------------
+def test_feddualavg_audit_steps_of_the_appendix():
+    from fedcheck.tools import audit as A
+    from theorems.feddualavg import lemma_c2, lemma_d2, theorem_4_1
+    got = {c.id: {s["name"]: s["verdict"] for s in A.audit_steps(c)} for c in (lemma_c2, lemma_d2, theorem_4_1)}
+    assert got["feddualavg.lemma_c2"] == {
+        "Claim C.6 along runs": A.VERIFIED, "Proposition C.4 (conditional expectation)": A.VERIFIED,
+        "(C.25) as printed": A.REFUTED, "(C.19)-(C.21), (C.28) quadratic steps": A.PROVEN,
+        "(C.25)-(C.28) repaired pointwise": A.PROVEN}
+    assert got["feddualavg.lemma_d2"] == {"Claim D.4 along runs": A.VERIFIED, "(D.23) as printed": A.REFUTED,
+                                          "Claim D.6 along runs": A.VERIFIED, "Claim D.7": A.VERIFIED}
+    assert got["feddualavg.theorem_4_1"] == {
+        "Lemma E.2 per round": A.VERIFIED, "(E.28) quadratic steps": A.PROVEN,
+        "Lemma E.3 with sigma = 0, every round": A.REFUTED, "Lemma E.3 uniform in r": A.REFUTED,
+        "(E.33) with sigma = 0": A.REFUTED}
+
+
+def test_e3_fixed_point_bias_is_the_closed_form():
+    """FedDualAvg (psi = 0) on the E.3 witness converges to w_inf = (3 eta_c - 2)/(6 - 5 eta_c), not w* = -1/3."""
+    from fedcheck.algorithms import composite as engine
+    from fedcheck.problems import feddualavg_steps as S
+    inst = S.e3_fixed_point_instance()
+    for es in (1.0, 10.0):
+        ec = 1 / 32 / es
+        tr = engine.feddualavg(P.batch_of([inst]), rounds=600, eta_c=ec, eta_s=es, grid=np.array([600]))
+        assert tr.final["w"][0, 0] == pytest.approx((3 * ec - 2) / (6 - 5 * ec), abs=1e-12)

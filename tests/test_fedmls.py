@@ -425,3 +425,57 @@ def test_standard_parameters_measurement_small():
 def test_standard_parameters_claim_declared():
     from theorems import fedmls as T
     assert T.standard_parameters in T.CLAIMS and T.standard_parameters.expected == V.NOT_REPRODUCED
+
+
+# ---- issue 17: the DCS baseline -------------------------------------------------------------------------
+def _dcs_loop(A, b, R, N, T, x0):
+    """DCS written out client by client (the module doc's recursions; LAD clients f_i = (1/m) sum |a^T x - b|)."""
+    n, m, p = A.shape
+    x = np.tile(x0, (n, 1)).astype(float)
+    x_prev, xh, y = x.copy(), x.copy(), np.zeros((n, p))
+    xbar_sum = np.zeros((n, p))
+    for k in range(1, N + 1):
+        xt = (xh - x_prev) + x
+        v = np.array([n * xt[i] - xt.sum(0) for i in range(n)])
+        y = y + v / n
+        w = np.array([n * y[i] - y.sum(0) for i in range(n)])
+        new_x, new_xh = np.zeros_like(x), np.zeros_like(x)
+        for i in range(n):
+            u, uh, ls = x[i].copy(), np.zeros(p), 0.0
+            for t in range(1, T + 1):
+                beta = (t + 1) / 2
+                h = (A[i].T @ np.sign(A[i] @ u - b[i])) / m / n
+                u = (2 * n * x[i] + 2 * n * beta * u - w[i] - h) / (2 * n * (1 + beta))
+                u = u * min(1.0, R / max(np.linalg.norm(u), 1e-300))
+                uh += (t + 1) * u
+                ls += t + 1
+            new_x[i], new_xh[i] = u, uh / ls
+        x_prev, x, xh = x, new_x, new_xh
+        xbar_sum += xh
+    return (xbar_sum / N).mean(0), x
+
+
+def test_dcs_matches_a_per_client_loop():
+    from fedcheck.algorithms.dcs import dcs
+    from fedcheck.problems.instances import InstanceBatch
+    insts = [P.LADFamily(n=3, m=5, p=2, heterogeneity=0.5).draw(s) for s in (0, 1)]
+    batch = InstanceBatch(insts)
+    N, T, R = 6, 4, 3.0
+    tr = dcs(batch, rounds=N, T=T, R=R)
+    for j, inst in enumerate(insts):
+        xbar, x = _dcs_loop(inst.A, inst.b, R, N, T, np.zeros(inst.p))
+        np.testing.assert_allclose(tr.final["xbar"][j], xbar, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(tr.final["x"][j], x, rtol=1e-12, atol=1e-12)
+    assert tr.metrics["comms"][-1].tolist() == [2 * N, 2 * N] and tr.metrics["calls"][-1].tolist() == [N * T, N * T]
+
+
+def test_dcs_claim_is_declared_and_measured():
+    from fedcheck.core.claim import RunConfig
+    from theorems.fedmls import CLAIMS, dcs_prior_mls
+    assert dcs_prior_mls in CLAIMS and dcs_prior_mls.expected == "inconclusive"
+    r = dcs_prior_mls.run(RunConfig())
+    assert r.verdict == dcs_prior_mls.expected
+    ev = r.to_dict()["evidence"]
+    assert ev["dcs_fit"]["slope"] < -1.0                     # faster than 1/comms on the measured range
+    rows = r.to_dict()["tables"][0]["rows"]
+    assert float(rows[0][1]) > 10 * float(rows[0][3])        # DCS far less accurate than FedMLS at equal communication
