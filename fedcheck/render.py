@@ -136,8 +136,8 @@ def merge_documents(docs: list[dict], sources: list[str] | None = None) -> dict:
 # where the work runs
 def default_workers() -> int:
     """Renderer processes: ``$FEDCHECK_REPORT_WORKERS`` when set (0: none, render in this process); else one
-    per idle core, at most 2 (a check's report has two pieces that run at once), where idle is the number of
-    cores less the load average of the last minute (as ``make -l`` does).  On a machine whose cores are all
+    2 when at least one core is idle, 1 when half a core is, where idle is the number of cores less the load
+    average of the last minute (as ``make -l`` does); a check's report has two pieces that run at once.  On a machine whose cores are all
     busy, renderer processes cost more than they save (their start-up competes with the checks, and the
     libraries are imported once per process): there the reports render in the calling process."""
     v = os.environ.get(WORKERS_ENV, "").strip()
@@ -151,7 +151,12 @@ def default_workers() -> int:
         idle = cores - os.getloadavg()[0]
     except (AttributeError, OSError):
         idle = cores
-    return max(0, min(2, cores, int(idle + 0.5)))
+    if cores < 2 or idle < 0.5:      # all cores busy: render in the calling process
+        return 0
+    # at least one core free: two renderers (at nice +10, so the checks keep priority) let a report's page
+    # and its figures' own PDFs render at once; half a core free: one renderer, which still overlaps its
+    # imports with the checks
+    return 2 if idle >= 1.0 else 1
 
 
 def _init_worker() -> None:
