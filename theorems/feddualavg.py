@@ -362,6 +362,23 @@ def _theorem_4_1_audit_steps():
 SWEEP_ETA_S = ("eta_s", (1.0, 10.0, 100.0), (1.0, 10.0, 100.0, 1000.0))
 
 # ---- Theorem 4.1 / E.1 (FedDualAvg) -------------------------------------------------------------------
+def _e1_general(algorithm) -> BoundTest:
+    """(E.1) at the general step eta = c_eta/(4KL), in expectation over the noise, on the l1 shared-Hessian
+    family with eta_s = 1, 10, 100 (small eta_c at fixed eta): the bound test of Theorem 4.1 for ``algorithm``."""
+    return BoundTest(
+        HorizonExpectations(family=F1_EUCLID, algorithm=algorithm, output="Phi_avg",
+                            schedules={"eta_c": E_eta_general / eta_s, "eta_s": eta_s}, sweep=SWEEP_ETA_S,
+                            solver=P.solve_composite, seeds=2, full_seeds=6, horizons=QUICK_R, full_horizons=FULL_R,
+                            replicates=20, full_replicates=100, metric_label="E[Phi(avg_{r<=R} w_r)] - Phi*"),
+        bounds=(Bound("(E.1) at eta = c_eta/(4KL)", E1_bound.subs(eta, E_eta_general)),),
+        statistic=MEAN, findings="reading")
+
+
+E1_GENERAL_READINGS = (Reading("(E.1) at eta = c_eta/(4KL)", {}, True,
+                               "the general bound at a fixed eta = eta_s eta_c (c_eta = 1/2), output = average of "
+                               "w_1..w_R"),)
+
+
 theorem_4_1 = Claim(
     id="feddualavg.theorem_4_1",
     title="FedDualAvg, Theorem 4.1 / E.1 (small client step): E[Phi(avg_r w_r)] - Phi* <= B/(eta K R) + 3 eta sigma^2/M",
@@ -371,15 +388,8 @@ theorem_4_1 = Claim(
                "eta_c^max such that every eta_c <= eta_c^max gives E[Phi((1/R) sum_{r=1}^R w_r)] - Phi(w*) <= "
                "B/(eta K R) + 3 eta sigma^2 / M. Example: l1-regularized shared-Hessian quadratics with Gaussian "
                "gradient noise, eta = 1/(8KL), eta_s = 1, 10, 100."),
-    evidence=BoundTest(
-        HorizonExpectations(family=F1_EUCLID, algorithm=engine.feddualavg, output="Phi_avg",
-                            schedules={"eta_c": E_eta_general / eta_s, "eta_s": eta_s}, sweep=SWEEP_ETA_S,
-                            solver=P.solve_composite, seeds=2, full_seeds=6, horizons=QUICK_R, full_horizons=FULL_R,
-                            replicates=20, full_replicates=100, metric_label="E[Phi(avg_{r<=R} w_r)] - Phi*"),
-        bounds=(Bound("(E.1) at eta = c_eta/(4KL)", E1_bound.subs(eta, E_eta_general)),),
-        statistic=MEAN, findings="reading"),
-    readings=(Reading("(E.1) at eta = c_eta/(4KL)", {}, True,
-                      "the general bound at a fixed eta = eta_s eta_c (c_eta = 1/2), output = average of w_1..w_R"),),
+    evidence=_e1_general(engine.feddualavg),
+    readings=E1_GENERAL_READINGS,
     params={"c_eta": 0.5},
     assumptions=ASSUME_1 + ["eta_c -> 0 at fixed eta: swept eta_s = 1, 10, 100 (E.1 claims the bound for all eta_c "
                             "below an unspecified eta_c^max)"],
@@ -805,15 +815,8 @@ theorem_4_1_fedmid_osp_stochastic = Claim(
                "(E.1): E[Phi((1/R) sum_{r=1}^R w_r)] - Phi* <= B/(eta K R) + 3 eta sigma^2/M at eta = c_eta/(4KL), small "
                "eta_c. Example: l1 shared-Hessian quadratics with Gaussian noise (FedDualAvg's family for Theorem 4.1), "
                "eta_s = 1, 10, 100."),
-    evidence=BoundTest(
-        HorizonExpectations(family=F1_EUCLID, algorithm=engine.fedmid_osp, output="Phi_avg",
-                            schedules={"eta_c": E_eta_general / eta_s, "eta_s": eta_s}, sweep=SWEEP_ETA_S,
-                            solver=P.solve_composite, seeds=2, full_seeds=6, horizons=QUICK_R, full_horizons=FULL_R,
-                            replicates=20, full_replicates=100, metric_label="E[Phi(avg_{r<=R} w_r)] - Phi*"),
-        bounds=(Bound("(E.1) at eta = c_eta/(4KL)", E1_bound.subs(eta, E_eta_general)),),
-        statistic=MEAN, findings="reading"),
-    readings=(Reading("(E.1) at eta = c_eta/(4KL)", {}, True,
-                      "the general bound at a fixed eta = eta_s eta_c (c_eta = 1/2), output = average of w_1..w_R"),),
+    evidence=_e1_general(engine.fedmid_osp),
+    readings=E1_GENERAL_READINGS,
     params={"c_eta": 0.5},
     assumptions=ASSUME_1 + ["psi = lambda ||.||_1", "eta_c -> 0 at fixed eta: swept eta_s = 1, 10, 100"],
     kind="expectation", expected="holds",
