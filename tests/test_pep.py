@@ -1,5 +1,5 @@
-"""Certified worst cases (``fedcheck pep``), an optional extra: the PEP tests are marked ``pep`` and skipped when
-PEPit is not installed (``pip install 'fedcheck[pep]'``); the default suite does not need it."""
+"""Certified worst cases (``fedcheck pep``).  PEPit is a dependency; the PEP tests are still marked ``pep`` and
+skip with the reason when PEPit cannot be imported."""
 import json
 
 import pytest

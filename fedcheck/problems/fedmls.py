@@ -710,6 +710,15 @@ def _unsolved(sols) -> str | None:
     return "; ".join(why) or None
 
 
+def _solved_draws(ctx, family, seeds: tuple[int, int]):
+    """The instances of a measurement (the run's seeds, else ``range(seeds[0])``, ``seeds[1]`` with ``--full``),
+    their exact solutions, and why some could not be solved (``None``: all solved)."""
+    seeds_ = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(seeds[1] if ctx.full else seeds[0]))
+    insts = [family.draw(s) for s in seeds_]
+    sols = [solve_nonsmooth(i, use_cache=ctx.config.use_cache) for i in insts]
+    return insts, sols, _unsolved(sols)
+
+
 def measure_drift(ctx, *, fail: Method, work: Method, references=(), rounds=(400, 2000)):
     """Item 4: the client-drift toy (``f_i = |x - c_i|``, ``c = (0, 0, 3)``, ``x_0 = 2``)."""
     from fedcheck.core import verdict as V
@@ -774,10 +783,7 @@ def measure_tradeoff(ctx, *, family, eps_expr, horizon, corollary: Method, anyti
     from fedcheck.core.evidence import Finding
     from fedcheck.core.evidence import MeasureResult as Measurement
     eps_rel = list(eps_values[1] if ctx.full else eps_values[0])
-    seeds_ = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(seeds[1] if ctx.full else seeds[0]))
-    insts = [family.draw(s) for s in seeds_]
-    sols = [solve_nonsmooth(i, use_cache=ctx.config.use_cache) for i in insts]
-    reason = _unsolved(sols)
+    insts, sols, reason = _solved_draws(ctx, family, seeds)
     if reason:
         return Measurement([Finding("exact optima", V.INCONCLUSIVE, True, reason)], reason=reason)
     n_i = len(insts)
@@ -1238,10 +1244,7 @@ def measure_dcs(ctx, *, family, dcs: Method, work: Method, reference: Method, ho
     from fedcheck.core.evidence import Finding
     from fedcheck.core.evidence import MeasureResult as Measurement
     Ns = list(horizons[1] if ctx.full else horizons[0])
-    seeds_ = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(seeds[1] if ctx.full else seeds[0]))
-    insts = [family.draw(s) for s in seeds_]
-    sols = [solve_nonsmooth(i, use_cache=ctx.config.use_cache) for i in insts]
-    reason = _unsolved(sols)
+    insts, sols, reason = _solved_draws(ctx, family, seeds)
     if reason:
         return Measurement([Finding("exact optima", V.INCONCLUSIVE, True, reason)], reason=reason)
     n_i = len(insts)

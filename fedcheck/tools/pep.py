@@ -1,4 +1,4 @@
-"""Certified worst cases with performance estimation (PEP), an optional extra: ``pip install fedcheck[pep]``.
+"""Certified worst cases with performance estimation (PEP), through PEPit (a dependency of fedcheck).
 
 Random and searched instances give lower bounds on the worst case; a performance-estimation problem
 (PEPit, Taylor, Hendrickx & Glineur) computes the worst case *over a whole function class*, as a
@@ -191,6 +191,32 @@ def frank_wolfe_worst_case(T: int, L: float = 1.0, D: float = 1.0, solver: str =
                    build, solver, use_cache)
 
 
+def _mean(points):
+    """``(1/k) sum_j points[j]`` of PEPit points or functions (summed left to right)."""
+    total = points[0]
+    for q in points[1:]:
+        total = total + q
+    return (1.0 / len(points)) * total
+
+
+def _federated_class(clients: int, L: float, D: float, zeta: float):
+    """A PEP over the federated class of the FedFW paper: ``clients`` L-smooth convex ``f_i``, ``F = mean_i f_i``
+    plus the indicator of a convex set of diameter ``D``, ``||grad f_i(x*)|| <= zeta`` at a minimizer ``x*`` of
+    ``F``.  Returns ``(pb, fs, fbar, ind, F, F(x*))``."""
+    from PEPit import PEP
+    from PEPit.functions import ConvexIndicatorFunction, SmoothConvexFunction
+    pb = PEP()
+    fs = [pb.declare_function(SmoothConvexFunction, L=L) for _ in range(clients)]
+    ind = pb.declare_function(ConvexIndicatorFunction, D=D)
+    fbar = _mean(fs)
+    F = fbar + ind
+    xs = F.stationary_point()
+    Fs = F(xs)
+    for fi in fs:
+        pb.add_constraint(fi.gradient(xs) ** 2 <= zeta ** 2)
+    return pb, fs, fbar, ind, F, Fs
+
+
 def naive_averaging_worst_case(T: int, clients: int = 2, L: float = 1.0, D: float = 2.0, zeta: float = 2.0,
                                centralized: bool = False, solver: str = "CLARABEL", use_cache: bool = True) -> dict:
     """Worst ``F(xbar^{T+1}) - F*`` of naive Frank-Wolfe model averaging (20) -- ``s_i = lmo(grad f_i(xbar))``,
@@ -201,21 +227,8 @@ def naive_averaging_worst_case(T: int, clients: int = 2, L: float = 1.0, D: floa
         raise ValueError("need T >= 1, clients >= 1, L > 0, D > 0, zeta >= 0")
 
     def build():
-        from PEPit import PEP
-        from PEPit.functions import ConvexIndicatorFunction, SmoothConvexFunction
         from PEPit.primitive_steps import linear_optimization_step
-        pb = PEP()
-        fs = [pb.declare_function(SmoothConvexFunction, L=L) for _ in range(clients)]
-        ind = pb.declare_function(ConvexIndicatorFunction, D=D)
-        fbar = fs[0]
-        for g in fs[1:]:
-            fbar = fbar + g
-        fbar = (1.0 / clients) * fbar
-        F = fbar + ind
-        xs = F.stationary_point()
-        Fs = F(xs)
-        for fi in fs:
-            pb.add_constraint(fi.gradient(xs) ** 2 <= zeta ** 2)
+        pb, fs, fbar, ind, F, Fs = _federated_class(clients, L, D, zeta)
         x = pb.set_initial_point()
         ind(x)
         for t in range(1, T + 1):
@@ -223,11 +236,7 @@ def naive_averaging_worst_case(T: int, clients: int = 2, L: float = 1.0, D: floa
             if centralized:
                 s, _, _ = linear_optimization_step(fbar.gradient(x), ind)
             else:
-                ss = [linear_optimization_step(fi.gradient(x), ind)[0] for fi in fs]
-                s = ss[0]
-                for q in ss[1:]:
-                    s = s + q
-                s = (1.0 / clients) * s
+                s = _mean([linear_optimization_step(fi.gradient(x), ind)[0] for fi in fs])
             x = (1 - eta) * x + eta * s
         pb.set_performance_metric(F(x) - Fs)
         return pb
@@ -561,21 +570,8 @@ def fedfw_worst_case(T: int, clients: int = 2, L: float = 1.0, D: float = 2.0, z
         raise ValueError("need T >= 1, clients >= 1, L > 0, D > 0, zeta >= 0, lambda_0 > 0")
 
     def build():
-        from PEPit import PEP
-        from PEPit.functions import ConvexIndicatorFunction, SmoothConvexFunction
         from PEPit.primitive_steps import linear_optimization_step
-        pb = PEP()
-        fs = [pb.declare_function(SmoothConvexFunction, L=L) for _ in range(clients)]
-        ind = pb.declare_function(ConvexIndicatorFunction, D=D)
-        fbar = fs[0]
-        for g in fs[1:]:
-            fbar = fbar + g
-        fbar = (1.0 / clients) * fbar
-        F = fbar + ind
-        xs = F.stationary_point()
-        Fs = F(xs)
-        for fi in fs:
-            pb.add_constraint(fi.gradient(xs) ** 2 <= zeta ** 2)
+        pb, fs, _, ind, F, Fs = _federated_class(clients, L, D, zeta)
         x1 = pb.set_initial_point()
         ind(x1)                                # X^1 in C: every client starts at x^1 in D
         X, xbar = [x1] * clients, x1
@@ -584,10 +580,7 @@ def fedfw_worst_case(T: int, clients: int = 2, L: float = 1.0, D: float = 2.0, z
             S = [linear_optimization_step((1.0 / clients) * fi.gradient(xi) + lam * (xi - xbar), ind)[0]
                  for fi, xi in zip(fs, X)]
             X = [(1 - eta) * xi + eta * si for xi, si in zip(X, S)]
-            xbar = X[0]
-            for xi in X[1:]:
-                xbar = xbar + xi
-            xbar = (1.0 / clients) * xbar
+            xbar = _mean(X)
         pb.set_performance_metric(F(xbar) - Fs)
         return pb
     return _cached({"pep": "fedfw", "T": int(T), "clients": int(clients), "L": float(L), "D": float(D),
