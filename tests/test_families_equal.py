@@ -33,3 +33,22 @@ def test_compare_sees_a_difference():
     assert F.compare(a, {"x": np.array([1.0, np.nan])}) == (True, 0.0)
     assert F.compare(a, {"x": np.array([1.0 + 1e-9, np.nan])})[0] is False
     assert F.compare(a, {"x": np.array([1.0, 0.0])})[1] == float("inf")
+
+
+def test_local_updates_reads_step_sizes_by_value():
+    """A step-size function that reuses (and mutates) one array gives the same iterates as one that returns a
+    new array each step: the engine's spread step sizes are keyed by value, not by object."""
+    import numpy as np
+    from fedcheck.algorithms.pieces import local_updates
+    rng = np.random.default_rng(0)
+    W0 = rng.standard_normal((3, 4, 5))
+    grad = lambda W, t: 0.5 * W + 0.1 * t                # noqa: E731
+    sched = [np.array([0.1, 0.2, 0.3]) * (1 + (t % 3)) for t in range(1, 8)]
+    fresh = local_updates(W0.copy(), grad, 7, lambda t: sched[t - 1].copy())
+    shared = np.empty(3)
+
+    def reused(t):
+        shared[...] = sched[t - 1]
+        return shared
+    same = local_updates(W0.copy(), grad, 7, reused)
+    np.testing.assert_array_equal(same, fresh)

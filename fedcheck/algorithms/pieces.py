@@ -116,13 +116,7 @@ def step_sizes(B: int, eta=None, eta_step=None):
         return lambda r, t, cum: es[np.minimum(cum + t - 1, es.shape[0] - 1), cols]
     e = np.asarray(eta, dtype=float)
     if e.ndim == 2:
-        row = [-1, None]                     # round r's row, the same object for all its local steps
-
-        def per_round(r, t, cum):
-            if row[0] != r:
-                row[0], row[1] = r, e[r]
-            return row[1]
-        return per_round
+        return lambda r, t, cum: e[r]
     e = np.broadcast_to(e, (B,)).astype(float)
     return lambda r, t, cum: e
 
@@ -133,7 +127,6 @@ def local_updates(W: np.ndarray, grad, steps, size, *, client_map=None, hook=Non
 
     ``W`` ``(B, S, p)``; ``grad(W, t) -> (B, S, p)`` (any oracle: exact, stochastic, with a subgradient of a
     regularizer added); ``size(t) -> (B,)``; ``client_map`` a projection or prox (``None``: identity);
-    (``size`` returns a new array when the values change: the same object is taken for the same values)
     ``steps`` an int or per-instance counts ``(B,)``: an instance whose count is reached is frozen (its
     rows are masked, the oracle still sees them).  ``hook(t, W, G)`` after each step (``G`` unscaled)."""
     counts = np.asarray(steps)
@@ -142,16 +135,17 @@ def local_updates(W: np.ndarray, grad, steps, size, *, client_map=None, hook=Non
     last = s_full = None
     for t in range(1, Tmax + 1):
         G = grad(W, t)
-        s = size(t)
-        if s is not last:
-            last, s_full = s, None
-            Wn = np.multiply(np.asarray(s, dtype=float)[:, None, None], G)
+        s = np.asarray(size(t), dtype=float)
+        if last is None or s.shape != last.shape or not np.array_equal(s, last):
+            last, s_full = s.copy(), None
+            Wn = np.multiply(s[:, None, None], G)
         else:
-            # the same step-size object again: spread it to the clients' shape once (a product of equal
-            # shapes is ~2.5x faster than a (B, 1, 1) broadcast on small rows; the same numbers)
+            # the same step sizes again: spread them to the clients' shape once (a product of equal shapes is
+            # ~2.5x faster than a (B, 1, 1) broadcast on small rows; the same numbers).  Compared by value, so
+            # a step-size function that reuses and mutates its array is still read correctly.
             if s_full is None or s_full.shape != G.shape:
                 s_full = np.empty(G.shape)
-                s_full[...] = np.asarray(s, dtype=float)[:, None, None]
+                s_full[...] = s[:, None, None]
             Wn = np.multiply(s_full, G)
         np.subtract(W, Wn, out=Wn)
         if client_map is not None:
