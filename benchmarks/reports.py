@@ -28,7 +28,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from fedcheck.render import default_workers  # noqa: E402
 TARGET = 1.5
 
 
@@ -73,7 +72,7 @@ def steps(results: Path, profile: bool) -> list[tuple[str, float]]:
             for f in figs:
                 f.csv_text()
             tot["figures: CSV"] += time.perf_counter() - t
-            t = time.perf_counter(); html = R.render_check_html(ctx, figs, {"pdf": "x.pdf"})
+            t = time.perf_counter(); html = R.render_check_html(ctx, figs, {"pdf": "x.pdf"}); html = R.render_check_html(ctx, figs, {"pdf": "x.pdf"}, for_print=True)
             tot["HTML (template)"] += time.perf_counter() - t
             t = time.perf_counter(); R.render_pdf(html, Path(d) / "x.pdf", engine); tot["PDF (WeasyPrint)"] += time.perf_counter() - t
         if profile:
@@ -102,15 +101,19 @@ def main() -> int:
         warm = run(base + ["--no-report", "--json", str(d / "r.json")], env)        # fills the solve cache
         print(f"fedcheck verify {' '.join(a.verify_args)}  (warm-up {warm:.1f} s)")
         print(f"load average {os.getloadavg()[0]:.2f}")
-        plain, full, here = [], [], []
+        plain, full, here, chosen = [], [], [], []
         serial_env = {**env, "FEDCHECK_REPORT_WORKERS": "0"}
         full_env = env if a.workers is None else {**env, "FEDCHECK_REPORT_WORKERS": str(a.workers)}
         for q in range(a.repeats):
             plain.append(run(base + ["--no-report", "--json", str(d / f"p{q}.json")], env, variant="plain"))
-            full.append(run(base + ["--out", str(d / f"out{q}")], full_env, variant="full"))
+            dt, err = run(base + ["--out", str(d / f"out{q}")], {**full_env, "FEDCHECK_RENDER_TRACE": "1"},
+                          trace=True, variant="full")
+            full.append(dt)
+            m = re.search(r"render: (\d+) renderer process", err)
+            chosen.append(int(m.group(1)) if m else 0)
             here.append(run(base + ["--out", str(d / f"here{q}")], serial_env, variant="here"))
             print(f"  repeat {q + 1}: --no-report {plain[-1]:.2f} s, with reports {full[-1]:.2f} s "
-                  f"(rendered in the main process: {here[-1]:.2f} s)")
+                  f"(rendered in the main process: {here[-1]:.2f} s; renderer processes: {chosen[-1]})")
         mp, mf, mh = statistics.median(plain), statistics.median(full), statistics.median(here)
         ratio = mf / mp
         print(f"load average {os.getloadavg()[0]:.2f}")
@@ -120,9 +123,8 @@ def main() -> int:
         cp, cf, ch = (statistics.median(CPU[k]) for k in ("plain", "full", "here"))
         print(f"  CPU time (user + system, with the renderer processes): --no-report {cp:.2f} s, with reports "
               f"{cf:.2f} s, rendered in the main process {ch:.2f} s")
-        n = default_workers() if a.workers is None else a.workers
-        print(f"  renderer processes now (load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores): {n}"
-              + ("" if a.workers is None else " (--workers)"))
+        print(f"  renderer processes of the runs with reports: {chosen} ({os.cpu_count()} cores; "
+              + ("automatic: fedcheck.render.default_workers)" if a.workers is None else "--workers)"))
         written = sorted(p.relative_to(d / "out0").as_posix() for p in (d / "out0").rglob("*") if p.is_file())
         print(f"  files written with reports: {len(written)} ({', '.join(w for w in written if '/' not in w)}, "
               f"+ {sum('/' in w for w in written)} in subfolders)")

@@ -640,9 +640,12 @@ def write_table(df, path) -> Path:
     return atomic_write(path, lambda fh: fh.write(data))
 
 
-def keep_run(doc: dict, runs_dir) -> Path:
+def keep_run(doc: dict, runs_dir, written: "Path | None" = None) -> Path:
     """Keep a copy of a run's results as ``runs_dir/<UTC timestamp>-<ids>.json`` (atomically; an earlier
-    run's copy is never overwritten)."""
+    run's copy is never overwritten).  ``written``: a file that already holds ``doc`` as written by
+    :func:`fedcheck.core.results.write_json` (the report's ``results.json``): its bytes are copied instead of
+    serializing the document again (0.14 s for Theorem 1's 4 MB).  A copy, not a hard link: an editor that
+    saves in place would change both."""
     import re
     from datetime import datetime, timezone
     from fedcheck.core.results import write_json
@@ -656,4 +659,8 @@ def keep_run(doc: dict, runs_dir) -> Path:
     while path.exists():
         n += 1
         path = runs_dir / f"{stamp}-{tag}-{n}.json"
+    if written is not None:
+        from fedcheck.core.results import atomic_write
+        data = Path(written).read_bytes()
+        return atomic_write(path, lambda fh: fh.write(data))
     return write_json(doc, path)

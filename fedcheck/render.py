@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["write_reports", "print_written", "merge_documents", "RenderPool", "FigureOut", "validate", "BadResults", "report_name", "default_workers",
+__all__ = ["write_reports", "print_written", "merge_documents", "RenderPool", "FigureOut", "validate", "BadResults", "report_name", "default_workers", "mark_cpu", "free_cores",
            "stop_all"]
 
 WORKERS_ENV = "FEDCHECK_REPORT_WORKERS"     # renderer processes; 0 renders in the calling process
@@ -134,12 +134,56 @@ def merge_documents(docs: list[dict], sources: list[str] | None = None) -> dict:
 
 # ------------------------------------------------------------------------------------------------
 # where the work runs
+def _cpu_jiffies() -> tuple[int, int] | None:
+    """(busy, total) CPU time of the whole machine so far, in jiffies (Linux ``/proc/stat``), else ``None``."""
+    try:
+        with open("/proc/stat", encoding="ascii") as fh:
+            v = [int(x) for x in fh.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    if len(v) < 5:
+        return None
+    total = sum(v)                          # user nice system idle iowait irq softirq steal
+    return total - v[3] - v[4], total
+
+
+_MARK: tuple | None = None
+
+
+def mark_cpu() -> None:
+    """Start measuring how busy the machine is (``fedcheck verify`` calls this as it starts; the renderers are
+    counted when its checks start, from the cores left idle in between: see :func:`default_workers`)."""
+    import time
+    global _MARK
+    _MARK = (_cpu_jiffies(), time.monotonic())
+
+
+def free_cores() -> float | None:
+    """Cores left idle since :func:`mark_cpu`, while this process ran (``None``: not measured, or less than
+    0.2 s ago): the machine's idle time over the interval, from ``/proc/stat``.  Idle time is what a renderer
+    can use without slowing anything; other processes' use would undercount what they want when the
+    machine is full."""
+    import time
+    if _MARK is None or _MARK[0] is None:
+        return None
+    now, dt = _cpu_jiffies(), time.monotonic() - _MARK[1]
+    if now is None or dt < 0.2 or now[1] <= _MARK[0][1]:
+        return None
+    cores = os.cpu_count() or 1
+    return cores * (1.0 - (now[0] - _MARK[0][0]) / (now[1] - _MARK[0][1]))
+
+
 def default_workers() -> int:
-    """Renderer processes: ``$FEDCHECK_REPORT_WORKERS`` when set (0: none, render in this process); else one
-    2 when at least one core is idle, 1 when half a core is, where idle is the number of cores less the load
-    average of the last minute (as ``make -l`` does); a check's report has two pieces that run at once.  On a machine whose cores are all
-    busy, renderer processes cost more than they save (their start-up competes with the checks, and the
-    libraries are imported once per process): there the reports render in the calling process."""
+    """Renderer processes: ``$FEDCHECK_REPORT_WORKERS`` when set (0: none, render in this process).  Else, when
+    the command called :func:`mark_cpu` as it started, from the cores left idle since (:func:`free_cores`,
+    measured while this process was busy loading the checks): 2 with at least half a core idle, 1 with a
+    quarter, else none.  Otherwise from the load average of the last minute (as ``make -l`` does): 2 when
+    at least one core is idle, 1 when half a core is.  The measure of now is preferred: the load average lags
+    by a minute, so a run started right after another one (a script, a benchmark) counted the finished run
+    as busy.  A check's report has two pieces that run at once (its figures, and its page laid out
+    meanwhile).  On a machine whose cores are all busy, renderer processes cost more than they save (their
+    start-up competes with the checks, and the libraries are imported once per process): there the reports
+    render in the calling process."""
     v = os.environ.get(WORKERS_ENV, "").strip()
     if v:
         try:
@@ -147,15 +191,19 @@ def default_workers() -> int:
         except ValueError:
             pass
     cores = os.cpu_count() or 1
+    if cores < 2:
+        return 0
+    free = free_cores()
+    if free is not None:
+        return 2 if free >= 0.5 else 1 if free >= 0.25 else 0
     try:
         idle = cores - os.getloadavg()[0]
     except (AttributeError, OSError):
         idle = cores
-    if cores < 2 or idle < 0.5:      # all cores busy: render in the calling process
+    if idle < 0.5:                   # all cores busy: render in the calling process
         return 0
-    # at least one core free: two renderers (at nice +10, so the checks keep priority) let a report's page
-    # and its figures' own PDFs render at once; half a core free: one renderer, which still overlaps its
-    # imports with the checks
+    # at least one core free: two renderers (at nice +10 while they start, so the checks keep priority);
+    # half a core free: one renderer, which still overlaps its imports with the checks
     return 2 if idle >= 1.0 else 1
 
 
@@ -405,19 +453,32 @@ def write_reports(doc: dict, out: Path, progress: Callable[[int, int, str], Any]
                 stem += "_"
             stems.append(stem)
         prov = doc.get("provenance")
-        parts = max(1, ex.workers)
+        # Two renderers or more: a check's figures are drawn in one piece while its page is laid out in
+        # another (placeholders of the figures' sizes; painted once they are drawn: report.check_page with
+        # figures=None).  The drawing is submitted first, so it never waits behind a page waiting for it.
+        # One renderer, or none: the figures are drawn (split over the renderers), then the page.
+        overlap = pool is not None and ex.workers >= 2
+        parts = 1 if overlap else max(1, ex.workers)
         pending: dict[Future, tuple[int, str]] = {}
         drawn: dict[int, list] = {q: [] for q in range(len(checks))}
-        left: dict[int, int] = {}
+        left: dict[int, int] = {}               # drawing pieces still out, per check
+        todo: dict[int, set] = {}               # pieces still out, per check
         figures: dict[int, list] = {}
         entries: dict[int, dict] = {}
+        links_of = lambda q: {"pdf": f"{stems[q]}.pdf" if pdf else None,              # noqa: E731
+                              "index": "index.html" if several else None, "results": "results.json"}
 
-        def draw(q: int) -> None:       # a check's figures; the next check's once these are drawn (so that the
-            if q < len(checks):         # renderers finish one report before they start on the next)
+        def submit(q: int, kind: str, fn, *args) -> None:
+            pending[ex.submit(fn, *args)] = (q, kind)
+            todo.setdefault(q, set()).add(kind)
+
+        def draw(q: int) -> None:       # a check's figures (and, overlapping, its page); the next check's once
+            if q < len(checks):         # these are drawn (the renderers finish one report before the next)
                 for p in range(parts):
-                    pending[ex.submit(tasks.draw_figures, checks[q], str(tmp / stems[q]), p, parts, not pdf)] = \
-                        (q, "draw")
+                    submit(q, f"draw{p}", tasks.draw_figures, checks[q], str(tmp / stems[q]), p, parts, not pdf)
                 left[q] = parts
+                if overlap:
+                    submit(q, "page", tasks.check_page, checks[q], prov, None, links_of(q), str(tmp), stems[q], pdf)
         draw(0)
         done_count = 0
         while pending:
@@ -426,7 +487,8 @@ def write_reports(doc: dict, out: Path, progress: Callable[[int, int, str], Any]
                 q, kind = pending.pop(f)
                 res = f.result()
                 stem = stems[q]
-                if kind == "draw":
+                todo[q].discard(kind)
+                if kind.startswith("draw"):
                     drawn[q] += res
                     left[q] -= 1
                     if left[q]:
@@ -435,27 +497,26 @@ def write_reports(doc: dict, out: Path, progress: Callable[[int, int, str], Any]
                     for rf in figs:
                         rf.files = {ext: f"{stem}/fig-{rf.key}.{ext}" for ext in ("svg", "pdf", "csv")}
                     figures[q] = figs
-                    links = {"pdf": f"{stem}.pdf" if pdf else None, "index": "index.html" if several else None,
-                             "results": "results.json"}
-                    pending[ex.submit(tasks.check_page, checks[q], prov, figs, links, str(tmp), stem, pdf)] = \
-                        (q, "page")
-                    left[q] = 1
+                    if not overlap:
+                        submit(q, "page", tasks.check_page, checks[q], prov, figs, links_of(q), str(tmp), stem, pdf)
                     if figs and pdf:
-                        pending[ex.submit(tasks.figure_pdf_files, figs, str(tmp / stem))] = (q, "figpdf")
-                        left[q] = 2
+                        submit(q, "figpdf", tasks.figure_pdf_files, figs, str(tmp / stem))
                     draw(q + 1)
-                    continue
-                if kind == "page":
+                elif kind == "page":
                     entries[q] = res
-                left[q] -= 1
-                if left[q] == 0:
-                    figs = figures[q]
-                    entries[q].update(pdf=f"{stem}.pdf" if pdf else None, source=str(checks[q].get("source") or ""),
-                                      thumb=figs[0].svg_uri if figs else None,
-                                      thumb_title=figs[0].title if figs else "")
-                    done_count += 1
-                    if progress is not None:
-                        progress(done_count, total, stem)
+                if todo[q] or q not in figures or q not in entries:
+                    continue
+                figs = figures[q]
+                if entries[q].pop("figure_keys", None) != [rf.key for rf in figs]:   # the page planned other
+                    submit(q, "page", tasks.check_page, checks[q], prov, figs, links_of(q), str(tmp), stem, pdf)
+                    del entries[q]                                                  # figures: made again
+                    continue
+                entries[q].update(pdf=f"{stem}.pdf" if pdf else None, source=str(checks[q].get("source") or ""),
+                                  thumb=figs[0].svg_uri if figs else None,
+                                  thumb_title=figs[0].title if figs else "")
+                done_count += 1
+                if progress is not None:
+                    progress(done_count, total, stem)
         names: list[str] = []
         for q, stem in enumerate(stems):
             names += [f"{stem}.html"] + ([f"{stem}.pdf"] if pdf else []) + ([stem] if figures[q] else [])

@@ -181,3 +181,5 @@ def test_each_run_keeps_a_timestamped_copy(tmp_path, capsys):
     assert [d["checks"][0]["evidence"]["rounds"] for d in docs] == [60, 61]
     assert docs[1] == json.loads(js.read_text())       # the --json file is still written where asked (the last run)
     assert not [p for p in (out / "runs").iterdir() if p.name.startswith(".")]     # nothing temporary left
+    assert runs[1].read_bytes() == (out / "results.json").read_bytes()   # a copy of the report's results.json
+    assert runs[1].stat().st_ino != (out / "results.json").stat().st_ino   # a copy, not a link

@@ -274,6 +274,9 @@ def _hint_for(claim, path: str, theorem_files) -> str:
 
 
 def cmd_verify(args, argv) -> int:
+    if not args.no_report:          # how busy the machine is, measured until the renderers start
+        from fedcheck.render import mark_cpu
+        mark_cpu()
     from fedcheck.core.registry import UnknownCheck
     from fedcheck.problems.instances import InstanceError
     from fedcheck.problems.io import load_problem
@@ -369,7 +372,7 @@ def _verify(args, argv, checks, seeds, params, instances, staging) -> int:
             pool.close()
         print_written(written, Path(args.out))
         from fedcheck.api import keep_run      # each run keeps its own copy: out/runs/<UTC time>-<ids>.json
-        print(f"run: {keep_run(doc, Path(args.out) / 'runs')}")
+        print(f"run: {keep_run(doc, Path(args.out) / 'runs', written=Path(args.out) / 'results.json')}")
     if getattr(args, "table", None):
         from fedcheck.api import to_frame, write_table
         print(f"table: {write_table(to_frame(results), args.table)}")
