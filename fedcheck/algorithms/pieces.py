@@ -136,8 +136,9 @@ def local_updates(W: np.ndarray, grad, steps, size, *, client_map=None, hook=Non
     for t in range(1, Tmax + 1):
         G = grad(W, t)
         s = np.asarray(size(t), dtype=float)
-        if last is None or s.shape != last.shape or not np.array_equal(s, last):
-            last, s_full = s.copy(), None
+        key = (s.shape, s.tobytes())                # by value (bit for bit): 0.1 us, np.array_equal 1.2 us
+        if key != last:
+            last, s_full = key, None
             Wn = np.multiply(s[:, None, None], G)
         else:
             # the same step sizes again: spread them to the clients' shape once (a product of equal shapes is

@@ -324,6 +324,7 @@ class QuadraticClients(Loss):
         # shared Q: the gradients are one batched matmul W @ Q^T (3x faster than einsum at small d)
         self._QT = np.ascontiguousarray(self.Q[:, 0].swapaxes(-1, -2)) if self.shared else None
         self._sd_full = {}
+        self._fused = {}
         if self.geometry == "Q":
             self._Qinv = np.linalg.inv(self.Qbar)
             self._nQ = np.linalg.norm(self.Qbar, 2, axis=(-2, -1))
@@ -343,6 +344,26 @@ class QuadraticClients(Loss):
         g += self.c if sel is None else self.c[self._bidx, sel]
         return g
 
+    def _fused_grad(self, W, rng):
+        """``(W Q^T + c) + xi * sd`` with ``xi`` from ``rng`` as :meth:`noise_draw` draws it (the same stream),
+        in one compiled pass (:func:`fedcheck.algorithms.kernels.quad_noisy_grad`); ``None``: not available
+        (numba off, or ``W`` not a C-contiguous float64 array)."""
+        shape = W.shape
+        fused = self._fused.get(shape)
+        if fused is None:           # the inputs spread to the clients' shape and checked once per shape
+            from fedcheck.algorithms import kernels
+            c = np.ascontiguousarray(np.broadcast_to(self.c, shape), dtype=float)
+            sd = np.broadcast_to(self.noise_scale[:, None, None], shape).copy()
+            ok = kernels.quad_noisy_grad(np.zeros(shape), self._QT, c, np.zeros(shape), sd) is not None
+            fused = self._fused[shape] = (kernels._quad_noisy_grad_compiled, c, sd) if ok else False
+        if fused is False or W.dtype != np.float64 or not W.flags.c_contiguous:
+            return None
+        fn, c, sd = fused
+        xi = rng.standard_normal(shape)
+        if self.noise == "sphere":
+            xi /= np.linalg.norm(xi, axis=-1, keepdims=True)
+        return fn(W, self._QT, c, xi, sd, np.empty(shape))
+
     def noise_draw(self, shape, rng):
         if self.noise == "none":
             return None
@@ -358,6 +379,10 @@ class QuadraticClients(Loss):
     def grad(self, W, ctx=_FULL, k=None, rng=None):
         if ctx is _FULL:            # the Loss interface: the exact per-client gradients at X = W
             return self.full_grad_clients(W)
+        if self.shared and ctx is None and self.noise != "none":   # every client: one compiled pass
+            g = self._fused_grad(W, rng)
+            if g is not None:
+                return g
         g = self.full_grad_clients(W, ctx)
         xi = self.noise_draw(W.shape, rng)
         if xi is not None:
@@ -389,6 +414,12 @@ class QuadraticClients(Loss):
         return cls([i for l in losses for i in l.instances])
 
     def F(self, w):
+        w = np.asarray(w)
+        if w.ndim == 2 and w.dtype == np.float64:       # the server point, every round: compiled
+            from fedcheck.algorithms.kernels import quad_value
+            v = quad_value(w if w.flags.c_contiguous else np.ascontiguousarray(w), self.Qbar, self.cbar, self.ebar)
+            if v is not None:
+                return v
         return 0.5 * np.einsum("bi,bij,bj->b", w, self.Qbar, w) + np.einsum("bi,bi->b", w, self.cbar) + self.ebar
 
     def Phi(self, w):
