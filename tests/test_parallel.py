@@ -138,20 +138,54 @@ def _split_claim():
 
 
 def test_split_claim_mixed_shapes_and_a_whole_claim(cluster):
-    """A claim split by instances (parts on two workers, replayed here) over instances of two shapes (two
-    batches: fits pooled in the serial order), a streaming claim and a claim built in Python, each whole."""
+    """Claims split by instances (parts on two workers, replayed here) over instances of two shapes (two
+    batches: fits pooled in the serial order) -- one judged on the recorded rounds, one at every round from
+    the engine's stream -- and a claim built in Python, whole."""
     fam_b = RandomFamily(loss="least_squares", set="l1", n=4, m=12, p=8, radius=1.0)
     insts = [theorem1.evidence.experiment.family.draw(s) for s in range(3)] + [fam_b.draw(s) for s in range(3)]
     insts = [insts[k] for k in (0, 3, 1, 4, 5, 2)]   # interleave the shapes
     config = RunConfig(instances=insts, rounds=300)
     split, tiny = _split_claim(), _tiny()
-    assert splittable(split) and not splittable(theorem1) and not splittable(tiny)
+    assert splittable(split) and splittable(theorem1) and not splittable(tiny)
     theorem1.run(RunConfig(instances=insts, rounds=5))   # fill the solve cache
     serial = [c.run(config) for c in (split, theorem1, tiny)]
     parallel = run_checks([split, theorem1, tiny], config, jobs=2, scheduler=cluster)
     for a, b in zip(serial, parallel):
         assert _strip(a.to_dict()) == _strip(b.to_dict())
     assert serial[0].evidence["batches"] == 2 and len(serial[0].instances) == 6
+
+
+def _tight(claim, factor, **exp_changes):
+    """``claim`` with its bound scaled by ``factor`` (a planted refutation when small)."""
+    import dataclasses
+    ev = claim.evidence
+    bounds = tuple(dataclasses.replace(b, expr=b.expr * factor) for b in ev.bounds)
+    return dataclasses.replace(claim, id=f"{claim.id}_x{factor:g}", aliases=(), evidence=dataclasses.replace(
+        ev, bounds=bounds, experiment=dataclasses.replace(ev.experiment, **exp_changes)))
+
+
+def test_streamed_claims_with_replicates_split_by_instances_equal_serial(cluster, tmp_path):
+    """Claims judged at every round from the engine's stream, with several stochastic runs per instance
+    (Theorem 3), split by instances over two workers: the judgements of each part's stream, put back into the
+    parent's every-round check, give the serial result -- holds, and a planted refutation (the bound scaled
+    down) with its failing instances saved where a serial run saves them."""
+    from fedcheck.core.registry import default_registry
+    th3 = default_registry().resolve(["fedfw.theorem3"])[0]
+    assert splittable(th3)
+    cases = [_tight(th3, 1, replicates=3), _tight(th3, 1e-5, replicates=3), _tight(theorem1, 1e-3)]
+    config = RunConfig(seeds=list(range(5)), rounds=300, progress=False)
+    [c.run(config) for c in cases]                                     # fill the solve cache
+    serial_dir, par_dir = tmp_path / "serial", tmp_path / "par"
+    import dataclasses
+    serial = [c.run(dataclasses.replace(config, save_dir=str(serial_dir))) for c in cases]
+    parallel = run_checks(cases, dataclasses.replace(config, save_dir=str(par_dir)), jobs=2, scheduler=cluster)
+    assert [r.verdict for r in serial] == ["holds", "violated", "violated"]
+    for a, b in zip(serial, parallel):
+        da, db = _strip(a.to_dict()), _strip(b.to_dict())
+        da.pop("saved_instances", None), db.pop("saved_instances", None)
+        assert json.dumps(da, sort_keys=True, default=str) == json.dumps(db, sort_keys=True, default=str), a.id
+    names = lambda d: sorted(p.name for p in d.rglob("*") if p.is_file())       # noqa: E731
+    assert names(serial_dir) == names(par_dir) and names(serial_dir)
 
 
 # ---- user theorem files on the workers -----------------------------------------------------------

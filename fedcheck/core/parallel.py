@@ -4,13 +4,17 @@
 ``N`` worker processes (one thread each); ``--scheduler tcp://host:8786`` runs the same tasks on an existing
 Dask cluster instead; ``-j 1`` runs serially, in this process, with no cluster.  The work is cut in two ways:
 
-* a claim whose evidence is a bound test over a :class:`~fedcheck.experiments.Rounds` experiment that does
-  not stream its rounds is split by instances (:func:`splittable`): its instances (seeds) are dealt into
-  contiguous parts, and each part runs as one task -- exact solves and the engine, the expensive work.  The
-  tasks send back what the solver and the algorithm returned for each instance.  The parent then *replays*
+* a claim whose evidence is a bound test over a :class:`~fedcheck.experiments.Rounds` experiment with one
+  parameter setting is split by instances (:func:`splittable`): its instances (seeds) are dealt into
+  contiguous parts, and each part runs as one task -- exact solves and the engine, the expensive work, with
+  every replicate run of its instances.  The tasks send back what the solver and the algorithm returned for
+  each instance and, for a claim judged at every round from the engine's stream, what its every-round check
+  judged for each instance (the judgements are per instance, over that instance's replicates; the replicate
+  streams are seeded by instance and replicate, never by position).  The parent then *replays*
   the check's own ``run`` with a solver and an algorithm that hand back those results: the per-instance
   records, verdicts, rate fits and every aggregate are computed by the check's own code, in the serial
-  order, so the result is the serial result (the engine's numbers for an instance do not depend on which
+  order (its every-round check is handed the parts' judgements: :func:`_fill_stream`), so the result is the
+  serial result (the engine's numbers for an instance do not depend on which
   other instances share its batch; ``tests/test_engine_speed.py`` and ``tests/test_parallel.py`` check
   this).  The SymPy claims of the check are evaluated once, in the parent, while the workers run;
 * every other check runs whole as one task.
@@ -74,15 +78,18 @@ def default_jobs() -> int:
 
 
 def splittable(check: Claim) -> bool:
-    """Whether a claim can be cut by instances and replayed (a bound test over a ``Rounds`` experiment)."""
+    """Whether a claim can be cut by instances and replayed: a bound test over a ``Rounds`` experiment with one
+    parameter setting -- also with replicates per instance (each instance's runs stay in one part; their
+    streams are seeded per instance and replicate) and when it is judged at every round from the engine's
+    stream (each part judges its instances; the judgements are per instance)."""
     from fedcheck.experiments import Rounds
     if not (isinstance(check.evidence, BoundTest) and type(check.evidence.experiment) is Rounds):
         return False
-    exp = check.evidence.experiment     # one run per instance: a trace row is keyed by its instance
-    from fedcheck.experiments import _streams
-    if _streams(exp.algorithm):         # judged at every round inside the run: the claim runs whole in a worker
-        return False
-    return exp.replicates == 1 and (exp.full_replicates or 1) == 1 and len(exp.param_grid) == 1
+    return len(check.evidence.experiment.param_grid) == 1
+
+
+def _replicates(exp, config: RunConfig) -> int:
+    return int((exp.full_replicates or exp.replicates) if config.full else exp.replicates)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -152,8 +159,14 @@ def session(jobs: int = 1, scheduler: str | None = None):
                 raise BadInput(f"--scheduler {scheduler}: cannot reach a Dask scheduler there ({why})") from None
             stack.callback(client.close)
         else:
+            # Dask's nanny starts each worker with MALLOC_TRIM_THRESHOLD_=65536 (memory back to the OS at once),
+            # which also fixes glibc's mmap threshold: every numpy temporary over 128 KiB is then a fresh
+            # mapping, its pages faulted in again.  The engine allocates such temporaries every round: Theorem 3's
+            # --full runs took 1.5x the CPU time of this process's (18.8 s against 12.3 s per instance).  The
+            # workers get the C library's defaults, like a serial run.
             stack.enter_context(dask.config.set({"distributed.scheduler.worker-saturation": 1.0,  # longest first
-                                                 "distributed.worker.profile.enabled": False}))   # no sampling
+                                                 "distributed.worker.profile.enabled": False,     # no sampling
+                                                 "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}))
             cluster = distributed.LocalCluster(n_workers=int(jobs), threads_per_worker=1, processes=True,
                                                scheduler_port=0, memory_limit=0, silence_logs=logging.CRITICAL,
                                                dashboard_address=None,     # no dashboard; its HTTP server
@@ -274,12 +287,40 @@ def _resolve(ref) -> Claim:
     return reg.checks[cid]
 
 
-def _slice_trace(trace, j: int):
-    """Instance ``j`` of a batch's trace (metrics: instances on axis 1; final: on axis 0)."""
+def _slice_trace(trace, cols: slice):
+    """The runs ``cols`` of a batch's trace (metrics: runs on axis 1; final: on axis 0)."""
     from fedcheck.algorithms import Trace
     return Trace(rounds=np.asarray(trace.rounds),
-                 metrics={k: np.asarray(v)[:, j] for k, v in trace.metrics.items()},
-                 final={k: np.asarray(v)[j] for k, v in trace.final.items()})
+                 metrics={k: np.asarray(v)[:, cols] for k, v in trace.metrics.items()},
+                 final={k: np.asarray(v)[cols] for k, v in trace.final.items()})
+
+
+def _stream_part(every, j: int, R: int) -> dict:
+    """What the every-round check (:class:`fedcheck.experiments._EveryRound`) holds for instance ``j`` of its
+    batch (runs ``j R .. (j + 1) R``): its judgements per (reading, bound), failing samples, and the
+    infeasibility of every round."""
+    cols = slice(j * R, (j + 1) * R)
+    return {"acc": {(r, b): v for (jj, r, b), v in every.acc.items() if jj == j},
+            "fail": {(r, b): v for (jj, r, b), v in every.fail.items() if jj == j},
+            "covered": frozenset(every.covered), "infeasibility": every.infeasibility,
+            "inf": [(k, np.asarray(inf)[:, cols]) for k, inf in every._inf_blocks]}
+
+
+def _fill_stream(every, parts: list[dict]) -> None:
+    """Put the parts' judgements (instance ``j`` of this batch = ``parts[j]``) into the every-round check of a
+    replayed run, as if it had been fed the whole batch's stream."""
+    covered = {pt["covered"] for pt in parts}
+    if len(covered) != 1:
+        raise RuntimeError("the parts of a split claim judged different bounds at every round")
+    every.covered = set(next(iter(covered)))
+    every.infeasibility = parts[0]["infeasibility"]
+    for j, pt in enumerate(parts):
+        for (r, b), v in pt["acc"].items():
+            every.acc[(j, r, b)] = v
+        for (r, b), v in pt["fail"].items():
+            every.fail[(j, r, b)] = v
+    every._inf_blocks = [(k, np.concatenate([pt["inf"][q][1] for pt in parts], axis=1))
+                         for q, (k, _) in enumerate(parts[0]["inf"])]
 
 
 def _with_experiment(check: Claim, **changes) -> Claim:
@@ -292,27 +333,39 @@ def _key(inst) -> tuple:
 
 
 def _task_part(ref, config: RunConfig) -> dict:
-    """Run instances of a splittable check; return the solver's and the algorithm's results per instance."""
+    """Run instances of a splittable check; return the solver's and the algorithm's results per instance (and,
+    for a claim judged at every round, the judgements of its stream per instance)."""
+    from fedcheck.experiments import _streams
     t0 = time.perf_counter()
     check = _resolve(ref)
-    sols, traces = {}, {}
+    sols, traces, streams = {}, {}, {}
     exp = check.evidence.experiment
     base_solver = exp._solver()
+    R = _replicates(exp, config)
 
     def solver(inst, use_cache=True):
         sol = base_solver(inst, use_cache=use_cache)
         sols[_key(inst)] = sol
         return sol
 
-    def algorithm(batch, **kwargs):
-        trace = exp.algorithm(batch, **kwargs)
-        for j, inst in enumerate(batch.instances):
-            traces[_key(inst)] = _slice_trace(trace, j)
+    def keep(batch, trace, every):
+        for j in range(len(batch.instances) // R):
+            key = _key(batch.instances[j * R])
+            traces[key] = _slice_trace(trace, slice(j * R, (j + 1) * R))
+            if every is not None:
+                streams[key] = _stream_part(every, j, R)
         return trace
+
+    if _streams(exp.algorithm):
+        def algorithm(batch, stream=None, **kwargs):
+            return keep(batch, exp.algorithm(batch, stream=stream, **kwargs), stream)
+    else:
+        def algorithm(batch, **kwargs):
+            return keep(batch, exp.algorithm(batch, **kwargs), None)
     worker_check = dataclasses.replace(_with_experiment(check, solver=solver, algorithm=algorithm), symbolic=())
     with _one_blas_thread():
         worker_check.run(config)
-    return {"solutions": sols, "traces": traces, "seconds": time.perf_counter() - t0}
+    return {"solutions": sols, "traces": traces, "streams": streams, "seconds": time.perf_counter() - t0}
 
 
 def _task_whole(ref, config: RunConfig) -> tuple[CheckResult, dict]:
@@ -343,20 +396,36 @@ def _relocate(path: str, old: str, new: str) -> str:
 # ------------------------------------------------------------------------------------------------
 # parent side
 def _replay(check: Claim, config: RunConfig, parts: Sequence[dict], symbolic: list[dict]) -> CheckResult:
+    """The check's own run, here, with a solver and an algorithm that hand back the parts' results (and feed
+    its every-round check the parts' judgements): the result of a serial run."""
     from fedcheck.algorithms import Trace
-    sols, traces = {}, {}
+    from fedcheck.experiments import _streams
+    exp = check.evidence.experiment
+    R = _replicates(exp, config)
+    sols, traces, streams = {}, {}, {}
     for part in parts:
         sols.update(part["solutions"])
         traces.update(part["traces"])
+        streams.update(part.get("streams") or {})
 
     def solver(inst, use_cache=True):
         return sols[_key(inst)]
 
-    def algorithm(batch, **kwargs):
-        pieces = [traces[_key(inst)] for inst in batch.instances]
+    def replayed(batch, every):
+        keys = [_key(batch.instances[j * R]) for j in range(len(batch.instances) // R)]
+        pieces = [traces[k] for k in keys]
+        if every is not None:
+            _fill_stream(every, [streams[k] for k in keys])
         return Trace(rounds=pieces[0].rounds,
-                     metrics={k: np.stack([pc.metrics[k] for pc in pieces], axis=1) for k in pieces[0].metrics},
-                     final={k: np.stack([pc.final[k] for pc in pieces]) for k in pieces[0].final})
+                     metrics={k: np.concatenate([pc.metrics[k] for pc in pieces], axis=1) for k in pieces[0].metrics},
+                     final={k: np.concatenate([pc.final[k] for pc in pieces]) for k in pieces[0].final})
+
+    if _streams(exp.algorithm):
+        def algorithm(batch, stream=None, **kwargs):
+            return replayed(batch, stream)
+    else:
+        def algorithm(batch, **kwargs):
+            return replayed(batch, None)
     done = [Fact(d["name"], (lambda d=d: (d["verdict"], d["evidence"]))) for d in symbolic]
     replay = dataclasses.replace(_with_experiment(check, solver=solver, algorithm=algorithm), symbolic=tuple(done))
     return replay.run(dataclasses.replace(config, progress=False))
@@ -461,6 +530,7 @@ def _costs(checks: Sequence[Claim], mode: str) -> list[float]:
 
 MIN_PARALLEL_SECONDS = 20.0   # below this much estimated work, starting worker processes costs more than it saves
 _UNTIMED_SECONDS = 5.0         # the estimate of a check never timed (for the choice of -j only)
+_UNTIMED_FULL_SECONDS = 30.0   # ... in --full mode (its sweeps take minutes: 114 s for Theorem 3 on 2 cores)
 
 
 def auto_jobs(checks: Sequence[Claim], config: RunConfig) -> int:
@@ -477,7 +547,8 @@ def auto_jobs(checks: Sequence[Claim], config: RunConfig) -> int:
     total = 0.0
     for c in checks:
         s = known.get(c.id)
-        total += _UNTIMED_SECONDS if s is None or seeds is not None or config.rounds else float(s)
+        guess = _UNTIMED_FULL_SECONDS if config.full and not config.rounds else _UNTIMED_SECONDS
+        total += guess if s is None or seeds is not None or config.rounds else float(s)
     return cpus if total >= MIN_PARALLEL_SECONDS else 1
 
 
