@@ -289,6 +289,10 @@ class Rounds:
             return int(config.rounds)
         return int((self.full_rounds or self.rounds) if config.full else self.rounds)
 
+    def replicates_for(self, config) -> int:
+        """Runs per instance in this mode."""
+        return int((self.full_replicates or self.replicates) if config.full else self.replicates)
+
     def instances(self, config) -> list:
         if config.instances:
             return list(config.instances)
@@ -305,7 +309,7 @@ class Rounds:
         """Bytes a run needs at least: every schedule is a ``(rounds, runs)`` array."""
         n = len(config.instances) if config.instances else len(config.seed_list(
             (self.full_seeds or self.seeds) if config.full else self.seeds))
-        R = int((self.full_replicates or self.replicates) if config.full else self.replicates)
+        R = self.replicates_for(config)
         return 8.0 * self.rounds_for(config) * n * R * (len(self.schedules) + 2)
 
     # -- the run ----------------------------------------------------------------------------------
@@ -315,7 +319,7 @@ class Rounds:
         from fedcheck.problems.instances import InstanceBatch
 
         rounds = self.rounds_for(config)
-        R = int((self.full_replicates or self.replicates) if config.full else self.replicates)
+        R = self.replicates_for(config)
         insts = self.instances(config)
         solve = self._solver()
         from fedcheck.problems.solve import solve_all

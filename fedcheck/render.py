@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["write_reports", "print_written", "merge_documents", "RenderPool", "FigureOut", "validate", "BadResults", "report_name", "default_workers", "mark_cpu", "free_cores",
+__all__ = ["write_reports", "print_written", "merge_documents", "RenderPool", "FigureOut", "validate", "BadResults", "report_name", "figure_files", "default_workers", "mark_cpu", "free_cores",
            "stop_all"]
 
 WORKERS_ENV = "FEDCHECK_REPORT_WORKERS"     # renderer processes; 0 renders in the calling process
@@ -98,6 +98,11 @@ class FigureOut:
     def svg_uri(self) -> str:
         import base64
         return "data:image/svg+xml;base64," + base64.b64encode(self.svg.encode("utf-8")).decode("ascii")
+
+
+def figure_files(stem: str, key: str) -> dict:
+    """A figure's own files, relative to the report: ``{"svg"|"pdf"|"csv": path}``."""
+    return {ext: f"{stem}/fig-{key}.{ext}" for ext in ("svg", "pdf", "csv")}
 
 
 def report_name(check_id: str) -> str:
@@ -461,7 +466,6 @@ def write_reports(doc: dict, out: Path, progress: Callable[[int, int, str], Any]
         parts = 1 if overlap else max(1, ex.workers)
         pending: dict[Future, tuple[int, str]] = {}
         drawn: dict[int, list] = {q: [] for q in range(len(checks))}
-        left: dict[int, int] = {}               # drawing pieces still out, per check
         todo: dict[int, set] = {}               # pieces still out, per check
         figures: dict[int, list] = {}
         entries: dict[int, dict] = {}
@@ -476,7 +480,6 @@ def write_reports(doc: dict, out: Path, progress: Callable[[int, int, str], Any]
             if q < len(checks):         # these are drawn (the renderers finish one report before the next)
                 for p in range(parts):
                     submit(q, f"draw{p}", tasks.draw_figures, checks[q], str(tmp / stems[q]), p, parts, not pdf)
-                left[q] = parts
                 if overlap:
                     submit(q, "page", tasks.check_page, checks[q], prov, None, links_of(q), str(tmp), stems[q], pdf)
         draw(0)
@@ -490,12 +493,11 @@ def write_reports(doc: dict, out: Path, progress: Callable[[int, int, str], Any]
                 todo[q].discard(kind)
                 if kind.startswith("draw"):
                     drawn[q] += res
-                    left[q] -= 1
-                    if left[q]:
+                    if any(k.startswith("draw") for k in todo[q]):
                         continue
                     figs = [rf for _, rf in sorted(drawn.pop(q), key=lambda t: t[0])]
                     for rf in figs:
-                        rf.files = {ext: f"{stem}/fig-{rf.key}.{ext}" for ext in ("svg", "pdf", "csv")}
+                        rf.files = figure_files(stem, rf.key)
                     figures[q] = figs
                     if not overlap:
                         submit(q, "page", tasks.check_page, checks[q], prov, figs, links_of(q), str(tmp), stem, pdf)

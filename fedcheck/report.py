@@ -87,7 +87,7 @@ _RC = {"font.size": 8.0, "axes.titlesize": 8.5, "axes.labelsize": 8.0, "legend.f
 
 # the document's checks, the file names and the write (results first, reports moved into place when complete)
 # live in fedcheck.render, which imports no plotting library (the main process of a pooled run uses it alone)
-from fedcheck.render import (BadResults, FigureOut, merge_documents, print_written, report_name,  # noqa: E402, F401
+from fedcheck.render import (BadResults, FigureOut, figure_files, merge_documents, print_written, report_name,  # noqa: E402, F401
                              validate)
 
 
@@ -1498,11 +1498,6 @@ def figure_pdf_files(figures: list, fdir: str) -> None:
     """Each drawn figure's own PDF (WeasyPrint, from its SVG) as ``fdir/fig-<name>.pdf``."""
     for rf, pdf in zip(figures, figure_pdfs(figures, pdf_engine())):
         (Path(fdir) / f"fig-{rf.key}.pdf").write_bytes(pdf)
-
-
-def figure_files(stem: str, key: str) -> dict:
-    """A figure's own files, relative to the report: ``{"svg"|"pdf"|"csv": path}``."""
-    return {ext: f"{stem}/fig-{key}.{ext}" for ext in ("svg", "pdf", "csv")}
 
 
 def figure_plan(chk: dict) -> list:

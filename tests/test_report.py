@@ -376,9 +376,8 @@ def test_page_laid_out_while_its_figures_are_drawn_is_the_same_page(run, tmp_pat
     assert [fo.key for fo in report.figure_plan(chk)] == [fo.key for fo in figs]
     calls = []
     real = report._pdf_laid_out_first
-    monkeypatch.setattr(report, "_placeholder", lambda fo, tag: report._placeholder.__wrapped__(fo, tag)
-                        if False else f'<svg xmlns="http://www.w3.org/2000/svg" width="1pt" height="1pt" '
-                                      f'viewBox="0 0 1 1"><desc>{tag}</desc></svg>')
+    monkeypatch.setattr(report, "_placeholder", lambda fo, tag: f'<svg xmlns="http://www.w3.org/2000/svg" '
+                        f'width="1pt" height="1pt" viewBox="0 0 1 1"><desc>{tag}</desc></svg>')
     monkeypatch.setattr(report, "_pdf_laid_out_first", lambda *a: calls.append(real(*a)) or calls[-1])
     report.check_page(chk, prov, None, links, str(tmp_path), "s", True)
     assert calls == [False]

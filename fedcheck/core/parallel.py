@@ -88,10 +88,6 @@ def splittable(check: Claim) -> bool:
     return len(check.evidence.experiment.param_grid) == 1
 
 
-def _replicates(exp, config: RunConfig) -> int:
-    return int((exp.full_replicates or exp.replicates) if config.full else exp.replicates)
-
-
 # ------------------------------------------------------------------------------------------------
 # scheduler addresses and sessions
 _ADDRESS = re.compile(r"^(?:(?P<scheme>[a-z][a-z0-9+.-]*)://)?(?P<host>\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+)"
@@ -341,7 +337,7 @@ def _task_part(ref, config: RunConfig) -> dict:
     sols, traces, streams = {}, {}, {}
     exp = check.evidence.experiment
     base_solver = exp._solver()
-    R = _replicates(exp, config)
+    R = exp.replicates_for(config)
 
     def solver(inst, use_cache=True):
         sol = base_solver(inst, use_cache=use_cache)
@@ -401,7 +397,7 @@ def _replay(check: Claim, config: RunConfig, parts: Sequence[dict], symbolic: li
     from fedcheck.algorithms import Trace
     from fedcheck.experiments import _streams
     exp = check.evidence.experiment
-    R = _replicates(exp, config)
+    R = exp.replicates_for(config)
     sols, traces, streams = {}, {}, {}
     for part in parts:
         sols.update(part["solutions"])

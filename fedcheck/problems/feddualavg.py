@@ -324,6 +324,7 @@ class QuadraticClients(Loss):
         # shared Q: the gradients are one batched matmul W @ Q^T (3x faster than einsum at small d)
         self._QT = np.ascontiguousarray(self.Q[:, 0].swapaxes(-1, -2)) if self.shared else None
         self._sd_full = {}
+        self._c_full = {}
         self._fused = {}
         if self.geometry == "Q":
             self._Qinv = np.linalg.inv(self.Qbar)
@@ -344,45 +345,46 @@ class QuadraticClients(Loss):
         g += self.c if sel is None else self.c[self._bidx, sel]
         return g
 
-    def _fused_grad(self, W, rng):
-        """``(W Q^T + c) + xi * sd`` with ``xi`` from ``rng`` as :meth:`noise_draw` draws it (the same stream),
-        in one compiled pass (:func:`fedcheck.algorithms.kernels.quad_noisy_grad`); ``None``: not available
-        (numba off, or ``W`` not a C-contiguous float64 array)."""
-        shape = W.shape
+    def _spread(self, cache: dict, shape, a):
+        """``a`` broadcast to ``shape``, contiguous, made once per shape."""
+        out = cache.get(shape)
+        if out is None:
+            out = cache[shape] = np.ascontiguousarray(np.broadcast_to(a, shape), dtype=float)
+        return out
+
+    def _fused_inputs(self, shape):
+        """``(compiled kernel, c, sd)`` for :func:`fedcheck.algorithms.kernels.quad_noisy_grad` at ``shape``,
+        spread and checked once per shape (the round loop calls the kernel directly); ``None``: numpy."""
         fused = self._fused.get(shape)
-        if fused is None:           # the inputs spread to the clients' shape and checked once per shape
+        if fused is None:
             from fedcheck.algorithms import kernels
-            c = np.ascontiguousarray(np.broadcast_to(self.c, shape), dtype=float)
-            sd = np.broadcast_to(self.noise_scale[:, None, None], shape).copy()
+            c = self._spread(self._c_full, shape, self.c)
+            sd = self._spread(self._sd_full, shape, self.noise_scale[:, None, None])
             ok = kernels.quad_noisy_grad(np.zeros(shape), self._QT, c, np.zeros(shape), sd) is not None
             fused = self._fused[shape] = (kernels._quad_noisy_grad_compiled, c, sd) if ok else False
-        if fused is False or W.dtype != np.float64 or not W.flags.c_contiguous:
-            return None
-        fn, c, sd = fused
+        return fused or None
+
+    def _unscaled_noise(self, shape, rng):
         xi = rng.standard_normal(shape)
         if self.noise == "sphere":
             xi /= np.linalg.norm(xi, axis=-1, keepdims=True)
-        return fn(W, self._QT, c, xi, sd, np.empty(shape))
+        return xi
 
     def noise_draw(self, shape, rng):
         if self.noise == "none":
             return None
-        xi = rng.standard_normal(shape)
-        if self.noise == "sphere":
-            xi /= np.linalg.norm(xi, axis=-1, keepdims=True)
-        sd = self._sd_full.get(shape)           # the scale spread to the shape once (same products)
-        if sd is None:
-            sd = self._sd_full[shape] = np.broadcast_to(self.noise_scale[:, None, None], shape).copy()
-        xi *= sd
+        xi = self._unscaled_noise(shape, rng)
+        xi *= self._spread(self._sd_full, shape, self.noise_scale[:, None, None])   # same products as (B,1,1)
         return xi
 
     def grad(self, W, ctx=_FULL, k=None, rng=None):
         if ctx is _FULL:            # the Loss interface: the exact per-client gradients at X = W
             return self.full_grad_clients(W)
-        if self.shared and ctx is None and self.noise != "none":   # every client: one compiled pass
-            g = self._fused_grad(W, rng)
-            if g is not None:
-                return g
+        if self.noise != "none" and self.shared and ctx is None:   # every client: one compiled pass
+            fused = self._fused_inputs(W.shape)
+            if fused is not None and W.dtype == np.float64 and W.flags.c_contiguous:
+                fn, c, sd = fused   # the same numbers as noise_draw's, scaled inside the pass
+                return fn(W, self._QT, c, self._unscaled_noise(W.shape, rng), sd, np.empty(W.shape))
         g = self.full_grad_clients(W, ctx)
         xi = self.noise_draw(W.shape, rng)
         if xi is not None:
