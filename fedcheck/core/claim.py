@@ -27,8 +27,9 @@ import numpy as np
 
 from fedcheck.core import verdict as V
 from fedcheck.core.errors import DomainError
+from fedcheck.core.source import Source, provenance_record  # noqa: F401  (re-exported)
 
-__all__ = ["Paper", "Reading", "Domain", "Claim", "RunConfig", "Result", "DomainError", "jsonable", "check_range"]
+__all__ = ["Paper", "Source", "Reading", "Domain", "Claim", "RunConfig", "Result", "DomainError", "jsonable", "check_range"]
 
 
 @dataclass(frozen=True)
@@ -47,13 +48,25 @@ class Reading:
     ``paper=True`` marks a reading the paper states (its theorem, proof, text, table or caption); only
     those decide the claim's verdict.  ``paper=False`` marks an analysis fedcheck adds (a repair, an
     exact constant), reported beside.  ``statistic`` overrides the bound test's statistic for this reading
-    (a theorem claims every run, its proof an expectation: two readings)."""
+    (a theorem claims every run, its proof an expectation: two readings).
+
+    ``source``: where the paper states it (:class:`Source`); ``deviation``: how the tested setting differs
+    from ``source.setting`` -- such a reading is an analysis by construction (``paper=False``)."""
 
     name: str
     substitutions: Mapping = field(default_factory=dict)
     paper: bool = True
     description: str = ""
     statistic: Any = None
+    source: Source | None = None
+    deviation: str = ""
+
+    def __post_init__(self):
+        if self.source is not None and not isinstance(self.source, Source):
+            raise TypeError(f"reading {self.name!r}: source must be a fedcheck Source, not {type(self.source).__name__}")
+        if self.deviation and self.paper:
+            raise ValueError(f"reading {self.name!r} is tested outside the paper's setting ({self.deviation}): "
+                             "declare it paper=False (an analysis)")
 
 
 @dataclass(frozen=True)

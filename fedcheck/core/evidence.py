@@ -24,6 +24,7 @@ import numpy as np
 import sympy as sp
 
 from fedcheck.core import verdict as V
+from fedcheck.core.source import provenance_record
 
 __all__ = ["Statistic", "PATHWISE", "MEAN", "fraction", "Bound", "Comparison", "Observed", "Observations",
            "Finding", "Fact", "BoundTest", "Measurement", "MeasureContext", "MeasureResult", "Proof",
@@ -332,12 +333,20 @@ class Finding:
     max_ratio: float | None = None
     evidence: Any = None
     extra: dict = field(default_factory=dict)
+    source: Any = None          # fedcheck.core.claim.Source: where the paper states it
+    deviation: str = ""         # how the tested setting differs from the stated one (then paper=False)
+
+    def __post_init__(self):
+        if self.deviation and self.paper:
+            raise ValueError(f"finding {self.name!r} is tested outside the paper's setting ({self.deviation}): "
+                             "it is an analysis (paper=False)")
 
     def as_reading(self) -> dict:
         d = {"verdict": self.verdict, "max_ratio": self.max_ratio, "paper": self.paper,
              "description": self.description}
         if self.evidence is not None:
             d["evidence"] = self.evidence
+        d.update(provenance_record(self.source, self.deviation))
         d.update(self.extra)
         return d
 

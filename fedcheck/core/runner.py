@@ -228,7 +228,11 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
             *(bounds[b].description for b in dict.fromkeys(i.bound for i, _, _ in lst) if b in bounds and nb > 1
               and ev.finding_name(b, "", nb, nr) != ""),
             *((readings[r].description for r in dict.fromkeys(i.reading for i, _, _ in lst) if r in readings))) if d))
-        f = Finding(name, verdict, paper, desc, max(ratios) if ratios else None, evidence, extra)
+        used = [readings[r] for r in dict.fromkeys(i.reading for i, _, _ in lst) if r in readings]
+        source = used[0].source if len(used) == 1 else None
+        deviation = "; ".join(dict.fromkeys(r.deviation for r in used if r.deviation))
+        f = Finding(name, verdict, paper, desc, max(ratios) if ratios else None, evidence, extra,
+                    source=source, deviation=deviation)
         findings.append(f)
         if paper and verdict == V.VIOLATED:
             refuting.extend(i for i, s, _ in lst if s["verdict"] == V.VIOLATED or
