@@ -450,7 +450,7 @@ def _ls_local_steps_loop(W, H, c, eta, steps, anchor, mu, prox, rad, proj, buf):
             Hi = H[b, i]
             ci = c[b, i]
             for t in range(nb):
-                e = eta[t, b]
+                e = eta[min(t, eta.shape[0] - 1), b]
                 for k in range(p):
                     acc = 0.0
                     for j in range(p):
@@ -518,8 +518,9 @@ def _ls_local_steps_blocked(W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, wor
                 mu_l[l] = 0.0
                 rad_l[l] = 1.0
         for t in range(T):
+            te = min(t, eta.shape[0] - 1)
             for l in range(L):
-                e[l] = eta[t, inst[l]] if inst[l] >= 0 else 0.0
+                e[l] = eta[te, inst[l]] if inst[l] >= 0 else 0.0
             for k in range(p):
                 for l in range(L):
                     acc[l] = 0.0
@@ -634,10 +635,15 @@ def plain_least_squares(loss) -> bool:
             and loss.A.ndim == 4 and loss.H.dtype == np.float64)
 
 
+def _per_instance(v, B: int) -> np.ndarray:
+    v = np.asarray(v, dtype=float)
+    return v if v.shape == (B,) and v.flags.c_contiguous else np.ascontiguousarray(np.broadcast_to(v, (B,)))
+
+
 def ls_local_steps(loss, W: np.ndarray, eta: np.ndarray, steps, *, anchor=None, mu=None, radius=None):
     """Local gradient steps of least-squares clients, compiled (see above): a new array, or ``None`` when the
     compiled path does not apply (numba off; not the plain batched least squares; shapes) and the caller runs
-    numpy.  ``eta`` ``(T, B)`` (row ``t`` is local step ``t + 1``); ``steps`` an int or ``(B,)`` counts;
+    numpy.  ``eta`` ``(T, B)`` (row ``t`` is local step ``t + 1``) or ``(B,)`` (every step); ``steps`` an int or ``(B,)`` counts;
     ``anchor`` ``(B, p)`` and ``mu`` ``(B,)``: the proximal term; ``radius`` ``(B,)``: project on the l2 ball."""
     if _ls_local_steps_compiled is None or not plain_least_squares(loss) or W.ndim != 3:
         return None
@@ -645,16 +651,19 @@ def ls_local_steps(loss, W: np.ndarray, eta: np.ndarray, steps, *, anchor=None, 
     H = loss.H
     if H.shape != (B, S, p, p) or not H.flags.c_contiguous or not loss.c.flags.c_contiguous:
         return None
-    counts = np.broadcast_to(np.asarray(steps, dtype=np.int64), (B,))
+    counts = np.full(B, steps, dtype=np.int64) if isinstance(steps, int) else \
+        np.ascontiguousarray(np.broadcast_to(np.asarray(steps, dtype=np.int64), (B,)))
     eta = np.ascontiguousarray(eta, dtype=float)
-    if eta.ndim != 2 or eta.shape[1] != B or eta.shape[0] < int(counts.max(initial=0)):
+    if eta.ndim == 1 and eta.shape[0] == B:
+        eta = eta.reshape(1, B)                 # one step size per instance for every step
+    if eta.ndim != 2 or eta.shape[1] != B or (eta.shape[0] != 1 and eta.shape[0] < int(counts.max(initial=0))):
         return None
     out = np.array(W, dtype=float, order="C")
     prox = anchor is not None and mu is not None
     anc = np.ascontiguousarray(anchor, dtype=float) if prox else np.zeros((1, 1))
-    mu_ = np.ascontiguousarray(np.broadcast_to(np.asarray(mu, dtype=float), (B,))) if prox else np.zeros(1)
+    mu_ = _per_instance(mu, B) if prox else np.zeros(1)
     proj = radius is not None
-    rad = np.ascontiguousarray(np.broadcast_to(np.asarray(radius, dtype=float), (B,))) if proj else np.zeros(1)
+    rad = _per_instance(radius, B) if proj else np.zeros(1)
     if prox and anc.shape != (B, p):
         return None
     Tmax = int(counts.max(initial=0))
@@ -666,7 +675,7 @@ def ls_local_steps(loss, W: np.ndarray, eta: np.ndarray, steps, *, anchor=None, 
         L = cb.shape[-1]
         _ls_local_steps_blocked_compiled(out, Hb, cb, eta, Tmax, anc, mu_, rad, prox, proj, np.empty((3 * p + 13, L)))
         return out
-    _ls_local_steps_compiled(out, H, loss.c, eta, np.ascontiguousarray(counts), anc, mu_, prox, rad, proj,
+    _ls_local_steps_compiled(out, H, loss.c, eta, counts, anc, mu_, prox, rad, proj,
                              np.empty(p))
     return out
 

@@ -71,7 +71,7 @@ def _compiled_local_steps(ctx, Y, eta, steps, anchor, mu, project):
         r = np.asarray(S.radius, dtype=float)
         if r.ndim > 1 or (r.ndim == 1 and r.shape[0] != B):
             return None
-        radius = np.broadcast_to(r, (B,))
+        radius = r
     e = np.asarray(eta, dtype=float)
     if e.ndim > 1 or (e.ndim == 1 and e.shape[0] != B):
         return None
@@ -82,7 +82,7 @@ def _compiled_local_steps(ctx, Y, eta, steps, anchor, mu, project):
         mu_ = np.asarray(mu, dtype=float)
         if anchor.shape != (B, Y.shape[2]) or mu_.ndim > 1 or (mu_.ndim == 1 and mu_.shape[0] != B):
             return None
-    return ls_local_steps(loss, Y, np.broadcast_to(e, (max(steps, 1), B)), steps,
+    return ls_local_steps(loss, Y, e if e.ndim == 1 else np.full(B, float(e)), steps,
                           anchor=anchor if prox else None, mu=mu if prox else None, radius=radius)
 
 
