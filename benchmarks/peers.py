@@ -642,6 +642,34 @@ def case_fedprox(B=64, T=200, E=5, n=8, p=10) -> Case:
                 ("x", "X", "F"))
 
 
+def user_round_options(repeat: int) -> None:
+    """Issue 28, point 3: how a user's round function (the FedProx example) reaches compiled speed -- the
+    numpy path (the reference, before), the compiled building blocks (what fedcheck does now, nothing to change
+    in the user's file), (a) numba on the user's round function, (b) JAX (the peer above: jit per shape)."""
+    import numba
+    from examples import fedprox_claims as ex
+    from fedcheck.algorithms import pieces
+    case = case_fedprox()
+    saved = pieces._compiled_local_steps
+    before, now = [], []
+    for _ in range(repeat):
+        pieces._compiled_local_steps = lambda *a: None          # the numpy steps (FEDCHECK_JIT=0 does the same)
+        try:
+            before.append(_wall(case.fedcheck))
+        finally:
+            pieces._compiled_local_steps = saved
+        now.append(_wall(case.fedcheck))
+    print(f"# point 3, the FedProx example's round function ({case.shape}, {case.rounds} rounds, F every round): "
+          f"numpy path {min(before):.4f} s, compiled building blocks {min(now):.4f} s: "
+          f"user_round_speedup={min(before) / min(now):.2f}x (same iterates: tests/test_compiled_paths.py)")
+    try:
+        numba.njit(ex.fedprox_round)(np.zeros((1, 1, 1)), np.zeros((1, 1)), None, eta=np.ones(1), mu=np.ones(1))
+        print("#   (a) numba.njit(fedprox_round): compiled")
+    except Exception as e:       # the round function calls ctx (a Python object) and pieces: not nopython code
+        print(f"#   (a) numba.njit(fedprox_round) as the user wrote it: {type(e).__name__} (the round function calls "
+              "a Python context and fedcheck's pieces; numba compiles only code written in its subset)")
+
+
 CASES = {
     "fedfw": case_fedfw,
     "fedfw_factored": lambda **kw: case_fedfw(p=200, T=2000, loop_rounds=2, **kw),
@@ -693,6 +721,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--no-loop", action="store_true")
     ap.add_argument("--extra", action="store_true", help="also the JAX peers with fedcheck's incremental gradient")
+    ap.add_argument("--no-user-round", action="store_true", help="skip point 3 (the FedProx example before/after)")
     a = ap.parse_args(argv)
     try:
         jax = _jax()
@@ -720,6 +749,8 @@ def main(argv=None) -> int:
         print(f"{case.name:34s} {case.shape:22s} {case.rounds:6d} {r['loop']:8.3f} {r['floor']:8.4f} "
               f"{r['jax']:8.4f} {r['fedcheck']:10.4f} {ratio:7.2f} {r['compile']:6.2f}  "
               f"{'yes' if eq else 'NO'} ({r['diff']:.1e})", flush=True)
+    if not a.no_user_round and (a.only is None or "fedprox" in a.only):
+        user_round_options(a.repeat)
     main_names = [n for n in res if n in CASES]
     ratios = {n: res[n]["jax"] / res[n]["fedcheck"] for n in main_names}
     load = os.getloadavg()

@@ -51,14 +51,25 @@ def local_steps(ctx, Y, eta, steps: int, *, anchor=None, mu=None, project: bool 
     return local_updates(Y, grad, int(steps), lambda t: e, client_map=ctx.project if project else None)
 
 
-def _compiled_local_steps(ctx, Y, eta, steps, anchor, mu, project):
-    """:func:`local_steps` by the compiled kernel, or ``None`` when it does not apply (then numpy runs)."""
+_COMPILED: dict = {}
+
+
+def _compiled_parts() -> dict:
     from fedcheck.algorithms.kernels import ls_local_steps, plain_least_squares
     from fedcheck.algorithms.protocol import Round
     from fedcheck.problems.sets import L2Ball
+    return {"ls_local_steps": ls_local_steps, "plain_least_squares": plain_least_squares, "Round": Round,
+            "L2Ball": L2Ball}
+
+
+def _compiled_local_steps(ctx, Y, eta, steps, anchor, mu, project):
+    """:func:`local_steps` by the compiled kernel, or ``None`` when it does not apply (then numpy runs)."""
+    if not _COMPILED:
+        _COMPILED.update(_compiled_parts())
+    Round, L2Ball = _COMPILED["Round"], _COMPILED["L2Ball"]
     batch = getattr(ctx, "batch", None)
     loss = getattr(batch, "loss", None)
-    if loss is None or type(ctx).grad is not Round.grad or not plain_least_squares(loss):
+    if loss is None or type(ctx).grad is not Round.grad or not _COMPILED["plain_least_squares"](loss):
         return None
     if not isinstance(Y, np.ndarray) or Y.ndim != 3 or Y.dtype != np.float64:
         return None
@@ -82,7 +93,7 @@ def _compiled_local_steps(ctx, Y, eta, steps, anchor, mu, project):
         mu_ = np.asarray(mu, dtype=float)
         if anchor.shape != (B, Y.shape[2]) or mu_.ndim > 1 or (mu_.ndim == 1 and mu_.shape[0] != B):
             return None
-    return ls_local_steps(loss, Y, e if e.ndim == 1 else np.full(B, float(e)), steps,
+    return _COMPILED["ls_local_steps"](loss, Y, e if e.ndim == 1 else np.full(B, float(e)), steps,
                           anchor=anchor if prox else None, mu=mu if prox else None, radius=radius)
 
 
