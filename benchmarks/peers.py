@@ -662,8 +662,12 @@ def user_round_options(repeat: int) -> None:
     print(f"# point 3, the FedProx example's round function ({case.shape}, {case.rounds} rounds, F every round): "
           f"numpy path {min(before):.4f} s, compiled building blocks {min(now):.4f} s: "
           f"user_round_speedup={min(before) / min(now):.2f}x (same iterates: tests/test_compiled_paths.py)")
+    from fedcheck.algorithms.protocol import Round
+    from fedcheck.problems.instances import InstanceBatch, RandomFamily
+    small = InstanceBatch([RandomFamily(loss="least_squares", set="l2", n=3, m=5, p=4).draw(s) for s in range(2)])
+    X = np.array(small.x0())
     try:
-        numba.njit(ex.fedprox_round)(np.zeros((1, 1, 1)), np.zeros((1, 1)), None, eta=np.ones(1), mu=np.ones(1))
+        numba.njit(ex.fedprox_round)(X, X.mean(1), Round(small), eta=np.ones(2), mu=np.ones(2), local_steps=1)
         print("#   (a) numba.njit(fedprox_round): compiled")
     except Exception as e:       # the round function calls ctx (a Python object) and pieces: not nopython code
         print(f"#   (a) numba.njit(fedprox_round) as the user wrote it: {type(e).__name__} (the round function calls "
