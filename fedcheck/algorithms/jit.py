@@ -149,12 +149,14 @@ def _consensus(X, xbar, out):
 
 
 GAUGES = {"l1": 0, "simplex": 1, "l2": 2, "box": 3}
+COLUMNS_FROM = 64    # F of least squares by columns (vectorized) when R has at least this many columns
 
 
-def _ls_record(R, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas):
-    """F(xbar) = (||R xbar - q||^2 + rho) * scale, the consensus distance and the set's gauge at xbar."""
+def _ls_record(R, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, with_F=True):
+    """F(xbar) = (||R xbar - q||^2 + rho) * scale, the consensus distance and the set's gauge at xbar
+    (``with_F=False``: F is computed elsewhere, :func:`_stream_F_columns`)."""
     B, n, p = X.shape
-    k_rows = R.shape[1]
+    k_rows = R.shape[1] if with_F else 0
     for b in range(B):
         acc = 0.0
         for k in range(k_rows):
@@ -163,7 +165,8 @@ def _ls_record(R, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas):
                 rk += R[b, k, j] * xbar[b, j]
             rk -= q[b, k]
             acc += rk * rk
-        F[b] = (acc + rho[b]) * scale
+        if with_F:
+            F[b] = (acc + rho[b]) * scale
         acc = 0.0
         for i in range(n):
             for j in range(p):
@@ -352,13 +355,17 @@ def least_squares_recorder(loss, S):
     B = loss.A.shape[0]
     radius = np.ascontiguousarray(np.broadcast_to(np.asarray(S.radius, dtype=float), (B,)))
     scale, gauge = 1.0 / (2 * loss.m * loss.n), GAUGES[S.name]
+    RT = np.ascontiguousarray(np.swapaxes(R, -1, -2)) if R.shape[-1] >= COLUMNS_FROM else None
+    acc = np.empty(R.shape[-2])
 
     def rec(k, X, xbar):
         if X.ndim != 3 or X.shape[0] != B:
             return None
         F, cons, inf = np.empty(B), np.empty(B), np.empty(B)
-        _ls_record_compiled(R, q, rho, scale, np.ascontiguousarray(X), np.ascontiguousarray(xbar), radius, gauge,
-                            F, cons, inf)
+        xbar = np.ascontiguousarray(xbar)
+        if RT is not None:      # large R (factored least squares): F by columns, vectorized, the same bits
+            _stream_F_columns_c(RT, q, rho, scale, xbar, F.reshape(1, B), 0, acc)
+        _ls_record_compiled(R, q, rho, scale, np.ascontiguousarray(X), xbar, radius, gauge, F, cons, inf, RT is None)
         return {"F": F, "consensus": cons, "infeasibility": inf}
     rec.names = ("F", "consensus", "infeasibility")
     rec.data = dict(R=R, q=q, rho=rho, scale=scale, radius=radius, gauge=gauge, B=B)
