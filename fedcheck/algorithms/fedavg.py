@@ -105,8 +105,11 @@ def fedavg_rounds(x0, oracle: RoundOracle, *, rounds: int, n: int, eta=None, eta
         if ls is not None and sel is None and client_map is None and hook is None:
             # the plain least-squares oracle, every client, no map/hook: the compiled local steps (kernels)
             Tm = int(np.max(Tb, initial=0))
-            sizes = np.stack([np.broadcast_to(np.asarray(size(r, t, cum), dtype=float), (B,))
-                              for t in range(1, Tm + 1)]) if Tm else np.zeros((1, B))
+            if eta_step is None:       # a step size per round: the same for every local step of round r
+                sizes = np.asarray(size(r, 1, cum), dtype=float)
+            else:
+                sizes = np.stack([np.broadcast_to(np.asarray(size(r, t, cum), dtype=float), (B,))
+                                  for t in range(1, Tm + 1)]) if Tm else np.zeros((1, B))
             W = ls_local_steps(ls, np.repeat(x[:, None, :], S, axis=1), sizes, Tb)
         if W is None:
             W = local_updates(np.repeat(x[:, None, :], S, axis=1), grad, Tb, lambda t, r=r: size(r, t, cum),
