@@ -701,21 +701,58 @@ def _block(out: dict) -> dict:
     return {k: np.asarray(v) for k, v in out.items()}
 
 
-def measure(case: Case, repeat: int, with_loop: bool) -> dict:
+class issue28_off:
+    """fedcheck as it was before issue 28's compiled paths (the numpy reference paths they replace): least
+    squares' local steps (one FedAvg, ``pieces.local_steps``), FedMLS's approx-prox passes, FedFW's factored
+    compiled round and the by-columns ``F`` of large least squares."""
+
+    def __enter__(self):
+        import importlib
+        fedavg, fedfw, fedmls, jit, pieces = (importlib.import_module(f"fedcheck.algorithms.{m}")
+                                              for m in ("fedavg", "fedfw", "fedmls", "jit", "pieces"))
+        self.saved = [(pieces, "_compiled_local_steps", pieces._compiled_local_steps),
+                      (fedavg, "ls_local_steps", fedavg.ls_local_steps),
+                      (fedmls, "_compiled_prox_steps", fedmls._compiled_prox_steps),
+                      (fedfw, "_factored_ok", fedfw._factored_ok),
+                      (jit, "COLUMNS_FROM", jit.COLUMNS_FROM)]
+        pieces._compiled_local_steps = lambda *a: None
+        fedavg.ls_local_steps = lambda *a, **k: None
+        fedmls._compiled_prox_steps = lambda *a: None
+        fedfw._factored_ok = lambda *a: False
+        jit.COLUMNS_FROM = 2**62
+        return self
+
+    def __exit__(self, *exc):
+        for mod, name, value in self.saved:
+            setattr(mod, name, value)
+
+
+def _before(case: Case) -> float:
+    with issue28_off():
+        return _wall(case.fedcheck)
+
+
+def measure(case: Case, repeat: int, with_loop: bool, before: bool = False) -> dict:
     t0 = time.perf_counter()
     jx = _block(case.jax_run())                      # compiles
     compile_s = time.perf_counter() - t0
     fc = case.fedcheck()                              # warms numba's cache, the solve-free setup
     ref = _block(case.jax_check()) if case.jax_check is not None else jx
     diff = max_rel_diff(fc, ref, case.compare)
-    tf, tj, tl, tg = [], [], [], []
+    tf, tj, tl, tg, tb = [], [], [], [], []
+    if before:
+        with issue28_off():
+            case.fedcheck()                           # the recorder's F by rows, compiled once
     for _ in range(repeat):
+        if before:
+            tb.append(_before(case))
         tf.append(_wall(case.fedcheck))
         tj.append(_wall(lambda: _block(case.jax_run())))
         tg.append(_wall(case.floor))
         if with_loop and case.loop is not None and len(tl) < 3:
             tl.append(_wall(case.loop) * case.extra.get("loop_scale", case.rounds / case.loop_rounds))
     return {"fedcheck": min(tf), "jax": min(tj), "floor": min(tg), "loop": min(tl) if tl else float("nan"),
+            "before": min(tb) if tb else float("nan"),
             "compile": compile_s, "diff": diff, "runs_fedcheck": tf, "runs_jax": tj}
 
 
@@ -726,6 +763,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-loop", action="store_true")
     ap.add_argument("--extra", action="store_true", help="also the JAX peers with fedcheck's incremental gradient")
     ap.add_argument("--no-user-round", action="store_true", help="skip point 3 (the FedProx example before/after)")
+    ap.add_argument("--before", action="store_true",
+                    help="also time fedcheck without issue 28's compiled paths (column 'before s', same run)")
     a = ap.parse_args(argv)
     try:
         jax = _jax()
@@ -740,18 +779,18 @@ def main(argv=None) -> int:
     print(f"# wall-clock minima of {a.repeat} interleaved repeats; JAX compile time excluded (column 'jit s'); "
           f"equal: max|fedcheck - JAX| / (1 + max|x|) over the compared outputs (TOL {TOL:g})")
     print(f"{'family':34s} {'shape':22s} {'rounds':>6s} {'loop s':>8s} {'floor s':>8s} {'jax s':>8s} "
-          f"{'fedcheck s':>10s} {'jax/fc':>7s} {'jit s':>6s}  equal")
+          f"{'fedcheck s':>10s} {'jax/fc':>7s} {'jit s':>6s} {'before s':>9s}  equal")
     res = {}
     ok = True
     for name in names:
         case = (CASES.get(name) or EXTRA[name])()
-        r = measure(case, a.repeat, not a.no_loop)
+        r = measure(case, a.repeat, not a.no_loop, a.before)
         res[name] = r
         ratio = r["jax"] / r["fedcheck"]
         eq = r["diff"] <= TOL
         ok &= eq
         print(f"{case.name:34s} {case.shape:22s} {case.rounds:6d} {r['loop']:8.3f} {r['floor']:8.4f} "
-              f"{r['jax']:8.4f} {r['fedcheck']:10.4f} {ratio:7.2f} {r['compile']:6.2f}  "
+              f"{r['jax']:8.4f} {r['fedcheck']:10.4f} {ratio:7.2f} {r['compile']:6.2f} {r['before']:9.4f}  "
               f"{'yes' if eq else 'NO'} ({r['diff']:.1e})", flush=True)
     if not a.no_user_round and (a.only is None or "fedprox" in a.only):
         user_round_options(a.repeat)
