@@ -39,7 +39,20 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
+if sys.path[1:] and Path(sys.path[1]).resolve() == HERE:   # run as a script: benchmarks/dask.py would shadow dask
+    del sys.path[1]
+
+
+def _families():
+    """``benchmarks/families.py`` (its loops), loaded by path: ``benchmarks/`` is not put on ``sys.path``."""
+    import importlib.util
+    name = "fedcheck_bench_families"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, HERE / "families.py")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules[name]
 
 TOL = 1e-9
 
@@ -362,7 +375,7 @@ def jax_composite(jax, method, K, pre_drawn):
 
 def case_composite(method="feddualavg", B=64, T=200) -> Case:
     jax = _jax()
-    import families as FAM
+    FAM = _families()
     from fedcheck.algorithms import composite as E
     from fedcheck.algorithms.core import record_grid
     prob = FAM._composite_batch(B)
@@ -464,7 +477,7 @@ def jax_fedmls(jax, n, R):
 
 def case_fedmls(B=64, T=100, n=32) -> Case:
     jax = _jax()
-    import families as FAM
+    FAM = _families()
     from fedcheck.algorithms import fedmls as M
     from fedcheck.problems.fedmls import LADFamily
     from fedcheck.problems.instances import InstanceBatch
@@ -545,7 +558,7 @@ def jax_fedsgm(jax, E, eps):
 
 def case_fedsgm(B=64, T=300, E=3, n=5) -> Case:
     jax = _jax()
-    import families as FAM
+    FAM = _families()
     from fedcheck.algorithms.switching import fedsgm
     from fedcheck.problems import fedsgm as P
     fam = P.ConstrainedFamily(kind="pl", n=n, m=10, d=5, start="infeasible")
@@ -606,7 +619,7 @@ def jax_fedprox(jax, E):
 
 def case_fedprox(B=64, T=200, E=5, n=8, p=10) -> Case:
     jax = _jax()
-    import families as FAM
+    FAM = _families()
     from examples.fedprox_claims import fedprox
     from fedcheck.problems.instances import InstanceBatch, RandomFamily
     fam = RandomFamily(loss="least_squares", set="l2", n=n, m=20, p=p, radius=1.0, heterogeneity=2.0)

@@ -11,7 +11,6 @@ import pytest
 pytest.importorskip("jax", reason="JAX is a benchmark dependency (pip install 'fedcheck[bench]'); not installed")
 
 _root = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(_root / "benchmarks"))
 _spec = importlib.util.spec_from_file_location("fedcheck_bench_peers", _root / "benchmarks" / "peers.py")
 P = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = P
