@@ -126,3 +126,18 @@ def test_factored_fedfw_compiled_round_and_stream(monkeypatch):
     ref = fedfw(batch, eta, lam, T, grid=record_grid(T + 1), recorder=default_recorder(batch))
     np.testing.assert_allclose(got.final["xbar"], ref.final["xbar"], rtol=0, atol=1e-12)
     np.testing.assert_allclose(got.metrics["F"], ref.metrics["F"], rtol=1e-12)
+
+
+@needs_numba
+def test_least_squares_F_by_columns_is_the_rows_form_bit_for_bit(monkeypatch):
+    """``F`` of large least squares by columns (vectorized) equals the rows form of the recorder exactly."""
+    from fedcheck.algorithms import jit
+    fam = RandomFamily(loss="least_squares", set="l1", n=3, m=30, p=jit.COLUMNS_FROM + 6)
+    batch = InstanceBatch([fam.draw(s) for s in range(3)])
+    X = np.random.default_rng(0).standard_normal((batch.B, batch.n, batch.p)) * 0.1
+    cols = jit.least_squares_recorder(batch.loss, batch.set)(2, X, X.mean(1))
+    monkeypatch.setattr(jit, "COLUMNS_FROM", 10**9)
+    rows = jit.least_squares_recorder(batch.loss, batch.set)(2, X, X.mean(1))
+    for name in ("F", "consensus", "infeasibility"):
+        np.testing.assert_array_equal(cols[name], rows[name])
+    np.testing.assert_allclose(cols["F"], batch.loss.full_value(X.mean(1)), rtol=1e-13)
