@@ -24,7 +24,7 @@ import numpy as np
 import sympy as sp
 
 from fedcheck.core import verdict as V
-from fedcheck.core.source import provenance_record
+from fedcheck.core.readings import provenance_record
 
 __all__ = ["Statistic", "PATHWISE", "MEAN", "fraction", "Bound", "Comparison", "Observed", "Observations",
            "Finding", "Fact", "BoundTest", "Measurement", "MeasureContext", "MeasureResult", "Proof",
