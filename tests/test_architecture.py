@@ -62,3 +62,43 @@ def test_a_planted_upward_import_breaks_the_contracts(lint_available, tmp_path, 
     assert re.search(rf"{contract}[^\n]*\n?[^\n]*BROKEN", out.stdout), out.stdout
     planted = module.replace("/", ".").removesuffix(".py")
     assert planted in out.stdout and f"l.{at + 1}" in out.stdout, out.stdout    # the offending module and line
+
+
+TOY = '''"""A fifth paper, as a user would add it: one folder."""
+import sympy as sp
+
+from fedcheck import Bound, BoundTest, Claim, Paper, Rounds
+from fedcheck.algorithms import fedfw
+from fedcheck.problems import RandomFamily
+from fedcheck.symbols import D, L, lambda_0, n, t
+
+TOY = Paper(key="toy", title="A toy paper", authors="me")
+rate = Claim(id="toy.rate", paper=TOY, reference="Theorem 1", statement="F - F* <= 2 n L D^2 / (t + 1) (+ penalty)",
+             evidence=BoundTest(Rounds(family=RandomFamily(loss="least_squares", set="l1", n=3, m=5, p=4),
+                                       algorithm=fedfw, schedules={"eta": 2 / (t + 1), "lam": lambda_0 * sp.sqrt(t + 1)},
+                                       seeds=2, rounds=50, valid_from=2),
+                                bounds=(Bound("b", 50 * n * L * D**2 / sp.sqrt(t + 1)),)),
+             params={"lambda_0": 1.0}, expected="holds")
+CLAIMS = (rate,)
+'''
+
+
+def test_a_fifth_paper_is_a_folder_and_one_line_of_the_index(lint_available, tmp_path):
+    repo = _copy(tmp_path)
+    folder = repo / "theorems" / "toy"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("from theorems.toy.claims import *  # noqa: F401,F403\n"
+                                        "from theorems.toy.claims import CLAIMS  # noqa: F401\n")
+    (folder / "claims.py").write_text(TOY)
+    index = repo / "theorems" / "__init__.py"
+    before = index.read_text()
+    index.write_text(before.replace('    "feddualavg",\n', '    "feddualavg",\n    "toy",\n'))
+    assert len(set(index.read_text().splitlines()) - set(before.splitlines())) == 1      # one line added
+    env = {"PYTHONPATH": str(repo), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "FEDCHECK_CACHE": str(tmp_path / "c"),
+           "FEDCHECK_PROGRESS": "0"}
+    lst = subprocess.run([sys.executable, "-m", "fedcheck", "list"], cwd=repo, env=env, capture_output=True, text=True)
+    assert lst.returncode == 0 and "toy.rate" in lst.stdout, lst.stderr
+    run = subprocess.run([sys.executable, "-m", "fedcheck", "verify", "toy", "--no-report", "-j", "1", "-q"], cwd=repo,
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0 and "holds" in run.stdout, run.stdout + run.stderr
+    assert _lint(repo).returncode == 0
