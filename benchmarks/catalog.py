@@ -64,7 +64,7 @@ def main(argv=None) -> int:
                          "(benchmarks/catalog_issue15_ids.txt) instead of the papers' current ones")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    from fedcheck.core.parallel import default_jobs
+    from fedcheck.catalog.parallel import default_jobs
     par = ["-j", args.jobs] if args.jobs else []
     if args.issue_checks:
         args.papers = [ln.strip() for ln in (ROOT / "benchmarks" / "catalog_issue15_ids.txt").read_text().splitlines()

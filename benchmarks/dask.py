@@ -32,7 +32,7 @@ def _strip(x):
 
 
 def _warm() -> None:
-    from fedcheck.core.registry import default_registry
+    from fedcheck.catalog.registry import default_registry
     default_registry()
 
 
@@ -41,9 +41,9 @@ def main(argv=None) -> int:
     import os
     import time
 
-    from fedcheck.core import parallel as P
+    from fedcheck.catalog import parallel as P
     from fedcheck.core.claim import RunConfig
-    from fedcheck.core.registry import default_registry
+    from fedcheck.catalog.registry import default_registry
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("claims", nargs="*", default=CLAIMS)

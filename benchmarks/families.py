@@ -116,7 +116,7 @@ def case_fedavg(B=64, n=10, m=20, p=20, rounds=40, steps=5, paper=False) -> Case
     from fedcheck.problems.instances import Instance, InstanceBatch, instance_rng
     from fedcheck.problems.sets import L2Ball
     if paper:
-        from fedcheck.problems.fedmls import LADFamily
+        from theorems.fedmls.measurements import LADFamily
         fam = LADFamily(n=32, m=12, p=3, heterogeneity=0.5)
         batch = InstanceBatch([fam.draw(s) for s in range(B)])
     else:
@@ -142,7 +142,7 @@ def case_fedavg(B=64, n=10, m=20, p=20, rounds=40, steps=5, paper=False) -> Case
 
 # ------------------------------------------------------------------------------------------------ composite
 def _composite_batch(B, d=6, M=4, K=5, noise=0.3):
-    from fedcheck.problems import feddualavg as P
+    from fedcheck.problems import composite as P
     fam = P.SharedQuadraticFamily(d=d, M=M, K=K, mu=0.1, tau=0.5, noise=noise, reg="l1", lam=0.2,
                                   geometry="euclidean")
     return P.batch_of([fam.draw(s) for s in range(B)])
@@ -298,7 +298,7 @@ def loop_mopes(A, bb, rounds, lam, T, R):
 
 def case_fedmls(method="fedmls", B=64, rounds=30, n=32) -> Case:
     from fedcheck.algorithms import fedmls as M
-    from fedcheck.problems.fedmls import LADFamily
+    from theorems.fedmls.measurements import LADFamily
     from fedcheck.problems.instances import InstanceBatch
     fam = LADFamily(n=n, m=12, p=3, heterogeneity=0.5)
     batch = InstanceBatch([fam.draw(s) for s in range(B)])
@@ -354,7 +354,7 @@ def loop_fedsgm(batch, rounds, eta, eps, E):
 
 def case_fedsgm(B=64, rounds=300, E=3, kind="pl", n=5) -> Case:
     from fedcheck.algorithms.switching import fedsgm
-    from fedcheck.problems import fedsgm as P
+    from fedcheck.problems import constrained as P
     fam = P.ConstrainedFamily(kind=kind, n=n, m=10, d=5, start="infeasible")
     batch = P.ConstrainedBatch([fam.draw(s) for s in range(B)])
     eta = np.full(B, 0.02) * np.linspace(0.5, 1.5, B)

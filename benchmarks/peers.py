@@ -479,7 +479,7 @@ def case_fedmls(B=64, T=100, n=32) -> Case:
     jax = _jax()
     FAM = _families()
     from fedcheck.algorithms import fedmls as M
-    from fedcheck.problems.fedmls import LADFamily
+    from theorems.fedmls.measurements import LADFamily
     from fedcheck.problems.instances import InstanceBatch
     fam = LADFamily(n=n, m=12, p=3, heterogeneity=0.5)
     batch = InstanceBatch([fam.draw(s) for s in range(B)])
@@ -560,7 +560,7 @@ def case_fedsgm(B=64, T=300, E=3, n=5) -> Case:
     jax = _jax()
     FAM = _families()
     from fedcheck.algorithms.switching import fedsgm
-    from fedcheck.problems import fedsgm as P
+    from fedcheck.problems import constrained as P
     fam = P.ConstrainedFamily(kind="pl", n=n, m=10, d=5, start="infeasible")
     batch = P.ConstrainedBatch([fam.draw(s) for s in range(B)])
     eta = np.full(B, 0.02) * np.linspace(0.5, 1.5, B)

@@ -13,7 +13,7 @@ paper's readings) reached, and each method's median / random's median.
 
 Part 2 -- classical Frank-Wolfe on one client (``eta_t = 2/(t+1)``; FedFW at n = 1 is this method, the claim
 ``fedcheck pep`` certifies).  PEPit gives the certified worst case ``w(T) L D^2`` of ``F(x^{T+1}) - F*`` over every
-L-smooth convex f on every convex set of diameter D (``fedcheck.tools.pep.frank_wolfe_worst_case``, the upper
+L-smooth convex f on every convex set of diameter D (``theorems.fedfw.pep.frank_wolfe_worst_case``, the upper
 end of its certified interval, at L = D = 1: the worst case scales as L D^2).  A bound claim declared here
 says ``F(x^t) - F* <= L D^2 w(t - 1)`` for t = 2..T+1, on one least-squares client, any set of the catalog, any
 start (its domain); its max measured/bound for an instance is the **fraction of the certified worst case**
@@ -80,7 +80,7 @@ def table(title: str, rows: list[tuple], ref: str = "random", stat=None) -> str:
 def pep_worst_cases(horizon: int, use_cache: bool = True) -> list[float]:
     """``w(T)``, T = 1..horizon: the certified worst ``F(x^{T+1}) - F*`` at L = D = 1 (upper end of the PEP's
     certified interval: the dual value, widened when the solve is not 'optimal')."""
-    from fedcheck.tools.pep import _interval, frank_wolfe_worst_case
+    from theorems.fedfw.pep import _interval, frank_wolfe_worst_case
     out = []
     for T in range(1, horizon + 1):
         r = frank_wolfe_worst_case(T, 1.0, 1.0, use_cache=use_cache)
@@ -153,7 +153,7 @@ def main(argv=None) -> int:
     print(f"# search benchmark: budgets {budgets}, seeds {seeds}, {a.rounds} rounds per evaluation; "
           f"load average {os.getloadavg()[0]:.2f}", flush=True)
     if not a.pep_only:
-        from fedcheck.core.registry import default_registry
+        from fedcheck.catalog.registry import default_registry
         reg = default_registry()
         rows = []
         for cid in [c for c in a.claims.split(",") if c]:

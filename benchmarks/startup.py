@@ -33,7 +33,7 @@ _FIRST_CHECK = ("import os, fedcheck.core.runner as r; r.run_claim = lambda c, c
 
 def commands(claim: str) -> dict[str, list[str]]:
     py = sys.executable
-    pre_all = "from fedcheck.core.registry import default_registry; default_registry(); "
+    pre_all = "from fedcheck.catalog.registry import default_registry; default_registry(); "
     return {
         "import numpy": [py, "-c", "import numpy"],
         "python (no import)": [py, "-c", "pass"],

@@ -10,9 +10,8 @@ instances and runs it like its own methods.
 import sympy as sp
 
 from fedcheck import Bound, BoundTest, Claim, Domain, Paper, Reading, Rounds
-from fedcheck.algorithms import federated
-from fedcheck.algorithms import pieces
-from fedcheck.problems.instances import RandomFamily
+from fedcheck.algorithms import federated, pieces
+from fedcheck.problems import RandomFamily
 from fedcheck.symbols import D, L, t
 
 MINE = Paper(key="mine", title="My conjectures about FedProx", authors="me")

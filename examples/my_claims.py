@@ -10,7 +10,7 @@ import sympy as sp
 
 from fedcheck import Bound, BoundTest, Claim, Domain, Paper, Rounds
 from fedcheck import algorithms as engine
-from fedcheck.problems.instances import RandomFamily
+from fedcheck.problems import RandomFamily
 from fedcheck.symbols import D, L, lambda_0, n, t
 
 MINE = Paper(key="my", title="My conjectures about FedFW", authors="me")

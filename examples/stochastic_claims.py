@@ -18,9 +18,7 @@ import sympy as sp
 
 from fedcheck import MEAN, Bound, BoundTest, Claim, Domain, HorizonCase, Horizons, Paper, Rounds
 from fedcheck.algorithms import federated
-from fedcheck.experiments import algorithm_runner
-from fedcheck.problems.instances import RandomFamily
-from fedcheck.problems.solve import solve_consensus
+from fedcheck.problems import RandomFamily
 from fedcheck.symbols import D, L, T, n, p, sigma, t
 
 MINE = Paper(key="mine_sto", title="A stochastic method of my own", authors="me")
@@ -47,8 +45,7 @@ anytime = Claim(
     statement="eta = 1/L: E F(xbar^t) - F* <= L D^2 / (2 (t - 1)) + p sigma^2 / (n L) at every round t >= 2",
     evidence=BoundTest(
         Rounds(family=FAMILY, algorithm=noisy_avg, schedules={"eta": 1 / L, "sigma": sigma}, seeds=3,
-               rounds=500, replicates=32, valid_from=2, dense_until=100, per_decade=40,
-               run_kwargs=lambda values, seeds: {"seeds": seeds}),
+               rounds=500, replicates=32, valid_from=2, dense_until=100, per_decade=40),
         bounds=(Bound("averaged SGD", L * D**2 / (2 * (t - 1)) + sigma_F2 / L),), statistic=MEAN),
     params={"sigma": 0.5},
     domain=Domain(fixed={"loss": "least_squares"}, params={"sigma": ">0"}),
@@ -60,7 +57,7 @@ horizon = Claim(
     id="mine_sto.horizon", paper=MINE, reference="classical averaged SGD bound, step tuned to the horizon",
     statement="eta_T = min(1/L, D/(sigma_F sqrt(T-1))): E F(xbar^T) - F* <= D^2/(2 eta_T (T-1)) + eta_T sigma_F^2",
     evidence=BoundTest(
-        Horizons(runner=algorithm_runner(noisy_avg), solver=solve_consensus, schedules={"eta": eta_T, "sigma": sigma},
+        Horizons(algorithm=noisy_avg, schedules={"eta": eta_T, "sigma": sigma},
                  cases=(HorizonCase("l2 ball, n = 5", FAMILY, seeds=3, horizons=(20, 30, 50, 80, 120, 200, 300, 500), run_seeds=32),),
                  rate_metric="averaged SGD"),
         bounds=(Bound("averaged SGD", D**2 / (2 * sp.Symbol("eta", positive=True) * (T - 1))

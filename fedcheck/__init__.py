@@ -4,16 +4,20 @@ The public API (imported lazily, so that ``import fedcheck`` stays light)::
 
     res = fedcheck.verify("theorem1", seeds=4, rounds=2000)   # -> Results: repr, to_frame(), report(dir)
 
-    from fedcheck import Claim, Paper, Reading, Domain, BoundTest, Bound, Measurement, Proof, Fact
-    from fedcheck import Rounds, Horizons, Cases, RunConfig, MEAN, PATHWISE, fraction
-    from fedcheck.algorithms import federated          # a round function -> a batched method
+    from fedcheck import Claim, Paper, Reading, Source, Domain, BoundTest, Bound, Measurement, Proof, Fact
+    from fedcheck import Rounds, Horizons, Cases, RunConfig, MEAN, PATHWISE, fraction, ProofStep
+    from fedcheck.algorithms import federated, pieces  # a round function -> a batched method; its building blocks
+    from fedcheck.problems import RandomFamily         # instance families, sets, losses, exact solves
     from fedcheck.symbols import t, T, L, D, n         # the named constants of bounds
+    from fedcheck.testing import claim_instances       # hypothesis strategies for property suites
+
+These five modules are the public surface (``docs/DESIGN.md``); everything else is internal.
 """
 __version__ = "0.2.0"
 
 _EXPORTS = {
     "Claim": "fedcheck.core.claim", "Paper": "fedcheck.core.claim", "Reading": "fedcheck.core.claim",
-    "Domain": "fedcheck.core.claim", "Source": "fedcheck.core.source", "RunConfig": "fedcheck.core.claim", "Result": "fedcheck.core.claim",
+    "Domain": "fedcheck.core.claim", "Source": "fedcheck.core.readings", "RunConfig": "fedcheck.core.claim", "Result": "fedcheck.core.claim",
     "BoundTest": "fedcheck.core.evidence", "Bound": "fedcheck.core.evidence", "Measurement": "fedcheck.core.evidence",
     "MeasureResult": "fedcheck.core.evidence", "Proof": "fedcheck.core.evidence", "Fact": "fedcheck.core.evidence",
     "Finding": "fedcheck.core.evidence", "Comparison": "fedcheck.core.evidence", "Statistic": "fedcheck.core.evidence",
@@ -22,7 +26,8 @@ _EXPORTS = {
     "Rounds": "fedcheck.experiments", "Horizons": "fedcheck.experiments", "HorizonCase": "fedcheck.experiments",
     "Cases": "fedcheck.experiments", "Case": "fedcheck.experiments", "Metric": "fedcheck.experiments",
     "objective_gap": "fedcheck.experiments", "recorded": "fedcheck.experiments",
-    "SideCondition": "fedcheck.experiments",
+    "SideCondition": "fedcheck.experiments", "algorithm_runner": "fedcheck.experiments",
+    "ProofStep": "fedcheck.core.steps", "StepOutcome": "fedcheck.core.steps",
     "BadInput": "fedcheck.core.errors", "DomainError": "fedcheck.core.errors",
     "verify": "fedcheck.api", "Results": "fedcheck.api",
 }

@@ -82,7 +82,7 @@ def resolve(*names, theorem_file=None) -> tuple[list, list[str]]:
     """The claims named by ids, aliases, paper names, :class:`~fedcheck.Claim` objects and users' files
     (``.py`` paths: all the claims they declare), and the theorem files involved."""
     from fedcheck.core.claim import Claim
-    from fedcheck.core.registry import load_registry
+    from fedcheck.catalog.registry import load_registry
     names = _flatten(names)
     files = [str(f) for f in _flatten([theorem_file] if isinstance(theorem_file, (str, os.PathLike))
                                       else list(theorem_file or ()))]
@@ -113,7 +113,7 @@ def resolve(*names, theorem_file=None) -> tuple[list, list[str]]:
 
 
 def _seeds(seeds) -> list[int] | None:
-    from fedcheck.cli.main import parse_seeds
+    from fedcheck.catalog.inputs import parse_seeds
     import numpy as np
     if seeds is None:
         return None
@@ -135,7 +135,7 @@ def _seeds(seeds) -> list[int] | None:
 
 
 def _params(params) -> dict:
-    from fedcheck.cli.main import _parse_params
+    from fedcheck.catalog.inputs import parse_params as _parse_params
     if params is None:
         return {}
     if isinstance(params, str):
@@ -197,7 +197,7 @@ def verify(*claims, seeds=None, rounds: int | None = None, params=None, instance
 
     Everything is checked before anything runs: bad input raises :class:`fedcheck.BadInput` with the
     command line's one-line message."""
-    from fedcheck.cli.main import validate_inputs
+    from fedcheck.catalog.inputs import validate_inputs
     from fedcheck.core.claim import RunConfig
     from fedcheck.core.results import provenance
     claim_list, files = resolve(*claims, theorem_file=theorem_file)
@@ -213,7 +213,7 @@ def verify(*claims, seeds=None, rounds: int | None = None, params=None, instance
                        full=bool(full), progress=bool(progress), use_cache=use_cache,
                        save_dir=str(save_dir) if save_dir is not None else None)
     if jobs != 1:
-        from fedcheck.core.parallel import default_jobs, run_checks
+        from fedcheck.catalog.parallel import default_jobs, run_checks
         done = run_checks(claim_list, config, jobs or default_jobs(), files)
     else:
         done = [c.run(config) for c in claim_list]
@@ -336,7 +336,7 @@ class Results(Sequence):
     @property
     def exit_code(self) -> int:
         """The command line's exit code for these results (0 as the paper says, 1 refuted, 3 inconclusive)."""
-        from fedcheck.cli.errors import exit_code
+        from fedcheck.core.errors import exit_code
         return exit_code(self.dicts)
 
     @property
@@ -364,7 +364,7 @@ class Results(Sequence):
     def report(self, out="reports") -> list[Path]:
         """Write the HTML and PDF reports (and ``results.json``) under ``out``, as ``fedcheck verify`` does."""
         from fedcheck.core.results import check_writable
-        from fedcheck.report import write_reports
+        from fedcheck.render import write_reports
         check_writable(out, "--out", directory=True)
         return write_reports(self.document(), Path(out))
 

@@ -19,18 +19,20 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 import sympy as sp
 
 from fedcheck.core import verdict as V
+from fedcheck.core.streams import replicate_seeds  # noqa: F401  (re-exported: one definition)
 from fedcheck.core.evidence import Comparison, Observations, Observed
 from fedcheck.core.schedules import evaluate_schedule, record_grid
 from fedcheck.core.symbols import T as T_sym, latex, t as t_sym
 
 __all__ = ["Rounds", "Horizons", "HorizonCase", "algorithm_runner", "Cases", "Case", "Metric", "objective_gap", "recorded", "SideCondition",
-           "replicate_seeds", "with_progress", "measured", "takes_instance", "param_domain"]
+           "replicate_seeds", "geometric_horizons", "with_progress", "measured", "takes_instance", "param_domain"]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -98,13 +100,21 @@ class SideCondition:
         return {"name": self.name, "verdict": v, "lhs": a, "rhs": b, "description": self.description}
 
 
-def replicate_seeds(seeds: Sequence[int], replicates: int) -> np.ndarray:
-    """One stream seed per (instance seed, replicate) pair, ``(len(seeds) * replicates,)``, instance-major.
 
-    Derived with ``SeedSequence([seed, replicate])``, so replicate ``r`` of seed ``s`` always gets the same
-    stream whatever else is in the batch."""
-    return np.array([int(np.random.SeedSequence([int(s), int(r)]).generate_state(1)[0])
-                     for s in seeds for r in range(replicates)], dtype=np.int64)
+
+def _takes_seeds(algorithm) -> bool:
+    """Whether a batched algorithm takes ``seeds=`` (one stream seed per row): every :func:`federated` method does."""
+    import inspect
+    try:
+        params = inspect.signature(algorithm).parameters
+    except (TypeError, ValueError):
+        return False
+    return "seeds" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+def geometric_horizons(lo: int, hi: int, points: int) -> tuple:
+    """``points`` integers spaced geometrically from ``lo`` to ``hi`` (distinct, sorted)."""
+    return tuple(sorted({int(round(x)) for x in np.geomspace(lo, hi, points)}))
 
 
 def with_progress(recorder, last: int, desc: str, enabled: bool):
@@ -241,14 +251,17 @@ class _EveryRound:
 class Rounds:
     """Runs over rounds (see the module doc).
 
-    ``family``: ``draw(seed) -> instance``; ``algorithm``: the batched method; ``schedules``: SymPy in ``t``;
+    ``family``: ``draw(seed) -> instance`` (``None``: the claim runs only on given instances, ``--instance``);
+    ``algorithm``: the batched method; ``schedules``: SymPy in ``t``;
     ``metrics``: ``{bound name: Metric}`` (default: every bound measures ``F(xbar^t) - F*``);
-    ``replicates``: independent runs per instance (their stream seeds from :func:`replicate_seeds`),
-    passed to the algorithm by ``run_kwargs(values, seeds) -> kwargs``; ``param_grid``: the whole test
-    repeated per parameter setting; ``valid_from``: the first iterate index a bound covers."""
+    ``replicates``: independent runs per instance, each with its own stream seed (:func:`replicate_seeds`), passed
+    to the algorithm as ``seeds=`` when it takes them (every ``federated`` method does) or by
+    ``run_kwargs(values, seeds) -> kwargs``; ``param_grid``: the whole test repeated per parameter setting;
+    ``valid_from``: the first iterate index a bound covers; ``solver``: the exact solve (default
+    :func:`fedcheck.problems.solve.solve_consensus`)."""
 
-    family: Any
-    algorithm: Callable
+    family: Any = None
+    algorithm: Callable = None
     schedules: dict = field(default_factory=dict)
     metrics: dict = field(default_factory=dict)
     solver: Callable | None = None
@@ -276,6 +289,8 @@ class Rounds:
     def validate(self, claim, test) -> None:
         if not callable(self.algorithm):
             raise TypeError(f"{claim.id}: Rounds(algorithm=...) must be callable")
+        if self.family is not None and not callable(getattr(self.family, "draw", None)):
+            raise TypeError(f"{claim.id}: Rounds(family=...) must have draw(seed) (or be None: given instances only)")
         missing = [b.name for b in test.bounds if b.expr is None]
         if missing:
             raise TypeError(f"{claim.id}: Rounds evaluates SymPy bounds; bound(s) {missing} have no expression")
@@ -296,6 +311,9 @@ class Rounds:
     def instances(self, config) -> list:
         if config.instances:
             return list(config.instances)
+        if self.family is None:
+            from fedcheck.core.errors import BadInput
+            raise BadInput("this claim declares no instance family: it runs only on given instances (--instance FILE)")
         n = (self.full_seeds or self.seeds) if config.full else self.seeds
         return [self.family.draw(s) for s in config.seed_list(n)]
 
@@ -364,10 +382,11 @@ class Rounds:
                 tt = np.arange(1, rounds + 1)
                 sched = {name: evaluate_schedule(e, tt, vals_rep, batch.B) for name, e in self.schedules.items()}
                 kwargs = dict(self.algorithm_kwargs)
-                if self.run_kwargs is not None:
+                if self.run_kwargs is not None or (R > 1 and _takes_seeds(self.algorithm)):
                     seeds_rep = replicate_seeds([insts[k].seed if insts[k].seed is not None
                                                  else int(insts[k].content_hash()[:8], 16) for k in idxs], R)
-                    kwargs.update(self.run_kwargs(vals_rep, seeds_rep))
+                    kwargs.update(self.run_kwargs(vals_rep, seeds_rep) if self.run_kwargs is not None
+                                  else {"seeds": seeds_rep})
                 rec = self.recorder(batch, sched) if self.recorder else default_recorder(batch)
                 rec = with_progress(rec, rounds + 1, f"{claim.id}{' ' + gtag if gtag else ''}", config.progress)
                 every = None
@@ -569,26 +588,38 @@ class Horizons:
     """One run per horizon ``T`` (see the module doc).
 
     ``runner(instances, solutions, schedules, T, settings, run_seeds) -> {metric: array (rows,) or (R, rows)
-    | {"value", "lo", "hi", "scale"}}`` runs one batch, one row per ``(reading, instance, run seed)``;
-    ``cases``: :class:`HorizonCase` s; ``solver(instance, use_cache=)``; ``context(instance, solution,
+    | {"value", "lo", "hi", "scale"}}`` runs one batch, one row per ``(reading, instance, run seed)``; or
+    ``algorithm=``, a batched method, for the runner :func:`algorithm_runner` makes of it;
+    ``cases``: :class:`HorizonCase` s; ``solver(instance, use_cache=)`` (default
+    :func:`fedcheck.problems.solve.solve_consensus`); ``context(instance, solution,
     params)`` builds what :func:`fedcheck.problems.constants.resolve` reads; ``rate_metric``: the bound
     whose measured quantity is fitted against ``T``; ``accepts(instance)``: which given instances the
     runner can run."""
 
-    runner: Callable
-    cases: tuple
-    solver: Callable
+    runner: Callable | None = None
+    cases: tuple = ()
+    solver: Callable | None = None
     schedules: dict = field(default_factory=dict)
     rate_metric: str | None = None
     accepts: Callable | None = None
     context: Callable | None = None
+    algorithm: Callable | None = None
     axis = "horizon"
 
     def __post_init__(self):
         object.__setattr__(self, "schedules", {k: sp.sympify(v) for k, v in self.schedules.items()})
         object.__setattr__(self, "cases", tuple(self.cases))
+        if self.runner is None and self.algorithm is not None:
+            object.__setattr__(self, "runner", algorithm_runner(self.algorithm))
+        if self.solver is None:
+            from fedcheck.problems.solve import solve_consensus
+            object.__setattr__(self, "solver", solve_consensus)
 
     def validate(self, claim, test) -> None:
+        if not callable(self.runner):
+            raise TypeError(f"{claim.id}: Horizons needs runner=... or algorithm=...")
+        if not self.cases:
+            raise TypeError(f"{claim.id}: Horizons needs at least one HorizonCase")
         missing = [b.name for b in test.bounds if b.expr is None]
         if missing:
             raise TypeError(f"{claim.id}: Horizons evaluates SymPy bounds; bound(s) {missing} have no expression")
@@ -821,3 +852,71 @@ class Cases:
             obs.reasons.extend(sorted({c.reason for c in cases}))
         obs.evidence = {"cases": len(cases)}
         return obs
+
+
+# ---------------------------------------------------------------------------------------------------
+# a proof step between instance constants (fedcheck.core.steps)
+from fedcheck.core.steps import INCONCLUSIVE, REFUTED, VERIFIED, StepOutcome, current_witness_dir  # noqa: E402
+
+
+def instance_inequality(lhs, rhs, instances: Callable[[], Sequence[tuple[str, Any]]], what: str = "",
+                        params: dict | None = None, save_dir: str | Path | None = None,
+                        stem: str = "witness") -> StepOutcome:
+    """``lhs <= rhs`` between instance constants (:mod:`fedcheck.constants`, from exact solves) on each instance of
+    ``instances()`` (``(label, Instance)`` pairs), decided by the tolerance policy of :mod:`fedcheck.verdict`:
+    ``refuted`` with the first violating instance as witness (written to ``save_dir``, or to the audit's witness
+    directory, when given), ``verified on grid`` (the grid: the instances) when all hold, ``inconclusive`` when a
+    constant known only by an upper bound stands on the side that would decide, or a solve is not accurate."""
+    from fedcheck.problems.constants import InstanceContext, resolve
+    from fedcheck.problems.instances import save_instance
+    from fedcheck.problems.solve import solve_consensus
+    lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
+    names = sorted({s.name for s in lhs.free_symbols | rhs.free_symbols})
+    pre = f"{what + ': ' if what else ''}"
+    rows, undecided = [], []
+    insts = list(instances())
+    for label, inst in insts:
+        sol = solve_consensus(inst)
+        if sol.reason:
+            undecided.append(f"{label}: {sol.reason}")
+            continue
+        ctx = InstanceContext(inst, inst.make_loss(), sol, dict(params or {}))
+        consts = {nm: resolve(nm, ctx) for nm in names}
+        vals = {sym: consts[sym.name].value for sym in lhs.free_symbols | rhs.free_symbols}
+        a, b = float(lhs.subs(vals)), float(rhs.subs(vals))
+        code = int(V.compare_upper(a, a, b, max(abs(a), abs(b))))
+        inexact_l = any(not consts[s.name].exact for s in lhs.free_symbols)
+        inexact_r = any(not consts[s.name].exact for s in rhs.free_symbols)
+        if code == 2 and inexact_l:
+            code = 1   # lhs known only by an upper bound: a violation is not certain
+        if code == 0 and inexact_r:
+            code = 1   # rhs known only by an upper bound: holding is not certain
+        verdict = {0: V.HOLDS, 1: V.INCONCLUSIVE, 2: V.VIOLATED}[code]
+        row = {"instance": label, "lhs": a, "rhs": b, "verdict": verdict, "n": inst.n, "m": inst.m, "p": inst.p,
+               "set": inst.set.name, "radius": float(inst.set.radius)}
+        rows.append(row)
+        if verdict == V.VIOLATED:
+            witness = dict(row)
+            if inst.A.size <= 64:
+                witness["A"], witness["b"] = inst.A.tolist(), inst.b.tolist()
+            witness["constants"] = {nm: consts[nm].value for nm in names}
+            save_dir = save_dir or current_witness_dir()
+            if save_dir:
+                try:
+                    witness["file"] = str(save_instance(inst, Path(save_dir) / f"{stem}.npz"))
+                except (ValueError, OSError):
+                    pass
+            return StepOutcome(REFUTED, f"{pre}false on {label}: lhs {a:.6g} > rhs {b:.6g} (n={inst.n}, m={inst.m}, "
+                                        f"p={inst.p}, {inst.set.name} radius {float(inst.set.radius):g})",
+                               grid=f"{len(rows)} instance(s) tried, the last one is the witness", witness=witness,
+                               details={"instances": rows})
+        if verdict == V.INCONCLUSIVE:
+            undecided.append(f"{label}: within rounding, or a constant known only by an upper bound")
+    grid = f"{len(insts)} instance(s): " + "; ".join(lbl for lbl, _ in insts)
+    if undecided:
+        return StepOutcome(INCONCLUSIVE, pre + "undecided on " + "; ".join(undecided), grid=grid,
+                           details={"instances": rows})
+    worst = max(rows, key=lambda r: r["lhs"] / r["rhs"] if r["rhs"] > 0 else -np.inf) if rows else None
+    return StepOutcome(VERIFIED, f"{pre}holds on all {len(rows)} instance(s)"
+                       + (f"; largest lhs/rhs = {worst['lhs'] / worst['rhs']:.4g} on {worst['instance']}"
+                          if worst and worst["rhs"] > 0 else ""), grid=grid, details={"instances": rows})

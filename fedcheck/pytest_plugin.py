@@ -138,7 +138,7 @@ def _file_of(claim, files) -> str | None:
     """The theorem file a claim comes from (for the reproducing command), ``None`` for the catalog's."""
     import os
 
-    from fedcheck.core.registry import load_registry
+    from fedcheck.catalog.registry import load_registry
     from fedcheck.testing import claim_file
     if files:
         try:
@@ -162,7 +162,7 @@ def _run_and_judge(claim, *, instance=None, rounds=None, seeds=None, params=None
         if instance is not None:
             res = check_on(claim, instance, rounds=rounds, params=params, save_dir=save_dir)
         else:
-            from fedcheck.cli.main import validate_inputs
+            from fedcheck.catalog.inputs import validate_inputs
             validate_inputs([claim], params or {}, [], rounds, seeds)
             res = claim.run(RunConfig(seeds=seeds, rounds=rounds, params=dict(params or {}),
                                       save_dir=None if save_dir is None else str(save_dir)))
@@ -191,7 +191,7 @@ def pytest_runtest_call(item):
     rounds = _setting(item.config, "rounds", marker.kwargs.get("rounds"))
     seeds = _setting(item.config, "seeds", marker.kwargs.get("seeds"))
     params = _params(marker.kwargs.get("params"))
-    from fedcheck.cli.main import validate_inputs
+    from fedcheck.catalog.inputs import validate_inputs
     from fedcheck.core.errors import BadInput
     msg = None
     try:

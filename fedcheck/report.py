@@ -85,10 +85,10 @@ _RC = {"font.size": 8.0, "axes.titlesize": 8.5, "axes.labelsize": 8.0, "legend.f
        "lines.markersize": 3.5, "legend.handlelength": 2.6, "path.simplify": True}
 
 
-# the document's checks, the file names and the write (results first, reports moved into place when complete)
-# live in fedcheck.render, which imports no plotting library (the main process of a pooled run uses it alone)
-from fedcheck.render import (BadResults, FigureOut, figure_files, merge_documents, print_written, report_name,  # noqa: E402, F401
-                             validate)
+# the document's checks and the file names live in fedcheck.documents; the write (results first, reports moved into
+# place when complete) in fedcheck.render, which imports no plotting library (the main process of a pooled run)
+from fedcheck.documents import (BadResults, FigureOut, figure_files, merge_documents, print_written,  # noqa: E402, F401
+                                report_name, validate)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1448,14 +1448,6 @@ def card_html(check: dict) -> str:
 
 # ------------------------------------------------------------------------------------------------
 # the pieces of the report phase (fedcheck.render.write_reports runs them here or in renderer processes)
-def write_reports(doc: dict, out: Path, progress: Callable[[int, int, str], Any] | None = None,
-                  pool=None) -> list[Path]:
-    """Write the reports of ``doc`` under ``out``: see :func:`fedcheck.render.write_reports` (``pool=None``:
-    in this process)."""
-    from fedcheck.render import write_reports as _write
-    return _write(doc, out, progress, pool)
-
-
 def pdf_status() -> str | None:
     """``None`` when PDFs can be made here, else the one warning line saying why not."""
     try:

@@ -124,7 +124,7 @@ def claim_file(claim: Check) -> str | None:
 
 def _is_builtin(claim: Check) -> bool:
     try:
-        from fedcheck.core.registry import default_registry
+        from fedcheck.catalog.registry import default_registry
         return default_registry().checks.get(claim.id) is claim
     except Exception:       # noqa: BLE001
         return False

@@ -52,7 +52,7 @@ def test_audit_cli_table_json_report(tmp_path, capsys):
     assert (out / "instances" / "fedfw.theorem1-lemma2-statement.npz").exists()
     from fedcheck.problems.instances import load_instance
     assert load_instance(out / "instances" / "fedfw.theorem1-lemma2-statement.npz").n == 8
-    from fedcheck.report import validate
+    from fedcheck.documents import validate
     validate(doc)
     assert main(["audit", "fedfw.theorem3"]) == 2                   # no proof steps declared
     assert main(["audit", "nosuch"]) == 2

@@ -7,7 +7,7 @@ explain in the declaration's comments and the issue notes -- never a reason to e
 import pytest
 
 from fedcheck.core.claim import Claim, RunConfig
-from fedcheck.core.registry import default_registry
+from fedcheck.catalog.registry import default_registry
 
 REG = default_registry()
 CLAIMS = list(REG.checks.values())

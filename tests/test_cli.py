@@ -157,7 +157,7 @@ def test_parse_seeds():
 
 
 def test_paper_name_runs_all_its_checks():
-    from fedcheck.core.registry import default_registry
+    from fedcheck.catalog.registry import default_registry
     reg = default_registry()
     ids = [c.id for c in reg.resolve(["fedfw"])]
     assert "fedfw.theorem1" in ids and all(i.startswith("fedfw.") for i in ids)

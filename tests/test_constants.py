@@ -117,7 +117,7 @@ def test_register_constant_refuses_duplicates(user_table):
 
 
 def test_problem_classes_supply_their_own_constants():
-    from fedcheck.problems import fedsgm as S
+    from fedcheck.problems import constrained as S
     inst = S.ConstrainedFamily().draw(0) if hasattr(S, "ConstrainedFamily") else None
     if inst is None:
         pytest.skip("no ConstrainedFamily")
@@ -129,19 +129,19 @@ def test_problem_classes_supply_their_own_constants():
     assert resolve("n", ctx).value == inst.n  # generic
 
 
-def test_fedfw_constants_are_generic_and_load_fedfw_lazily():
+def test_nonconvex_constants_are_generic_and_load_no_paper():
     code = ("import sys\n"
             "import fedcheck.problems.constants\n"
-            "print('fedcheck.problems.fedfw' in sys.modules)\n")
+            "print(any(m.startswith('theorems') for m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
-    from fedcheck.problems import fedfw as F
+    from theorems.fedfw import measurements as F
     inst = F.SignedQuadraticFamily().draw(1)
     ctx = F.horizon_context(inst, F.nonconvex_solver(inst), {})
     iv = F.nonconvex_constants(inst)
     assert resolve("E_init", ctx).value == iv.E.hi and resolve("G_nc", ctx).value == iv.G.hi
-    assert resolve("grad_hat_x1", ctx).value == F.grad_hat_x1_value(ctx).value
+    assert resolve("grad_hat_x1", ctx).value == C._grad_hat_x1(ctx).value
 
 
 _SNAPSHOT = r"""
@@ -159,10 +159,10 @@ print(json.dumps({"before": before, "after": after}))
 """
 
 
-@pytest.mark.parametrize("modules", [["fedcheck.problems.fedsgm"], ["fedcheck.problems.fedfw"],
-                                     ["fedcheck.problems.feddualavg"],
-                                     ["fedcheck.problems.fedsgm", "fedcheck.problems.fedfw",
-                                      "fedcheck.problems.feddualavg", "theorems.fedsgm", "theorems.fedfw",
+@pytest.mark.parametrize("modules", [["fedcheck.problems.constrained"], ["theorems.fedfw.measurements"],
+                                     ["fedcheck.problems.composite"],
+                                     ["fedcheck.problems.constrained", "theorems.fedfw.measurements",
+                                      "fedcheck.problems.composite", "theorems.fedsgm", "theorems.fedfw",
                                       "theorems.feddualavg"]])
 def test_importing_problem_modules_registers_nothing(modules):
     out = subprocess.run([sys.executable, "-c", _SNAPSHOT, *modules], capture_output=True, text=True)
@@ -173,7 +173,7 @@ def test_importing_problem_modules_registers_nothing(modules):
 
 
 def test_feddualavg_instance_constants():
-    from fedcheck.problems import feddualavg as P
+    from fedcheck.problems import composite as P
     inst = P.SharedQuadraticFamily(d=3, M=2, K=4, noise=0.2, geometry="euclidean").draw(0)
     ctx = InstanceContext(inst, None, None, {})
     assert resolve("K", ctx).value == 4 and resolve("M", ctx).value == 2 and resolve("d", ctx).value == 3

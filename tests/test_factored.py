@@ -44,7 +44,7 @@ def test_stacked_qr_without_q(monkeypatch):
 
 @pytest.mark.parametrize("set_", ["l1", "simplex", "l2", "box"])
 def test_sup_grad_norm_agrees(monkeypatch, set_):
-    import fedcheck.problems.constants as C
+    import fedcheck.problems.suprema as C
     inst, dense, fact = _pair(monkeypatch, set_=set_)
     s_dense, ex_d, _ = sup_grad_norm_sq(dense, inst.set)
     monkeypatch.setattr(C, "_ENUM_LIMIT_BYTES", 8 * inst.n * inst.p * 4)   # chunk the enumeration too

@@ -12,8 +12,9 @@ from fedcheck.algorithms.compression import RandK, UniformStream
 from fedcheck.algorithms.core import default_recorder as mls_default_recorder
 from fedcheck.algorithms.fedavg import fedavg_rounds, run_fedavg
 from fedcheck.algorithms.protocol import Round, row_generators
-from fedcheck.problems import feddualavg as PD
-from fedcheck.problems import fedsgm as PS
+from fedcheck.problems import composite as PD
+from theorems.feddualavg import experiments as PDX
+from fedcheck.problems import constrained as PS
 from fedcheck.problems.instances import Instance, InstanceBatch, instance_rng
 from fedcheck.problems.sets import L2Ball
 
@@ -327,7 +328,7 @@ def test_composite_adapters_are_the_old_primal_family(name, problem, alg, flags,
 
 
 def test_composite_fedavg_on_finite_sums_with_epochs_is_the_old_one():
-    problem = PD.batch_of([PD.lasso_experiment(seed=0, d=8, d1=2, M=6, n=8, batch=2, clients_per_round=3)[0]])
+    problem = PD.batch_of([PDX.lasso_experiment(seed=0, d=8, d1=2, M=6, n=8, batch=2, clients_per_round=3)[0]])
     kw = dict(rounds=7, eta_c=0.05, eta_s=1.0, clients_per_round=3)
     new = C.fedavg(problem, rng=np.random.default_rng(1), **kw)
     old = _old_primal_family(problem, 7, 0.05, 1.0, False, False, rng=np.random.default_rng(1), clients_per_round=3)

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from fedcheck.core import verdict as V
 from fedcheck.core.claim import RunConfig
 from fedcheck.algorithms import composite as E
-from fedcheck.problems import feddualavg as P
+from fedcheck.problems import composite as P
+from theorems.feddualavg import experiments as PX
 from fedcheck.problems.constants import InstanceContext, resolve, resolve_all
 from fedcheck.problems.regularizers import (L1, L1BallIndicator, L2BallIndicator, Nuclear, SquaredL2, Zero, make_regularizer,
                                    stack_regularizers)
@@ -272,7 +273,7 @@ def test_saved_problem_round_trip(tmp_path):
 # ------------------------------------------------------------------------------------------------
 # the curse of primal averaging reproduces (note Sec. 4.2)
 def test_curse_of_primal_averaging_reproduces():
-    inst = P.curse_instance(K=100)
+    inst = PX.curse_instance(K=100)
     sol = P.solve_composite(inst)
     assert sol.phi_star == pytest.approx(2.5, abs=1e-12)
     m = E.fedmid(P.batch_of([inst]), rounds=200, eta_c=0.1, eta_s=1.0)
@@ -346,7 +347,7 @@ ISSUE17 = {"lemma_c2_stochastic": ("holds",), "theorem_4_1_fedmid_indicator": ("
 def test_sweep_rule_and_declarations():
     """A swept reading holds when it holds at the last value, is violated only when violated at every value."""
     import theorems.feddualavg as T
-    from fedcheck.problems.feddualavg import HorizonExpectations, _sweep_verdict
+    from theorems.feddualavg.experiments import HorizonExpectations, _sweep_verdict
     H, I, X = V.HOLDS, V.INCONCLUSIVE, V.VIOLATED
     assert _sweep_verdict([X, X, H]) == H and _sweep_verdict([X, X, X]) == X
     assert _sweep_verdict([H, H, X]) == I and _sweep_verdict([X, I]) == I and _sweep_verdict([]) == I
@@ -362,7 +363,7 @@ def test_sweep_rule_and_declarations():
 
 
 def test_registered_in_the_catalog():
-    from fedcheck.core.registry import default_registry
+    from fedcheck.catalog.registry import default_registry
     reg = default_registry()
     ids = reg.papers["feddualavg"]
     assert len(ids) == len(EXPECTED) + len(SLOW) + len(ISSUE17)
@@ -524,7 +525,7 @@ def test_entropic_mirror_matches_cvxpy(d, a, seed):
 
 def test_entropic_feddualavg_one_client_k1_is_mirror_descent_and_certificate():
     from fedcheck.algorithms.entropic import feddualavg_entropic, mirror
-    from fedcheck.problems.entropic import SimplexQuadraticFamily, solve_simplex
+    from theorems.feddualavg.entropic import SimplexQuadraticFamily, solve_simplex
     inst = SimplexQuadraticFamily(d=4, M=1, K=1, lam=0.0).draw(3)
     out = feddualavg_entropic(inst.Q[None], inst.c[None], rounds=3, K=1, eta_c=0.1, eta_s=1.0)
     z = np.log(np.full(4, 0.25)) + 1
@@ -572,7 +573,7 @@ def test_feddualavg_audit_steps_of_the_appendix():
 def test_e3_fixed_point_bias_is_the_closed_form():
     """FedDualAvg (psi = 0) on the E.3 witness converges to w_inf = (3 eta_c - 2)/(6 - 5 eta_c), not w* = -1/3."""
     from fedcheck.algorithms import composite as engine
-    from fedcheck.problems import feddualavg_steps as S
+    from theorems.feddualavg import steps as S
     inst = S.e3_fixed_point_instance()
     for es in (1.0, 10.0):
         ec = 1 / 32 / es

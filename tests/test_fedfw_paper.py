@@ -12,7 +12,7 @@ from fedcheck.algorithms.fedfw_variants import fedfw_partial, fedfw_plus, fedfw_
 from fedcheck.problems.instances import InstanceBatch, RandomFamily, load_instance
 from fedcheck.problems.losses import Loss, Sigmoid, SignedQuadratic
 from fedcheck.problems.solve import Solution
-from fedcheck.problems import fedfw as P
+from theorems.fedfw import measurements as P
 import theorems.fedfw as F
 
 T = 300

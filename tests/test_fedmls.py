@@ -9,7 +9,7 @@ from fedcheck.core.claim import RunConfig
 from fedcheck.algorithms import fedmls as E
 from fedcheck.problems.instances import Instance, InstanceBatch, instance_rng
 from fedcheck.problems.losses import LAD, Hinge, MaxAffine
-from fedcheck.problems import fedmls as P
+from theorems.fedmls import measurements as P
 from fedcheck.problems.sets import L2Ball
 
 

@@ -16,7 +16,8 @@ from fedcheck.core.claim import RunConfig
 from fedcheck.algorithms.compression import Bernoulli, Identity, RandK, RandomQuantization, UniformStream, make_compressor
 from fedcheck.algorithms.switching import (centralized_local_sgm, fedavg, fedsgm, switching_subgradient,
                                        switching_weight)
-from fedcheck.problems import fedsgm as P
+from fedcheck.problems import constrained as P
+from theorems.fedsgm import problems as PX
 from fedcheck.problems.solve import Solution, SolutionWarning
 from fedcheck.problems.losses import LAD, Affine, Distance, L2Residual, Loss, MaxAffine
 
@@ -414,7 +415,7 @@ def test_a_too_tight_bound_is_refuted_and_the_instance_saved(tmp_path):
     wrong = Claim(
         id="test.too_tight", paper=FEDSGM, reference="-", statement="g(wbar) <= eps/100",
         evidence=BoundTest(
-            Horizons(runner=P.run_fedsgm, schedules=SCHEDULES_HARD, solver=P.solve_constrained,
+            Horizons(runner=PX.run_fedsgm, schedules=SCHEDULES_HARD, solver=P.solve_constrained,
                      cases=(HorizonCase("axis", AXIS, {"rule": "hard", "E": 1}, seeds=1, horizons=(50, 100)),)),
             bounds=(Bound("feasibility / 100", expr=epsilon / 100, metric="g_out"),), findings="bound"),
         readings=(Reading("r", {Gamma: Gamma_hard, c_eps: 1}),))
@@ -438,7 +439,7 @@ def test_an_inaccurate_solve_makes_the_check_inconclusive(monkeypatch):
     chk = Claim(
         id="test.inaccurate", paper=FEDSGM, reference="-", statement="-",
         evidence=BoundTest(
-            Horizons(runner=P.run_fedsgm, schedules=SCHEDULES_HARD, solver=inaccurate,
+            Horizons(runner=PX.run_fedsgm, schedules=SCHEDULES_HARD, solver=inaccurate,
                      cases=(HorizonCase("axis", AXIS, {"rule": "hard", "E": 1}, seeds=1, horizons=(50,)),)),
             bounds=(Bound("objective", expr=epsilon, metric="f_gap"),)),
         readings=(Reading("r", {Gamma: Gamma_hard, c_eps: 2}),))
@@ -502,7 +503,7 @@ def test_issue17_fedsgm_claims(cid):
 
 
 def test_seed_variance_is_across_seeds_at_a_fixed_step():
-    from fedcheck.problems import fedsgm_measure as M
+    from theorems.fedsgm import measurements as M
     names = {"g": "g", "f": "f", "violations": "v"}
     cases = M.seed_variance_cases(RunConfig(rounds=20), {}, fractions=(0.25,), etas=(0.1,), seeds=4, readings=names)
     (c,) = cases

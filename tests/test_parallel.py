@@ -11,10 +11,10 @@ import pytest
 
 from fedcheck import Bound, BoundTest, Claim, Measurement, MeasureResult, Rounds, RunConfig
 from fedcheck.cli import main
-from fedcheck.core import parallel as P
+from fedcheck.catalog import parallel as P
 from fedcheck.core.evidence import Finding
-from fedcheck.core.parallel import _parts, auto_jobs, map_tasks, run_checks, splittable
-from fedcheck.core.registry import default_registry
+from fedcheck.catalog.parallel import _parts, auto_jobs, map_tasks, run_checks, splittable
+from fedcheck.catalog.registry import default_registry
 from fedcheck.problems.instances import RandomFamily
 from theorems.fedfw import theorem1
 
@@ -169,7 +169,7 @@ def test_streamed_claims_with_replicates_split_by_instances_equal_serial(cluster
     (Theorem 3), split by instances over two workers: the judgements of each part's stream, put back into the
     parent's every-round check, give the serial result -- holds, and a planted refutation (the bound scaled
     down) with its failing instances saved where a serial run saves them."""
-    from fedcheck.core.registry import default_registry
+    from fedcheck.catalog.registry import default_registry
     th3 = default_registry().resolve(["fedfw.theorem3"])[0]
     assert splittable(th3)
     cases = [_tight(th3, 1, replicates=3), _tight(th3, 1e-5, replicates=3), _tight(theorem1, 1e-3)]

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from fedcheck.tools import pep
+from theorems.fedfw import pep
 from fedcheck.core import verdict as V
 from fedcheck.cli import main
 
@@ -61,7 +61,7 @@ def test_pep_command_results_and_report(tmp_path, capsys):
     assert naive["verdict"] == V.REPRODUCED
     assert naive["readings"]["centralized FW goes below"]["verdict"] == V.NOT_REPRODUCED   # T = 3 is too short
     assert {s["role"] for s in fw["series"]} == {"measured", "bound", "reference"}
-    from fedcheck.report import validate
+    from fedcheck.documents import validate
     validate(doc)
     assert main(["pep", "--horizon", "0", "--no-report"]) == 2
 

@@ -21,7 +21,7 @@ def _imported_before_pytester():
     import fedcheck.pytest_plugin  # noqa: F401
     import fedcheck.testing  # noqa: F401
     import pandas  # noqa: F401
-    from fedcheck.core.registry import load_registry
+    from fedcheck.catalog.registry import load_registry
     from fedcheck import RunConfig
     load_registry([str(FEDPROX)]).checks["mine.fedprox_no_drift"].run(RunConfig(seeds=1, rounds=5))
 
@@ -114,7 +114,7 @@ def test_hypothesis_draws_in_the_domain_and_targets_the_worst_case(pytester):
     pytester.makepyfile(f"""
         import hypothesis
         from hypothesis import given, settings, HealthCheck
-        from fedcheck.core.registry import load_registry
+        from fedcheck.catalog.registry import load_registry
         from fedcheck.testing import claim_instances
 
         CLAIM = load_registry([{str(FEDPROX)!r}]).checks["mine.fedprox_gd_rate"]

@@ -13,7 +13,7 @@ from fedcheck.cli import main
 from fedcheck.core import verdict as V
 from fedcheck.core.errors import BadInput
 from fedcheck.core.evidence import Comparison, Finding, MeasureResult, PATHWISE, fraction
-from fedcheck.core.registry import Registry, load_user_file
+from fedcheck.catalog.registry import Registry, load_user_file
 from fedcheck.problems.instances import RandomFamily
 from fedcheck.symbols import D, L, t
 
@@ -343,7 +343,7 @@ def test_a_headline_never_hides_a_paper_finding():
 
 
 def test_every_per_round_claim_of_the_catalog_is_checked_at_every_round():
-    from fedcheck.core.registry import default_registry
+    from fedcheck.catalog.registry import default_registry
     from fedcheck.experiments import Rounds, _streams
     per_round = [c for c in default_registry().checks.values()
                  if isinstance(c.evidence, BoundTest) and isinstance(c.evidence.experiment, Rounds)]

@@ -18,6 +18,7 @@ import matplotlib.lines
 import numpy as np
 import pytest
 
+import fedcheck.render as render
 import fedcheck.report as report
 from fedcheck.cli import main
 
@@ -89,7 +90,7 @@ def several(run, tmp_path_factory):
     doc = copy.deepcopy(run["doc"])
     doc["checks"] += [violated_variant(run["check"]), counterexample_check()]
     out = tmp_path_factory.mktemp("several")
-    paths = report.write_reports(doc, out)
+    paths = render.write_reports(doc, out)
     return {"out": out, "doc": doc, "paths": paths}
 
 
@@ -486,7 +487,7 @@ def test_failed_render_leaves_no_file(tmp_path, monkeypatch):
         raise RuntimeError("renderer failed")
     monkeypatch.setattr(report, "render_pdf", half_then_fail)
     with pytest.raises(RuntimeError, match="renderer failed"):
-        report.write_reports(doc, out)
+        render.write_reports(doc, out)
     # the results were written first (complete); no report file, no temporary directory
     assert sorted(p.name for p in out.iterdir()) == ["old.html", "results.json"]
     assert json.loads((out / "results.json").read_text()) == doc
@@ -520,13 +521,13 @@ def test_interrupt_on_a_later_check_leaves_no_file(run, tmp_path, monkeypatch):
 def test_empty_document_and_odd_values(tmp_path):
     """No check at all gives an index saying so; non-finite values and missing fields still render."""
     doc = {"schema": "fedcheck.results/1", "provenance": {}, "checks": []}
-    paths = report.write_reports(doc, tmp_path / "empty")
+    paths = render.write_reports(doc, tmp_path / "empty")
     assert [p.name for p in paths] == ["results.json", "index.html"]
     assert "No check in this results file" in paths[1].read_text()
     odd = {"id": "odd/check id", "verdict": "inconclusive", "max_ratio": "inf", "claimed_rate": -1.0,
            "fitted_rate": None, "instances": [{"seed": None, "rounds": [1, 2, 3], "metric": [None, "inf", 0.5],
                                                "bound": {"as stated": [1.0, None, "inf"]}, "fit": None}]}
-    paths = report.write_reports({"schema": "fedcheck.results/1", "checks": [odd]}, tmp_path / "odd")
+    paths = render.write_reports({"schema": "fedcheck.results/1", "checks": [odd]}, tmp_path / "odd")
     assert sorted(p.name for p in paths if p.parent == tmp_path / "odd") == ["odd_check_id.html", "odd_check_id.pdf",
                                                                             "results.json"]
     assert "inconclusive" in (tmp_path / "odd" / "odd_check_id.html").read_text()
@@ -654,7 +655,7 @@ def test_card_html_is_a_self_contained_fragment(run):
 
 def test_progress_is_reported_per_report(several, tmp_path):
     calls = []
-    report.write_reports(several["doc"], tmp_path / "p", progress=lambda *a: calls.append(a))
+    render.write_reports(several["doc"], tmp_path / "p", progress=lambda *a: calls.append(a))
     assert [c[:2] for c in calls] == [(1, 4), (2, 4), (3, 4), (4, 4)]
     assert calls[-1][2] == "index.html" and calls[0][2] == "fedfw.theorem1"
 
@@ -693,7 +694,7 @@ def test_without_pango_the_html_is_written_and_the_pdf_skipped_with_one_warning(
                       "No such file or directory")
     monkeypatch.setattr(report, "_import_weasyprint", no_pango)
     doc = {"schema": "fedcheck.results/1", "provenance": {}, "checks": [counterexample_check()]}
-    paths = report.write_reports(doc, tmp_path)
+    paths = render.write_reports(doc, tmp_path)
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "libpango-1.0-0" in err[0]
     assert "apt-get install libpango-1.0-0 libpangoft2-1.0-0" in err[0]

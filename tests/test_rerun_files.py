@@ -3,7 +3,7 @@ family's problem kind, through ``load_problem`` -- what ``verify --instance`` an
 import pytest
 
 from fedcheck.core.claim import RunConfig
-from fedcheck.core.registry import default_registry
+from fedcheck.catalog.registry import default_registry
 from fedcheck.experiments import takes_instance
 from fedcheck.problems.io import load_problem, problem_kind
 from fedcheck.tools.search import families_of

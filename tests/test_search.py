@@ -88,7 +88,7 @@ def test_search_beats_or_matches_its_random_phase_and_reports(small_check):
     assert o.best.score == max(t["ratio"] for t in o.trajectory)
     assert o.verified is not None and o.verified_ratio >= o.best.ratio * (1 - 1e-9)   # more rounds: max over more
     entry = search_result(o, small_check)
-    from fedcheck.report import validate
+    from fedcheck.documents import validate
     validate({"checks": [entry]})
     panels = {s["panel"] for s in entry["series"]}
     assert any("adversarial search" in p for p in panels)
@@ -201,7 +201,7 @@ PLANTED = textwrap.dedent('''
 
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory):
-    from fedcheck.core.registry import load_user_file
+    from fedcheck.catalog.registry import load_user_file
     f = tmp_path_factory.mktemp("planted") / "planted.py"
     f.write_text(PLANTED)
     return f, load_user_file(f).planted

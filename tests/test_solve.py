@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from fedcheck.problems.constants import _trs_max, sup_grad_norm_sq
+from fedcheck.problems.suprema import _trs_max, sup_grad_norm_sq
 from fedcheck.problems.instances import RandomFamily
 from fedcheck.problems.solve import CACHE_STATS, solve_consensus
 

@@ -17,7 +17,7 @@ Algorithms (all with ``h = 1/2 ||.||_2^2``, the paper's choice in every experime
 Indexing is the paper's: rounds ``r = 0 .. R-1``, local steps ``k = 0 .. K-1``, server states
 ``w_0 .. w_R``.  A trace's ``rounds`` are numbers of *completed* rounds (``R`` on the record grid).
 
-Problem protocol (``fedcheck.problems.feddualavg.QuadraticClients`` / ``FiniteSumClients``)::
+Problem protocol (``fedcheck.problems.composite.QuadraticClients`` / ``FiniteSumClients``)::
 
     B, M, d, K                       batch size, clients, dimension, local steps
     reg                              a batched regularizer (fedcheck.regularizers)

@@ -28,7 +28,7 @@ the paper's experiments).  A ``batch`` is anything with ``loss``, ``set``, ``B``
 """
 from __future__ import annotations
 
-from fedcheck.experiments import replicate_seeds  # noqa: F401  (one definition)
+from fedcheck.core.streams import replicate_seeds  # noqa: F401  (one definition)
 
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -57,7 +57,7 @@ class ProblemBatch:
 
 
 def _uniform_stream(seeds, key, shape):
-    from fedcheck.algorithms.compression import UniformStream
+    from fedcheck.problems.compression import UniformStream
     return UniformStream([int(s) for s in seeds], key, shape)
 
 

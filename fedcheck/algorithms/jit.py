@@ -12,16 +12,9 @@ numba is a dependency; if it cannot be imported the engine uses its numpy path (
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-try:  # pragma: no cover - exercised when numba is installed
-    import numba
-    AVAILABLE = os.environ.get("FEDCHECK_JIT", "1") not in ("0", "off", "false")
-except Exception:  # pragma: no cover
-    numba = None
-    AVAILABLE = False
+from fedcheck.problems.compiled import AVAILABLE, numba  # numba, unless FEDCHECK_JIT=0 (one switch)
 
 __all__ = ["AVAILABLE", "fedfw_round", "fedfw_round_factored", "consensus_distance", "least_squares_recorder",
            "fedfw_round_streamed"]

@@ -225,5 +225,5 @@ def client_mean(W: np.ndarray, mask=None) -> np.ndarray:
 
 def uplink_compression(compressor, stream):
     """Unbiased compression of the clients' updates: ``D -> compressor.apply(D, stream.next())``, the
-    uniforms from a seeded :class:`~fedcheck.algorithms.compression.UniformStream` (one block per round)."""
+    uniforms from a seeded :class:`~fedcheck.problems.compression.UniformStream` (one block per round)."""
     return lambda D: compressor.apply(D, stream.next())

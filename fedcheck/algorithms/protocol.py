@@ -18,30 +18,23 @@ returns the new ``(X, x)``.  Everything is batched: no Python loop over clients 
 such as ``local_steps`` come from ``algorithm_kwargs``).  Randomness (sampled clients, stochastic gradients,
 compression) comes only from ``ctx.rng`` / ``ctx.normal`` / ``ctx.uniform``, one
 ``numpy.random.Generator`` per instance row seeded from ``numpy.random.SeedSequence`` (the ``seeds`` the
-experiment passes, :func:`fedcheck.experiments.replicate_seeds`): a row's numbers do not depend on the
+experiment passes, :func:`fedcheck.core.streams.replicate_seeds`): a row's numbers do not depend on the
 other rows of its batch.  Reusable pieces: :mod:`fedcheck.algorithms.pieces`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 
 from fedcheck.algorithms.core import Trace, default_recorder, run_recorded, scalar_source
 from fedcheck.core.schedules import record_grid
+from fedcheck.core.streams import row_generators
 
 __all__ = ["Round", "federated", "row_generators"]
 
 
-def row_generators(seeds: Sequence[int] | None, B: int, key: str) -> list[np.random.Generator]:
-    """One generator per instance row: ``SeedSequence([seed, crc(key)])`` (seed 0.. when none are given)."""
-    import zlib
-    tag = zlib.crc32(key.encode())
-    seeds = list(range(B)) if seeds is None else [int(s) for s in seeds]
-    if len(seeds) != B:
-        raise ValueError(f"{len(seeds)} stream seeds for {B} rows")
-    return [np.random.default_rng(np.random.SeedSequence([s % 2**63, tag])) for s in seeds]
 
 
 @dataclass

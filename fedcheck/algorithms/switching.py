@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedcheck.algorithms.compression import Compressor, Identity, UniformStream
+from fedcheck.problems.compression import Compressor, Identity, UniformStream
 from fedcheck.algorithms.core import Trace
 from fedcheck.algorithms.fedavg import run_fedavg
 from fedcheck.algorithms.kernels import clients_mean
@@ -83,7 +83,7 @@ def _in_A(g, eps, rule, a_set):
 def fedsgm(batch, *, rounds: int, eta, eps, rule: str = "hard", beta=None, local_steps: int = 1,
            compressor: Compressor | None = None, seeds=None, comparator=None, a_set: str | None = None,
            stream_key: str = "fedsgm:uplink", w0=None) -> Trace:
-    """Run FedSGM on a :class:`fedcheck.problems.fedsgm.ConstrainedBatch` (see the module doc).
+    """Run FedSGM on a :class:`fedcheck.problems.constrained.ConstrainedBatch` (see the module doc).
 
     ``eta``, ``eps``, ``beta``: per row (B,) or a constant ``(rounds, B)`` schedule.  ``eps`` is the
     switching threshold (and the level defining ``A``).  ``seeds``: per-row seeds of the uplink

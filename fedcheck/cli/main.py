@@ -1,14 +1,16 @@
-"""The ``fedcheck`` command line: parsing and the commands ``list``, ``verify``, ``report`` (``search``,
-``audit`` and ``pep`` are in :mod:`fedcheck.tools`).  Exit codes: :mod:`fedcheck.cli.errors`."""
+"""The ``fedcheck`` command line: parsing and the commands ``list``, ``verify``, ``report``, ``cache`` (``search``,
+``audit`` and ``pep`` are in :mod:`fedcheck.cli.search`, :mod:`.audit`, :mod:`.pep`, over the library functions of
+:mod:`fedcheck.tools`).  Exit codes: :mod:`fedcheck.cli.errors`."""
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import traceback
 from pathlib import Path
 
+from fedcheck.cli.tables import summary_table  # noqa: F401  (re-exported)
+from fedcheck.catalog.inputs import parse_params, parse_seeds, validate_inputs  # noqa: F401  (re-exported)
 from fedcheck.cli.errors import (EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK,
                                  EXIT_REFUTED, EXIT_TERMINATED, BadInput, exit_code)
 
@@ -43,67 +45,6 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         print(f"fedcheck: error: {message}", file=sys.stderr)
         sys.exit(EXIT_BAD_INPUT)
-
-
-def parse_seeds(text: str) -> list[int]:
-    """``8`` (seeds 0..7), ``3,5,9``, ``10-19`` or a mix ``0-3,7``."""
-    text = text.strip()
-    try:
-        if text.isdigit():
-            k = int(text)
-            if k < 1:
-                raise ValueError
-            return list(range(k))
-        out: list[int] = []
-        for part in text.split(","):
-            part = part.strip()
-            if "-" in part:
-                a, b = part.split("-", 1)
-                a, b = int(a), int(b)
-                if b < a:
-                    raise ValueError
-                out.extend(range(a, b + 1))
-            else:
-                out.append(int(part))
-        if not out or min(out) < 0:
-            raise ValueError
-        return list(dict.fromkeys(out))
-    except ValueError:
-        raise BadInput(f"--seeds {text!r}: expected a count (8), a list (3,5,9) or a range (10-19) of "
-                       "non-negative integers") from None
-
-
-def _fmt(x, spec=".3g"):
-    return "-" if x is None else format(x, spec)
-
-
-def summary_table(results: list[dict]) -> str:
-    from fedcheck.core import verdict as V
-    rows = [("check", "verdict", "max ratio", "max excess", "rate (claimed)", "rate", "feasible", "time")]
-    for r in results:
-        rate = "-"
-        if r.get("claimed_rate") is not None:
-            ci = r.get("fitted_rate_ci")
-            rate = f"{_fmt(r.get('fitted_rate'), '.3f')}" + (f" [{ci[0]:.2f},{ci[1]:.2f}]" if ci else "") + \
-                   f" ({r['claimed_rate']:.3g})"
-        head = r.get("headline") or r["verdict"]
-        rows.append((r["id"], head.upper() if head == V.VIOLATED else head,
-                     _fmt(r.get("max_ratio")), _fmt(r.get("max_excess")), rate,
-                     ("pre-asymptotic" if ((r.get("evidence") or {}).get("rate") or {}).get("pre_asymptotic")
-                      else r.get("rate_verdict") or "-"),
-                     (r.get("feasibility") or {}).get("verdict", "-"), f"{r.get('seconds', 0):.1f}s"))
-        for name, d in (r.get("readings") or {}).items():
-            if len(r["readings"]) > 1:
-                tag = "paper" if d.get("paper") else "analysis"
-                rows.append((f"  reading {name} ({tag})", d["verdict"], _fmt(d.get("max_ratio")),
-                             _fmt(d.get("max_excess")), "", "", "", ""))
-    widths = [max(len(str(row[c])) for row in rows) for c in range(len(rows[0]))]
-    lines = []
-    for i, row in enumerate(rows):
-        lines.append("  ".join(str(v).ljust(w) for v, w in zip(row, widths)).rstrip())
-        if i == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -162,18 +103,18 @@ def build_parser() -> argparse.ArgumentParser:
 def _tool_arguments(name: str):
     def fill(ap):
         import importlib
-        importlib.import_module(f"fedcheck.tools.{name}").add_arguments(ap)
+        importlib.import_module(f"fedcheck.cli.{name}").add_arguments(ap)
     return fill
 
 
 def _registry(files, names=None):
     """The catalog and users' files; with ``names``, only the paper modules those names need are imported."""
-    from fedcheck.core.registry import load_registry
+    from fedcheck.catalog.registry import load_registry
     return load_registry(files, names)
 
 
 def cmd_list(args) -> int:
-    from fedcheck.core import registry
+    from fedcheck.catalog import registry
     if args.theorem_file:           # a user's files are always read live (and checked against the catalog)
         listing = registry.build_listing(_registry(args.theorem_file))
     else:                           # the catalog from its manifest, rebuilt whenever a source changed
@@ -185,64 +126,6 @@ def cmd_list(args) -> int:
     for cid, paper, al, claim in rows:
         print(f"{cid.ljust(w0)}  {al.ljust(w2)}  {claim}")
     return EXIT_OK
-
-
-def _parse_params(items) -> dict:
-    out = {}
-    for it in items:
-        if "=" not in it:
-            raise BadInput(f"--param {it!r}: expected NAME=VALUE")
-        k, v = it.split("=", 1)
-        try:
-            out[k.strip()] = float(v)
-        except ValueError:
-            raise BadInput(f"--param {it!r}: {v!r} is not a number") from None
-    return out
-
-
-def _available_memory() -> float:
-    try:
-        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):
-        return 0.0
-
-
-def validate_inputs(checks, params: dict, instances: list, rounds: int | None = None, seeds=None) -> None:
-    """Refuse, before any computation, a parameter no selected claim has, a value outside its range, and an
-    instance a claim cannot run on or that lies outside its domain (all exit 2, one line)."""
-    import difflib
-
-    from fedcheck.core.claim import RunConfig
-    from fedcheck.experiments import param_domain, takes_instance
-    known = sorted({k for c in checks for k in c.params})
-    for name, value in params.items():
-        owners = [c for c in checks if name in c.params]
-        if not owners:
-            close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
-            ids = ", ".join(c.id for c in checks[:3]) + (" ..." if len(checks) > 3 else "")
-            raise BadInput(f"--param {name}: not a parameter of {ids} (parameters: {', '.join(known) or 'none'}){hint}")
-        for c in owners:
-            try:
-                c.domain.check_param(name, value, param_domain(c, name))
-            except BadInput as e:
-                raise BadInput(f"--param {name}={value!r}: {c.id}: {e}") from None
-    if rounds:
-        avail = _available_memory()
-        for c in checks:
-            est = getattr(getattr(c.evidence, "experiment", None), "memory_estimate", None)
-            need = est(c, RunConfig(rounds=rounds, seeds=seeds)) if est else 0.0
-            if avail and need > 0.8 * avail:
-                raise BadInput(f"--rounds {rounds}: {c.id} would need about {need / 2**30:.3g} GiB of memory "
-                               f"(about {avail / 2**30:.3g} GiB available); use fewer rounds or seeds")
-    for path, inst in instances:
-        for c in checks:
-            try:
-                why = takes_instance(c, inst)
-            except BadInput as e:
-                raise BadInput(f"--instance {path}: {c.id}: {e}") from None
-            if why:
-                raise BadInput(f"--instance {path}: {why}")
 
 
 def _rerun_hint(check_id: str, path: str, theorem_files) -> str:
@@ -277,7 +160,7 @@ def cmd_verify(args, argv) -> int:
     if not args.no_report:          # how busy the machine is, measured until the renderers start
         from fedcheck.render import mark_cpu
         mark_cpu()
-    from fedcheck.core.registry import UnknownCheck
+    from fedcheck.catalog.registry import UnknownCheck
     from fedcheck.problems.instances import InstanceError
     from fedcheck.problems.io import load_problem
 
@@ -296,7 +179,7 @@ def cmd_verify(args, argv) -> int:
         except InstanceError as e:
             raise BadInput(str(e)) from None
     instances = [inst for _, inst in loaded]
-    params = _parse_params(args.param)
+    params = parse_params(args.param)
     validate_inputs(checks, params, loaded, args.rounds, seeds)
     from fedcheck.core.results import check_writable
     if not args.no_report:
@@ -331,7 +214,7 @@ def _verify(args, argv, checks, seeds, params, instances, staging) -> int:
     results = []
     bar = progress.Task("checks", total=len(checks), unit="check", leave=True,
                         show=progress.enabled(not args.quiet and len(checks) > 1))
-    from fedcheck.core.parallel import auto_jobs, check_scheduler, default_jobs, run_checks
+    from fedcheck.catalog.parallel import auto_jobs, check_scheduler, default_jobs, run_checks
     if args.jobs is not None and args.jobs < 0:
         raise BadInput("--jobs must be >= 0")
     if args.scheduler is not None:
@@ -462,13 +345,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "report":
             return cmd_report(args)
         if args.command == "search":
-            from fedcheck.tools.search import cmd_search
+            from fedcheck.cli.search import cmd_search
             return cmd_search(args, argv)
         if args.command == "audit":
-            from fedcheck.tools.audit import cmd_audit
+            from fedcheck.cli.audit import cmd_audit
             return cmd_audit(args, argv)
         if args.command == "pep":
-            from fedcheck.tools.pep import cmd_pep
+            from fedcheck.cli.pep import cmd_pep
             return cmd_pep(args, argv)
     except BadInput as e:
         print(f"fedcheck: error: {' '.join(str(e).split())}", file=sys.stderr)    # always one line

@@ -4,7 +4,7 @@ and remove.
 The cache directory is ``$FEDCHECK_CACHE`` (``off``, ``0``, ``none`` or empty: no cache), else
 ``~/.cache/fedcheck``.  Nothing in it is trusted as it is: a cached solution is re-verified on load
 (:class:`fedcheck.problems.solve.SolutionCache`), the catalog manifest is keyed by the hash of the sources
-(:func:`fedcheck.core.registry.catalog_listing`), a typeset formula is only an image.  Clearing it therefore
+(:func:`fedcheck.catalog.registry.catalog_listing`), a typeset formula is only an image.  Clearing it therefore
 costs time, never correctness.  ``clear`` removes only the kinds of entries fedcheck writes (a directory set
 by mistake to somewhere else keeps its other files).
 """

@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 import numpy as np
 
 from fedcheck.core import verdict as V
 from fedcheck.core.errors import DomainError
-from fedcheck.core.source import Source, provenance_record  # noqa: F401  (re-exported)
+from fedcheck.core.readings import Reading, Source, provenance_record  # noqa: F401  (re-exported)
+from fedcheck.core.results import CheckResult, Result, RunConfig, jsonable  # noqa: F401  (re-exported)
+from fedcheck.core.runner import run_claim
 
 __all__ = ["Paper", "Source", "Reading", "Domain", "Claim", "RunConfig", "Result", "DomainError", "jsonable", "check_range"]
 
@@ -39,34 +41,6 @@ class Paper:
     authors: str
     venue: str = ""
     source: str = ""
-
-
-@dataclass(frozen=True)
-class Reading:
-    """One reading of a claim: substitutions applied to its schedules and bounds before evaluation.
-
-    ``paper=True`` marks a reading the paper states (its theorem, proof, text, table or caption); only
-    those decide the claim's verdict.  ``paper=False`` marks an analysis fedcheck adds (a repair, an
-    exact constant), reported beside.  ``statistic`` overrides the bound test's statistic for this reading
-    (a theorem claims every run, its proof an expectation: two readings).
-
-    ``source``: where the paper states it (:class:`Source`); ``deviation``: how the tested setting differs
-    from ``source.setting`` -- such a reading is an analysis by construction (``paper=False``)."""
-
-    name: str
-    substitutions: Mapping = field(default_factory=dict)
-    paper: bool = True
-    description: str = ""
-    statistic: Any = None
-    source: Source | None = None
-    deviation: str = ""
-
-    def __post_init__(self):
-        if self.source is not None and not isinstance(self.source, Source):
-            raise TypeError(f"reading {self.name!r}: source must be a fedcheck Source, not {type(self.source).__name__}")
-        if self.deviation and self.paper:
-            raise ValueError(f"reading {self.name!r} is tested outside the paper's setting ({self.deviation}): "
-                             "declare it paper=False (an analysis)")
 
 
 @dataclass(frozen=True)
@@ -132,92 +106,6 @@ def check_range(name: str, value, rng) -> None:
             raise DomainError(f"parameter {name}={value!r}: must lie in [{lo}, {hi}]")
 
 
-@dataclass
-class RunConfig:
-    """How a claim is run: seeds (a count or a list), rounds or horizon, given instances, parameters."""
-
-    seeds: Sequence[int] | int | None = None
-    rounds: int | None = None
-    instances: Sequence[Any] | None = None
-    params: dict = field(default_factory=dict)
-    full: bool = False
-    progress: bool = False
-    use_cache: bool = True
-    save_dir: str | None = None   # where refuting instances are written (None: not written)
-
-    def __post_init__(self):
-        if isinstance(self.seeds, (int, np.integer)) and not isinstance(self.seeds, bool):
-            self.seeds = list(range(int(self.seeds)))
-
-    def seed_list(self, default: int) -> list[int]:
-        return list(self.seeds) if self.seeds is not None else list(range(int(default)))
-
-
-@dataclass
-class Result:
-    """What a run of a claim produced (``to_dict`` is the JSON schema of ``docs/DESIGN.md``)."""
-
-    id: str
-    title: str
-    paper: str
-    reference: str
-    claim: str
-    kind: str
-    verdict: str
-    reason: str = ""
-    headline: str = ""
-    expected: str | None = None
-    claimed_rate: float | None = None
-    fitted_rate: float | None = None
-    fitted_rate_ci: list | None = None
-    rate_verdict: str | None = None
-    max_ratio: float | None = None
-    max_excess: float | None = None
-    readings: dict = field(default_factory=dict)
-    feasibility: dict = field(default_factory=dict)
-    symbolic: list = field(default_factory=list)
-    evidence: dict = field(default_factory=dict)
-    formula: dict = field(default_factory=dict)
-    params: dict = field(default_factory=dict)
-    assumptions: list = field(default_factory=list)
-    domain: dict = field(default_factory=dict)
-    instances: list = field(default_factory=list)
-    saved_instances: list = field(default_factory=list)
-    series: list = field(default_factory=list)
-    tables: list = field(default_factory=list)
-    seconds: float = 0.0
-
-    def to_dict(self) -> dict:
-        d = jsonable(self.__dict__)
-        for k in ("series", "tables"):
-            if not d[k]:
-                del d[k]
-        return d
-
-    def __repr__(self) -> str:
-        r = f" (max ratio {self.max_ratio:.3g})" if isinstance(self.max_ratio, float) and math.isfinite(self.max_ratio) else ""
-        return f"<Result {self.id}: {self.verdict}{r}>"
-
-
-# CheckResult is the name the report and older code use
-CheckResult = Result
-
-
-def jsonable(x):
-    if isinstance(x, dict):
-        return {str(k): jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return jsonable(x.tolist())
-    if isinstance(x, (np.floating, float)):
-        v = float(x)
-        return v if math.isfinite(v) else (None if math.isnan(v) else ("inf" if v > 0 else "-inf"))
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, (np.bool_,)):
-        return bool(x)
-    return x
 
 
 KINDS = ("bound", "expectation", "counterexample", "measurement", "symbolic")
@@ -275,5 +163,4 @@ class Claim:
         return self.kind or self.evidence.kind
 
     def run(self, config: RunConfig | None = None) -> Result:
-        from fedcheck.core.runner import run_claim
         return run_claim(self, config or RunConfig())

@@ -24,7 +24,7 @@ import numpy as np
 import sympy as sp
 
 from fedcheck.core import verdict as V
-from fedcheck.core.source import provenance_record
+from fedcheck.core.readings import provenance_record
 
 __all__ = ["Statistic", "PATHWISE", "MEAN", "fraction", "Bound", "Comparison", "Observed", "Observations",
            "Finding", "Fact", "BoundTest", "Measurement", "MeasureContext", "MeasureResult", "Proof",
@@ -83,7 +83,12 @@ def clopper_pearson(k: int, n: int, confidence: float = V.POLICY.confidence) -> 
 class Bound:
     """``metric (relation) expr``.  ``expr`` is SymPy in the schedules' names, named constants and the axis
     symbol; generic experiments evaluate it (one source of truth).  ``expr=None``: the experiment computes
-    the right-hand side itself.  ``paper=False``: an analysis (does not decide the claim)."""
+    the right-hand side itself.  ``paper=False``: an analysis (does not decide the claim).
+
+    ``latex``: the formula as the paper prints it (its LaTeX, verbatim); ``latex_symbols``: how the paper's
+    notation maps to the declared symbols (``{"\\lambda_0": lambda_0, ...}`` or SymPy substitutions);
+    ``latex_note``: an explained, exact difference between the printed formula and ``expr`` (a typo of the
+    paper, a reading).  The parsed formula is proved equal to ``expr`` (or the difference reported)."""
 
     name: str
     expr: Any = None
@@ -91,6 +96,9 @@ class Bound:
     relation: str = "<="
     paper: bool = True
     description: str = ""
+    latex: str = ""
+    latex_symbols: Any = None
+    latex_note: str = ""
 
     def __post_init__(self):
         if self.relation not in ("<=", ">=", "=="):

@@ -145,7 +145,7 @@ def task(desc: str, total: int | None = None, unit: str = "it", *, enabled: bool
 
 
 def callback(t: Task) -> Callable[[int, int, str], None]:
-    """``progress(done, total, label)`` as :func:`fedcheck.report.write_reports` calls it, feeding ``t``."""
+    """``progress(done, total, label)`` as :func:`fedcheck.render.write_reports` calls it, feeding ``t``."""
     def cb(done: int, total: int, label: str = "") -> None:
         t.set_total(total)
         if label:

@@ -1,7 +1,9 @@
-"""Results documents: JSON with provenance, written atomically."""
+"""Results: what a run of a claim produced (:class:`Result`, asked for by a :class:`RunConfig`) and results
+documents (JSON with provenance, written atomically)."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import subprocess
@@ -9,9 +11,101 @@ import sys
 import tempfile
 from datetime import datetime, timezone
 from importlib import metadata
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
 
 from fedcheck import __version__
+
+@dataclass
+class RunConfig:
+    """How a claim is run: seeds (a count or a list), rounds or horizon, given instances, parameters."""
+
+    seeds: Sequence[int] | int | None = None
+    rounds: int | None = None
+    instances: Sequence[Any] | None = None
+    params: dict = field(default_factory=dict)
+    full: bool = False
+    progress: bool = False
+    use_cache: bool = True
+    save_dir: str | None = None   # where refuting instances are written (None: not written)
+
+    def __post_init__(self):
+        if isinstance(self.seeds, (int, np.integer)) and not isinstance(self.seeds, bool):
+            self.seeds = list(range(int(self.seeds)))
+
+    def seed_list(self, default: int) -> list[int]:
+        return list(self.seeds) if self.seeds is not None else list(range(int(default)))
+
+
+@dataclass
+class Result:
+    """What a run of a claim produced (``to_dict`` is the JSON schema of ``docs/DESIGN.md``)."""
+
+    id: str
+    title: str
+    paper: str
+    reference: str
+    claim: str
+    kind: str
+    verdict: str
+    reason: str = ""
+    headline: str = ""
+    expected: str | None = None
+    claimed_rate: float | None = None
+    fitted_rate: float | None = None
+    fitted_rate_ci: list | None = None
+    rate_verdict: str | None = None
+    max_ratio: float | None = None
+    max_excess: float | None = None
+    readings: dict = field(default_factory=dict)
+    feasibility: dict = field(default_factory=dict)
+    symbolic: list = field(default_factory=list)
+    evidence: dict = field(default_factory=dict)
+    formula: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
+    assumptions: list = field(default_factory=list)
+    domain: dict = field(default_factory=dict)
+    instances: list = field(default_factory=list)
+    saved_instances: list = field(default_factory=list)
+    series: list = field(default_factory=list)
+    tables: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        d = jsonable(self.__dict__)
+        for k in ("series", "tables"):
+            if not d[k]:
+                del d[k]
+        return d
+
+    def __repr__(self) -> str:
+        r = f" (max ratio {self.max_ratio:.3g})" if isinstance(self.max_ratio, float) and math.isfinite(self.max_ratio) else ""
+        return f"<Result {self.id}: {self.verdict}{r}>"
+
+
+# CheckResult is the name the report and older code use
+CheckResult = Result
+
+
+def jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return jsonable(x.tolist())
+    if isinstance(x, (np.floating, float)):
+        v = float(x)
+        return v if math.isfinite(v) else (None if math.isnan(v) else ("inf" if v > 0 else "-inf"))
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.bool_,)):
+        return bool(x)
+    return x
+
 
 SCHEMA = "fedcheck.results/1"
 _PACKAGES = ("numpy", "scipy", "cvxpy", "clarabel", "sympy", "matplotlib")

@@ -9,13 +9,17 @@ comes from a run or a SymPy proof, never from the declaration.
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from fedcheck.core import verdict as V
-from fedcheck.core.claim import Claim, Reading, Result, RunConfig
+from fedcheck.core.readings import Reading
+from fedcheck.core.results import Result, RunConfig
 from fedcheck.core.evidence import (BoundTest, Finding, Measurement, MeasureContext, Proof, clopper_pearson)
+
+if TYPE_CHECKING:       # the runner sits below the declaration type: Claim.run calls it
+    from fedcheck.core.claim import Claim
 
 __all__ = ["run_claim", "verdict_of_findings", "finish"]
 

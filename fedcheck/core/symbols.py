@@ -21,7 +21,7 @@ grad_hat_star = sp.Symbol("grad_hat_star", nonnegative=True)  # ||grad F^(X*)||_
 grad_F_star = sp.Symbol("grad_F_star", nonnegative=True)      # ||grad F(x*)||
 G_sup = sp.Symbol("G_sup", positive=True)              # sup_{X in D^n} ||grad F^(X)||_F
 
-# FedSGM (switching gradients under a functional constraint); providers in fedcheck.problems.fedsgm
+# FedSGM (switching gradients under a functional constraint); providers in fedcheck.problems.constrained
 D_0 = sp.Symbol("D_0", positive=True)                  # ||w_0 - w*|| (distance of the start to a minimizer)
 G_lip = sp.Symbol("G_lip", positive=True)              # Lipschitz constant of every client f_j and g_j
 E = sp.Symbol("E", positive=True, integer=True)        # local steps per round
@@ -60,7 +60,7 @@ s = sp.Symbol("s", positive=True)                      # local-step counter (sch
 
 __all__ += ["G_max", "G_F", "r_0", "Delta_F", "xstar_norm", "s"]
 
-# FedDualAvg (federated composite optimization); values from fedcheck.problems.feddualavg instances
+# FedDualAvg (federated composite optimization); values from fedcheck.problems.composite instances
 M = sp.Symbol("M", positive=True, integer=True)       # number of clients (all participate in the theory)
 K = sp.Symbol("K", positive=True, integer=True)       # local steps per round
 R = sp.Symbol("R", positive=True, integer=True)       # rounds (the horizon)
@@ -73,7 +73,7 @@ eta = sp.Symbol("eta", positive=True)                 # eta_s * eta_c (Appendix 
 Disc = sp.Symbol("Disc", nonnegative=True)            # measured discrepancy sum_{r,k<K,m} ||zbar - z^m||_*^2
 __all__ += ["M", "K", "R", "B", "sigma", "zeta", "eta_c", "eta_s", "eta", "Disc"]
 
-# FedFW (Theorems 2 and 3, Section 4.2); values from fedcheck.problems.fedfw
+# FedFW (Theorems 2 and 3, Section 4.2); values from theorems.fedfw.measurements
 E_init = sp.Symbol("E_init", positive=True)            # (51): (1/n) sum_i f_i(x^1) - (1/n) sum_i min_D f_i
 p_part = sp.Symbol("p_part", positive=True)            # participation probability of each client (Section 4.2)
 grad_hat_x1 = sp.Symbol("grad_hat_x1", nonnegative=True)  # ||grad F^(X^1) - D^1||_F with D^1 = 0 (Lemma 3's Q)

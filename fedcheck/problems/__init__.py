@@ -1,7 +1,42 @@
-"""Paper-specific problem classes (instance families, exact solves, constants, runners), one module per
-paper: ``fedcheck.problems.<paper>`` (e.g. ``fedsgm``: federated problems with a functional constraint,
-``min (1/n) sum_j f_j(w)  s.t.  (1/n) sum_j g_j(w) <= 0``, and ``fedsgm_measure``, its measurements).
-``feddualavg``: federated composite problems ``min F + psi`` (quadratic clients with additive noise, finite-sum
-least squares and logistic clients), exact optima with a Fenchel certificate, and the FedDualAvg paper's
-instance families and experiment generators.
+"""The problem library: what a claim is checked on (public; imported lazily, so ``import fedcheck.problems.sets``
+stays light)::
+
+    from fedcheck.problems import RandomFamily, Instance, load_instance, solve_consensus   # generic federated problems
+    from fedcheck.problems import L1Ball, L2Ball, Box, Simplex, NuclearBall                # feasible sets (lmo, project)
+    from fedcheck.problems import Loss, LeastSquares, Logistic                             # the one loss hierarchy
+    from fedcheck.problems import register_constant, Value                                 # your own named constants
+
+Modules: ``sets``, ``losses``, ``regularizers``, ``compression`` (the objects methods use); ``instances`` (the generic
+federated instance, its families and its ``.npz`` format), ``composite`` (loss + regularizer), ``constrained``
+(a functional constraint), ``io`` (any instance file); ``solve`` (exact, certified optima), ``constants`` (the
+named constants bounds read), ``nonconvex`` and ``suprema`` (constants known by certified intervals).
 """
+_EXPORTS = {
+    **dict.fromkeys(("Instance", "InstanceBatch", "InstanceError", "RandomFamily", "load_instance", "save_instance",
+                     "instance_rng"), "fedcheck.problems.instances"),
+    **dict.fromkeys(("FeasibleSet", "L1Ball", "L2Ball", "Box", "Simplex", "NuclearBall", "ProductSet", "make_set"),
+                    "fedcheck.problems.sets"),
+    **dict.fromkeys(("Loss", "LeastSquares", "Logistic", "Sigmoid", "SignedQuadratic", "LAD", "Hinge", "MaxAffine",
+                     "L2Residual", "Distance", "WeightedLogistic", "Huber", "Affine", "make_loss"),
+                    "fedcheck.problems.losses"),
+    **dict.fromkeys(("Regularizer", "Zero", "L1", "Nuclear", "SquaredL2", "L1BallIndicator", "L2BallIndicator",
+                     "make_regularizer"), "fedcheck.problems.regularizers"),
+    **dict.fromkeys(("Solution", "solve_consensus"), "fedcheck.problems.solve"),
+    **dict.fromkeys(("Value", "InstanceContext", "register_constant", "known_constants", "resolve"),
+                    "fedcheck.problems.constants"),
+    **dict.fromkeys(("QuadInstance", "FiniteSumInstance", "SharedQuadraticFamily", "ConstrainedQuadraticFamily",
+                     "solve_composite"), "fedcheck.problems.composite"),
+    **dict.fromkeys(("ConstrainedInstance", "ConstrainedFamily", "UnconstrainedFamily", "solve_constrained"),
+                    "fedcheck.problems.constrained"),
+    "load_problem": "fedcheck.problems.io",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        import importlib
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'fedcheck.problems' has no attribute {name!r}")

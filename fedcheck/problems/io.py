@@ -6,9 +6,9 @@ kind           keys                                             problem class
 =============  ===============================================  ==========================================
 federated      ``A`` (n, m, p), ``b`` (n, m), ``loss``, ``set``,  :class:`fedcheck.problems.instances.Instance`
                ``radius`` [, ``x0``]                            (README, "Instance files")
-constrained    ``f_kind``, ``g_kind``, ``w0``, ``f_<array>``,     ``fedcheck.problems.fedsgm.ConstrainedInstance``
+constrained    ``f_kind``, ``g_kind``, ``w0``, ``f_<array>``,     ``fedcheck.problems.constrained.ConstrainedInstance``
                ``g_<array>`` [, ``slater``]                     (objective f and constraint g <= 0)
-composite      the arrays (``Q``, ``c``, ``e`` or ``X``, ``y``)     ``fedcheck.problems.feddualavg`` instances
+composite      the arrays (``Q``, ``c``, ``e`` or ``X``, ``y``)     ``fedcheck.problems.composite`` instances
                with a ``.json`` of the same stem                (regularizer, noise, local steps; no pickle)
 =============  ===============================================  ==========================================
 
@@ -61,9 +61,9 @@ def load_problem(path: str | os.PathLike):
         return load_instance(path)
     try:
         if kind == "constrained":
-            from fedcheck.problems.fedsgm import load_constrained
+            from fedcheck.problems.constrained import load_constrained
             return load_constrained(path)
-        from fedcheck.problems.feddualavg import load_problem as load_composite
+        from fedcheck.problems.composite import load_problem as load_composite
         return load_composite(path)
     except InstanceError:
         raise

@@ -18,7 +18,7 @@ each such place says which reading is encoded:
   (Theorem 4.2's remark, (C.25), (E.19)); it is checked in the l2, Q and l_inf dual norms.
 
 Algorithms: :mod:`fedcheck.engine.composite` (``h = 1/2||.||^2`` throughout, the paper's choice).
-Problems, exact optima and constants: :mod:`fedcheck.problems.feddualavg`.
+Problems, exact optima and constants: :mod:`fedcheck.problems.composite`.
 """
 from __future__ import annotations
 
@@ -33,8 +33,11 @@ from fedcheck.experiments import Case, Cases
 from fedcheck.algorithms import composite as engine
 from fedcheck.problems.constants import InstanceContext, resolve, resolve_all
 from fedcheck.problems.instances import instance_rng
-from fedcheck.problems import feddualavg as P
-from fedcheck.problems.feddualavg import HorizonExpectations, evaluate_expr, geometric_horizons
+from fedcheck.problems import composite as P
+from theorems.feddualavg import experiments as PX
+from fedcheck.core.schedules import evaluate_expr
+from fedcheck.experiments import geometric_horizons
+from theorems.feddualavg.experiments import HorizonExpectations
 from fedcheck.problems.regularizers import L1, L2BallIndicator, Nuclear
 from fedcheck.core.symbols import B, Disc, G, K, L, M, R, eta, eta_c, eta_s, sigma, zeta
 
@@ -191,17 +194,17 @@ ASSUME_1 = ["Assumption 1: psi closed convex, h = 1/2||.||_2^2 (Legendre, 1-stro
 # claims (``fedcheck audit feddualavg``).  Rate facts stay out (they state the order of a bound, not a step of
 # its proof).  Machinery in fedcheck.tools.audit.
 def _feddualavg_proof_steps(facts, reference):
-    from fedcheck.tools import audit as A
+    from fedcheck.core import steps as A
     return tuple(A.ProofStep(c.name, c.name, "symbolic", (lambda c=c: A.from_symbolic_claim(c)), reference=reference)
                  for c in facts if " is of order R^" not in c.name)
 
 
 # Proof audit, issue 17: Proposition C.4, Claims C.6, D.4, D.6, D.7, Lemmas E.2, E.3 (with the proof lines around
-# them that decide whether they follow).  Pathwise / conditional-expectation data: fedcheck.problems.feddualavg_steps.
+# them that decide whether they follow).  Pathwise / conditional-expectation data: theorems.feddualavg.steps.
 def _lemma_c2_audit_steps():
     from sympy.stats import E as Expect, Normal
-    from fedcheck.tools import audit as A
-    from fedcheck.problems import feddualavg_steps as S
+    from fedcheck.core import steps as A
+    from theorems.feddualavg import steps as S
     s_, M_, ec, a_, b_, cc, tt = sp.symbols("s M eta_c a b c t", positive=True)
 
     def c25_as_printed():
@@ -251,8 +254,8 @@ def _lemma_c2_audit_steps():
 
 
 def _lemma_d2_audit_steps():
-    from fedcheck.tools import audit as A
-    from fedcheck.problems import feddualavg_steps as S
+    from fedcheck.core import steps as A
+    from theorems.feddualavg import steps as S
     zz, gF, dl, ep, ec = sp.symbols("z gradF delta eps eta_c", real=True)
 
     def d7():
@@ -293,8 +296,8 @@ def _lemma_d2_audit_steps():
 
 
 def _theorem_4_1_audit_steps():
-    from fedcheck.tools import audit as A
-    from fedcheck.problems import feddualavg_steps as S
+    from fedcheck.core import steps as A
+    from theorems.feddualavg import steps as S
     u, v, b_, c_, t_ = sp.symbols("u v b c t", positive=True)    # u: eta_c; eta_c = 1/(16 (1 + v)) <= 1/16
 
     def e3_uniform():
@@ -844,7 +847,7 @@ def _stab_inequalities(stab, K, ec, Gv, stochastic):
 
 def _lemma_c3_cases(config, params):
     cases = []
-    inst = P.lemma_c3_instance(G=1.0)
+    inst = PX.lemma_c3_instance(G=1.0)
     consts = _constants(inst, None)  # G = 1 exactly (f_m linear); no optimum is needed
     ec = 0.1
     tr = engine.feddualavg(P.batch_of([inst]), rounds=3, eta_c=ec, eta_s=1.0, track_stability=True)
@@ -1232,7 +1235,7 @@ def _measure_curse(ctx):
     findings, rows, series, insts = [], [], [], []
     stall_codes, conv_codes, ev = [], [], {}
     for K_, ec in ((1, 0.1), (10, 0.1), (100, 0.1), (10, 0.01)):
-        inst = P.curse_instance(K=K_)
+        inst = PX.curse_instance(K=K_)
         sol = P.solve_composite(inst, use_cache=ctx.config.use_cache)
         out = {}
         for name, alg in (("FedMiD", engine.fedmid), ("FedDualAvg", engine.feddualavg)):
@@ -1270,7 +1273,7 @@ def _measure_curse(ctx):
                             "Phi(w_R) - Phi* <= rounding slack"))
     # stochastic variant: sphere noise, paired over seeds
     reps = 40 if ctx.full else 16
-    inst = P.curse_instance(K=10, noise=0.5)
+    inst = PX.curse_instance(K=10, noise=0.5)
     sol = P.solve_composite(inst, use_cache=ctx.config.use_cache)
     Rn = 300 if ctx.full else 150
     gm = engine.fedmid(P.batch_of([inst] * reps), rounds=Rn, eta_c=0.1, eta_s=1.0, grid=np.array([Rn]),
@@ -1281,7 +1284,7 @@ def _measure_curse(ctx):
     findings.append(Finding("with gradient noise, FedMiD's averaged iterate stays worse", v, True,
                             f"sphere noise s = 0.5, {reps} runs, R = {Rn}: mean gap FedMiD {gm.mean():.4g} vs "
                             f"FedDualAvg {gd.mean():.4g} (paired, mean - {V.POLICY.statistical_z:g} SE > 0)", evidence=info))
-    saved = P.save_problem(P.curse_instance(K=10), f"{ctx.save_dir}/feddualavg.curse_constrained",
+    saved = P.save_problem(PX.curse_instance(K=10), f"{ctx.save_dir}/feddualavg.curse_constrained",
                            {"check": "feddualavg.curse_constrained", "eta_c": 0.1, "eta_s": 1.0,
                             "fedmid_stall": ev["K=10, eta_c=0.1"]}) if ctx.save_dir else []
     return MeasureResult(findings=findings, evidence=ev, series=series, instances=insts, saved_instances=saved,
@@ -1308,7 +1311,7 @@ curse_constrained = Claim(
 
 # ---- the curse of primal averaging, l1 (densification) -------------------------------------------------
 def _measure_densification(ctx):
-    inst, sol = P.lasso_experiment(seed=0)
+    inst, sol = PX.lasso_experiment(seed=0)
     d, thr = inst.params["d"], inst.params["threshold"]
     reps = 16 if ctx.full else 8
     R = 300 if ctx.full else 200
@@ -1528,7 +1531,7 @@ def _exp_common(ctx, quick_grid=QUICK_GRID, quick_rounds=200):
 
 def _measure_lasso(ctx):
     rounds, reps, grid, record = _exp_common(ctx)
-    inst, sol = P.lasso_experiment(seed=0)
+    inst, sol = PX.lasso_experiment(seed=0)
     d, thr = inst.params["d"], inst.params["threshold"]
     truth = inst.truth["support"]
 
@@ -1602,7 +1605,7 @@ def _measure_nuclear(ctx):
     # quick: eta_c >= 0.03 diverges on this instance (L ~ 2 (1 + ||mu||^2)), so the quick grid stops at 0.01
     rounds, reps, grid, record = _exp_common(ctx, tuple((c, s_) for c in (0.001, 0.003, 0.01) for s_ in (0.3, 1.0, 3.0)),
                                              150)
-    inst, sol = P.matrix_sensing_experiment(seed=0)
+    inst, sol = PX.matrix_sensing_experiment(seed=0)
     p_, rank, thr = inst.params["p"], inst.params["rank"], inst.params["threshold"]
     Wr = inst.truth["W_real"]
 
@@ -1674,7 +1677,7 @@ def _prox_gd(inst_like_loss, X, y, reg, lrs, epochs):
 
 def _measure_logistic(ctx):
     rounds, reps, grid, record = _exp_common(ctx)
-    inst, sol = P.breast_cancer_logistic(seed=0)
+    inst, sol = PX.breast_cancer_logistic(seed=0)
     Xv, yv = inst.validation["X"], inst.validation["y"]
     dfeat = inst.params["features"]
 
@@ -1821,7 +1824,7 @@ def _measure_lr_robustness(ctx):
     rounds = int(ctx.config.rounds or (300 if full else 100))
     record = np.array([r for r in (10, 30, 100, 300) if r <= rounds] or [rounds])
     reps = 5 if full else 2
-    inst, sol = P.breast_cancer_logistic(seed=0)
+    inst, sol = PX.breast_cancer_logistic(seed=0)
     Xv, yv = inst.validation["X"], inst.validation["y"]
     dfeat = inst.params["features"]
 
@@ -1919,7 +1922,7 @@ lr_robustness = Claim(
 # are stated for a general norm, here ||.||_1 with the dual ||.||_inf: L, G in that pair, B = KL(w* || w_0).
 def _entropic_cases(config, params):
     from fedcheck.algorithms.entropic import feddualavg_entropic
-    from fedcheck.problems import entropic as PE
+    from theorems.feddualavg import entropic as PE
     nR = int(config.rounds or (1000 if config.full else 200))
     horizons = (16, 64, 256, 1024) if config.full else (16, 64, 256)
     fam = PE.SimplexQuadraticFamily(d=6, M=4, K=5)

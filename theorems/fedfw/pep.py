@@ -32,7 +32,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import sys
 import time
 import warnings
 from dataclasses import dataclass
@@ -443,13 +442,13 @@ def _pep_measure(index: int):
 def pep_checks():
     """The two PEP results as claims, for a theorem file::
 
-        from fedcheck.tools.pep import pep_checks
+        from theorems.fedfw.pep import pep_checks
         pep_frank_wolfe, pep_naive_averaging = pep_checks()
 
     (``fedcheck verify --theorem-file FILE fedfw.pep_frank_wolfe``; inconclusive when PEPit is missing)."""
     from fedcheck.core.claim import Claim
     from fedcheck.core.evidence import Measurement
-    from theorems.fedfw import FEDFW
+    from theorems.fedfw.claims import FEDFW
 
     return (Claim(id="fedfw.pep_frank_wolfe", paper=FEDFW, reference="Theorem 1 at n = 1; PEP",
                   title="FedFW at n = 1: certified worst case (PEP) vs the paper's bound",
@@ -460,54 +459,6 @@ def pep_checks():
 
 
 # ----------------------------------------------------------------------------------------------
-def add_arguments(ap) -> None:
-    ap.add_argument("--horizon", type=int, default=6, help="largest number of rounds T (default 6; the SDP grows "
-                    "as T^2: keep T <= 10)")
-    ap.add_argument("--clients", type=int, default=2, help="clients of naive averaging (default 2)")
-    ap.add_argument("--L", type=float, default=1.0, help="smoothness constant (default 1)")
-    ap.add_argument("--D", type=float, default=2.0, help="diameter of the set (default 2, as in instance (21))")
-    ap.add_argument("--zeta", type=float, default=2.0, help="bound on ||grad f_i(x*)|| (default 2, as in (21))")
-    ap.add_argument("--solver", default="clarabel", choices=["clarabel", "scs"], help="SDP solver through cvxpy")
-    ap.add_argument("--json", default=None, metavar="FILE", help="write the results JSON here")
-    ap.add_argument("--out", default="reports", metavar="DIR")
-    ap.add_argument("--no-report", action="store_true")
-    ap.add_argument("--no-cache", action="store_true", help="solve again even if a cached PEP value exists")
-    ap.add_argument("--quiet", "-q", action="store_true")
-
-
-def cmd_pep(args, argv) -> int:
-    from fedcheck.cli.errors import EXIT_BAD_INPUT, BadInput, exit_code
-    from fedcheck.cli.main import summary_table
-    from fedcheck.core.results import document, provenance, write_json
-    ok, why = available()
-    if not ok:
-        print(f"fedcheck: error: {why}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    if not (1 <= args.horizon <= 30):
-        raise BadInput("--horizon must be between 1 and 30")
-    if args.clients < 1 or args.L <= 0 or args.D <= 0 or args.zeta < 0:
-        raise BadInput("need --clients >= 1, --L > 0, --D > 0, --zeta >= 0")
-    s = PepSettings(horizon=args.horizon, clients=args.clients, L=args.L, D=args.D, zeta=args.zeta,
-                    solver=args.solver.upper(), use_cache=not args.no_cache)
-    log = None if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
-    results = run_pep(s, log)
-    print(summary_table(results))
-    for r in results:
-        for tb in r.get("tables") or []:
-            print(f"\n{tb['title']}")
-            print("  ".join(tb["columns"]))
-            for row in tb["rows"]:
-                print("  ".join(f"{v:.6g}" if isinstance(v, float) else str(v) for v in row))
-        if r["verdict"] not in (V.HOLDS, V.REPRODUCED) and r.get("reason"):
-            print(f"{r['id']}: {r['verdict']}: {r['reason']}")
-    doc = document(results, provenance(argv, None))
-    if args.json:
-        print(f"results: {write_json(doc, args.json)}")
-    if not args.no_report:
-        from fedcheck.report import write_reports
-        for path in write_reports(doc, Path(args.out)):
-            print(f"report: {path}")
-    return exit_code(results)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -527,7 +478,7 @@ def cmd_pep(args, argv) -> int:
 # every reading of G; a certified worst instance (the primal Gram matrix) above ceiling(t) refutes it.
 #
 # Size of the SDP and solve time (Clarabel through cvxpy, 2 shared cores, L = 1, D = 2, zeta = 2, lambda_0 = 1;
-# measured once by ``python -m fedcheck.tools.pep_scaling``; seconds are wall time under load, so indicative):
+# measured once by ``python -m theorems.fedfw.pep_scaling``; seconds are wall time under load, so indicative):
 # see FEDFW_PEP_SCALING below (rows: clients n, rounds T, Gram size, seconds).  Summary: n = 2 to T = 10 in 8 s;
 # n = 3, T = 10 in 52 s; n = 4, T = 8 in 51 s and T = 10 in 266 s (the few-minutes limit); n = 6, T = 4 in 62 s.
 # The Gram matrix has 2nT + 2n + 4 rows (per round and client one gradient and one LMO output) and the time grows roughly like its size to the power 3-4.
@@ -590,7 +541,7 @@ def fedfw_worst_case(T: int, clients: int = 2, L: float = 1.0, D: float = 2.0, z
 def fedfw_bound_38(t: int, clients: int, L: float, D: float, lambda_0: float, G: float, Y: float) -> float:
     """Bound (38) at iterate ``t`` -- the expression declared in ``theorems/fedfw.py`` (one source of truth)."""
     from fedcheck.core import symbols as S
-    from theorems.fedfw import bound_38
+    from theorems.fedfw.claims import bound_38
     v = bound_38.subs({S.t: t, S.n: clients, S.L: L, S.D: D, S.lambda_0: lambda_0, S.G: G, S.Y_norm: Y})
     return float(v)
 

@@ -1,9 +1,9 @@
 """Measure where the FedFW performance-estimation SDP grows past what a small machine solves in minutes.
 
-``python -m fedcheck.tools.pep_scaling [--limit 300] [--clients 2,3,4,6] [--horizons 1,2,3,4,6,8]`` solves
-:func:`fedcheck.tools.pep.fedfw_worst_case` (no cache) for each (n, T) in a child process with a time limit and
+``python -m theorems.fedfw.pep_scaling [--limit 300] [--clients 2,3,4,6] [--horizons 1,2,3,4,6,8]`` solves
+:func:`theorems.fedfw.pep.fedfw_worst_case` (no cache) for each (n, T) in a child process with a time limit and
 prints one row per solve: n, T, the size of the Gram matrix, seconds (``None``: not solved within the limit;
-larger T for that n are then skipped).  The table recorded in ``fedcheck.tools.pep.FEDFW_PEP_SCALING`` came from
+larger T for that n are then skipped).  The table recorded in ``theorems.fedfw.pep.FEDFW_PEP_SCALING`` came from
 this script.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ import time
 
 
 def _one(n, T, q):
-    from fedcheck.tools import pep
+    from theorems.fedfw import pep
     t0 = time.perf_counter()
     r = pep.fedfw_worst_case(T, n, use_cache=False)
     try:
@@ -28,7 +28,7 @@ def _one(n, T, q):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m fedcheck.tools.pep_scaling")
+    ap = argparse.ArgumentParser(prog="python -m theorems.fedfw.pep_scaling")
     ap.add_argument("--limit", type=float, default=300.0)
     ap.add_argument("--clients", default="2,3,4,6")
     ap.add_argument("--horizons", default="1,2,3,4,6,8,10")

@@ -462,7 +462,7 @@ def measure_table3(ctx):
     300 rounds, one local step, IID and non-IID; FedFW-sto (Theorem 3's schedules) against FedDR with the same
     minibatch oracle; each method's parameter chosen on a small grid by the final training objective.  The paper's
     ordering: FedFW-sto more accurate than FedDR in all eight columns."""
-    from fedcheck.problems.fedfw import MCLR, _mclr_set, _minibatch_oracle, digits_federated
+    from theorems.fedfw.measurements import MCLR, _mclr_set, _minibatch_oracle, digits_federated
     T = int(ctx.params.get("rounds", 300))
     seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(4 if ctx.full else 2))
     lam_grid = (0.01, 0.1, 1.0, 10.0) if ctx.full else (0.1, 1.0)

@@ -31,8 +31,8 @@ from fedcheck.core import verdict as V
 from fedcheck.core.claim import Claim, Paper, Reading
 from fedcheck.core.evidence import MEAN, PATHWISE, Bound, BoundTest, Fact, Measurement, Proof, order_fact
 from fedcheck.experiments import Cases, HorizonCase as Case, Horizons
-from fedcheck.problems import fedmls as P
-from fedcheck.problems.feddualavg import geometric_horizons
+from theorems.fedmls import measurements as P
+from fedcheck.experiments import geometric_horizons
 from fedcheck.core.symbols import G, G_F, G_max, T, Delta_F, m, n, r_0, t, xstar_norm
 
 FEDMLS = Paper(
@@ -296,7 +296,7 @@ def _cor_cases():
 def _fedmls_proof_steps():
     """Corollary 3.2 derived from Theorem 3.1: the SymPy derivations as proof steps (``fedcheck audit
     fedmls.corollary32``).  Steps named "analysis: ..." are repairs (paper=False)."""
-    from fedcheck.tools import audit as A
+    from fedcheck.core import steps as A
     facts = [c for c in (CORRECTNESS_FACT,) + tuple(DERIVATION_SYMBOLIC)
              if not c.name.startswith("the bound is of order")]     # rate facts are not steps of the proof
     return tuple(A.ProofStep(c.name if len(c.name) <= 72 else c.name[:69] + "...", c.name, "symbolic",
@@ -483,7 +483,7 @@ experiment = Claim(
     # decided there (until issue 13 this reported not_reproduced).  --full runs K = 1000; still short of 10^4.
     expected="inconclusive",
     assumptions=("scikit-learn's breast-cancer data (WDBC, 569 x 30) replaces the paper's original Wisconsin data "
-                 "(699 x 9); first 9 features, standardized, bias column (see fedcheck.problems.fedmls.breast_cancer_svm)",
+                 "(699 x 9); first 9 features, standardized, bias column (see theorems.fedmls.measurements.breast_cancer_svm)",
                  "objective (10) divided by the padded client size m (a constant), with m written into the schedules so "
                  "that lambda_0 and eta_0 are in the paper's units; tuned over the authors' grids (lambda_0 in {0.1, 1, "
                  "10}, eta_0 in {1e-4, 1e-3, 1e-2}) on the mean final gap",
@@ -493,7 +493,7 @@ experiment = Claim(
 
 
 # ---- issue 17: Theorem 3.1 and Corollary 3.2 with stochastic subgradients (sigma > 0) ------------------
-# The oracle: g_i(x) + xi_i, xi_i ~ N(0, (s^2/p) I) (fedcheck.problems.fedmls.gaussian_oracle_factory), so each
+# The oracle: g_i(x) + xi_i, xi_i ~ N(0, (s^2/p) I) (theorems.fedmls.measurements.gaussian_oracle_factory), so each
 # client's variance is s^2 exactly and the product-space oracle of F(X) = (1/n) sum_i f_i(x^i) has
 # sigma_F^2 = s^2/n (the theorem's sigma, beside its G = G_F).  The bounds are in expectation: the MEAN
 # statistic over run_seeds independent runs per instance (mean + z SE against the bound).

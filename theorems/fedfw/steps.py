@@ -71,7 +71,7 @@ def theorem2_steps_data(seeds=(0, 1, 2)):
     """Both sides of (54) (with ||grad F^(X)||_F for G) and of (62) (with ||grad F^(xbar 1^T)||_F + L D/sqrt(n) for
     G + LD: the sharper form the proof's Cauchy-Schwarz steps give) at random X in D^n, lambda = 1, on the signed
     quadratic family of Theorem 2 (non-convex)."""
-    from fedcheck.problems.fedfw import SignedQuadraticFamily
+    from theorems.fedfw.measurements import SignedQuadraticFamily
     b = _batch(SignedQuadraticFamily(), seeds)
     B, n, p = b.B, b.n, b.p
     rng = np.random.default_rng(np.random.SeedSequence(1727))
@@ -106,7 +106,7 @@ def theorem2_steps_data(seeds=(0, 1, 2)):
 def grid_step(data_fn, key, what, relation="<="):
     """A ``grid`` ProofStep body: ``lhs <= rhs`` at every (point, case) of ``data_fn()[key]``."""
     def run():
-        from fedcheck.tools import audit as A
+        from fedcheck.core import steps as A
         d = data_fn()
         lhs, rhs = d[key]
         k, B = lhs.shape

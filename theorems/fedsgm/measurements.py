@@ -16,13 +16,13 @@ import sympy as sp
 from fedcheck.core import verdict as V
 from fedcheck.core.claim import RunConfig
 from fedcheck.core.evidence import Comparison, clopper_pearson
-from fedcheck.algorithms.compression import make_compressor
+from fedcheck.problems.compression import make_compressor
 from fedcheck.problems.constants import InstanceContext, resolve
 from fedcheck.algorithms.switching import centralized_local_sgm, fedavg, fedsgm, switching_subgradient
 from fedcheck.experiments import Case
 from fedcheck.core.symbols import T as T_sym
-from fedcheck.problems import fedsgm as P
-
+from fedcheck.problems import constrained as P
+from theorems.fedsgm import problems as PX
 __all__ = ["evaluate_expr", "schedule_values", "compression_cases", "scaling_cases", "switching_cases", "experiment_cases",
            "reduction_cases", "violations", "oscillations"]
 
@@ -85,7 +85,7 @@ def compression_cases(config: RunConfig, params: dict, *, schedules: dict, varia
                 sched = schedule_values(schedules, inst, sol, settings, T, var["subs"])
                 phi_v = schedule_values({"phi": phi}, inst, sol, settings, T, var["subs"])["phi"] \
                     if sol.accurate else float("nan")
-                meas = P.run_fedsgm([inst] * runs, [sol] * runs,
+                meas = PX.run_fedsgm([inst] * runs, [sol] * runs,
                                     {k: np.full(runs, v) for k, v in sched.items()}, T,
                                     {**settings, "rule": var["rule"]}, np.arange(runs))
                 f, g, emp = measured_triplet(meas)
@@ -151,7 +151,7 @@ def scaling_cases(config: RunConfig, params: dict, *, schedules: dict, sweeps: S
                 sol = P.solve_constrained(inst, use_cache=config.use_cache)
                 r = runs if C.random else 1
                 sched = schedule_values(schedules, inst, sol, settings, T, sw.get("subs"))
-                meas = P.run_fedsgm([inst] * r, [sol] * r, {k: np.full(r, v) for k, v in sched.items()}, T,
+                meas = PX.run_fedsgm([inst] * r, [sol] * r, {k: np.full(r, v) for k, v in sched.items()}, T,
                                     settings, np.arange(r))
                 unit = sol.D * inst.lipschitz()[0] / math.sqrt(T)
                 accs.append(np.stack([meas["accuracy"]["hi"] / sched["epsilon"], meas["accuracy"]["hi"] / unit,
@@ -277,7 +277,7 @@ def switching_cases(config: RunConfig, params: dict, *, schedules: dict, subs: d
             eta = np.array([x["eta"] for x in sch])
             eps = np.array([x["epsilon"] for x in sch])
         batch = P.ConstrainedBatch(rows_i)
-        run_seeds = [P._run_seed(i, k % runs_per) for k, i in enumerate(rows_i)]
+        run_seeds = [PX._run_seed(i, k % runs_per) for k, i in enumerate(rows_i)]
         runs = _switch_runs(batch, eta, eps, E, cfg["compressor"], run_seeds, T)
         t = list(range(T + 1))
         series = []
@@ -337,7 +337,7 @@ def experiment_cases(config: RunConfig, params: dict, *, n: int = 10, E: int = 5
     cases = []
     tables = []
     for split in split_seeds:
-        inst = P.breast_cancer_np(n=n, seed=split)
+        inst = PX.breast_cancer_np(n=n, seed=split)
         d = inst.d
         combos = [(fr, et, s) for fr in fractions for et in etas for s in s_list]
         # one batch per K (the compressor is per batch); rows: (eta, seed)
@@ -491,7 +491,7 @@ def lemma4_cases(config: RunConfig, params: dict, *, schedules: dict, subs: dict
         u = np.stack([s.x_star for s in sols])
         alphas = np.asarray(alphas_rel, float)
         res = fedsgm_lemma4(batch, rounds=T, eta=eta, eps=eps, rule=cfg["rule"], beta=beta, local_steps=E,
-                            compressor=make_compressor(cfg["compressor"]), seeds=[P._run_seed(i, 0) for i in insts],
+                            compressor=make_compressor(cfg["compressor"]), seeds=[PX._run_seed(i, 0) for i in insts],
                             comparator=u, alphas=eta[:, None] * alphas[None, :], G=Gs)
         lhs, rhs, scale = res["lhs"], res["rhs"], res["scale"]
         excess = (lhs[..., None] - rhs)                                # (T, B, A)
@@ -536,9 +536,9 @@ def beta_sweep_cases(config: RunConfig, params: dict, *, schedules: dict, subs: 
         eta = np.array([x["eta"] for x in sch for _ in multiples])
         eps = np.array([x["epsilon"] for x in sch for _ in multiples])
         beta = np.array([c * 2.0 / x["epsilon"] for x in sch for c in multiples])
-        soft = P.run_fedsgm(rows_i, rows_s, {"eta": eta, "epsilon": eps, "beta": beta}, T,
+        soft = PX.run_fedsgm(rows_i, rows_s, {"eta": eta, "epsilon": eps, "beta": beta}, T,
                             {"rule": "soft", "E": E}, [0] * len(rows_i))
-        hard = P.run_fedsgm(insts, sols, {"eta": eta[::nM], "epsilon": eps[::nM]}, T, {"rule": "hard", "E": E},
+        hard = PX.run_fedsgm(insts, sols, {"eta": eta[::nM], "epsilon": eps[::nM]}, T, {"rule": "hard", "E": E},
                             [0] * nI)
         acc = soft["accuracy"]
         empty = soft["A_empty"]
@@ -595,7 +595,7 @@ def seed_variance_cases(config: RunConfig, params: dict, *, n: int = 10, E: int 
     T = int(config.rounds or T)
     split = (list(config.seeds) if config.seeds is not None else [0])[0]
     S = full_seeds if config.full else seeds
-    inst = P.breast_cancer_np(n=n, seed=split)
+    inst = PX.breast_cancer_np(n=n, seed=split)
     d = inst.d
     variants = (("hard at eps", "hard"), ("soft, beta = 2/eps", "soft"))
     out = {k: [] for k in ("g", "f", "violations")}

@@ -27,8 +27,9 @@ from fedcheck.core import verdict as V
 from fedcheck.core.claim import Claim, Paper, Reading
 from fedcheck.core.evidence import MEAN, Bound, BoundTest, Fact
 from fedcheck.experiments import Cases, HorizonCase, Horizons
-from fedcheck.problems import fedsgm as P
-from fedcheck.problems import fedsgm_measure as M
+from fedcheck.problems import constrained as P
+from theorems.fedsgm import problems as PX
+from theorems.fedsgm import measurements as M
 from fedcheck.core.symbols import D_0, E, G_lip, T, n, q_u
 
 FEDSGM = Paper(
@@ -134,7 +135,7 @@ SOFT_SLOPE = Fact("beta = 2/eps suffices in the soft proof's last step", _prove_
 # ---- proof audit (issue #9): the epsilon algebra above as proof steps of Theorems 1 and 2 --------
 # (``fedcheck audit fedsgm``; machinery in fedcheck.tools.audit)
 def _fedsgm_proof_steps(facts, reference):
-    from fedcheck.tools import audit as A
+    from fedcheck.core import steps as A
     return tuple(A.ProofStep(c.name, c.name, "symbolic", (lambda c=c: A.from_symbolic_claim(c)), reference=reference)
                  for c in facts)
 
@@ -187,7 +188,7 @@ theorem1 = Claim(
                "sqrt(2 D^2 G^2 Gamma/(E T)) ('for some N >= 0', exact form lost), A = {t: g(w_t) <= eps} is "
                "nonempty and wbar = mean_{t in A} w_t satisfies f(wbar) - f(w*) <= eps and g(wbar) <= eps"),
     evidence=BoundTest(
-        Horizons(runner=P.run_fedsgm, cases=_cases("hard"), solver=P.solve_constrained, schedules=SCHEDULES_HARD,
+        Horizons(runner=PX.run_fedsgm, cases=_cases("hard"), solver=P.solve_constrained, schedules=SCHEDULES_HARD,
                  rate_metric="accuracy", accepts=_accepts),
         bounds=BOUNDS_THEOREM, findings="reading", rate=-0.5),
     readings=(
@@ -215,7 +216,7 @@ theorem2 = Claim(
                "A = {t: g(w_t) < eps} is nonempty and wbar = sum_A (1 - sigma_t) w_t / sum_A (1 - sigma_t) "
                "satisfies f(wbar) - f(w*) <= eps and g(wbar) <= eps"),
     evidence=BoundTest(
-        Horizons(runner=P.run_fedsgm, cases=_cases("soft"), solver=P.solve_constrained, schedules=SCHEDULES_SOFT,
+        Horizons(runner=PX.run_fedsgm, cases=_cases("soft"), solver=P.solve_constrained, schedules=SCHEDULES_SOFT,
                  rate_metric="accuracy", accepts=_accepts),
         bounds=BOUNDS_THEOREM, findings="reading", rate=-0.5),
     readings=(
@@ -259,7 +260,7 @@ per_round = Claim(
                "Gamma_tight = E/2 + 1 + E^2/3 + E q_u/(2n) (deterministic for q_u = 0); and Lemma 3: "
                "E_C||(1/n) sum_j C_j(X_j)||^2 <= (1 + q_u/n) E^2 G^2"),
     evidence=BoundTest(
-        Horizons(runner=P.run_fedsgm, solver=P.solve_constrained, schedules=SCHEDULES_SOFT, accepts=_accepts,
+        Horizons(runner=PX.run_fedsgm, solver=P.solve_constrained, schedules=SCHEDULES_SOFT, accepts=_accepts,
                  cases=(_rc("F1, hard, E=3, none", F1, "hard", 3, None),
                         _rc("F3 NP, soft, E=2, none", F3, "soft", 2, None),
                         _rc("F1 d=10, hard, E=2, Rand-2", F1_wide, "hard", 2, {"name": "rand_k", "k": 2}),
@@ -290,7 +291,7 @@ lemma5 = Claim(
     statement="For every round, client and local step: ||w_t - w^t_{j,tau}|| <= eta tau G, and "
               "sum_{tau=0}^{E-1} ||w_t - w^t_{j,tau}||^2 <= eta^2 G^2 E^3 / 3",
     evidence=BoundTest(
-        Horizons(runner=P.run_fedsgm, solver=P.solve_constrained, schedules=SCHEDULES_SOFT, accepts=_accepts,
+        Horizons(runner=PX.run_fedsgm, solver=P.solve_constrained, schedules=SCHEDULES_SOFT, accepts=_accepts,
                  cases=(_rc("F1, hard, E=5", F1, "hard", 5, None), _rc("F2, soft, E=3", F2, "soft", 3, None),
                         _rc("F3 NP, soft, E=10", F3, "soft", 10, None),
                         _rc("F4 d=10, hard, E=4, Rand-2", F4_wide, "hard", 4, {"name": "rand_k", "k": 2}))),

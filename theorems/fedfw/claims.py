@@ -13,8 +13,9 @@ from fedcheck.core.claim import Claim, Domain, Paper, Reading
 from fedcheck.core.evidence import MEAN, Bound, BoundTest, Fact, Measurement, Proof, order_fact
 from fedcheck.core.symbols import (D, E_init, G, G_nc, G_sup, L, T, Y_norm, grad_F_star, grad_hat_star,
                                    grad_hat_x1, lambda_0, n, p_part, sigma, t)
-from fedcheck.experiments import Cases, HorizonCase, Horizons, Metric, Rounds, SideCondition, objective_gap, recorded
-from fedcheck.problems import fedfw as _P
+from fedcheck.experiments import (Cases, HorizonCase, Horizons, Metric, Rounds, SideCondition, instance_inequality,
+                                  objective_gap, recorded)
+from theorems.fedfw import measurements as _P
 from fedcheck.problems.instances import RandomFamily
 
 FEDFW = Paper(
@@ -77,7 +78,7 @@ FACT_29 = Fact("(29): (1-eta_t)(lambda_t - lambda_{t-1}) - eta_t lambda_t <= 0 f
 def _theorem1_proof_steps():
     import numpy as npa
 
-    from fedcheck.tools import audit as A
+    from fedcheck.core import steps as A
     from fedcheck.problems.instances import Instance
     from fedcheck.problems.sets import make_set
 
@@ -198,7 +199,7 @@ def _theorem1_proof_steps():
 
     def lemma2_step(key):
         lhs, rhs, _ = lemma2[key]
-        return lambda: A.instance_inequality(lhs, rhs, lemma2_instances, f"Lemma 2, {key}",
+        return lambda: instance_inequality(lhs, rhs, lemma2_instances, f"Lemma 2, {key}",
                                              stem=f"fedfw.theorem1-lemma2-{key.replace(' ', '-')}")
 
     claim29 = FACT_29
@@ -225,8 +226,8 @@ def _theorem1_proof_steps():
 def _theorem1_more_steps():
     """(24)-(28) and (33)-(34) of Appendix B.1 (issue 17): the algebra of (25)-(28) with SymPy, (26) after one FedFW
     step and (34) at random points of D^n on Theorem 1's family."""
-    from fedcheck.tools import audit as A
-    from fedcheck.problems import fedfw_steps as FS
+    from fedcheck.core import steps as A
+    from theorems.fedfw import steps as FS
     Fh, Fs_, d2, lt, ltm, e, c = sp.symbols("Fhat Fstar d2 lambda_t lambda_tm1 eta c", real=True)
 
     def algebra_25_28():
@@ -252,8 +253,8 @@ def _theorem1_more_steps():
 
 def _theorem2_proof_steps():
     """Steps (53)-(55) and (58)-(62) of Theorem 2's proof (Appendix C.1), issue 17."""
-    from fedcheck.tools import audit as A
-    from fedcheck.problems import fedfw_steps as FS
+    from fedcheck.core import steps as A
+    from theorems.fedfw import steps as FS
     Gs, lam, g, d = sp.symbols("G lambda g d", positive=True)
 
     def quadratic_55():
@@ -346,7 +347,7 @@ theorem1_rate = Claim(
 # =================================================================================================
 # The rest of the paper (issue #4).  Every claim below is a declaration; the machinery is in
 # fedcheck.experiments (Rounds, Horizons, Cases) and fedcheck.core.evidence (BoundTest, Measurement,
-# Proof), the paper's problems in fedcheck.problems.fedfw.
+# Proof), the paper's problems in theorems.fedfw.measurements.
 c_n = sp.Symbol("c_n", positive=True)   # the factor the G-term of (44) is divided by (sqrt(n) as printed)
 
 
@@ -949,8 +950,8 @@ lemma2 = Claim(
 
 
 # ---- issue 17: the rest of the paper -------------------------------------------------------------------
-from fedcheck.problems import fedfw_more as _M          # noqa: E402
-from fedcheck.tools import pep as _pep                  # noqa: E402
+from theorems.fedfw import more as _M          # noqa: E402
+from theorems.fedfw import pep as _pep                  # noqa: E402
 
 inexact_lmo = Claim(
     id="fedfw.inexact_lmo",
@@ -1131,7 +1132,7 @@ _DOCS = (
      "fedcheck verify fedfw.table3"),
     (theorem1_pep, "FedFW itself, n >= 2 clients, Theorem 1's schedules: a performance-estimation SDP (PEPit).",
      "(38) against the exact worst case over the class.  SDP size and time (Clarabel, 2 shared cores): see "
-     "fedcheck.tools.pep.FEDFW_PEP_SCALING.", "fedcheck verify fedfw.theorem1_pep --full"),
+     "theorems.fedfw.pep.FEDFW_PEP_SCALING.", "fedcheck verify fedfw.theorem1_pep --full"),
 )
 # a claim is immutable, so the uniform docstrings are kept here, by claim id
 DOCS = {_c.id: (f"{_c.title}\n\nAlgorithm: {_alg}\nTheorem: {_thm}\nReference: {FEDFW.title} "

@@ -35,7 +35,7 @@ def dtilde(reg, a, w, z):
 
 
 def _insts():
-    from fedcheck.problems import feddualavg as P
+    from fedcheck.problems import composite as P
     return [("F1 l1 (Gaussian noise)", P.SharedQuadraticFamily(d=6, M=4, K=5, noise=0.3, reg="l1", lam=0.2,
                                                                 geometry="euclidean").draw(0)),
             ("F2 l2 ball, client Hessians differ (sphere noise)",
@@ -43,7 +43,7 @@ def _insts():
 
 
 def _consts(inst):
-    from fedcheck.problems import feddualavg as P
+    from fedcheck.problems import composite as P
     from fedcheck.problems.constants import InstanceContext, resolve_all
     sol = P.solve_composite(inst)
     return sol, {k: float(v.value) for k, v in resolve_all(InstanceContext(inst, None, sol, {})).items()}
@@ -62,7 +62,7 @@ def c2_steps_data():
     """Claim C.6 (C.14)-(C.15) and Proposition C.4 (C.10)-(C.11) along FedDualAvg runs (eta_s = 1,
     eta_c = 1/(4L), noisy gradients), at w = w* and a random w in dom psi, every (r, k)."""
     from fedcheck.algorithms import composite as engine
-    from fedcheck.problems import feddualavg as P
+    from fedcheck.problems import composite as P
     from fedcheck.problems.instances import instance_rng
     out = {"C.6": ([], []), "C.4": ([], [], []), "C.25": ([], []), "labels": []}
     for label, inst in _insts():
@@ -131,7 +131,7 @@ def d2_steps_data():
     Hessian l1 quadratics in the Q geometry (eta_s = 1, eta_c = 1/(4L), Gaussian noise), and Claim D.7 on random
     draws of Q > 0 and z."""
     from fedcheck.algorithms import composite as engine
-    from fedcheck.problems import feddualavg as P
+    from fedcheck.problems import composite as P
     from fedcheck.problems.instances import instance_rng
     out = {"D.4": ([], []), "D.6": ([], []), "labels": []}
     for seed in (0, 1):
@@ -193,7 +193,7 @@ def d2_steps_data():
 def e3_fixed_point_instance():
     """d = 1, M = 2 clients ``F_m(w) = q_m (w - a_m)^2 / 2`` with ``q = (1, 2)``, ``a = (1, -1)``, psi = 0, K = 2
     (exact gradients): client Hessians differ, so local steps bias FedAvg's (= FedDualAvg's, psi = 0) fixed point."""
-    from fedcheck.problems import feddualavg as P
+    from fedcheck.problems import composite as P
     from fedcheck.problems.regularizers import Zero
     q, a = np.array([1.0, 2.0]), np.array([1.0, -1.0])
     return P.QuadInstance(Q=q[:, None, None], c=(-q * a)[:, None], e=0.5 * q * a * a, reg=Zero(1), K=2,
@@ -206,7 +206,7 @@ def e_steps_data():
     """Lemma E.2 (E.4)-(E.6) per round (eta = 1/(8KL), eta_s = 10, noisy gradients, w = w* and a random w), and
     Lemma E.3 (E.7) and (E.33) with sigma = 0 on :func:`e3_fixed_point_instance` (eta = 1/(8KL), eta_s = 1, 10)."""
     from fedcheck.algorithms import composite as engine
-    from fedcheck.problems import feddualavg as P
+    from fedcheck.problems import composite as P
     from fedcheck.problems.instances import instance_rng
     out = {"E.2": ([], []), "labels": []}
     for label, inst in _insts():
@@ -283,7 +283,7 @@ def grid_step(data_fn, key, what, relation="<=", labels="labels"):
     """A ``grid`` ProofStep body: ``lhs <= rhs`` at every (point, case) of ``data_fn()[key]`` (optionally a third
     array: the scale of the rounding slack)."""
     def run():
-        from fedcheck.tools import audit as A
+        from fedcheck.core import steps as A
         d = data_fn()
         arrs = d[key]
         lhs, rhs = arrs[0], arrs[1]
@@ -301,7 +301,7 @@ def mean_step(data_fn, key, what, labels="labels"):
     """A conditional expectation against a bound: ``verified`` when mean + z SE <= rhs at every point, ``refuted``
     when mean - z SE > rhs at some point (``check_on_grid`` on each end), else ``inconclusive``."""
     def run():
-        from fedcheck.tools import audit as A
+        from fedcheck.core import steps as A
         d = data_fn()
         mean, se, rhs = d[key]
         z = POLICY.statistical_z

@@ -275,7 +275,7 @@ def _resolve(ref) -> Claim:
     _, cid, files = ref
     reg = _REGISTRIES.get(files)
     if reg is None:
-        from fedcheck.core.registry import default_registry
+        from fedcheck.catalog.registry import default_registry
         reg = default_registry()
         for path, source in files:
             reg.load_file(_local_file(path, source))
@@ -462,7 +462,7 @@ def _user_modules(theorem_files: Sequence[str]) -> dict:
 
 def _references(checks: Sequence[Claim], theorem_files: Sequence[str]) -> list[tuple]:
     """How each check reaches a worker: by id (catalog; user files, sent along) or by value."""
-    from fedcheck.core.registry import default_registry
+    from fedcheck.catalog.registry import default_registry
     builtin = default_registry().checks
     user = _user_modules(theorem_files)
     files = tuple(sorted(set(user.values())))

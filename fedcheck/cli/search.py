@@ -1,0 +1,175 @@
+"""``fedcheck search``: adversarial search for the instance with the largest measured/bound
+(:func:`fedcheck.tools.search.search`)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from fedcheck.problems.instances import RandomFamily
+from fedcheck.problems.sets import SET_NAMES
+from fedcheck.tools.search import (METHODS, SCHEMA, SearchSpace, _f, _stem, families_of, instance_searchable,
+                                   rerun_command, search, search_document, search_result, search_seeds, searchable)
+
+
+def add_arguments(ap) -> None:
+    ap.add_argument("id", help="a BoundCheck id or alias (fedfw.theorem1, theorem1)")
+    ap.add_argument("--budget", type=int, default=200, help="claim evaluations of the search (default 200), the "
+                    "same for every method; the random-draw baseline evaluates as many")
+    ap.add_argument("--method", default="cma", choices=list(METHODS),
+                    help="cma: random draws, then CMA-ES (the cma package) from the best (default); perturb: random "
+                         "draws, then (1+lambda) perturbations; random: random draws from the domain only")
+    ap.add_argument("--restarts", type=int, default=None,
+                    help="local searches started from the best random draws (default: 3 for cma, 4 for perturb)")
+    ap.add_argument("--seed", type=int, default=0, help="root seed (numpy SeedSequence); same seed, same result")
+    ap.add_argument("--rounds", type=int, default=None,
+                    help="rounds per evaluation during the search (default: min(the check's, 1000))")
+    ap.add_argument("--verify-rounds", type=int, default=None,
+                    help="rounds of the final re-verification (default: the check's)")
+    ap.add_argument("--sets", default=None, help="comma-separated sets to search (default: l1,l2,box,simplex)")
+    ap.add_argument("--param-range", action="append", default=[], metavar="NAME=LO:HI",
+                    help="search parameter NAME log-uniformly in [LO, HI] (default: each positive parameter "
+                         "over a factor 10 each way)")
+    ap.add_argument("--fixed-params", action="store_true", help="keep the check's parameters fixed")
+    ap.add_argument("--no-shrink", action="store_true", help="do not shrink a violating instance")
+    ap.add_argument("--shrink-budget", type=int, default=60, help="evaluations spent shrinking (default 60)")
+    ap.add_argument("--out", default="reports", metavar="DIR",
+                    help="where the worst instance, search.json and the report go (default: reports/)")
+    ap.add_argument("--json", default=None, metavar="FILE", help="also write the results document here")
+    ap.add_argument("--theorem-file", action="append", default=[], help="a Python file declaring your own checks")
+    ap.add_argument("--no-report", action="store_true", help="write results.json but no HTML/PDF report")
+    ap.add_argument("--no-cache", action="store_true", help="solve the final instances again")
+    ap.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    ap.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                    help="Dask workers on this machine for the batches of candidates (default: one per CPU when "
+                         "the budget is at least 100, else 1; -j 1: serially in this process)")
+    ap.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                    help="run the batches on a running Dask cluster (tcp://host:8786 or a scheduler file)")
+
+
+def _parse_ranges(items) -> dict:
+    from fedcheck.cli.errors import BadInput
+    out = {}
+    for it in items:
+        try:
+            name, rng = it.split("=", 1)
+            lo, hi = (float(v) for v in rng.split(":", 1))
+        except ValueError:
+            raise BadInput(f"--param-range {it!r}: expected NAME=LO:HI") from None
+        if not (0 < lo <= hi) or not (np.isfinite(lo) and np.isfinite(hi)):
+            raise BadInput(f"--param-range {it!r}: need 0 < LO <= HI")
+        out[name.strip()] = (lo, hi)
+    return out
+
+
+def cmd_search(args, argv) -> int:
+    from fedcheck.cli.errors import BadInput, exit_code
+    from fedcheck.catalog.registry import load_registry as _registry
+    from fedcheck.catalog.registry import UnknownCheck
+    from fedcheck.core.results import document, provenance, write_json
+
+    reg = _registry(args.theorem_file)
+    try:
+        checks = reg.resolve([args.id])
+    except UnknownCheck as e:
+        raise BadInput(str(e)) from None
+    if len(checks) != 1:
+        raise BadInput(f"{args.id!r} names {len(checks)} checks ({', '.join(c.id for c in checks)}); "
+                       "search one check at a time")
+    check = checks[0]
+    why = searchable(check)
+    if why:
+        raise BadInput(why)
+    if not instance_searchable(check):  # its experiment builds its own cases: search its seeds and parameters
+        if args.budget < 2:
+            raise BadInput("--budget must be >= 2")
+        log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
+        found = search_seeds(check, budget=args.budget, seed=args.seed, vary_params=not args.fixed_params,
+                             use_cache=not args.no_cache, log=log, method=args.method)
+        b = found["best"]
+        out = Path(args.out)
+        doc = {"schema": SCHEMA, "check": check.id, "space": "seeds and parameters (the claim builds its own cases)",
+               "settings": {"method": args.method, "budget": args.budget, "seed": args.seed},
+               "best": {"ratio": b.ratio, "verdict": b.verdict,
+               "reading": b.reading, "seeds": b.seeds, "params": b.params, "rerun": found["rerun"]},
+               "baseline_best": found["baseline_best"], "trajectory": {"search": found["trajectory"]}}
+        from fedcheck.core.claim import jsonable
+        spath = write_json(jsonable(doc), out / f"{_stem(check.id)}-search.json")
+        print(f"search {check.id}: its experiment builds its own cases; searched its seeds and parameters "
+              f"({args.budget} evaluations)")
+        print(f"  random seeds (baseline):  best max ratio {_f(found['baseline_best'])}")
+        print(f"  search ({args.method}):{' ' * max(1, 17 - len(args.method))}best max ratio {_f(b.ratio)}  "
+              f"[{b.short()}; reading {b.reading}]: "
+              f"{b.verdict}")
+        print(f"  rerun: {found['rerun']}")
+        print(f"  trajectory: {spath}")
+        return exit_code([{"verdict": b.verdict}])
+    for name, val in (("--budget", args.budget), ("--restarts", args.restarts)):
+        if val is not None and val < 1:
+            raise BadInput(f"{name} must be >= 1")
+    if args.budget < 2:
+        raise BadInput("--budget must be >= 2")
+    for name, val in (("--rounds", args.rounds), ("--verify-rounds", args.verify_rounds)):
+        if val is not None and val < 1:
+            raise BadInput(f"{name} must be >= 1")
+    sets = None
+    if args.sets:
+        sets = tuple(s.strip() for s in args.sets.split(",") if s.strip())
+        bad = [s for s in sets if s not in SET_NAMES]
+        if bad or not sets:
+            raise BadInput(f"--sets: unknown set(s) {bad}; expected some of {sorted(SET_NAMES)}")
+    ranges = _parse_ranges(args.param_range)
+    unknown = [k for k in ranges if k not in check.params]
+    if unknown:
+        raise BadInput(f"--param-range: {unknown} not parameters of {check.id} (its parameters: {sorted(check.params)})")
+    if isinstance(families_of(check)[0], RandomFamily):
+        space = SearchSpace.for_check(check, sets=sets, vary_params=not args.fixed_params, param_ranges=ranges)
+    else:
+        if sets:
+            raise BadInput(f"--sets: {check.id} runs on its own problem class; its domain decides what varies")
+        space = SearchSpace(params={} if args.fixed_params else {**{k: (float(v) / 10, float(v) * 10)
+                                    for k, v in check.params.items() if isinstance(v, (int, float)) and v > 0}, **ranges})
+    out = Path(args.out)
+    log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
+    from fedcheck.catalog import parallel
+    if args.jobs is not None and args.jobs < 1:
+        raise BadInput("-j/--jobs must be >= 1")
+    if args.scheduler is not None:
+        parallel.check_scheduler(args.scheduler)
+    jobs = args.jobs if args.jobs is not None else (parallel.default_jobs() if args.budget >= 100 else 1)
+    with parallel.session(jobs, args.scheduler):
+        outcome = search(check, budget=args.budget, restarts=args.restarts, seed=args.seed, rounds=args.rounds,
+                         space=space, verify_rounds=args.verify_rounds, do_shrink=not args.no_shrink,
+                         shrink_budget=args.shrink_budget, out=out, use_cache=not args.no_cache, log=log,
+                         method=args.method, jobs=jobs, scheduler=args.scheduler,
+                         theorem_files=args.theorem_file)
+    sdoc = search_document(outcome, check)
+    spath = write_json(sdoc, out / f"{_stem(check.id)}-search.json")
+    entry = search_result(outcome, check)
+    doc = document([entry], provenance(argv, None))
+    b, bb = outcome.best, outcome.baseline_best
+    print(f"search {check.id}: {args.budget} instances searched, {len(outcome.baseline)} random draws of its family "
+          f"(seed {args.seed}, {outcome.settings['search_rounds']} rounds each)")
+    print(f"  random draws (baseline):  best max ratio {_f(bb.ratio if bb else None)}")
+    print(f"  adversarial search ({args.method}):{' ' * max(1, 5 - len(args.method))}best max ratio {_f(b.ratio)}"
+          + (f"  ({outcome.improvement:.3g}x the baseline)" if outcome.improvement else "")
+          + f"  [{b.short()}; reading {b.reading}, round {_f(b.argmax_round, '.0f')}]")
+    print(f"  worst instance re-verified at {outcome.settings['verify_rounds']} rounds: {outcome.verified.verdict}, "
+          f"max ratio {_f(outcome.verified_ratio)}")
+    print(f"  worst instance: {outcome.files['worst_instance']}")
+    print(f"  rerun: {rerun_command(check.id, outcome.files['worst_instance'], b.params, check.params)}")
+    if outcome.shrunk is not None:
+        s = outcome.shrunk
+        print(f"  shrunk violating instance: {outcome.files.get('shrunk_instance')} ({s.short()}, "
+              f"{outcome.shrunk_verified.verdict if outcome.shrunk_verified else '-'} at full rounds)")
+    print(f"  trajectory: {spath}")
+    if args.json:
+        print(f"results: {write_json(doc, args.json)}")
+    if args.no_report:
+        print(f"results: {write_json(doc, out / 'results.json')}")
+    else:
+        from fedcheck.render import write_reports
+        for path in write_reports(doc, out):
+            print(f"report: {path}")
+    return exit_code([entry])
