@@ -13,8 +13,9 @@ sys.modules[_spec.name] = F          # dataclasses look their module up
 _spec.loader.exec_module(F)
 
 # families whose loop reproduces the engine bit for bit (the others: the batched ``W @ Q^T`` of the
-# shared-Hessian gradient (gemm) sums in another order than the loop's one-client ``Q @ w`` (gemv))
-BITWISE = {"fedfw", "fedavg", "fedavg_paper", "fedmls", "mopes", "fedsgm", "fedprox"}
+# shared-Hessian gradient (gemm) sums in another order than the loop's one-client ``Q @ w`` (gemv); FedProx's
+# compiled local steps (kernels.ls_local_steps) sum ``H_i y`` in index order, BLAS's gemv in its own)
+BITWISE = {"fedfw", "fedavg", "fedavg_paper", "fedmls", "mopes", "fedsgm"}
 
 
 @pytest.mark.parametrize("name", sorted(F.TINY))

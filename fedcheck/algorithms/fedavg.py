@@ -38,7 +38,9 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from fedcheck.algorithms.kernels import ls_local_steps
 from fedcheck.algorithms.pieces import client_mean, local_updates, server_step, step_sizes
+from fedcheck.problems.losses import LeastSquares
 
 __all__ = ["FedAvgState", "fedavg_rounds", "run_fedavg"]
 
@@ -89,6 +91,7 @@ def fedavg_rounds(x0, oracle: RoundOracle, *, rounds: int, n: int, eta=None, eta
     else:
         counts = int(counts)
     cum = np.zeros(B, dtype=np.int64)
+    ls = _plain_ls_oracle(oracle)
     st = FedAvgState(x=x, X=np.repeat(x[:, None, :], int(n), axis=1), calls=np.zeros(B), comms=np.zeros(B))
     yield st
     for r in range(int(rounds)):
@@ -98,8 +101,19 @@ def fedavg_rounds(x0, oracle: RoundOracle, *, rounds: int, n: int, eta=None, eta
         S = int(n) if sel is None or mask is not None else sel.shape[1]
         Tb = counts[r] if isinstance(counts, np.ndarray) else counts
         on_step = None if hook is None else (lambda t, W, G, r=r: hook(r, t - 1, {"W": W, "g": G}))
-        W = local_updates(np.repeat(x[:, None, :], S, axis=1), grad, Tb, lambda t, r=r: size(r, t, cum),
-                          client_map=client_map, hook=on_step)
+        W = None
+        if ls is not None and sel is None and client_map is None and hook is None:
+            # the plain least-squares oracle, every client, no map/hook: the compiled local steps (kernels)
+            Tm = int(np.max(Tb, initial=0))
+            if eta_step is None:       # a step size per round: the same for every local step of round r
+                sizes = np.asarray(size(r, 1, cum), dtype=float)
+            else:
+                sizes = np.stack([np.broadcast_to(np.asarray(size(r, t, cum), dtype=float), (B,))
+                                  for t in range(1, Tm + 1)]) if Tm else np.zeros((1, B))
+            W = ls_local_steps(ls, np.repeat(x[:, None, :], S, axis=1), sizes, Tb)
+        if W is None:
+            W = local_updates(np.repeat(x[:, None, :], S, axis=1), grad, Tb, lambda t, r=r: size(r, t, cum),
+                              client_map=client_map, hook=on_step)
         cum += Tb
         if uplink is None and eta_s is None:
             x = client_mean(W, mask)
@@ -113,6 +127,16 @@ def fedavg_rounds(x0, oracle: RoundOracle, *, rounds: int, n: int, eta=None, eta
         st.comms += 1.0
         st.rounds = r + 1
         yield st
+
+
+def _plain_ls_oracle(oracle):
+    """The least-squares loss whose plain ``grad`` a :func:`~.pieces.static_oracle` wraps, else ``None``."""
+    from fedcheck.algorithms.kernels import plain_least_squares
+    grad = getattr(oracle, "grad", None)
+    loss = getattr(grad, "__self__", None)
+    if loss is None or getattr(grad, "__func__", None) is not LeastSquares.grad or not plain_least_squares(loss):
+        return None
+    return loss
 
 
 def run_fedavg(x0, oracle: RoundOracle, *, rounds: int, n: int, iterates: bool = False, **kw) -> FedAvgState:

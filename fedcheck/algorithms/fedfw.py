@@ -85,6 +85,8 @@ def fedfw(batch: InstanceBatch, eta: np.ndarray, lam: np.ndarray, rounds: int,
     G = np.empty_like(X)
     Dif = np.empty_like(X)
     HX = np.empty_like(X)   # (1/n) H_i x_i, kept up to date by the incremental path
+    if getattr(grad, "b", None) is not None and getattr(grad, "A", None) is not None:   # factored least squares:
+        HX = np.empty(np.shape(grad.b))                                               # A_i x_i (compiled round)
 
     def make_step(lo, hi, grad, lmo, S):
         """One round for instances ``lo:hi``, on views of the batch's arrays (all buffers preallocated)."""
@@ -184,12 +186,23 @@ def _jit_step(X, xbar, HX, grad, lmo, eta, lam):
     """The compiled round of :mod:`.jit` when it applies (quadratic losses with the fused kernel, l1 ball
     or simplex vertices, schedules equal across instances), else ``None``."""
     from fedcheck.algorithms import jit
-    from fedcheck.algorithms.kernels import _L1Vertex, _SimplexVertex
-    if not jit.AVAILABLE or getattr(grad, "HT", None) is None or grad.post != 1.0:
-        return None
-    if not (isinstance(lmo, (_L1Vertex, _SimplexVertex)) and uniform_rows(eta) and uniform_rows(lam)):
+    from fedcheck.algorithms.kernels import _FactoredGrad, _L1Vertex, _SimplexVertex
+    if not jit.AVAILABLE or not (isinstance(lmo, (_L1Vertex, _SimplexVertex)) and uniform_rows(eta)
+                                 and uniform_rows(lam)):
         return None
     kind = jit.L1 if isinstance(lmo, _L1Vertex) else jit.SIMPLEX
+    if isinstance(grad, _FactoredGrad) and _factored_ok(grad, X):
+        A, bvec, r_row = grad.A, grad.b, np.ascontiguousarray(lmo.r_row)
+        e_col, l_col = np.ascontiguousarray(eta[:, 0]), np.ascontiguousarray(lam[:, 0])
+        sbar, g, scale = np.empty(X.shape[-1]), np.empty(X.shape[-1]), float(grad.scale)
+        rnd = jit.fedfw_round_factored
+
+        def fstep(t):
+            i = t - 1
+            rnd(X, xbar, HX, A, bvec, r_row, e_col[i], l_col[i], i % REFRESH == 0, kind, sbar, scale, g)
+        return fstep
+    if getattr(grad, "HT", None) is None or grad.post != 1.0:
+        return None
     HT, c, r_row = grad.HT, np.ascontiguousarray(grad.c), np.ascontiguousarray(lmo.r_row)
     e_col, l_col = np.ascontiguousarray(eta[:, 0]), np.ascontiguousarray(lam[:, 0])
     sbar = np.empty(X.shape[-1])
@@ -199,6 +212,13 @@ def _jit_step(X, xbar, HX, grad, lmo, eta, lam):
         i = t - 1
         rnd(X, xbar, HX, HT, c, r_row, e_col[i], l_col[i], i % REFRESH == 0, kind, sbar)
     return step
+
+
+def _factored_ok(grad, X) -> bool:
+    """The compiled factored round takes C-contiguous float64 ``A`` ``(B, n, m, p)`` and ``b`` ``(B, n, m)``."""
+    A, b = grad.A, grad.b
+    return (A.ndim == 4 and A.shape[:2] == X.shape[:2] and A.shape[-1] == X.shape[-1] and b.shape == A.shape[:3]
+            and A.dtype == np.float64 and b.dtype == np.float64 and A.flags.c_contiguous and b.flags.c_contiguous)
 
 
 def _jit_stream_step(X, xbar, HX, grad, lmo, eta, lam, rec):
@@ -211,6 +231,10 @@ def _jit_stream_step(X, xbar, HX, grad, lmo, eta, lam, rec):
         return None
     fused = jit.StreamedRound(ls, consensus=STREAM_CONSENSUS)
     kind = jit.L1 if isinstance(lmo, _L1Vertex) else jit.SIMPLEX
+    from fedcheck.algorithms.kernels import _FactoredGrad
+    if isinstance(grad, _FactoredGrad):
+        return fused.bind_factored(X, xbar, HX, grad.A, grad.b, np.ascontiguousarray(lmo.r_row), kind,
+                                   np.empty(X.shape[-1]), float(grad.scale), eta[:, 0], lam[:, 0], REFRESH)
     return fused.bind(X, xbar, HX, grad.HT, np.ascontiguousarray(grad.c), np.ascontiguousarray(lmo.r_row), kind,
                       np.empty(X.shape[-1]), eta[:, 0], lam[:, 0], REFRESH)
 

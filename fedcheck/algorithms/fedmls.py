@@ -171,6 +171,9 @@ def approx_prox(oracle: Oracle, U0: np.ndarray, V: np.ndarray, scale: np.ndarray
     sc = scale[:, None, None]
     Rr = R[:, None, None]
     uniform = bool(np.all(T == Tmax))
+    fast = _compiled_prox_steps(oracle, U, Ut, V, scale, T, R, Tmax)
+    if fast is not None:
+        return fast
     for t in range(1, Tmax + 1):
         a = 2.0 / (t + 2.0)
         G = oracle(U)
@@ -188,6 +191,34 @@ def approx_prox(oracle: Oracle, U0: np.ndarray, V: np.ndarray, scale: np.ndarray
             act = t <= T
             np.copyto(U, Uh, where=act[:, None, None])
             Ut += (th * act)[:, None, None] * (U - Ut)
+    return U, Ut
+
+
+def _compiled_prox_steps(oracle, U, Ut, V, scale, T, R, Tmax):
+    """:func:`approx_prox`'s loop with its elementwise stretches compiled (:mod:`.kernels`): the oracle and the
+    ``einsum`` norm stay numpy's, the rest is the same operations in one pass each -- the same bits.  ``None``
+    when numba is off or an input is not C-contiguous float64 of the shapes it takes (then numpy runs)."""
+    from fedcheck.algorithms import kernels as K
+    if K._approx_prox_pre_c is None or U.ndim != 3:
+        return None
+    B = U.shape[0]
+    scale, R = np.asarray(scale), np.asarray(R)
+    V = np.asarray(V)
+    if not (V.shape == U.shape and V.dtype == np.float64 and U.dtype == np.float64 and scale.shape == (B,)
+            and R.shape == (B,) and np.shape(T) == (B,)):
+        return None
+    V, scale, R = np.ascontiguousarray(V), np.ascontiguousarray(scale, dtype=float), np.ascontiguousarray(R, dtype=float)
+    U, Ut, Tb = np.ascontiguousarray(U), np.ascontiguousarray(Ut), np.ascontiguousarray(T, dtype=np.int64)
+    Uh = np.empty_like(U)
+    pre, post, einsum = K._approx_prox_pre_c, K._approx_prox_post_c, np.einsum
+    for t in range(1, Tmax + 1):
+        a = 2.0 / (t + 2.0)
+        G = oracle(U)
+        if G.shape != U.shape or G.dtype != np.float64:
+            raise ValueError(f"the oracle returned {G.shape} {G.dtype}; expected {U.shape} float64")
+        pre(U, V, np.ascontiguousarray(G), a, scale, Uh)
+        nrm2 = einsum("bnp,bnp->bn", Uh, Uh)
+        post(Uh, nrm2, R, U, Ut, 2.0 * (t + 1.0) / (t * (t + 3.0)), Tb, t)
     return U, Ut
 
 

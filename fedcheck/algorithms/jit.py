@@ -16,7 +16,8 @@ import numpy as np
 
 from fedcheck.problems.compiled import AVAILABLE, numba  # numba, unless FEDCHECK_JIT=0 (one switch)
 
-__all__ = ["AVAILABLE", "fedfw_round", "consensus_distance", "least_squares_recorder", "fedfw_round_streamed"]
+__all__ = ["AVAILABLE", "fedfw_round", "fedfw_round_factored", "consensus_distance", "least_squares_recorder",
+           "fedfw_round_streamed"]
 
 L1, SIMPLEX = 0, 1
 
@@ -65,6 +66,69 @@ def _fedfw_round(X, xbar, HX, HT, c, r_row, e, lam, refresh, kind, sbar):
             xbar[b, k] = xbar[b, k] * om + (sbar[k] / n) * e
 
 
+def _fedfw_round_factored(X, xbar, AX, A, bvec, r_row, e, lam, refresh, kind, sbar, scale, g):
+    """One FedFW round for least squares in factored form (``A`` ``(B, n, m, p)``, no ``p x p`` matrix):
+    ``(1/n) grad f_i(x_i) = scale A_i^T (A_i x_i - b_i)`` with ``scale = (1/n)/m`` (the numpy kernel's), from
+    the incrementally kept ``A_i x_i`` (one column of ``A_i`` per client per round; recomputed exactly when
+    ``refresh``).  The rest is :func:`_fedfw_round`'s, in the same order."""
+    B, n, m, p = A.shape
+    om = 1.0 - e
+    if refresh:
+        for b in range(B):
+            for i in range(n):
+                for j in range(m):
+                    acc = 0.0
+                    for k in range(p):
+                        acc += A[b, i, j, k] * X[b, i, k]
+                    AX[b, i, j] = acc
+    for b in range(B):
+        for k in range(p):
+            sbar[k] = 0.0
+        for i in range(n):
+            row = b * n + i
+            r = r_row[row]
+            for k in range(p):
+                g[k] = 0.0
+            Ai = A[b, i]
+            for j in range(m):
+                res = AX[b, i, j] - bvec[b, i, j]
+                Aij = Ai[j]
+                for k in range(p):          # (vectorizes: each g[k] still sums j = 0 .. m-1 in order)
+                    g[k] += Aij[k] * res
+            jbest = 0
+            gbest = 0.0
+            best = -1.0
+            for k in range(p):
+                gk = g[k] * scale + (X[b, i, k] - xbar[b, k]) * lam
+                if kind == L1:
+                    a = abs(gk)
+                    if a > best:
+                        best, jbest, gbest = a, k, gk
+                else:  # simplex: argmin g
+                    if k == 0 or gk < gbest:
+                        jbest, gbest = k, gk
+            if kind == L1:
+                val = r if gbest < 0 else -r
+            else:
+                val = r
+            ev = val * e
+            for k in range(p):
+                X[b, i, k] *= om
+            X[b, i, jbest] += ev
+            for j in range(m):
+                AX[b, i, j] = AX[b, i, j] * om + A[b, i, j, jbest] * ev
+            sbar[jbest] += val
+        for k in range(p):
+            xbar[b, k] = xbar[b, k] * om + (sbar[k] / n) * e
+
+
+def _fedfw_round_factored_streamed(X, xbar, AX, A, bvec, r_row, e, lam, refresh, kind, sbar, scale, g,
+                                   R, RT, tri, q, rho, fscale, radius, gauge, F, cons, infeas, row, with_cons, acc):
+    _fedfw_round_factored_c(X, xbar, AX, A, bvec, r_row, e, lam, refresh, kind, sbar, scale, g)
+    _stream_F_columns_c(RT, q, rho, fscale, xbar, F, row, acc)
+    _stream_metrics_c(R, tri, q, rho, fscale, X, xbar, radius, gauge, F, cons, infeas, row, with_cons, False)
+
+
 def _consensus(X, xbar, out):
     B, n, p = X.shape
     for b in range(B):
@@ -78,12 +142,14 @@ def _consensus(X, xbar, out):
 
 
 GAUGES = {"l1": 0, "simplex": 1, "l2": 2, "box": 3}
+COLUMNS_FROM = 64    # F of least squares by columns (vectorized) when R has at least this many columns
 
 
-def _ls_record(R, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas):
-    """F(xbar) = (||R xbar - q||^2 + rho) * scale, the consensus distance and the set's gauge at xbar."""
+def _ls_record(R, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, with_F=True):
+    """F(xbar) = (||R xbar - q||^2 + rho) * scale, the consensus distance and the set's gauge at xbar
+    (``with_F=False``: F is computed elsewhere, :func:`_stream_F_columns`)."""
     B, n, p = X.shape
-    k_rows = R.shape[1]
+    k_rows = R.shape[1] if with_F else 0
     for b in range(B):
         acc = 0.0
         for k in range(k_rows):
@@ -92,7 +158,8 @@ def _ls_record(R, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas):
                 rk += R[b, k, j] * xbar[b, j]
             rk -= q[b, k]
             acc += rk * rk
-        F[b] = (acc + rho[b]) * scale
+        if with_F:
+            F[b] = (acc + rho[b]) * scale
         acc = 0.0
         for i in range(n):
             for j in range(p):
@@ -124,7 +191,28 @@ def _ls_record(R, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas):
             infeas[b] = max(s - r, 0.0)
 
 
-def _stream_metrics(R, tri, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, row, with_cons):
+def _stream_F_columns(RT, q, rho, scale, xbar, F, row, acc):
+    """Row ``row`` of ``F`` as :func:`_ls_record` computes it, bit for bit, from ``RT`` (``R`` transposed,
+    contiguous): every ``(R xbar)_k`` still sums ``j = 0 .. p-1`` in order, but the loop over ``k`` is innermost
+    and vectorizes (for the large ``R`` of factored least squares: 200 x 200 per instance)."""
+    B, p, k_rows = RT.shape
+    for b in range(B):
+        for k in range(k_rows):
+            acc[k] = 0.0
+        Rb = RT[b]
+        for j in range(p):
+            xj = xbar[b, j]
+            Rj = Rb[j]
+            for k in range(k_rows):
+                acc[k] += Rj[k] * xj
+        s = 0.0
+        for k in range(k_rows):
+            a0 = acc[k] - q[b, k]
+            s += a0 * a0
+        F[row, b] = (s + rho[b]) * scale
+
+
+def _stream_metrics(R, tri, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, row, with_cons, with_F=True):
     """Row ``row`` of ``F``, ``cons``, ``infeas``: the three metrics of :func:`_ls_record`, bit for bit.
 
     Every sum adds the same terms in the same order as :func:`_ls_record`; only independent sums are
@@ -137,7 +225,7 @@ def _stream_metrics(R, tri, q, rho, scale, X, xbar, radius, gauge, F, cons, infe
     k_rows = R.shape[1]
     for b in range(B):
         acc = 0.0
-        k = 0
+        k = 0 if with_F else k_rows
         while k + 8 <= k_rows:
             a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
             for j in range(k if tri else 0, p):
@@ -174,7 +262,8 @@ def _stream_metrics(R, tri, q, rho, scale, X, xbar, radius, gauge, F, cons, infe
             a0 -= q[b, k]
             acc += a0 * a0
             k += 1
-        F[row, b] = (acc + rho[b]) * scale
+        if with_F:
+            F[row, b] = (acc + rho[b]) * scale
         rad = radius[b]
         if gauge == 0:      # l1 ball
             s = 0.0
@@ -241,8 +330,12 @@ if AVAILABLE:
     _streamed_compiled = numba.njit(cache=True, fastmath=False, nogil=True)(_fedfw_round_streamed)
     _consensus_compiled = numba.njit(cache=True, fastmath=False, nogil=True)(_consensus)
     _ls_record_compiled = numba.njit(cache=True, fastmath=False, nogil=True)(_ls_record)
+    _fedfw_round_factored_c = numba.njit(cache=True, fastmath=False, nogil=True)(_fedfw_round_factored)
+    _stream_F_columns_c = numba.njit(cache=True, fastmath=False, nogil=True)(_stream_F_columns)
+    _factored_streamed_compiled = numba.njit(cache=True, fastmath=False, nogil=True)(_fedfw_round_factored_streamed)
 else:  # pragma: no cover
     _compiled = _consensus_compiled = _ls_record_compiled = _streamed_compiled = None
+    _fedfw_round_factored_c = _factored_streamed_compiled = None
 
 
 def least_squares_recorder(loss, S):
@@ -255,13 +348,17 @@ def least_squares_recorder(loss, S):
     B = loss.A.shape[0]
     radius = np.ascontiguousarray(np.broadcast_to(np.asarray(S.radius, dtype=float), (B,)))
     scale, gauge = 1.0 / (2 * loss.m * loss.n), GAUGES[S.name]
+    RT = np.ascontiguousarray(np.swapaxes(R, -1, -2)) if R.shape[-1] >= COLUMNS_FROM else None
+    acc = np.empty(R.shape[-2])
 
     def rec(k, X, xbar):
         if X.ndim != 3 or X.shape[0] != B:
             return None
         F, cons, inf = np.empty(B), np.empty(B), np.empty(B)
-        _ls_record_compiled(R, q, rho, scale, np.ascontiguousarray(X), np.ascontiguousarray(xbar), radius, gauge,
-                            F, cons, inf)
+        xbar = np.ascontiguousarray(xbar)
+        if RT is not None:      # large R (factored least squares): F by columns, vectorized, the same bits
+            _stream_F_columns_c(RT, q, rho, scale, xbar, F.reshape(1, B), 0, acc)
+        _ls_record_compiled(R, q, rho, scale, np.ascontiguousarray(X), xbar, radius, gauge, F, cons, inf, RT is None)
         return {"F": F, "consensus": cons, "infeasibility": inf}
     rec.names = ("F", "consensus", "infeasibility")
     rec.data = dict(R=R, q=q, rho=rho, scale=scale, radius=radius, gauge=gauge, B=B)
@@ -282,6 +379,27 @@ class StreamedRound:
         self.radius, self.gauge, self.B = d["radius"], int(d["gauge"]), d["B"]
         self.consensus = bool(consensus)
         self.names = ("F", "consensus", "infeasibility") if consensus else ("F", "infeasibility")
+
+    def bind_factored(self, X, xbar, AX, A, bvec, r_row, kind, sbar, scale, e_col, l_col, refresh_every):
+        """``step(t, buffer)`` of the factored least-squares round (:func:`_fedfw_round_factored`)."""
+        rnd = _factored_streamed_compiled
+        R, tri, q, rho, fscale, radius, gauge, cons = (self.R, self.tri, self.q, self.rho, self.scale,
+                                                       self.radius, self.gauge, self.consensus)
+        e_l, l_l, kind = [float(v) for v in e_col], [float(v) for v in l_col], int(kind)
+        dummy = np.empty((1, 1))
+        g = np.empty(X.shape[-1])
+        RT = np.ascontiguousarray(np.swapaxes(R, -1, -2))
+        acc = np.empty(R.shape[-2])
+
+        def step(t, buf):
+            i = t - 1
+            row = buf.slot(t + 1)
+            cols = buf.cols
+            rnd(X, xbar, AX, A, bvec, r_row, e_l[i], l_l[i], i % refresh_every == 0, kind, sbar, scale, g,
+                R, RT, tri, q, rho, fscale, radius, gauge, cols[0], cols[1] if cons else dummy, cols[-1], row, cons,
+                acc)
+        step.names = self.names
+        return step
 
     def bind(self, X, xbar, HX, HT, c, r_row, kind, sbar, e_col, l_col, refresh_every):
         """``step(t, buffer)``: round ``t`` and the metrics of iterate ``t + 1`` into ``buffer``'s row."""
@@ -311,3 +429,9 @@ def consensus_distance(X: np.ndarray, xbar: np.ndarray) -> np.ndarray:
 def fedfw_round(X, xbar, HX, HT, c, r_row, e, lam, refresh, kind, sbar):
     """One FedFW round in place (see the module doc); ``HT[b, i, j, :]`` is column ``j`` of ``(1/n) H_i``."""
     return _compiled(X, xbar, HX, HT, c, r_row, float(e), float(lam), bool(refresh), int(kind), sbar)
+
+
+def fedfw_round_factored(X, xbar, AX, A, bvec, r_row, e, lam, refresh, kind, sbar, scale, g):
+    """One FedFW round in place for least squares in factored form (see :func:`_fedfw_round_factored`)."""
+    return _fedfw_round_factored_c(X, xbar, AX, A, bvec, r_row, float(e), float(lam), bool(refresh), int(kind), sbar,
+                                   float(scale), g)

@@ -325,3 +325,329 @@ def clients_mean(W: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------
 # the compiled kernels of quadratic clients (FedDualAvg's family) live with their loss
 from fedcheck.problems.compiled import _c_f64, _quad_noisy_grad_compiled, quad_noisy_grad, quad_value  # noqa: E402,F401
+
+
+# ----------------------------------------------------------------------------------------------
+# local gradient steps of least-squares clients (the one FedAvg's local steps, pieces.local_steps: FedProx and
+# any user round function built on it), compiled: every instance, client and local step in one call.
+#     g = H_i w - c_i  [+ mu (w - anchor)];   w <- w - eta g;   [w <- proj_{||.|| <= r}(w)]
+# numpy's path spends ~10 calls of ~1 us per local step on (B, n, p) arrays of a few thousand numbers; this is
+# one pass per client with its H_i in L1.  The same formula and the same elementwise order as numpy's; the
+# product H_i w is summed in index order (BLAS's gemv sums in another order: the last bits differ) and the
+# projection's norm is numpy's pairwise sum (``np.add.reduce`` of the squares, bit for bit).
+def _pairwise_sq(v, p):
+    """``np.add.reduce(v[:p] * v[:p])``, numpy's pairwise order (8 accumulators for 8 <= p <= 128)."""
+    if p < 8:
+        s = 0.0
+        for k in range(p):
+            s += v[k] * v[k]
+        return s
+    if p > 128:       # numpy splits recursively above 128 elements: halves (a multiple of 8)
+        h = p // 2
+        h -= h % 8
+        return _pairwise_sq(v, h) + _pairwise_sq(v[h:], p - h)
+    r0, r1, r2, r3 = v[0] * v[0], v[1] * v[1], v[2] * v[2], v[3] * v[3]
+    r4, r5, r6, r7 = v[4] * v[4], v[5] * v[5], v[6] * v[6], v[7] * v[7]
+    i = 8
+    while i + 8 <= p:
+        r0 += v[i] * v[i]
+        r1 += v[i + 1] * v[i + 1]
+        r2 += v[i + 2] * v[i + 2]
+        r3 += v[i + 3] * v[i + 3]
+        r4 += v[i + 4] * v[i + 4]
+        r5 += v[i + 5] * v[i + 5]
+        r6 += v[i + 6] * v[i + 6]
+        r7 += v[i + 7] * v[i + 7]
+        i += 8
+    s = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < p:
+        s += v[i] * v[i]
+        i += 1
+    return s
+
+
+def _ls_local_steps_loop(W, H, c, eta, steps, anchor, mu, prox, rad, proj, buf):
+    """In place on ``W`` ``(B, S, p)``: ``steps[b]`` steps of instance ``b`` with sizes ``eta[t, b]``; ``H``
+    ``(B, S, p, p)``, ``c`` ``(B, S, p)``; ``prox``: add ``mu[b] (w - anchor[b])``; ``proj``: project onto the
+    ball of radius ``rad[b]`` (numpy's ``L2Ball.project``: scale ``r / ||w||`` when ``||w|| > r``)."""
+    B, S, p = W.shape
+    g = buf
+    for b in range(B):
+        nb = steps[b]
+        for i in range(S):
+            w = W[b, i]
+            Hi = H[b, i]
+            ci = c[b, i]
+            for t in range(nb):
+                e = eta[min(t, eta.shape[0] - 1), b]
+                for k in range(p):
+                    acc = 0.0
+                    for j in range(p):
+                        acc += Hi[k, j] * w[j]
+                    g[k] = acc - ci[k]
+                if prox:
+                    m_ = mu[b]
+                    for k in range(p):
+                        g[k] = g[k] + m_ * (w[k] - anchor[b, k])
+                for k in range(p):
+                    w[k] = w[k] - e * g[k]
+                if proj:
+                    nrm = np.sqrt(_pairwise_sq(w, p))
+                    r = rad[b]
+                    if nrm > r:
+                        sc = r / (nrm if nrm > 0 else 1.0)
+                        for k in range(p):
+                            w[k] = w[k] * sc
+    return W
+
+
+BLOCK_BYTES = 256 * 2**10   # H of one block of client rows (the blocked kernel): kept in L2 for all the steps
+
+
+def _ls_local_steps_blocked(W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, work):
+    """The same steps, every row taking ``T``, on blocks of ``L`` client rows with the rows innermost: ``Hb``
+    ``(C, p, p, L)`` with ``Hb[c, k, j, l] = H_row[k, j]`` (row ``c L + l`` of the ``B S`` rows, zero padded),
+    ``cb`` ``(C, p, L)``; the block's points are gathered from ``W3`` ``(B, S, p)`` and written back after its
+    steps (``work``: ``(3 p + 13, L)`` scratch).  A block's ``H`` (at most :data:`BLOCK_BYTES`) stays in the L2
+    cache for all its steps, and every inner loop runs over the block's rows and vectorizes, while each row's
+    sums keep the order of :func:`_ls_local_steps_loop` (``j = 0 .. p-1``; the norm in numpy's pairwise
+    order; the projection ``x * scale`` with ``scale = 1`` inside the ball, as ``L2Ball.project``): the same
+    bits."""
+    B, S, p = W3.shape
+    C, _, L = cb.shape
+    R = B * S
+    Wb = work[0:p]
+    g = work[p:2 * p]
+    anc = work[2 * p:3 * p]
+    nr = work[3 * p:3 * p + 8]
+    acc = work[3 * p + 8]
+    e = work[3 * p + 9]
+    mu_l = work[3 * p + 10]
+    rad_l = work[3 * p + 11]
+    sc = work[3 * p + 12]
+    inst = np.empty(L, dtype=np.int64)
+    for c in range(C):
+        H = Hb[c]
+        cc = cb[c]
+        for l in range(L):
+            r = c * L + l
+            if r < R:
+                b, i = r // S, r % S
+                inst[l] = b
+                for k in range(p):
+                    Wb[k, l] = W3[b, i, k]
+                    anc[k, l] = anchor[b, k] if prox else 0.0
+                mu_l[l] = mu[b] if prox else 0.0
+                rad_l[l] = rad[b] if proj else 0.0
+            else:
+                inst[l] = -1
+                for k in range(p):
+                    Wb[k, l] = 0.0
+                    anc[k, l] = 0.0
+                mu_l[l] = 0.0
+                rad_l[l] = 1.0
+        for t in range(T):
+            te = min(t, eta.shape[0] - 1)
+            for l in range(L):
+                e[l] = eta[te, inst[l]] if inst[l] >= 0 else 0.0
+            for k in range(p):
+                for l in range(L):
+                    acc[l] = 0.0
+                for j in range(p):
+                    h = H[k, j]
+                    w = Wb[j]
+                    for l in range(L):
+                        acc[l] += h[l] * w[l]
+                gk = g[k]
+                ck = cc[k]
+                for l in range(L):
+                    gk[l] = acc[l] - ck[l]
+                if prox:
+                    wk = Wb[k]
+                    ak = anc[k]
+                    for l in range(L):
+                        gk[l] = gk[l] + mu_l[l] * (wk[l] - ak[l])
+            for k in range(p):
+                wk = Wb[k]
+                gk = g[k]
+                for l in range(L):
+                    wk[l] = wk[l] - e[l] * gk[l]
+            if proj:
+                n0 = nr[0]
+                if p < 8:
+                    for l in range(L):
+                        n0[l] = 0.0
+                    for k in range(p):
+                        wk = Wb[k]
+                        for l in range(L):
+                            n0[l] += wk[l] * wk[l]
+                else:   # (p <= 128: the caller checks)
+                    for q in range(8):
+                        wk = Wb[q]
+                        nq = nr[q]
+                        for l in range(L):
+                            nq[l] = wk[l] * wk[l]
+                    i = 8
+                    while i + 8 <= p:
+                        for q in range(8):
+                            wk = Wb[i + q]
+                            nq = nr[q]
+                            for l in range(L):
+                                nq[l] += wk[l] * wk[l]
+                        i += 8
+                    n1, n2, n3, n4, n5, n6, n7 = nr[1], nr[2], nr[3], nr[4], nr[5], nr[6], nr[7]
+                    for l in range(L):
+                        n0[l] = ((n0[l] + n1[l]) + (n2[l] + n3[l])) + ((n4[l] + n5[l]) + (n6[l] + n7[l]))
+                    while i < p:
+                        wk = Wb[i]
+                        for l in range(L):
+                            n0[l] += wk[l] * wk[l]
+                        i += 1
+                for l in range(L):
+                    nrm = np.sqrt(n0[l])
+                    sc[l] = rad_l[l] / (nrm if nrm > 0 else 1.0) if nrm > rad_l[l] else 1.0
+                for k in range(p):
+                    wk = Wb[k]
+                    for l in range(L):
+                        wk[l] = wk[l] * sc[l]
+        for l in range(L):
+            r = c * L + l
+            if r < R:
+                b, i = r // S, r % S
+                for k in range(p):
+                    W3[b, i, k] = Wb[k, l]
+    return W3
+
+
+def _block_rows(R: int, p: int) -> int:
+    """Rows per block: ``H`` of a block within :data:`BLOCK_BYTES`, a multiple of 8, balanced over the rows."""
+    L = max(8, (BLOCK_BYTES // (8 * p * p)) // 8 * 8)
+    C = -(-R // L)
+    return -(-(-(-R // C)) // 8) * 8
+
+
+def _to_blocks(a: np.ndarray, R: int, L: int) -> np.ndarray:
+    """Rows ``(R, *tail)`` -> blocks ``(C, *tail, L)`` (zero padded), contiguous."""
+    C = -(-R // L)
+    pad = np.zeros((C * L,) + a.shape[1:])
+    pad[:R] = a
+    pad = pad.reshape((C, L) + a.shape[1:])
+    return np.ascontiguousarray(np.moveaxis(pad, 1, -1))
+
+
+try:
+    _pairwise_sq = _numba.njit(cache=True, fastmath=False, nogil=True)(_pairwise_sq) if _JIT else _pairwise_sq
+    _ls_local_steps_compiled = (_numba.njit(cache=True, fastmath=False, nogil=True)(_ls_local_steps_loop)
+                                if _JIT else None)
+    _ls_local_steps_blocked_compiled = (_numba.njit(cache=True, fastmath=False, nogil=True)(_ls_local_steps_blocked)
+                                        if _JIT else None)
+except Exception:  # pragma: no cover
+    _ls_local_steps_compiled = _ls_local_steps_blocked_compiled = None
+
+
+def _blocked_layout(loss):
+    """``(Hb, cb)``: ``H`` and ``c`` of the client rows in blocks (:func:`_block_rows`), made once per loss."""
+    lay = loss.__dict__.get("_blocked_layout")
+    H = loss.H
+    if lay is None or lay[0] is not H:
+        B, S, p = loss.c.shape
+        R = B * S
+        L = _block_rows(R, p)
+        lay = loss.__dict__["_blocked_layout"] = (H, _to_blocks(H.reshape(R, p, p), R, L),
+                                                  _to_blocks(loss.c.reshape(R, p), R, L))
+    return lay[1], lay[2]
+
+
+def plain_least_squares(loss) -> bool:
+    """Whether ``loss`` is the library's least squares in its ``H`` form, batched ``(B, n, ...)``."""
+    return (isinstance(loss, LeastSquares) and type(loss).grad is LeastSquares.grad and not loss.factored
+            and loss.A.ndim == 4 and loss.H.dtype == np.float64)
+
+
+def _per_instance(v, B: int) -> np.ndarray:
+    v = np.asarray(v, dtype=float)
+    return v if v.shape == (B,) and v.flags.c_contiguous else np.ascontiguousarray(np.broadcast_to(v, (B,)))
+
+
+def ls_local_steps(loss, W: np.ndarray, eta: np.ndarray, steps, *, anchor=None, mu=None, radius=None):
+    """Local gradient steps of least-squares clients, compiled (see above): a new array, or ``None`` when the
+    compiled path does not apply (numba off; not the plain batched least squares; shapes) and the caller runs
+    numpy.  ``eta`` ``(T, B)`` (row ``t`` is local step ``t + 1``) or ``(B,)`` (every step); ``steps`` an int or ``(B,)`` counts;
+    ``anchor`` ``(B, p)`` and ``mu`` ``(B,)``: the proximal term; ``radius`` ``(B,)``: project on the l2 ball."""
+    if _ls_local_steps_compiled is None or not plain_least_squares(loss) or W.ndim != 3:
+        return None
+    B, S, p = W.shape
+    H = loss.H
+    if H.shape != (B, S, p, p) or not H.flags.c_contiguous or not loss.c.flags.c_contiguous:
+        return None
+    counts = np.full(B, steps, dtype=np.int64) if isinstance(steps, int) else \
+        np.ascontiguousarray(np.broadcast_to(np.asarray(steps, dtype=np.int64), (B,)))
+    eta = np.ascontiguousarray(eta, dtype=float)
+    if eta.ndim == 1 and eta.shape[0] == B:
+        eta = eta.reshape(1, B)                 # one step size per instance for every step
+    if eta.ndim != 2 or eta.shape[1] != B or (eta.shape[0] != 1 and eta.shape[0] < int(counts.max(initial=0))):
+        return None
+    out = np.array(W, dtype=float, order="C")
+    prox = anchor is not None and mu is not None
+    anc = np.ascontiguousarray(anchor, dtype=float) if prox else np.zeros((1, 1))
+    mu_ = _per_instance(mu, B) if prox else np.zeros(1)
+    proj = radius is not None
+    rad = _per_instance(radius, B) if proj else np.zeros(1)
+    if prox and anc.shape != (B, p):
+        return None
+    Tmax = int(counts.max(initial=0))
+    if (_ls_local_steps_blocked_compiled is not None and bool(np.all(counts == Tmax)) and p <= 128
+            and 2 * H.nbytes <= FUSE_LIMIT_BYTES):
+        # every row takes the same number of steps: the blocked kernel (vectorized over rows), the same bits
+        R = B * S
+        Hb, cb = _blocked_layout(loss)
+        L = cb.shape[-1]
+        _ls_local_steps_blocked_compiled(out, Hb, cb, eta, Tmax, anc, mu_, rad, prox, proj, np.empty((3 * p + 13, L)))
+        return out
+    _ls_local_steps_compiled(out, H, loss.c, eta, counts, anc, mu_, prox, rad, proj,
+                             np.empty(p))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# FedMLS's approx-prox step (fedcheck.algorithms.fedmls.approx_prox) around the numpy oracle and numpy's
+# ``einsum`` norm: the two elementwise stretches of a step, each one compiled pass instead of ~6 numpy calls
+# on (B, n, p) arrays, with the numpy formulas' exact operations (no contraction into FMAs): the same bits.
+def _approx_prox_pre(U, V, G, a, sc, out):
+    """``out = ((1 - a) U + a V) - G (a sc_b)`` (numpy: ``G *= a * sc; Uh = (1 - a) * U; Uh += a * V; Uh -= G``)."""
+    B, n, p = U.shape
+    om = 1.0 - a
+    for b in range(B):
+        f = a * sc[b]
+        for i in range(n):
+            for k in range(p):
+                out[b, i, k] = (om * U[b, i, k] + a * V[b, i, k]) - G[b, i, k] * f
+    return out
+
+
+def _approx_prox_post(Uh, nrm2, R, U, Ut, th, T, t):
+    """``Uh *= R / max(sqrt(nrm2), R)``; rows with ``t <= T_b``: ``U = Uh``; ``Ut += (th [t <= T_b]) (U - Ut)``
+    (numpy's ``np.maximum`` NaN rule: a NaN norm gives NaN)."""
+    B, n, p = Uh.shape
+    for b in range(B):
+        r = R[b]
+        act = t <= T[b]
+        c = th if act else 0.0
+        for i in range(n):
+            nrm = np.sqrt(nrm2[b, i])
+            m = r if nrm <= r else nrm
+            f = r / m
+            for k in range(p):
+                Uh[b, i, k] = Uh[b, i, k] * f
+            if act:
+                for k in range(p):
+                    U[b, i, k] = Uh[b, i, k]
+            for k in range(p):
+                Ut[b, i, k] = Ut[b, i, k] + c * (U[b, i, k] - Ut[b, i, k])
+
+
+try:
+    _approx_prox_pre_c = _numba.njit(cache=True, fastmath=False, nogil=True)(_approx_prox_pre) if _JIT else None
+    _approx_prox_post_c = _numba.njit(cache=True, fastmath=False, nogil=True)(_approx_prox_post) if _JIT else None
+except Exception:  # pragma: no cover
+    _approx_prox_pre_c = _approx_prox_post_c = None

@@ -1,0 +1,822 @@
+"""fedcheck against the peer a performance-minded user would write: JAX on CPU (issue 28).
+
+    python benchmarks/peers.py                         # every family, 5 interleaved repeats, minima
+    python benchmarks/peers.py --only fedfw fedavg --repeat 7
+    python benchmarks/peers.py --no-loop               # skip the (slow) per-client loops
+
+For every family, on the same instances in one process pinned to one core (``os.sched_setaffinity``):
+
+* ``loop``     -- Python loops over instances, rounds, (local steps,) clients, one client's numpy update at a
+                  time (``benchmarks/families.py``'s loops; run on fewer rounds where marked and scaled);
+* ``floor``    -- the family's batched gradient oracle alone, called as often as the method calls it;
+* ``jax``      -- a straightforward JAX implementation of the same method: ``jit`` + ``lax.scan`` over the
+                  rounds + ``vmap`` over the instances, float64, ``F`` (or the family's objective) at every
+                  round;
+* ``fedcheck`` -- the engine the catalog calls, with ``F`` at every round as well (FedFW: the every-round
+                  stream of ``verify``; the others: the recorder on every round).
+
+Iterates are checked equal (the JAX peer against fedcheck: final iterates and the recorded objective,
+``max |diff| <= TOL * (1 + max |x|)``, TOL = 1e-9; the composite family's peer is checked with the very
+normals fedcheck draws, and timed with its own ``jax.random`` stream).  Times are minima of ``--repeat``
+interleaved repeats of the whole run, wall clock on one core; JAX's compile time is **excluded** (each jitted
+function runs once before the repeats; its compile time is printed apart).  The load average is printed with
+the table.  Last line: ``jax_time_over_fedcheck_min=X fedfw=Y`` -- JAX time / fedcheck time, the smallest
+over the families, and FedFW's (Theorem 1's family).  JAX is a benchmark dependency only (the ``bench``
+extra): without it the script says so and exits 2.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+if sys.path[1:] and Path(sys.path[1]).resolve() == HERE:   # run as a script: benchmarks/dask.py would shadow dask
+    del sys.path[1]
+
+
+def _families():
+    """``benchmarks/families.py`` (its loops), loaded by path: ``benchmarks/`` is not put on ``sys.path``."""
+    import importlib.util
+    name = "fedcheck_bench_families"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, HERE / "families.py")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules[name]
+
+TOL = 1e-9
+
+
+def _pin() -> int | None:
+    """Pin this process (and the threads it starts later: XLA's pool) to the idler core."""
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    cores = sorted(os.sched_getaffinity(0))
+
+    def busy():
+        with open("/proc/stat") as fh:
+            rows = [ln.split() for ln in fh if ln.startswith("cpu") and ln[3].isdigit()]
+        return {int(r[0][3:]): (sum(map(int, r[1:])), int(r[4]) + int(r[5])) for r in rows}
+    a = busy()
+    time.sleep(0.5)
+    b = busy()
+    idle = {c: (b[c][1] - a[c][1]) / max(b[c][0] - a[c][0], 1) for c in cores if c in a and c in b}
+    core = max(idle, key=idle.get) if idle else cores[-1]
+    os.sched_setaffinity(0, {core})
+    return core
+
+
+def _jax():
+    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+@dataclass
+class Case:
+    name: str
+    shape: str
+    rounds: int
+    fedcheck: Callable[[], dict]             # -> compared outputs (numpy)
+    jax_run: Callable[[], dict]              # the timed peer (compiled at the first call)
+    jax_check: Callable[[], dict] | None     # the peer on fedcheck's random numbers (None: jax_run)
+    loop: Callable[[], object] | None
+    loop_rounds: int
+    floor: Callable[[], None]
+    compare: tuple[str, ...] = ()
+    notes: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def _np(tree) -> dict:
+    return {k: np.asarray(v) for k, v in tree.items()}
+
+
+def max_rel_diff(a: dict, b: dict, keys) -> float:
+    worst = 0.0
+    for k in keys:
+        x, y = np.asarray(a[k], dtype=float), np.asarray(b[k], dtype=float)
+        if x.shape != y.shape:
+            return float("inf")
+        scale = 1.0 + float(np.max(np.abs(x))) if x.size else 1.0
+        worst = max(worst, float(np.max(np.abs(x - y))) / scale if x.size else 0.0)
+    return worst
+
+
+class _Stream:
+    """Collects the every-round stream of one metric into a ``(T+1, B)`` array."""
+
+    def __init__(self, T, B, name="F"):
+        self.out, self.name = np.empty((T + 1, B)), name
+
+    def __call__(self, k, values):
+        self.out[k - 1] = values[self.name]
+
+
+# ------------------------------------------------------------------------------------------------ FedFW
+def _fedfw_batch(B, p=None, n=None):
+    from dataclasses import replace
+    from fedcheck.problems.instances import InstanceBatch
+    from theorems.fedfw import theorem1
+    fam = theorem1.evidence.experiment.family
+    if p is not None or n is not None:
+        fam = replace(fam, p=p or fam.p, n=n or fam.n)
+    return InstanceBatch([fam.draw(s) for s in range(B)]), theorem1
+
+
+def _fedfw_sched(batch, theorem1, T):
+    from fedcheck.core.schedules import evaluate_schedule
+    tt = np.arange(1, T + 1)
+    values = {k: np.full(batch.B, float(v)) for k, v in theorem1.params.items()}
+    values["n"] = np.full(batch.B, float(batch.n))
+    return {k: evaluate_schedule(e, tt, values, batch.B) for k, e in theorem1.evidence.experiment.schedules.items()}
+
+
+def jax_fedfw(jax, factored: bool, incremental: bool, refresh: int = 64, m: float = 1.0):
+    """FedFW on least squares over the l1 ball: per instance ``(A or H/n, c/n, ...)``, vmapped; F of the
+    server point after every round from the stacked QR ``(R, q, rho)``."""
+    jnp, lax = jax.numpy, jax.lax
+
+    def one(data, X0, eta, lam, r, R, q, rho, scale):
+        n, p = X0.shape
+
+        def grad_of(X, aux):
+            if factored:
+                A, b = data
+                res = aux if incremental else jnp.einsum("imp,ip->im", A, X)
+                return jnp.einsum("imp,im->ip", A, res - b) / (m * n)
+            Hn, cn = data
+            hx = aux if incremental else jnp.einsum("ipq,iq->ip", Hn, X)
+            return hx - cn
+
+        def exact_aux(X):
+            if factored:
+                return jnp.einsum("imp,ip->im", data[0], X)
+            return jnp.einsum("ipq,iq->ip", data[0], X)
+
+        def body(carry, el):
+            X, xbar, aux, t = carry
+            e, l = el
+            if incremental:
+                aux = lax.cond(t % refresh == 0, exact_aux, lambda X_: aux, X)
+            G = grad_of(X, aux) + l * (X - xbar)
+            j = jnp.argmax(jnp.abs(G), axis=-1)
+            gj = jnp.take_along_axis(G, j[:, None], -1)[:, 0]
+            val = jnp.where(gj < 0, r, -r)
+            S = jax.nn.one_hot(j, p, dtype=X.dtype) * val[:, None]
+            X = (1.0 - e) * X + e * S
+            xbar = (1.0 - e) * xbar + e * S.mean(0)
+            if incremental:     # the aux (H x or A x) of the new iterate: one column per client
+                if factored:
+                    col = jnp.take_along_axis(data[0], j[:, None, None], -1)[..., 0]      # (n, m)
+                else:
+                    col = jnp.take_along_axis(data[0], j[:, None, None], -1)[..., 0]      # (n, p): H[:, :, j]
+                aux = (1.0 - e) * aux + (e * val)[:, None] * col
+            res = R @ xbar - q
+            F = (res @ res + rho) * scale
+            return (X, xbar, aux, t + 1), F
+        aux0 = exact_aux(X0)
+        (X, xbar, _, _), F = lax.scan(body, (X0, X0.mean(0), aux0, 0), (eta, lam))
+        res = R @ X0.mean(0) - q
+        F0 = (res @ res + rho) * scale
+        return X, xbar, jnp.concatenate([F0[None], F])
+
+    vm = jax.vmap(one, in_axes=(0, 0, None, None, 0, 0, 0, 0, None))
+    return jax.jit(vm)
+
+
+def case_fedfw(B=64, T=5000, p=None, loop_rounds=40, incremental_peer=False) -> Case:
+    jax = _jax()
+    from fedcheck.algorithms import default_recorder, fedfw, record_grid
+    batch, th1 = _fedfw_batch(B, p=p)
+    sched = _fedfw_sched(batch, th1, T)
+    loss = batch.loss
+    n, p_ = batch.n, batch.p
+    R, q, rho = (np.asarray(a) for a in loss._stacked_qr())
+    scale = 1.0 / (2 * loss.m * loss.n)
+    r = np.broadcast_to(np.asarray(batch.set.radius, dtype=float), (B,)).copy()
+    X0 = np.array(batch.x0(), dtype=float)
+    eta, lam = sched["eta"][:, 0].copy(), sched["lam"][:, 0].copy()
+    factored = bool(loss.factored)
+    data = (loss.A, loss.b) if factored else (loss.H / n, loss.c / n)
+    fn = jax_fedfw(jax, factored, incremental_peer, m=float(loss.m))
+    if True:
+        def run_jax():
+            X, xb, F = fn(data, X0, eta, lam, r, R, q, rho, scale)
+            return {"X": X, "xbar": xb, "F": np.asarray(F).T}
+
+    def run_fedcheck():
+        st = _Stream(T, B)
+        tr = fedfw(batch, rounds=T, grid=record_grid(T + 1), recorder=default_recorder(batch), stream=st, **sched)
+        return {"X": tr.final["X"], "xbar": tr.final["xbar"], "F": st.out}
+
+    if factored:
+        from fedcheck.algorithms.reference import fedfw_loop
+        short = {k: v[:loop_rounds] for k, v in sched.items()}
+
+        def loop():
+            fedfw_loop(batch, short["eta"], short["lam"], loop_rounds)
+    else:
+        from fedcheck.algorithms.reference import fedfw_loop_least_squares_l1
+        short = {k: v[:loop_rounds] for k, v in sched.items()}
+
+        def loop():
+            fedfw_loop_least_squares_l1(batch, short["eta"], short["lam"], loop_rounds)
+
+    grad = loss.grad
+    Xf = np.zeros((B, n, p_))
+
+    def floor():
+        for _ in range(T):
+            grad(Xf)
+    name = "FedFW (factored LS)" if factored else "FedFW"
+    if incremental_peer:
+        name += " [JAX incremental]"
+    return Case(name, f"{B}x{n}x{p_}" + (f" m={loss.m}" if factored else ""), T, run_fedcheck, run_jax, None,
+                loop, loop_rounds, floor, ("X", "xbar", "F"))
+
+
+# ------------------------------------------------------------------------------------------------ FedAvg
+def jax_fedavg(jax, E):
+    jnp, lax = jax.numpy, jax.lax
+
+    def one(H, c, x0, eta, R, q, rho, scale):
+        n = H.shape[0]
+
+        def body(x, e):
+            W = jnp.broadcast_to(x, (n,) + x.shape)
+            W = lax.fori_loop(0, E, lambda _, W: W - e * (jnp.einsum("ipq,iq->ip", H, W) - c), W)
+            x = W.mean(0)
+            res = R @ x - q
+            return x, (res @ res + rho) * scale
+        x, F = lax.scan(body, x0, eta)
+        res = R @ x0 - q
+        return x, jnp.concatenate([((res @ res + rho) * scale)[None], F])
+    return jax.jit(jax.vmap(one, in_axes=(0, 0, 0, 1, 0, 0, 0, None)))
+
+
+def case_fedavg(B=64, n=10, m=20, p=20, T=1000, E=5, loop_rounds=20) -> Case:
+    jax = _jax()
+    from fedcheck.algorithms import fedmls as M
+    from fedcheck.problems.instances import InstanceBatch, RandomFamily
+    fam = RandomFamily(loss="least_squares", set="l2", n=n, m=m, p=p, radius=1.0, heterogeneity=1.0)
+    batch = InstanceBatch([fam.draw(s) for s in range(B)])
+    loss = batch.loss
+    L = np.asarray(loss.smoothness()).max(-1)
+    eta = np.broadcast_to(0.5 / L, (T, B)).copy()
+    R, q, rho = (np.asarray(a) for a in loss._stacked_qr())
+    scale = 1.0 / (2 * loss.m * loss.n)
+    x0 = batch.x0()[:, 0, :].copy()
+    fn = jax_fedavg(jax, E)
+
+    def run_jax():
+        x, F = fn(loss.H, loss.c, x0, eta, R, q, rho, scale)
+        return {"xbar": x, "F": np.asarray(F).T}
+
+    def run_fedcheck():
+        tr = M.fedavg(batch, rounds=T, T=E, eta=eta, grid=np.arange(T + 1))
+        return {"xbar": tr.final["xbar"], "F": tr.metrics["F"]}
+
+    H, c = loss.H, loss.c
+
+    def loop():
+        for b in range(B):
+            x = x0[b].copy()
+            for k in range(loop_rounds):
+                e = eta[k, b]
+                acc = np.zeros(p)
+                for i in range(n):
+                    w = x.copy()
+                    for _ in range(E):
+                        g = H[b, i] @ w
+                        g -= c[b, i]
+                        w = w - e * g
+                    acc += w
+                x = acc / n
+
+    Xf = np.zeros((B, n, p))
+    grad = loss.grad
+
+    def floor():
+        for _ in range(T * E):
+            grad(Xf)
+    return Case("FedAvg (least squares)", f"{B}x{n}x{p} m={m} E={E}", T, run_fedcheck, run_jax, None, loop,
+                loop_rounds, floor, ("xbar", "F"))
+
+
+# ------------------------------------------------------------------------------------------------ composite
+def _soft(jnp, x, t):
+    return jnp.sign(x) * jnp.maximum(jnp.abs(x) - t, 0.0)
+
+
+def jax_composite(jax, method, K, pre_drawn):
+    """FedDualAvg (Algorithm 3, with the (4.4) average and the discrepancy) or FedMiD (Algorithm 2) on
+    shared-Hessian quadratics, l1 regularizer, Gaussian gradient noise (``pre_drawn``: the normals come in as
+    an array ``(R, K, M, d)`` per instance; else drawn by ``jax.random`` inside the scan)."""
+    jnp, lax = jax.numpy, jax.lax
+
+    def one(QT, c, sd, lam, Qbar, cbar, ebar, w0, ec, es, noise_or_key, R):
+        M, d = c.shape
+
+        def Phi(w):
+            return 0.5 * w @ (Qbar @ w) + cbar @ w + ebar + lam * jnp.abs(w).sum()
+
+        def noise(r, k, key):
+            if pre_drawn:
+                return noise_or_key[r, k]
+            return jax.random.normal(jax.random.fold_in(key, r * K + k), (M, d))
+
+        def body(carry, r):
+            z, w_sum, hat_sum, disc = carry
+            Z = jnp.broadcast_to(z, (M, d))
+            for k in range(K):
+                xi = noise(r, k, noise_or_key)
+                if method == "feddualavg":
+                    a = es * ec * r * K + ec * k
+                    W = _soft(jnp, Z, a * lam)
+                    zbar = Z.mean(0)
+                    disc = disc + ((Z - zbar) ** 2).sum()
+                    g = (W @ QT + c) + xi * sd
+                    Z = Z - ec * g
+                    hat_sum = hat_sum + _soft(jnp, Z.mean(0), (a + ec) * lam)
+                else:
+                    g = (Z @ QT + c) + xi * sd
+                    Z = _soft(jnp, Z - ec * g, ec * lam)
+            if method == "feddualavg":
+                z = z + es * (Z.mean(0) - z)
+                w = _soft(jnp, z, es * ec * (r + 1) * K * lam)
+            else:
+                z = z + es * (Z.mean(0) - z)
+                z = _soft(jnp, z, es * ec * K * lam)
+                w = z
+            w_sum = w_sum + w
+            rec = (Phi(w), Phi(w_sum / (r + 1)))
+            if method == "feddualavg":
+                rec = rec + (Phi(hat_sum / (K * (r + 1))), disc)
+            return (z, w_sum, hat_sum, disc), rec
+        zero = jnp.zeros(d)
+        (z, w_sum, hat_sum, disc), rec = lax.scan(body, (w0, zero, zero, 0.0), jnp.arange(R))
+        return (z, w_sum / R) + rec
+
+    axes = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, None)
+    return jax.jit(jax.vmap(one, in_axes=axes), static_argnums=(11,))
+
+
+def case_composite(method="feddualavg", B=64, T=200) -> Case:
+    jax = _jax()
+    FAM = _families()
+    from fedcheck.algorithms import composite as E
+    from fedcheck.algorithms.core import record_grid
+    prob = FAM._composite_batch(B)
+    K, M, d = prob.K, prob.M, prob.d
+    ec = np.full(B, 0.05) * np.linspace(0.5, 1.5, B)
+    es = np.full(B, 1.0)
+    alg = {"feddualavg": E.feddualavg, "fedmid": E.fedmid}[method]
+    lam = np.broadcast_to(np.asarray(prob.reg.lam, dtype=float), (B,)).copy()
+    QT = np.ascontiguousarray(prob.Q[:, 0].swapaxes(-1, -2))
+    sdv = np.broadcast_to(prob.noise_scale[:, None, None], (B, M, d)).copy()
+    args = (QT, prob.c, sdv, lam, prob.Qbar, prob.cbar, prob.ebar, prob.x0(), ec, es)
+    timed = jax_composite(jax, method, K, False)
+    checked = jax_composite(jax, method, K, True)
+    keys = jax.vmap(lambda s: jax.random.PRNGKey(s))(np.arange(B))
+
+    def unpack(out):
+        res = {"z": out[0], "w_avg": out[1], "Phi": np.asarray(out[2]).T, "Phi_avg": np.asarray(out[3]).T}
+        if method == "feddualavg":
+            res.update(Phi_hat=np.asarray(out[4]).T, disc=np.asarray(out[5]).T)
+        return res
+
+    def run_jax():
+        return unpack(timed(*args, keys, T))
+
+    def run_jax_check():
+        rng = np.random.default_rng(np.random.SeedSequence(7))
+        xi = np.stack([np.stack([rng.standard_normal((B, M, d)) for _ in range(K)]) for _ in range(T)])
+        return unpack(checked(*args, np.ascontiguousarray(xi.transpose(2, 0, 1, 3, 4)), T))
+
+    def run_fedcheck():
+        rng = np.random.default_rng(np.random.SeedSequence(7))
+        tr = alg(prob, rounds=T, eta_c=ec, eta_s=es, grid=record_grid(T) if False else np.arange(T + 1), rng=rng)
+        res = {"z": tr.final.get("z", tr.final["w"]), "w_avg": None, "Phi": tr.metrics["Phi"][1:],
+               "Phi_avg": tr.metrics["Phi_avg"][1:]}
+        if method == "feddualavg":
+            res.update(Phi_hat=tr.metrics["Phi_hat"][1:], disc=tr.metrics["disc"][1:])
+        res.pop("w_avg")
+        return res
+
+    def loop():
+        FAM.loop_composite(prob, 20, ec, es, method, 7)
+
+    W = np.zeros((B, M, d))
+
+    def floor():
+        rng = np.random.default_rng(0)
+        for _ in range(T * K):
+            prob.grad(W, None, 0, rng)
+    cmp = ("z", "Phi", "Phi_avg") + (("Phi_hat", "disc") if method == "feddualavg" else ())
+    label = {"feddualavg": "FedDualAvg", "fedmid": "FedMiD"}[method]
+    return Case(label, f"{B}x{M}x{d} K={K}", T, run_fedcheck, run_jax, run_jax_check, loop, 20, floor, cmp)
+
+
+# ------------------------------------------------------------------------------------------------ FedMLS
+def jax_fedmls(jax, n, R):
+    jnp, lax = jax.numpy, jax.lax
+
+    def one(A, b, lam, T, Rr):
+        m = A.shape[1]
+        p = A.shape[2]
+
+        def sub(U):       # LAD subgradient (matmul order): (sign(A u - b) / m)^T A
+            r = jnp.einsum("imp,ip->im", A, U) - b
+            return jnp.einsum("im,imp->ip", jnp.sign(r) / m, A)
+
+        def F(x):
+            return jnp.abs(jnp.einsum("imp,p->im", A, x) - b).mean(-1).mean()
+
+        def body(carry, k):
+            x, y, z, xi, yi, zi = carry
+            kf = k.astype(float)
+            g, g1 = 2.0 / (kf + 1.0), 2.0 / (kf + 2.0)
+            sc = lam[k - 1] * kf / (4.0 * n)
+            V = zi - (kf / 4.0) * (yi - y)
+
+            def inner(t, st):
+                U, Ut = st
+                tf = t.astype(float)
+                a = 2.0 / (tf + 2.0)
+                G = sub(U) * (a * sc)
+                Uh = (1.0 - a) * U + a * V - G
+                nrm = jnp.sqrt((Uh * Uh).sum(-1))[:, None]
+                Uh = Uh * (Rr / jnp.maximum(nrm, Rr))
+                th = 2.0 * (tf + 1.0) / (tf * (tf + 3.0))
+                return Uh, Ut + th * (Uh - Ut)
+            zn, zt = lax.fori_loop(1, T[k - 1] + 1, inner, (zi, zi))
+            xi = (1.0 - g) * xi + g * zt
+            yi = (1.0 - g1) * xi + g1 * zn
+            zi = zn
+            x = (1.0 - g) * x + g * z
+            y = (1.0 - g1) * x + g1 * z
+            z = z - ((kf + 1.0) / 4.0) * (y - yi.mean(0))
+            return (x, y, z, xi, yi, zi), F(x)
+        zp, zc = jnp.zeros(p), jnp.zeros((n, p))
+        (x, _, _, xi, _, _), Fs = lax.scan(body, (zp, zp, zp, zc, zc, zc), jnp.arange(1, lam.shape[0] + 1))
+        return x, xi, Fs
+    return jax.jit(jax.vmap(one, in_axes=(0, 0, 1, 1, None)))
+
+
+def case_fedmls(B=64, T=100, n=32) -> Case:
+    jax = _jax()
+    FAM = _families()
+    from fedcheck.algorithms import fedmls as M
+    from theorems.fedmls.measurements import LADFamily
+    from fedcheck.problems.instances import InstanceBatch
+    fam = LADFamily(n=n, m=12, p=3, heterogeneity=0.5)
+    batch = InstanceBatch([fam.draw(s) for s in range(B)])
+    A, bb = FAM._lad_arrays(batch)
+    k = np.arange(1, T + 1, dtype=float)[:, None]
+    lam = np.broadcast_to(1.0 / k, (T, B)).copy()
+    Tk = np.broadcast_to(np.minimum(np.ceil(k / 3.0), 8.0), (T, B)).copy()
+    R = 10.0
+    fn = jax_fedmls(jax, n, R)
+    Ti = Tk.astype(np.int64)
+
+    def run_jax():
+        x, xi, F = fn(A, bb, lam, Ti, R)
+        return {"xbar": x, "xi": xi, "F": np.asarray(F).T}
+
+    def run_fedcheck():
+        tr = M.fedmls(batch, rounds=T, lam=lam, T=Tk, R=R, grid=np.arange(T + 1))
+        return {"xbar": tr.final["xbar"], "xi": tr.final["xi"], "F": tr.metrics["F"][1:]}
+
+    def loop():
+        FAM.loop_fedmls(A, bb, 20, lam, Tk, R)
+
+    U = np.zeros((B, n, batch.p))
+    grad = batch.loss.grad
+    calls = int(Ti[:, 0].sum())
+
+    def floor():
+        for _ in range(calls):
+            grad(U)
+    return Case("FedMLS", f"{B}x{n}x{batch.p} m=12 T<=8", T, run_fedcheck, run_jax, None, loop, 20, floor,
+                ("xbar", "xi", "F"), notes="loop: 20 of the rounds (T_k grows: the loop is scaled per subgradient call)",
+                extra={"loop_scale": calls / int(Ti[:20, 0].sum())})
+
+
+# ------------------------------------------------------------------------------------------------ FedSGM
+def jax_fedsgm(jax, E, eps):
+    jnp, lax = jax.numpy, jax.lax
+
+    def one(A, b, C, e, w0, eta, T):
+        n, m, d = A.shape
+
+        def f_val(W):     # LAD, einsum order: mean |A w - b|
+            return jnp.abs(jnp.einsum("jmd,jd->jm", A, W) - b).mean(-1)
+
+        def f_sub(W):
+            s = jnp.sign(jnp.einsum("jmd,jd->jm", A, W) - b)
+            return jnp.einsum("jmd,jm->jd", A, s) / m
+
+        def g_pieces(W):
+            return jnp.einsum("jkd,jd->jk", C, W) + e
+
+        def g_sub(W):
+            j = jnp.argmax(g_pieces(W), -1)
+            return jnp.take_along_axis(C, j[:, None, None], 1)[:, 0]
+
+        def body(carry, _):
+            w, S_w, S_weight = carry
+            Wb = jnp.broadcast_to(w, (n, d))
+            fw, gw = f_val(Wb).mean(), g_pieces(Wb).max(-1).mean()
+            sig = (gw - eps > 0).astype(float)
+            inA = gw <= eps
+            wt = jnp.where(inA, 1.0, 0.0)
+            S_w, S_weight = S_w + wt * w, S_weight + wt
+
+            def local(_, st):
+                W, X = st
+                V = (1 - sig) * f_sub(W) + sig * g_sub(W)
+                return W - eta * V, X + V
+            _, X = lax.fori_loop(0, E, local, (Wb, jnp.zeros((n, d))))
+            w = w - eta * X.mean(0)
+            return (w, S_w, S_weight), (fw, gw)
+        (w, S_w, S_weight), (f, g) = lax.scan(body, (w0, jnp.zeros_like(w0), 0.0), None, length=T)
+        return w, jnp.where(S_weight > 0, S_w / S_weight, jnp.nan), f, g
+    return jax.jit(jax.vmap(one, in_axes=(0, 0, 0, 0, 0, 0, None)), static_argnums=(6,))
+
+
+def case_fedsgm(B=64, T=300, E=3, n=5) -> Case:
+    jax = _jax()
+    FAM = _families()
+    from fedcheck.algorithms.switching import fedsgm
+    from fedcheck.problems import constrained as P
+    fam = P.ConstrainedFamily(kind="pl", n=n, m=10, d=5, start="infeasible")
+    batch = P.ConstrainedBatch([fam.draw(s) for s in range(B)])
+    eta = np.full(B, 0.02) * np.linspace(0.5, 1.5, B)
+    eps = 0.05
+    u = np.zeros((B, batch.d))
+    fn = jax_fedsgm(jax, E, eps)
+    A, b, C, e = batch.f.A, batch.f.b, batch.g.A, batch.g.b
+    w0 = np.asarray(batch.w0, dtype=float)
+
+    def run_jax():
+        w, wbar, f, g = fn(A, b, C, e, w0, eta, T)
+        return {"w_T": w, "wbar": wbar, "f": np.asarray(f).T, "g": np.asarray(g).T}
+
+    def run_fedcheck():
+        tr = fedsgm(batch, rounds=T, eta=eta, eps=np.full(B, eps), rule="hard", local_steps=E, comparator=u)
+        return {"w_T": tr.final["w_T"], "wbar": tr.final["wbar"], "f": tr.metrics["f"][:-1], "g": tr.metrics["g"][:-1]}
+
+    def loop():
+        FAM.loop_fedsgm(batch, 30, eta, np.full(B, eps), E)
+
+    W = np.zeros((B, n, batch.d))
+
+    def floor():
+        for _ in range(T * E):
+            batch.f.subgrad(W)
+            batch.g.subgrad(W)
+    return Case("FedSGM (pl)", f"{B}x{n}x{batch.d} m=10 E={E}", T, run_fedcheck, run_jax, None, loop, 30, floor,
+                ("w_T", "wbar", "f", "g"))
+
+
+# ------------------------------------------------------------------------------------------------ FedProx
+def jax_fedprox(jax, E):
+    jnp, lax = jax.numpy, jax.lax
+
+    def one(H, c, X0, eta, mu, rad, R, q, rho, scale):
+        n = H.shape[0]
+
+        def body(x, el):
+            e, mu_ = el
+
+            def local(_, Y):
+                G = jnp.einsum("ipq,iq->ip", H, Y) - c + mu_ * (Y - x)
+                Y = Y - e * G
+                nrm = jnp.sqrt((Y * Y).sum(-1))[:, None]
+                return Y * jnp.where(nrm > rad, rad / jnp.where(nrm > 0, nrm, 1.0), 1.0)
+            Y = lax.fori_loop(0, E, local, jnp.broadcast_to(x, (n,) + x.shape))
+            x = Y.mean(0)
+            res = R @ x - q
+            return x, (Y, (res @ res + rho) * scale)
+        x0 = X0.mean(0)
+        x, (Ys, F) = lax.scan(body, x0, (eta, mu))
+        res = R @ x0 - q
+        return x, Ys[-1], jnp.concatenate([((res @ res + rho) * scale)[None], F])
+    return jax.jit(jax.vmap(one, in_axes=(0, 0, 0, 1, 1, 0, 0, 0, 0, None)))
+
+
+def case_fedprox(B=64, T=200, E=5, n=8, p=10) -> Case:
+    jax = _jax()
+    FAM = _families()
+    from examples.fedprox_claims import fedprox
+    from fedcheck.problems.instances import InstanceBatch, RandomFamily
+    fam = RandomFamily(loss="least_squares", set="l2", n=n, m=20, p=p, radius=1.0, heterogeneity=2.0)
+    batch = InstanceBatch([fam.draw(s) for s in range(B)])
+    loss = batch.loss
+    L = np.asarray(loss.smoothness()).max(-1)
+    eta = np.broadcast_to(1.0 / L, (T, B)).copy()
+    mu = np.full((T, B), 0.1)
+    R, q, rho = (np.asarray(a) for a in loss._stacked_qr())
+    scale = 1.0 / (2 * loss.m * loss.n)
+    rad = np.broadcast_to(np.asarray(batch.set.radius, dtype=float), (B,)).copy()
+    X0 = np.array(batch.x0(), dtype=float)
+    fn = jax_fedprox(jax, E)
+
+    def run_jax():
+        x, X, F = fn(loss.H, loss.c, X0, eta, mu, rad, R, q, rho, scale)
+        return {"x": x, "X": X, "F": np.asarray(F).T}
+
+    def run_fedcheck():
+        tr = fedprox(batch, rounds=T, grid=np.arange(1, T + 2), eta=eta, mu=mu, local_steps=E)
+        return {"x": tr.final["x"], "X": tr.final["X"], "F": tr.metrics["F"]}
+
+    def loop():
+        FAM.loop_fedprox(batch, 20, eta, mu, E)
+
+    Xf = np.zeros((B, n, p))
+    grad = loss.grad
+
+    def floor():
+        for _ in range(T * E):
+            grad(Xf)
+    return Case("federated(FedProx)", f"{B}x{n}x{p} m=20 E={E}", T, run_fedcheck, run_jax, None, loop, 20, floor,
+                ("x", "X", "F"))
+
+
+def user_round_options(repeat: int) -> None:
+    """Issue 28, point 3: how a user's round function (the FedProx example) reaches compiled speed -- the
+    numpy path (the reference, before), the compiled building blocks (what fedcheck does now, nothing to change
+    in the user's file), (a) numba on the user's round function, (b) JAX (the peer above: jit per shape)."""
+    import numba
+    from examples import fedprox_claims as ex
+    from fedcheck.algorithms import pieces
+    case = case_fedprox()
+    saved = pieces._compiled_local_steps
+    before, now = [], []
+    for _ in range(repeat):
+        pieces._compiled_local_steps = lambda *a: None          # the numpy steps (FEDCHECK_JIT=0 does the same)
+        try:
+            before.append(_wall(case.fedcheck))
+        finally:
+            pieces._compiled_local_steps = saved
+        now.append(_wall(case.fedcheck))
+    print(f"# point 3, the FedProx example's round function ({case.shape}, {case.rounds} rounds, F every round): "
+          f"numpy path {min(before):.4f} s, compiled building blocks {min(now):.4f} s: "
+          f"user_round_speedup={min(before) / min(now):.2f}x (same iterates: tests/test_compiled_paths.py)")
+    from fedcheck.algorithms.protocol import Round
+    from fedcheck.problems.instances import InstanceBatch, RandomFamily
+    small = InstanceBatch([RandomFamily(loss="least_squares", set="l2", n=3, m=5, p=4).draw(s) for s in range(2)])
+    X = np.array(small.x0())
+    try:
+        numba.njit(ex.fedprox_round)(X, X.mean(1), Round(small), eta=np.ones(2), mu=np.ones(2), local_steps=1)
+        print("#   (a) numba.njit(fedprox_round): compiled")
+    except Exception as e:       # the round function calls ctx (a Python object) and pieces: not nopython code
+        print(f"#   (a) numba.njit(fedprox_round) as the user wrote it: {type(e).__name__} (the round function calls "
+              "a Python context and fedcheck's pieces; numba compiles only code written in its subset)")
+
+
+CASES = {
+    "fedfw": case_fedfw,
+    "fedfw_factored": lambda **kw: case_fedfw(p=200, T=2000, loop_rounds=2, **kw),
+    "fedavg": case_fedavg,
+    "feddualavg": lambda **kw: case_composite("feddualavg", **kw),
+    "fedmid": lambda **kw: case_composite("fedmid", **kw),
+    "fedmls": case_fedmls,
+    "fedsgm": case_fedsgm,
+    "fedprox": case_fedprox,
+}
+EXTRA = {   # stronger peers, printed for information (not in the closing line)
+    "fedfw_jax_incremental": lambda: case_fedfw(incremental_peer=True),
+    "fedfw_factored_jax_incremental": lambda: case_fedfw(p=200, T=2000, loop_rounds=2, incremental_peer=True),
+}
+
+
+def _wall(fn) -> float:
+    gc.collect()
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def _block(out: dict) -> dict:
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+class issue28_off:
+    """fedcheck as it was before issue 28's compiled paths (the numpy reference paths they replace): least
+    squares' local steps (one FedAvg, ``pieces.local_steps``), FedMLS's approx-prox passes, FedFW's factored
+    compiled round and the by-columns ``F`` of large least squares."""
+
+    def __enter__(self):
+        import importlib
+        fedavg, fedfw, fedmls, jit, pieces = (importlib.import_module(f"fedcheck.algorithms.{m}")
+                                              for m in ("fedavg", "fedfw", "fedmls", "jit", "pieces"))
+        self.saved = [(pieces, "_compiled_local_steps", pieces._compiled_local_steps),
+                      (fedavg, "ls_local_steps", fedavg.ls_local_steps),
+                      (fedmls, "_compiled_prox_steps", fedmls._compiled_prox_steps),
+                      (fedfw, "_factored_ok", fedfw._factored_ok),
+                      (jit, "COLUMNS_FROM", jit.COLUMNS_FROM)]
+        pieces._compiled_local_steps = lambda *a: None
+        fedavg.ls_local_steps = lambda *a, **k: None
+        fedmls._compiled_prox_steps = lambda *a: None
+        fedfw._factored_ok = lambda *a: False
+        jit.COLUMNS_FROM = 2**62
+        return self
+
+    def __exit__(self, *exc):
+        for mod, name, value in self.saved:
+            setattr(mod, name, value)
+
+
+def _before(case: Case) -> float:
+    with issue28_off():
+        return _wall(case.fedcheck)
+
+
+def measure(case: Case, repeat: int, with_loop: bool, before: bool = False) -> dict:
+    t0 = time.perf_counter()
+    jx = _block(case.jax_run())                      # compiles
+    compile_s = time.perf_counter() - t0
+    fc = case.fedcheck()                              # warms numba's cache, the solve-free setup
+    ref = _block(case.jax_check()) if case.jax_check is not None else jx
+    diff = max_rel_diff(fc, ref, case.compare)
+    tf, tj, tl, tg, tb = [], [], [], [], []
+    if before:
+        with issue28_off():
+            case.fedcheck()                           # the recorder's F by rows, compiled once
+    for _ in range(repeat):
+        if before:
+            tb.append(_before(case))
+        tf.append(_wall(case.fedcheck))
+        tj.append(_wall(lambda: _block(case.jax_run())))
+        tg.append(_wall(case.floor))
+        if with_loop and case.loop is not None and len(tl) < 3:
+            tl.append(_wall(case.loop) * case.extra.get("loop_scale", case.rounds / case.loop_rounds))
+    return {"fedcheck": min(tf), "jax": min(tj), "floor": min(tg), "loop": min(tl) if tl else float("nan"),
+            "before": min(tb) if tb else float("nan"),
+            "compile": compile_s, "diff": diff, "runs_fedcheck": tf, "runs_jax": tj}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", nargs="*", choices=sorted(CASES) + sorted(EXTRA))
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--no-loop", action="store_true")
+    ap.add_argument("--extra", action="store_true", help="also the JAX peers with fedcheck's incremental gradient")
+    ap.add_argument("--no-user-round", action="store_true", help="skip point 3 (the FedProx example before/after)")
+    ap.add_argument("--before", action="store_true",
+                    help="also time fedcheck without issue 28's compiled paths (column 'before s', same run)")
+    a = ap.parse_args(argv)
+    try:
+        jax = _jax()
+    except ImportError:
+        print("JAX is not installed: pip install 'fedcheck[bench]' (or jax[cpu]) to run the peer benchmark")
+        return 2
+    core = _pin()
+    names = a.only or (list(CASES) + (list(EXTRA) if a.extra else []))
+    load = os.getloadavg()
+    print(f"# {os.cpu_count()} cores, pinned to core {core}; numpy {np.__version__}, jax {jax.__version__}; "
+          f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(f"# wall-clock minima of {a.repeat} interleaved repeats; JAX compile time excluded (column 'jit s'); "
+          f"equal: max|fedcheck - JAX| / (1 + max|x|) over the compared outputs (TOL {TOL:g})")
+    print(f"{'family':34s} {'shape':22s} {'rounds':>6s} {'loop s':>8s} {'floor s':>8s} {'jax s':>8s} "
+          f"{'fedcheck s':>10s} {'jax/fc':>7s} {'jit s':>6s} {'before s':>9s}  equal")
+    res = {}
+    ok = True
+    for name in names:
+        case = (CASES.get(name) or EXTRA[name])()
+        r = measure(case, a.repeat, not a.no_loop, a.before)
+        res[name] = r
+        ratio = r["jax"] / r["fedcheck"]
+        eq = r["diff"] <= TOL
+        ok &= eq
+        print(f"{case.name:34s} {case.shape:22s} {case.rounds:6d} {r['loop']:8.3f} {r['floor']:8.4f} "
+              f"{r['jax']:8.4f} {r['fedcheck']:10.4f} {ratio:7.2f} {r['compile']:6.2f} {r['before']:9.4f}  "
+              f"{'yes' if eq else 'NO'} ({r['diff']:.1e})", flush=True)
+    if not a.no_user_round and (a.only is None or "fedprox" in a.only):
+        user_round_options(a.repeat)
+    main_names = [n for n in res if n in CASES]
+    ratios = {n: res[n]["jax"] / res[n]["fedcheck"] for n in main_names}
+    load = os.getloadavg()
+    print(f"# load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; all equal: {ok}")
+    if ratios:
+        worst = min(ratios, key=ratios.get)
+        print(f"# smallest: {worst}")
+        print(f"jax_time_over_fedcheck_min={ratios[worst]:.2f} fedfw={ratios.get('fedfw', float('nan')):.2f}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,143 @@
+"""The compiled paths of issue 28 against the numpy reference they replace (no timing here).
+
+* least squares' local steps (``kernels.ls_local_steps``: the one FedAvg's local steps, ``pieces.local_steps``
+  and so FedProx through ``federated``): the blocked (vectorized) and the per-row kernel give the same bits;
+  against numpy the products ``H_i w`` are summed in index order instead of BLAS's order, so the results agree
+  to a few units in the last place (ulps of the largest entry), not bit for bit;
+* FedFW on least squares in factored form (compiled round with an incremental ``A_i x_i``): the same iterates
+  as the numpy path up to rounding, and its every-round stream equal to the recorder's values bit for bit.
+"""
+import numpy as np
+import pytest
+
+from fedcheck.algorithms import kernels as K
+from fedcheck.algorithms import pieces
+from fedcheck.problems import losses as L
+from fedcheck.problems.instances import InstanceBatch, RandomFamily
+
+needs_numba = pytest.mark.skipif(K._ls_local_steps_compiled is None, reason="numba is off (FEDCHECK_JIT=0 or absent)")
+
+
+def ulps(a, b) -> float:
+    """max |a - b| in units of the last place of the largest |b| (0 when equal)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return float(np.max(np.abs(a - b)) / np.spacing(np.max(np.abs(b))))
+
+
+def _batch(n=4, p=7, B=5, seed=0):
+    fam = RandomFamily(loss="least_squares", set="l2", n=n, m=12, p=p, radius=1.0, heterogeneity=2.0)
+    return InstanceBatch([fam.draw(seed + s) for s in range(B)])
+
+
+def _numpy_steps(batch, W, eta, steps, anchor=None, mu=None, project=False):
+    loss = batch.loss
+    Y = W.copy()
+    for t in range(steps):
+        G = loss.grad(Y)
+        if anchor is not None:
+            G = G + mu[:, None, None] * (Y - anchor[:, None, :])
+        Y = Y - eta[t][:, None, None] * G
+        if project:
+            Y = batch.set.project(Y)
+    return Y
+
+
+@needs_numba
+@pytest.mark.parametrize("n,p", [(3, 5), (4, 8), (5, 11), (2, 20)])
+@pytest.mark.parametrize("prox", [False, True])
+def test_ls_local_steps_equal_numpy_to_a_few_ulps(n, p, prox):
+    batch = _batch(n=n, p=p)
+    B = batch.B
+    rng = np.random.default_rng(p)
+    W = rng.standard_normal((B, n, p))
+    eta = 0.3 / np.asarray(batch.loss.smoothness()).max(-1) * rng.uniform(0.5, 1.5, (6, B))
+    anchor, mu = (W.mean(1), np.full(B, 0.1)) if prox else (None, None)
+    rad = np.broadcast_to(np.asarray(batch.set.radius, dtype=float), (B,))
+    got = K.ls_local_steps(batch.loss, W, eta, 6, anchor=anchor, mu=mu, radius=rad)
+    ref = _numpy_steps(batch, W, eta, 6, anchor, mu, project=True)
+    assert ulps(got, ref) <= 16
+    # the per-row kernel (taken when the instances' step counts differ) gives the blocked kernel's bits
+    counts = np.array([6] * (B - 1) + [5])
+    per_row = K.ls_local_steps(batch.loss, W, eta, counts, anchor=anchor, mu=mu, radius=rad)
+    np.testing.assert_array_equal(per_row[:-1], got[:-1])
+    assert ulps(per_row[-1], _numpy_steps(batch, W, eta, 5, anchor, mu, project=True)[-1]) <= 16
+
+
+@needs_numba
+def test_ls_local_steps_declines_what_it_does_not_take():
+    batch = _batch()
+    W = np.zeros((batch.B, batch.n, batch.p))
+    eta = np.full((2, batch.B), 0.1)
+    assert K.ls_local_steps(batch.loss, W[:, :2], eta, 2) is None              # not the batch's clients
+    assert K.ls_local_steps(batch.loss, W, eta[:, :2], 2) is None              # step sizes of other rows
+    lad = L.LAD(batch.loss.A, batch.loss.b)
+    assert K.ls_local_steps(lad, W, eta, 2) is None                            # another loss
+
+
+@needs_numba
+def test_fedprox_round_function_compiled_equals_numpy(monkeypatch):
+    """The FedProx example through ``federated``: the compiled building block against numpy's steps."""
+    from examples.fedprox_claims import fedprox
+    batch = _batch(n=4, p=6, B=4)
+    T = 30
+    L_ = np.asarray(batch.loss.smoothness()).max(-1)
+    kw = dict(eta=np.broadcast_to(1.0 / L_, (T, batch.B)).copy(), mu=np.full((T, batch.B), 0.1), local_steps=3)
+    fast = fedprox(batch, rounds=T, **kw)
+    monkeypatch.setattr(pieces, "_compiled_local_steps", lambda *a: None)
+    ref = fedprox(batch, rounds=T, **kw)
+    assert ulps(fast.final["X"], ref.final["X"]) <= 64
+    assert ulps(fast.metrics["F"], ref.metrics["F"]) <= 64
+
+
+@needs_numba
+def test_fedavg_least_squares_compiled_equals_numpy(monkeypatch):
+    from fedcheck.algorithms import fedavg as FA
+    from fedcheck.algorithms.fedmls import fedavg
+    batch = _batch(n=5, p=9, B=4)
+    T = 40
+    eta = np.broadcast_to(0.5 / np.asarray(batch.loss.smoothness()).max(-1), (T, batch.B)).copy()
+    Tk = np.full((T, batch.B), 3)
+    Tk[::7, 1] = 2                                         # per-instance step counts: the per-row kernel
+    fast = fedavg(batch, rounds=T, T=Tk, eta=eta)
+    monkeypatch.setattr(FA, "ls_local_steps", lambda *a, **k: None)
+    ref = fedavg(batch, rounds=T, T=Tk, eta=eta)
+    assert ulps(fast.final["xbar"], ref.final["xbar"]) <= 64
+    assert ulps(fast.metrics["F"], ref.metrics["F"]) <= 64
+
+
+@needs_numba
+def test_factored_fedfw_compiled_round_and_stream(monkeypatch):
+    from fedcheck.algorithms import default_recorder, fedfw, jit, record_grid
+    from fedcheck.algorithms.kernels import _FactoredGrad, make_grad_kernel
+    monkeypatch.setattr(L, "FACTOR_LIMIT_BYTES", -1)
+    fam = RandomFamily(n=5, m=4, p=12)
+    batch = InstanceBatch([fam.draw(s) for s in range(3)])
+    assert isinstance(make_grad_kernel(batch.loss, 0.2), _FactoredGrad)
+    T = 150
+    eta = np.broadcast_to((2.0 / (np.arange(1, T + 1) + 1))[:, None], (T, 3)).copy()
+    lam = np.broadcast_to(np.sqrt(np.arange(1, T + 1) + 1.0)[:, None], (T, 3)).copy()
+    rows = []
+    got = fedfw(batch, eta, lam, T, grid=record_grid(T + 1), recorder=default_recorder(batch),
+                stream=lambda k, v: rows.append(np.array(v["F"])))
+    streamed = np.concatenate(rows)
+    # the stream is the recorder's value bit for bit on the recorded rounds
+    np.testing.assert_array_equal(streamed[got.rounds - 1], got.metrics["F"])
+    monkeypatch.setattr(jit, "AVAILABLE", False)            # the numpy path (the reference)
+    ref = fedfw(batch, eta, lam, T, grid=record_grid(T + 1), recorder=default_recorder(batch))
+    np.testing.assert_allclose(got.final["xbar"], ref.final["xbar"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got.metrics["F"], ref.metrics["F"], rtol=1e-12)
+
+
+@needs_numba
+def test_least_squares_F_by_columns_is_the_rows_form_bit_for_bit(monkeypatch):
+    """``F`` of large least squares by columns (vectorized) equals the rows form of the recorder exactly."""
+    from fedcheck.algorithms import jit
+    fam = RandomFamily(loss="least_squares", set="l1", n=3, m=30, p=jit.COLUMNS_FROM + 6)
+    batch = InstanceBatch([fam.draw(s) for s in range(3)])
+    X = np.random.default_rng(0).standard_normal((batch.B, batch.n, batch.p)) * 0.1
+    cols = jit.least_squares_recorder(batch.loss, batch.set)(2, X, X.mean(1))
+    monkeypatch.setattr(jit, "COLUMNS_FROM", 10**9)
+    rows = jit.least_squares_recorder(batch.loss, batch.set)(2, X, X.mean(1))
+    for name in ("F", "consensus", "infeasibility"):
+        np.testing.assert_array_equal(cols[name], rows[name])
+    np.testing.assert_allclose(cols["F"], batch.loss.full_value(X.mean(1)), rtol=1e-13)

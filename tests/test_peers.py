@@ -1,0 +1,55 @@
+"""The JAX peers of ``benchmarks/peers.py`` compute what fedcheck computes (tiny shapes, no timing).
+
+JAX is a benchmark dependency only (the ``bench`` extra): without it these tests are skipped."""
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("jax", reason="JAX is a benchmark dependency (pip install 'fedcheck[bench]'); not installed")
+
+_root = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("fedcheck_bench_peers", _root / "benchmarks" / "peers.py")
+P = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = P
+_spec.loader.exec_module(P)
+
+TINY = {
+    "fedfw": dict(B=3, T=40, loop_rounds=2),
+    "fedavg": dict(B=3, n=3, m=6, p=4, T=20, E=3, loop_rounds=2),
+    "feddualavg": dict(B=3, T=10),
+    "fedmid": dict(B=3, T=10),
+    "fedmls": dict(B=3, T=12, n=4),
+    "fedsgm": dict(B=3, T=20, E=2, n=3),
+    "fedprox": dict(B=3, T=12, E=2, n=3, p=4),
+}
+MAKE = {"fedfw": P.case_fedfw, "fedavg": P.case_fedavg, "feddualavg": lambda **k: P.case_composite("feddualavg", **k),
+        "fedmid": lambda **k: P.case_composite("fedmid", **k), "fedmls": P.case_fedmls, "fedsgm": P.case_fedsgm,
+        "fedprox": P.case_fedprox}
+
+
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_jax_peer_equals_fedcheck(name):
+    case = MAKE[name](**TINY[name])
+    ref = {k: np.asarray(v) for k, v in (case.jax_check or case.jax_run)().items()}
+    got = case.fedcheck()
+    assert P.max_rel_diff(got, ref, case.compare) <= P.TOL
+
+
+@pytest.mark.parametrize("incremental", [False, True])
+def test_jax_peer_of_factored_fedfw(monkeypatch, incremental):
+    from fedcheck.problems import losses as L
+    monkeypatch.setattr(L, "FACTOR_LIMIT_BYTES", -1)       # the factored form on a small instance
+    case = P.case_fedfw(B=2, T=70, p=30, loop_rounds=2, incremental_peer=incremental)
+    assert "factored" in case.name
+    ref = {k: np.asarray(v) for k, v in case.jax_run().items()}
+    assert P.max_rel_diff(case.fedcheck(), ref, case.compare) <= P.TOL
+
+
+def test_max_rel_diff_sees_a_difference():
+    a = {"x": np.array([1.0, 2.0])}
+    assert P.max_rel_diff(a, {"x": np.array([1.0, 2.0])}, ("x",)) == 0.0
+    assert P.max_rel_diff(a, {"x": np.array([1.0, 2.1])}, ("x",)) > P.TOL
+    assert P.max_rel_diff(a, {"x": np.array([1.0])}, ("x",)) == float("inf")
