@@ -39,8 +39,6 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-if sys.path[1:] and Path(sys.path[1]).resolve() == HERE:   # run as a script: benchmarks/dask.py would shadow dask
-    del sys.path[1]
 
 
 def _families():

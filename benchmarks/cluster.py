@@ -1,7 +1,7 @@
 """Speed-up from 1 to 2 local Dask workers on independent claims (issue 15.5).
 
-    python benchmarks/dask.py                    # 8 independent claims of the catalog
-    python benchmarks/dask.py --jobs 4 fedfw     # other claims (ids, aliases, papers), other -j
+    python benchmarks/cluster.py                    # 8 independent claims of the catalog
+    python benchmarks/cluster.py --jobs 4 fedfw     # other claims (ids, aliases, papers), other -j
 
 In one process: the claims are run once to fill the solve cache (not timed), then serially
 (``run_checks(jobs=1)``: in this process, no cluster) and as Dask tasks on an embedded ``LocalCluster`` of
