@@ -116,3 +116,9 @@ def test_verify_warns_when_a_users_bound_differs_from_its_latex_and_keeps_the_ve
     import json
     rec = json.loads((tmp_path / "r.json").read_text())["checks"][0]["formula"]["printed"]["B"]
     assert rec["verdict"] == "differs" and rec["latex"] == r"\frac{1}{t+1}"
+
+
+def test_an_unbraced_script_takes_one_token_as_in_tex():
+    # "^2 7^{2/3}" is a square times 7^(2/3); SymPy's parser alone reads the digits "2 7" as 27
+    rec = X.check_bound(Bound("B", a ** 2 * 7 ** sp.Rational(2, 3), latex=r"a^2 7^{2/3}"))
+    assert rec["verdict"] == X.EQUAL, rec

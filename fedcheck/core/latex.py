@@ -17,8 +17,9 @@ expression in the declared symbols: a name, or a whole definition such as the pa
 SymPy symbol instead substitutes into the *declared* expression (a reading: ``{c_n: sqrt(n)}`` selects the
 printed form of a bound declared with a switch).  Symbols of the printed formula that no key names are matched
 to the declared symbols by name (``t``, ``n``, ``L``, ``D``).  Two conventions of printed bounds, stated once:
-a letter before a parenthesis is a product (``\\lambda_0(L + n\\lambda_0)``; bounds define no functions), and
-``\\left``/``\\right`` only size their delimiters.
+a letter before a parenthesis is a product (``\\lambda_0(L + n\\lambda_0)``; bounds define no functions),
+``\\left``/``\\right`` only size their delimiters, and an unbraced script takes one token as in TeX (``^2 7`` is a
+square times 7: the parser alone would read 27).
 """
 from __future__ import annotations
 
@@ -54,12 +55,49 @@ def _placeholder(k: int) -> str:
     return "fcsym" + letters
 
 
+_SCRIPT = re.compile(r"([\^_])\s*([A-Za-z0-9])")
+
+
 def _normalize(latex: str) -> str:
     s = latex
     for a, b in _SIZING:
         s = s.replace(a, b)
     s = _SPACES.sub(" ", s)
+    # an unbraced script takes one token, as in TeX ("^2 7^{2/3}" is x^2 * 7^(2/3)); the parser would read "2 7" as 27
+    s = _SCRIPT.sub(lambda m: f"{m.group(1)}{{{m.group(2)}}}", s)
     return s.strip().rstrip(",.;").strip()
+
+
+_COMMAND = re.compile(r"(\\[A-Za-z]+|\\.)")
+
+
+def _substitute_notation(latex: str, keys: list) -> tuple[str, dict]:
+    """Replace each notation key by a placeholder symbol, longest first and in one pass: a key with a backslash
+    (``\\lambda_0``, ``\\|\\mathbf{Y}^*\\|``) wherever it occurs; a plain key (``t``, ``C``, ``p``) only outside
+    command names, so that ``t`` never touches ``\\frac`` or ``\\sqrt``."""
+    marks, holders = {}, {}
+    s = latex
+    for k, key in enumerate(sorted(keys, key=len, reverse=True)):
+        mark = chr(0xE000 + k)            # a private-use character: no key can match inside it
+        marks[mark] = _placeholder(k)
+        holders[_placeholder(k)] = key
+        if "\\" in key:
+            if key not in s:
+                raise ValueError(f"the notation {key!r} does not occur in the printed formula")
+            s = s.replace(key, mark)
+        else:
+            parts = _COMMAND.split(s)      # odd items are command names: left alone
+            hit = False
+            for i in range(0, len(parts), 2):
+                if key in parts[i]:
+                    hit = True
+                    parts[i] = parts[i].replace(key, mark)
+            if not hit:
+                raise ValueError(f"the notation {key!r} does not occur in the printed formula")
+            s = "".join(parts)
+    for mark, ph in marks.items():
+        s = s.replace(mark, r" \mathit{" + ph + "} ")
+    return s, holders
 
 
 def _products(e):
@@ -87,15 +125,7 @@ def parse(latex: str, notation: Mapping | None = None) -> tuple[sp.Expr, dict]:
     """The printed formula as SymPy, with the notation substituted: ``(expr, placeholders)``; raises
     ``ValueError`` (with the parser's message) when the LaTeX cannot be parsed."""
     from sympy.parsing.latex import parse_latex
-    s = latex
-    holders: dict = {}
-    keys = [k for k in (notation or {}) if isinstance(k, str)]
-    for k, key in enumerate(sorted(keys, key=len, reverse=True)):
-        if key not in s:
-            raise ValueError(f"the notation {key!r} does not occur in the printed formula")
-        ph = _placeholder(k)
-        s = s.replace(key, r" \mathit{" + ph + "} ")
-        holders[ph] = key
+    s, holders = _substitute_notation(latex, [k for k in (notation or {}) if isinstance(k, str)])
     s = _normalize(s)
     import warnings
     try:
