@@ -131,6 +131,9 @@ def finish(res: Result, findings: Sequence[Finding], reason: str | None = None) 
         if res.feasibility.get("decides") and res.feasibility["verdict"] == res.verdict:
             parts.append(f"feasibility: {res.feasibility['verdict']} ({res.feasibility.get('evidence', '')})")
         res.reason = "; ".join(parts)
+        side = [f for f in findings if not f.paper and f.verdict in (V.VIOLATED, V.NOT_REPRODUCED)]
+        if side and res.verdict == V.INCONCLUSIVE:     # an undecided paper claim: say what the analyses beside it found
+            res.reason += "; analyses refuted: " + "; ".join(f"{f.name}: {f.verdict}" for f in side)
     else:   # the paper's claims stand; say so when an analysis beside them is refuted
         side = [f for f in findings if not f.paper and f.verdict in (V.VIOLATED, V.NOT_REPRODUCED)]
         if side and not res.reason:
