@@ -1294,7 +1294,12 @@ def _instance_tables(chk: dict, instances: list[dict]):
         row: list[Any] = [_instance_label(inst, j)]
         for n in reading_names:
             d = (inst.get("readings") or {}).get(n) or {}
-            txt = f"{fmt(d.get('verdict'))}, {fmt(d.get('max_ratio'))}"
+            if d.get("violations") and d.get("violations_where_ratio_undefined") == d.get("violations"):
+                # every violation is where the bound vanishes: its size is the excess, the ratio is undefined there
+                txt = (f"{fmt(d.get('verdict'))}, ratio undefined where violated (bound vanishes; excess "
+                       f"{fmt(d.get('max_excess_where_ratio_undefined'))})")
+            else:
+                txt = f"{fmt(d.get('verdict'))}, {fmt(d.get('max_ratio_where_bound_not_negligible', d.get('max_ratio')))}"
             if d.get("first_violation_round") is not None:
                 txt += f" (first at t={fmt(d['first_violation_round'])})"
             row.append({"text": txt, "tone": tone(d.get("verdict")), "verdict": True})

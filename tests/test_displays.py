@@ -77,3 +77,12 @@ def test_reading_rows_of_the_summary_table_say_undefined():
     table = summary_table([c.run().to_dict()])
     line = next(ln for ln in table.splitlines() if "reading a " in ln)
     assert "undefined" in line and "0.1" not in line
+
+
+def test_per_instance_cells_say_the_ratio_is_undefined_where_a_vanishing_bound_is_violated():
+    def cases(config, params):
+        return [Case("draw", {"as stated": Comparison(lhs_lo=np.array([4.0, 0.1]), rhs_lo=np.array([1e-15, 1.0]))})]
+    r = Claim(id="td.i", paper=P, reference="r", statement="s", evidence=BoundTest(Cases(cases))).run().to_dict()
+    ctx = check_context(r, {})
+    cell = ctx["instance_table"]["rows"][0][1]
+    assert "ratio undefined where violated" in cell["text"] and "excess 4" in cell["text"], cell
