@@ -22,10 +22,10 @@ from typing import Sequence
 import numpy as np
 
 from fedcheck.core import verdict as V
-from theorems.fedfw import sources as SRC
 from fedcheck.core.evidence import Comparison, Finding, MeasureResult, reproduced_if
 from fedcheck.problems.constants import InstanceContext, sup_grad_norm_sq
 from fedcheck.problems.nonconvex import Interval, nonconvex_constants, nonconvex_solver  # noqa: F401  (re-exported)
+from theorems.fedfw import sources as SRC
 from fedcheck.algorithms import default_recorder, fedfw, frank_wolfe, naive_fw_averaging, record_grid
 from fedcheck.algorithms.fedfw_variants import ProblemBatch, feddr, fedfw_variant, fw_recorder, replicate_seeds
 from fedcheck.problems.instances import Instance, InstanceBatch, RandomFamily, instance_rng, save_instance
@@ -914,8 +914,7 @@ def measure_privacy(ctx):
     findings.append(Finding(
         "l2 ball: one LMO message does not reveal the data direction",
         V.VIOLATED if cos_l2 >= 1 - PRIVACY_COS_TOL else V.HOLDS, False, source=SRC.PRIVACY_GENERAL, deviation=_outside,
-        description=
-        "analysis of Section 3.2 ('retrieving the gradient from its linear minimization output is generally "
+        description="analysis of Section 3.2 ('retrieving the gradient from its linear minimization output is generally "
         f"unfeasible'; Fig. 1 shows a benefit for the l2 ball too).  Direction recovered when |cos(-s^1, z_i)| >= 1 - "
         f"{PRIVACY_COS_TOL:g} for every client",
         evidence=f"one message: min over clients of |cos(-s^1, z_i)| = {cos_l2:.12f} (1 - |cos| = {1 - cos_l2:.1e})"))
