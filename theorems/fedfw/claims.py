@@ -1251,7 +1251,8 @@ _DOCS = (
     (table3, "FedFW-sto and FedDR with minibatch gradients on MCLR (digits).", "Section 5.3, Table 3 in shape.",
      "fedcheck verify fedfw.table3"),
     (theorem1_pep, "FedFW itself, n >= 2 clients, Theorem 1's schedules: a performance-estimation SDP (PEPit).",
-     "(38) against the exact worst case over the class.  SDP size and time (Clarabel, 2 shared cores): see "
+     "(38) against the exact worst case over the class, swept over zeta/(LD), lambda_0/L and the starting points "
+     "(theorems.fedfw.pep.PEP_GRID, PEP_GRID_FULL).  SDP size and time (Clarabel, 2 shared cores): see "
      "theorems.fedfw.pep.FEDFW_PEP_SCALING.", "fedcheck verify fedfw.theorem1_pep --full"),
 )
 # a claim is immutable, so the uniform docstrings are kept here, by claim id
