@@ -29,9 +29,7 @@ def test_verdict_as_declared(claim, tmp_path):
         assert res.reason, f"{claim.id}: a refutation must say why"
     # provenance (issue 25): every paper finding a run produces -- measurement findings are made at run time --
     # carries the paper's words, their place and the setting they are stated in
-    from test_provenance import REVIEWED
+    from test_provenance import REVIEWED, bare_paper_findings
     if claim.paper.key in REVIEWED:
-        bare = [name for name, d in res.readings.items() if d.get("paper") and not (
-            isinstance(d.get("source"), dict) and all(str(d["source"].get(k) or "").strip()
-                                                      for k in ("quote", "place", "setting")))]
+        bare = bare_paper_findings(res.readings)
         assert not bare, f"{claim.id}: paper findings without quote, place and setting: {bare}"

@@ -25,6 +25,21 @@ S2 = Source("the other bound holds", "Lemma 8, (88)", "convex f")
 REVIEWED = ("fedfw",)
 
 
+def bare_paper_findings(readings: dict) -> list:
+    """The paper findings of a result (its ``readings``) without quote, place and setting (tests/test_catalog.py)."""
+    return [name for name, d in readings.items() if d.get("paper") and not (
+        isinstance(d.get("source"), dict) and all(str(d["source"].get(k) or "").strip()
+                                                  for k in ("quote", "place", "setting")))]
+
+
+def test_the_catalog_check_finds_a_paper_finding_without_its_words():
+    m = Claim(id="tprov.bare", paper=P, reference="r", statement="s", evidence=Measurement(
+        lambda ctx: MeasureResult([Finding("has words", V.HOLDS, source=S), Finding("bare", V.HOLDS),
+                                   Finding("analysis", V.HOLDS, paper=False)])))
+    assert bare_paper_findings(m.run().to_dict()["readings"]) == ["bare"]
+    assert bare_paper_findings({"x": {"paper": True, "source": {"quote": "q", "place": " ", "setting": "s"}}}) == ["x"]
+
+
 def test_a_source_needs_quote_place_and_setting():
     with pytest.raises(TypeError):
         Source("", "Theorem 1", "any")
