@@ -1159,17 +1159,19 @@ def check_context(chk: dict, doc: dict) -> dict:
     if len(readings) == 1 and not readings[0]["subs"] and not readings[0]["description"]:
         readings = []   # a single reading "as stated": nothing to add to the bound above
     ctx["formula_readings"] = readings
+    ctx["printed_formulas"] = printed_formulas(formula.get("printed") or {})
     # --- verdict evidence
     rtab = []
     for name, d in (chk.get("readings") or {}).items():
         d = d or {}
         rtab.append([name, "the paper" if d.get("paper", True) else "analysis", d.get("description", ""),
-                     _verdict_cell(d.get("verdict")), fmt(d.get("max_ratio")), fmt(d.get("violated_instances")),
-                     fmt(d.get("inconclusive_instances"))])
+                     _verdict_cell(d.get("verdict")), ratio_text(d), source_text(d),
+                     fmt(d.get("violated_instances")), fmt(d.get("inconclusive_instances"))])
     ctx["readings_table"] = _table("Readings of the bound", ["reading", "from", "meaning", "verdict",
-                                                             "max measured / bound", "violated on",
-                                                             "inconclusive on"], rtab,
-                                   "Only readings from the paper can refute it; analyses are reported beside them.") \
+                                                             "max measured / bound", "where the paper says it",
+                                                             "violated on", "inconclusive on"], rtab,
+                                   "Only readings from the paper can refute it, and only in the setting the paper "
+                                   "states; analyses (a repair, another setting) are reported beside them.") \
         if rtab else None
     ctx["symbolic_table"] = _table("Symbolic claims (SymPy)", ["claim", "verdict", "evidence"],
                                    [[s.get("name", ""), _verdict_cell(s.get("verdict")), s.get("evidence", "")]
@@ -1228,6 +1230,43 @@ def check_context(chk: dict, doc: dict) -> dict:
     return ctx
 
 
+def ratio_text(d: dict) -> str:
+    """A reading's largest measured / bound, said honestly: where every violation is at a point where the bound
+    vanishes, the ratio is undefined there and the excess is what shows the violation."""
+    if d.get("ratio_undefined_where_violated"):
+        ex = d.get("max_excess_where_ratio_undefined")
+        return ("undefined where violated (the bound vanishes there" +
+                (f"; excess {fmt(ex)})" if ex is not None else ")") +
+                (f"; elsewhere {fmt(d.get('max_ratio'))}" if d.get("max_ratio") is not None else ""))
+    return fmt(d.get("max_ratio"))
+
+
+def source_text(d: dict) -> str:
+    """The paper's words for a reading, their place and setting (and how the tested setting differs)."""
+    src = d.get("source") if isinstance(d.get("source"), dict) else None
+    parts = []
+    if src:
+        parts.append(f"\u201c{src.get('quote', '')}\u201d ({src.get('place', '')}; setting: {src.get('setting', '')})")
+    if d.get("deviation"):
+        parts.append(f"tested outside it: {d['deviation']}")
+    return " ".join(parts) if parts else ("-" if not d.get("paper", True) else "(no source given)")
+
+
+def printed_formulas(printed: dict) -> list[dict]:
+    """The paper's printed formula beside the one tested, with SymPy's verdict on their equality."""
+    out = []
+    for name, rec in (printed or {}).items():
+        if not isinstance(rec, dict):
+            continue
+        out.append({"bound": name, "verdict": rec.get("verdict") or "-", "tone": {"equal": "good", "differs": "bad"}.get(
+                        rec.get("verdict"), "unknown"),
+                    "paper": _formula(rec.get("latex"), rec.get("latex"), 17),
+                    "tested": _formula(rec.get("declared_latex"), rec.get("declared"), 17),
+                    "evidence": rec.get("evidence") or "", "note": rec.get("note") or "",
+                    "difference": rec.get("difference") if rec.get("verdict") != "equal" else ""})
+    return out
+
+
 def _latex_name(name: str) -> str:
     """A SymPy symbol name as mathtext (``lambda_0`` -> ``\\lambda_{0}``)."""
     greek = {"alpha", "beta", "gamma", "delta", "epsilon", "eta", "theta", "lambda", "mu", "nu", "rho", "sigma",
@@ -1255,7 +1294,12 @@ def _instance_tables(chk: dict, instances: list[dict]):
         row: list[Any] = [_instance_label(inst, j)]
         for n in reading_names:
             d = (inst.get("readings") or {}).get(n) or {}
-            txt = f"{fmt(d.get('verdict'))}, {fmt(d.get('max_ratio'))}"
+            if d.get("violations") and d.get("violations_where_ratio_undefined") == d.get("violations"):
+                # every violation is where the bound vanishes: its size is the excess, the ratio is undefined there
+                txt = (f"{fmt(d.get('verdict'))}, ratio undefined where violated (bound vanishes; excess "
+                       f"{fmt(d.get('max_excess_where_ratio_undefined'))})")
+            else:
+                txt = f"{fmt(d.get('verdict'))}, {fmt(d.get('max_ratio_where_bound_not_negligible', d.get('max_ratio')))}"
             if d.get("first_violation_round") is not None:
                 txt += f" (first at t={fmt(d['first_violation_round'])})"
             row.append({"text": txt, "tone": tone(d.get("verdict")), "verdict": True})

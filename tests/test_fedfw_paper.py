@@ -154,7 +154,7 @@ def test_naive_averaging_stalls_exactly_at_zero(half, K):
 QUICK = {
     "theorem3": V.HOLDS, "lemma3": V.HOLDS, "partial_convex": V.HOLDS, "surrogate_31": V.HOLDS,
     "consensus_37": V.HOLDS, "naive_averaging": V.REPRODUCED, "naive_averaging_random": V.REPRODUCED,
-    "fedfw_plus": V.HOLDS, "split_constraints": V.HOLDS, "communication": V.HOLDS, "privacy": V.VIOLATED,
+    "fedfw_plus": V.HOLDS, "split_constraints": V.HOLDS, "communication": V.HOLDS, "privacy": V.HOLDS,
     "condition29": V.HOLDS, "condition42": V.HOLDS, "lemma1": V.HOLDS, "lemma2": V.VIOLATED,
     "partial_consensus": V.VIOLATED,
 }
@@ -229,7 +229,13 @@ def test_privacy_radius_10_finds_the_direction_recovered():
     assert r["l2 ball: one LMO message does not reveal the data direction"]["verdict"] == V.VIOLATED
     assert r["l2 ball: a few LMO messages do not reveal the data norm (the data point)"]["verdict"] == V.VIOLATED
     assert "1 - 1e-09" in r["l2 ball: one LMO message does not reveal the data direction"]["description"]
-    assert res["verdict"] == V.VIOLATED
+    # issue 25: single-example logistic regression is not a setting the paper states ('generally unfeasible'; its l2
+    # evidence is Deep Leakage on CIFAR-100): the l2 findings are analyses, named with their deviation; the paper's
+    # statements for the l1 ball and the box hold, so the claim holds, and the reason names the refuted analyses
+    for name in ("l2 ball: one LMO message does not reveal the data direction",
+                 "l2 ball: a few LMO messages do not reveal the data norm (the data point)"):
+        assert r[name]["paper"] is False and "Deep Leakage" in r[name]["deviation"] and r[name]["source"]["quote"]
+    assert res["verdict"] == V.HOLDS and "analyses refuted" in res["reason"]
 
 
 def test_mclr_is_a_loss_with_the_same_numbers():
@@ -257,7 +263,8 @@ def test_instance_claims_declare_what_they_accept():
 @pytest.mark.slow
 def test_experiments_quick_run():
     res = F.experiments.run(RunConfig()).to_dict()
-    assert res["verdict"] == F.experiments.expected        # Table 1's orderings are paper findings (issue "headlines")
+    assert res["verdict"] == F.experiments.expected        # Table 1's setting (MNIST) is not run: inconclusive
+    assert all(not d["paper"] and d["deviation"] for n, d in res["readings"].items() if "more accurate" in n)
     table = res["tables"][0]
     assert len(table["rows"]) == 8 and len(table["columns"]) == 8
 
@@ -273,6 +280,19 @@ def _sched17(T, B):
     import numpy as np
     tt = np.arange(1, T + 1, dtype=float)[:, None]
     return np.broadcast_to(2 / (tt + 1), (T, B)).copy(), np.sqrt(tt + 1) * np.ones((1, B))
+
+
+def test_lmo_noise_paper_reading_is_the_one_inside_jaggis_hypothesis():
+    """Issue 25: 'FW is robust against additive and multiplicative errors in the linear minimization step [24];
+    consequently, we can introduce noise ...': [24]'s tolerated error shrinks with the step, so noise decaying like eta_t
+    is the paper's reading; noise of a fixed scale is an analysis with its deviation named (it stalls: refuted)."""
+    res = F.lmo_noise.run(RunConfig()).to_dict()
+    r = res["readings"]
+    dec, fixed = (r["noise decaying like eta_t keeps O(t^{-1/2})"],
+                  r["noise of a fixed scale (a constant privacy level) keeps O(t^{-1/2})"])
+    assert dec["paper"] and dec["verdict"] == V.HOLDS and "[24]" in dec["source"]["quote"] + dec["source"]["place"]
+    assert not fixed["paper"] and "[24]" in fixed["deviation"] and fixed["verdict"] == V.VIOLATED
+    assert res["verdict"] == V.HOLDS and "analyses refuted" in res["reason"]
 
 
 def test_additive_error_lmo_is_what_it_says():

@@ -105,3 +105,41 @@ def test_fedfw_pep_worst_case_dominates_instance_21():
     F1, _ = pep._quad_F(H, C, np.ones((1, 1)))
     for T in (1, 2):
         assert F[T - 1, 0] - F1[0] <= pep.fedfw_worst_case(T, 2)["dual"]
+
+
+@pytest.mark.pep
+@needs_pepit
+def test_fedfw_pep_reproduces_the_independent_model_over_starts_and_the_class():
+    """Issue 25: an independent PEP model (PEPit and a raw SDP) found, with L = 1, D = 2: worst/floor 0.257 at the default
+    point (n = 2, t = 3), 0.342 with separate starts in D, 0.392 with starts anywhere (t = 2), 0.98 at lambda_0 = 0.1,
+    zeta = 2, T = 5 and 3.08 at lambda_0 = 0.1, zeta = 8, T = 4 -- the last where the floor argument cannot decide."""
+    def ratio(T, zeta, lam, starts):
+        r = pep.fedfw_worst_case(T, 2, 1.0, 2.0, zeta, lam, starts=starts)
+        return r, r["dual"] / pep.fedfw_bound_38(T + 1, 2, 1.0, 2.0, lam, 0.0, 0.0)
+    shared, separate, anywhere = ratio(2, 2.0, 1.0, "shared")[1], ratio(2, 2.0, 1.0, "separate")[1], \
+        ratio(1, 2.0, 1.0, "anywhere")[1]
+    assert shared == pytest.approx(0.2567, abs=2e-4) and separate == pytest.approx(0.3419, abs=2e-4)
+    assert anywhere == pytest.approx(0.3918, abs=2e-4)
+    assert separate >= shared                      # more freedom at the start: a larger worst case
+    r, q = ratio(5, 2.0, 0.1, "shared")
+    assert q == pytest.approx(0.98, abs=5e-3)
+    r, q = ratio(4, 8.0, 0.1, "shared")
+    assert q == pytest.approx(3.08, abs=5e-3)
+    lo, hi = pep._interval(r)
+    ceil = pep.fedfw_bound_38(5, 2, 1.0, 2.0, 0.1, (2.0 + 8.0) / 2 ** 0.5, 8.0 / 2 ** 0.5)
+    assert pep._point_code(lo, hi, pep.fedfw_bound_38(5, 2, 1.0, 2.0, 0.1, 0.0, 0.0), ceil) == V.INCONCLUSIVE
+
+
+@pytest.mark.pep
+@needs_pepit
+def test_fedfw_pep_claim_is_inconclusive_where_the_floor_cannot_decide_and_holds_elsewhere():
+    from fedcheck.core.claim import RunConfig
+    from theorems.fedfw.claims import theorem1_pep
+    small = {"zeta_over_LD": (1.0,), "lambda0_over_L": (1.0,), "starts": ("shared",), "horizon": 2, "search_budget": 20}
+    r = theorem1_pep.run(RunConfig(params=small))
+    assert r.verdict == V.HOLDS, r.reason
+    r = theorem1_pep.run(RunConfig(params={**small, "zeta_over_LD": (1.0, 4.0), "lambda0_over_L": (0.1,)}))
+    f = r.readings["(38) >= the certified worst case over the class, shared start"]
+    assert r.verdict == V.INCONCLUSIVE and "holds over all" not in (r.reason or "")
+    assert "ranges" in r.reason and f["points"]["zeta/(LD)=4, lambda_0/L=0.1"] == "undecided"
+    assert f["source"]["quote"] and f["max_ratio"] > 1

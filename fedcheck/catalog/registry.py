@@ -216,7 +216,7 @@ def load_registry(theorem_files=(), names=None) -> Registry:
 
 # ----------------------------------------------------------------------------------------------------------
 # the listing manifest: ids, aliases, papers and titles of the catalog without importing it
-MANIFEST_FORMAT = 1
+MANIFEST_FORMAT = 2
 MANIFEST_NAME = "catalog.json"
 
 
@@ -258,14 +258,24 @@ def _valid_rows(rows) -> bool:
         and isinstance(r.get("aliases"), list) and all(isinstance(a, str) for a in r["aliases"]) for r in rows)
 
 
+def _statements(claim) -> list[dict]:
+    """The findings a claim declares, with the paper's words (``fedcheck list --long``)."""
+    from fedcheck.core.runner import declared_findings
+    return [{"name": d["name"], "paper": bool(d["paper"]),
+             "source": d["source"].record() if d["source"] is not None else None, "deviation": d["deviation"]}
+            for d in declared_findings(claim)]
+
+
 def build_listing(reg: Registry | None = None) -> list[dict]:
-    """One row per claim of ``reg`` (the built-in catalog by default): id, paper, aliases, title, module."""
+    """One row per claim of ``reg`` (the built-in catalog by default): id, paper, aliases, title, module, reference
+    and the declared findings with the paper's words (quote, place, setting)."""
     reg = default_registry() if reg is None else reg
     aliases: dict[str, list[str]] = {}
     for a, i in reg.aliases.items():
         aliases.setdefault(i, []).append(a)
     return [{"id": cid, "paper": c.paper.key, "aliases": aliases.get(cid, []),
-             "title": getattr(c, "title", "") or c.claim, "module": reg.module.get(cid, reg.origin.get(cid, ""))}
+             "title": getattr(c, "title", "") or c.claim, "module": reg.module.get(cid, reg.origin.get(cid, "")),
+             "reference": getattr(c, "reference", ""), "statements": _statements(c)}
             for cid, c in reg.checks.items()]
 
 

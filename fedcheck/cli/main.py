@@ -54,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     ls = sub.add_parser("list", help="list every check: id, paper, claim")
     ls.add_argument("--theorem-file", action="append", default=[], help="also list the checks of this Python file")
+    ls.add_argument("--long", action="store_true",
+                    help="also each declared reading or finding: paper or analysis, the paper's words, place and setting")
     v = sub.add_parser("verify", help="run checks and give verdicts with evidence")
     v.add_argument("ids", nargs="+", help="check ids (fedfw.theorem1), aliases (theorem1) or paper names (fedfw)")
     v.add_argument("--seeds", default=None, help="a count (8), a list (3,5,9) or a range (10-19)")
@@ -123,9 +125,38 @@ def cmd_list(args) -> int:
     w0 = max(len(r[0]) for r in rows)
     w2 = max(len(r[2]) for r in rows)
     print(f"{'id'.ljust(w0)}  {'alias'.ljust(w2)}  claim")
-    for cid, paper, al, claim in rows:
+    for (cid, paper, al, claim), r in zip(rows, listing):
         print(f"{cid.ljust(w0)}  {al.ljust(w2)}  {claim}")
+        if getattr(args, "long", False):
+            if r.get("reference"):
+                print(f"    reference: {r['reference']}")
+            for st in r.get("statements") or []:
+                tag = "paper" if st.get("paper") else "analysis"
+                print(f"    {st['name']} ({tag})")
+                src = st.get("source")
+                if src:
+                    print(f"      quote:   \u201c{src['quote']}\u201d")
+                    print(f"      place:   {src['place']}")
+                    print(f"      setting: {src['setting']}")
+                elif st.get("paper"):
+                    print("      (no source declared)")
+                if st.get("deviation"):
+                    print(f"      tested outside it: {st['deviation']}")
     return EXIT_OK
+
+
+def printed_formula_warnings(r: dict) -> list[str]:
+    """One warning line per bound whose declared formula is not proved equal to the LaTeX the claim says the
+    paper prints (``Bound(latex=...)``) and whose difference no ``latex_note`` explains: a warning, never a
+    change of the claim's verdict."""
+    out = []
+    for name, rec in ((r.get("formula") or {}).get("printed") or {}).items():
+        if not isinstance(rec, dict) or rec.get("verdict") == "equal" or rec.get("note"):
+            continue
+        how = "differs from" if rec.get("verdict") == "differs" else "is not proved equal to"
+        out.append(f"warning: {r['id']}: bound {name!r}: the declared formula {how} the printed LaTeX "
+                   f"({rec.get('evidence', '')}); the claim's verdict is unchanged")
+    return out
 
 
 def _rerun_hint(check_id: str, path: str, theorem_files) -> str:
@@ -241,6 +272,8 @@ def _verify(args, argv, checks, seeds, params, instances, staging) -> int:
     for r in results:
         if r["verdict"] != V.HOLDS and r.get("reason"):
             print(f"{r['id']}: {r['verdict']}: {r['reason']}")
+        for line in printed_formula_warnings(r):
+            print(line)
         for path in r.get("saved_instances") or []:
             hint = _hint_for(by_id[r["id"]], path, args.theorem_file) if r["id"] in by_id else ""
             print(f"{r['id']}: instance saved to {path}{hint}")

@@ -26,7 +26,8 @@ def summary_table(results: list[dict]) -> str:
         for name, d in (r.get("readings") or {}).items():
             if len(r["readings"]) > 1:
                 tag = "paper" if d.get("paper") else "analysis"
-                rows.append((f"  reading {name} ({tag})", d["verdict"], _fmt(d.get("max_ratio")),
+                ratio = "undefined" if d.get("ratio_undefined_where_violated") else _fmt(d.get("max_ratio"))
+                rows.append((f"  reading {name} ({tag})", d["verdict"], ratio,
                              _fmt(d.get("max_excess")), "", "", "", ""))
     widths = [max(len(str(row[c])) for row in rows) for c in range(len(rows[0]))]
     lines = []

@@ -24,7 +24,7 @@ import numpy as np
 import sympy as sp
 
 from fedcheck.core import verdict as V
-from fedcheck.core.readings import provenance_record
+from fedcheck.core.readings import Source, provenance_record
 
 __all__ = ["Statistic", "PATHWISE", "MEAN", "fraction", "Bound", "Comparison", "Observed", "Observations",
            "Finding", "Fact", "BoundTest", "Measurement", "MeasureContext", "MeasureResult", "Proof",
@@ -88,7 +88,11 @@ class Bound:
     ``latex``: the formula as the paper prints it (its LaTeX, verbatim); ``latex_symbols``: how the paper's
     notation maps to the declared symbols (``{"\\lambda_0": lambda_0, ...}`` or SymPy substitutions);
     ``latex_note``: an explained, exact difference between the printed formula and ``expr`` (a typo of the
-    paper, a reading).  The parsed formula is proved equal to ``expr`` (or the difference reported)."""
+    paper, a reading).  The parsed formula is proved equal to ``expr`` (or the difference reported):
+    :mod:`fedcheck.core.latex`, recorded in the results' ``formula["printed"]``.
+
+    ``source``: where the paper states this bound (:class:`fedcheck.core.readings.Source`), for findings named by
+    bound (a reading's own source comes first when a finding is named by reading)."""
 
     name: str
     expr: Any = None
@@ -99,8 +103,15 @@ class Bound:
     latex: str = ""
     latex_symbols: Any = None
     latex_note: str = ""
+    source: Any = None
 
     def __post_init__(self):
+        if self.source is not None and not isinstance(self.source, Source):
+            raise TypeError(f"bound {self.name!r}: source must be a fedcheck Source, not {type(self.source).__name__}")
+        if not isinstance(self.latex, str) or not isinstance(self.latex_note, str):
+            raise TypeError(f"bound {self.name!r}: latex and latex_note must be strings")
+        if self.latex_symbols is not None and not isinstance(self.latex_symbols, Mapping):
+            raise TypeError(f"bound {self.name!r}: latex_symbols must be a mapping (the paper's notation -> SymPy)")
         if self.relation not in ("<=", ">=", "=="):
             raise ValueError(f"bound {self.name!r}: relation must be <=, >= or ==, not {self.relation!r}")
         if isinstance(self.expr, str):
@@ -240,6 +251,9 @@ class Comparison:
         fe = np.isfinite(excess)
         wx = int(np.nanargmax(np.where(fe, excess, -np.inf))) if fe.any() else None
         pn = self.point_name
+        undefined = ~fin_r if self.relation != "==" else np.zeros(len(codes), dtype=bool)
+        bad_undef = np.nonzero((codes == 2) & undefined)[0]
+        first = int(bad[0]) if bad.size else None
         out = {"verdict": V.verdict_of_codes(codes), "relation": self.relation,
                "max_ratio": float(ratio[worst]) if worst is not None else None,
                "max_ratio_where_bound_not_negligible":
@@ -252,7 +266,19 @@ class Comparison:
                "rhs_at_argmax": float(rhs[worst]) if worst is not None else None,
                f"first_violation_{pn}": _plain(pts[bad[0]]) if bad.size else None,
                "violations": int((codes == 2).sum()), "undecided": int((codes == 1).sum()),
-               "points": int(len(codes)), "samples": self.samples, "statistic": statistic.kind}
+               "points": int(len(codes)), "samples": self.samples, "statistic": statistic.kind,
+               # where the first violation is, with its own values (the worst point above may be elsewhere)
+               "lhs_at_first_violation": float(val[first]) if first is not None else None,
+               "rhs_at_first_violation": float(rhs[first]) if first is not None else None,
+               "ratio_defined_at_first_violation": bool(not undefined[first]) if first is not None else None,
+               # the largest excess and where it is
+               f"argmax_excess_{pn}": _plain(pts[wx]) if wx is not None else None,
+               "lhs_at_max_excess": float(val[wx]) if wx is not None else None,
+               "rhs_at_max_excess": float(rhs[wx]) if wx is not None else None,
+               "ratio_defined_at_max_excess": bool(not undefined[wx]) if wx is not None else None,
+               # violations where the bound (numerically) vanishes: their ratio is undefined, their excess is not
+               "violations_where_ratio_undefined": int(bad_undef.size),
+               "max_excess_where_ratio_undefined": float(np.max(excess[bad_undef])) if bad_undef.size else None}
         if statistic.kind == "mean":
             out["se_max"] = float(np.nanmax(se)) if np.isfinite(se).any() else None
         return out
@@ -269,13 +295,20 @@ def merge_judgements(a: dict | None, b: dict) -> dict:
         for k in b:
             if k.startswith("argmax_") or k in ("max_ratio", "lhs_at_argmax", "rhs_at_argmax"):
                 out[k] = b[k]
-    for k in ("max_ratio_where_bound_not_negligible", "max_excess", "se_max"):
+    if b.get("max_excess") is not None and (a.get("max_excess") is None or b["max_excess"] > a["max_excess"]):
+        for k in b:
+            if k.startswith("argmax_excess_") or k in ("lhs_at_max_excess", "rhs_at_max_excess",
+                                                       "ratio_defined_at_max_excess"):
+                out[k] = b[k]
+    for k in ("max_ratio_where_bound_not_negligible", "max_excess", "se_max", "max_excess_where_ratio_undefined"):
         vals = [x for x in (a.get(k), b.get(k)) if x is not None]
         out[k] = max(vals) if vals else None
-    for k in b:
-        if k.startswith("first_violation_") and a.get(k) is None:
-            out[k] = b[k]
-    for k in ("violations", "undecided", "points"):
+    if not any(a.get(k) is not None for k in a if k.startswith("first_violation_")):
+        for k in b:
+            if k.startswith("first_violation_") or k in ("lhs_at_first_violation", "rhs_at_first_violation",
+                                                          "ratio_defined_at_first_violation"):
+                out[k] = b[k]
+    for k in ("violations", "undecided", "points", "violations_where_ratio_undefined"):
         out[k] = a.get(k, 0) + b.get(k, 0)
     return out
 
@@ -341,10 +374,12 @@ class Finding:
     max_ratio: float | None = None
     evidence: Any = None
     extra: dict = field(default_factory=dict)
-    source: Any = None          # fedcheck.core.claim.Source: where the paper states it
+    source: Any = None          # fedcheck.core.readings.Source: where the paper states it
     deviation: str = ""         # how the tested setting differs from the stated one (then paper=False)
 
     def __post_init__(self):
+        if self.source is not None and not isinstance(self.source, Source):
+            raise TypeError(f"finding {self.name!r}: source must be a fedcheck Source, not {type(self.source).__name__}")
         if self.deviation and self.paper:
             raise ValueError(f"finding {self.name!r} is tested outside the paper's setting ({self.deviation}): "
                              "it is an analysis (paper=False)")
@@ -369,10 +404,16 @@ def reproduced_if(condition: bool | None) -> str:
 
 @dataclass(frozen=True)
 class Fact:
-    """A statement proven (or refuted) with SymPy: ``prove() -> (verdict, evidence)``."""
+    """A statement proven (or refuted) with SymPy: ``prove() -> (verdict, evidence)``.  ``source``: where the
+    paper states it (a :class:`~fedcheck.core.readings.Source`; a fact of a Proof is a paper finding)."""
 
     name: str
     prove: Callable[[], tuple]
+    source: Any = None
+
+    def __post_init__(self):
+        if self.source is not None and not isinstance(self.source, Source):
+            raise TypeError(f"fact {self.name!r}: source must be a fedcheck Source, not {type(self.source).__name__}")
 
     def evaluate(self) -> dict:
         try:
@@ -498,11 +539,21 @@ class MeasureResult:
 class Measurement:
     """``measure(ctx) -> MeasureResult``.  ``counterexample=True``: the findings use ``reproduced`` /
     ``not_reproduced`` (the kind shown is ``counterexample``).  ``accepts(instance) -> bool``: the measurement
-    reads ``ctx.config.instances`` and runs on such problems (``None``: it builds its own)."""
+    reads ``ctx.config.instances`` and runs on such problems (``None``: it builds its own).  ``sources``: the
+    paper's words for its findings, by finding name (a finding of that name without a source of its own gets it;
+    ``fedcheck list --long`` shows them; a finding whose name is made at run time sets ``source=`` itself)."""
 
     measure: Callable[[MeasureContext], MeasureResult]
     counterexample: bool = False
     accepts: Callable | None = None     # which given problems (``verify --instance``) the measurement runs on
+    sources: Mapping = field(default_factory=dict)   # finding name -> Source: where the paper states it
+
+    def __post_init__(self):
+        object.__setattr__(self, "sources", dict(self.sources))
+        for name, src in self.sources.items():
+            if not isinstance(src, Source):
+                raise TypeError(f"Measurement(sources=...): {name!r} must map to a fedcheck Source, "
+                                f"not {type(src).__name__}")
 
     @property
     def kind(self) -> str:

@@ -21,7 +21,8 @@ from fedcheck.core.evidence import (BoundTest, Finding, Measurement, MeasureCont
 if TYPE_CHECKING:       # the runner sits below the declaration type: Claim.run calls it
     from fedcheck.core.claim import Claim
 
-__all__ = ["run_claim", "verdict_of_findings", "finish"]
+__all__ = ["run_claim", "verdict_of_findings", "finish", "printed_formulas", "finding_source",
+           "declared_findings"]
 
 
 def verdict_of_findings(findings: Sequence[Finding]) -> str:
@@ -57,13 +58,61 @@ def run_claim(claim: Claim, config: RunConfig) -> Result:
                 bar.update()
         res.symbolic = res.symbolic + evaluated
         res.evidence = {"claims": evaluated}
-        findings = [Finding(e["name"], e["verdict"], True, e["evidence"], evidence=e["evidence"]) for e in evaluated]
+        findings = [Finding(e["name"], e["verdict"], True, e["evidence"], evidence=e["evidence"], source=f.source)
+                    for f, e in zip(ev.facts, evaluated)]
         reason = None
     else:  # pragma: no cover - Claim validates its evidence
         raise TypeError(type(ev).__name__)
     finish(res, findings, reason)
     res.seconds = time.perf_counter() - t0
     return res
+
+
+def printed_formulas(ev) -> dict:
+    """``{bound name: record}`` for the bounds that carry the paper's printed LaTeX (:mod:`fedcheck.core.latex`)."""
+    if not isinstance(ev, BoundTest) or not any(getattr(b, "latex", "") for b in ev.bounds):
+        return {}
+    from fedcheck.core import latex
+    return {b.name: latex.check_bound(b) for b in ev.bounds if b.latex}
+
+
+def declared_findings(claim: Claim) -> list[dict]:
+    """The findings a claim declares before it runs, with the paper's words where given: ``{"name", "paper",
+    "source" (or None), "deviation"}`` -- a bound test's (bound, reading) findings as the runner names them, a
+    proof's facts, a measurement's declared ``sources`` (its other findings are made at run time)."""
+    ev = claim.evidence
+    out: dict[str, dict] = {}
+    if isinstance(ev, BoundTest):
+        nb, nr = len(ev.bounds), len(claim.readings)
+        mode = ev.finding_name("b", "r", nb, nr)
+        for b in ev.bounds:
+            for r in claim.readings:
+                name = ev.finding_name(b.name, r.name, nb, nr)
+                d = out.setdefault(name, {"name": name, "paper": True, "source": None, "deviation": ""})
+                d["paper"] = d["paper"] and bool(r.paper and b.paper)
+                src = finding_source(r if nr == 1 or mode != "b" else None, b if nb == 1 or mode == "b" else None,
+                                     "bound" if mode == "b" else "reading")
+                d["source"] = d["source"] or src
+                if r.deviation:
+                    d["deviation"] = "; ".join(x for x in (d["deviation"], r.deviation) if x)
+    elif isinstance(ev, Proof):
+        for f in ev.facts:
+            out[f.name] = {"name": f.name, "paper": True, "source": f.source, "deviation": ""}
+    elif isinstance(ev, Measurement):
+        for name, src in ev.sources.items():
+            out[name] = {"name": name, "paper": True, "source": src, "deviation": ""}
+    return list(out.values())
+
+
+def finding_source(reading: Reading | None, bound, by: str):
+    """The source of a bound test's finding: the reading's when the finding is named by reading, else the bound's;
+    the other one when the first has none."""
+    order = (bound, reading) if by == "bound" else (reading, bound)
+    for x in order:
+        src = getattr(x, "source", None)
+        if src is not None:
+            return src
+    return None
 
 
 def finish(res: Result, findings: Sequence[Finding], reason: str | None = None) -> Result:
@@ -82,6 +131,9 @@ def finish(res: Result, findings: Sequence[Finding], reason: str | None = None) 
         if res.feasibility.get("decides") and res.feasibility["verdict"] == res.verdict:
             parts.append(f"feasibility: {res.feasibility['verdict']} ({res.feasibility.get('evidence', '')})")
         res.reason = "; ".join(parts)
+        side = [f for f in findings if not f.paper and f.verdict in (V.VIOLATED, V.NOT_REPRODUCED)]
+        if side and res.verdict == V.INCONCLUSIVE:     # an undecided paper claim: say what the analyses beside it found
+            res.reason += "; analyses refuted: " + "; ".join(f"{f.name}: {f.verdict}" for f in side)
     else:   # the paper's claims stand; say so when an analysis beside them is refuted
         side = [f for f in findings if not f.paper and f.verdict in (V.VIOLATED, V.NOT_REPRODUCED)]
         if side and not res.reason:
@@ -122,6 +174,9 @@ def headline(verdict: str, findings: Sequence[Finding], kind: str) -> str:
 # ---------------------------------------------------------------------------------------------------
 def _measurement(claim, ev: Measurement, config, params, res: Result):
     m = ev.measure(MeasureContext(config, params, claim))
+    for f in m.findings:       # the paper's words declared with the measurement, by finding name
+        if getattr(f, "source", None) is None and f.name in ev.sources:
+            f.source = ev.sources[f.name]
     res.evidence = dict(m.evidence)
     res.series, res.tables = list(m.series), list(m.tables)
     res.instances = list(m.instances)
@@ -137,14 +192,56 @@ def _slug(s: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(s))[:80]
 
 
-def _where(s: dict) -> str:
-    pts = [f"{k[len('first_violation_'):]} {v}" for k, v in s.items() if k.startswith("first_violation_") and v is not None]
+def _g(v) -> str:
+    return format(v, ".4g") if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
+
+
+def _where(s: dict, prefix: str = "first_violation_") -> str:
+    pts = [f"{k[len(prefix):]} {_g(v)}" for k, v in s.items() if k.startswith(prefix) and v is not None]
     return f" at {pts[0]}" if pts else ""
+
+
+def _violation_text(bad: list, n_cases: int) -> str:
+    """The first violation and the worst point, each with its own values; where the bound vanishes the ratio is
+    undefined and only the excess is given."""
+    def values(s, lhs_key, rhs_key, defined_key):
+        lhs, rhs = s.get(lhs_key), s.get(rhs_key)
+        if lhs is None or rhs is None:
+            return ""
+        ex = lhs - rhs if s.get("relation") != ">=" else rhs - lhs
+        out = f": lhs {lhs:.4g} vs rhs {rhs:.4g}, excess {ex:.4g}"
+        if s.get(defined_key) is False:
+            return out + " (the bound vanishes there: ratio undefined)"
+        if s.get("relation") in ("<=", ">=") and rhs != 0 and lhs != 0:
+            return out + f", ratio {(lhs / rhs if s['relation'] == '<=' else rhs / lhs):.4g}"
+        return out
+    i, s = bad[0]
+    first_at = f"{i.case}{_where(s)}"
+    # the worst point over the violated cases: the largest excess (defined also where the ratio is not)
+    wi, ws = max(bad, key=lambda p: -np.inf if p[1].get("max_excess") is None else p[1]["max_excess"])
+    worst_at = f"{wi.case}{_where(ws, 'argmax_excess_')}"
+    if worst_at == first_at:
+        text = f"first and worst violation: {first_at}" + values(s, "lhs_at_first_violation", "rhs_at_first_violation",
+                                                                 "ratio_defined_at_first_violation")
+    else:
+        text = (f"first violation: {first_at}" + values(s, "lhs_at_first_violation", "rhs_at_first_violation",
+                                                        "ratio_defined_at_first_violation") +
+                f"; worst (largest excess): {worst_at}" + values(ws, "lhs_at_max_excess", "rhs_at_max_excess",
+                                                                 "ratio_defined_at_max_excess"))
+    key = "max_ratio_where_bound_not_negligible"
+    ri, rs = max(bad, key=lambda p: -np.inf if p[1].get(key) is None else p[1][key])
+    ratio_at = f"{ri.case}{_where(rs, 'argmax_')}"
+    if rs.get(key) is not None and rs[key] > 1 and rs.get("max_ratio") == rs[key] and ratio_at not in (worst_at, first_at):
+        text += f"; largest ratio: {ratio_at}: lhs {rs['lhs_at_argmax']:.4g} vs rhs {rs['rhs_at_argmax']:.4g}, ratio {rs[key]:.4g}"
+    return f"violated on {len(bad)}/{n_cases} case(s); {text}"
 
 
 def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, res: Result):
     obs = ev.experiment.observe(claim, ev, config, params)
     res.formula = dict(obs.formula)
+    printed = printed_formulas(ev)
+    if printed:
+        res.formula["printed"] = printed
     res.instances = list(obs.records)
     res.series, res.tables = list(obs.series), list(obs.tables)
     res.evidence = dict(obs.evidence)
@@ -222,18 +319,29 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
                     verdict = V.INCONCLUSIVE
                 evidence = (f"{k}/{n} runs fail (fraction {k / n:.3g}, {100 * V.POLICY.confidence:.0f}% CI "
                             f"[{ci[0]:.3g}, {ci[1]:.3g}]) against at most {st.max_fraction:g}")
+        if bad:
+            undefined = sum(s.get("violations_where_ratio_undefined", 0) for _, s in bad)
+            extra["violations_where_ratio_undefined"] = int(undefined)
+            extra["ratio_undefined_where_violated"] = bool(undefined) and \
+                undefined == sum(s.get("violations", 0) for _, s in bad)
+            ex_u = [s["max_excess_where_ratio_undefined"] for _, s in bad
+                    if s.get("max_excess_where_ratio_undefined") is not None]
+            extra["max_excess_where_ratio_undefined"] = max(ex_u) if ex_u else None
         if bad and evidence is None:
             i, s = bad[0]
-            worst = (f" (lhs {s['lhs_at_argmax']:.4g} vs rhs {s['rhs_at_argmax']:.4g} at the worst point)"
-                     if s.get("lhs_at_argmax") is not None and s.get("rhs_at_argmax") is not None else "")
-            evidence = f"violated on {len(bad)}/{len(lst)} case(s); first: {i.case}{_where(s)}{worst}"
-            extra["first_violation"] = {"case": str(i.case), **{k: v for k, v in s.items() if k.startswith("first_violation_")}}
+            evidence = _violation_text(bad, len(lst))
+            extra["first_violation"] = {"case": str(i.case), **{k: v for k, v in s.items() if k.startswith("first_violation_")},
+                                        "lhs": s.get("lhs_at_first_violation"), "rhs": s.get("rhs_at_first_violation"),
+                                        "ratio_defined": s.get("ratio_defined_at_first_violation")}
         desc = "; ".join(dict.fromkeys(d for d in (
             *(bounds[b].description for b in dict.fromkeys(i.bound for i, _, _ in lst) if b in bounds and nb > 1
               and ev.finding_name(b, "", nb, nr) != ""),
             *((readings[r].description for r in dict.fromkeys(i.reading for i, _, _ in lst) if r in readings))) if d))
         used = [readings[r] for r in dict.fromkeys(i.reading for i, _, _ in lst) if r in readings]
-        source = used[0].source if len(used) == 1 else None
+        used_b = [bounds[b] for b in dict.fromkeys(i.bound for i, _, _ in lst) if b in bounds]
+        mode = ev.finding_name("b", "r", nb, nr)
+        source = finding_source(used[0] if len(used) == 1 else None, used_b[0] if len(used_b) == 1 else None,
+                                "bound" if mode == "b" else "reading")
         deviation = "; ".join(dict.fromkeys(r.deviation for r in used if r.deviation))
         f = Finding(name, verdict, paper, desc, max(ratios) if ratios else None, evidence, extra,
                     source=source, deviation=deviation)

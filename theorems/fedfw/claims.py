@@ -9,13 +9,14 @@ import sympy as sp
 from fedcheck import algorithms as engine
 from fedcheck.algorithms import fedfw_variants as _variants
 from fedcheck.core import verdict as V
-from fedcheck.core.claim import Claim, Domain, Paper, Reading
+from fedcheck.core.claim import Claim, Domain, Paper, Reading, Source
 from fedcheck.core.evidence import MEAN, Bound, BoundTest, Fact, Measurement, Proof, order_fact
 from fedcheck.core.symbols import (D, E_init, G, G_nc, G_sup, L, T, Y_norm, grad_F_star, grad_hat_star,
                                    grad_hat_x1, lambda_0, n, p_part, sigma, t)
 from fedcheck.experiments import (Cases, HorizonCase, Horizons, Metric, Rounds, SideCondition, instance_inequality,
                                   objective_gap, recorded)
 from theorems.fedfw import measurements as _P
+from theorems.fedfw import sources as SRC
 from fedcheck.problems.instances import RandomFamily
 
 FEDFW = Paper(
@@ -32,11 +33,38 @@ lambda_t = lambda_0 * sp.sqrt(t + 1)
 bound_38 = (2 * n * D**2 * ((L / n) / t + lambda_0 / sp.sqrt(t))
             + G * 2 / (lambda_0 * sp.sqrt(t)) * (Y_norm + D * sp.sqrt(lambda_0 * (L / sp.sqrt(t) + n * lambda_0))))
 
+# the paper's notation, for the printed formulas (Bound.latex: verbatim from the paper's .md, proved equal to the
+# declared bound by fedcheck.core.latex; tests/test_latex.py checks all of them)
+_Y_STAR = r"\|\mathbf{Y}^*\|"
+LATEX_38 = (r"2nD^2 \left(\frac{L/n}{t} + \frac{\lambda_0}{\sqrt{t}}\right) + G\frac{2}{\lambda_0\sqrt{t}} "
+            r"\left(\|\mathbf{Y}^*\| + D\sqrt{\lambda_0(L/\sqrt{t} + n\lambda_0)}\right)")
+BOUND_38 = Bound("(38)", bound_38, source=SRC.THEOREM1, latex=LATEX_38,
+                 latex_symbols={_Y_STAR: Y_norm, r"\lambda_0": lambda_0})
+
 # Lemma 2's constant G, read three ways (see the module docstring of the check below), plus the
 # true supremum that Lemma 2 is supposed to bound.
 G_statement = L * D / n + grad_hat_star
 G_proof_end = L * D / sp.sqrt(n) + n * grad_F_star
 G_repair = L * D / sp.sqrt(n) + grad_hat_star
+
+
+
+def _with_G(src: Source, which: str) -> Source:
+    """The theorem's source with the place of its constant G (Lemma 2's statement, or the end of its proof)."""
+    return Source(src.quote, f"{src.place}; G as in {which}", src.setting)
+
+
+def readings_G(src: Source) -> tuple:
+    """Lemma 2's G read three ways (plus the exact sup), for the bound stated at ``src``."""
+    return (
+        Reading("statement", {G: G_statement}, paper=True,
+                description="Lemma 2 as stated: G = LD/n + ||grad F^(X*)||_F",
+                source=_with_G(src, "Lemma 2's statement (LD/n + max ||grad F^(X*)||)")),
+        Reading("proof-end", {G: G_proof_end}, paper=True,
+                description="the end of Lemma 2's proof: G = LD/sqrt(n) + n ||grad F(x*)||",
+                source=_with_G(src, "the end of Lemma 2's proof (LD/sqrt(n) + n ||grad F(x*)||)")),
+    ) + READINGS_G[2:]
+
 
 READINGS_G = (
     Reading("statement", {G: G_statement}, paper=True,
@@ -68,7 +96,8 @@ def _sign_condition_29():
 
 
 THEOREM1_FAMILY = RandomFamily(loss="least_squares", set="l1", n=10, m=20, p=20, radius=1.0, heterogeneity=1.0)
-FACT_29 = Fact("(29): (1-eta_t)(lambda_t - lambda_{t-1}) - eta_t lambda_t <= 0 for all t >= 1", _sign_condition_29)
+FACT_29 = Fact("(29): (1-eta_t)(lambda_t - lambda_{t-1}) - eta_t lambda_t <= 0 for all t >= 1", _sign_condition_29,
+               source=SRC.CONDITION_29)
 
 
 # =================================================================================================
@@ -309,8 +338,8 @@ theorem1 = Claim(
                    SideCondition(f"Lemma 2 ({r.name}): G >= sup_(D^n) ||grad F^||_F", r.substitutions[G], G_sup,
                                  f"is {r.description.split(': ', 1)[-1]} a valid bound on the gradient over D^n?")
                    for r in READINGS_G[:3])),
-        bounds=(Bound("(38)", bound_38),), rate=sp.Rational(-1, 2), feasible=True),
-    readings=READINGS_G,
+        bounds=(BOUND_38,), rate=sp.Rational(-1, 2), feasible=True),
+    readings=readings_G(SRC.THEOREM1),
     params={"lambda_0": 1.0},
     domain=CONVEX_SMOOTH_DOMAIN,
     assumptions=("each f_i is convex and L-smooth (L = max_i L_i, exact)", "D is convex and compact, diameter D",
@@ -336,8 +365,8 @@ theorem1_rate = Claim(
     evidence=BoundTest(
         Rounds(family=THEOREM1_FAMILY, algorithm=engine.fedfw, schedules={"eta": eta_t, "lam": lambda_t},
                seeds=8, rounds=100000, valid_from=2),
-        bounds=(Bound("(38)", bound_38),), rate=sp.Rational(-1, 2), feasible=True),
-    readings=READINGS_G,
+        bounds=(BOUND_38,), rate=sp.Rational(-1, 2), feasible=True),
+    readings=readings_G(SRC.THEOREM1),
     params={"lambda_0": 0.01},
     domain=CONVEX_SMOOTH_DOMAIN,
     assumptions=("as Theorem 1", "lambda_0 = 0.01: the penalty term's bias dominates the error from early on"),
@@ -361,6 +390,11 @@ bound_66 = 9 ** sp.Rational(1, 3) * C_sto / (t + 7) ** sp.Rational(1, 3)
 bound_67 = (2 * Y_norm / (lambda_0 * sp.sqrt(t + 7))
             + 2 * sp.sqrt(2 * 9 ** sp.Rational(1, 3) * C_sto / lambda_0) / (t + 7) ** sp.Rational(5, 12))
 bound_68 = bound_66 + G * bound_67
+LATEX_66 = r"9^{\frac{1}{3}} \frac{C}{(t+7)^{\frac{1}{3}}}"
+LATEX_67 = (r"\frac{2\|\mathbf{Y}^{\star}\|_{F}}{\lambda_{0}\sqrt{t+7}} + "
+            r"\frac{2\sqrt{2\cdot 9^{\frac{1}{3}}C/\lambda_{0}}}{(t+7)^{\frac{5}{12}}}")
+LATEX_68 = (r"9^{\frac{1}{3}} \frac{C}{(t+7)^{\frac{1}{3}}} + G\left(\frac{2\|\mathbf{Y}^{*}\|_{F}}{\lambda_{0}\sqrt{t+7}} + "
+            r"\frac{2\sqrt{2\cdot9^{\frac{1}{3}}C/\lambda_{0}}}{(t+7)^{\frac{5}{12}}}\right)")
 _STO_FAMILY = RandomFamily(loss="least_squares", set="l1", n=5, m=20, p=10, radius=1.0, heterogeneity=1.0)
 
 
@@ -396,9 +430,12 @@ theorem3 = Claim(
                metrics={"(68)": objective_gap("F", "F(xbar^t) - F*")},
                seeds=3, rounds=2000, full_rounds=20000, replicates=48, full_replicates=200,
                run_kwargs=_sto_kwargs, recorder=_fw_rec, dense_until=100, per_decade=40),
-        bounds=(Bound("(68)", bound_68, description="E F(xbar^t) - F* (xbar^t the server point)"),),
+        bounds=(Bound("(68)", bound_68, description="E F(xbar^t) - F* (xbar^t the server point)", source=SRC.THEOREM3,
+                      latex=LATEX_68, latex_symbols={r"\|\mathbf{Y}^{*}\|_{F}": Y_norm, r"\lambda_{0}": lambda_0, "C": C_sto},
+                      latex_note="C (with Q) is the paper's constant of Lemma 3, mapped to its declared form; "
+                                 "tests/test_fedfw_formulas.py checks the printed C and Q against it"),),
         statistic=MEAN, rate=sp.Rational(-1, 3)),
-    readings=READINGS_G,
+    readings=readings_G(SRC.THEOREM3),
     params={"lambda_0": 1.0, "sigma": 1.0},
     assumptions=_STO_ASSUMPTIONS,
     symbolic=(order_fact(bound_68, sp.Rational(-1, 3), t, name="the bound is of order t^(-1/3)"),),
@@ -422,11 +459,13 @@ lemma3 = Claim(
                         "(67) as used in (68): E dist": recorded("dist", 1, "dist(X^t, C)")},
                seeds=3, rounds=2000, full_rounds=20000, replicates=48, full_replicates=200,
                run_kwargs=_sto_kwargs, recorder=_fw_rec, dense_until=100, per_decade=40),
-        bounds=(Bound("(66)", bound_66,
+        bounds=(Bound("(66)", bound_66, source=SRC.LEMMA3, latex=LATEX_66, latex_symbols={"C": C_sto},
                       description="E F^(X^t) - F^(X*), F^(X) = (1/n) sum_i f_i(x_i) at the clients' points"),
-                Bound("(67) as printed: E dist^2", bound_67,
+                Bound("(67) as printed: E dist^2", bound_67, source=SRC.LEMMA3, latex=LATEX_67,
+                      latex_symbols={r"\|\mathbf{Y}^{\star}\|_{F}": Y_norm, r"\lambda_{0}": lambda_0, "C": C_sto},
                       description="the right side has the units of a distance: most likely a typo for E dist"),
-                Bound("(67) as used in (68): E dist", bound_67,
+                Bound("(67) as used in (68): E dist", bound_67, source=SRC.LEMMA3_IN_68, latex=LATEX_67,
+                      latex_symbols={r"\|\mathbf{Y}^{\star}\|_{F}": Y_norm, r"\lambda_{0}": lambda_0, "C": C_sto},
                       description="the form (68) uses, and the form of Locatello et al. 2019")),
         statistic=MEAN, rate=sp.Rational(-1, 3)),
     params={"lambda_0": 1.0, "sigma": 1.0},
@@ -443,11 +482,15 @@ _u = p_part * t + 2 - p_part
 bound_44 = 2 * D**2 * L / _u + (2 * n * D**2 * lambda_0 + (2 * G / (c_n * lambda_0)) *
                                   (Y_norm + D * sp.sqrt(lambda_0 * (L + n * lambda_0)))) / sp.sqrt(_u)
 dist_44 = 2 / (c_n * lambda_0 * sp.sqrt(_u)) * (Y_norm + D * sp.sqrt(lambda_0 * (L + n * lambda_0)))
+LATEX_44 = (r"\frac{2D^{2}L}{pt + 2 - p} + \frac{1}{\sqrt{pt + 2 - p}} \left(2nD^{2}\lambda_{0} + \frac{2G}{\sqrt{n}\lambda_{0}} "
+            r"\left(\|\mathbf{Y}^{*}\| + D\sqrt{\lambda_{0}(L + n\lambda_{0})} \right) \right)")
 READINGS_44 = (
     Reading("statement", {G: G_statement, c_n: sp.sqrt(n)}, paper=True,
-            description="(44) as printed (G-term divided by sqrt(n)), G of Lemma 2's statement"),
+            description="(44) as printed (G-term divided by sqrt(n)), G of Lemma 2's statement",
+            source=_with_G(SRC.PARTIAL_44, "Lemma 2's statement")),
     Reading("proof-end", {G: G_proof_end, c_n: sp.sqrt(n)}, paper=True,
-            description="(44) as printed, G from the end of Lemma 2's proof"),
+            description="(44) as printed, G from the end of Lemma 2's proof",
+            source=_with_G(SRC.PARTIAL_44, "the end of Lemma 2's proof")),
     Reading("sup", {G: G_sup, c_n: sp.sqrt(n)}, paper=False,
             description="(44) as printed with G = sup_{D^n} ||grad F^||_F, the smallest G the proof can use"),
     Reading("sup, without 1/sqrt(n)", {G: G_sup, c_n: 1}, paper=False,
@@ -475,7 +518,10 @@ partial_convex = Claim(
                seeds=3, rounds=1000, full_rounds=10000, replicates=24, full_replicates=128,
                run_kwargs=_pp_kwargs, recorder=_fw_rec,
                param_grid=({"p_part": 0.25}, {"p_part": 0.5}, {"p_part": 1.0}), dense_until=100, per_decade=40),
-        bounds=(Bound("(44)", bound_44, description="E F(xbar^t) - F*"),),
+        bounds=(Bound("(44)", bound_44, description="E F(xbar^t) - F*", latex=LATEX_44,
+                      latex_symbols={r"\|\mathbf{Y}^{*}\|": Y_norm, r"\lambda_{0}": lambda_0, "p": p_part, c_n: sp.sqrt(n)},
+                      latex_note="the declared bound switches its G-term's divisor with c_n; the printed one is c_n = "
+                                 "sqrt(n) (the readings 'statement', 'proof-end', 'sup')"),),
         statistic=MEAN, rate=sp.Rational(-1, 2)),
     readings=READINGS_44,
     params={"lambda_0": 1.0},
@@ -509,7 +555,9 @@ partial_consensus = Claim(
         bounds=(Bound("consensus step", dist_44, description="E dist(X^t, C), the clients' distance to consensus"),),
         statistic=MEAN),
     readings=(Reading("with 1/sqrt(n), as (44) needs", {c_n: sp.sqrt(n)}, paper=True,
-                      description="the consensus bound that yields (44)'s G-term"),
+                      description="the consensus bound that yields (44)'s G-term",
+                      source=Source(SRC.PARTIAL_44.quote, "Appendix B.2, (43)-(44): the step of (37) that (44)'s "
+                                    "G-term, (2G/(sqrt(n) lambda_0 sqrt(pt+2-p)))(...), rests on", SRC.PARTIAL)),
               Reading("without 1/sqrt(n), the (37) analogue", {c_n: 1}, paper=False,
                       description="the bound (37) gives under full participation, with pt+2-p for t+1")),
     params={"lambda_0": 1.0},
@@ -563,7 +611,11 @@ surrogate_31 = Claim(
         Rounds(family=THEOREM1_FAMILY, algorithm=_variants.with_surrogate(engine.fedfw),
                schedules={"eta": eta_t, "lam": lambda_t}, metrics={"(31)": surrogate_gap},
                seeds=6, rounds=3000, valid_from=2),
-        bounds=(Bound("(31)", bound_31),), rate=sp.Rational(-1, 2)),
+        bounds=(Bound("(31)", bound_31, source=SRC.SURROGATE_31,
+                      latex=r"2nD^2 \left(\frac{L/n}{t+1} + \frac{\lambda_0}{\sqrt{t+1}}\right)",
+                      latex_symbols={r"\lambda_0": lambda_0, "t": t - 1},
+                      latex_note="the paper's t is the round (bound on X^{t+1}); the bound is declared at the iterate "
+                                 "k = t + 1, named t here: the printed t is the declared t - 1"),), rate=sp.Rational(-1, 2)),
     params={"lambda_0": 1.0},
     assumptions=("each f_i convex and L-smooth", "X^1 = 0 (clients equal)", "iterates k >= 2 (round t = k - 1 >= 1)"),
     symbolic=(order_fact(bound_31, sp.Rational(-1, 2), t, name="the bound is of order t^(-1/2)"),),
@@ -583,12 +635,18 @@ consensus_37 = Claim(
         Rounds(family=THEOREM1_FAMILY, algorithm=_variants.with_surrogate(engine.fedfw),
                schedules={"eta": eta_t, "lam": lambda_t}, metrics={"(37)": consensus_distance},
                seeds=6, rounds=3000, valid_from=2),
-        bounds=(Bound("(37)", bound_37),), rate=sp.Rational(-1, 2)),
-    readings=(Reading("first line", {_line37: 1}, paper=True, description="the root of the quadratic inequality (36)"),
+        bounds=(Bound("(37)", bound_37,
+                      latex=r"\frac{2}{\lambda_0 \sqrt{t+1}} \left(\|\mathbf{Y}^{\star}\|_F + D\sqrt{\lambda_0 (L+n\lambda_0)} \right)",
+                      latex_symbols={r"\|\mathbf{Y}^{\star}\|_F": Y_norm, r"\lambda_0": lambda_0, "t": t - 1, _line37: 3},
+                      latex_note="the printed formula is (37)'s third line (the reading 'third line'; the first two are "
+                                 "proved from it in fedcheck audit theorem1); the paper's t is the round, the bound is "
+                                 "declared at the iterate t + 1"),), rate=sp.Rational(-1, 2)),
+    readings=(Reading("first line", {_line37: 1}, paper=True, description="the root of the quadratic inequality (36)",
+                      source=SRC.CONSENSUS_37),
               Reading("second line", {_line37: 2}, paper=True,
-                      description="(37), second line: L/sqrt(t+1) inside the root"),
+                      description="(37), second line: L/sqrt(t+1) inside the root", source=SRC.CONSENSUS_37),
               Reading("third line", {_line37: 3}, paper=True,
-                      description="(37), third line: L inside the root (the form (44) uses)")),
+                      description="(37), third line: L inside the root (the form (44) uses)", source=SRC.CONSENSUS_37)),
     params={"lambda_0": 1.0},
     assumptions=("each f_i convex and L-smooth", "X^1 = 0", "Y* the solver's consensus duals"),
     symbolic=(order_fact(_dist_37(L), sp.Rational(-1, 2), t, name="the bound is of order t^(-1/2)"),),
@@ -601,14 +659,24 @@ Ghat_52 = (E_init + n * D**2 * lambda_0 / 2) * T ** sp.Rational(-1, 3) + L * D**
 delta_57 = G / (lambda_0 * T ** sp.Rational(1, 3)) + sp.sqrt((E_init / lambda_0 + n * D**2 / 2) * T ** sp.Rational(-2, 3)
                                                              + L * D**2 / (2 * lambda_0) / T)
 bound_12 = Ghat_52 + (G + L * D) * delta_57
-READINGS_NC = (
-    Reading("sup", {G: G_nc}, paper=True,
-            description="G = sup_{X in D^n} ||grad F^(X)||_F: the proof uses G only as this bound ((54), (60)), and "
-                        "the sup is the smallest valid G (exact by vertex enumeration for the quadratic family, a "
-                        "certified upper bound for the sigmoid family)"),
-    Reading("repair at X^1", {G: L * D / sp.sqrt(n) + grad_hat_x1}, paper=False,
-            description="G = LD/sqrt(n) + ||grad F^(X^1)||_F (Lemma 2's repaired argument anchored at the start)"),
-)
+def readings_nc(src: Source) -> tuple:
+    """Theorem 2's G (and its partial-participation extension's), stated at ``src``."""
+    return (
+        Reading("sup", {G: G_nc}, paper=True,
+                description="G = sup_{X in D^n} ||grad F^(X)||_F: the proof uses G only as this bound ((54), (60)), and "
+                            "the sup is the smallest valid G (exact by vertex enumeration for the quadratic family, a "
+                            "certified upper bound for the sigmoid family)",
+                source=Source(src.quote, f"{src.place}; G used as a bound on ||grad F^(X)||_F over D^n ((54), (60))",
+                              src.setting)),
+        Reading("repair at X^1", {G: L * D / sp.sqrt(n) + grad_hat_x1}, paper=False,
+                description="G = LD/sqrt(n) + ||grad F^(X^1)||_F (Lemma 2's repaired argument anchored at the start)"),
+    )
+
+
+READINGS_NC = readings_nc(SRC.THEOREM2)
+LATEX_52 = r"\left(\mathcal{E} + \frac{nD^{2} \lambda_{0}}{2}\right) \frac{1}{T^{\frac{1}{3}}} + \frac{LD^{2}}{2} \frac{1}{T^{\frac{2}{3}}}"
+LATEX_57 = (r"\frac{G}{\lambda_0 T^{\frac{1}{3}}} + \sqrt{\left(\left(\frac{\mathcal{E}}{\lambda_0} + \frac{nD^2}{2}\right) "
+            r"\frac{1}{T^{\frac{2}{3}}} + \frac{LD^2}{2\lambda_0} \frac{1}{T}\right)}")
 _HORIZONS = tuple(int(h) for h in _np.round(_np.geomspace(300, 3000, 9)))   # 8+ points in one decade (fit_rate)
 _HORIZONS_FULL = tuple(int(h) for h in _np.round(_np.geomspace(2000, 20000, 10)))
 
@@ -632,9 +700,11 @@ theorem2 = Claim(
                  rate_metric="(12)", accepts=_P.is_nonconvex_instance, context=_P.horizon_context),
         bounds=(Bound("(12)", bound_12, metric="min_gap",
                       description="min_{t<=T} gap(xbar^t), the FW gap (11) of the server point"),
-                Bound("(52)", Ghat_52, metric="avg_gap_hat",
+                Bound("(52)", Ghat_52, metric="avg_gap_hat", latex=LATEX_52,
+                      latex_symbols={r"\mathcal{E}": E_init, r"\lambda_{0}": lambda_0},
                       description="(1/T) sum_t gap^(X^t), the surrogate gap (45) (what (50)-(52) bound)"),
-                Bound("(57)", delta_57, metric="dist_tilde",
+                Bound("(57)", delta_57, metric="dist_tilde", latex=LATEX_57,
+                      latex_symbols={r"\mathcal{E}": E_init, r"\lambda_0": lambda_0},
                       description="dist(X^{t~}, C) at t~ = argmin_t gap^(X^t)")),
         findings="reading", rate=-1 / 3),
     readings=READINGS_NC,
@@ -697,9 +767,12 @@ partial_nonconvex = Claim(
                  schedules={"eta": _pT ** sp.Rational(-2, 3), "lam": lambda_65},
                  rate_metric="(18)", accepts=_P.is_nonconvex_instance, context=_P.horizon_context),
         bounds=(Bound("(18)", bound_18, metric="min_gap", description="min_t E gap(xbar^t) (mean over seeds + 3 SE)"),
-                Bound("(65)", Ghat_65, metric="avg_gap_hat", description="(1/T) sum_t E gap^(X^t)")),
+                Bound("(65)", Ghat_65, metric="avg_gap_hat", description="(1/T) sum_t E gap^(X^t)",
+                      latex=(r"\left(\mathcal{E} + \frac{nD^{2}\lambda_{0}}{2} \right) \frac{1}{(\mathbf{p}T)^{\frac{1}{3}}} + "
+                             r"\frac{LD^{2}}{2} \frac{1}{(\mathbf{p}T)^{\frac{2}{3}}}"),
+                      latex_symbols={r"\mathcal{E}": E_init, r"\lambda_{0}": lambda_0, r"\mathbf{p}": p_part})),
         findings="reading", rate=-1 / 3),
-    readings=READINGS_NC,
+    readings=readings_nc(SRC.PARTIAL_NC),
     params={"lambda_0": 0.01},
     assumptions=("each f_i L-smooth (exact L), X^1 = 0 in C",
                  "client i takes part with probability p, independently; a non-participant keeps x_i",
@@ -720,7 +793,11 @@ naive_averaging = Claim(
     reference="Appendix A, (20)-(22)",
     statement=("On min_{x in [-1,1]} (1/2)(x-3)^2 + (1/2)(x+1)^2 (f_1 = (x-3)^2, f_2 = (x+1)^2), procedure (20) from "
                "xbar^1 = 0 keeps xbar^t = 0 for every step size (x* = 1); similarly with several local steps"),
-    evidence=Measurement(_P.measure_naive_21, counterexample=True),
+    evidence=Measurement(_P.measure_naive_21, counterexample=True, sources={
+        "(22): stall at xbar = 0, one local step": SRC.NAIVE_21, "several local steps": SRC.NAIVE_LOCAL,
+        "FedFW converges to x* = 1 on (21)": Source(SRC.THEOREM1.quote, "Theorem 1 (instance (21) is in its class)",
+                                                    "instance (21): f_i convex, 1-smooth (as f_i/2) or 2-smooth, "
+                                                    "D = [-1, 1]; Theorem 1's schedules")}),
     params={"lambda_0": 1.0},
     assumptions=["(21) read both ways: f_i with and without the factor 1/2 (x* = 1 either way)",
                  "step sizes: constants 0.01 ... 1 and 2/(t+1); local steps K = 1, 2, 5, 10",
@@ -735,7 +812,8 @@ naive_averaging_random = Claim(
     paper=FEDFW,
     reference="Appendix A ('this method may fail')",
     statement="Naive FW with model averaging (20) may fail to solve (19); measured: how often, on random least squares",
-    evidence=Measurement(_P.measure_naive_random, counterexample=True, accepts=_P.accepts_naive_random),
+    evidence=Measurement(_P.measure_naive_random, counterexample=True, accepts=_P.accepts_naive_random,
+                         sources={"naive averaging fails on random instances": SRC.NAIVE_FAIL}),
     assumptions=["least squares on l1, l2 and box sets, n = 2 or 10 clients, optimum inside (outside = 0.5) or on "
                  "the boundary (outside = 2)", "failure: F(xbar^T) - F* > 2LD^2/(T+1), the classical FW guarantee"],
     expected="reproduced",
@@ -750,7 +828,8 @@ fedfw_plus = Claim(
     paper=FEDFW,
     reference="Section 4.4, Algorithm 1 (FedFW+), Section 6",
     statement="FedFW+ (y_i <- y_i + lambda_0 (x_i - xbar)) is 'an empirically faster version of FedFW' (no theorem)",
-    evidence=Measurement(_P.measure_fedfw_plus),
+    evidence=Measurement(_P.measure_fedfw_plus, sources={
+        "FedFW+ is faster than FedFW, each tuned over the lambda_0 grid": SRC.FEDFW_PLUS}),
     assumptions=["Theorem 1's schedules for both methods; lambda_0 (penalty scale and FedFW+'s dual step) on the grid "
                  "0.01, 0.1, 1, 10", "least squares (l1 ball) and logistic regression (l2 ball), 10 clients"],
     expected="holds",
@@ -764,7 +843,7 @@ split_constraints = Claim(
     reference="Section 4.3",
     statement=("Clients may use supersets D_i of D with intersection D (e.g. a Euclidean ball for stragglers); "
                "'this modification does not affect the solution set'"),
-    evidence=Measurement(_P.measure_split),
+    evidence=Measurement(_P.measure_split, sources={"same solution: xbar^t -> x* with split constraints": SRC.SPLIT}),
     params={"lambda_0": 1.0},
     assumptions=["D = l1 ball of radius 1; odd-numbered clients use the l2 ball of radius 1 (contains D)",
                  "Theorem 1's schedules"],
@@ -780,7 +859,8 @@ communication = Claim(
     paper=FEDFW,
     reference="Section 3.2 (communication)",
     statement="The communicated signals s_i are extreme points of D: 1-sparse for the l1 ball, rank one for the nuclear ball",
-    evidence=Measurement(_P.measure_messages),
+    evidence=Measurement(_P.measure_messages, sources={"l1 ball: every message is 1-sparse": SRC.MESSAGES,
+                                                       "nuclear ball: every message is rank one": SRC.MESSAGES}),
     params={"lambda_0": 1.0},
     assumptions=["least squares, 10 clients, dimension 48 (8 x 6 matrices for the nuclear ball), Theorem 1's schedules",
                  "numerical rank with NumPy's default tolerance"],
@@ -795,11 +875,18 @@ privacy = Claim(
     reference="Section 3.2 (privacy), Figure 1",
     statement=("LMO outputs reveal less than gradients: for the l1 ball only the sign and index of the largest gradient "
                "entry, for a box only the signs; retrieving the gradient from the LMO output is generally unfeasible"),
-    evidence=Measurement(_P.measure_privacy, accepts=_P.accepts_privacy),   # single-example logistic only
+    evidence=Measurement(_P.measure_privacy, accepts=_P.accepts_privacy,   # single-example logistic only
+                         sources={"l1 ball: s_i reveals only the sign and index of the largest gradient entry":
+                                  SRC.PRIVACY_L1, "box: s_i reveals only the gradient signs": SRC.PRIVACY_BOX}),
     params={"lambda_0": 1.0, "radius": 1.0},
     assumptions=["one example per client (digit images, centered pixels), labels +-1", "FedFW from X^1 = 0",
                  "the server knows x_i^1 and the schedules, so it can track every x_i from the messages"],
-    expected="violated",
+    # 'holds' (issue 25): the paper states what one message reveals on the l1 ball ("merely reveals the sign of the
+    # maximum entry of the gradient") and on a box ("only reveals the gradient signs"): both hold.  For the l2 ball it
+    # says only that retrieving the gradient is "generally unfeasible", with Deep Leakage on CIFAR-100 as evidence
+    # (Figure 1); single-example logistic regression, where one message gives the data direction and a few its norm,
+    # is an analysis in a setting the paper does not state (reported beside: refuted).
+    expected="holds",
 )
 
 partial_scaling = Claim(
@@ -809,7 +896,9 @@ partial_scaling = Claim(
     paper=FEDFW,
     reference="Section 4.2, (17); Figure 2",
     statement="E F(xbar^t) - F* = O((pt)^{-1/2}) with eta_t = 2/(p(t-1)+2), lambda_t = lambda_0 sqrt(p(t-1)+2)",
-    evidence=Measurement(_P.measure_partial_scaling),
+    evidence=Measurement(_P.measure_partial_scaling, sources={
+        "(17): E F(xbar^t) - F* = O(t^{-1/2}) for every p": SRC.PARTIAL_17,
+        "(17): the constant does not grow as p -> 0": SRC.PARTIAL_17}),
     params={"lambda_0": 1.0},
     assumptions=["least squares on the l1 ball, 10 clients", "p on a log grid from 0.1 to 1",
                  "expectations: mean over independent seeds"],
@@ -826,16 +915,19 @@ experiments = Claim(
     reference="Section 5.1, Table 1 (MNIST columns); Section 5.3",
     statement=("MCLR with l1 and l2 balls of radius 10, 10 clients, 100 rounds, one local step, IID and non-IID "
                "(3 labels per client): test accuracies of FedDR, FedFW and FedFW+ (Table 1)"),
-    evidence=Measurement(_P.measure_experiments),
+    evidence=Measurement(_P.measure_experiments, sources={
+        "FedFW's server model is feasible (in the product of balls)": SRC.FEASIBLE}),
     params={"rounds": 100, "radius": 10.0},
     assumptions=["scikit-learn's digits (8 x 8 images, 1347 train / 450 test) instead of MNIST",
                  "each parameter tensor (weights, bias) in its own ball, as the official code's per-layer LMO",
                  "parameters chosen on small grids by the final training objective, not by test accuracy",
                  "FedDR with one local gradient step for its prox (the paper: one local iteration per round)"],
-    # 'violated' on purpose (issue "headlines"): the four FedFW/FedDR orderings are stated by the paper's Table 1,
-    # so they are paper findings; on digits all four go the other way (the data, scale and tuning differ: see
-    # the assumptions).  Before, they were analyses and the claim said 'holds' while its table contradicted it.
-    expected="violated",
+    # 'inconclusive' (issue 25): Table 1's orderings are the paper's for MNIST ("Table 1 presents the test accuracy
+    # results ..."), a setting not run here; on digits all four go the other way, which is an analysis in another
+    # setting (named as its deviation), not a refutation of Table 1.  The paper finding "Table 1's orderings, in the
+    # paper's setting" is inconclusive, so the headline neither says 'holds' while the digits table contradicts the
+    # paper (issue "headlines") nor 'violated' for data the paper never used.
+    expected="inconclusive",
 )
 
 
@@ -847,7 +939,7 @@ condition29 = Claim(
     paper=FEDFW,
     reference="Proof of Theorem 1, (28)-(29)",
     statement="With eta_t = 2/(t+1), lambda_t = lambda_0 sqrt(t+1): (1 - eta_t)(lambda_t - lambda_{t-1}) - eta_t lambda_t <= 0, t >= 1",
-    evidence=Proof((Fact("(29) for all t >= 1", _sign_condition_29),)),
+    evidence=Proof((Fact("(29) for all t >= 1", _sign_condition_29, source=SRC.CONDITION_29),)),
     expected="holds",
 )
 
@@ -897,8 +989,8 @@ condition42 = Claim(
     reference="Appendix B.2, (42)",
     statement=("zeta_t = (1 - p eta_t)(lambda_t/2)(lambda_t/lambda_{t-1} - 1) - p eta_t lambda_t/2 < 0 with eta_t = "
                "2/(p(t-1)+2), lambda_t = lambda_0 sqrt(p(t-1)+2), for every t >= 1 and p in (0, 1]"),
-    evidence=Proof((Fact("zeta_t < 0 for all t >= 1, p in (0, 1]", _zeta_42),
-                   Fact("(42)'s use of (27) is an upper bound", _replacement_42))),
+    evidence=Proof((Fact("zeta_t < 0 for all t >= 1, p in (0, 1]", _zeta_42, source=SRC.CONDITION_42),
+                   Fact("(42)'s use of (27) is an upper bound", _replacement_42, source=SRC.CONDITION_42))),
     expected="holds",
 )
 
@@ -913,7 +1005,7 @@ lemma1 = Claim(
     statement="If each f_i is L-smooth, F^_t(X) = (1/n) sum_i f_i(x_i) + (lambda_t/2) dist^2(X, C) is (L/n + lambda_t)-smooth",
     evidence=BoundTest(Cases(_P.lemma1_cases, accepts=_P.accepts_lemma1,
                              families=tuple(f for _, f in _P.LEMMA1_FAMILIES))),
-    readings=(Reading("as stated", paper=True,
+    readings=(Reading("as stated", paper=True, source=SRC.LEMMA1,
                       description="exact Lipschitz constant of grad F^_t (spectral norm of its Hessian for quadratic "
                                   "clients) <= L/n + lambda_t, lambda_t = lambda_0 sqrt(t+1), at t = 1 ... 10^4"),),
     params={"lambda_0": 1.0},
@@ -933,9 +1025,11 @@ lemma2 = Claim(
                "G = LD/sqrt(n) + n ||grad F(x*)|| via ||grad F^(X*)||_F <= n ||grad F(x*)||"),
     evidence=BoundTest(Cases(_P.lemma2_cases, accepts=_P.accepts_lemma2,
                              families=tuple(f for _, f in _P.LEMMA2_FAMILIES))),
-    readings=(Reading("statement", paper=True, description="G = LD/n + ||grad F^(X*)||_F >= sup_{D^n} ||grad F^||_F"),
-              Reading("proof-end", paper=True, description="G = LD/sqrt(n) + n ||grad F(x*)|| >= sup_{D^n} ||grad F^||_F"),
-              Reading("proof step", paper=True,
+    readings=(Reading("statement", paper=True, description="G = LD/n + ||grad F^(X*)||_F >= sup_{D^n} ||grad F^||_F",
+                      source=SRC.LEMMA2_STATEMENT),
+              Reading("proof-end", paper=True, description="G = LD/sqrt(n) + n ||grad F(x*)|| >= sup_{D^n} ||grad F^||_F",
+                      source=SRC.LEMMA2_PROOF_END),
+              Reading("proof step", paper=True, source=SRC.LEMMA2_STEP,
                       description="||grad F^(X*)||_F <= n ||grad F(x*)|| (fails when grad F(x*) = 0 but clients disagree)"),
               Reading("repair", paper=False,
                       description="G = LD/sqrt(n) + ||grad F^(X*)||_F >= sup_{D^n} ||grad F^||_F (triangle inequality)")),
@@ -962,7 +1056,9 @@ inexact_lmo = Claim(
     statement=("With an additive LMO error eps_t = (delta/2) eta_t Lhat_t D^2 per client (Jaggi's model, the paper's [24]) the "
                "surrogate bound (31) holds with its constant times (1 + delta); with a multiplicative error alpha FedFW keeps "
                "its O(t^{-1/2}) rate.  The paper gives no constants: these are the ones (24)-(31) give with [24]'s model"),
-    evidence=Measurement(_M.measure_inexact_lmo),
+    evidence=Measurement(_M.measure_inexact_lmo, sources={
+        "additive error eps_t = (delta/2) eta_t Lhat_t D^2: surrogate gap <= (1 + delta)(31) at every round": SRC.INEXACT,
+        "multiplicative error alpha: F(xbar^t) - F* = O(t^{-1/2}) with the paper's unchanged schedules": SRC.INEXACT}),
     params={"lambda_0": 1.0},
     assumptions=["least squares on the l1 ball, 5 clients, Theorem 1's schedules", "additive: the worst admissible message "
                  "on the segment from lmo(g) to lmo(-g) (error exactly eps_t)", "multiplicative: s~ = x + alpha (s - x), "
@@ -972,17 +1068,21 @@ inexact_lmo = Claim(
 
 lmo_noise = Claim(
     id="fedfw.lmo_noise",
-    title="Section 3.2: noise added to the LMO for privacy 'without compromising the convergence guarantees'",
+    title="Section 3.2: noise added to the LMO for privacy 'without compromising the convergence guarantees' (within [24]'s hypothesis)",
     aliases=("lmo_noise",),
     paper=FEDFW,
     reference="Section 3.2",
-    statement="We can introduce noise to augment data privacy without compromising the convergence guarantees",
+    statement=("FW is robust against additive and multiplicative errors in the linear minimization step [24]; consequently, "
+               "we can introduce noise to augment data privacy without compromising the convergence guarantees"),
     evidence=Measurement(_M.measure_lmo_noise),
     params={"lambda_0": 1.0, "sigma": 0.5},
-    assumptions=["clients send lmo(g_i + sigma_t xi), xi Gaussian (SeedSequence streams)", "sigma_t = sigma L/n (a fixed "
-                 "privacy level) or sigma eta_t L/n (decaying like [24]'s admissible error)",
-                 "expectation: mean over 8 replicates per instance"],
-    expected="violated",
+    assumptions=["clients send lmo(g_i + sigma_t xi), xi Gaussian (SeedSequence streams)", "sigma_t = sigma eta_t L/n "
+                 "(decaying like [24]'s admissible error: the paper's reading) or sigma L/n (a fixed privacy level: an "
+                 "analysis outside [24]'s hypothesis)", "expectation: mean over 8 replicates per instance"],
+    # 'holds' (issue 25): the sentence rests on [24] (Jaggi 2013), whose tolerated LMO errors shrink with the step;
+    # noise decaying like eta_t keeps the rate (the paper's reading).  Noise of a fixed scale stalls FedFW, but it is
+    # outside that hypothesis: an analysis, reported beside, no longer a refuted paper finding.
+    expected="holds",
 )
 
 nonuniform_participation = Claim(
@@ -992,7 +1092,8 @@ nonuniform_participation = Claim(
     paper=FEDFW,
     reference="Section 4.2",
     statement="With client-specific participation probabilities p_i FedFW still converges to a solution of (1)",
-    evidence=Measurement(_M.measure_nonuniform),
+    evidence=Measurement(_M.measure_nonuniform, sources={
+        "non-uniform participation: xbar^t -> x* (the solution of (1), unweighted)": SRC.NONUNIFORM}),
     params={"lambda_0": 1.0},
     assumptions=["p_i = 0.1, 0.2, ..., 1 for 10 clients; the schedules of (17) with p = mean p_i",
                  "a non-participant keeps x_i; the server point is mean_i x_i"],
@@ -1007,7 +1108,9 @@ lambda0_effect = Claim(
     reference="Section 5.4, Figures 3-4",
     statement=("Higher participation p converges faster, whatever lambda_0; a higher lambda_0 leads to a larger gap in the "
                "initial iterations"),
-    evidence=Measurement(_M.measure_lambda0),
+    evidence=Measurement(_M.measure_lambda0, sources={
+        "for every lambda_0, higher p converges faster (lambda_0 does not alter the influence of p)": SRC.PARTICIPATION,
+        "a higher lambda_0 gives a larger FW gap in the first iterations": SRC.LAMBDA0}),
     assumptions=["least squares on the l1 ball, 10 clients, schedules of (17)", "lambda_0 in (0.01, 0.1, 1, 10), "
                  "p in (0.25, 0.5, 1)", "orderings decided at 3 standard errors over 8 replicates (quick)"],
     expected="inconclusive",
@@ -1021,7 +1124,8 @@ plain_stochastic = Claim(
     reference="Section 4.1",
     statement=("FW does not readily extend to stochastic settings by replacing the gradient with an unbiased estimator of "
                "bounded variance; a variance reduction (FedFW-sto's d_i) is required"),
-    evidence=Measurement(_M.measure_plain_stochastic, counterexample=True),
+    evidence=Measurement(_M.measure_plain_stochastic, counterexample=True, sources={
+        "plain unbiased stochastic gradients: FedFW stalls; FedFW-sto converges": SRC.PLAIN_STO}),
     params={"lambda_0": 1.0, "sigma": 1.0},
     assumptions=["Theorem 3's eta_t and lambda_t for both; plain: rho = 1; Gaussian noise of variance sigma^2",
                  "least squares on the l1 ball, 5 clients; mean over 12 replicates per instance (quick)"],
@@ -1034,11 +1138,14 @@ privacy_nuclear = Claim(
     aliases=("privacy_nuclear",),
     paper=FEDFW,
     reference="Section 3.2 (privacy)",
-    statement="For the nuclear norm-ball, s_i unveils only the top eigenvectors of the gradient (so the data stay private)",
+    statement="For the nuclear norm-ball, s_i unveils only the top eigenvectors of the gradient",
     evidence=Measurement(_M.measure_privacy_nuclear),
     assumptions=["MCLR on digits (W in R^{64 x 10}), nuclear ball of radius 10", "clients with 1 or 5 examples, W = 0 "
                  "or random"],
-    expected="violated",
+    # 'holds' (issue 25): the paper's sentence, "s_i unveils only the top eigenvectors of the gradient", holds (a rank-one
+    # message, the top singular pair).  That one example per client then leaks its data point is an analysis in a
+    # setting the paper does not state (reported beside: refuted).
+    expected="holds",
 )
 
 table3 = Claim(
@@ -1052,25 +1159,41 @@ table3 = Claim(
     params={"rounds": 300},
     assumptions=["digits instead of EMNIST / CIFAR10 / synthetic; 20 clients instead of 100; minibatch 16 instead of 64",
                  "each method tuned on a small grid by the final training objective"],
-    expected="violated",
+    # 'inconclusive' (issue 25): "FEDFW-STO outperformed FEDDR in our experiments in the stochastic setting" is about
+    # EMNIST, CIFAR10 and synthetic data with 100 clients, not run here; the digits runs (FedDR ahead) are analyses.
+    expected="inconclusive",
 )
 
 theorem1_pep = Claim(
     id="fedfw.theorem1_pep",
-    title="Theorem 1, (38) over all functions: certified worst case of FedFW (PEP) with n = 2 (quick), n = 2, 3 (--full)",
+    title=("Theorem 1, (38) over classes of L-smooth convex clients: the certified worst case of FedFW (PEP), swept over "
+           "zeta/(LD), lambda_0/L and the starting points"),
     aliases=("theorem1_pep",),
     paper=FEDFW,
-    reference="Theorem 1, (38); PEP (PEPit, cvxpy + Clarabel)",
-    statement=("For every n clients with L-smooth convex f_i on a convex set of diameter D (and ||grad f_i(x*)|| <= zeta), "
-               "F(xbar^t) - F* <= (38); certified by the exact worst case of FedFW over the class at t = 2..T+1"),
+    reference="Theorem 1, (38); Algorithm 1 (starting points); PEP (PEPit, cvxpy + Clarabel)",
+    statement=("For n clients with L-smooth convex f_i on a convex set of diameter D, F(xbar^t) - F* <= (38).  Checked over "
+               "the class with ||grad f_i(x*)|| <= zeta (without it the worst case is unbounded, and so is (38), through "
+               "G), for zeta/(LD) and lambda_0/L on a grid (only these ratios matter), clients starting at one point of "
+               "D or each at its own: where the certified worst case is below (38)'s floor (G = 0, Y* = 0) (38) holds for "
+               "every instance of the class; where it is between floor and ceiling the floor argument cannot decide"),
     evidence=Measurement(_pep.measure_fedfw_pep),
-    params={"clients": (2,), "horizon": 2, "full_clients": (2, 3), "full_horizon": 4, "L": 1.0, "D": 2.0, "zeta": 2.0,
-            "lambda_0": 1.0},
-    assumptions=["the class: L = 1, D = 2, zeta = 2 (instance (21) is a member), lambda_0 = 1",
+    params={"L": 1.0, "D": 2.0},
+    assumptions=["the class: n L-smooth convex f_i, a convex set of diameter D, ||grad f_i(x*)|| <= zeta; L = 1, D = 2 "
+                 "(only zeta/(LD) and lambda_0/L matter)",
+                 "quick: n = 2, t = 2, 3; zeta/(LD) in {0.25, 1, 4}, lambda_0/L in {0.1, 1, 10}; shared and separate "
+                 "starts in D: 36 SDPs, 15 s of solves on a fresh cache (24 s with the search), 7 s cached (2 shared cores)",
+                 "--full: n = 2, 3, t = 2..5; a 5 x 5 grid (zeta/(LD) 0.25 ... 4, lambda_0/L 0.1 ... 10); shared, separate "
+                 "and anywhere starts (Algorithm 1's 'x_i^1 in R^p'): 600 SDPs, 38 min on a fresh cache at load average "
+                 "~12 on 2 shared cores",
                  "(38) is at least its floor (G = 0, Y* = 0) and at most its ceiling (G = (LD + zeta)/sqrt(n), ||Y*||_F = "
                  "zeta/sqrt(n)) on every instance of the class", "search: quadratic clients on the l2 ball in dimension 2"],
     kind="bound",
-    expected="holds",
+    # 'inconclusive' (issue 25): worst case / floor reaches 2.05 (quick) at lambda_0/L = 0.1, zeta/(LD) = 4 -- there
+    # the floor argument cannot decide, so the claim over the class is not "holds over all functions"; it holds (worst
+    # <= floor) at every other quick grid point.  --full (measured): 0.0126-3.51; shared and separate starts decided at
+    # 22 of 25 points (up to 3.08 at lambda_0/L = 0.1, zeta/(LD) = 4), starts anywhere at 19 of 25 (up to 3.51); at
+    # the old single point (zeta = LD, lambda_0 = L) 0.292 shared, 0.342 separate, 0.392 anywhere.
+    expected="inconclusive",
 )
 
 
@@ -1131,7 +1254,8 @@ _DOCS = (
     (table3, "FedFW-sto and FedDR with minibatch gradients on MCLR (digits).", "Section 5.3, Table 3 in shape.",
      "fedcheck verify fedfw.table3"),
     (theorem1_pep, "FedFW itself, n >= 2 clients, Theorem 1's schedules: a performance-estimation SDP (PEPit).",
-     "(38) against the exact worst case over the class.  SDP size and time (Clarabel, 2 shared cores): see "
+     "(38) against the exact worst case over the class, swept over zeta/(LD), lambda_0/L and the starting points "
+     "(theorems.fedfw.pep.PEP_GRID, PEP_GRID_FULL).  SDP size and time (Clarabel, 2 shared cores): see "
      "theorems.fedfw.pep.FEDFW_PEP_SCALING.", "fedcheck verify fedfw.theorem1_pep --full"),
 )
 # a claim is immutable, so the uniform docstrings are kept here, by claim id

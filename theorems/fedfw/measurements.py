@@ -25,6 +25,7 @@ from fedcheck.core import verdict as V
 from fedcheck.core.evidence import Comparison, Finding, MeasureResult, reproduced_if
 from fedcheck.problems.constants import InstanceContext, sup_grad_norm_sq
 from fedcheck.problems.nonconvex import Interval, nonconvex_constants, nonconvex_solver  # noqa: F401  (re-exported)
+from theorems.fedfw import sources as SRC
 from fedcheck.algorithms import default_recorder, fedfw, frank_wolfe, naive_fw_averaging, record_grid
 from fedcheck.algorithms.fedfw_variants import ProblemBatch, feddr, fedfw_variant, fw_recorder, replicate_seeds
 from fedcheck.problems.instances import Instance, InstanceBatch, RandomFamily, instance_rng, save_instance
@@ -907,17 +908,20 @@ def measure_privacy(ctx):
     roots = max((max(r) for r in ev.get("l2_two_round_candidates", [[0]])), default=0)
     # l2 ball: direction and norm of z_i, each against a threshold relative to the quantity (not an absolute 1e-9)
     cos_l2 = float(cos["l2"].min())
+    _outside = ("single-example logistic regression on digits (the gradient is a multiple of the data point), a setting "
+                "the paper does not state: its sentence says 'generally', its l2 evidence is Deep Leakage on CIFAR-100 "
+                "(Figure 1)")
     findings.append(Finding(
         "l2 ball: one LMO message does not reveal the data direction",
-        V.VIOLATED if cos_l2 >= 1 - PRIVACY_COS_TOL else V.HOLDS, True,
-        "Section 3.2: 'retrieving the gradient from its linear minimization output is generally unfeasible'; Fig. 1 "
-        f"claims a privacy benefit for the l2 ball too.  Direction recovered when |cos(-s^1, z_i)| >= 1 - "
+        V.VIOLATED if cos_l2 >= 1 - PRIVACY_COS_TOL else V.HOLDS, False, source=SRC.PRIVACY_GENERAL, deviation=_outside,
+        description="analysis of Section 3.2 ('retrieving the gradient from its linear minimization output is generally "
+        f"unfeasible'; Fig. 1 shows a benefit for the l2 ball too).  Direction recovered when |cos(-s^1, z_i)| >= 1 - "
         f"{PRIVACY_COS_TOL:g} for every client",
         evidence=f"one message: min over clients of |cos(-s^1, z_i)| = {cos_l2:.12f} (1 - |cos| = {1 - cos_l2:.1e})"))
     findings.append(Finding(
         "l2 ball: a few LMO messages do not reveal the data norm (the data point)",
-        V.VIOLATED if l2err <= PRIVACY_NORM_RTOL else V.HOLDS, True,
-        "Section 3.2 ('generally unfeasible') for the whole gradient: the server tracks every x_i and reads "
+        V.VIOLATED if l2err <= PRIVACY_NORM_RTOL else V.HOLDS, False, source=SRC.PRIVACY_GENERAL, deviation=_outside,
+        description="analysis of Section 3.2 ('generally unfeasible') for the whole gradient: the server tracks every x_i and reads "
         "||z_i|| off the second (and third) message.  Norm recovered when the relative error "
         f"||z_hat - z|| / ||z|| <= {PRIVACY_NORM_RTOL:g} for every client",
         evidence=f"two or three messages of FedFW (three when the norm equation has two roots): relative error of the "
@@ -1274,9 +1278,17 @@ def measure_experiments(ctx):
     for split, kind, a, b in (("IID", "l1", "FedFW", "FedDR"), ("non-IID", "l1", "FedFW", "FedDR"),
                               ("non-IID", "l2", "FedFW", "FedDR"), ("IID", "l2", "FedDR", "FedFW")):
         v, gap = better(split, kind, a, b)
-        findings.append(Finding(f"{split}, {kind}: {a} more accurate than {b}", v, True,
-                                "an ordering Table 1 states (MNIST: a paper finding), re-measured on digits (different "
-                                "data, scale and tuning)", evidence=f"difference {gap:+.2f} points"))
+        findings.append(Finding(f"{split}, {kind}: {a} more accurate than {b}", v, False,
+                                "analysis: an ordering Table 1 states for MNIST, re-measured on digits",
+                                evidence=f"difference {gap:+.2f} points", source=SRC.TABLE1,
+                                deviation="scikit-learn's digits (8 x 8 images, 1347 training examples) instead of MNIST, "
+                                          "parameters tuned by fedcheck on small grids by the training objective"))
+    # the paper's Table 1 is about MNIST (and CIFAR-10, synthetic data), which are not run here: its orderings are
+    # neither confirmed nor refuted by the digits runs above (issue 25: a paper reading is refuted only in its setting)
+    findings.insert(0, Finding("Table 1's orderings, in the paper's setting (MNIST)", V.INCONCLUSIVE, True,
+                               "the paper's setting (MCLR on MNIST, 10 clients, 100 rounds, radius 10) is not run here "
+                               "(MNIST is not available offline); the runs on digits are analyses in another setting",
+                               evidence="not run in the paper's setting", source=SRC.TABLE1))
     feas = all(d["feasible"] for v in res.values() for k, d in v.items() if k != "FedDR")
     findings.append(Finding("FedFW's server model is feasible (in the product of balls)", V.HOLDS if feas else V.VIOLATED,
                             True, "FedFW outputs a feasible point (Remark 1): every FW variant here"))

@@ -14,6 +14,7 @@ from fedcheck.algorithms.fedfw_variants import ProblemBatch, feddr, fedfw_sto, f
 from fedcheck.core import verdict as V
 from fedcheck.core.evidence import Finding, MeasureResult, reproduced_if
 from fedcheck.problems.instances import InstanceBatch, RandomFamily
+from theorems.fedfw import sources as SRC
 
 __all__ = ["measure_inexact_lmo", "measure_lmo_noise", "measure_nonuniform", "measure_lambda0",
            "measure_plain_stochastic", "measure_privacy_nuclear", "measure_table3"]
@@ -187,16 +188,23 @@ def measure_lmo_noise(ctx):
                               role="baseline" if name == "exact" else "measured", ylabel="E F(xbar^t) - F*"))
     f_fixed = V.rate_verdict(out["fixed sigma"][1]["ci"], -0.5) if out["fixed sigma"][1] else V.INCONCLUSIVE
     f_dec = V.rate_verdict(out["sigma eta_t"][1]["ci"], -0.5) if out["sigma eta_t"][1] else V.INCONCLUSIVE
+    # The paper's sentence rests on [24] ('FW is robust against additive and multiplicative errors in the linear
+    # minimization step [24]; consequently, we can introduce noise ...'): Jaggi's tolerated LMO error shrinks with the
+    # step, (delta/2) eta_t C_f.  Noise decaying like eta_t is inside that hypothesis: the paper's reading.  Noise of a
+    # fixed scale is not: an analysis (it stalls), never a refutation of the paper.
     findings = [
-        Finding("noise of a fixed scale (a constant privacy level) keeps O(t^{-1/2})", f_fixed, True,
-                "Section 3.2: 'we can introduce noise to augment data privacy without compromising the convergence "
-                f"guarantees': lmo(g + sigma xi), sigma = {sigma:g} x L/n, fitted slope of E gap against -1/2",
-                evidence=f"slope {out['fixed sigma'][1]['slope']:.3f} CI {np.round(out['fixed sigma'][1]['ci'], 3).tolist()}"
-                if out["fixed sigma"][1] else "no fit"),
         Finding("noise decaying like eta_t keeps O(t^{-1/2})", f_dec, True,
-                "the same with sigma_t = sigma eta_t (the additive error then decays as Jaggi's [24] model requires)",
+                "Section 3.2: 'we can introduce noise to augment data privacy without compromising the convergence "
+                f"guarantees', within [24]'s hypothesis: lmo(g + sigma_t xi), sigma_t = {sigma:g} eta_t L/n (the LMO "
+                "error then shrinks like the step), fitted slope of E gap against -1/2",
                 evidence=f"slope {out['sigma eta_t'][1]['slope']:.3f} CI {np.round(out['sigma eta_t'][1]['ci'], 3).tolist()}"
-                if out["sigma eta_t"][1] else "no fit")]
+                if out["sigma eta_t"][1] else "no fit", source=SRC.NOISE),
+        Finding("noise of a fixed scale (a constant privacy level) keeps O(t^{-1/2})", f_fixed, False,
+                f"analysis: lmo(g + sigma xi) with a fixed sigma = {sigma:g} x L/n, fitted slope of E gap against -1/2",
+                evidence=f"slope {out['fixed sigma'][1]['slope']:.3f} CI {np.round(out['fixed sigma'][1]['ci'], 3).tolist()}"
+                if out["fixed sigma"][1] else "no fit", source=SRC.NOISE,
+                deviation="noise of a fixed scale: its LMO error does not shrink with eta_t, outside the hypothesis of "
+                          "[24] that the paper's sentence rests on")]
     tables = [{"title": f"FedFW with noisy LMOs, T={T}, {R} replicates per instance, sigma = {sigma:g} L/n",
                "columns": ["noise", "median E F(xbar^T) - F*", "fitted slope", "95% CI"], "rows": rows}]
     return MeasureResult(findings=findings, tables=tables, series=series,
@@ -436,13 +444,18 @@ def measure_privacy_nuclear(ctx):
                 rows.append([k, trial, Wname, rank, float(cos.max()), share, float(sv[1] / sv[0]) if len(sv) > 1 else 0.0])
     lit = V.HOLDS if all(lit_ok) else V.VIOLATED
     leak = V.VIOLATED if min(cos1) >= 1 - 1e-9 else V.HOLDS
-    findings = [Finding("s_i is rank one: -r u1 v1^T of the gradient (only the top singular pair)", lit, False,
-                        "the literal statement ('unveils only the top eigenvectors'), checked by SVD",
-                        evidence=f"{sum(lit_ok)}/{len(lit_ok)} messages"),
-                Finding("retrieving the data from s_i is unfeasible (nuclear ball, one example per client)", leak, True,
-                        "Section 3.2's privacy benefit: for a single example the gradient is rank one and its top left "
-                        "singular vector is the example x/||x|| (up to sign): |cos(u1, x)| = 1 means the data point leaks",
-                        evidence=f"min |cos(u1, x)| over {len(cos1)} single-example messages = {min(cos1):.12f}")]
+    findings = [Finding("s_i is rank one: -r u1 v1^T of the gradient (only the top singular pair)", lit, True,
+                        "the paper's statement ('unveils only the top eigenvectors'), checked by SVD",
+                        evidence=f"{sum(lit_ok)}/{len(lit_ok)} messages", source=SRC.PRIVACY_NUCLEAR),
+                Finding("retrieving the data from s_i is unfeasible (nuclear ball, one example per client)", leak, False,
+                        "analysis of Section 3.2's privacy benefit: for a single example the gradient is rank one and its "
+                        "top left singular vector is the example x/||x|| (up to sign): |cos(u1, x)| = 1 means the data "
+                        "point leaks",
+                        evidence=f"min |cos(u1, x)| over {len(cos1)} single-example messages = {min(cos1):.12f}",
+                        source=SRC.PRIVACY_GENERAL,
+                        deviation="one example per client (its gradient is rank one, so its top singular pair is all of "
+                                  "it): a setting the paper does not state; its sentence says 'generally', its "
+                                  "experiment is Deep Leakage on CIFAR-100 (Figure 1)")]
     tables = [{"title": "Nuclear-ball LMO messages of MCLR clients (digits): what u1 reveals",
                "columns": ["examples k", "trial", "W", "rank of s", "max |cos(u1, x_j)|", "share of u1 in span(x_j)",
                            "sigma2/sigma1 of the gradient"], "rows": rows}]
@@ -497,12 +510,20 @@ def measure_table3(ctx):
         noise = V.POLICY.statistical_z * np.sqrt((a[1] ** 2 + b[1] ** 2) / len(seeds))
         gap = a[0] - b[0]
         findings.append(Finding(f"{split}: FedFW-sto more accurate than FedDR (stochastic setting)",
-                                V.HOLDS if gap > noise else (V.VIOLATED if gap < -noise else V.INCONCLUSIVE), True,
-                                "Table 3: FedFW-sto above FedDR in every column (EMNIST, CIFAR10, synthetic); re-measured "
-                                "on digits (different data, scale and tuning)", evidence=f"difference {gap:+.2f} points"))
+                                V.HOLDS if gap > noise else (V.VIOLATED if gap < -noise else V.INCONCLUSIVE), False,
+                                "analysis: Table 3's ordering (FedFW-sto above FedDR in every column) re-measured on "
+                                "digits", evidence=f"difference {gap:+.2f} points", source=SRC.TABLE3,
+                                deviation=f"digits (8 x 8) instead of EMNIST / CIFAR10 / synthetic, 20 clients instead "
+                                          f"of 100, minibatch 16 instead of 64, {T} rounds, parameters tuned on "
+                                          "fedcheck's grids"))
         for algo in ("FedDR", "FedFW-sto"):
             m, s_, prm = res[(split, algo)]
             rows.append([split, algo, f"{m:.2f} (±{s_:.2f})", str(PAPER_TABLE3[(split, algo)]), prm])
+    findings.insert(0, Finding(
+        "Table 3: FedFW-sto outperformed FedDR, in the paper's setting", V.INCONCLUSIVE, True,
+        "the paper's setting (EMNIST-10/62, CIFAR10, synthetic; 100 clients; minibatch 64; 300 rounds) is not run here "
+        "(the data sets are not available offline); the runs on digits below are analyses in another setting",
+        evidence="not run in the paper's setting", source=SRC.TABLE3))
     tables = [{"title": f"Table 3 in shape: MCLR test accuracy (%), digits, 20 clients, l2 ball 10, minibatch 16, {T} rounds",
                "columns": ["split", "method", "digits (here)", "paper (EMNIST-10, EMNIST-62, synthetic, CIFAR10)",
                            "tuned parameter"], "rows": rows}]
