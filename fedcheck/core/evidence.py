@@ -17,7 +17,7 @@ the tolerance policy of :mod:`fedcheck.core.verdict`; :mod:`fedcheck.core.runner
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -27,7 +27,7 @@ from fedcheck.core import verdict as V
 from fedcheck.core.readings import provenance_record
 
 __all__ = ["Statistic", "PATHWISE", "MEAN", "fraction", "Bound", "Comparison", "Observed", "Observations",
-           "Finding", "Fact", "BoundTest", "Measurement", "MeasureContext", "MeasureResult", "Proof",
+           "Finding", "attach_provenance", "Fact", "BoundTest", "Measurement", "MeasureContext", "MeasureResult", "Proof",
            "compare_interval", "clopper_pearson", "reproduced_if", "order_fact", "merge_judgements"]
 
 
@@ -359,6 +359,26 @@ class Finding:
         return d
 
 
+def attach_provenance(findings: Sequence[Finding], provenance: Mapping | None) -> list[Finding]:
+    """The findings of a measurement with their provenance, declared beside the claim: ``provenance`` maps a
+    finding's name (or the start of it) to a :class:`~fedcheck.core.readings.Source` (a paper finding stated
+    there) or to ``(Source, deviation)`` (tested in another setting: an analysis, ``paper=False``).  The longest
+    matching key wins; findings no key matches are returned as they are."""
+    if not provenance:
+        return list(findings)
+    keys = sorted(provenance, key=len, reverse=True)
+    out = []
+    for f in findings:
+        key = next((k for k in keys if f.name == k or f.name.startswith(k)), None)
+        if key is None:
+            out.append(f)
+            continue
+        entry = provenance[key]
+        source, deviation = entry if isinstance(entry, tuple) else (entry, "")
+        out.append(replace(f, source=source, deviation=deviation, paper=f.paper and not deviation))
+    return out
+
+
 def reproduced_if(condition: bool | None) -> str:
     """``reproduced`` when the run shows the failure, ``not_reproduced`` when it shows the opposite,
     ``inconclusive`` when undecidable (``None``)."""
@@ -373,6 +393,7 @@ class Fact:
 
     name: str
     prove: Callable[[], tuple]
+    source: Any = None          # fedcheck.core.readings.Source: where the paper states it (a Proof's finding)
 
     def evaluate(self) -> dict:
         try:
@@ -427,6 +448,7 @@ class BoundTest:
     rate: float | None = None
     feasible: bool = False
     kind: str = "bound"
+    provenance: Mapping | None = None   # for the experiment's extra findings (attach_provenance), e.g. a rate
 
     def __post_init__(self):
         object.__setattr__(self, "bounds", tuple(self.bounds))
@@ -503,6 +525,7 @@ class Measurement:
     measure: Callable[[MeasureContext], MeasureResult]
     counterexample: bool = False
     accepts: Callable | None = None     # which given problems (``verify --instance``) the measurement runs on
+    provenance: Mapping | None = None   # finding name (or its start) -> Source, or (Source, deviation): attach_provenance
 
     @property
     def kind(self) -> str:

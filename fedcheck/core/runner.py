@@ -16,7 +16,8 @@ import numpy as np
 from fedcheck.core import verdict as V
 from fedcheck.core.readings import Reading
 from fedcheck.core.results import Result, RunConfig
-from fedcheck.core.evidence import (BoundTest, Finding, Measurement, MeasureContext, Proof, clopper_pearson)
+from fedcheck.core.evidence import (BoundTest, Finding, Measurement, MeasureContext, Proof, attach_provenance,
+                                    clopper_pearson)
 
 if TYPE_CHECKING:       # the runner sits below the declaration type: Claim.run calls it
     from fedcheck.core.claim import Claim
@@ -57,7 +58,8 @@ def run_claim(claim: Claim, config: RunConfig) -> Result:
                 bar.update()
         res.symbolic = res.symbolic + evaluated
         res.evidence = {"claims": evaluated}
-        findings = [Finding(e["name"], e["verdict"], True, e["evidence"], evidence=e["evidence"]) for e in evaluated]
+        findings = [Finding(e["name"], e["verdict"], True, e["evidence"], evidence=e["evidence"], source=f.source)
+                    for e, f in zip(evaluated, ev.facts)]
         reason = None
     else:  # pragma: no cover - Claim validates its evidence
         raise TypeError(type(ev).__name__)
@@ -130,7 +132,7 @@ def _measurement(claim, ev: Measurement, config, params, res: Result):
     res.feasibility = dict(m.feasibility)
     if m.formula:
         res.formula = m.formula
-    return list(m.findings), m.reason
+    return attach_provenance(m.findings, ev.provenance), m.reason
 
 
 def _slug(s: str) -> str:
@@ -241,7 +243,7 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
         if paper and verdict == V.VIOLATED:
             refuting.extend(i for i, s, _ in lst if s["verdict"] == V.VIOLATED or
                             (st.kind != "mean" and i.failing_samples().any()))
-    findings.extend(obs.findings)
+    findings.extend(attach_provenance(obs.findings, ev.provenance))
     # feasibility of the iterates
     if obs.feasibility:
         fv = V.combine(obs.feasibility)
