@@ -132,7 +132,7 @@ SRC_ENTROPIC = Source(
             "the simplex, l1 norm, l_inf dual); the theorems' steps and outputs; any data")
 SRC_CURSE = Source(
     quote="Constrained problem: Suppose the optimum of the aforementioned constrained problem resides on a non-flat "
-          "boundary . Even when each client is able to obtain a local solution on the boundary, the average of them will "
+          "boundary [of C]. Even when each client is able to obtain a local solution on the boundary, the average of them will "
           "almost surely be off the boundary (and hence away from the optimum) due to the curvature.",
     place="Section 3.2 (curse of primal averaging), first example; 'the curse of primal averaging indeed hampers the "
           "performance of FedMiD'",
@@ -391,12 +391,52 @@ ASSUME_1 = ["Assumption 1: psi closed convex, h = 1/2||.||_2^2 (Legendre, 1-stro
             "L-smooth for every xi, E||grad f - grad F_m||_*^2 <= sigma^2, full participation",
             "additive-noise oracle grad f(w; xi) = grad F_m(w) + xi (every constant exact)", "w_0 = 0 (z_0 = 0)"]
 
+# ---- provenance of the proof steps (fedcheck audit) ---------------------------------------------------------------
+_LEMMA_C2_SETTING = "Lemma C.2's assumptions (Assumption 1, eta_s = 1, eta_c <= 1/(4L), any w in dom psi)"
+SRC_STEP = {
+    "C.6": Source("Claim C.6. Under the same assumptions of Lemma C.2, it is the case that", "Claim C.6, (C.14)-(C.15)",
+                  _LEMMA_C2_SETTING + "; deterministic: every step of every run"),
+    "C.4": Source("Proposition C.4 (One step analysis of FedDualAvg). Under the same assumptions of Lemma C.2, the "
+                  "following inequality holds", "Proposition C.4, (C.10)-(C.11)",
+                  _LEMMA_C2_SETTING + "; the conditional expectation given F_{r,k}"),
+    "C.25": Source("Now we take conditional expectation. Note that ... (by definition of dual norm [||.||_*]) ... (by "
+                   "bounded variance assumption and independence)", "(C.25), proof of Proposition C.4",
+                   _LEMMA_C2_SETTING + "; E[<a, b> | F_{r,k}] with a the clients' mean gradient noise and b = "
+                   "w^_{k+1} - w^_k, which depends on the same noise"),
+    "C.28": Source("Plugging the above inequality to Eq. C.24 gives", "(C.19)-(C.21), (C.26)-(C.28)",
+                   _LEMMA_C2_SETTING + "; the quadratic steps of the proof"),
+    "D.4": Source("Claim D.4. In the same settings of Proposition D.3, the following inequality holds",
+                  "Claim D.4, (D.13)-(D.14)", "Theorem D.1's setting; deterministic: every client pair and step"),
+    "D.23": Source("[z^m_{r,k+1} = z^m_{r,k} - eta_c grad f(w^m_{r,k}; xi^m_{r,k}) (D.22) = z^m_{r,k} - eta_c grad "
+                   "F(w^m_{r,k}) + eta_c (grad F_m(w^m_{r,k}) - grad F(w^m_{r,k})) + eta_c (grad f(w^m_{r,k}; "
+                   "xi^m_{r,k}) - grad F_m(w^m_{r,k})) (D.23)]", "(D.22)-(D.24), proof of Claim D.4",
+                   "an identity (any w, any noise)"),
+    "D.6": Source("Claim D.6. In the same settings of Proposition D.3, the following inequality holds",
+                  "Claim D.6, (D.16)", "Theorem D.1's setting (heterogeneity read '<= zeta' as (D.51) uses)"),
+    "D.7": Source("Claim D.7. In the same settings of Proposition D.3, the dual norm [||.||_*] corresponds to the "
+                  "[||Q||_2 Q^-1]-norm", "Claim D.7", "the norm of Assumption 2(c), ||w|| = (w^T Q w/||Q||_2)^(1/2)"),
+    "E.2": Source("Lemma E.2. Under the same settings of Theorem E.1, the following inequality holds.",
+                  "Lemma E.2, (E.4)-(E.6)", "Theorem E.1's setting; deterministic: every round"),
+    "E.28": Source("Note that ... (since [eta <= 1/(4KL)]) ... (by quadratic optimum)", "(E.26)-(E.28), proof of "
+                   "Lemma E.3", "Theorem E.1's setting, eta <= 1/(4KL)"),
+    "E.3": Source("Lemma E.3. Under the same settings of Theorem E.1, there exists an [eta_c^max > 0] (which may depend "
+                  "on [eta] and [w_0]) such that for any [eta_c in (0, eta_c^max]], FedDualAvg yields",
+                  "Lemma E.3, (E.7); Theorem E.1: 'Telescoping Lemma E.3 and dropping the negative terms gives' (E.8)",
+                  f"Theorem E.1's setting ({_A1}; sigma = 0 allowed: exact gradients); any eta in (0, 1/(4KL)]; every "
+                  "round r, with one eta_c^max for all r (the telescoping over r = 0..R-1 for every R needs it)"),
+    "E.33": Source("There exists an upper bound [eta_c^max] such that for any [eta_c in (0, eta_c^max]], it is the case "
+                   "that", "(E.32)-(E.33), proof of Lemma E.3",
+                   f"Theorem E.1's setting ({_A1}; sigma = 0 allowed); the product bounded by eta K sigma^2/L"),
+}
+
+
 # Proof audit (issue #9): the tuned-step derivations (SYM_C, SYM_D, SYM_E) are the proof steps of the tuned
 # claims (``fedcheck audit feddualavg``).  Rate facts stay out (they state the order of a bound, not a step of
 # its proof).  Machinery in fedcheck.tools.audit.
-def _feddualavg_proof_steps(facts, reference):
+def _feddualavg_proof_steps(facts, reference, source=None):
     from fedcheck.core import steps as A
-    return tuple(A.ProofStep(c.name, c.name, "symbolic", (lambda c=c: A.from_symbolic_claim(c)), reference=reference)
+    return tuple(A.ProofStep(c.name, c.name, "symbolic", (lambda c=c: A.from_symbolic_claim(c)), reference=reference,
+                             source=source)
                  for c in facts if " is of order R^" not in c.name)
 
 
@@ -436,21 +476,21 @@ def _lemma_c2_audit_steps():
                     "<(1/M) sum_m (grad F_m(w^m_k) - grad f(w^m_k; xi)), w^_{k+1} - w> + L ||w^_{k+1} - w^_k||^2 + "
                     "(L/M) sum_m ||zbar_k - z^m_k||_*^2 (deterministic)", "grid",
                     S.grid_step(S.c2_steps_data, "C.6", "(C.15) at every (r, k), eta_c = 1/(4L), noisy gradients"),
-                    reference="Claim C.6, (C.14)-(C.15), (C.43)-(C.50)"),
+                    reference="Claim C.6, (C.14)-(C.15), (C.43)-(C.50)", source=SRC_STEP["C.6"]),
         A.ProofStep("Proposition C.4 (conditional expectation)", "E[D~_{h_{r,k+1}}(w, zbar_{k+1}) | F_k] <= D~_{h_{r,k}}(w, "
                     "zbar_k) - eta_c E[Phi(w^_{k+1}) - Phi(w) | F_k] + eta_c L E[(1/M) sum_m ||zbar_k - z^m_k||_*^2 | F_k] "
                     "+ eta_c^2 sigma^2/M", "grid",
                     S.mean_step(S.c2_steps_data, "C.4", "(C.10)-(C.11) at every visited state"),
-                    reference="Proposition C.4, (C.10)-(C.11)"),
+                    reference="Proposition C.4, (C.10)-(C.11)", source=SRC_STEP["C.4"]),
         A.ProofStep("(C.25) as printed", "E[<a, b> | F] <= E[||a||_* | F] E[||b|| | F] with a = (1/M) sum_m (grad F_m - "
                     "grad f), b = w^_{k+1} - w^_k, which depends on the same noise ('by definition of dual norm')",
-                    "symbolic", c25_as_printed, reference="(C.25)"),
+                    "symbolic", c25_as_printed, reference="(C.25)", source=SRC_STEP["C.25"]),
         A.ProofStep("(C.19)-(C.21), (C.28) quadratic steps", "eta_c L ||d||^2 - ||d||^2/2 <= -||d||^2/4 and "
                     "max_b (eta_c sigma b/sqrt(M) - b^2/4) = eta_c^2 sigma^2/M", "symbolic", c28_quadratic,
-                    reference="(C.19)-(C.21), (C.28)"),
+                    reference="(C.19)-(C.21), (C.28)", source=SRC_STEP["C.28"]),
         A.ProofStep("(C.25)-(C.28) repaired pointwise", "Young's inequality before the expectation: eta_c <a, b> - "
                     "||b||^2/4 <= eta_c^2 ||a||_*^2, which gives (C.28)'s eta_c^2 sigma^2/M without (C.25)", "symbolic",
-                    young_repair, reference="(C.25)-(C.28)", paper=False),
+                    young_repair, reference="(C.25)-(C.28)", paper=False, source=SRC_STEP["C.25"]),
     )
 
 
@@ -483,16 +523,16 @@ def _lemma_d2_audit_steps():
         A.ProofStep("Claim D.4 along runs", "||z^{m1}_{k+1} - z^{m2}_{k+1}||^2_{Q^-1} <= (1 + 1/K) ||dz - eta_c Q dw - "
                     "eta_c d eps||^2_{Q^-1} + (1 + K) eta_c^2 ||d delta||^2_{Q^-1} (deterministic, every client pair)",
                     "grid", S.grid_step(S.d2_steps_data, "D.4", "(D.13)-(D.14), every client pair and step, eta_c = 1/(4L)"),
-                    reference="Claim D.4, (D.13)-(D.14), (D.25)-(D.31)"),
+                    reference="Claim D.4, (D.13)-(D.14), (D.25)-(D.31)", source=SRC_STEP["D.4"]),
         A.ProofStep("(D.23) as printed", "z - eta_c grad f(w; xi) = z - eta_c grad F(w) + eta_c (grad F_m - grad F) + "
                     "eta_c (grad f - grad F_m) (two signs; (D.24) has them right)", "symbolic", d23_as_printed,
-                    reference="(D.22)-(D.24)"),
+                    reference="(D.22)-(D.24)", source=SRC_STEP["D.23"]),
         A.ProofStep("Claim D.6 along runs", "||delta^{m1} - delta^{m2}||^2_{Q^-1} <= 4 ||Q||_2^-1 zeta^2 (zeta: "
                     "sup ||grad F_m - grad F||_*, the proof's reading of (4.7))", "grid",
                     S.grid_step(S.d2_steps_data, "D.6", "(D.16), every client pair and step"),
-                    reference="Claim D.6, (D.16), (D.50)-(D.51)"),
+                    reference="Claim D.6, (D.16), (D.50)-(D.51)", source=SRC_STEP["D.6"]),
         A.ProofStep("Claim D.7", "the dual of ||w|| = (w^T Q w/||Q||_2)^{1/2} is ||z||_* = (||Q||_2 z^T Q^-1 z)^{1/2}",
-                    "grid", d7, reference="Claim D.7"),
+                    "grid", d7, reference="Claim D.7", source=SRC_STEP["D.7"]),
     )
 
 
@@ -546,20 +586,20 @@ def _theorem_4_1_audit_steps():
                     "(deterministic)", "grid",
                     S.grid_step(S.e_steps_data, "E.2", "(E.4)-(E.6) every round, eta = 1/(8KL), eta_s = 10, noisy",
                                 labels="E.2 labels"),
-                    reference="Lemma E.2, (E.4)-(E.6), (E.9)-(E.13)"),
+                    reference="Lemma E.2, (E.4)-(E.6), (E.9)-(E.13)", source=SRC_STEP["E.2"]),
         A.ProofStep("(E.28) quadratic steps", "-(1/2 - L eta K/2) <= -3/8 and the quadratic optimum 2 eta^2 K sigma^2/M",
-                    "symbolic", e28, reference="(E.26)-(E.28)"),
+                    "symbolic", e28, reference="(E.26)-(E.28)", source=SRC_STEP["E.28"]),
         A.ProofStep("Lemma E.3 with sigma = 0, every round", "D~_{h_{r+1,0}}(w*, z_{r+1}) - D~_{h_{r,0}}(w*, z_r) <= -eta "
                     "K (Phi(w^_{r+1,0}) - Phi*) (+ 3 eta^2 K sigma^2/M = 0), client Hessians differ, eta = 1/(8KL)",
                     "grid", S.grid_step(S.e_steps_data, "E.3", "(E.7) with sigma = 0, 400 rounds", labels="E.3 labels"),
-                    reference="Lemma E.3, (E.7)"),
+                    reference="Lemma E.3, (E.7)", source=SRC_STEP["E.3"]),
         A.ProofStep("Lemma E.3 uniform in r", "there is eta_c^max (depending on eta and w_0 only) such that (E.7) holds "
                     "for every r when eta_c <= eta_c^max (as (E.8) uses it)", "symbolic", e3_uniform,
-                    reference="Lemma E.3, (E.7)-(E.8); Theorem E.1"),
+                    reference="Lemma E.3, (E.7)-(E.8); Theorem E.1", source=SRC_STEP["E.3"]),
         A.ProofStep("(E.33) with sigma = 0", "(sum_m sum_k E||w^_{r,0} - w^m_{r,k}||) E||w^_{r+1,0} - w|| <= eta K sigma^2/L "
                     "= 0 for some eta_c^max > 0", "grid",
                     S.grid_step(S.e_steps_data, "E.33", "(E.33) along the sigma = 0 runs, w = w*", labels="E.3 labels"),
-                    reference="(E.32)-(E.33)"),
+                    reference="(E.32)-(E.33)", source=SRC_STEP["E.33"]),
     )
 
 
@@ -623,7 +663,7 @@ theorem_4_1_tuned = Claim(
               Reading("(E.1) at the step (E.2)", {}, True, "the general bound at the tuned step (at most (E.3))",
                       source=SRC_E1)),
     assumptions=ASSUME_1, symbolic=SYM_E[:1], kind="expectation", expected="holds",
-    proof_steps=_feddualavg_proof_steps(SYM_E, "Appendix E, (E.1)-(E.3); Theorem 4.1"),
+    proof_steps=_feddualavg_proof_steps(SYM_E, "Appendix E, (E.1)-(E.3); Theorem 4.1", SRC_E1),
 )
 
 
@@ -721,7 +761,7 @@ theorem_4_2_tuned = Claim(
         statistic=MEAN, findings="reading", rate=-0.5),
     readings=(Reading("(C.4)", {}, True, source=SRC_C1), Reading("(C.2) at the step (C.3)", {}, True, source=SRC_C1)),
     assumptions=ASSUME_3, symbolic=SYM_C, kind="expectation", expected="holds",
-    proof_steps=_feddualavg_proof_steps(SYM_C, "Appendix C, (C.2)-(C.4); Theorem 4.2"),
+    proof_steps=_feddualavg_proof_steps(SYM_C, "Appendix C, (C.2)-(C.4); Theorem 4.2", SRC_C1),
 )
 
 # ---- Theorem 4.3 / D.1 ----------------------------------------------------------------------------------
@@ -766,7 +806,7 @@ theorem_4_3_tuned = Claim(
         statistic=MEAN, findings="reading", rate=-0.5),
     readings=(Reading("(D.3)", {}, True, source=SRC_D1), Reading("(D.1) at the step (D.2)", {}, True, source=SRC_D1)),
     assumptions=ASSUME_2, symbolic=SYM_D, kind="expectation", expected="holds",
-    proof_steps=_feddualavg_proof_steps(SYM_D, "Appendix D, (D.1)-(D.3), (D.11), (D.19); Theorem 4.3"),
+    proof_steps=_feddualavg_proof_steps(SYM_D, "Appendix D, (D.1)-(D.3), (D.11), (D.19); Theorem 4.3", SRC_D1),
 )
 
 

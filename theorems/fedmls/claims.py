@@ -389,7 +389,7 @@ def _fedmls_proof_steps():
              if not c.name.startswith("the bound is of order")]     # rate facts are not steps of the proof
     return tuple(A.ProofStep(c.name if len(c.name) <= 72 else c.name[:69] + "...", c.name, "symbolic",
                              (lambda c=c: A.from_symbolic_claim(c)), reference="Corollary 3.2 from Theorem 3.1",
-                             paper=not c.name.startswith("analysis:"))
+                             paper=not c.name.startswith("analysis:"), source=SRC_DERIVED)
                  for c in facts)
 
 

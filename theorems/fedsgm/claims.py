@@ -240,9 +240,10 @@ SOFT_SLOPE = Fact("beta = 2/eps suffices in the soft proof's last step", _prove_
 
 # ---- proof audit (issue #9): the epsilon algebra above as proof steps of Theorems 1 and 2 --------
 # (``fedcheck audit fedsgm``; machinery in fedcheck.tools.audit)
-def _fedsgm_proof_steps(facts, reference):
+def _fedsgm_proof_steps(facts, reference, source=None):
     from fedcheck.core import steps as A
-    return tuple(A.ProofStep(c.name, c.name, "symbolic", (lambda c=c: A.from_symbolic_claim(c)), reference=reference)
+    return tuple(A.ProofStep(c.name, c.name, "symbolic", (lambda c=c: A.from_symbolic_claim(c)), reference=reference,
+                             source=source)
                  for c in facts)
 
 
@@ -308,7 +309,7 @@ theorem1 = Claim(
     ),
     assumptions=ASSUMPTIONS,
     symbolic=SYMBOLIC,
-    proof_steps=_fedsgm_proof_steps(SYMBOLIC, "Theorem 1 (hard switching): eps, eta and Gamma"),
+    proof_steps=_fedsgm_proof_steps(SYMBOLIC, "Theorem 1 (hard switching): eps, eta and Gamma", SRC_THM1),
     expected="holds",
 )
 
@@ -337,7 +338,8 @@ theorem2 = Claim(
     ),
     assumptions=ASSUMPTIONS,
     symbolic=SYMBOLIC + (SOFT_SLOPE,),
-    proof_steps=_fedsgm_proof_steps(SYMBOLIC + (SOFT_SLOPE,), "Theorem 2 (soft switching): eps, eta, Gamma and beta"),
+    proof_steps=_fedsgm_proof_steps(SYMBOLIC + (SOFT_SLOPE,), "Theorem 2 (soft switching): eps, eta, Gamma and beta",
+                                    SRC_THM2),
     expected="holds",
 )
 
