@@ -93,3 +93,31 @@ def test_quotes_are_the_papers_words(claim):
 def test_prose_fragments():
     assert _prose("a [x [y]] b ... c") == ["a ", " b ", " c"]
     assert _prose("[only math]") == []
+
+
+def test_attach_provenance_marks_deviations_as_analyses():
+    """The mechanism the measurements of these papers declare their provenance with (fedcheck.core.evidence)."""
+    from fedcheck.core.evidence import Finding, attach_provenance
+    src = Source("q", "p", "s")
+    out = attach_provenance([Finding("a: one", "reproduced", True), Finding("a: one more", "holds", True),
+                             Finding("b", "violated", True), Finding("c", "holds", False)],
+                            {"a:": src, "a: one more": (src, "another data set"), "b": src})
+    assert [(f.paper, f.source is src, f.deviation) for f in out] == [
+        (True, True, ""), (False, True, "another data set"), (True, True, ""), (False, False, "")]
+    assert out[1].as_reading()["deviation"] == "another data set" and out[0].as_reading()["source"]["quote"] == "q"
+
+
+def test_fact_and_proof_step_carry_their_source():
+    from fedcheck.core.claim import Claim, Paper, RunConfig
+    from fedcheck.core.evidence import Fact
+    from fedcheck.core.steps import ProofStep, StepOutcome, PROVEN
+    src = Source("q", "p", "s")
+    claim = Claim(id="t.fact_source", title="t", paper=Paper(key="t", title="t", authors="a", venue="v", source="x"),
+                  reference="r", statement="s", evidence=Proof((Fact("f", lambda: ("holds", "ok"), source=src),)),
+                  expected="holds")
+    res = claim.run(RunConfig())
+    assert res.readings["f"]["source"] == src.record()
+    rec = ProofStep("s", "s", "symbolic", lambda: StepOutcome(PROVEN, "ok"), source=src).evaluate()
+    assert rec["source"] == src.record()
+    with pytest.raises(ValueError):
+        ProofStep("s", "s", "symbolic", lambda: StepOutcome(PROVEN, "ok"), source=src, deviation="elsewhere")
