@@ -730,8 +730,9 @@ def stall_findings(run_fail: MethodRun, run_work: MethodRun, floor: float, level
         Finding(f"{run_fail.label} ends {rf:g}x above {run_work.label}", separated, True,
                 f"final gaps {a[-1]:.3g} and {b[-1]:.3g}",
                 evidence=(f"ratio {a[-1] / b[-1]:.3g}" if b[-1] > 0 else "")
-                + (f"; K = {K:.0f} is before the paper's horizon {decisive_horizon}: not decided" if early
-                   and separated == V.INCONCLUSIVE else "")),
+                + (f"; K = {K:.0f} is before the horizon of the paper's figure ({decisive_horizon} rounds in the "
+                   "authors' code; the text states none): not decided" if early and separated == V.INCONCLUSIVE
+                   else "")),
     ]
     ev = {"fail": {"label": run_fail.label, "final": float(a[-1]), "fit": fa},
           "work": {"label": run_work.label, "final": float(b[-1]), "fit": fb}}
