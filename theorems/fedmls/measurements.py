@@ -347,6 +347,20 @@ def drift_instance(c: Sequence[float] = (0.0, 0.0, 3.0), x0: float = 2.0) -> Ins
                     params={"family": "drift", "c": c.tolist(), "x0": float(x0)})
 
 
+def _padded_clients(Z: np.ndarray, y: np.ndarray, labels: np.ndarray, n_clients: int):
+    """Rows ``Z`` with labels ``y`` split by the cluster ``labels`` into ``n_clients`` clients, padded to a common
+    size with label-0 rows (ignored by the hinge loss): ``(A, b, sizes)``."""
+    sizes = np.bincount(labels, minlength=n_clients)
+    m = int(sizes.max())
+    A = np.zeros((n_clients, m, Z.shape[1]))
+    b = np.zeros((n_clients, m))
+    for i in range(n_clients):  # data preparation, not the engine
+        rows = np.nonzero(labels == i)[0]
+        A[i, :len(rows)] = Z[rows]
+        b[i, :len(rows)] = y[rows]
+    return A, b, sizes
+
+
 def breast_cancer_svm(n_clients: int = 10, seed: int = 0, features: int = 9, train_fraction: float = 0.8) -> Instance:
     """The paper's experiment at small scale, on the dataset scikit-learn ships.
 
@@ -373,14 +387,7 @@ def breast_cancer_svm(n_clients: int = 10, seed: int = 0, features: int = 9, tra
     labels = KMeans(n_clusters=n_clients, n_init=10, random_state=int(seed)).fit_predict(Xtr)
     mu, sd = Xtr.mean(0), Xtr.std(0)
     Z = np.concatenate([(Xtr - mu) / sd, np.ones((ntr, 1))], axis=1)
-    sizes = np.bincount(labels, minlength=n_clients)
-    m = int(sizes.max())
-    A = np.zeros((n_clients, m, Z.shape[1]))
-    b = np.zeros((n_clients, m))
-    for i in range(n_clients):  # data preparation, not the engine
-        rows = np.nonzero(labels == i)[0]
-        A[i, :len(rows)] = Z[rows]
-        b[i, :len(rows)] = ytr[rows]
+    A, b, sizes = _padded_clients(Z, ytr, labels, n_clients)
     return Instance(A=A, b=b, loss="hinge", set=L2Ball(_domain(100.0), Z.shape[1]), seed=int(seed),
                     source=f"sklearn:load_breast_cancer[:, :{features}]:kmeans{n_clients}",
                     params={"family": "breast_cancer", "client_sizes": sizes.tolist(), "features": features,
@@ -416,14 +423,7 @@ def wisconsin_svm(n_clients: int = 10, seed: int = 0) -> Instance:
     X, y = wisconsin_data()
     labels = KMeans(n_clusters=n_clients, n_init=10, random_state=int(seed)).fit_predict(X)
     Z = np.concatenate([X, np.ones((len(y), 1))], axis=1)
-    sizes = np.bincount(labels, minlength=n_clients)
-    m = int(sizes.max())
-    A = np.zeros((n_clients, m, Z.shape[1]))
-    b = np.zeros((n_clients, m))
-    for i in range(n_clients):  # data preparation, not the engine
-        rows = np.nonzero(labels == i)[0]
-        A[i, :len(rows)] = Z[rows]
-        b[i, :len(rows)] = y[rows]
+    A, b, sizes = _padded_clients(Z, y, labels, n_clients)
     return Instance(A=A, b=b, loss="hinge", set=L2Ball(_domain(100.0), Z.shape[1]), seed=int(seed),
                     source=f"fedmls:wisconsin699:kmeans{n_clients}",
                     params={"family": "wisconsin_breast_cancer", "client_sizes": sizes.tolist(), "features": 9,
@@ -1064,30 +1064,44 @@ def measure_nscaling(ctx, *, family, n_values=((1, 2, 4, 8), (1, 2, 4, 8, 16, 32
                        reason="; ".join(reasons) or None)
 
 
+def _paper_experiment_runs(ctx, methods, fraction, rounds, seeds, step_points, round_points=None):
+    """Section 4's experiment: every method on :func:`wisconsin_svm` with ``fraction`` mini-batches, ``seeds`` runs
+    averaged, ``K`` rounds (a method run by local steps gets FedMLS's K(K+1)/2 with T_k = k), recorded on a
+    geometric grid (every round when ``round_points`` is None).  ``(inst, sol, K, reps, runs)``, ``runs = None``
+    when the exact solve is not accurate (``sol.reason``)."""
+    from fedcheck.algorithms.fedmls import minibatch_oracle
+    inst = wisconsin_svm()
+    sol = solve_nonsmooth(inst, use_cache=ctx.config.use_cache)
+    K = int(ctx.config.rounds or (rounds[1] if ctx.full else rounds[0]))
+    reps = seeds[1] if ctx.full else seeds[0]
+    if sol.reason:
+        return inst, sol, K, reps, None
+    oracle = lambda batch, rng: minibatch_oracle(batch, fraction, rng)   # noqa: E731
+    runs = []
+    for m_ in methods:
+        if m_.by_steps:
+            S = K * (K + 1) // 2   # as many local steps as FedMLS with T_k = k
+            grid = np.unique(np.concatenate([[0], np.geomspace(1, S, step_points).astype(int), [S]]))
+            runs.append(run_method(m_, [inst], [sol], ctx.params, S, replicates=reps, oracle_factory=oracle, grid=grid))
+        else:
+            grid = None if round_points is None else \
+                np.unique(np.concatenate([[0], np.geomspace(1, K, round_points).astype(int), [K]]))
+            runs.append(run_method(m_, [inst], [sol], ctx.params, K, replicates=reps, oracle_factory=oracle, grid=grid))
+    return inst, sol, K, reps, runs
+
+
 def measure_experiment(ctx, *, fail: Method, work: Method, others=(), fraction=0.1, rounds=(100, 1000),
                        seeds=(3, 20), paper_claims: dict | None = None, paper_horizon: int | None = None):
-    """Item 6: the SVM experiment at small scale (:func:`breast_cancer_svm`), stochastic minibatch
+    """Item 6: the SVM experiment on the paper's data (:func:`wisconsin_svm`), stochastic minibatch
     subgradients (``fraction`` of each client's samples), ``seeds`` replicates averaged, every method's
     step parameter tuned over its grid (powers of 10, as the paper), relative gap ``(F - F*)/F*``."""
     from fedcheck.core import verdict as V
     from fedcheck.core.evidence import Finding
-    from fedcheck.algorithms.fedmls import minibatch_oracle
     from fedcheck.core.evidence import MeasureResult as Measurement
-    inst = wisconsin_svm()
-    sol = solve_nonsmooth(inst, use_cache=ctx.config.use_cache)
-    if sol.reason:
+    inst, sol, K, reps, runs = _paper_experiment_runs(ctx, (fail, work, *others), fraction, rounds, seeds,
+                                                      step_points=400)
+    if runs is None:
         return Measurement([Finding("exact optimum", V.INCONCLUSIVE, True, sol.reason)], reason=sol.reason)
-    K = int(ctx.config.rounds or (rounds[1] if ctx.full else rounds[0]))
-    reps = seeds[1] if ctx.full else seeds[0]
-    oracle = lambda batch, rng: minibatch_oracle(batch, fraction, rng)   # noqa: E731
-    runs = []
-    for m in (fail, work, *others):
-        if m.by_steps:
-            S = K * (K + 1) // 2   # as many local steps as FedMLS with T_k = k
-            grid = np.unique(np.concatenate([[0], np.geomspace(1, S, 400).astype(int)]))
-            runs.append(run_method(m, [inst], [sol], ctx.params, S, replicates=reps, oracle_factory=oracle, grid=grid))
-        else:
-            runs.append(run_method(m, [inst], [sol], ctx.params, K, replicates=reps, oracle_factory=oracle))
     rel = [r.gap / sol.F_star for r in runs]
     findings, ev = stall_findings(runs[0], runs[1], sol.gap / sol.F_star, y_fail=rel[0], y_work=rel[1],
                                   decisive_horizon=paper_horizon)
@@ -1314,24 +1328,11 @@ def measure_standard_parameters_paper(ctx, *, baselines, work: Method, fraction=
     from fedcheck.core import verdict as V
     from fedcheck.core.evidence import Finding
     from fedcheck.core.evidence import MeasureResult as Measurement
-    from fedcheck.algorithms.fedmls import minibatch_oracle
-    inst = wisconsin_svm()
-    sol = solve_nonsmooth(inst, use_cache=ctx.config.use_cache)
-    if sol.reason:
+    inst, sol, K, reps, runs = _paper_experiment_runs(ctx, (work, *baselines), fraction, rounds, seeds,
+                                                      step_points=300, round_points=120)
+    if runs is None:
         return Measurement([Finding("exact optimum", V.INCONCLUSIVE, True, sol.reason)], reason=sol.reason)
-    K = int(ctx.config.rounds or (rounds[1] if ctx.full else rounds[0]))
-    reps = seeds[1] if ctx.full else seeds[0]
-    oracle = lambda batch, rng: minibatch_oracle(batch, fraction, rng)   # noqa: E731
     floor = sol.gap / sol.F_star
-    runs = []
-    for m_ in (work, *baselines):
-        if m_.by_steps:
-            S = K * (K + 1) // 2   # as many local steps as FedMLS with T_k = k
-            grid = np.unique(np.concatenate([[0], np.geomspace(1, S, 300).astype(int), [S]]))
-            runs.append(run_method(m_, [inst], [sol], ctx.params, S, replicates=reps, oracle_factory=oracle, grid=grid))
-        else:
-            grid = np.unique(np.concatenate([[0], np.geomspace(1, K, 120).astype(int), [K]]))
-            runs.append(run_method(m_, [inst], [sol], ctx.params, K, replicates=reps, oracle_factory=oracle, grid=grid))
     rel = [r.gap / sol.F_star for r in runs]
     ref, y_ref = runs[0], rel[0]
     findings, rows, ev = [], [], {"rounds": K, "seeds": reps, "fraction": fraction, "F_star": sol.F_star,
