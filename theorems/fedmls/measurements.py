@@ -1308,7 +1308,7 @@ def measure_standard_parameters(ctx, *, baselines, work: Method, families, round
 PLATEAU_SLOPE = -0.1     # a plateau: over a decade of rounds the gap falls by less than a factor 10^0.1 = 1.26, certainly
 
 
-def measure_standard_parameters_paper(ctx, *, baselines, work: Method, fraction=0.1, rounds=(100, 400),
+def measure_standard_parameters_paper(ctx, *, baselines, work: Method, fraction=0.1, rounds=(100, 1000),
                                       seeds=(3, 10), analysis=None):
     """Section 4's "the standard parameters for FedAvg, Scaffold, and Scaffnew are ineffective in the non-smooth
     convex setting", tested in the paper's setting: the SVM (10) on the paper's Wisconsin data
