@@ -22,7 +22,7 @@ S2 = Source("the other bound holds", "Lemma 8, (88)", "convex f")
 
 # papers whose readings have been reviewed against their text: every paper statement must carry its source.
 # Issue 25 reviews all four (25a: FedFW; 25b: FedDualAvg, FedSGM, FedMLS) -- a paper joins when its review lands.
-REVIEWED = ("fedfw",)
+REVIEWED = ("fedfw", "feddualavg", "fedsgm", "fedmls")
 
 
 def bare_paper_findings(readings: dict) -> list:

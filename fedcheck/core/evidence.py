@@ -17,7 +17,7 @@ the tolerance policy of :mod:`fedcheck.core.verdict`; :mod:`fedcheck.core.runner
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -27,7 +27,7 @@ from fedcheck.core import verdict as V
 from fedcheck.core.readings import Source, provenance_record
 
 __all__ = ["Statistic", "PATHWISE", "MEAN", "fraction", "Bound", "Comparison", "Observed", "Observations",
-           "Finding", "Fact", "BoundTest", "Measurement", "MeasureContext", "MeasureResult", "Proof",
+           "Finding", "attach_provenance", "Fact", "BoundTest", "Measurement", "MeasureContext", "MeasureResult", "Proof",
            "compare_interval", "clopper_pearson", "reproduced_if", "order_fact", "merge_judgements"]
 
 
@@ -394,6 +394,38 @@ class Finding:
         return d
 
 
+def check_sources(sources: Mapping | None, owner: str) -> dict:
+    """``sources`` as declared on a :class:`Measurement` or :class:`BoundTest`: finding name (or its start) ->
+    :class:`~fedcheck.core.readings.Source`, or ``(Source, deviation)`` for a finding tested in another setting."""
+    out = dict(sources or {})
+    for name, entry in out.items():
+        src, dev = entry if isinstance(entry, tuple) and len(entry) == 2 else (entry, "")
+        if not isinstance(src, Source) or not isinstance(dev, str):
+            raise TypeError(f"{owner}(sources=...): {name!r} must map to a fedcheck Source or (Source, deviation), "
+                            f"not {entry!r}")
+    return out
+
+
+def attach_provenance(findings: Sequence[Finding], provenance: Mapping | None) -> list[Finding]:
+    """The findings of a measurement with their provenance, declared beside the claim (``sources=``): a finding's
+    name (or the start of it) maps to a :class:`~fedcheck.core.readings.Source` (a paper finding stated there) or
+    to ``(Source, deviation)`` (tested in another setting: an analysis, ``paper=False``).  The longest matching key
+    wins; a finding that set its own ``source`` keeps it; findings no key matches are returned as they are."""
+    if not provenance:
+        return list(findings)
+    keys = sorted(provenance, key=len, reverse=True)
+    out = []
+    for f in findings:
+        key = next((k for k in keys if f.name == k or f.name.startswith(k)), None)
+        if key is None or f.source is not None:
+            out.append(f)
+            continue
+        entry = provenance[key]
+        source, deviation = entry if isinstance(entry, tuple) else (entry, "")
+        out.append(replace(f, source=source, deviation=deviation, paper=f.paper and not deviation))
+    return out
+
+
 def reproduced_if(condition: bool | None) -> str:
     """``reproduced`` when the run shows the failure, ``not_reproduced`` when it shows the opposite,
     ``inconclusive`` when undecidable (``None``)."""
@@ -409,7 +441,7 @@ class Fact:
 
     name: str
     prove: Callable[[], tuple]
-    source: Any = None
+    source: Any = None          # fedcheck.core.readings.Source: where the paper states it (a Proof's finding)
 
     def __post_init__(self):
         if self.source is not None and not isinstance(self.source, Source):
@@ -468,9 +500,11 @@ class BoundTest:
     rate: float | None = None
     feasible: bool = False
     kind: str = "bound"
+    sources: Mapping = field(default_factory=dict)   # the experiment's extra findings (a rate...): as Measurement
 
     def __post_init__(self):
         object.__setattr__(self, "bounds", tuple(self.bounds))
+        object.__setattr__(self, "sources", check_sources(self.sources, "BoundTest"))
         if self.findings not in ("auto", "reading", "bound", "bound|reading"):
             raise ValueError(f"findings must be auto, reading, bound or bound|reading, not {self.findings!r}")
         if not self.axis:
@@ -546,14 +580,10 @@ class Measurement:
     measure: Callable[[MeasureContext], MeasureResult]
     counterexample: bool = False
     accepts: Callable | None = None     # which given problems (``verify --instance``) the measurement runs on
-    sources: Mapping = field(default_factory=dict)   # finding name -> Source: where the paper states it
+    sources: Mapping = field(default_factory=dict)   # finding name (or its start) -> Source | (Source, deviation)
 
     def __post_init__(self):
-        object.__setattr__(self, "sources", dict(self.sources))
-        for name, src in self.sources.items():
-            if not isinstance(src, Source):
-                raise TypeError(f"Measurement(sources=...): {name!r} must map to a fedcheck Source, "
-                                f"not {type(src).__name__}")
+        object.__setattr__(self, "sources", check_sources(self.sources, "Measurement"))
 
     @property
     def kind(self) -> str:

@@ -16,7 +16,8 @@ import numpy as np
 from fedcheck.core import verdict as V
 from fedcheck.core.readings import Reading
 from fedcheck.core.results import Result, RunConfig
-from fedcheck.core.evidence import (BoundTest, Finding, Measurement, MeasureContext, Proof, clopper_pearson)
+from fedcheck.core.evidence import (BoundTest, Finding, Measurement, MeasureContext, Proof, attach_provenance,
+                                    clopper_pearson)
 
 if TYPE_CHECKING:       # the runner sits below the declaration type: Claim.run calls it
     from fedcheck.core.claim import Claim
@@ -98,9 +99,10 @@ def declared_findings(claim: Claim) -> list[dict]:
     elif isinstance(ev, Proof):
         for f in ev.facts:
             out[f.name] = {"name": f.name, "paper": True, "source": f.source, "deviation": ""}
-    elif isinstance(ev, Measurement):
-        for name, src in ev.sources.items():
-            out[name] = {"name": name, "paper": True, "source": src, "deviation": ""}
+    elif isinstance(ev, Measurement):       # declared by name or by the start of a name (run-time suffixes)
+        for name, entry in ev.sources.items():
+            src, dev = entry if isinstance(entry, tuple) else (entry, "")
+            out[name] = {"name": name, "paper": not dev, "source": src, "deviation": dev}
     return list(out.values())
 
 
@@ -174,9 +176,6 @@ def headline(verdict: str, findings: Sequence[Finding], kind: str) -> str:
 # ---------------------------------------------------------------------------------------------------
 def _measurement(claim, ev: Measurement, config, params, res: Result):
     m = ev.measure(MeasureContext(config, params, claim))
-    for f in m.findings:       # the paper's words declared with the measurement, by finding name
-        if getattr(f, "source", None) is None and f.name in ev.sources:
-            f.source = ev.sources[f.name]
     res.evidence = dict(m.evidence)
     res.series, res.tables = list(m.series), list(m.tables)
     res.instances = list(m.instances)
@@ -185,7 +184,7 @@ def _measurement(claim, ev: Measurement, config, params, res: Result):
     res.feasibility = dict(m.feasibility)
     if m.formula:
         res.formula = m.formula
-    return list(m.findings), m.reason
+    return attach_provenance(m.findings, ev.sources), m.reason
 
 
 def _slug(s: str) -> str:
@@ -349,7 +348,7 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
         if paper and verdict == V.VIOLATED:
             refuting.extend(i for i, s, _ in lst if s["verdict"] == V.VIOLATED or
                             (st.kind != "mean" and i.failing_samples().any()))
-    findings.extend(obs.findings)
+    findings.extend(attach_provenance(obs.findings, ev.sources))
     # feasibility of the iterates
     if obs.feasibility:
         fv = V.combine(obs.feasibility)

@@ -40,6 +40,7 @@ import numpy as np
 import sympy as sp
 
 from fedcheck.core import verdict as V
+from fedcheck.core.readings import provenance_record
 
 __all__ = ["ProofStep", "StepOutcome", "PROVEN", "VERIFIED", "REFUTED", "INCONCLUSIVE", "METHODS",
            "prove_identity", "prove_nonnegative", "prove_le", "prove_equal", "all_of", "check_on_grid",
@@ -88,10 +89,15 @@ class ProofStep:
     establish: Callable[[], StepOutcome]
     reference: str = ""
     paper: bool = True
+    source: Any = None          # fedcheck.core.readings.Source: the paper's words, place and setting
+    deviation: str = ""         # how the step is tested outside that setting (then paper=False)
 
     def __post_init__(self):
         if self.method not in METHODS:
             raise ValueError(f"{self.name}: method must be one of {METHODS}, got {self.method!r}")
+        if self.deviation and self.paper:
+            raise ValueError(f"{self.name}: a step tested outside the paper's setting ({self.deviation}) is an "
+                             "analysis (paper=False)")
 
     def evaluate(self) -> dict:
         t0 = time.perf_counter()
@@ -104,6 +110,7 @@ class ProofStep:
         rec = {"name": self.name, "statement": self.statement, "reference": self.reference, "method": self.method,
                "paper": self.paper, "verdict": out.verdict, "evidence": out.evidence,
                "seconds": round(time.perf_counter() - t0, 3)}
+        rec.update(provenance_record(self.source, self.deviation))
         if out.grid is not None:
             rec["grid"] = out.grid
         if out.witness is not None:

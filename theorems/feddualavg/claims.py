@@ -26,7 +26,7 @@ import numpy as np
 import sympy as sp
 
 from fedcheck.core import verdict as V
-from fedcheck.core.claim import Claim, Paper, Reading
+from fedcheck.core.claim import Claim, Paper, Reading, Source
 from fedcheck.core.evidence import (order_fact, MEAN, PATHWISE, Bound, BoundTest, Comparison, Fact, Finding, MeasureResult,
                                     Measurement)
 from fedcheck.experiments import Case, Cases
@@ -48,6 +48,151 @@ FEDDUALAVG = Paper(
     venue="ICML 2021 (PMLR 139:12253-12266)",
     source="shared/papers/feddualavg-federated-composite-optimization.md",
 )
+
+# ---- provenance: where the paper states what each reading tests ------------------------------------
+# Quotes are the paper's words (prose copied from the paper file; "[...]" stands for its mathematics, written out
+# where it matters, "..." for an elision).  A reading tested outside the stated setting is an analysis with its
+# deviation named.
+_A1 = ("Assumption 1: psi closed convex, h Legendre and 1-strongly convex, f(.; xi) convex and L-smooth, "
+       "sigma^2-bounded variance in the dual norm, full participation (any norm)")
+SRC_E1 = Source(
+    quote="Assuming Assumption 1, then for any [eta in (0, 1/(4KL)]], for any initialization [w_0 in dom psi], there "
+          "exists an [eta_c^max > 0] (which may depend on [eta] and [w_0]) such that for any [eta_c in (0, eta_c^max]], "
+          "FedDualAvg yields",
+    place="Theorem E.1 (detailed Theorem 4.1), (E.1)-(E.3)",
+    setting=f"FedDualAvg (Alg. 3); {_A1}; any eta = eta_s eta_c in (0, 1/(4KL)], eta_c below an unstated eta_c^max "
+            "(swept: eta_s = 1, 10, 100 at fixed eta); output (1/R) sum_(r=1..R) w_(r,0); any data")
+SRC_41_MAIN = Source(
+    quote="Assuming Assumption 1, then for sufficiently small client learning rate [eta_c], and server learning rate "
+          "[eta_s = Theta(min{1/(eta_c K L), B^(1/2) M^(1/2)/(eta_c K^(1/2) R^(1/2) sigma)})], both FedDualAvg and "
+          "FedMiD can output [w_hat] such that",
+    place="Theorem 4.1 (main text), (4.3); proved in Theorem E.1 for FedDualAvg only",
+    setting=f"FedDualAvg (Alg. 3) and FedMiD (Alg. 2); {_A1}; small eta_c, eta_s as stated; the output w_hat is not "
+            "defined in the main text (read: E.1's average of the server iterates); (4.3)'s <~ hides absolute constants "
+            "(read with E.1's, (E.3)); the rate O(1/R) at sigma = 0 is constant-free")
+SRC_OSP = Source(
+    quote="Theoretically, it is not hard to establish similar rates of Theorem 4.1 for FedMiD-OSP with finite [psi]. "
+          "For infinite [psi], we need extension of [f] outside [dom psi] to fix regularity. To keep this paper focused, "
+          "we will not establish these results formally.",
+    place="Appendix A.1 (paragraph before Algorithm 4)",
+    setting=f"FedMiD-OSP (Alg. 4) with a finite psi; {_A1}; 'similar rates' read as Theorem 4.1 with E.1's constants "
+            "and output (not proved in the paper)")
+SRC_C1 = Source(
+    quote="Assume Assumption 3, then for any initialization [w_0 in dom psi], for unit server learning rate [eta_s = 1] "
+          "and any client learning rate [eta_c <= 1/(4L)], FedDualAvg yields",
+    place="Theorem C.1 (detailed Theorem 4.2), (C.2)-(C.4)",
+    setting=f"FedDualAvg (Alg. 3); Assumption 3 ({_A1}, and sup over dom psi of ||grad f(w, xi)||_* <= G); eta_s = 1, "
+            "eta_c <= 1/(4L) (or (C.3)); output (4.4), the average of the virtual iterates; any data")
+SRC_D1 = Source(
+    quote="Assuming Assumption 2, then for any initialization [w_0 in dom psi], for unit server learning rate "
+          "[eta_s = 1] and any client learning rate [eta_c <= 1/(4L)], FedDualAvg yields",
+    place="Theorem D.1 (detailed Theorem 4.3), (D.1)-(D.3)",
+    setting="FedDualAvg (Alg. 3); Assumption 2: F(w) = w^T Q w/2 + c^T w, Q > 0, heterogeneity (4.7) printed "
+            "'<= zeta^2' and read '<= zeta' as its proof (D.51) uses, Assumption 1 in the Q/||Q||_2 norm; eta_s = 1, "
+            "eta_c <= 1/(4L) (or (D.2)); output (4.4); any data")
+SRC_C2 = Source(
+    quote="Assume Assumption 1, then for any initialization [w_0 in dom psi], for any reference point [w in dom psi], "
+          "for [eta_s = 1], for any [eta_c <= 1/(4L)], FedDualAvg yields",
+    place="Lemma C.2 (= Lemma 4.4), (C.5)",
+    setting=f"FedDualAvg (Alg. 3); {_A1} (sigma = 0 allowed: exact gradients); eta_s = 1, eta_c <= 1/(4L); any w in "
+            "dom psi; every R")
+SRC_C3 = Source(
+    quote="Lemma C.3 (Stability of FedDualAvg under bounded gradient assumption). In the same settings of Theorem C.1, "
+          "it is the case that",
+    place="Lemma C.3, (C.6); its proof (C.51)",
+    setting="the setting of Theorem C.1 (Assumption 3, eta_s = 1, eta_c <= 1/(4L)); the statement gives no range of k "
+            "(z^m_{r,k} is defined for k = 0..K; Theorem C.1's use (C.5) needs k <= K-1)")
+SRC_C5 = Source(
+    quote="Claim C.5. Under the same assumptions of Lemma C.2, the following inequality holds",
+    place="Claim C.5, (C.12)-(C.13); Proposition B.10, (B.8)",
+    setting=f"FedDualAvg (Alg. 3), {_A1}, eta_s = 1; any w in dom psi; every step r, k (deterministic, any noise)")
+SRC_D2 = Source(
+    quote="In the same settings of Theorem D.1, the following inequality holds for any [k in {0, 1, ..., K}] and "
+          "[r in {0, 1, ..., R}],",
+    place="Lemma D.2 (= Lemma 4.5), (D.4)",
+    setting="the setting of Theorem D.1 (Assumption 2 with (4.7) read '<= zeta', eta_s = 1, eta_c <= 1/(4L)); dual "
+            "norm ||z||_*^2 = ||Q||_2 z^T Q^-1 z (Claim D.7); every r and k = 0..K")
+SRC_D5 = Source(
+    quote="Claim D.5. In the same settings of Proposition D.3, the following inequality holds",
+    place="Claim D.5, (D.15)",
+    setting="the setting of Theorem D.1 (Assumption 2, eta_s = 1, eta_c <= 1/(4L)); every client pair, every step, "
+            "conditional expectation given F_{r,k}")
+SRC_VARIANCE = Source(
+    quote="(by bounded variance assumption and independence) ... The result in Theorem 4.2 not only matches the rate by "
+          "Stich (2019) for smooth, unconstrained FedAvg but also allows for a general non-smooth composite",
+    place="(C.25) last line, (E.19); remark after Theorem 4.2 ('... and arbitrary norm')",
+    setting="Assumption 1 in an arbitrary norm: independent zero-mean client noises with E||eps_m||_*^2 <= sigma^2 "
+            "(4.2), the step E||(1/M) sum_m eps_m||_*^2 <= sigma^2/M used for that norm")
+SRC_ENTROPIC = Source(
+    quote="The result in Theorem 4.2 not only matches the rate by Stich (2019) for smooth, unconstrained FedAvg but also "
+          "allows for a general non-smooth composite [psi], general Bregman divergence induced by [h], and arbitrary "
+          "norm",
+    place="remark after Theorem 4.2; Assumption 1(b); Theorems C.1 (C.2)-(C.4) and E.1 (E.1)",
+    setting="FedDualAvg (Alg. 3) with any Legendre h 1-strongly convex w.r.t. any norm (here the negative entropy on "
+            "the simplex, l1 norm, l_inf dual); the theorems' steps and outputs; any data")
+SRC_CURSE = Source(
+    quote="Constrained problem: Suppose the optimum of the aforementioned constrained problem resides on a non-flat "
+          "boundary [of C]. Even when each client is able to obtain a local solution on the boundary, the average of them will "
+          "almost surely be off the boundary (and hence away from the optimum) due to the curvature.",
+    place="Section 3.2 (curse of primal averaging), first example; 'the curse of primal averaging indeed hampers the "
+          "performance of FedMiD'",
+    setting="FedMiD (Alg. 2) on any constrained problem whose optimum lies on a curved boundary; no data, steps or "
+            "horizon stated")
+SRC_OVERCOMES = Source(
+    quote="Since both levels of averaging operate in the dual space, we can show that FedDualAvg provably overcomes the "
+          "curse of primal averaging.",
+    place="Section 1 (and Section 3.3)",
+    setting="FedDualAvg (Alg. 3) on the same kind of problem (any; here the curved-boundary example)")
+SRC_CURSE_L1 = Source(
+    quote="Suppose each client obtains a local sparse solution, simply averaging them across clients will invariably "
+          "yield a non-sparse solution.",
+    place="Section 3.2 (curse of primal averaging), second example; Figure 2",
+    setting="any federated l1-regularized problem whose clients reach sparse local solutions (FedMiD); no data stated")
+SRC_OSP_NO_GUARANTEE = Source(
+    quote="There is no theoretical guarantee on the convergence of FedDualAvg-OSP.",
+    place="Appendix A.1 (Algorithm 5)",
+    setting="FedDualAvg-OSP (Alg. 5) on any FCO problem (here l1, exact gradients, full participation)")
+SRC_FIG3 = Source(
+    quote="Observe that FedDualAvg not only identifies most of the sparsity pattern but also is fastest. It is also "
+          "worth noting that the less-principled FedDualAvg-OSP is also very competitive. ... which is corroborated "
+          "empirically by the least sparse solution obtained by FedMiD.",
+    place="Figure 3 caption (Section 5.1); Appendix A.2, Figures 6-8",
+    setting="federated LASSO (A.1), synthetic dataset (I): d = 1024 (512 ones), M = 64 clients x 128 samples, 10 "
+            "clients per round, batch size 10, one local epoch, 500 rounds, 49 (eta_c, eta_s) tuned for the best F1")
+SRC_51_BEST = Source(
+    quote="The best learning rates configuration is [eta_c = 0.01, eta_s = 1] for FedDualAvg, and [eta_c = 0.001, "
+          "eta_s = 0.3] for other algorithms (including FedMiD).",
+    place="Section 5.1",
+    setting="as Figure 3 (dataset (I), the 7 x 7 grid)")
+SRC_FIG4 = Source(
+    quote="We observe that FedDualAvg finds the solution with exact rank in less than 100 communication rounds. FedMiD "
+          "and FedMiD-OSP converge slower in loss and rank. The unprincipled FedDualAvg-OSP can generate low-rank "
+          "solutions but is far less accurate.",
+    place="Figure 4 caption (Section 5.2); Appendix A.3, Figures 9-11",
+    setting="nuclear-norm matrix estimation (A.5), synthetic dataset (I): 32 x 32 ground truth of rank 16, M = 64 "
+            "clients x 128 samples, 10 clients per round, batch size 10, one local epoch, 500 rounds, tuned for the "
+            "best recovery error")
+SRC_FIG5 = Source(
+    quote="We observe that FedDualAvg yields sparse and accurate solutions that are comparable with the centralized "
+          "baseline. FedMiD and FedMiD-OSP provides denser solutions that are relatively less accurate. The "
+          "unprincipled FedDualAvg-OSP can provide sparse solutions but far less accurate.",
+    place="Figure 5 caption (Section 5.3); Figure 1; Appendix A.4",
+    setting="l1 logistic regression on Haxby's fMRI data (39,912 voxels, 59 training clients of 18 scans, 20 per "
+            "round, batch size one, one epoch), 300 rounds, tuned for the lowest validation loss")
+SRC_FIG12 = Source(
+    quote="We can observe that most FedDualAvg configurations reach the upper-left region of the box, which indicates "
+          "sparse and accurate solutions. FedDualAvg-OSP reaches to the mid-left region of the box, which indicates "
+          "sparse but less accurate solutions. The majority of FedMiD and FedMiD-OSP lands on the right side region "
+          "box",
+    place="Appendix A.4.2, Figure 12; Section 5.3 ('behaves most robust to learning-rate configurations')",
+    setting="the fMRI experiment of A.4 (Haxby's data), every (eta_c, eta_s) of the 7 x 7 grid with eta_c eta_s in "
+            "[0.003, 0.3], read after 10, 30, 100, 300 rounds; the box's regions are not given numerically")
+DEV_LASSO = ("the paper's generator scaled down: d = 32 (4 true features), 16 clients (4 per round), minibatch 4, K = 8 "
+             "local steps, 200 rounds, a 15-point grid (--full: 500 rounds, the 49-point grid) instead of dataset (I)")
+DEV_NUCLEAR = ("the paper's generator scaled down: 6 x 6 of rank 2, fewer clients, 150 rounds, a 9-point grid instead of "
+               "dataset (I) (32 x 32, rank 16, 64 clients, 500 rounds)")
+DEV_FMRI = ("scikit-learn's breast-cancer data (569 x 30) in 12 heterogeneous clients instead of Haxby's fMRI data (not "
+            "available offline); fewer rounds (quick)")
 
 third, twothird = sp.Rational(1, 3), sp.Rational(2, 3)
 c_eta = sp.Symbol("c_eta", positive=True)       # a general step as a fraction of its largest allowed value
@@ -78,6 +223,62 @@ D3_bound = (4 * L * B / (K * R) + 2 * sigma * sp.sqrt(B) / sp.sqrt(M * K * R)
             + 8 * L**third * B**twothird * sigma**twothird / (K**third * R**twothird)
             + 15 * L**third * B**twothird * zeta**twothird / R**twothird)                      # (D.3)
 D4_stab = 7 * eta_c**2 * K * sigma**2 + 14 * eta_c**2 * K**2 * zeta**2                         # (D.4)
+
+# ---- the bounds as the paper prints them (verbatim LaTeX of the .md), with the notation map ----------------
+# ``\eta_{\mathrm{c}}`` is eta_c; B, K, R, L, M, G, sigma, zeta match the declared symbols by name; ``(K-1)^{2}`` is
+# named so that ``L(K-1)^{2}`` reads as L (K-1)^2 (a letter before a parenthesis is a product, not a function).
+ETA_C_TEX = r"\eta_{\mathrm{c}}"
+E1_TEX = r"\frac{B}{\eta KR}+\frac{3\eta\sigma^{2}}{M}"
+E3_TEX = r"\frac{4LB}{R}+\frac{4\sigma B^{\frac{1}{2}}}{M^{\frac{1}{2}}K^{\frac{1}{2}}R^{\frac{1}{2}}}"
+C2_TEX = (r"\frac{B}{\eta_{\mathrm{c}}KR}+\frac{\eta_{\mathrm{c}}\sigma^{2}}{M}"
+          r"+4\eta_{\mathrm{c}}^{2}L(K-1)^{2}G^{2}")
+C4_TEX = (r"\frac{4LB}{KR}+\frac{2\sigma B^{\frac{1}{2}}}{M^{\frac{1}{2}}K^{\frac{1}{2}}R^{\frac{1}{2}}}"
+          r"+\frac{5L^{\frac{1}{3}}B^{\frac{2}{3}}G^{\frac{2}{3}}}{R^{\frac{2}{3}}}")
+D1_TEX = (r"\frac{B}{\eta_{\mathrm{c}}KR}+\frac{\eta_{\mathrm{c}}\sigma^{2}}{M}+7\eta_{\mathrm{c}}^{2}LK\sigma^{2}"
+          r"+14\eta_{\mathrm{c}}^{2}LK^{2}\zeta^{2}")
+D3_TEX = (r"\frac{4LB}{KR}+\frac{2\sigma B^{\frac{1}{2}}}{M^{\frac{1}{2}}K^{\frac{1}{2}}R^{\frac{1}{2}}}"
+          r"+\frac{8L^{\frac{1}{3}}B^{\frac{2}{3}}\sigma^{\frac{2}{3}}}{K^{\frac{1}{3}}R^{\frac{2}{3}}}"
+          r"+\frac{15L^{\frac{1}{3}}B^{\frac{2}{3}}\zeta^{\frac{2}{3}}}{R^{\frac{2}{3}}}")
+C5_DISC_TEX = (r"\left[\sum_{r=0}^{R-1}\sum_{k=0}^{K-1}\sum_{m=1}^{M}\operatorname{\mathbb{E}}"
+               r"\left\|\overline{z_{r,k}}-z_{r,k}^{m}\right\|_{*}^{2}\right]")
+C5_TEX = (r"\frac{1}{\eta_{\mathrm{c}}KR}D_{h}(w,w_{0})+\frac{\eta_{\mathrm{c}}\sigma^{2}}{M}+\frac{L}{MKR}"
+          + C5_DISC_TEX)
+C6_TEX = r"4\eta_{\mathrm{c}}^{2}(K-1)^{2}G^{2}"
+D4_TEX = r"7\eta_{\mathrm{c}}^{2}K\sigma^{2}+14\eta_{\mathrm{c}}^{2}K^{2}\zeta^{2}"
+TEX_ETA_C = {ETA_C_TEX: eta_c}
+TEX_KM1 = {"(K-1)^{2}": (K - 1)**2}
+STEP_NOTE = {
+    "E.2": "(E.1) at the step (E.2): the printed eta replaced by the declared (E.2), which the paper prints as "
+           "min{1/(4KL), B^(1/2) M^(1/2)/(K^(1/2) R^(1/2) sigma)}",
+    "C.3": "(C.2) at the step (C.3): the printed eta_c replaced by the declared (C.3), printed as min{1/(4L), "
+           "M^(1/2) B^(1/2)/(sigma K^(1/2) R^(1/2)), B^(1/3)/(L^(1/3) K R^(1/3) G^(2/3))}",
+    "D.2": "(D.1) at the step (D.2): the printed eta_c replaced by the declared (D.2), printed as min{1/(4L), "
+           "M^(1/2) B^(1/2)/(sigma K^(1/2) R^(1/2)), B^(1/3)/(L^(1/3) K^(2/3) R^(1/3) sigma^(2/3)), "
+           "B^(1/3)/(L^(1/3) K R^(1/3) zeta^(2/3))}",
+}
+
+
+def _bound(name, expr, tex, symbols=None, note="", **kw):
+    """A bound with the paper's printed formula beside it (``Bound.latex``)."""
+    return Bound(name, expr, latex=tex, latex_symbols=dict(symbols or {}), latex_note=note, **kw)
+
+
+B_E1_GENERAL = _bound("(E.1) at eta = c_eta/(4KL)", E1_bound.subs(eta, E_eta_general), E1_TEX,
+                      {r"\eta": E_eta_general}, "(E.1) at the general step eta = c_eta/(4KL) the check runs")
+B_E3 = _bound("(E.3)", E3_bound, E3_TEX)
+B_E1_AT_E2 = _bound("(E.1) at the step (E.2)", E1_bound.subs(eta, E2_eta), E1_TEX, {r"\eta": E2_eta}, STEP_NOTE["E.2"])
+B_C2 = _bound("(C.2)", C2_bound, C2_TEX, {**TEX_ETA_C, **TEX_KM1})
+B_C4 = _bound("(C.4)", C4_bound, C4_TEX)
+B_C2_AT_C3 = _bound("(C.2) at the step (C.3)", C2_bound.subs(eta_c, C3_eta), C2_TEX, {ETA_C_TEX: C3_eta, **TEX_KM1},
+                    STEP_NOTE["C.3"])
+B_D1 = _bound("(D.1)", D1_bound, D1_TEX, TEX_ETA_C)
+B_D3 = _bound("(D.3)", D3_bound, D3_TEX)
+B_D1_AT_D2 = _bound("(D.1) at the step (D.2)", D1_bound.subs(eta_c, D2_eta), D1_TEX, {ETA_C_TEX: D2_eta},
+                    STEP_NOTE["D.2"])
+B_C5 = _bound("(C.5)", C5_rhs, C5_TEX, {**TEX_ETA_C, "D_{h}(w,w_{0})": Dh_w, C5_DISC_TEX: Disc},
+              "Disc is the measured sum_(r<R, k<K, m) ||zbar_(r,k) - z^m_(r,k)||_*^2 (its expectation: a mean over runs)")
+B_C6 = _bound("(C.6)", C6_stab, C6_TEX, {**TEX_ETA_C, **TEX_KM1})
+B_D4 = _bound("(D.4)", D4_stab, D4_TEX, TEX_ETA_C)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -190,12 +391,52 @@ ASSUME_1 = ["Assumption 1: psi closed convex, h = 1/2||.||_2^2 (Legendre, 1-stro
             "L-smooth for every xi, E||grad f - grad F_m||_*^2 <= sigma^2, full participation",
             "additive-noise oracle grad f(w; xi) = grad F_m(w) + xi (every constant exact)", "w_0 = 0 (z_0 = 0)"]
 
+# ---- provenance of the proof steps (fedcheck audit) ---------------------------------------------------------------
+_LEMMA_C2_SETTING = "Lemma C.2's assumptions (Assumption 1, eta_s = 1, eta_c <= 1/(4L), any w in dom psi)"
+SRC_STEP = {
+    "C.6": Source("Claim C.6. Under the same assumptions of Lemma C.2, it is the case that", "Claim C.6, (C.14)-(C.15)",
+                  _LEMMA_C2_SETTING + "; deterministic: every step of every run"),
+    "C.4": Source("Proposition C.4 (One step analysis of FedDualAvg). Under the same assumptions of Lemma C.2, the "
+                  "following inequality holds", "Proposition C.4, (C.10)-(C.11)",
+                  _LEMMA_C2_SETTING + "; the conditional expectation given F_{r,k}"),
+    "C.25": Source("Now we take conditional expectation. Note that ... (by definition of dual norm [||.||_*]) ... (by "
+                   "bounded variance assumption and independence)", "(C.25), proof of Proposition C.4",
+                   _LEMMA_C2_SETTING + "; E[<a, b> | F_{r,k}] with a the clients' mean gradient noise and b = "
+                   "w^_{k+1} - w^_k, which depends on the same noise"),
+    "C.28": Source("Plugging the above inequality to Eq. C.24 gives", "(C.19)-(C.21), (C.26)-(C.28)",
+                   _LEMMA_C2_SETTING + "; the quadratic steps of the proof"),
+    "D.4": Source("Claim D.4. In the same settings of Proposition D.3, the following inequality holds",
+                  "Claim D.4, (D.13)-(D.14)", "Theorem D.1's setting; deterministic: every client pair and step"),
+    "D.23": Source("[z^m_{r,k+1} = z^m_{r,k} - eta_c grad f(w^m_{r,k}; xi^m_{r,k}) (D.22) = z^m_{r,k} - eta_c grad "
+                   "F(w^m_{r,k}) + eta_c (grad F_m(w^m_{r,k}) - grad F(w^m_{r,k})) + eta_c (grad f(w^m_{r,k}; "
+                   "xi^m_{r,k}) - grad F_m(w^m_{r,k})) (D.23)]", "(D.22)-(D.24), proof of Claim D.4",
+                   "an identity (any w, any noise)"),
+    "D.6": Source("Claim D.6. In the same settings of Proposition D.3, the following inequality holds",
+                  "Claim D.6, (D.16)", "Theorem D.1's setting (heterogeneity read '<= zeta' as (D.51) uses)"),
+    "D.7": Source("Claim D.7. In the same settings of Proposition D.3, the dual norm [||.||_*] corresponds to the "
+                  "[||Q||_2 Q^-1]-norm", "Claim D.7", "the norm of Assumption 2(c), ||w|| = (w^T Q w/||Q||_2)^(1/2)"),
+    "E.2": Source("Lemma E.2. Under the same settings of Theorem E.1, the following inequality holds.",
+                  "Lemma E.2, (E.4)-(E.6)", "Theorem E.1's setting; deterministic: every round"),
+    "E.28": Source("Note that ... (since [eta <= 1/(4KL)]) ... (by quadratic optimum)", "(E.26)-(E.28), proof of "
+                   "Lemma E.3", "Theorem E.1's setting, eta <= 1/(4KL)"),
+    "E.3": Source("Lemma E.3. Under the same settings of Theorem E.1, there exists an [eta_c^max > 0] (which may depend "
+                  "on [eta] and [w_0]) such that for any [eta_c in (0, eta_c^max]], FedDualAvg yields",
+                  "Lemma E.3, (E.7); Theorem E.1: 'Telescoping Lemma E.3 and dropping the negative terms gives' (E.8)",
+                  f"Theorem E.1's setting ({_A1}; sigma = 0 allowed: exact gradients); any eta in (0, 1/(4KL)]; every "
+                  "round r, with one eta_c^max for all r (the telescoping over r = 0..R-1 for every R needs it)"),
+    "E.33": Source("There exists an upper bound [eta_c^max] such that for any [eta_c in (0, eta_c^max]], it is the case "
+                   "that", "(E.32)-(E.33), proof of Lemma E.3",
+                   f"Theorem E.1's setting ({_A1}; sigma = 0 allowed); the product bounded by eta K sigma^2/L"),
+}
+
+
 # Proof audit (issue #9): the tuned-step derivations (SYM_C, SYM_D, SYM_E) are the proof steps of the tuned
 # claims (``fedcheck audit feddualavg``).  Rate facts stay out (they state the order of a bound, not a step of
 # its proof).  Machinery in fedcheck.tools.audit.
-def _feddualavg_proof_steps(facts, reference):
+def _feddualavg_proof_steps(facts, reference, source=None):
     from fedcheck.core import steps as A
-    return tuple(A.ProofStep(c.name, c.name, "symbolic", (lambda c=c: A.from_symbolic_claim(c)), reference=reference)
+    return tuple(A.ProofStep(c.name, c.name, "symbolic", (lambda c=c: A.from_symbolic_claim(c)), reference=reference,
+                             source=source)
                  for c in facts if " is of order R^" not in c.name)
 
 
@@ -235,21 +476,21 @@ def _lemma_c2_audit_steps():
                     "<(1/M) sum_m (grad F_m(w^m_k) - grad f(w^m_k; xi)), w^_{k+1} - w> + L ||w^_{k+1} - w^_k||^2 + "
                     "(L/M) sum_m ||zbar_k - z^m_k||_*^2 (deterministic)", "grid",
                     S.grid_step(S.c2_steps_data, "C.6", "(C.15) at every (r, k), eta_c = 1/(4L), noisy gradients"),
-                    reference="Claim C.6, (C.14)-(C.15), (C.43)-(C.50)"),
+                    reference="Claim C.6, (C.14)-(C.15), (C.43)-(C.50)", source=SRC_STEP["C.6"]),
         A.ProofStep("Proposition C.4 (conditional expectation)", "E[D~_{h_{r,k+1}}(w, zbar_{k+1}) | F_k] <= D~_{h_{r,k}}(w, "
                     "zbar_k) - eta_c E[Phi(w^_{k+1}) - Phi(w) | F_k] + eta_c L E[(1/M) sum_m ||zbar_k - z^m_k||_*^2 | F_k] "
                     "+ eta_c^2 sigma^2/M", "grid",
                     S.mean_step(S.c2_steps_data, "C.4", "(C.10)-(C.11) at every visited state"),
-                    reference="Proposition C.4, (C.10)-(C.11)"),
+                    reference="Proposition C.4, (C.10)-(C.11)", source=SRC_STEP["C.4"]),
         A.ProofStep("(C.25) as printed", "E[<a, b> | F] <= E[||a||_* | F] E[||b|| | F] with a = (1/M) sum_m (grad F_m - "
                     "grad f), b = w^_{k+1} - w^_k, which depends on the same noise ('by definition of dual norm')",
-                    "symbolic", c25_as_printed, reference="(C.25)"),
+                    "symbolic", c25_as_printed, reference="(C.25)", source=SRC_STEP["C.25"]),
         A.ProofStep("(C.19)-(C.21), (C.28) quadratic steps", "eta_c L ||d||^2 - ||d||^2/2 <= -||d||^2/4 and "
                     "max_b (eta_c sigma b/sqrt(M) - b^2/4) = eta_c^2 sigma^2/M", "symbolic", c28_quadratic,
-                    reference="(C.19)-(C.21), (C.28)"),
+                    reference="(C.19)-(C.21), (C.28)", source=SRC_STEP["C.28"]),
         A.ProofStep("(C.25)-(C.28) repaired pointwise", "Young's inequality before the expectation: eta_c <a, b> - "
                     "||b||^2/4 <= eta_c^2 ||a||_*^2, which gives (C.28)'s eta_c^2 sigma^2/M without (C.25)", "symbolic",
-                    young_repair, reference="(C.25)-(C.28)", paper=False),
+                    young_repair, reference="(C.25)-(C.28)", paper=False, source=SRC_STEP["C.25"]),
     )
 
 
@@ -282,16 +523,16 @@ def _lemma_d2_audit_steps():
         A.ProofStep("Claim D.4 along runs", "||z^{m1}_{k+1} - z^{m2}_{k+1}||^2_{Q^-1} <= (1 + 1/K) ||dz - eta_c Q dw - "
                     "eta_c d eps||^2_{Q^-1} + (1 + K) eta_c^2 ||d delta||^2_{Q^-1} (deterministic, every client pair)",
                     "grid", S.grid_step(S.d2_steps_data, "D.4", "(D.13)-(D.14), every client pair and step, eta_c = 1/(4L)"),
-                    reference="Claim D.4, (D.13)-(D.14), (D.25)-(D.31)"),
+                    reference="Claim D.4, (D.13)-(D.14), (D.25)-(D.31)", source=SRC_STEP["D.4"]),
         A.ProofStep("(D.23) as printed", "z - eta_c grad f(w; xi) = z - eta_c grad F(w) + eta_c (grad F_m - grad F) + "
                     "eta_c (grad f - grad F_m) (two signs; (D.24) has them right)", "symbolic", d23_as_printed,
-                    reference="(D.22)-(D.24)"),
+                    reference="(D.22)-(D.24)", source=SRC_STEP["D.23"]),
         A.ProofStep("Claim D.6 along runs", "||delta^{m1} - delta^{m2}||^2_{Q^-1} <= 4 ||Q||_2^-1 zeta^2 (zeta: "
                     "sup ||grad F_m - grad F||_*, the proof's reading of (4.7))", "grid",
                     S.grid_step(S.d2_steps_data, "D.6", "(D.16), every client pair and step"),
-                    reference="Claim D.6, (D.16), (D.50)-(D.51)"),
+                    reference="Claim D.6, (D.16), (D.50)-(D.51)", source=SRC_STEP["D.6"]),
         A.ProofStep("Claim D.7", "the dual of ||w|| = (w^T Q w/||Q||_2)^{1/2} is ||z||_* = (||Q||_2 z^T Q^-1 z)^{1/2}",
-                    "grid", d7, reference="Claim D.7"),
+                    "grid", d7, reference="Claim D.7", source=SRC_STEP["D.7"]),
     )
 
 
@@ -345,20 +586,20 @@ def _theorem_4_1_audit_steps():
                     "(deterministic)", "grid",
                     S.grid_step(S.e_steps_data, "E.2", "(E.4)-(E.6) every round, eta = 1/(8KL), eta_s = 10, noisy",
                                 labels="E.2 labels"),
-                    reference="Lemma E.2, (E.4)-(E.6), (E.9)-(E.13)"),
+                    reference="Lemma E.2, (E.4)-(E.6), (E.9)-(E.13)", source=SRC_STEP["E.2"]),
         A.ProofStep("(E.28) quadratic steps", "-(1/2 - L eta K/2) <= -3/8 and the quadratic optimum 2 eta^2 K sigma^2/M",
-                    "symbolic", e28, reference="(E.26)-(E.28)"),
+                    "symbolic", e28, reference="(E.26)-(E.28)", source=SRC_STEP["E.28"]),
         A.ProofStep("Lemma E.3 with sigma = 0, every round", "D~_{h_{r+1,0}}(w*, z_{r+1}) - D~_{h_{r,0}}(w*, z_r) <= -eta "
                     "K (Phi(w^_{r+1,0}) - Phi*) (+ 3 eta^2 K sigma^2/M = 0), client Hessians differ, eta = 1/(8KL)",
                     "grid", S.grid_step(S.e_steps_data, "E.3", "(E.7) with sigma = 0, 400 rounds", labels="E.3 labels"),
-                    reference="Lemma E.3, (E.7)"),
+                    reference="Lemma E.3, (E.7)", source=SRC_STEP["E.3"]),
         A.ProofStep("Lemma E.3 uniform in r", "there is eta_c^max (depending on eta and w_0 only) such that (E.7) holds "
                     "for every r when eta_c <= eta_c^max (as (E.8) uses it)", "symbolic", e3_uniform,
-                    reference="Lemma E.3, (E.7)-(E.8); Theorem E.1"),
+                    reference="Lemma E.3, (E.7)-(E.8); Theorem E.1", source=SRC_STEP["E.3"]),
         A.ProofStep("(E.33) with sigma = 0", "(sum_m sum_k E||w^_{r,0} - w^m_{r,k}||) E||w^_{r+1,0} - w|| <= eta K sigma^2/L "
                     "= 0 for some eta_c^max > 0", "grid",
                     S.grid_step(S.e_steps_data, "E.33", "(E.33) along the sigma = 0 runs, w = w*", labels="E.3 labels"),
-                    reference="(E.32)-(E.33)"),
+                    reference="(E.32)-(E.33)", source=SRC_STEP["E.33"]),
     )
 
 
@@ -373,13 +614,16 @@ def _e1_general(algorithm) -> BoundTest:
                             schedules={"eta_c": E_eta_general / eta_s, "eta_s": eta_s}, sweep=SWEEP_ETA_S,
                             solver=P.solve_composite, seeds=2, full_seeds=6, horizons=QUICK_R, full_horizons=FULL_R,
                             replicates=20, full_replicates=100, metric_label="E[Phi(avg_{r<=R} w_r)] - Phi*"),
-        bounds=(Bound("(E.1) at eta = c_eta/(4KL)", E1_bound.subs(eta, E_eta_general)),),
+        bounds=(B_E1_GENERAL,),
         statistic=MEAN, findings="reading")
 
 
-E1_GENERAL_READINGS = (Reading("(E.1) at eta = c_eta/(4KL)", {}, True,
-                               "the general bound at a fixed eta = eta_s eta_c (c_eta = 1/2), output = average of "
-                               "w_1..w_R"),)
+def _e1_general_readings(source):
+    return (Reading("(E.1) at eta = c_eta/(4KL)", {}, True, "the general bound at a fixed eta = eta_s eta_c (c_eta = "
+                    "1/2), output = average of w_1..w_R", source=source),)
+
+
+E1_GENERAL_READINGS = _e1_general_readings(SRC_E1)
 
 
 theorem_4_1 = Claim(
@@ -413,13 +657,13 @@ theorem_4_1_tuned = Claim(
                             schedules={"eta_c": E2_eta / eta_s, "eta_s": eta_s}, sweep=SWEEP_ETA_S,
                             solver=P.solve_composite, seeds=3, full_seeds=8, horizons=QUICK_R, full_horizons=FULL_R,
                             replicates=20, full_replicates=100, metric_label="E[Phi(avg_{r<=R} w_r)] - Phi*"),
-        bounds=(Bound("(E.3)", E3_bound, description="the tuned bound"),
-                Bound("(E.1) at the step (E.2)", E1_bound.subs(eta, E2_eta))),
+        bounds=(B_E3, B_E1_AT_E2),
         statistic=MEAN, findings="reading", rate=-0.5),
-    readings=(Reading("(E.3)", {}, True, "the tuned bound"),
-              Reading("(E.1) at the step (E.2)", {}, True, "the general bound at the tuned step (at most (E.3))")),
+    readings=(Reading("(E.3)", {}, True, "the tuned bound", source=SRC_E1),
+              Reading("(E.1) at the step (E.2)", {}, True, "the general bound at the tuned step (at most (E.3))",
+                      source=SRC_E1)),
     assumptions=ASSUME_1, symbolic=SYM_E[:1], kind="expectation", expected="holds",
-    proof_steps=_feddualavg_proof_steps(SYM_E, "Appendix E, (E.1)-(E.3); Theorem 4.1"),
+    proof_steps=_feddualavg_proof_steps(SYM_E, "Appendix E, (E.1)-(E.3); Theorem 4.1", SRC_E1),
 )
 
 
@@ -465,10 +709,11 @@ theorem_4_1_fedmid = Claim(
                                       "FedDualAvg (same steps)": engine.feddualavg,
                                       "FedMiD without server prox (control: psi once)": engine.fedmid_no_server_prox},
                             save_instance=_save, metric_label="Phi(avg_{r<=R} w_r) - Phi*"),
-        bounds=(Bound("(E.3)", E3_bound), Bound("(E.1) at the step (E.2)", E1_bound.subs(eta, E2_eta))),
-        statistic=PATHWISE, findings="reading", rate=-1.0),
-    readings=(Reading("(E.3)", {}, True, "(4.3) with E.1's constants: 4LB/R + 4 sigma B^{1/2}/(MKR)^{1/2}"),
-              Reading("(E.1) at the step (E.2)", {}, True, "B/(eta K R) + 3 eta sigma^2/M")),
+        bounds=(B_E3, B_E1_AT_E2),
+        statistic=PATHWISE, findings="reading", rate=-1.0, sources={"rate": SRC_41_MAIN}),
+    readings=(Reading("(E.3)", {}, True, "(4.3) with E.1's constants: 4LB/R + 4 sigma B^{1/2}/(MKR)^{1/2}",
+                      source=SRC_41_MAIN),
+              Reading("(E.1) at the step (E.2)", {}, True, "B/(eta K R) + 3 eta sigma^2/M", source=SRC_41_MAIN)),
     assumptions=ASSUME_1 + ["sigma = 0, so (E.2) is eta = 1/(4KL) and (4.3) is O(1/R): the claimed rate is -1",
                             "the output w_hat is not defined in the main text; the E.1 output (average of server "
                             "iterates) is used, and the last iterate is reported as a control"],
@@ -494,8 +739,8 @@ theorem_4_2 = Claim(
                             schedules={"eta_c": c_eta / (4 * L), "eta_s": sp.Integer(1)},
                             solver=P.solve_composite, seeds=2, full_seeds=6, horizons=QUICK_R, full_horizons=FULL_R,
                             replicates=20, full_replicates=100, metric_label="E[Phi(w_hat)] - Phi*"),
-        bounds=(Bound("(C.2)", C2_bound),), statistic=MEAN, findings="reading"),
-    readings=(Reading("(C.2)", {}, True, "eta_c = c_eta/(4L), c_eta = 1"),),
+        bounds=(B_C2,), statistic=MEAN, findings="reading"),
+    readings=(Reading("(C.2)", {}, True, "eta_c = c_eta/(4L), c_eta = 1", source=SRC_C1),),
     params={"c_eta": 1.0}, assumptions=ASSUME_3, symbolic=SYM_C[:2], kind="expectation", expected="holds",
 )
 
@@ -512,11 +757,11 @@ theorem_4_2_tuned = Claim(
                             schedules={"eta_c": C3_eta, "eta_s": sp.Integer(1)},
                             solver=P.solve_composite, seeds=3, full_seeds=8, horizons=QUICK_R, full_horizons=FULL_R,
                             replicates=20, full_replicates=100, metric_label="E[Phi(w_hat)] - Phi*"),
-        bounds=(Bound("(C.4)", C4_bound), Bound("(C.2) at the step (C.3)", C2_bound.subs(eta_c, C3_eta))),
+        bounds=(B_C4, B_C2_AT_C3),
         statistic=MEAN, findings="reading", rate=-0.5),
-    readings=(Reading("(C.4)", {}, True), Reading("(C.2) at the step (C.3)", {}, True)),
+    readings=(Reading("(C.4)", {}, True, source=SRC_C1), Reading("(C.2) at the step (C.3)", {}, True, source=SRC_C1)),
     assumptions=ASSUME_3, symbolic=SYM_C, kind="expectation", expected="holds",
-    proof_steps=_feddualavg_proof_steps(SYM_C, "Appendix C, (C.2)-(C.4); Theorem 4.2"),
+    proof_steps=_feddualavg_proof_steps(SYM_C, "Appendix C, (C.2)-(C.4); Theorem 4.2", SRC_C1),
 )
 
 # ---- Theorem 4.3 / D.1 ----------------------------------------------------------------------------------
@@ -539,8 +784,8 @@ theorem_4_3 = Claim(
                             schedules={"eta_c": c_eta / (4 * L), "eta_s": sp.Integer(1)},
                             solver=P.solve_composite, seeds=2, full_seeds=6, horizons=QUICK_R, full_horizons=FULL_R,
                             replicates=20, full_replicates=100, metric_label="E[Phi(w_hat)] - Phi*"),
-        bounds=(Bound("(D.1)", D1_bound),), statistic=MEAN, findings="reading"),
-    readings=(Reading("(D.1)", {}, True, "eta_c = c_eta/(4L), c_eta = 1"),),
+        bounds=(B_D1,), statistic=MEAN, findings="reading"),
+    readings=(Reading("(D.1)", {}, True, "eta_c = c_eta/(4L), c_eta = 1", source=SRC_D1),),
     params={"c_eta": 1.0}, assumptions=ASSUME_2, symbolic=SYM_D[1:3], kind="expectation", expected="holds",
 )
 
@@ -557,11 +802,11 @@ theorem_4_3_tuned = Claim(
                             schedules={"eta_c": D2_eta, "eta_s": sp.Integer(1)},
                             solver=P.solve_composite, seeds=3, full_seeds=8, horizons=QUICK_R, full_horizons=FULL_R,
                             replicates=20, full_replicates=100, metric_label="E[Phi(w_hat)] - Phi*"),
-        bounds=(Bound("(D.3)", D3_bound), Bound("(D.1) at the step (D.2)", D1_bound.subs(eta_c, D2_eta))),
+        bounds=(B_D3, B_D1_AT_D2),
         statistic=MEAN, findings="reading", rate=-0.5),
-    readings=(Reading("(D.3)", {}, True), Reading("(D.1) at the step (D.2)", {}, True)),
+    readings=(Reading("(D.3)", {}, True, source=SRC_D1), Reading("(D.1) at the step (D.2)", {}, True, source=SRC_D1)),
     assumptions=ASSUME_2, symbolic=SYM_D, kind="expectation", expected="holds",
-    proof_steps=_feddualavg_proof_steps(SYM_D, "Appendix D, (D.1)-(D.3), (D.11), (D.19); Theorem 4.3"),
+    proof_steps=_feddualavg_proof_steps(SYM_D, "Appendix D, (D.1)-(D.3), (D.11), (D.19); Theorem 4.3", SRC_D1),
 )
 
 
@@ -673,9 +918,12 @@ lemma_c2 = Claim(
            "inequality holds for every run and every R. Example: l1 and nuclear-norm quadratics, an l2-ball "
            "constrained quadratic; eta_c = 1/(4L) and 1/(16L); w = w* and random w in dom psi."),
     evidence=BoundTest(Cases(_lemma_c2_cases, formula={"bound": sp.latex(C5_rhs), "bound_text": sp.sstr(C5_rhs),
-                                                       "metric": "Phi(w_hat_R) - Phi(w)"}), statistic=PATHWISE),
-    readings=(Reading("w = w* (Theorem C.1's use)", {}, True, "the measured discrepancy Disc enters the right-hand side"),
-              Reading("random w in dom psi", {}, True, "max over 8 reference points of Phi(w_hat)-Phi(w)-RHS(w) <= 0")),
+                                                       "metric": "Phi(w_hat_R) - Phi(w)"}), bounds=(B_C5,),
+                       statistic=PATHWISE),
+    readings=(Reading("w = w* (Theorem C.1's use)", {}, True, "the measured discrepancy Disc enters the right-hand side",
+                      source=SRC_C2),
+              Reading("random w in dom psi", {}, True, "max over 8 reference points of Phi(w_hat)-Phi(w)-RHS(w) <= 0",
+                      source=SRC_C2)),
     expected="holds",
     assumptions=["sigma = 0 (exact gradients): the lemma holds pathwise", "w_0 = 0", "eta_s = 1",
                  "Disc = sum_{r<R, k<K, m} ||zbar_{r,k} - z^m_{r,k}||_2^2 measured along the run"],
@@ -738,10 +986,10 @@ lemma_c2_stochastic = Claim(
     evidence=BoundTest(Cases(_lemma_c2_stochastic_cases,
                              formula={"bound": sp.latex(C5_rhs.subs(Disc, 0)), "bound_text": sp.sstr(C5_rhs),
                                       "metric": "E[Phi(w_hat_R) - Phi(w) - L Disc/(MKR)]"}),
-                       statistic=MEAN),
-    readings=(Reading("w = w*, in expectation", {}, True, "the discrepancy term of each run on the left"),
+                       bounds=(B_C5,), statistic=MEAN),
+    readings=(Reading("w = w*, in expectation", {}, True, "the discrepancy term of each run on the left", source=SRC_C2),
               Reading("random w in dom psi, in expectation", {}, True,
-                      "max over 4 reference points of Phi(w_hat) - Phi(w) - RHS(w), in the mean")),
+                      "max over 4 reference points of Phi(w_hat) - Phi(w) - RHS(w), in the mean", source=SRC_C2)),
     assumptions=["sigma exact (additive Gaussian N(0, s^2 I): sigma^2 = d s^2; sphere noise: sigma = s)", "w_0 = 0",
                  "eta_s = 1", "Disc measured along each run; mean + z SE over the runs at every R"],
     kind="expectation", expected="holds",
@@ -768,10 +1016,11 @@ theorem_4_1_fedmid_indicator = Claim(
                             controls={"FedMiD, last iterate w_R": (engine.fedmid, "Phi"),
                                       "FedDualAvg (same steps)": engine.feddualavg},
                             metric_label="Phi(avg_{r<=R} w_r) - Phi*"),
-        bounds=(Bound("(E.3)", E3_bound), Bound("(E.1) at the step (E.2)", E1_bound.subs(eta, E2_eta))),
+        bounds=(B_E3, B_E1_AT_E2),
         statistic=PATHWISE, findings="reading", rate=-1.0),
-    readings=(Reading("(E.3)", {}, True, "(4.3) with E.1's constants: 4LB/R + 4 sigma B^{1/2}/(MKR)^{1/2}"),
-              Reading("(E.1) at the step (E.2)", {}, True, "B/(eta K R) + 3 eta sigma^2/M")),
+    readings=(Reading("(E.3)", {}, True, "(4.3) with E.1's constants: 4LB/R + 4 sigma B^{1/2}/(MKR)^{1/2}",
+                      source=SRC_41_MAIN),
+              Reading("(E.1) at the step (E.2)", {}, True, "B/(eta K R) + 3 eta sigma^2/M", source=SRC_41_MAIN)),
     assumptions=ASSUME_1 + ["psi = indicator of the unit l2 ball: prox_{a psi} = projection for every a > 0, so "
                             "prox_{2 psi} = prox_psi", "sigma = 0: (E.2) is eta = 1/(4KL); the claimed rate is -1",
                             "output: average of the server iterates (E.1's), the last iterate as a control"],
@@ -799,10 +1048,11 @@ theorem_4_1_fedmid_osp = Claim(
                                       "FedMiD (Alg. 2, psi twice)": engine.fedmid,
                                       "FedDualAvg (same steps)": engine.feddualavg},
                             metric_label="Phi(avg_{r<=R} w_r) - Phi*"),
-        bounds=(Bound("(E.3)", E3_bound), Bound("(E.1) at the step (E.2)", E1_bound.subs(eta, E2_eta))),
-        statistic=PATHWISE, findings="reading", rate=-1.0),
-    readings=(Reading("(E.3)", {}, True, "(4.3) with E.1's constants: 4LB/R + 4 sigma B^{1/2}/(MKR)^{1/2}"),
-              Reading("(E.1) at the step (E.2)", {}, True, "B/(eta K R) + 3 eta sigma^2/M")),
+        bounds=(B_E3, B_E1_AT_E2),
+        statistic=PATHWISE, findings="reading", rate=-1.0, sources={"rate": SRC_OSP}),
+    readings=(Reading("(E.3)", {}, True, "(4.3) with E.1's constants: 4LB/R + 4 sigma B^{1/2}/(MKR)^{1/2}",
+                      source=SRC_OSP),
+              Reading("(E.1) at the step (E.2)", {}, True, "B/(eta K R) + 3 eta sigma^2/M", source=SRC_OSP)),
     assumptions=ASSUME_1 + ["psi = lambda ||.||_1 (finite); FedMiD-OSP applies psi once per round with the weight "
                             "eta_s eta_c K of the gradients (consistent, unlike FedMiD)",
                             "sigma = 0: (E.2) is eta = 1/(4KL), the claimed rate -1; output: average of the server "
@@ -819,7 +1069,7 @@ theorem_4_1_fedmid_osp_stochastic = Claim(
                "eta_c. Example: l1 shared-Hessian quadratics with Gaussian noise (FedDualAvg's family for Theorem 4.1), "
                "eta_s = 1, 10, 100."),
     evidence=_e1_general(engine.fedmid_osp),
-    readings=E1_GENERAL_READINGS,
+    readings=_e1_general_readings(SRC_OSP),
     params={"c_eta": 0.5},
     assumptions=ASSUME_1 + ["psi = lambda ||.||_1", "eta_c -> 0 at fixed eta: swept eta_s = 1, 10, 100"],
     kind="expectation", expected="holds",
@@ -888,9 +1138,9 @@ lemma_c3 = Claim(
            "l2-ball quadratics with sphere noise."),
     evidence=BoundTest(Cases(_lemma_c3_cases, formula={"bound": sp.latex(C6_stab), "bound_text": sp.sstr(C6_stab),
                                                        "metric": "(1/M) sum_m ||z^m_{r,k} - zbar_{r,k}||_2^2"}),
-                       statistic=MEAN),
-    readings=(Reading("as stated (k = 0..K)", {}, True, "every k = 0..K, the lemma's statement"),
-              Reading("k <= K-1 (what (C.5) uses)", {}, True, "the range Theorem C.1 needs"),
+                       bounds=(B_C6,), statistic=MEAN),
+    readings=(Reading("as stated (k = 0..K)", {}, True, "every k = 0..K, the lemma's statement", source=SRC_C3),
+              Reading("k <= K-1 (what (C.5) uses)", {}, True, "the range Theorem C.1 needs", source=SRC_C3),
               Reading("corrected: 4 eta_c^2 k^2 G^2", {}, False, "(C.51) with (2kG)^2 instead of (2(k-1)G)^2")),
     expected="violated",
     assumptions=["Assumption 3 with G exact", "deterministic instance: pathwise; noisy instances: mean + 3 SE"],
@@ -1006,8 +1256,8 @@ claim_c5 = Claim(
     evidence=BoundTest(Cases(_claim_c5_cases,
                              formula={"metric": "D~_{h_{r,k+1}}(w, zbar_{r,k+1}) vs the right-hand side of (C.13)"}),
                        statistic=PATHWISE),
-    readings=(Reading("(C.13)", {}, True, "identity, equal within the rounding slack of its terms"),
-              Reading("(B.8)", {}, True, "D~_{h_{r,k}}(w, zbar_{r,k}) >= 1/2||w - hat w_{r,k}||^2")),
+    readings=(Reading("(C.13)", {}, True, "identity, equal within the rounding slack of its terms", source=SRC_C5),
+              Reading("(B.8)", {}, True, "D~_{h_{r,k}}(w, zbar_{r,k}) >= 1/2||w - hat w_{r,k}||^2", source=SRC_C5)),
     expected="holds",
     assumptions=["h = 1/2||.||^2, so grad(h + a psi)^* = prox_{a psi}", "the identity is deterministic: it holds for "
                  "every sample path, noise included", "slack: POLICY (rtol, atol) times the sum of the absolute "
@@ -1052,8 +1302,8 @@ lemma_d2 = Claim(
     evidence=BoundTest(Cases(_lemma_d2_cases, formula={"bound": sp.latex(D4_stab), "bound_text": sp.sstr(D4_stab),
                                                        "metric": "(1/M) sum_m ||zbar_{r,k} - z^m_{r,k}||_*^2 "
                                                                  "(Q-dual norm)"}),
-                       statistic=MEAN),
-    readings=(Reading("(D.4)", {}, True, "mean + 3 SE over runs (noisy), pathwise (exact gradients)"),),
+                       bounds=(B_D4,), statistic=MEAN),
+    readings=(Reading("(D.4)", {}, True, "mean + 3 SE over runs (noisy), pathwise (exact gradients)", source=SRC_D2),),
     assumptions=ASSUME_2, expected="holds",
     proof_steps=_lemma_d2_audit_steps(),
 )
@@ -1129,7 +1379,7 @@ claim_d5 = Claim(
            "draws of Q > 0, psi in {l1, l2 ball, nuclear}, a >= 0."),
     evidence=BoundTest(Cases(_claim_d5_cases, formula={
         "metric": "||dz - eta_c Q dw||^2_{Q^-1} vs ||dz||^2_{Q^-1} (plus the equal noise terms)"}), statistic=PATHWISE),
-    readings=(Reading("(D.15) at eta_c = 1/(4L)", {}, True, "eta_c = 1/(4 ||Q||_2)"),
+    readings=(Reading("(D.15) at eta_c = 1/(4L)", {}, True, "eta_c = 1/(4 ||Q||_2)", source=SRC_D5),
               Reading("analysis: eta_c = 2/||Q||_2", {}, False,
                       "firm non-expansiveness of the prox gives the claim up to eta_c = 2/||Q||_2")),
     assumptions=ASSUME_2, expected="holds",
@@ -1188,8 +1438,10 @@ variance_step = Claim(
     evidence=BoundTest(Cases(_variance_cases, formula={"bound": "sigma^2 / M",
                                                        "metric": "E||(1/M) sum_m eps_m||_*^2 (exact)"}),
                        statistic=PATHWISE),
-    readings=(Reading("Euclidean dual norm", {}, True), Reading("Q dual norm (Theorem D.1)", {}, True),
-              Reading("l_inf dual norm (l1 geometry)", {}, True, "the 'arbitrary norm' of Theorem 4.2's remark")),
+    readings=(Reading("Euclidean dual norm", {}, True, source=SRC_VARIANCE),
+              Reading("Q dual norm (Theorem D.1)", {}, True, source=SRC_VARIANCE),
+              Reading("l_inf dual norm (l1 geometry)", {}, True, "the 'arbitrary norm' of Theorem 4.2's remark",
+                      source=SRC_VARIANCE)),
     expected="violated",
     assumptions=["l_inf: exact via P(max_j |S_j| <= s) = P(|S| <= s)^d with S a sum of M signs",
                  "Hilbert norms: E||mean||_H^2 = (1/M^2) sum_m tr(H Sigma_m) exactly"],
@@ -1303,7 +1555,10 @@ curse_constrained = Claim(
                "optimum. Example (note Sec. 4.2): unit l2 ball, F_m = 1/2||w - a_m||^2, a_1 = (3, 1), a_2 = (3, -1), "
                "w* = (1, 0), eta_c = 0.1, K = 1, 10, 100: FedMiD stalls at about (0.9487, 0) (gap 0.104), FedDualAvg "
                "reaches w* exactly."),
-    evidence=Measurement(_measure_curse, counterexample=True),
+    evidence=Measurement(_measure_curse, counterexample=True, sources={
+        "FedMiD stalls off the optimum on a curved boundary": SRC_CURSE,
+        "FedDualAvg converges on the same instance": SRC_OVERCOMES,
+        "with gradient noise, FedMiD's averaged iterate stays worse": SRC_CURSE}),
     assumptions=["exact gradients (and a noisy variant)", "h = 1/2||.||^2", "full participation"],
     expected="reproduced",
 )
@@ -1383,7 +1638,9 @@ curse_l1_densification = Claim(
                "solution; simply averaging them ... will invariably yield a non-sparse solution'; Fig. 3: FedMiD's model is "
                "the least sparse. Example: the paper's LASSO generator scaled down (d = 32, 4 true features, 16 clients, "
                "4 per round, minibatch 4, K = 8), lambda chosen so the centralized solution has the true support."),
-    evidence=Measurement(_measure_densification, counterexample=True),
+    evidence=Measurement(_measure_densification, counterexample=True, sources={
+        "averaging sparse client models gives a denser model": SRC_CURSE_L1,
+        "FedMiD's server model is denser than FedDualAvg's": (SRC_FIG3, DEV_LASSO)}),
     assumptions=["stochastic minibatch gradients, partial participation (as in the paper's experiments)"],
     expected="reproduced",
 )
@@ -1463,7 +1720,9 @@ osp_long_horizon = Claim(
                "(Fig. 3). With psi = lam ||.||_1 and exact gradients the server dual follows gradient descent on F and "
                "stays bounded while the threshold eta_s eta_c (r+1) K lam grows, so the output is exactly 0 after "
                "finitely many rounds. Example: shared-Hessian l1 quadratics, d = 5, M = 4, K = 10, eta_c = 0.01, lam = 0.05."),
-    evidence=Measurement(_measure_osp, counterexample=True),
+    evidence=Measurement(_measure_osp, counterexample=True, sources={
+        "the FedDualAvg-OSP output is exactly 0": SRC_OSP_NO_GUARANTEE,
+        "so its gap tends to Phi(0) - Phi* > 0": SRC_OSP_NO_GUARANTEE}),
     assumptions=["exact gradients, full participation, shared Hessian (the certificate uses z_{r+1} = A z_r + b)"],
     expected="reproduced",
 )
@@ -1768,7 +2027,11 @@ experiment_lasso = Claim(
                "identifies most of the sparsity pattern but also is fastest'; FedMiD is the least sparse; best "
                "configurations FedDualAvg (0.01, 1) vs (0.001, 0.3) for the others. Example: the paper's generator (A.2) "
                "scaled down, tuned for the best F1 over a grid of (eta_c, eta_s)."),
-    evidence=Measurement(_measure_lasso),
+    evidence=Measurement(_measure_lasso, sources={
+        "FedDualAvg reaches perfect F1 first": (SRC_FIG3, DEV_LASSO),
+        "FedMiD is less sparse than FedDualAvg": (SRC_FIG3, DEV_LASSO),
+        "FedDualAvg's best eta_c is larger than FedMiD's": (SRC_51_BEST, DEV_LASSO),
+        "FedDualAvg-OSP is competitive": (SRC_FIG3, DEV_LASSO)}),
     assumptions=["partial participation and minibatch noise as in the paper", "h = 1/2||.||^2",
                  "quick: 15-point grid, 200 rounds, 5 runs; --full: the paper's 49-point grid, 500 rounds, 8 runs"],
     # Figure 3's caption is the paper's own claim: FedDualAvg-OSP does not reach perfect F1 before FedMiD here, so
@@ -1785,7 +2048,7 @@ experiment_nuclear = Claim(
                "exact rank in less than 100 communication rounds. FedMiD and FedMiD-OSP converge slower in loss and rank. "
                "FedDualAvg-OSP can generate low-rank solutions but is far less accurate.' Example: (A.5)-(A.8) scaled down "
                "(6x6, rank 2), tuned for the best recovery error."),
-    evidence=Measurement(_measure_nuclear),
+    evidence=Measurement(_measure_nuclear, sources={"": (SRC_FIG4, DEV_NUCLEAR)}),
     assumptions=["partial participation and minibatch noise", "singular-value thresholding prox"],
     expected="reproduced",
 )
@@ -1800,7 +2063,7 @@ experiment_logistic = Claim(
                "and FedMiD-OSP provide denser solutions that are relatively less accurate. FedDualAvg-OSP can provide "
                "sparse solutions but far less accurate.' Example: breast-cancer data split into heterogeneous clients "
                "(the fMRI data of the paper does not ship with a package), tuned for the lowest validation loss."),
-    evidence=Measurement(_measure_logistic),
+    evidence=Measurement(_measure_logistic, sources={"": (SRC_FIG5, DEV_FMRI)}),
     assumptions=["a stand-in data set: the paper's Haxby fMRI data is not available offline"],
     expected="inconclusive",
 )
@@ -1904,7 +2167,7 @@ lr_robustness = Claim(
                "(sparse and accurate) region, more than any other algorithm; FedDualAvg-OSP mid-left (sparse, less "
                "accurate); most FedMiD and FedMiD-OSP configurations on the right (dense). Example: l1 logistic regression "
                "on the breast-cancer data (the fMRI set replaced), 12 clients, 4 per round."),
-    evidence=Measurement(_measure_lr_robustness, counterexample=True),
+    evidence=Measurement(_measure_lr_robustness, counterexample=True, sources={"": (SRC_FIG12, DEV_FMRI)}),
     assumptions=["the box's regions are not given numerically: left = density <= 1/2, upper = validation accuracy >= "
                  f"centralized prox-GD's minus {ROBUST_ACC_MARGIN}", "each configuration's point is the mean over its runs; "
                  "the fractions are over the 28 configurations, read after the last recorded round",
@@ -1946,20 +2209,20 @@ def _entropic_cases(config, params):
             ec = frac / (4 * Lv)
             out = feddualavg_entropic(Qb, cb, u=ub, rounds=nR, K=Kv, eta_c=ec, eta_s=1.0)
             ph = out["Phi_hat"][:, 0]
-            ineq[f"(C.2), eta_c = {frac:g}/(4L)"] = Comparison(
+            ineq[("(C.2)", f"(C.2), eta_c = {frac:g}/(4L)")] = Comparison(
                 lhs_lo=ph - sol.phi_star, lhs_hi=ph - sol.phi_lower, rhs_lo=f_c2(sol.B_lo, ec, Kv, Rs, Lv, Gv, Mv),
                 rhs_hi=f_c2(sol.B_hi, ec, Kv, Rs, Lv, Gv, Mv), relation="<=", scale=scale, points=Rs, point_name="R")
         Hs = np.array(horizons, dtype=float)
         ecs = np.array([float(f_c3(sol.B, Kv, h, Lv, Gv)) for h in Hs])
         tuned = np.array([feddualavg_entropic(Qb, cb, u=ub, rounds=int(h), K=Kv, eta_c=e, eta_s=1.0)["Phi_hat"][-1, 0]
                           for h, e in zip(Hs, ecs)])
-        ineq["(C.4), eta_c from (C.3)"] = Comparison(
+        ineq[("(C.4)", "(C.4), eta_c from (C.3)")] = Comparison(
             lhs_lo=tuned - sol.phi_star, lhs_hi=tuned - sol.phi_lower, rhs_lo=f_c4(sol.B_lo, Kv, Hs, Lv, Gv, Mv),
             rhs_hi=f_c4(sol.B_hi, Kv, Hs, Lv, Gv, Mv), relation="<=", scale=scale, points=Hs, point_name="R")
         for es_ in (1.0, 100.0):
             out = feddualavg_entropic(Qb, cb, u=ub, rounds=nR, K=Kv, eta_c=1 / (4 * Kv * Lv) / es_, eta_s=es_)
             pa = out["Phi_avg"][:, 0]
-            ineq[f"(E.1), eta = 1/(4KL), eta_s = {es_:g}"] = Comparison(
+            ineq[("(E.1) at eta = 1/(4KL)", f"(E.1), eta = 1/(4KL), eta_s = {es_:g}")] = Comparison(
                 lhs_lo=pa - sol.phi_star, lhs_hi=pa - sol.phi_lower, rhs_lo=f_e1(sol.B_lo, Kv, Rs, Lv, Mv),
                 rhs_hi=f_e1(sol.B_hi, Kv, Rs, Lv, Mv), relation="<=", scale=scale, points=Rs, point_name="R")
         rec = {"instance": inst.describe(), "F_star": sol.phi_star, "F_star_lower": sol.phi_lower,
@@ -1983,14 +2246,24 @@ entropic_simplex = Claim(
     evidence=BoundTest(Cases(_entropic_cases,
                              formula={"bound": sp.latex(C2_bound.subs(sigma, 0)),
                                       "metric": "Phi(output_R) - Phi*, every R (C.2, E.1) or horizon (C.4)"}),
+                       bounds=(_bound("(C.2)", C2_bound.subs(sigma, 0), C2_TEX, {**TEX_ETA_C, **TEX_KM1, r"\sigma": 0},
+                                      "sigma = 0 (deterministic clients)"),
+                               _bound("(C.4)", C4_bound.subs(sigma, 0), C4_TEX, {r"\sigma": 0},
+                                      "sigma = 0 (deterministic clients)"),
+                               _bound("(E.1) at eta = 1/(4KL)", E1_bound.subs(sigma, 0).subs(eta, 1 / (4 * K * L)),
+                                      E1_TEX, {r"\sigma": 0, r"\eta": 1 / (4 * K * L), "K": K},
+                                      "sigma = 0, at the largest step eta = 1/(4KL)")),
                        statistic=PATHWISE),
-    readings=(Reading("(C.2), eta_c = 1/(4L)", {}, True, "Theorem C.1 at the largest client step, output (4.4)"),
-              Reading("(C.2), eta_c = 0.25/(4L)", {}, True, "Theorem C.1 at a smaller client step"),
+    readings=(Reading("(C.2), eta_c = 1/(4L)", {}, True, "Theorem C.1 at the largest client step, output (4.4)",
+                      source=SRC_ENTROPIC),
+              Reading("(C.2), eta_c = 0.25/(4L)", {}, True, "Theorem C.1 at a smaller client step", source=SRC_ENTROPIC),
               Reading("(C.4), eta_c from (C.3)", {}, True, "the tuned bound at horizons R = 16, 64, 256 (sigma branch "
-                                                              "of (C.3) absent at sigma = 0)"),
-              Reading("(E.1), eta = 1/(4KL), eta_s = 1", {}, False, "Theorem E.1 at eta_c = eta (it claims small eta_c only)"),
+                                                              "of (C.3) absent at sigma = 0)", source=SRC_ENTROPIC),
+              Reading("(E.1), eta = 1/(4KL), eta_s = 1", {}, False, "Theorem E.1 at eta_c = eta (it claims small eta_c only)",
+                      source=SRC_E1, deviation="eta_c = eta (eta_s = 1): not 'sufficiently small' as E.1 requires"),
               Reading("(E.1), eta = 1/(4KL), eta_s = 100", {}, True, "Theorem E.1 with eta_c = eta/100, output the "
-                                                                       "average of the server iterates w_1..w_R")),
+                                                                       "average of the server iterates w_1..w_R",
+                      source=SRC_ENTROPIC)),
     assumptions=["h = negative entropy restricted to the simplex (1-strongly convex w.r.t. ||.||_1 there, Pinsker); "
                  "w_0 uniform, z_0 = log w_0 + 1", "L = max_{m,i,j} |Q_m[i,j]| (the l1 -> l_inf norm), G = max_{m,i,j} "
                  "|Q_m[j,i] + c_m[j]| (sup over the simplex), both exact", "B = KL(w*||w_0) with an interval from the "
