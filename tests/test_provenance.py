@@ -146,3 +146,24 @@ def test_every_declared_paper_statement_of_a_reviewed_paper_has_its_source(claim
     assert not missing, f"{claim.id}: paper readings without quote, place and setting: {missing}"
     for r in claim.readings:      # a reading tested outside the stated setting names how it differs
         assert not (r.deviation and r.paper)
+
+
+def test_a_paper_claim_tested_only_outside_its_setting_is_undecided_for_the_paper():
+    """No finding is the paper's and the analyses name their deviation: whatever they found, the paper is not refuted
+    (a paper is refuted only in its own setting); the reason names the deviation and the analyses' verdicts."""
+    from fedcheck.core.evidence import Finding, Measurement, MeasureResult
+    from fedcheck.core.claim import Claim, RunConfig
+
+    def measure(ctx):
+        return MeasureResult(findings=[Finding("scaled-down ordering", "not_reproduced", False, source=S,
+                                               deviation="digits instead of MNIST")])
+    c = Claim(id="tprov.outside", paper=P, reference="Table 1", statement="A beats B", evidence=Measurement(measure))
+    res = c.run(RunConfig())
+    assert res.verdict == "inconclusive"
+    assert res.headline.startswith("inconclusive: not tested in the paper's setting") and "1 of 1 refuted" in res.headline
+    assert "digits instead of MNIST" in res.reason and "scaled-down ordering: not_reproduced" in res.reason
+
+    def measure2(ctx):   # an analysis of fedcheck's own (no deviation from a paper setting): the analyses decide
+        return MeasureResult(findings=[Finding("my analysis", "violated", False)])
+    c2 = Claim(id="tprov.own", paper=P, reference="r", statement="s", evidence=Measurement(measure2))
+    assert c2.run(RunConfig()).verdict == "violated"

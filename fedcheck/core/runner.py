@@ -22,11 +22,22 @@ from fedcheck.core.evidence import (BoundTest, Finding, Measurement, MeasureCont
 if TYPE_CHECKING:       # the runner sits below the declaration type: Claim.run calls it
     from fedcheck.core.claim import Claim
 
-__all__ = ["run_claim", "verdict_of_findings", "finish", "printed_formulas", "finding_source",
+__all__ = ["run_claim", "verdict_of_findings", "outside_the_setting", "finish", "printed_formulas", "finding_source",
            "declared_findings"]
 
 
+def outside_the_setting(findings: Sequence[Finding]) -> list[Finding]:
+    """The findings of a claim whose paper statement was tested only outside the setting the paper states: no
+    finding is the paper's and some name their deviation (empty otherwise).  Such a claim is undecided for the
+    paper -- a paper is refuted only in its own setting -- whatever the analyses found."""
+    if any(f.paper for f in findings):
+        return []
+    return [f for f in findings if f.deviation]
+
+
 def verdict_of_findings(findings: Sequence[Finding]) -> str:
+    if outside_the_setting(findings):
+        return V.INCONCLUSIVE
     decisive = [f for f in findings if f.paper] or list(findings)
     return V.combine(f.verdict for f in decisive)
 
@@ -124,7 +135,13 @@ def finish(res: Result, findings: Sequence[Finding], reason: str | None = None) 
     if res.feasibility.get("decides"):
         verdict = V.combine([verdict, res.feasibility["verdict"]])
     res.verdict = verdict
-    if reason is not None:
+    outside = outside_the_setting(findings)
+    if outside:
+        devs = "; ".join(dict.fromkeys(f.deviation for f in outside))
+        res.reason = ("the paper's statement is not tested in the setting it states (tested only as analyses: "
+                      f"{devs}); analyses: " + "; ".join(f"{f.name}: {f.verdict}" for f in findings)
+                      + (f"; {reason}" if reason else ""))
+    elif reason is not None:
         res.reason = reason
     elif res.verdict not in (V.HOLDS, V.REPRODUCED):
         bad = [f for f in findings if f.paper and f.verdict == res.verdict] or \
@@ -161,6 +178,9 @@ def headline(verdict: str, findings: Sequence[Finding], kind: str) -> str:
     (``partly reproduced: 1 of 4 paper findings refuted``), so that a headline never hides a finding the
     paper states."""
     paper = [f for f in findings if f.paper]
+    if outside_the_setting(findings):
+        refuted = sum(f.verdict in _BAD for f in findings)
+        return f"inconclusive: not tested in the paper's setting (analyses: {refuted} of {len(findings)} refuted)"
     bad = [f for f in paper if f.verdict in _BAD]
     good = [f for f in paper if f.verdict in _GOOD]
     if bad and good:
