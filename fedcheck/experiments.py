@@ -28,8 +28,10 @@ import sympy as sp
 from fedcheck.core import verdict as V
 from fedcheck.core.streams import replicate_seeds  # noqa: F401  (re-exported: one definition)
 from fedcheck.core.evidence import Comparison, Observations, Observed
+from fedcheck.core.errors import BadInput, Terminated, UserCodeError
 from fedcheck.core.schedules import evaluate_schedule, record_grid
 from fedcheck.core.symbols import T as T_sym, latex, t as t_sym
+from fedcheck.core.usercode import call_user, contract_error, guard, short_path
 
 __all__ = ["Rounds", "Horizons", "HorizonCase", "algorithm_runner", "Cases", "Case", "Metric", "objective_gap", "recorded", "SideCondition",
            "replicate_seeds", "geometric_horizons", "with_progress", "measured", "takes_instance", "param_domain"]
@@ -46,7 +48,25 @@ class Metric:
     description: str = ""
 
     def __call__(self, M, sols):
-        return self.compute(M, sols)
+        return call_user(self.compute, M, sols, role="metric")
+
+
+def declared(claim, what: str, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` evaluating what ``claim`` declares (a bound, a schedule, a constant): when a user
+    declared the claim, a failure is the declaration's -- one line naming the claim, what failed and where the claim
+    is declared (exit 2); in fedcheck's own catalog it is fedcheck's bug, raised as it is."""
+    try:
+        return fn(*args, **kwargs)
+    except (KeyboardInterrupt, Terminated, BadInput):
+        raise
+    except Exception as e:  # noqa: BLE001
+        if not getattr(claim, "is_users", False):
+            raise
+        file, _, line = getattr(claim, "declared_in", "").rpartition(":")
+        where = f" ({short_path(file)}:{line})" if file else ""
+        msg = " ".join(str(e).split())[:400]
+        raise UserCodeError(f"error in your {what} of {claim.id}{where}: {type(e).__name__}: {msg}",
+                            what, claim.id, where.strip(" ()")) from None
 
 
 def objective_gap(key: str = "F", label: str | None = None) -> Metric:
@@ -211,11 +231,14 @@ class _EveryRound:
                 continue
             try:
                 value, lo, hi = (np.asarray(a, dtype=float) for a in self.exp.metric_of(bnd.name)(M, self.run_sols))
-            except KeyError:      # the stream does not carry this metric: judged on the recorded grid
+            except (KeyError, UserCodeError) as e:  # the stream does not carry this metric: judged on the recorded grid
+                if isinstance(e, UserCodeError) and not e.args[0].split(": ", 1)[-1].startswith("KeyError"):
+                    raise
                 self.covered.discard(bnd.name)
                 continue
             for r in self.claim.readings:
-                b = evaluate_schedule(bnd.expr.subs(dict(r.substitutions)), kk, self.vals, self.I)
+                b = declared(self.claim, f"bound {bnd.name!r}", evaluate_schedule, bnd.expr.subs(dict(r.substitutions)),
+                             kk, self.vals, self.I)
                 st = self.test.statistic_of(r)
                 for j in range(self.I):
                     cols = slice(j * self.R, (j + 1) * self.R)
@@ -315,11 +338,11 @@ class Rounds:
             from fedcheck.core.errors import BadInput
             raise BadInput("this claim declares no instance family: it runs only on given instances (--instance FILE)")
         n = (self.full_seeds or self.seeds) if config.full else self.seeds
-        return [self.family.draw(s) for s in config.seed_list(n)]
+        return [call_user(self.family.draw, s, role="instance family") for s in config.seed_list(n)]
 
     def _solver(self):
         if self.solver is not None:
-            return self.solver
+            return guard(self.solver, "solver")
         from fedcheck.problems.solve import solve_consensus
         return solve_consensus
 
@@ -376,33 +399,42 @@ class Rounds:
                 batch = InstanceBatch(runs)
                 run_sols = [sols[k] for k in idxs for _ in range(R)]
                 ctxs = [InstanceContext(insts[k], batch.loss.take(j * R), sols[k], P) for j, k in enumerate(idxs)]
-                consts = {s.name: [resolve(s.name, c) for c in ctxs] for s in syms}
+                consts = {s.name: [declared(claim, f"constant {s.name!r}", resolve, s.name, c) for c in ctxs]
+                          for s in syms}
                 vals = {n: np.array([v.value for v in vs]) for n, vs in consts.items()}
                 vals_rep = {n: np.repeat(v, R) for n, v in vals.items()}
                 tt = np.arange(1, rounds + 1)
-                sched = {name: evaluate_schedule(e, tt, vals_rep, batch.B) for name, e in self.schedules.items()}
+                sched = {name: declared(claim, f"schedule {name!r}", evaluate_schedule, e, tt, vals_rep, batch.B)
+                         for name, e in self.schedules.items()}
                 kwargs = dict(self.algorithm_kwargs)
                 if self.run_kwargs is not None or (R > 1 and _takes_seeds(self.algorithm)):
                     seeds_rep = replicate_seeds([insts[k].seed if insts[k].seed is not None
                                                  else int(insts[k].content_hash()[:8], 16) for k in idxs], R)
-                    kwargs.update(self.run_kwargs(vals_rep, seeds_rep) if self.run_kwargs is not None
-                                  else {"seeds": seeds_rep})
-                rec = self.recorder(batch, sched) if self.recorder else default_recorder(batch)
+                    kwargs.update(call_user(self.run_kwargs, vals_rep, seeds_rep, role="run_kwargs")
+                                  if self.run_kwargs is not None else {"seeds": seeds_rep})
+                rec = guard(call_user(self.recorder, batch, sched, role="recorder"), "recorder") if self.recorder \
+                    else default_recorder(batch)
                 rec = with_progress(rec, rounds + 1, f"{claim.id}{' ' + gtag if gtag else ''}", config.progress)
                 every = None
                 if _streams(self.algorithm):
                     every = _EveryRound(self, claim, test, vals, I, R, run_sols, [sols[k] for k in idxs])
                     kwargs["stream"] = every
-                trace = self.algorithm(batch, rounds=rounds, grid=grid, recorder=rec, **sched, **kwargs)
+                trace = call_user(self.algorithm, batch, rounds=rounds, grid=grid, recorder=rec, **sched, **kwargs,
+                                  role="algorithm")
                 streamed = set(every.covered) if every is not None else set()
                 kk = trace.rounds.astype(float)
                 valid = kk >= self.valid_from
                 infeas = trace.metrics.get("infeasibility")
                 radius = np.broadcast_to(np.asarray(batch.set.radius, dtype=float), (batch.B,))
+                broke = _nonfinite(trace, [self.metric_of(b.name) for b in bounds], run_sols, self.valid_from)
                 for j, kidx in enumerate(idxs):
                     inst, sol = insts[kidx], sols[kidx]
                     reason = sol.reason
                     cols = slice(j * R, (j + 1) * R)
+                    if reason is None and broke is not None and np.any(broke[cols] > 0):
+                        k = broke[cols][broke[cols] > 0]
+                        reason = (f"the method's iterates are not finite (NaN or inf) from round {int(k.min())} on "
+                                  f"({len(k)} of {R} run(s) of {_label(inst)}): a run that breaks down decides nothing")
                     tol = V.POLICY.feasibility_tol * max(1.0, float(radius[j * R]))
                     if reason is None and infeas is not None and kk[0] == 1 and np.any(infeas[0, cols] > tol):
                         reason = (f"assumption broken: the starting point is not in the set "
@@ -453,7 +485,8 @@ class Rounds:
                         if R > 1:
                             part["metric_se"] = np.maximum(lo_j.std(1, ddof=1), hi_j.std(1, ddof=1)) / np.sqrt(R)
                         for r in readings:
-                            b = evaluate_schedule(bnd.expr.subs(dict(r.substitutions)), kk, vals, I)[:, j]
+                            b = declared(claim, f"bound {bnd.name!r}", evaluate_schedule,
+                                         bnd.expr.subs(dict(r.substitutions)), kk, vals, I)[:, j]
                             cmp = Comparison(lhs_lo=lo_j[valid].T, lhs_hi=hi_j[valid].T, rhs_lo=b[valid],
                                              relation=bnd.relation, scale=max(1.0, abs(sol.F_star)), points=kk[valid],
                                              point_name="round", value=v_j[valid].T)
@@ -499,6 +532,29 @@ class Rounds:
         return obs
 
 
+def _nonfinite(trace, metrics, sols, valid_from: int = 1) -> np.ndarray | None:
+    """Per run, the first round from which its iterates (``trace.final["nonfinite_round"]``, noted by the round-function
+    contract) or its measured quantity on the recorded rounds the bounds cover are not finite; 0 where they stay
+    finite."""
+    out = None
+    nf = (trace.final or {}).get("nonfinite_round")
+    if nf is not None:
+        out = np.asarray(nf, dtype=float).copy()
+    kk = np.asarray(trace.rounds, dtype=float)
+    for m in metrics:
+        try:
+            value = np.asarray(m(trace.metrics, sols)[0], dtype=float)
+        except (KeyError, UserCodeError):
+            continue
+        if value.ndim != 2 or value.shape[0] != kk.size:
+            continue
+        bad = ~np.isfinite(value) & (kk >= valid_from)[:, None]
+        if bad.any():
+            first = np.where(bad.any(0), np.maximum(kk[np.argmax(bad, axis=0)] - 1, 1), 0.0)
+            out = first if out is None else np.where(out > 0, out, first)
+    return out
+
+
 # ---------------------------------------------------------------------------------------------------
 def takes_instance(claim, inst) -> str | None:
     """``None`` when ``claim`` can run on the given problem instance, else why not (``verify --instance``)."""
@@ -508,15 +564,15 @@ def takes_instance(claim, inst) -> str | None:
         exp = ev.experiment
         accepts = getattr(exp, "accepts", None)
         if isinstance(exp, Rounds):
-            ok = type(inst).__name__ == "Instance" if accepts is None else bool(accepts(inst))
+            ok = type(inst).__name__ == "Instance" if accepts is None else bool(call_user(accepts, inst, role="accepts"))
         elif isinstance(exp, Horizons):
-            ok = True if accepts is None else bool(accepts(inst))
+            ok = True if accepts is None else bool(call_user(accepts, inst, role="accepts"))
         elif accepts is None:
             return f"{claim.id} builds its own cases and does not run on given instances"
         else:
-            ok = bool(accepts(inst))
+            ok = bool(call_user(accepts, inst, role="accepts"))
     elif isinstance(ev, Measurement) and ev.accepts is not None:
-        ok = bool(ev.accepts(inst))
+        ok = bool(call_user(ev.accepts, inst, role="accepts"))
     else:
         return f"{claim.id} does not run on instances (its evidence is a {type(ev).__name__.lower()})"
     if not ok:
@@ -626,7 +682,7 @@ class Horizons:
 
     def _ctx(self, inst, sol, params):
         if self.context is not None:
-            return self.context(inst, sol, params)
+            return call_user(self.context, inst, sol, params, role="context")
         from fedcheck.problems.constants import InstanceContext
         make = getattr(inst, "make_loss", None)
         return InstanceContext(inst, make() if make else None, sol, params)
@@ -650,7 +706,8 @@ class Horizons:
                            for b in bounds if b.name == rate_b) if any(b.name == rate_b for b in bounds)
             else ", ".join(dict.fromkeys(b.metric for b in bounds)),
         }
-        if config.instances and self.accepts is not None and not all(self.accepts(i) for i in config.instances):
+        if config.instances and self.accepts is not None and \
+                not all(call_user(self.accepts, i, role="accepts") for i in config.instances):
             obs.reasons.append(f"{claim.id} runs on its own problem class; the given instance(s) are not of it")
             return obs
         needed = ({s.name for s in _needed(list(self.schedules.values()), readings)}
@@ -658,9 +715,11 @@ class Horizons:
         needed -= {T_sym.name}
         for case in self.cases:
             seeds, horizons, run_seeds = case.pick(config)
-            insts = list(config.instances) if config.instances else [case.family.draw(s) for s in seeds]
+            insts = list(config.instances) if config.instances else \
+                [call_user(case.family.draw, s, role="instance family") for s in seeds]
             from fedcheck.problems.solve import solve_all
-            sols = solve_all(self.solver, insts, config.use_cache, config.progress, f"{claim.id} solving")
+            sols = solve_all(guard(self.solver, "solver"), insts, config.use_cache, config.progress,
+                             f"{claim.id} solving")
             P = {**params, **case.settings, **(config.params or {})}
             consts = []
             for inst, sol in zip(insts, sols):
@@ -687,12 +746,16 @@ class Horizons:
                     out = np.empty(B)
                     for r, reading in enumerate(readings):
                         sel = r_idx == r
-                        out[sel] = _eval_T(expr.subs(dict(reading.substitutions)),
-                                           {k: v[sel] for k, v in values.items()}, T, int(sel.sum()))
+                        out[sel] = declared(claim, f"schedule {name!r}", _eval_T, expr.subs(dict(reading.substitutions)),
+                                            {k: v[sel] for k, v in values.items()}, T, int(sel.sum()))
                     values[name] = out
                 sched = {name: values[name] for name in self.schedules}
-                meas = self.runner([insts[i] for i in i_idx], [sols[i] for i in i_idx], sched, T,
-                                   dict(case.settings), s_idx)
+                meas = call_user(self.runner, [insts[i] for i in i_idx], [sols[i] for i in i_idx], sched, T,
+                                 dict(case.settings), s_idx, role="runner")
+                missing = [b.metric for b in bounds if not isinstance(meas, dict) or b.metric not in meas]
+                if missing:
+                    raise contract_error(self.runner, "runner", f"returned {type(meas).__name__} without the measured "
+                                         f"quantities {missing} of the bounds (a dict {{metric: values}})")
                 extra = meas.get("_evidence") or {}
                 for j in range(B):
                     if s_idx[j] == 0 and extra:
@@ -702,7 +765,7 @@ class Horizons:
                     bvals = np.empty(B)
                     for r, reading in enumerate(readings):
                         sel = r_idx == r
-                        bvals[sel] = _eval_T(bnd.expr.subs(dict(reading.substitutions)),
+                        bvals[sel] = declared(claim, f"bound {bnd.name!r}", _eval_T, bnd.expr.subs(dict(reading.substitutions)),
                                              {k: v[sel] for k, v in values.items()}, T, int(sel.sum()))
                     m = measured(meas[bnd.metric])
                     for r, reading in enumerate(readings):
@@ -787,7 +850,8 @@ def algorithm_runner(algorithm: Callable, metric: "Metric | None" = None, name: 
         seeds = np.array([int(np.random.SeedSequence([int(i.seed or 0), int(r), int(T)]).generate_state(1)[0])
                           for i, r in zip(insts, run_seeds)], dtype=np.int64)
         kw = {**algorithm_kwargs, **{k: v for k, v in settings.items() if k not in sched}}
-        trace = algorithm(batch, rounds=T, grid=np.array([T + 1]), seeds=seeds, **sched, **kw)
+        trace = call_user(algorithm, batch, rounds=T, grid=np.array([T + 1]), seeds=seeds, **sched, **kw,
+                          role="algorithm")
         value, lo, hi = metric(trace.metrics, sols)
         return {name: {"value": value[-1], "lo": lo[-1], "hi": hi[-1],
                        "scale": np.array([max(1.0, abs(s.F_star)) for s in sols])}}
@@ -830,7 +894,16 @@ class Cases:
         obs.formula = dict(self.formula)
         obs.formula.setdefault("readings", {r.name: {"paper": r.paper, "description": r.description}
                                             for r in claim.readings})
-        cases = self.cases(config, params)
+        cases = call_user(self.cases, config, params, role="case builder")
+        try:
+            cases = list(cases)
+        except TypeError:
+            raise contract_error(self.cases, "case builder", f"returned {type(cases).__name__}, not a list of Case") \
+                from None
+        if any(not isinstance(c, Case) for c in cases):
+            bad = next(c for c in cases if not isinstance(c, Case))
+            raise contract_error(self.cases, "case builder", f"returned {type(bad).__name__} among its cases; each "
+                                 "must be a fedcheck Case")
         bound_name = test.bounds[0].name if test.bounds else "claim"
         for case in cases:
             summ = {}

@@ -16,7 +16,7 @@ import numpy as np
 
 from fedcheck.problems.compiled import AVAILABLE, numba  # numba, unless FEDCHECK_JIT=0 (one switch)
 
-__all__ = ["AVAILABLE", "fedfw_round", "consensus_distance", "least_squares_recorder", "fedfw_round_streamed"]
+__all__ = ["AVAILABLE", "fedfw_round", "bind_fedfw_round", "consensus_distance", "least_squares_recorder", "fedfw_round_streamed"]
 
 L1, SIMPLEX = 0, 1
 
@@ -78,6 +78,16 @@ def _consensus(X, xbar, out):
 
 
 GAUGES = {"l1": 0, "simplex": 1, "l2": 2, "box": 3}
+
+
+def _expect(arrays: dict, shapes: dict, kernel: str) -> None:
+    """Refuse (``ValueError``) arrays a compiled kernel would read out of bounds: every array must be float64 of
+    exactly the shape the kernel was built for (numba does not check bounds)."""
+    for name, a in arrays.items():
+        want = shapes[name]
+        if not isinstance(a, np.ndarray) or a.dtype != np.float64 or a.shape != tuple(want):
+            got = f"{a.dtype} {a.shape}" if isinstance(a, np.ndarray) else type(a).__name__
+            raise ValueError(f"compiled {kernel}: {name} is {got}, expected float64 {tuple(want)}")
 
 
 def _ls_record(R, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas):
@@ -253,15 +263,18 @@ def least_squares_recorder(loss, S):
         return None
     R, q, rho = (np.ascontiguousarray(a, dtype=float) for a in loss._stacked_qr())
     B = loss.A.shape[0]
+    p = R.shape[-1]
     radius = np.ascontiguousarray(np.broadcast_to(np.asarray(S.radius, dtype=float), (B,)))
     scale, gauge = 1.0 / (2 * loss.m * loss.n), GAUGES[S.name]
 
     def rec(k, X, xbar):
-        if X.ndim != 3 or X.shape[0] != B:
+        if getattr(X, "ndim", 0) != 3 or X.shape[0] != B:
             return None
+        X, xbar = np.ascontiguousarray(X), np.ascontiguousarray(xbar)
+        # never read past an array: the kernel reads p coordinates of x and of each of X's rows (any number)
+        _expect({"X": X, "x": xbar}, {"X": (B, X.shape[1], p), "x": (B, p)}, "least-squares recorder")
         F, cons, inf = np.empty(B), np.empty(B), np.empty(B)
-        _ls_record_compiled(R, q, rho, scale, np.ascontiguousarray(X), np.ascontiguousarray(xbar), radius, gauge,
-                            F, cons, inf)
+        _ls_record_compiled(R, q, rho, scale, X, xbar, radius, gauge, F, cons, inf)
         return {"F": F, "consensus": cons, "infeasibility": inf}
     rec.names = ("F", "consensus", "infeasibility")
     rec.data = dict(R=R, q=q, rho=rho, scale=scale, radius=radius, gauge=gauge, B=B)
@@ -285,6 +298,9 @@ class StreamedRound:
 
     def bind(self, X, xbar, HX, HT, c, r_row, kind, sbar, e_col, l_col, refresh_every):
         """``step(t, buffer)``: round ``t`` and the metrics of iterate ``t + 1`` into ``buffer``'s row."""
+        _check_round(X, xbar, HX, HT, c, r_row, sbar)
+        n = X.shape[1]
+        _expect({"X": X}, {"X": (self.B, n, self.R.shape[-1])}, "FedFW round (recorder's data)")
         rnd = _streamed_compiled
         R, tri, q, rho, scale, radius, gauge, cons = (self.R, self.tri, self.q, self.rho, self.scale,
                                                       self.radius, self.gauge, self.consensus)
@@ -304,10 +320,30 @@ class StreamedRound:
 def consensus_distance(X: np.ndarray, xbar: np.ndarray) -> np.ndarray:
     """``||X_b - xbar_b 1^T||_F`` per instance (compiled when numba is available)."""
     if _consensus_compiled is not None and X.ndim == 3 and X.dtype == np.float64 and xbar.dtype == np.float64:
+        _expect({"x": xbar}, {"x": (X.shape[0], X.shape[2])}, "consensus distance")
         return _consensus_compiled(X, xbar, np.empty(X.shape[0]))
     return np.sqrt(((X - xbar[:, None, :]) ** 2).sum((-2, -1)))
 
 
+def _check_round(X, xbar, HX, HT, c, r_row, sbar) -> None:
+    B, n, p = X.shape if getattr(X, "ndim", 0) == 3 else (-1, -1, -1)
+    _expect({"X": X, "x": xbar, "HX": HX, "HT": HT, "c": c, "r_row": r_row, "sbar": sbar},
+            {"X": (B, n, p), "x": (B, p), "HX": (B, n, p), "HT": (B, n, p, p), "c": (B, n, p), "r_row": (B * n,),
+             "sbar": (p,)}, "FedFW round")
+
+
+def bind_fedfw_round(X, xbar, HX, HT, c, r_row, kind, sbar):
+    """``step(e, lam, refresh)``: :func:`fedfw_round` on these arrays (updated in place, so their shapes are checked
+    once, here, not every round)."""
+    _check_round(X, xbar, HX, HT, c, r_row, sbar)
+    kind, rnd = int(kind), _compiled
+
+    def step(e, lam, refresh):
+        rnd(X, xbar, HX, HT, c, r_row, float(e), float(lam), bool(refresh), kind, sbar)
+    return step
+
+
 def fedfw_round(X, xbar, HX, HT, c, r_row, e, lam, refresh, kind, sbar):
     """One FedFW round in place (see the module doc); ``HT[b, i, j, :]`` is column ``j`` of ``(1/n) H_i``."""
+    _check_round(X, xbar, HX, HT, c, r_row, sbar)
     return _compiled(X, xbar, HX, HT, c, r_row, float(e), float(lam), bool(refresh), int(kind), sbar)

@@ -16,7 +16,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fedcheck.core.errors import BadInput
+from fedcheck.core.errors import BadInput, Terminated
 
 if TYPE_CHECKING:
     from fedcheck.core.claim import Claim
@@ -159,8 +159,10 @@ def load_user_file(path: str | Path):
         sys.modules[name] = module
         spec.loader.exec_module(module)
     except BadInput as e:
+        sys.modules.pop(name, None)
         raise BadInput(f"--theorem-file {path}: {e}") from None
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated):     # SIGINT / SIGTERM while the file runs: 130 / 143, not its error
+        sys.modules.pop(name, None)
         raise
     except SyntaxError as e:
         raise BadInput(f"--theorem-file {path}, line {e.lineno}: syntax error: {e.msg}") from None

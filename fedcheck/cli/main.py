@@ -12,7 +12,8 @@ from pathlib import Path
 from fedcheck.cli.tables import summary_table  # noqa: F401  (re-exported)
 from fedcheck.catalog.inputs import parse_params, parse_seeds, validate_inputs  # noqa: F401  (re-exported)
 from fedcheck.cli.errors import (EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK,
-                                 EXIT_REFUTED, EXIT_TERMINATED, BadInput, exit_code)
+                                 EXIT_REFUTED, EXIT_SCHEDULER, EXIT_TERMINATED, BadInput, SchedulerLost, Terminated,
+                                 exit_code)
 
 # Start-up: `fedcheck --help` and `fedcheck list` import neither numpy, SymPy, SciPy nor the catalog; every
 # heavy import is inside the command that needs it (benchmarks/startup.py, tests/test_startup.py).
@@ -318,9 +319,7 @@ def cmd_cache(args) -> int:
     return EXIT_OK
 
 
-class _Terminated(BaseException):
-    """SIGTERM, raised in the main thread: a BaseException (like KeyboardInterrupt) so that no ``except
-    Exception`` on the way (a solver guard, a measurement's own error handling) can swallow it."""
+_Terminated = Terminated       # SIGTERM in the main thread (fedcheck.core.errors.Terminated: a BaseException)
 
 
 def _on_sigterm(signum, frame):
@@ -362,14 +361,17 @@ def main(argv: list[str] | None = None) -> int:
     except _Terminated:
         print("fedcheck: terminated; no partial report was written", file=sys.stderr)
         return EXIT_TERMINATED
+    except SchedulerLost as e:
+        print(f"fedcheck: error: {' '.join(str(e).split())}", file=sys.stderr)
+        return EXIT_SCHEDULER
     except BrokenPipeError:     # `fedcheck list | head`: the reader is gone, which is not an error
         try:
             sys.stdout = open("/dev/null", "w")
         except OSError:
             pass
         return EXIT_OK
-    except SystemExit as e:
-        return int(e.code or 0)
+    except SystemExit as e:     # argparse's --help / usage errors (a user's sys.exit is caught by its guard)
+        return e.code if isinstance(e.code, int) else (EXIT_OK if e.code is None else EXIT_BAD_INPUT)
     except Exception:
         traceback.print_exc()
         print("fedcheck: internal error (exit 4); please report it with the command above", file=sys.stderr)

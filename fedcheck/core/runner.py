@@ -99,6 +99,7 @@ def finish(res: Result, findings: Sequence[Finding], reason: str | None = None) 
 
 
 _GOOD = (V.HOLDS, V.REPRODUCED)
+_VERDICTS = (V.HOLDS, V.VIOLATED, V.INCONCLUSIVE, V.REPRODUCED, V.NOT_REPRODUCED)
 _BAD = (V.VIOLATED, V.NOT_REPRODUCED)
 
 
@@ -121,7 +122,19 @@ def headline(verdict: str, findings: Sequence[Finding], kind: str) -> str:
 
 # ---------------------------------------------------------------------------------------------------
 def _measurement(claim, ev: Measurement, config, params, res: Result):
-    m = ev.measure(MeasureContext(config, params, claim))
+    from fedcheck.core.evidence import MeasureResult
+    from fedcheck.core.usercode import call_user, contract_error, is_own
+    m = call_user(ev.measure, MeasureContext(config, params, claim), role="measurement")
+    if not is_own(ev.measure):          # the contract of a user's measurement, checked before its result is read
+        if not isinstance(m, MeasureResult):
+            raise contract_error(ev.measure, "measurement", f"returned {type(m).__name__}, not a fedcheck MeasureResult")
+        try:
+            bad = [f for f in m.findings if not isinstance(f, Finding) or f.verdict not in _VERDICTS]
+        except TypeError:
+            bad = [m.findings]
+        if bad:
+            raise contract_error(ev.measure, "measurement", f"returned findings {str(bad[0])[:80]!r}: each must be a "
+                                 f"fedcheck Finding with a verdict among {_VERDICTS}")
     res.evidence = dict(m.evidence)
     res.series, res.tables = list(m.series), list(m.tables)
     res.instances = list(m.instances)
