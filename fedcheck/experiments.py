@@ -34,7 +34,8 @@ from fedcheck.core.symbols import T as T_sym, latex, t as t_sym
 from fedcheck.core.usercode import call_user, contract_error, guard, short_path
 
 __all__ = ["Rounds", "Horizons", "HorizonCase", "algorithm_runner", "Cases", "Case", "Metric", "objective_gap", "recorded", "SideCondition",
-           "replicate_seeds", "geometric_horizons", "with_progress", "measured", "takes_instance", "param_domain"]
+           "replicate_seeds", "geometric_horizons", "with_progress", "measured", "takes_instance", "param_domain",
+           "check_declaration", "declared"]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -556,6 +557,101 @@ def _nonfinite(trace, metrics, sols, valid_from: int = 1) -> np.ndarray | None:
 
 
 # ---------------------------------------------------------------------------------------------------
+# declarations checked when they are loaded (before anything runs)
+import weakref  # noqa: E402
+
+_DECLARATIONS_CHECKED: "weakref.WeakSet" = weakref.WeakSet()
+
+
+def _instance_constants(family) -> set | None:
+    """The constants the instances ``family`` draws supply themselves (their class's ``CONSTANT_NAMES``); ``set()``
+    for a class without its own constants; ``None`` when it cannot be told (a class with ``constant()`` but no list
+    of names, or no family: then any name may be one)."""
+    import inspect
+    import typing
+    if family is None:
+        return None
+    try:
+        cls = typing.get_type_hints(type(family).draw).get("return")
+    except Exception:  # noqa: BLE001 - no usable annotation: draw one instance and look at it
+        cls = None
+    if not inspect.isclass(cls):
+        cls = type(call_user(family.draw, 0, role="instance family"))
+    names = getattr(cls, "CONSTANT_NAMES", None)
+    if names is not None:
+        return set(names)
+    return None if callable(getattr(cls, "constant", None)) else set()
+
+
+def check_declaration(claim) -> None:
+    """Refuse (:class:`~fedcheck.core.errors.BadInput`, one line naming the claim and the symbol) a bound or schedule
+    of a :class:`Rounds` or :class:`Horizons` claim with a free symbol that is neither one of the claim's parameters,
+    a known constant (:func:`fedcheck.problems.constants.known_constants`, the instance class's own ``CONSTANT_NAMES``)
+    nor the axis variable (``t`` for rounds, ``T`` for horizons: a horizon's schedule may depend on ``T`` only), and
+    one that cannot be evaluated at all.  Called when a user's claim is loaded (``--theorem-file``) and before a
+    ``Claim`` object given to the API runs."""
+    from fedcheck.core.evidence import BoundTest
+    from fedcheck.problems.constants import known_constants
+    if claim in _DECLARATIONS_CHECKED:
+        return
+    ev = claim.evidence
+    exp = getattr(ev, "experiment", None) if isinstance(ev, BoundTest) else None
+    if not isinstance(exp, (Rounds, Horizons)):
+        return
+    _check_symbols(claim, ev, exp, known_constants)
+    _DECLARATIONS_CHECKED.add(claim)
+
+
+def _check_symbols(claim, ev, exp, known_constants) -> None:
+    rounds = isinstance(exp, Rounds)
+    axis, other = (t_sym, T_sym) if rounds else (T_sym, t_sym)
+    params = set(claim.params) | set(claim.domain.params)
+    if rounds:
+        params |= {k for g in exp.param_grid for k in g}
+        family = exp.family
+    else:
+        params |= {k for c in exp.cases for k in c.settings}
+        fams = {id(c.family): c.family for c in exp.cases}
+        family = next(iter(fams.values())) if len(fams) == 1 else None
+    own = None if (not rounds and exp.context is not None) else _instance_constants(family)
+    constants = None if own is None else set(known_constants()) | own
+    exprs = [(f"bound {b.name!r}", b.expr) for b in ev.bounds if b.expr is not None]
+    exprs += [(f"schedule {k!r}", e) for k, e in exp.schedules.items()]
+    schedule_names = set(exp.schedules) if not rounds else set()
+    for what, expr in exprs:
+        for r in claim.readings:
+            e = sp.sympify(expr).subs(dict(r.substitutions))
+            reading = f" (reading {r.name!r})" if len(claim.readings) > 1 else ""
+            for sym in sorted(e.free_symbols, key=lambda z: z.name):
+                name = sym.name
+                if name in params or (what.startswith("bound") and name in schedule_names):
+                    continue
+                if name == axis.name:
+                    if sym != axis:
+                        raise BadInput(f"{claim.id}: {what}{reading} uses a symbol {name!r} with other assumptions than "
+                                       f"the {'round' if rounds else 'horizon'} variable fedcheck.symbols.{name}; "
+                                       f"import it from fedcheck.symbols")
+                    continue
+                if name == other.name and not rounds:
+                    raise BadInput(f"{claim.id}: {what}{reading} depends on the round t; over horizons a schedule or "
+                                   "bound may depend on the horizon T only (and on parameters and constants)")
+                if constants is None or name in constants:
+                    continue
+                hint = (" (the horizon T is the variable of a Horizons experiment; this claim runs over rounds t)"
+                        if name == "T" else "")
+                raise BadInput(f"{claim.id}: {what}{reading} uses the symbol {name!r}, which is neither a parameter "
+                               f"of the claim (params: {', '.join(sorted(params)) or 'none'}), a known constant nor the "
+                               f"{'round t' if rounds else 'horizon T'}{hint}; declare it in params=, or "
+                               f"register_constant({name!r}, ...)")
+            values = {z.name: np.ones(2) for z in e.free_symbols if z != axis}
+            try:
+                evaluate_schedule(e, np.array([1.0, 2.0]), values, 2, t_symbol=axis)
+            except Exception as exc:  # noqa: BLE001 - a declaration that cannot be evaluated at all
+                raise BadInput(f"{claim.id}: {what}{reading} cannot be evaluated: {type(exc).__name__}: "
+                               f"{' '.join(str(exc).split())[:200]}") from None
+
+
+# ---------------------------------------------------------------------------------------------------
 def takes_instance(claim, inst) -> str | None:
     """``None`` when ``claim`` can run on the given problem instance, else why not (``verify --instance``)."""
     from fedcheck.core.evidence import BoundTest, Measurement
@@ -631,10 +727,18 @@ class HorizonCase:
     run_seeds: int = 1
     full_run_seeds: int | None = None
 
+    def declared_horizons(self, config) -> list[int]:
+        return [int(h) for h in (self.full_horizons if (config.full and self.full_horizons) else self.horizons)]
+
     def pick(self, config) -> tuple[list[int], list[int], int]:
+        """Seeds, horizons and run seeds in this mode.  ``--rounds R`` (``config.rounds``) keeps the declared horizons
+        ``T <= R`` -- as it keeps the rounds ``t <= R`` of a claim over rounds: a violation at a declared horizon
+        below ``R`` is never dropped -- and runs the single horizon ``T = R`` only when no declared horizon is
+        ``<= R``; :func:`horizons_note` says which (in the terminal and in the claim's evidence)."""
         seeds = config.seed_list(self.full_seeds if (config.full and self.full_seeds) else self.seeds)
-        hs = [int(config.rounds)] if config.rounds else \
-            list(self.full_horizons if (config.full and self.full_horizons) else self.horizons)
+        hs = self.declared_horizons(config)
+        if config.rounds:
+            hs = [h for h in hs if h <= int(config.rounds)] or [int(config.rounds)]
         rs = self.full_run_seeds if (config.full and self.full_run_seeds) else self.run_seeds
         return seeds, hs, int(rs)
 
@@ -830,8 +934,26 @@ class Horizons:
                                    "settings": {k: (v if isinstance(v, (int, float, str, bool)) else str(v))
                                                 for k, v in c.settings.items()},
                                    "horizons": list(c.pick(config)[1]), "seeds": len(c.pick(config)[0]),
-                                   "run_seeds": c.pick(config)[2]} for c in self.cases]}
+                                   "run_seeds": c.pick(config)[2],
+                                   "declared_horizons": c.declared_horizons(config)} for c in self.cases]}
+        if config.rounds:
+            obs.evidence["rounds_option"] = horizons_note(claim, config)
         return obs
+
+
+def horizons_note(claim, config) -> str | None:
+    """What ``--rounds`` does to a claim over horizons (shown in the terminal and kept in its evidence)."""
+    exp = getattr(claim.evidence, "experiment", None)
+    if not isinstance(exp, Horizons) or not config.rounds:
+        return None
+    allh = sorted({h for c in exp.cases for h in c.declared_horizons(config)})
+    run = sorted({h for c in exp.cases for h in c.pick(config)[1]})
+    declared = ", ".join(map(str, allh))
+    if set(run) <= set(allh):
+        return (f"--rounds {config.rounds}: {claim.id} is stated over horizons; only its declared horizons T <= "
+                f"{config.rounds} are run (T = {', '.join(map(str, run))} of {declared})")
+    return (f"--rounds {config.rounds}: {claim.id} is stated over horizons (T = {declared}); none is <= "
+            f"{config.rounds}, so it runs at T = {', '.join(map(str, run))} only, a horizon it does not declare")
 
 
 def algorithm_runner(algorithm: Callable, metric: "Metric | None" = None, name: str = "gap",

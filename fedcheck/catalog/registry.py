@@ -94,6 +94,12 @@ class Registry:
                            f"({self.paper_objects[key].title!r}); choose another key")
         if key in self.checks or key in self.aliases:
             raise BadInput(f"{origin}: paper key {key!r} is already a check id or alias")
+        if not builtin:         # a user's declarations are checked as the file loads (one line, exit 2)
+            from fedcheck.experiments import check_declaration
+            try:
+                check_declaration(claim)
+            except BadInput as e:
+                raise BadInput(f"{origin}: {e}") from None
         self.checks[claim.id] = claim
         self.origin[claim.id] = origin
         self.paper_objects.setdefault(key, claim.paper)

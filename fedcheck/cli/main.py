@@ -182,6 +182,9 @@ def cmd_verify(args, argv) -> int:
     instances = [inst for _, inst in loaded]
     params = parse_params(args.param)
     validate_inputs(checks, params, loaded, args.rounds, seeds)
+    from fedcheck.catalog.inputs import option_notes
+    for line in option_notes(checks, args.rounds, args.full):      # what an option narrows, said before the run
+        print(f"note: {line}")
     from fedcheck.core.results import check_writable
     if not args.no_report:
         check_writable(args.out, "--out", directory=True)
