@@ -289,19 +289,33 @@ class Results(Sequence):
     alias), ``verdicts``, ``to_frame()``, ``report(dir)``, ``to_json(path)`` and ``to_table(path)``."""
 
     def __init__(self, results, provenance: dict | None = None, claims=None):
-        self._results = [r if isinstance(r, Result) else Result.from_dict(r if isinstance(r, dict) else r.to_dict())
-                         for r in results]
+        from fedcheck.core.schema import CHECK_SCHEMA, schema_errors
+        if isinstance(results, (str, bytes, dict)) or not hasattr(results, "__iter__"):
+            raise BadInput(f"Results({results!r:.60}): expected a list of results (or Results.read(path))")
+        if provenance is not None and not isinstance(provenance, dict):
+            raise BadInput(f"Results(provenance={provenance!r:.60}): expected a dict")
+        out = []
+        for k, r in enumerate(results):
+            if isinstance(r, Result):
+                out.append(r)
+            elif isinstance(r, dict):
+                why = schema_errors(r, CHECK_SCHEMA)
+                if why:
+                    raise BadInput(f"Results: result {k} is not a fedcheck result ({why})")
+                out.append(Result.from_dict(r))
+            elif callable(getattr(r, "to_dict", None)):
+                out.append(Result.from_dict(r.to_dict()))
+            else:
+                raise BadInput(f"Results: result {k} is a {type(r).__name__}, not a fedcheck result (a dict)")
+        self._results = out
         self.provenance = provenance or {}
         self._aliases = {a: c.id for c in (claims or []) for a in getattr(c, "aliases", ())}
 
     @classmethod
     def read(cls, path) -> "Results":
         """Results read back from a results JSON (``fedcheck verify --json`` or :meth:`to_json`)."""
-        from fedcheck.core.results import read_json
-        try:
-            doc = read_json(path)
-        except (OSError, ValueError) as e:
-            raise BadInput(str(e)) from None
+        from fedcheck.core.results import read_results
+        doc = read_results(path)        # BadInput (one line) for anything but a valid results document
         return cls(doc["checks"], doc.get("provenance"))
 
     # -- the sequence ---------------------------------------------------------------------------
@@ -362,10 +376,11 @@ class Results(Sequence):
         return write_json(self.document(), path)
 
     def report(self, out="reports") -> list[Path]:
-        """Write the HTML and PDF reports (and ``results.json``) under ``out``, as ``fedcheck verify`` does."""
-        from fedcheck.core.results import check_writable
+        """Write the HTML and PDF reports (and ``results.json``) under ``out``, as ``fedcheck verify`` does (never over
+        a file fedcheck did not write there: :class:`BadInput`)."""
         from fedcheck.render import write_reports
-        check_writable(out, "--out", directory=True)
+        if not isinstance(out, (str, os.PathLike)):
+            raise BadInput(f"report(out={out!r}): expected a folder path")
         return write_reports(self.document(), Path(out))
 
     # -- display -----------------------------------------------------------------------------------
@@ -640,27 +655,35 @@ def write_table(df, path) -> Path:
     return atomic_write(path, lambda fh: fh.write(data))
 
 
-def keep_run(doc: dict, runs_dir, written: "Path | None" = None) -> Path:
+def keep_run(doc: dict, runs_dir=None, written: "Path | None" = None, outputs=None) -> Path:
     """Keep a copy of a run's results as ``runs_dir/<UTC timestamp>-<ids>.json`` (atomically; an earlier
-    run's copy is never overwritten).  ``written``: a file that already holds ``doc`` as written by
+    run's copy is never overwritten), or, with ``outputs`` (:class:`fedcheck.core.outputs.Outputs`), as a new file
+    in its ``runs/`` folder.  ``written``: a file that already holds ``doc`` as written by
     :func:`fedcheck.core.results.write_json` (the report's ``results.json``): its bytes are copied instead of
     serializing the document again (0.14 s for Theorem 1's 4 MB).  A copy, not a hard link: an editor that
     saves in place would change both."""
     import re
     from datetime import datetime, timezone
-    from fedcheck.core.results import write_json
+    from fedcheck.core.results import atomic_write, write_json
     ids = [c.get("id", "check") for c in doc.get("checks", [])]
     tag = "+".join(ids[:3]) + (f"+{len(ids) - 3}-more" if len(ids) > 3 else "")
     tag = re.sub(r"[^A-Za-z0-9._+-]+", "_", tag)[:100] or "run"
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    runs_dir = Path(runs_dir)
+    runs_dir = Path(outputs.root / "runs") if outputs is not None else Path(runs_dir)
     path = runs_dir / f"{stamp}-{tag}.json"
     n = 1
-    while path.exists():
+    while path.exists() or path.is_symlink():
         n += 1
         path = runs_dir / f"{stamp}-{tag}-{n}.json"
+    if outputs is not None:
+        src = outputs.stage() / "runs" / path.name
+        if written is not None:
+            data = Path(written).read_bytes()
+            atomic_write(src, lambda fh: fh.write(data))
+        else:
+            write_json(doc, src)
+        return outputs.publish({f"runs/{path.name}": src}, new=True)[0]
     if written is not None:
-        from fedcheck.core.results import atomic_write
         data = Path(written).read_bytes()
         return atomic_write(path, lambda fh: fh.write(data))
     return write_json(doc, path)

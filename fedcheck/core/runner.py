@@ -40,6 +40,11 @@ def _new_result(claim: Claim, config: RunConfig, params: dict) -> Result:
 
 def run_claim(claim: Claim, config: RunConfig) -> Result:
     t0 = time.perf_counter()
+    if config.save_dir:     # every file a claim saves goes into its own folder (fedcheck.core.outputs.check_folder)
+        import dataclasses
+        import os
+        from fedcheck.core.outputs import check_folder
+        config = dataclasses.replace(config, save_dir=os.path.join(config.save_dir, check_folder(claim.id)))
     params = {**claim.params, **(config.params or {})}
     res = _new_result(claim, config, params)
     ev = claim.evidence
@@ -284,7 +289,7 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
             if key in done or item.save is None or len(done) >= 10:
                 continue
             done.add(key)
-            saved.extend(item.save(f"{config.save_dir}/{claim.id}-{_slug(item.case)}"))
+            saved.extend(item.save(f"{config.save_dir}/{_slug(item.case)}"))
     res.saved_instances = saved
     reason = None
     verdict = verdict_of_findings(findings)
