@@ -314,6 +314,8 @@ def cmd_cache(args) -> int:
         print(cache.describe(cache.info()))
         return EXIT_OK
     before = cache.info()
+    if before.exists and not before.owned:      # a folder fedcheck did not create: nothing of it is removed
+        cache.clear()                           # raises BadInput (exit 2, one line)
     if before.location is None or not before.exists or not before.entries:
         print(cache.describe(before) + ("" if before.location is None else "\n  nothing to remove"))
         return EXIT_OK
