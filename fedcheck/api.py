@@ -84,8 +84,18 @@ def resolve(*names, theorem_file=None) -> tuple[list, list[str]]:
     from fedcheck.core.claim import Claim
     from fedcheck.catalog.registry import load_registry
     names = _flatten(names)
-    files = [str(f) for f in _flatten([theorem_file] if isinstance(theorem_file, (str, os.PathLike))
-                                      else list(theorem_file or ()))]
+    if theorem_file is None:
+        tf = []
+    elif isinstance(theorem_file, (str, os.PathLike)):
+        tf = [theorem_file]
+    elif isinstance(theorem_file, (list, tuple)):
+        tf = _flatten(theorem_file)
+    else:
+        tf = [theorem_file]
+    bad = [f for f in tf if not isinstance(f, (str, os.PathLike))]
+    if bad:
+        raise BadInput(f"theorem_file={bad[0]!r}: expected the path of a Python file (or a list of them)")
+    files = [str(f) for f in tf]
     files += [str(x) for x in names if _is_file(x) and str(x) not in files]
     reg = load_registry(files)
     from_file = {f: [cid for cid, origin in reg.origin.items() if origin == f] for f in files}
@@ -136,12 +146,20 @@ def _seeds(seeds) -> list[int] | None:
 
 def _params(params) -> dict:
     from fedcheck.catalog.inputs import parse_params as _parse_params
+    import numbers
     if params is None:
         return {}
     if isinstance(params, str):
         params = [params]
     if isinstance(params, dict):
-        return _parse_params([f"{k}={v}" for k, v in params.items()])
+        for k, v in params.items():
+            if not isinstance(k, str) or not k:
+                raise BadInput(f"params: {k!r} is not a parameter name (a string)")
+            if isinstance(v, bool) or not isinstance(v, numbers.Real):
+                raise BadInput(f"params: {k}={v!r} is not a number")
+        return _parse_params([f"{k}={float(v)!r}" for k, v in params.items()])
+    if not isinstance(params, (list, tuple)) or not all(isinstance(x, str) for x in params):
+        raise BadInput(f"params={params!r:.80}: expected a dict {{name: number}} or NAME=VALUE strings")
     return _parse_params(list(params))
 
 
@@ -159,8 +177,10 @@ def _instances(instances) -> list[tuple[str, Any]]:
                 out.append((str(x), load_problem(x)))
             except InstanceError as e:
                 raise BadInput(str(e)) from None
-        else:       # a problem object already in memory
-            out.append((getattr(x, "source", None) or f"<{type(x).__name__}>", x))
+        elif callable(getattr(x, "properties", None)) and callable(getattr(x, "describe", None)):
+            out.append((getattr(x, "source", None) or f"<{type(x).__name__}>", x))     # a problem object in memory
+        else:
+            raise BadInput(f"instances: {x!r:.60} is neither an instance file (.npz) nor a problem object")
     return out
 
 
@@ -199,7 +219,14 @@ def verify(*claims, seeds=None, rounds: int | None = None, params=None, instance
     command line's one-line message."""
     from fedcheck.catalog.inputs import validate_inputs
     from fedcheck.core.claim import RunConfig
-    from fedcheck.core.results import provenance
+    from fedcheck.core.results import check_writable, provenance
+    for name, flag in (("full", full), ("progress", progress), ("use_cache", use_cache)):
+        if not isinstance(flag, bool):
+            raise BadInput(f"{name}={flag!r}: expected True or False")
+    if save_dir is not None:
+        if isinstance(save_dir, bool) or not isinstance(save_dir, (str, os.PathLike)):
+            raise BadInput(f"save_dir={save_dir!r}: expected a folder path")
+        check_writable(save_dir, "save_dir", directory=True)
     claim_list, files = resolve(*claims, theorem_file=theorem_file)
     seed_list = _seeds(seeds)
     if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1):
@@ -220,6 +247,11 @@ def verify(*claims, seeds=None, rounds: int | None = None, params=None, instance
     argv = _argv(claim_list, files, seed_list, rounds, pars,
                  [p for p, _ in loaded if not p.startswith("<")], full)
     return Results([Result.from_dict(r.to_dict()) for r in done], provenance(argv, seed_list), claim_list)
+
+
+def _path_arg(what: str, path) -> None:
+    if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
+        raise BadInput(f"{what}({path!r:.60}): expected a file path")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -367,11 +399,13 @@ class Results(Sequence):
 
     def to_table(self, path) -> Path:
         """Write :meth:`to_frame` as ``.csv`` or ``.parquet`` (atomically)."""
+        _path_arg("to_table", path)
         check_table_path(path)
         return write_table(self.to_frame(), path)
 
     def to_json(self, path) -> Path:
         from fedcheck.core.results import check_writable, write_json
+        _path_arg("to_json", path)
         check_writable(path, "--json", directory=False)
         return write_json(self.document(), path)
 

@@ -78,7 +78,7 @@ RESULTS_SCHEMA: dict[str, Any] = {
 
 def _where(err) -> str:
     path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path).lstrip(".")
-    return path or "the document"
+    return path
 
 
 def schema_errors(doc: Any, schema: dict | None = None) -> str | None:
@@ -95,4 +95,5 @@ def schema_errors(doc: Any, schema: dict | None = None) -> str | None:
     msg = " ".join(err.message.split())
     if len(msg) > 160:
         msg = msg[:157] + "..."
-    return f"{_where(err)}: {msg}"
+    where = _where(err)
+    return f"{where}: {msg}" if where else msg
