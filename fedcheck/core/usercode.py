@@ -112,6 +112,7 @@ def defined_at(fn) -> tuple[str, int, str]:
     """``(file, first line, name)`` of a callable ('' and 0 where it has no Python code)."""
     code = _code(fn)
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+    name = str(name).rpartition("<locals>.")[2]         # a function defined inside another: its own name
     if code is None:
         return "", 0, str(name)
     return code.co_filename, code.co_firstlineno, str(name)
