@@ -31,7 +31,7 @@ from fedcheck.core.evidence import Comparison, Observations, Observed
 from fedcheck.core.errors import BadInput, Terminated, UserCodeError
 from fedcheck.core.schedules import evaluate_schedule, record_grid
 from fedcheck.core.symbols import T as T_sym, latex, t as t_sym
-from fedcheck.core.usercode import call_user, contract_error, guard, short_path
+from fedcheck.core.usercode import call_user, contract_error, guard, is_own, short_path
 
 __all__ = ["Rounds", "Horizons", "HorizonCase", "algorithm_runner", "Cases", "Case", "Metric", "objective_gap", "recorded", "SideCondition",
            "replicate_seeds", "geometric_horizons", "with_progress", "measured", "takes_instance", "param_domain",
@@ -615,6 +615,12 @@ def _check_symbols(claim, ev, exp, known_constants) -> None:
         family = next(iter(fams.values())) if len(fams) == 1 else None
     own = None if (not rounds and exp.context is not None) else _instance_constants(family)
     constants = None if own is None else set(known_constants()) | own
+    measures = getattr(exp, "runner", None) and getattr(exp.runner, "measures", None)
+    if not rounds and measures:
+        for b in ev.bounds:
+            if b.metric not in measures:
+                raise BadInput(f"{claim.id}: bound {b.name!r} measures {b.metric!r}, which its runner does not give "
+                               f"(it measures {', '.join(map(repr, measures))}: Bound(..., metric={measures[0]!r}))")
     exprs = [(f"bound {b.name!r}", b.expr) for b in ev.bounds if b.expr is not None]
     exprs += [(f"schedule {k!r}", e) for k, e in exp.schedules.items()]
     schedule_names = set(exp.schedules) if not rounds else set()
@@ -858,8 +864,13 @@ class Horizons:
                                  dict(case.settings), s_idx, role="runner")
                 missing = [b.metric for b in bounds if not isinstance(meas, dict) or b.metric not in meas]
                 if missing:
-                    raise contract_error(self.runner, "runner", f"returned {type(meas).__name__} without the measured "
-                                         f"quantities {missing} of the bounds (a dict {{metric: values}})")
+                    gives = sorted(meas) if isinstance(meas, dict) else []
+                    what = (f"returned {type(meas).__name__} without the measured quantities {missing} of the bounds "
+                            f"(a dict {{metric: values}}; it gave {gives})")
+                    if is_own(self.runner):     # fedcheck's runner: the bounds name a quantity it does not measure
+                        raise BadInput(f"{claim.id}: the bounds measure {missing}, which the runner does not give "
+                                       f"(it gives {gives}: Bound(..., metric=...))")
+                    raise contract_error(self.runner, "runner", what)
                 extra = meas.get("_evidence") or {}
                 for j in range(B):
                     if s_idx[j] == 0 and extra:
@@ -977,6 +988,7 @@ def algorithm_runner(algorithm: Callable, metric: "Metric | None" = None, name: 
         value, lo, hi = metric(trace.metrics, sols)
         return {name: {"value": value[-1], "lo": lo[-1], "hi": hi[-1],
                        "scale": np.array([max(1.0, abs(s.F_star)) for s in sols])}}
+    runner.measures = (name,)      # what it measures (a bound's metric must be one of them: checked at load)
     return runner
 
 
