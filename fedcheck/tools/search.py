@@ -159,6 +159,7 @@ def search_seeds(check: Claim, budget: int = 40, seed: int = 0, vary_params: boo
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, not {method!r}")
     log = log or (lambda s: None)
+    check_budget(budget, None, baseline=False)
     ss = np.random.SeedSequence(int(seed))
     rng = np.random.default_rng(ss)
     ranges = {}
@@ -1042,6 +1043,7 @@ def search(check: Check, budget: int = 200, restarts: int | None = None, seed: i
     normal = exp.rounds_for(RunConfig()) if hasattr(exp, "rounds_for") else None
     rounds = int(rounds or min(int(normal), 1000)) if normal else rounds
     verify_rounds = int(verify_rounds or normal) if normal else verify_rounds
+    check_budget(budget, rounds, baseline)
     family = families_of(check)[0]
     structured = isinstance(family, RandomFamily)    # Instance problems: rich perturbations and shrinking
     quick = _quick(check)
