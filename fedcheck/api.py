@@ -155,9 +155,9 @@ def _params(params) -> dict:
         for k, v in params.items():
             if not isinstance(k, str) or not k:
                 raise BadInput(f"params: {k!r} is not a parameter name (a string)")
-            if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            if isinstance(v, bool) or not isinstance(v, (numbers.Real, str)):
                 raise BadInput(f"params: {k}={v!r} is not a number")
-        return _parse_params([f"{k}={float(v)!r}" for k, v in params.items()])
+        return _parse_params([f"{k}={v if isinstance(v, str) else repr(float(v))}" for k, v in params.items()])
     if not isinstance(params, (list, tuple)) or not all(isinstance(x, str) for x in params):
         raise BadInput(f"params={params!r:.80}: expected a dict {{name: number}} or NAME=VALUE strings")
     return _parse_params(list(params))

@@ -49,9 +49,11 @@ def test_audit_cli_table_json_report(tmp_path, capsys):
     assert len(doc["proof_audits"]["fedfw.theorem1"]) == 14
     assert entry["tables"][0]["title"].startswith("Proof audit") and len(entry["tables"][0]["rows"]) == 14
     assert {s["verdict"] for s in entry["symbolic"]} == {V.HOLDS, V.VIOLATED}
-    assert (out / "instances" / "fedfw.theorem1-lemma2-statement.npz").exists()
+    witness = out / "audit" / "instances" / "fedfw.theorem1" / "fedfw.theorem1-lemma2-statement.npz"
+    assert witness.exists()                                          # witnesses are kept also with --no-report
+    assert any(s.get("witness", {}).get("file") == str(witness) for s in doc["proof_audits"]["fedfw.theorem1"])
     from fedcheck.problems.instances import load_instance
-    assert load_instance(out / "instances" / "fedfw.theorem1-lemma2-statement.npz").n == 8
+    assert load_instance(witness).n == 8
     from fedcheck.documents import validate
     validate(doc)
     assert main(["audit", "fedfw.theorem3"]) == 2                   # no proof steps declared

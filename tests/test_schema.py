@@ -73,7 +73,7 @@ def test_results_from_dicts_are_checked(results):
         fedcheck.Results(results)
 
 
-@pytest.mark.parametrize("kwargs", [dict(params=5), dict(params={"lambda_0": "big"}), dict(params={1: 0.5}),
+@pytest.mark.parametrize("kwargs", [dict(params=5), dict(params={"lambda_0": "big"}), dict(params={1: 0.5}), dict(params={"lambda_0": None}),
                                     dict(params=[0.5]), dict(theorem_file=5), dict(theorem_file=[None]),
                                     dict(seeds="x"), dict(seeds=-1), dict(rounds=1.5), dict(rounds=0),
                                     dict(rounds=True), dict(instances=5), dict(instances=[object()]),

@@ -37,22 +37,22 @@ def cmd_audit(args, argv) -> int:
               f"steps: {', '.join(have) or 'none'}", file=sys.stderr)
         return EXIT_BAD_INPUT
     # everything audit writes, declared and checked before a step runs: audit.json, its pages under audit/ and the
-    # witnesses of each check in audit/instances/<check>/ (--no-report: nothing under --out)
+    # witnesses of each check in audit/instances/<check>/
     outputs = Outputs(args.out, "audit")
     if not args.no_report:
         plan_reports(outputs, [f"{c.id}.audit" for c in with_steps])
-        for c in with_steps:
-            outputs.replaces(outputs.instances_dir(c.id), "dir")
-        outputs.check()
+    for c in with_steps:                # the witnesses (also with --no-report: they are not reports)
+        outputs.replaces(outputs.instances_dir(c.id), "dir")
+    outputs.check()
     if args.json:
         check_writable(args.json, "--json", directory=False)
     with outputs:
-        staged = outputs.stage() / "witnesses" if not args.no_report else None
+        from fedcheck.core.outputs import check_folder
+        staged = outputs.stage() / "witnesses"
         results, all_steps = [], []
         for chk in with_steps:
             t0 = time.perf_counter()
-            from fedcheck.core.outputs import check_folder
-            steps = audit_steps(chk, staged / check_folder(chk.id) if staged is not None else None)
+            steps = audit_steps(chk, staged / check_folder(chk.id))
             all_steps.append(steps)
             print(format_steps(chk, steps))
             print()
@@ -63,14 +63,13 @@ def cmd_audit(args, argv) -> int:
         doc = document(results, provenance(argv, None))
         from fedcheck.core.claim import jsonable as _jsonable
         doc["proof_audits"] = _jsonable({c.id: st for c, st in zip(with_steps, all_steps)})   # every step in full
-        if staged is not None:          # the witnesses into audit/instances/<check>/; the results point at them
-            items = {}
-            for c in with_steps:
-                src = staged / check_folder(c.id)
-                if src.is_dir() and any(src.iterdir()):
-                    items[outputs.instances_dir(c.id)] = src
-                    doc = _remap(doc, str(src), str(outputs.root / outputs.instances_dir(c.id)))
-            outputs.publish(items)
+        items = {}                      # the witnesses into audit/instances/<check>/; the results point at them
+        for c in with_steps:
+            src = staged / check_folder(c.id)
+            if src.is_dir() and any(src.iterdir()):
+                items[outputs.instances_dir(c.id)] = src
+                doc = _remap(doc, str(src), str(outputs.root / outputs.instances_dir(c.id)))
+        outputs.publish(items)
         if args.json:
             print(f"results: {write_json(doc, args.json)}")
         if not args.no_report:
