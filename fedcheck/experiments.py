@@ -321,7 +321,10 @@ class Rounds:
 
     # -- helpers ----------------------------------------------------------------------------------
     def metric_of(self, bound_name: str) -> Metric:
-        return self.metrics.get(bound_name) or suboptimality
+        m = self.metrics.get(bound_name) or suboptimality
+        if not isinstance(m, Metric):       # a plain function (M, sols) -> (value, lo, hi): called behind the guard too
+            m = Metric(getattr(m, "__name__", bound_name), m)
+        return m
 
     def rounds_for(self, config) -> int:
         if config.rounds:
@@ -413,8 +416,8 @@ class Rounds:
                                                  else int(insts[k].content_hash()[:8], 16) for k in idxs], R)
                     kwargs.update(call_user(self.run_kwargs, vals_rep, seeds_rep, role="run_kwargs")
                                   if self.run_kwargs is not None else {"seeds": seeds_rep})
-                rec = guard(call_user(self.recorder, batch, sched, role="recorder"), "recorder") if self.recorder \
-                    else default_recorder(batch)
+                rec = _checked_recorder(call_user(self.recorder, batch, sched, role="recorder"), batch.B) \
+                    if self.recorder else default_recorder(batch)
                 rec = with_progress(rec, rounds + 1, f"{claim.id}{' ' + gtag if gtag else ''}", config.progress)
                 every = None
                 if _streams(self.algorithm):
@@ -422,6 +425,7 @@ class Rounds:
                     kwargs["stream"] = every
                 trace = call_user(self.algorithm, batch, rounds=rounds, grid=grid, recorder=rec, **sched, **kwargs,
                                   role="algorithm")
+                _check_trace(self.algorithm, trace, len(grid), batch.B)
                 streamed = set(every.covered) if every is not None else set()
                 kk = trace.rounds.astype(float)
                 valid = kk >= self.valid_from
@@ -531,6 +535,35 @@ class Rounds:
         if len(self.param_grid) > 1:
             obs.evidence["param_grid"] = list(self.param_grid)
         return obs
+
+
+def _checked_recorder(rec, B: int):
+    """A user's recorder, guarded, whose every output is checked: a mapping of per-run values (leading axis ``B``)."""
+    if not callable(rec):
+        raise BadInput(f"Rounds(recorder=...) must return a recorder function (k, X, x) -> dict, not "
+                       f"{type(rec).__name__}")
+    call = guard(rec, "recorder")
+
+    def checked(k, X, x):
+        out = call(k, X, x)
+        if not isinstance(out, dict) or not all(np.ndim(v) >= 1 and np.shape(v)[0] == B for v in out.values()):
+            raise contract_error(rec, "recorder", f"returned {type(out).__name__} {str(out)[:60]!r}; a recorder returns "
+                                 f"a dict of per-run values (each of leading size B = {B})")
+        return out
+    checked.__dict__.update(getattr(rec, "__dict__", {}))
+    return checked
+
+
+def _check_trace(algorithm, trace, K: int, B: int) -> None:
+    """A user's batched algorithm returns a :class:`Trace` of its ``(len(grid), B)`` recorded metrics."""
+    if is_own(algorithm):
+        return
+    ok = hasattr(trace, "rounds") and isinstance(getattr(trace, "metrics", None), dict) and \
+        isinstance(getattr(trace, "final", {}), dict) and np.ndim(trace.rounds) == 1 and \
+        all(np.ndim(v) >= 2 and np.shape(v)[:2] == (np.size(trace.rounds), B) for v in trace.metrics.values())
+    if not ok:
+        raise contract_error(algorithm, "algorithm", f"returned {type(trace).__name__}; a batched algorithm returns a "
+                             f"fedcheck Trace whose metrics are (recorded rounds, B = {B}) arrays")
 
 
 def _nonfinite(trace, metrics, sols, valid_from: int = 1) -> np.ndarray | None:
@@ -1038,6 +1071,15 @@ class Cases:
             bad = next(c for c in cases if not isinstance(c, Case))
             raise contract_error(self.cases, "case builder", f"returned {type(bad).__name__} among its cases; each "
                                  "must be a fedcheck Case")
+        if not is_own(self.cases):
+            from fedcheck.core.runner import result_parts_error
+            for c in cases:
+                why = result_parts_error(c, f"a Case {c.label!r}")
+                if not isinstance(c.inequalities, dict) or \
+                        not all(isinstance(v, Comparison) for v in c.inequalities.values()):
+                    why = f"returned a Case {c.label!r} whose inequalities are not a dict of fedcheck Comparisons"
+                if why:
+                    raise contract_error(self.cases, "case builder", why)
         bound_name = test.bounds[0].name if test.bounds else "claim"
         for case in cases:
             summ = {}

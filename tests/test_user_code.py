@@ -339,3 +339,56 @@ def test_a_signal_while_the_theorem_file_is_imported(tmp_path, sig, code):
     out, err = p.communicate(timeout=60)
     assert p.returncode == code, err
     assert "Traceback" not in err and err.count("\n") == 1
+
+
+CONTRACTS = {
+    "a measurement's series without points": ('''
+def measure(ctx):  # HERE
+    return MeasureResult([Finding("a", "holds")], series=[{"x": 1}])
+c = Claim(id="mine.m", paper=P, reference="r", statement="s", evidence=Measurement(measure))
+''', "measurement measure", "series"),
+    "a measurement's evidence that is not JSON": ('''
+def measure(ctx):  # HERE
+    return MeasureResult([Finding("a", "holds")], evidence={"x": object()})
+c = Claim(id="mine.m", paper=P, reference="r", statement="s", evidence=Measurement(measure))
+''', "measurement measure", "JSON"),
+    "a finding with another verdict": ('''
+def measure(ctx):  # HERE
+    return MeasureResult([Finding("a", "fine")])
+c = Claim(id="mine.m", paper=P, reference="r", statement="s", evidence=Measurement(measure))
+''', "measurement measure", "verdict"),
+    "a case that is not a Case": ('''
+def cases(config, params):  # HERE
+    return [{"label": "x"}]
+c = Claim(id="mine.k", paper=P, reference="r", statement="s", evidence=BoundTest(Cases(cases), bounds=(Bound("b"),)))
+''', "case builder cases", "fedcheck Case"),
+    "a case without comparisons": ('''
+def cases(config, params):  # HERE
+    return [Case("x", {"as stated": 0.5})]
+c = Claim(id="mine.k", paper=P, reference="r", statement="s", evidence=BoundTest(Cases(cases), bounds=(Bound("b"),)))
+''', "case builder cases", "Comparisons"),
+    "a recorder returning None": ('''
+def make(batch, schedules):
+    def rec(k, X, x):  # HERE
+        return None
+    return rec
+''' + _rounds_claim("gd", recorder="make"), "recorder rec", "returned NoneType"),
+    "an algorithm returning no Trace": ('''
+def algo(batch, *, rounds, grid=None, recorder=None, **kw):  # HERE
+    return {"F": 1.0}
+''' + _rounds_claim("gd").replace("algorithm=federated(gd)", "algorithm=algo"), "algorithm algo", "Trace"),
+    "a fact returning a number": ('''
+def prove():  # HERE
+    return 1.0
+c = Claim(id="mine.p", paper=P, reference="r", statement="s", evidence=Proof((Fact("f", prove),)))
+''', "proof fact prove", "(verdict, evidence)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONTRACTS))
+def test_what_a_users_code_returns_is_checked(tmp_path, capsys, case):
+    body, what, why = CONTRACTS[case]
+    f = _file(tmp_path, body)
+    rc, out, err = _run(capsys, ["verify", "--theorem-file", str(f), "mine", "--out", str(tmp_path / "out"), "-q"])
+    _assert_users_error(rc, err, f, _line(f), what, tmp_path)
+    assert why in err, err

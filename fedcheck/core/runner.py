@@ -21,7 +21,7 @@ from fedcheck.core.evidence import (BoundTest, Finding, Measurement, MeasureCont
 if TYPE_CHECKING:       # the runner sits below the declaration type: Claim.run calls it
     from fedcheck.core.claim import Claim
 
-__all__ = ["run_claim", "verdict_of_findings", "finish"]
+__all__ = ["run_claim", "verdict_of_findings", "finish", "result_parts_error"]
 
 
 def verdict_of_findings(findings: Sequence[Finding]) -> str:
@@ -140,6 +140,9 @@ def _measurement(claim, ev: Measurement, config, params, res: Result):
         if bad:
             raise contract_error(ev.measure, "measurement", f"returned findings {str(bad[0])[:80]!r}: each must be a "
                                  f"fedcheck Finding with a verdict among {_VERDICTS}")
+        why = result_parts_error(m)
+        if why:
+            raise contract_error(ev.measure, "measurement", why)
     res.evidence = dict(m.evidence)
     res.series, res.tables = list(m.series), list(m.tables)
     res.instances = list(m.instances)
@@ -149,6 +152,26 @@ def _measurement(claim, ev: Measurement, config, params, res: Result):
     if m.formula:
         res.formula = m.formula
     return list(m.findings), m.reason
+
+
+def result_parts_error(m, what: str = "a MeasureResult") -> str | None:
+    """Why the parts a user's code returned (``series``, ``tables``, ``instances``, ``evidence``, ... attributes of
+    ``m``) cannot go into a results document (``None``: they can)."""
+    import json
+
+    from fedcheck.core.results import jsonable
+    from fedcheck.core.schema import CHECK_SCHEMA, schema_errors
+    parts = {k: getattr(m, k) for k in ("series", "tables", "instances", "evidence", "saved_instances", "feasibility")
+             if hasattr(m, k)}
+    try:
+        doc = jsonable({"id": "x", "verdict": V.HOLDS, **{k: (list(v) if k in ("series", "tables", "instances",
+                                                                                  "saved_instances") else v)
+                                                           for k, v in parts.items()}})
+        json.dumps(doc, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        return f"returned values that cannot be written as JSON ({type(e).__name__}: {e})"
+    why = schema_errors(doc, CHECK_SCHEMA)
+    return f"returned {what} whose {why}" if why else None
 
 
 def _slug(s: str) -> str:
