@@ -313,6 +313,16 @@ class Rounds:
     def validate(self, claim, test) -> None:
         if not callable(self.algorithm):
             raise TypeError(f"{claim.id}: Rounds(algorithm=...) must be callable")
+        for name in ("seeds", "rounds", "replicates", "valid_from", "dense_until", "per_decade", "full_seeds",
+                     "full_rounds", "full_replicates"):
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
+                raise ValueError(f"{claim.id}: Rounds({name}=...) must be an integer >= 1, not {v!r}")
+        if not all(isinstance(g, dict) for g in self.param_grid) or not self.param_grid:
+            raise TypeError(f"{claim.id}: Rounds(param_grid=...) must be a tuple of dicts {{name: value}}")
+        bad = [k for k, m in self.metrics.items() if not callable(m)]
+        if bad:
+            raise TypeError(f"{claim.id}: Rounds(metrics=...) of {bad} must be Metric(label, compute)")
         if self.family is not None and not callable(getattr(self.family, "draw", None)):
             raise TypeError(f"{claim.id}: Rounds(family=...) must have draw(seed) (or be None: given instances only)")
         missing = [b.name for b in test.bounds if b.expr is None]
@@ -342,7 +352,14 @@ class Rounds:
             from fedcheck.core.errors import BadInput
             raise BadInput("this claim declares no instance family: it runs only on given instances (--instance FILE)")
         n = (self.full_seeds or self.seeds) if config.full else self.seeds
-        return [call_user(self.family.draw, s, role="instance family") for s in config.seed_list(n)]
+        out = [call_user(self.family.draw, s, role="instance family") for s in config.seed_list(n)]
+        if not is_own(self.family.draw):
+            from fedcheck.problems.instances import Instance
+            bad = next((x for x in out if not isinstance(x, Instance)), None)
+            if bad is not None:
+                raise contract_error(self.family.draw, "instance family", f"drew {type(bad).__name__}; a family of "
+                                     "a Rounds experiment draws fedcheck.problems.Instance objects")
+        return out
 
     def _solver(self):
         if self.solver is not None:
@@ -482,7 +499,9 @@ class Rounds:
                     rec_j["grid"].append(entry)
                     case = _label(inst) + (f" ({gtag})" if gtag else "")
                     for bi, bnd in enumerate(bounds):
-                        value, lo, hi = (np.asarray(a, dtype=float) for a in self.metric_of(bnd.name)(trace.metrics, run_sols))
+                        value, lo, hi = (np.asarray(a, dtype=float) for a in declared(
+                            claim, f"measured quantity of bound {bnd.name!r}", self.metric_of(bnd.name), trace.metrics,
+                            run_sols))
                         v_j, lo_j, hi_j = value[:, cols], lo[:, cols], hi[:, cols]
                         part = entry["parts"].setdefault(bnd.name, {"metric": v_j.mean(1),
                                                                     "metric_interval": {"lo": lo_j.mean(1), "hi": hi_j.mean(1)},
@@ -819,6 +838,20 @@ class Horizons:
             raise TypeError(f"{claim.id}: Horizons needs runner=... or algorithm=...")
         if not self.cases:
             raise TypeError(f"{claim.id}: Horizons needs at least one HorizonCase")
+        for c in self.cases:
+            if not isinstance(c, HorizonCase):
+                raise TypeError(f"{claim.id}: Horizons(cases=...) must be HorizonCase(...)s, not {type(c).__name__}")
+            for name in ("horizons", "full_horizons"):
+                hs = getattr(c, name)
+                if hs is not None and (not hs or not all(isinstance(h, (int, np.integer)) and not isinstance(h, bool)
+                                                         and h >= 1 for h in hs)):
+                    raise ValueError(f"{claim.id}: HorizonCase {c.name!r}: {name} must be integers >= 1, not {hs!r}")
+            for name in ("seeds", "full_seeds", "run_seeds", "full_run_seeds"):
+                v = getattr(c, name)
+                if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
+                    raise ValueError(f"{claim.id}: HorizonCase {c.name!r}: {name} must be an integer >= 1, not {v!r}")
+            if not callable(getattr(c.family, "draw", None)):
+                raise TypeError(f"{claim.id}: HorizonCase {c.name!r}: its family must have draw(seed)")
         missing = [b.name for b in test.bounds if b.expr is None]
         if missing:
             raise TypeError(f"{claim.id}: Horizons evaluates SymPy bounds; bound(s) {missing} have no expression")
@@ -904,6 +937,14 @@ class Horizons:
                         raise BadInput(f"{claim.id}: the bounds measure {missing}, which the runner does not give "
                                        f"(it gives {gives}: Bound(..., metric=...))")
                     raise contract_error(self.runner, "runner", what)
+                for b in bounds if not is_own(self.runner) else ():
+                    try:
+                        rows = np.shape(measured(meas[b.metric])["value"])
+                    except (TypeError, ValueError, KeyError) as e:
+                        rows = (f"{type(e).__name__}: {e}",)
+                    if not rows or rows[-1] != B:
+                        raise contract_error(self.runner, "runner", f"returned {b.metric!r} of shape {rows}; a runner "
+                                             f"returns one value per row (last axis {B})")
                 extra = meas.get("_evidence") or {}
                 for j in range(B):
                     if s_idx[j] == 0 and extra:

@@ -392,3 +392,47 @@ def test_what_a_users_code_returns_is_checked(tmp_path, capsys, case):
     rc, out, err = _run(capsys, ["verify", "--theorem-file", str(f), "mine", "--out", str(tmp_path / "out"), "-q"])
     _assert_users_error(rc, err, f, _line(f), what, tmp_path)
     assert why in err, err
+
+
+@pytest.mark.parametrize("decl, what", [
+    ('FAM2 = RandomFamily(loss="least_squares", set="l1", n=3, m=6, p=5, radius=0.0)', "radius must be"),
+    ('FAM2 = RandomFamily(loss="least_squares", set="l1", n=3, m=6, p=5, noise=float("nan"))', "noise must be"),
+    ('FAM2 = RandomFamily(loss="least_squares", set="l1", n=2.5)', "n must be an integer"),
+    ('X = Rounds(family=FAM, algorithm=federated(gd), rounds=0)', "rounds"),
+    ('X = Rounds(family=FAM, algorithm=federated(gd), seeds=-1)', "seeds"),
+    ('X = HorizonCase("c", FAM, horizons=(0, 4))', "horizons must be integers >= 1"),
+])
+def test_declarations_that_cannot_run_are_refused_when_the_file_loads(tmp_path, capsys, decl, what):
+    body = f"\n{decl}  # HERE\n"
+    if "HorizonCase" in decl:
+        body += ('c = Claim(id="mine.h", paper=P, reference="r", statement="s", evidence=BoundTest(Horizons('
+                 'algorithm=federated(gd), cases=(X,), schedules={"eta": 1 / L}), bounds=(Bound("b", L / T, '
+                 'metric="gap"),)))\n')
+        what = "horizons must be integers"
+    elif decl.startswith("X ="):
+        body += 'c = Claim(id="mine.r", paper=P, reference="r", statement="s", evidence=BoundTest(X, bounds=(Bound("b", L / t),)))\n'
+    f = _file(tmp_path, body)
+    rc, out, err = _run(capsys, ["verify", "--theorem-file", str(f), "mine", "--out", str(tmp_path / "out"), "-q"])
+    assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert what in err and "mine.py" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_family_drawing_something_else_and_a_runner_with_the_wrong_rows(tmp_path, capsys):
+    f = _file(tmp_path, '''
+class Fam:
+    def draw(self, seed):  # HERE
+        return {"A": 1}
+''' + _rounds_claim("gd").replace("family=FAM", "family=Fam()"))
+    rc, out, err = _run(capsys, ["verify", "--theorem-file", str(f), "mine", "--out", str(tmp_path / "out"), "-q"])
+    _assert_users_error(rc, err, f, _line(f), "instance family Fam.draw", tmp_path)
+    g = _file(tmp_path, '''
+def runner(insts, sols, schedules, T, settings, seeds):  # HERE
+    return {"gap": np.zeros(1)}
+c = Claim(id="mine.h", paper=P, reference="r", statement="s",
+          evidence=BoundTest(Horizons(runner=runner, cases=(HorizonCase("c", FAM, horizons=(4, 8), seeds=2),),
+                                      schedules={"eta": 1 / (L * T)}),
+                             bounds=(Bound("b", L * D**2 / T, metric="gap"),)))
+''', name="mine2.py")
+    rc, out, err = _run(capsys, ["verify", "--theorem-file", str(g), "mine", "--out", str(tmp_path / "out"), "-q"])
+    _assert_users_error(rc, err, g, _line(g), "runner runner", tmp_path)
