@@ -186,33 +186,12 @@ def _sigint_blocked():
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-@contextlib.contextmanager
 def _signals_deferred():
     """SIGINT and SIGTERM held while the renderers start and acted on just after (as the handlers in place
     would): blocking SIGINT above does not stop it reaching another thread of this process, and an interrupt
     between starting a process and sending it its start-up data would leave that process failing noisily."""
-    import signal
-    got: list[int] = []
-    old: dict = {}
-    try:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            old[sig] = signal.signal(sig, lambda n, frame: got.append(n))
-    except ValueError:                  # not the main thread: nothing to defer with
-        for sig, h in old.items():
-            signal.signal(sig, h)
-        yield
-        return
-    try:
-        yield
-    finally:
-        for sig, h in old.items():
-            signal.signal(sig, h)
-        if got:
-            h = old[got[0]]
-            if callable(h):
-                h(got[0], None)
-            elif h == signal.SIG_DFL:
-                os.kill(os.getpid(), got[0])
+    from fedcheck.core.outputs import signals_held
+    return signals_held()
 
 
 def _noop() -> None:

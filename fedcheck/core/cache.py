@@ -56,8 +56,16 @@ def _claim(location: Path) -> bool:
             if any(location.iterdir()) and location.resolve() != _default().resolve():
                 return False
         location.mkdir(parents=True, exist_ok=True)
-        from fedcheck.core.results import atomic_write_text
-        atomic_write_text(location / MARKER, _MARKER_TEXT)
+        import tempfile                     # (not core.results: it imports numpy, and `fedcheck list` must not)
+        fd, tmp = tempfile.mkstemp(dir=location, prefix=f"{MARKER}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(_MARKER_TEXT)
+            os.replace(tmp, location / MARKER)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
         return True
     except OSError:
         return False

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from fedcheck.core.errors import BadInput
 
-__all__ = ["Outputs", "check_folder", "check_folders", "RESULTS_NAMES", "MANIFEST", "PAGES"]
+__all__ = ["Outputs", "check_folder", "check_folders", "signals_held", "RESULTS_NAMES", "MANIFEST", "PAGES"]
 
 MANIFEST = ".fedcheck-outputs.json"
 FORMAT = 1
@@ -78,8 +78,9 @@ def _sha(path: Path) -> str:
 
 
 @contextlib.contextmanager
-def _signals_held():
-    """SIGINT and SIGTERM held while files are moved in, and acted on just after (as the handlers in place would)."""
+def signals_held():
+    """SIGINT and SIGTERM held while the block runs (files moved in, renderer processes started) and acted on just
+    after, as the handlers in place would."""
     import signal
     got: list[int] = []
     old: dict = {}
@@ -276,7 +277,7 @@ class Outputs:
                     else self._foreign(rel, paths)))
             if why:             # something appeared meanwhile: keep it, refuse to write
                 raise BadInput(f"--out {self.root}: {why}; fedcheck never replaces a file it did not write")
-        with _signals_held():
+        with signals_held():
             for rel, src in items.items():
                 for k in range(1, len(rel.split("/"))):         # the folders fedcheck makes on the way
                     sub = "/".join(rel.split("/")[:k])
