@@ -436,3 +436,25 @@ c = Claim(id="mine.h", paper=P, reference="r", statement="s",
 ''', name="mine2.py")
     rc, out, err = _run(capsys, ["verify", "--theorem-file", str(g), "mine", "--out", str(tmp_path / "out"), "-q"])
     _assert_users_error(rc, err, g, _line(g), "runner runner", tmp_path)
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_while_dask_workers_run_the_users_code(tmp_path, sig, code):
+    f = _file(tmp_path, '''
+import pathlib, time
+def slow(X, x, ctx, *, eta):
+    pathlib.Path("running").write_text("1")
+    time.sleep(0.05)
+    return gd(X, x, ctx, eta=eta)
+''' + _rounds_claim("slow").replace("rounds=20", "rounds=2000"))
+    p = _popen(["verify", "--theorem-file", str(f), "mine", "--out", str(tmp_path / "out"), "-j", "2", "-q"],
+               tmp_path)
+    t0 = time.time()
+    while not (tmp_path / "running").exists() and time.time() - t0 < 180 and p.poll() is None:
+        time.sleep(0.1)
+    assert p.poll() is None, p.communicate()
+    p.send_signal(sig)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == code, err
+    assert "Traceback" not in err and err.strip().count("\n") == 0, err
+    assert not (tmp_path / "out").exists()
