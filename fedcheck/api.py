@@ -84,8 +84,18 @@ def resolve(*names, theorem_file=None) -> tuple[list, list[str]]:
     from fedcheck.core.claim import Claim
     from fedcheck.catalog.registry import load_registry
     names = _flatten(names)
-    files = [str(f) for f in _flatten([theorem_file] if isinstance(theorem_file, (str, os.PathLike))
-                                      else list(theorem_file or ()))]
+    if theorem_file is None:
+        tf = []
+    elif isinstance(theorem_file, (str, os.PathLike)):
+        tf = [theorem_file]
+    elif isinstance(theorem_file, (list, tuple)):
+        tf = _flatten(theorem_file)
+    else:
+        tf = [theorem_file]
+    bad = [f for f in tf if not isinstance(f, (str, os.PathLike))]
+    if bad:
+        raise BadInput(f"theorem_file={bad[0]!r}: expected the path of a Python file (or a list of them)")
+    files = [str(f) for f in tf]
     files += [str(x) for x in names if _is_file(x) and str(x) not in files]
     reg = load_registry(files)
     from_file = {f: [cid for cid, origin in reg.origin.items() if origin == f] for f in files}
@@ -136,12 +146,20 @@ def _seeds(seeds) -> list[int] | None:
 
 def _params(params) -> dict:
     from fedcheck.catalog.inputs import parse_params as _parse_params
+    import numbers
     if params is None:
         return {}
     if isinstance(params, str):
         params = [params]
     if isinstance(params, dict):
-        return _parse_params([f"{k}={v}" for k, v in params.items()])
+        for k, v in params.items():
+            if not isinstance(k, str) or not k:
+                raise BadInput(f"params: {k!r} is not a parameter name (a string)")
+            if isinstance(v, bool) or not isinstance(v, (numbers.Real, str)):
+                raise BadInput(f"params: {k}={v!r} is not a number")
+        return _parse_params([f"{k}={v if isinstance(v, str) else repr(float(v))}" for k, v in params.items()])
+    if not isinstance(params, (list, tuple)) or not all(isinstance(x, str) for x in params):
+        raise BadInput(f"params={params!r:.80}: expected a dict {{name: number}} or NAME=VALUE strings")
     return _parse_params(list(params))
 
 
@@ -159,8 +177,10 @@ def _instances(instances) -> list[tuple[str, Any]]:
                 out.append((str(x), load_problem(x)))
             except InstanceError as e:
                 raise BadInput(str(e)) from None
-        else:       # a problem object already in memory
-            out.append((getattr(x, "source", None) or f"<{type(x).__name__}>", x))
+        elif callable(getattr(x, "properties", None)) and callable(getattr(x, "describe", None)):
+            out.append((getattr(x, "source", None) or f"<{type(x).__name__}>", x))     # a problem object in memory
+        else:
+            raise BadInput(f"instances: {x!r:.60} is neither an instance file (.npz) nor a problem object")
     return out
 
 
@@ -199,7 +219,14 @@ def verify(*claims, seeds=None, rounds: int | None = None, params=None, instance
     command line's one-line message."""
     from fedcheck.catalog.inputs import validate_inputs
     from fedcheck.core.claim import RunConfig
-    from fedcheck.core.results import provenance
+    from fedcheck.core.results import check_writable, provenance
+    for name, flag in (("full", full), ("progress", progress), ("use_cache", use_cache)):
+        if not isinstance(flag, bool):
+            raise BadInput(f"{name}={flag!r}: expected True or False")
+    if save_dir is not None:
+        if isinstance(save_dir, bool) or not isinstance(save_dir, (str, os.PathLike)):
+            raise BadInput(f"save_dir={save_dir!r}: expected a folder path")
+        check_writable(save_dir, "save_dir", directory=True)
     claim_list, files = resolve(*claims, theorem_file=theorem_file)
     seed_list = _seeds(seeds)
     if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1):
@@ -220,6 +247,11 @@ def verify(*claims, seeds=None, rounds: int | None = None, params=None, instance
     argv = _argv(claim_list, files, seed_list, rounds, pars,
                  [p for p, _ in loaded if not p.startswith("<")], full)
     return Results([Result.from_dict(r.to_dict()) for r in done], provenance(argv, seed_list), claim_list)
+
+
+def _path_arg(what: str, path) -> None:
+    if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
+        raise BadInput(f"{what}({path!r:.60}): expected a file path")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -289,19 +321,33 @@ class Results(Sequence):
     alias), ``verdicts``, ``to_frame()``, ``report(dir)``, ``to_json(path)`` and ``to_table(path)``."""
 
     def __init__(self, results, provenance: dict | None = None, claims=None):
-        self._results = [r if isinstance(r, Result) else Result.from_dict(r if isinstance(r, dict) else r.to_dict())
-                         for r in results]
+        from fedcheck.core.schema import CHECK_SCHEMA, schema_errors
+        if isinstance(results, (str, bytes, dict)) or not hasattr(results, "__iter__"):
+            raise BadInput(f"Results({results!r:.60}): expected a list of results (or Results.read(path))")
+        if provenance is not None and not isinstance(provenance, dict):
+            raise BadInput(f"Results(provenance={provenance!r:.60}): expected a dict")
+        out = []
+        for k, r in enumerate(results):
+            if isinstance(r, Result):
+                out.append(r)
+            elif isinstance(r, dict):
+                why = schema_errors(r, CHECK_SCHEMA)
+                if why:
+                    raise BadInput(f"Results: result {k} is not a fedcheck result ({why})")
+                out.append(Result.from_dict(r))
+            elif callable(getattr(r, "to_dict", None)):
+                out.append(Result.from_dict(r.to_dict()))
+            else:
+                raise BadInput(f"Results: result {k} is a {type(r).__name__}, not a fedcheck result (a dict)")
+        self._results = out
         self.provenance = provenance or {}
         self._aliases = {a: c.id for c in (claims or []) for a in getattr(c, "aliases", ())}
 
     @classmethod
     def read(cls, path) -> "Results":
         """Results read back from a results JSON (``fedcheck verify --json`` or :meth:`to_json`)."""
-        from fedcheck.core.results import read_json
-        try:
-            doc = read_json(path)
-        except (OSError, ValueError) as e:
-            raise BadInput(str(e)) from None
+        from fedcheck.core.results import read_results
+        doc = read_results(path)        # BadInput (one line) for anything but a valid results document
         return cls(doc["checks"], doc.get("provenance"))
 
     # -- the sequence ---------------------------------------------------------------------------
@@ -353,19 +399,22 @@ class Results(Sequence):
 
     def to_table(self, path) -> Path:
         """Write :meth:`to_frame` as ``.csv`` or ``.parquet`` (atomically)."""
+        _path_arg("to_table", path)
         check_table_path(path)
         return write_table(self.to_frame(), path)
 
     def to_json(self, path) -> Path:
         from fedcheck.core.results import check_writable, write_json
+        _path_arg("to_json", path)
         check_writable(path, "--json", directory=False)
         return write_json(self.document(), path)
 
     def report(self, out="reports") -> list[Path]:
-        """Write the HTML and PDF reports (and ``results.json``) under ``out``, as ``fedcheck verify`` does."""
-        from fedcheck.core.results import check_writable
+        """Write the HTML and PDF reports (and ``results.json``) under ``out``, as ``fedcheck verify`` does (never over
+        a file fedcheck did not write there: :class:`BadInput`)."""
         from fedcheck.render import write_reports
-        check_writable(out, "--out", directory=True)
+        if not isinstance(out, (str, os.PathLike)):
+            raise BadInput(f"report(out={out!r}): expected a folder path")
         return write_reports(self.document(), Path(out))
 
     # -- display -----------------------------------------------------------------------------------
@@ -640,27 +689,35 @@ def write_table(df, path) -> Path:
     return atomic_write(path, lambda fh: fh.write(data))
 
 
-def keep_run(doc: dict, runs_dir, written: "Path | None" = None) -> Path:
+def keep_run(doc: dict, runs_dir=None, written: "Path | None" = None, outputs=None) -> Path:
     """Keep a copy of a run's results as ``runs_dir/<UTC timestamp>-<ids>.json`` (atomically; an earlier
-    run's copy is never overwritten).  ``written``: a file that already holds ``doc`` as written by
+    run's copy is never overwritten), or, with ``outputs`` (:class:`fedcheck.core.outputs.Outputs`), as a new file
+    in its ``runs/`` folder.  ``written``: a file that already holds ``doc`` as written by
     :func:`fedcheck.core.results.write_json` (the report's ``results.json``): its bytes are copied instead of
     serializing the document again (0.14 s for Theorem 1's 4 MB).  A copy, not a hard link: an editor that
     saves in place would change both."""
     import re
     from datetime import datetime, timezone
-    from fedcheck.core.results import write_json
+    from fedcheck.core.results import atomic_write, write_json
     ids = [c.get("id", "check") for c in doc.get("checks", [])]
     tag = "+".join(ids[:3]) + (f"+{len(ids) - 3}-more" if len(ids) > 3 else "")
     tag = re.sub(r"[^A-Za-z0-9._+-]+", "_", tag)[:100] or "run"
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    runs_dir = Path(runs_dir)
+    runs_dir = Path(outputs.root / "runs") if outputs is not None else Path(runs_dir)
     path = runs_dir / f"{stamp}-{tag}.json"
     n = 1
-    while path.exists():
+    while path.exists() or path.is_symlink():
         n += 1
         path = runs_dir / f"{stamp}-{tag}-{n}.json"
+    if outputs is not None:
+        src = outputs.stage() / "runs" / path.name
+        if written is not None:
+            data = Path(written).read_bytes()
+            atomic_write(src, lambda fh: fh.write(data))
+        else:
+            write_json(doc, src)
+        return outputs.publish({f"runs/{path.name}": src}, new=True)[0]
     if written is not None:
-        from fedcheck.core.results import atomic_write
         data = Path(written).read_bytes()
         return atomic_write(path, lambda fh: fh.write(data))
     return write_json(doc, path)

@@ -106,14 +106,14 @@ def merge_documents(docs: list[dict], sources: list[str] | None = None) -> dict:
 
 
 def print_written(paths: list[Path], out: Path) -> None:
-    """One line per file a person opens (``report: ...``) and one per folder of figure files."""
-    out = Path(out)
+    """One line per file a person opens (``report: ...``) and one per folder of figure files (a check's
+    ``report/`` folder, :func:`fedcheck.render.write_reports`)."""
     dirs: dict[Path, int] = {}
     for p in paths:
         p = Path(p)
-        if p.parent == out:
-            print(f"report: {p}")
-        else:
+        if p.parent.name == "report" and p.name.startswith("fig-"):
             dirs[p.parent] = dirs.get(p.parent, 0) + 1
+        else:
+            print(f"report: {p}")
     for d, n in dirs.items():
         print(f"figures: {d}/ ({n} files: SVG, PDF and CSV of each figure)")

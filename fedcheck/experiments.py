@@ -28,11 +28,14 @@ import sympy as sp
 from fedcheck.core import verdict as V
 from fedcheck.core.streams import replicate_seeds  # noqa: F401  (re-exported: one definition)
 from fedcheck.core.evidence import Comparison, Observations, Observed
+from fedcheck.core.errors import BadInput, Terminated, UserCodeError
 from fedcheck.core.schedules import evaluate_schedule, record_grid
 from fedcheck.core.symbols import T as T_sym, latex, t as t_sym
+from fedcheck.core.usercode import call_user, contract_error, guard, is_own, short_path
 
 __all__ = ["Rounds", "Horizons", "HorizonCase", "algorithm_runner", "Cases", "Case", "Metric", "objective_gap", "recorded", "SideCondition",
-           "replicate_seeds", "geometric_horizons", "with_progress", "measured", "takes_instance", "param_domain"]
+           "replicate_seeds", "geometric_horizons", "with_progress", "measured", "takes_instance", "param_domain",
+           "check_declaration", "declared"]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -46,7 +49,25 @@ class Metric:
     description: str = ""
 
     def __call__(self, M, sols):
-        return self.compute(M, sols)
+        return call_user(self.compute, M, sols, role="metric")
+
+
+def declared(claim, what: str, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` evaluating what ``claim`` declares (a bound, a schedule, a constant): when a user
+    declared the claim, a failure is the declaration's -- one line naming the claim, what failed and where the claim
+    is declared (exit 2); in fedcheck's own catalog it is fedcheck's bug, raised as it is."""
+    try:
+        return fn(*args, **kwargs)
+    except (KeyboardInterrupt, Terminated, BadInput):
+        raise
+    except Exception as e:  # noqa: BLE001
+        if not getattr(claim, "is_users", False):
+            raise
+        file, _, line = getattr(claim, "declared_in", "").rpartition(":")
+        where = f" ({short_path(file)}:{line})" if file else ""
+        msg = " ".join(str(e).split())[:400]
+        raise UserCodeError(f"error in your {what} of {claim.id}{where}: {type(e).__name__}: {msg}",
+                            what, claim.id, where.strip(" ()")) from None
 
 
 def objective_gap(key: str = "F", label: str | None = None) -> Metric:
@@ -211,11 +232,14 @@ class _EveryRound:
                 continue
             try:
                 value, lo, hi = (np.asarray(a, dtype=float) for a in self.exp.metric_of(bnd.name)(M, self.run_sols))
-            except KeyError:      # the stream does not carry this metric: judged on the recorded grid
+            except (KeyError, UserCodeError) as e:  # the stream does not carry this metric: judged on the recorded grid
+                if isinstance(e, UserCodeError) and not e.args[0].split(": ", 1)[-1].startswith("KeyError"):
+                    raise
                 self.covered.discard(bnd.name)
                 continue
             for r in self.claim.readings:
-                b = evaluate_schedule(bnd.expr.subs(dict(r.substitutions)), kk, self.vals, self.I)
+                b = declared(self.claim, f"bound {bnd.name!r}", evaluate_schedule, bnd.expr.subs(dict(r.substitutions)),
+                             kk, self.vals, self.I)
                 st = self.test.statistic_of(r)
                 for j in range(self.I):
                     cols = slice(j * self.R, (j + 1) * self.R)
@@ -289,6 +313,16 @@ class Rounds:
     def validate(self, claim, test) -> None:
         if not callable(self.algorithm):
             raise TypeError(f"{claim.id}: Rounds(algorithm=...) must be callable")
+        for name in ("seeds", "rounds", "replicates", "valid_from", "dense_until", "per_decade", "full_seeds",
+                     "full_rounds", "full_replicates"):
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
+                raise ValueError(f"{claim.id}: Rounds({name}=...) must be an integer >= 1, not {v!r}")
+        if not all(isinstance(g, dict) for g in self.param_grid) or not self.param_grid:
+            raise TypeError(f"{claim.id}: Rounds(param_grid=...) must be a tuple of dicts {{name: value}}")
+        bad = [k for k, m in self.metrics.items() if not callable(m)]
+        if bad:
+            raise TypeError(f"{claim.id}: Rounds(metrics=...) of {bad} must be Metric(label, compute)")
         if self.family is not None and not callable(getattr(self.family, "draw", None)):
             raise TypeError(f"{claim.id}: Rounds(family=...) must have draw(seed) (or be None: given instances only)")
         missing = [b.name for b in test.bounds if b.expr is None]
@@ -297,7 +331,10 @@ class Rounds:
 
     # -- helpers ----------------------------------------------------------------------------------
     def metric_of(self, bound_name: str) -> Metric:
-        return self.metrics.get(bound_name) or suboptimality
+        m = self.metrics.get(bound_name) or suboptimality
+        if not isinstance(m, Metric):       # a plain function (M, sols) -> (value, lo, hi): called behind the guard too
+            m = Metric(getattr(m, "__name__", bound_name), m)
+        return m
 
     def rounds_for(self, config) -> int:
         if config.rounds:
@@ -315,11 +352,18 @@ class Rounds:
             from fedcheck.core.errors import BadInput
             raise BadInput("this claim declares no instance family: it runs only on given instances (--instance FILE)")
         n = (self.full_seeds or self.seeds) if config.full else self.seeds
-        return [self.family.draw(s) for s in config.seed_list(n)]
+        out = [call_user(self.family.draw, s, role="instance family") for s in config.seed_list(n)]
+        if not is_own(self.family.draw):
+            from fedcheck.problems.instances import Instance
+            bad = next((x for x in out if not isinstance(x, Instance)), None)
+            if bad is not None:
+                raise contract_error(self.family.draw, "instance family", f"drew {type(bad).__name__}; a family of "
+                                     "a Rounds experiment draws fedcheck.problems.Instance objects")
+        return out
 
     def _solver(self):
         if self.solver is not None:
-            return self.solver
+            return guard(self.solver, "solver")
         from fedcheck.problems.solve import solve_consensus
         return solve_consensus
 
@@ -376,33 +420,43 @@ class Rounds:
                 batch = InstanceBatch(runs)
                 run_sols = [sols[k] for k in idxs for _ in range(R)]
                 ctxs = [InstanceContext(insts[k], batch.loss.take(j * R), sols[k], P) for j, k in enumerate(idxs)]
-                consts = {s.name: [resolve(s.name, c) for c in ctxs] for s in syms}
+                consts = {s.name: [declared(claim, f"constant {s.name!r}", resolve, s.name, c) for c in ctxs]
+                          for s in syms}
                 vals = {n: np.array([v.value for v in vs]) for n, vs in consts.items()}
                 vals_rep = {n: np.repeat(v, R) for n, v in vals.items()}
                 tt = np.arange(1, rounds + 1)
-                sched = {name: evaluate_schedule(e, tt, vals_rep, batch.B) for name, e in self.schedules.items()}
+                sched = {name: declared(claim, f"schedule {name!r}", evaluate_schedule, e, tt, vals_rep, batch.B)
+                         for name, e in self.schedules.items()}
                 kwargs = dict(self.algorithm_kwargs)
                 if self.run_kwargs is not None or (R > 1 and _takes_seeds(self.algorithm)):
                     seeds_rep = replicate_seeds([insts[k].seed if insts[k].seed is not None
                                                  else int(insts[k].content_hash()[:8], 16) for k in idxs], R)
-                    kwargs.update(self.run_kwargs(vals_rep, seeds_rep) if self.run_kwargs is not None
-                                  else {"seeds": seeds_rep})
-                rec = self.recorder(batch, sched) if self.recorder else default_recorder(batch)
+                    kwargs.update(call_user(self.run_kwargs, vals_rep, seeds_rep, role="run_kwargs")
+                                  if self.run_kwargs is not None else {"seeds": seeds_rep})
+                rec = _checked_recorder(call_user(self.recorder, batch, sched, role="recorder"), batch.B) \
+                    if self.recorder else default_recorder(batch)
                 rec = with_progress(rec, rounds + 1, f"{claim.id}{' ' + gtag if gtag else ''}", config.progress)
                 every = None
                 if _streams(self.algorithm):
                     every = _EveryRound(self, claim, test, vals, I, R, run_sols, [sols[k] for k in idxs])
                     kwargs["stream"] = every
-                trace = self.algorithm(batch, rounds=rounds, grid=grid, recorder=rec, **sched, **kwargs)
+                trace = call_user(self.algorithm, batch, rounds=rounds, grid=grid, recorder=rec, **sched, **kwargs,
+                                  role="algorithm")
+                _check_trace(self.algorithm, trace, len(grid), batch.B)
                 streamed = set(every.covered) if every is not None else set()
                 kk = trace.rounds.astype(float)
                 valid = kk >= self.valid_from
                 infeas = trace.metrics.get("infeasibility")
                 radius = np.broadcast_to(np.asarray(batch.set.radius, dtype=float), (batch.B,))
+                broke = _nonfinite(trace, [self.metric_of(b.name) for b in bounds], run_sols, self.valid_from)
                 for j, kidx in enumerate(idxs):
                     inst, sol = insts[kidx], sols[kidx]
                     reason = sol.reason
                     cols = slice(j * R, (j + 1) * R)
+                    if reason is None and broke is not None and np.any(broke[cols] > 0):
+                        k = broke[cols][broke[cols] > 0]
+                        reason = (f"the method's iterates are not finite (NaN or inf) from round {int(k.min())} on "
+                                  f"({len(k)} of {R} run(s) of {_label(inst)}): a run that breaks down decides nothing")
                     tol = V.POLICY.feasibility_tol * max(1.0, float(radius[j * R]))
                     if reason is None and infeas is not None and kk[0] == 1 and np.any(infeas[0, cols] > tol):
                         reason = (f"assumption broken: the starting point is not in the set "
@@ -445,7 +499,9 @@ class Rounds:
                     rec_j["grid"].append(entry)
                     case = _label(inst) + (f" ({gtag})" if gtag else "")
                     for bi, bnd in enumerate(bounds):
-                        value, lo, hi = (np.asarray(a, dtype=float) for a in self.metric_of(bnd.name)(trace.metrics, run_sols))
+                        value, lo, hi = (np.asarray(a, dtype=float) for a in declared(
+                            claim, f"measured quantity of bound {bnd.name!r}", self.metric_of(bnd.name), trace.metrics,
+                            run_sols))
                         v_j, lo_j, hi_j = value[:, cols], lo[:, cols], hi[:, cols]
                         part = entry["parts"].setdefault(bnd.name, {"metric": v_j.mean(1),
                                                                     "metric_interval": {"lo": lo_j.mean(1), "hi": hi_j.mean(1)},
@@ -453,7 +509,8 @@ class Rounds:
                         if R > 1:
                             part["metric_se"] = np.maximum(lo_j.std(1, ddof=1), hi_j.std(1, ddof=1)) / np.sqrt(R)
                         for r in readings:
-                            b = evaluate_schedule(bnd.expr.subs(dict(r.substitutions)), kk, vals, I)[:, j]
+                            b = declared(claim, f"bound {bnd.name!r}", evaluate_schedule,
+                                         bnd.expr.subs(dict(r.substitutions)), kk, vals, I)[:, j]
                             cmp = Comparison(lhs_lo=lo_j[valid].T, lhs_hi=hi_j[valid].T, rhs_lo=b[valid],
                                              relation=bnd.relation, scale=max(1.0, abs(sol.F_star)), points=kk[valid],
                                              point_name="round", value=v_j[valid].T)
@@ -499,6 +556,159 @@ class Rounds:
         return obs
 
 
+def _checked_recorder(rec, B: int):
+    """A user's recorder, guarded, whose every output is checked: a mapping of per-run values (leading axis ``B``)."""
+    if not callable(rec):
+        raise BadInput(f"Rounds(recorder=...) must return a recorder function (k, X, x) -> dict, not "
+                       f"{type(rec).__name__}")
+    call = guard(rec, "recorder")
+
+    def checked(k, X, x):
+        out = call(k, X, x)
+        if not isinstance(out, dict) or not all(np.ndim(v) >= 1 and np.shape(v)[0] == B for v in out.values()):
+            raise contract_error(rec, "recorder", f"returned {type(out).__name__} {str(out)[:60]!r}; a recorder returns "
+                                 f"a dict of per-run values (each of leading size B = {B})")
+        return out
+    checked.__dict__.update(getattr(rec, "__dict__", {}))
+    return checked
+
+
+def _check_trace(algorithm, trace, K: int, B: int) -> None:
+    """A user's batched algorithm returns a :class:`Trace` of its ``(len(grid), B)`` recorded metrics."""
+    if is_own(algorithm):
+        return
+    ok = hasattr(trace, "rounds") and isinstance(getattr(trace, "metrics", None), dict) and \
+        isinstance(getattr(trace, "final", {}), dict) and np.ndim(trace.rounds) == 1 and \
+        all(np.ndim(v) >= 2 and np.shape(v)[:2] == (np.size(trace.rounds), B) for v in trace.metrics.values())
+    if not ok:
+        raise contract_error(algorithm, "algorithm", f"returned {type(trace).__name__}; a batched algorithm returns a "
+                             f"fedcheck Trace whose metrics are (recorded rounds, B = {B}) arrays")
+
+
+def _nonfinite(trace, metrics, sols, valid_from: int = 1) -> np.ndarray | None:
+    """Per run, the first round from which its iterates (``trace.final["nonfinite_round"]``, noted by the round-function
+    contract) or its measured quantity on the recorded rounds the bounds cover are not finite; 0 where they stay
+    finite."""
+    out = None
+    nf = (trace.final or {}).get("nonfinite_round")
+    if nf is not None:
+        out = np.asarray(nf, dtype=float).copy()
+    kk = np.asarray(trace.rounds, dtype=float)
+    for m in metrics:
+        try:
+            value = np.asarray(m(trace.metrics, sols)[0], dtype=float)
+        except (KeyError, UserCodeError):
+            continue
+        if value.ndim != 2 or value.shape[0] != kk.size:
+            continue
+        bad = ~np.isfinite(value) & (kk >= valid_from)[:, None]
+        if bad.any():
+            first = np.where(bad.any(0), np.maximum(kk[np.argmax(bad, axis=0)] - 1, 1), 0.0)
+            out = first if out is None else np.where(out > 0, out, first)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# declarations checked when they are loaded (before anything runs)
+import weakref  # noqa: E402
+
+_DECLARATIONS_CHECKED: "weakref.WeakSet" = weakref.WeakSet()
+
+
+def _instance_constants(family) -> set | None:
+    """The constants the instances ``family`` draws supply themselves (their class's ``CONSTANT_NAMES``); ``set()``
+    for a class without its own constants; ``None`` when it cannot be told (a class with ``constant()`` but no list
+    of names, or no family: then any name may be one)."""
+    import inspect
+    import typing
+    if family is None:
+        return None
+    try:
+        cls = typing.get_type_hints(type(family).draw).get("return")
+    except Exception:  # noqa: BLE001 - no usable annotation: draw one instance and look at it
+        cls = None
+    if not inspect.isclass(cls):
+        cls = type(call_user(family.draw, 0, role="instance family"))
+    names = getattr(cls, "CONSTANT_NAMES", None)
+    if names is not None:
+        return set(names)
+    return None if callable(getattr(cls, "constant", None)) else set()
+
+
+def check_declaration(claim) -> None:
+    """Refuse (:class:`~fedcheck.core.errors.BadInput`, one line naming the claim and the symbol) a bound or schedule
+    of a :class:`Rounds` or :class:`Horizons` claim with a free symbol that is neither one of the claim's parameters,
+    a known constant (:func:`fedcheck.problems.constants.known_constants`, the instance class's own ``CONSTANT_NAMES``)
+    nor the axis variable (``t`` for rounds, ``T`` for horizons: a horizon's schedule may depend on ``T`` only), and
+    one that cannot be evaluated at all.  Called when a user's claim is loaded (``--theorem-file``) and before a
+    ``Claim`` object given to the API runs."""
+    from fedcheck.core.evidence import BoundTest
+    from fedcheck.problems.constants import known_constants
+    if claim in _DECLARATIONS_CHECKED:
+        return
+    ev = claim.evidence
+    exp = getattr(ev, "experiment", None) if isinstance(ev, BoundTest) else None
+    if not isinstance(exp, (Rounds, Horizons)):
+        return
+    _check_symbols(claim, ev, exp, known_constants)
+    _DECLARATIONS_CHECKED.add(claim)
+
+
+def _check_symbols(claim, ev, exp, known_constants) -> None:
+    rounds = isinstance(exp, Rounds)
+    axis, other = (t_sym, T_sym) if rounds else (T_sym, t_sym)
+    params = set(claim.params) | set(claim.domain.params)
+    if rounds:
+        params |= {k for g in exp.param_grid for k in g}
+        family = exp.family
+    else:
+        params |= {k for c in exp.cases for k in c.settings}
+        fams = {id(c.family): c.family for c in exp.cases}
+        family = next(iter(fams.values())) if len(fams) == 1 else None
+    own = None if (not rounds and exp.context is not None) else _instance_constants(family)
+    constants = None if own is None else set(known_constants()) | own
+    measures = getattr(exp, "runner", None) and getattr(exp.runner, "measures", None)
+    if not rounds and measures:
+        for b in ev.bounds:
+            if b.metric not in measures:
+                raise BadInput(f"{claim.id}: bound {b.name!r} measures {b.metric!r}, which its runner does not give "
+                               f"(it measures {', '.join(map(repr, measures))}: Bound(..., metric={measures[0]!r}))")
+    exprs = [(f"bound {b.name!r}", b.expr) for b in ev.bounds if b.expr is not None]
+    exprs += [(f"schedule {k!r}", e) for k, e in exp.schedules.items()]
+    schedule_names = set(exp.schedules) if not rounds else set()
+    for what, expr in exprs:
+        for r in claim.readings:
+            e = sp.sympify(expr).subs(dict(r.substitutions))
+            reading = f" (reading {r.name!r})" if len(claim.readings) > 1 else ""
+            for sym in sorted(e.free_symbols, key=lambda z: z.name):
+                name = sym.name
+                if name in params or (what.startswith("bound") and name in schedule_names):
+                    continue
+                if name == axis.name:
+                    if sym != axis:
+                        raise BadInput(f"{claim.id}: {what}{reading} uses a symbol {name!r} with other assumptions than "
+                                       f"the {'round' if rounds else 'horizon'} variable fedcheck.symbols.{name}; "
+                                       f"import it from fedcheck.symbols")
+                    continue
+                if name == other.name and not rounds:
+                    raise BadInput(f"{claim.id}: {what}{reading} depends on the round t; over horizons a schedule or "
+                                   "bound may depend on the horizon T only (and on parameters and constants)")
+                if constants is None or name in constants:
+                    continue
+                hint = (" (the horizon T is the variable of a Horizons experiment; this claim runs over rounds t)"
+                        if name == "T" else "")
+                raise BadInput(f"{claim.id}: {what}{reading} uses the symbol {name!r}, which is neither a parameter "
+                               f"of the claim (params: {', '.join(sorted(params)) or 'none'}), a known constant nor the "
+                               f"{'round t' if rounds else 'horizon T'}{hint}; declare it in params=, or "
+                               f"register_constant({name!r}, ...)")
+            values = {z.name: np.ones(2) for z in e.free_symbols if z != axis}
+            try:
+                evaluate_schedule(e, np.array([1.0, 2.0]), values, 2, t_symbol=axis)
+            except Exception as exc:  # noqa: BLE001 - a declaration that cannot be evaluated at all
+                raise BadInput(f"{claim.id}: {what}{reading} cannot be evaluated: {type(exc).__name__}: "
+                               f"{' '.join(str(exc).split())[:200]}") from None
+
+
 # ---------------------------------------------------------------------------------------------------
 def takes_instance(claim, inst) -> str | None:
     """``None`` when ``claim`` can run on the given problem instance, else why not (``verify --instance``)."""
@@ -508,15 +718,15 @@ def takes_instance(claim, inst) -> str | None:
         exp = ev.experiment
         accepts = getattr(exp, "accepts", None)
         if isinstance(exp, Rounds):
-            ok = type(inst).__name__ == "Instance" if accepts is None else bool(accepts(inst))
+            ok = type(inst).__name__ == "Instance" if accepts is None else bool(call_user(accepts, inst, role="accepts"))
         elif isinstance(exp, Horizons):
-            ok = True if accepts is None else bool(accepts(inst))
+            ok = True if accepts is None else bool(call_user(accepts, inst, role="accepts"))
         elif accepts is None:
             return f"{claim.id} builds its own cases and does not run on given instances"
         else:
-            ok = bool(accepts(inst))
+            ok = bool(call_user(accepts, inst, role="accepts"))
     elif isinstance(ev, Measurement) and ev.accepts is not None:
-        ok = bool(ev.accepts(inst))
+        ok = bool(call_user(ev.accepts, inst, role="accepts"))
     else:
         return f"{claim.id} does not run on instances (its evidence is a {type(ev).__name__.lower()})"
     if not ok:
@@ -575,10 +785,18 @@ class HorizonCase:
     run_seeds: int = 1
     full_run_seeds: int | None = None
 
+    def declared_horizons(self, config) -> list[int]:
+        return [int(h) for h in (self.full_horizons if (config.full and self.full_horizons) else self.horizons)]
+
     def pick(self, config) -> tuple[list[int], list[int], int]:
+        """Seeds, horizons and run seeds in this mode.  ``--rounds R`` (``config.rounds``) keeps the declared horizons
+        ``T <= R`` -- as it keeps the rounds ``t <= R`` of a claim over rounds: a violation at a declared horizon
+        below ``R`` is never dropped -- and runs the single horizon ``T = R`` only when no declared horizon is
+        ``<= R``; :func:`horizons_note` says which (in the terminal and in the claim's evidence)."""
         seeds = config.seed_list(self.full_seeds if (config.full and self.full_seeds) else self.seeds)
-        hs = [int(config.rounds)] if config.rounds else \
-            list(self.full_horizons if (config.full and self.full_horizons) else self.horizons)
+        hs = self.declared_horizons(config)
+        if config.rounds:
+            hs = [h for h in hs if h <= int(config.rounds)] or [int(config.rounds)]
         rs = self.full_run_seeds if (config.full and self.full_run_seeds) else self.run_seeds
         return seeds, hs, int(rs)
 
@@ -620,13 +838,27 @@ class Horizons:
             raise TypeError(f"{claim.id}: Horizons needs runner=... or algorithm=...")
         if not self.cases:
             raise TypeError(f"{claim.id}: Horizons needs at least one HorizonCase")
+        for c in self.cases:
+            if not isinstance(c, HorizonCase):
+                raise TypeError(f"{claim.id}: Horizons(cases=...) must be HorizonCase(...)s, not {type(c).__name__}")
+            for name in ("horizons", "full_horizons"):
+                hs = getattr(c, name)
+                if hs is not None and (not hs or not all(isinstance(h, (int, np.integer)) and not isinstance(h, bool)
+                                                         and h >= 1 for h in hs)):
+                    raise ValueError(f"{claim.id}: HorizonCase {c.name!r}: {name} must be integers >= 1, not {hs!r}")
+            for name in ("seeds", "full_seeds", "run_seeds", "full_run_seeds"):
+                v = getattr(c, name)
+                if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
+                    raise ValueError(f"{claim.id}: HorizonCase {c.name!r}: {name} must be an integer >= 1, not {v!r}")
+            if not callable(getattr(c.family, "draw", None)):
+                raise TypeError(f"{claim.id}: HorizonCase {c.name!r}: its family must have draw(seed)")
         missing = [b.name for b in test.bounds if b.expr is None]
         if missing:
             raise TypeError(f"{claim.id}: Horizons evaluates SymPy bounds; bound(s) {missing} have no expression")
 
     def _ctx(self, inst, sol, params):
         if self.context is not None:
-            return self.context(inst, sol, params)
+            return call_user(self.context, inst, sol, params, role="context")
         from fedcheck.problems.constants import InstanceContext
         make = getattr(inst, "make_loss", None)
         return InstanceContext(inst, make() if make else None, sol, params)
@@ -650,7 +882,8 @@ class Horizons:
                            for b in bounds if b.name == rate_b) if any(b.name == rate_b for b in bounds)
             else ", ".join(dict.fromkeys(b.metric for b in bounds)),
         }
-        if config.instances and self.accepts is not None and not all(self.accepts(i) for i in config.instances):
+        if config.instances and self.accepts is not None and \
+                not all(call_user(self.accepts, i, role="accepts") for i in config.instances):
             obs.reasons.append(f"{claim.id} runs on its own problem class; the given instance(s) are not of it")
             return obs
         needed = ({s.name for s in _needed(list(self.schedules.values()), readings)}
@@ -658,9 +891,11 @@ class Horizons:
         needed -= {T_sym.name}
         for case in self.cases:
             seeds, horizons, run_seeds = case.pick(config)
-            insts = list(config.instances) if config.instances else [case.family.draw(s) for s in seeds]
+            insts = list(config.instances) if config.instances else \
+                [call_user(case.family.draw, s, role="instance family") for s in seeds]
             from fedcheck.problems.solve import solve_all
-            sols = solve_all(self.solver, insts, config.use_cache, config.progress, f"{claim.id} solving")
+            sols = solve_all(guard(self.solver, "solver"), insts, config.use_cache, config.progress,
+                             f"{claim.id} solving")
             P = {**params, **case.settings, **(config.params or {})}
             consts = []
             for inst, sol in zip(insts, sols):
@@ -687,12 +922,29 @@ class Horizons:
                     out = np.empty(B)
                     for r, reading in enumerate(readings):
                         sel = r_idx == r
-                        out[sel] = _eval_T(expr.subs(dict(reading.substitutions)),
-                                           {k: v[sel] for k, v in values.items()}, T, int(sel.sum()))
+                        out[sel] = declared(claim, f"schedule {name!r}", _eval_T, expr.subs(dict(reading.substitutions)),
+                                            {k: v[sel] for k, v in values.items()}, T, int(sel.sum()))
                     values[name] = out
                 sched = {name: values[name] for name in self.schedules}
-                meas = self.runner([insts[i] for i in i_idx], [sols[i] for i in i_idx], sched, T,
-                                   dict(case.settings), s_idx)
+                meas = call_user(self.runner, [insts[i] for i in i_idx], [sols[i] for i in i_idx], sched, T,
+                                 dict(case.settings), s_idx, role="runner")
+                missing = [b.metric for b in bounds if not isinstance(meas, dict) or b.metric not in meas]
+                if missing:
+                    gives = sorted(meas) if isinstance(meas, dict) else []
+                    what = (f"returned {type(meas).__name__} without the measured quantities {missing} of the bounds "
+                            f"(a dict {{metric: values}}; it gave {gives})")
+                    if is_own(self.runner):     # fedcheck's runner: the bounds name a quantity it does not measure
+                        raise BadInput(f"{claim.id}: the bounds measure {missing}, which the runner does not give "
+                                       f"(it gives {gives}: Bound(..., metric=...))")
+                    raise contract_error(self.runner, "runner", what)
+                for b in bounds if not is_own(self.runner) else ():
+                    try:
+                        rows = np.shape(measured(meas[b.metric])["value"])
+                    except (TypeError, ValueError, KeyError) as e:
+                        rows = (f"{type(e).__name__}: {e}",)
+                    if not rows or rows[-1] != B:
+                        raise contract_error(self.runner, "runner", f"returned {b.metric!r} of shape {rows}; a runner "
+                                             f"returns one value per row (last axis {B})")
                 extra = meas.get("_evidence") or {}
                 for j in range(B):
                     if s_idx[j] == 0 and extra:
@@ -702,7 +954,7 @@ class Horizons:
                     bvals = np.empty(B)
                     for r, reading in enumerate(readings):
                         sel = r_idx == r
-                        bvals[sel] = _eval_T(bnd.expr.subs(dict(reading.substitutions)),
+                        bvals[sel] = declared(claim, f"bound {bnd.name!r}", _eval_T, bnd.expr.subs(dict(reading.substitutions)),
                                              {k: v[sel] for k, v in values.items()}, T, int(sel.sum()))
                     m = measured(meas[bnd.metric])
                     for r, reading in enumerate(readings):
@@ -767,8 +1019,26 @@ class Horizons:
                                    "settings": {k: (v if isinstance(v, (int, float, str, bool)) else str(v))
                                                 for k, v in c.settings.items()},
                                    "horizons": list(c.pick(config)[1]), "seeds": len(c.pick(config)[0]),
-                                   "run_seeds": c.pick(config)[2]} for c in self.cases]}
+                                   "run_seeds": c.pick(config)[2],
+                                   "declared_horizons": c.declared_horizons(config)} for c in self.cases]}
+        if config.rounds:
+            obs.evidence["rounds_option"] = horizons_note(claim, config)
         return obs
+
+
+def horizons_note(claim, config) -> str | None:
+    """What ``--rounds`` does to a claim over horizons (shown in the terminal and kept in its evidence)."""
+    exp = getattr(claim.evidence, "experiment", None)
+    if not isinstance(exp, Horizons) or not config.rounds:
+        return None
+    allh = sorted({h for c in exp.cases for h in c.declared_horizons(config)})
+    run = sorted({h for c in exp.cases for h in c.pick(config)[1]})
+    declared = ", ".join(map(str, allh))
+    if set(run) <= set(allh):
+        return (f"--rounds {config.rounds}: {claim.id} is stated over horizons; only its declared horizons T <= "
+                f"{config.rounds} are run (T = {', '.join(map(str, run))} of {declared})")
+    return (f"--rounds {config.rounds}: {claim.id} is stated over horizons (T = {declared}); none is <= "
+            f"{config.rounds}, so it runs at T = {', '.join(map(str, run))} only, a horizon it does not declare")
 
 
 def algorithm_runner(algorithm: Callable, metric: "Metric | None" = None, name: str = "gap",
@@ -787,10 +1057,12 @@ def algorithm_runner(algorithm: Callable, metric: "Metric | None" = None, name: 
         seeds = np.array([int(np.random.SeedSequence([int(i.seed or 0), int(r), int(T)]).generate_state(1)[0])
                           for i, r in zip(insts, run_seeds)], dtype=np.int64)
         kw = {**algorithm_kwargs, **{k: v for k, v in settings.items() if k not in sched}}
-        trace = algorithm(batch, rounds=T, grid=np.array([T + 1]), seeds=seeds, **sched, **kw)
+        trace = call_user(algorithm, batch, rounds=T, grid=np.array([T + 1]), seeds=seeds, **sched, **kw,
+                          role="algorithm")
         value, lo, hi = metric(trace.metrics, sols)
         return {name: {"value": value[-1], "lo": lo[-1], "hi": hi[-1],
                        "scale": np.array([max(1.0, abs(s.F_star)) for s in sols])}}
+    runner.measures = (name,)      # what it measures (a bound's metric must be one of them: checked at load)
     return runner
 
 
@@ -830,7 +1102,25 @@ class Cases:
         obs.formula = dict(self.formula)
         obs.formula.setdefault("readings", {r.name: {"paper": r.paper, "description": r.description}
                                             for r in claim.readings})
-        cases = self.cases(config, params)
+        cases = call_user(self.cases, config, params, role="case builder")
+        try:
+            cases = list(cases)
+        except TypeError:
+            raise contract_error(self.cases, "case builder", f"returned {type(cases).__name__}, not a list of Case") \
+                from None
+        if any(not isinstance(c, Case) for c in cases):
+            bad = next(c for c in cases if not isinstance(c, Case))
+            raise contract_error(self.cases, "case builder", f"returned {type(bad).__name__} among its cases; each "
+                                 "must be a fedcheck Case")
+        if not is_own(self.cases):
+            from fedcheck.core.runner import result_parts_error
+            for c in cases:
+                why = result_parts_error(c, f"a Case {c.label!r}")
+                if not isinstance(c.inequalities, dict) or \
+                        not all(isinstance(v, Comparison) for v in c.inequalities.values()):
+                    why = f"returned a Case {c.label!r} whose inequalities are not a dict of fedcheck Comparisons"
+                if why:
+                    raise contract_error(self.cases, "case builder", why)
         bound_name = test.bounds[0].name if test.bounds else "claim"
         for case in cases:
             summ = {}

@@ -67,23 +67,26 @@ def _fail(msg: str):
 
 
 # ------------------------------------------------------------------------------------------------
-def _parse(config, name: str, value):
+def _parse(config, name: str, value, label: str | None = None):
+    """``rounds`` or ``seeds`` from the command line, the ini file (``label`` None) or a marker (``label``: its
+    keyword, ``rounds=``)."""
     from fedcheck.core.errors import BadInput
     if value is None or str(value).strip() == "":
         return None
+    opt = label or f"--fedcheck-{name}"
     try:
         if name == "rounds":
             try:
                 r = int(str(value).strip())
             except ValueError:
-                raise BadInput(f"--fedcheck-rounds {value!r}: expected a positive integer") from None
+                raise BadInput(f"{opt} {value!r}: expected a positive integer") from None
             if r < 1:
-                raise BadInput("--fedcheck-rounds must be >= 1")
+                raise BadInput(f"{opt} must be >= 1")
             return r
         from fedcheck.api import _seeds
         return _seeds(value if isinstance(value, (list, tuple)) else str(value))
     except BadInput as e:
-        raise pytest.UsageError(f"fedcheck: {str(e).replace('--seeds', '--fedcheck-seeds', 1)}") from None
+        raise pytest.UsageError(f"fedcheck: {str(e).replace('--seeds', opt, 1)}") from None
 
 
 def _suite(config) -> dict:
@@ -105,7 +108,7 @@ def _setting(config, name: str, marker_value=None):
     if s["cli"][name] is not None:
         return s["cli"][name]
     if marker_value is not None:
-        return _parse(config, name, marker_value)
+        return _parse(config, name, marker_value, label=f"{name}=")
     return s["ini"][name]
 
 
@@ -130,7 +133,7 @@ def _params(value) -> dict:
     try:
         return parse(value)
     except BadInput as e:
-        msg = f"fedcheck: {e}"
+        msg = f"@pytest.mark.fedcheck: {e}"
     _fail(msg)
 
 
@@ -188,8 +191,14 @@ def pytest_runtest_call(item):
         return
     __tracebackhide__ = True
     claims, files = _marker_claims(marker)
-    rounds = _setting(item.config, "rounds", marker.kwargs.get("rounds"))
-    seeds = _setting(item.config, "seeds", marker.kwargs.get("seeds"))
+    msg = None
+    try:                    # a marker's own bad rounds= / seeds= fail this test with one line, not the session
+        rounds = _setting(item.config, "rounds", marker.kwargs.get("rounds"))
+        seeds = _setting(item.config, "seeds", marker.kwargs.get("seeds"))
+    except pytest.UsageError as e:
+        msg = f"@pytest.mark.fedcheck: {str(e).removeprefix('fedcheck: ')}"
+    if msg:
+        _fail(msg)
     params = _params(marker.kwargs.get("params"))
     from fedcheck.catalog.inputs import validate_inputs
     from fedcheck.core.errors import BadInput

@@ -34,11 +34,14 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["write_reports", "print_written", "merge_documents", "RenderPool", "FigureOut", "validate", "BadResults", "report_name", "figure_files", "default_workers", "mark_cpu", "free_cores",
+__all__ = ["write_reports", "plan_reports", "PAGE", "print_written", "merge_documents", "RenderPool", "FigureOut", "validate", "BadResults", "report_name", "figure_files", "default_workers", "mark_cpu", "free_cores",
            "stop_all"]
 
+from fedcheck.core.outputs import Outputs  # noqa: E402
 from fedcheck.documents import (BadResults, FigureOut, figure_files, merge_documents, print_written,  # noqa: E402,F401
                                 report_name, validate)
+
+PAGE = "report"          # a check's page in its folder: report.html, report.pdf, and its figures in report/
 
 WORKERS_ENV = "FEDCHECK_REPORT_WORKERS"     # renderer processes; 0 renders in the calling process
 
@@ -183,33 +186,12 @@ def _sigint_blocked():
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-@contextlib.contextmanager
 def _signals_deferred():
     """SIGINT and SIGTERM held while the renderers start and acted on just after (as the handlers in place
     would): blocking SIGINT above does not stop it reaching another thread of this process, and an interrupt
     between starting a process and sending it its start-up data would leave that process failing noisily."""
-    import signal
-    got: list[int] = []
-    old: dict = {}
-    try:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            old[sig] = signal.signal(sig, lambda n, frame: got.append(n))
-    except ValueError:                  # not the main thread: nothing to defer with
-        for sig, h in old.items():
-            signal.signal(sig, h)
-        yield
-        return
-    try:
-        yield
-    finally:
-        for sig, h in old.items():
-            signal.signal(sig, h)
-        if got:
-            h = old[got[0]]
-            if callable(h):
-                h(got[0], None)
-            elif h == signal.SIG_DFL:
-                os.kill(os.getpid(), got[0])
+    from fedcheck.core.outputs import signals_held
+    return signals_held()
 
 
 def _noop() -> None:
@@ -312,57 +294,78 @@ def stop_all() -> None:
 
 
 # ------------------------------------------------------------------------------------------------
-def _replace(src: Path, dest: Path) -> None:
-    """Move ``src`` (a file or a directory) to ``dest``, replacing what is there."""
-    if dest.is_dir() and not dest.is_symlink():
-        trash = Path(tempfile.mkdtemp(prefix=".fedcheck-old-", dir=dest.parent))
-        os.replace(dest, trash / dest.name)
-        os.replace(src, dest)
-        shutil.rmtree(trash, ignore_errors=True)
-    else:
-        os.replace(src, dest)
+def plan_reports(outputs: Outputs, check_ids: list[str]) -> Outputs:
+    """Declare what :func:`write_reports` will write for these checks (before anything is computed, so that
+    :meth:`Outputs.check` refuses a folder fedcheck does not own at once): the command's results file, the index
+    (several checks, or none) and each check's folder ``checks/<check>/`` (page, PDF, figures)."""
+    outputs.replaces(outputs.results_name)
+    if len(check_ids) != 1:
+        outputs.replaces(outputs.page_path("index.html"))
+    for d in outputs.check_dirs(check_ids):
+        outputs.replaces(d, "dir")
+    return outputs
 
 
-def write_reports(doc: dict, out: Path, progress: Callable[[int, int, str], Any] | None = None,
-                  pool: RenderPool | None = None) -> list[Path]:
-    """Write the reports of ``doc`` under ``out`` and return the paths written:
+def _rel(target: str, start: str) -> str:
+    return os.path.relpath(target or ".", start or ".").replace(os.sep, "/")
 
-    * ``results.json`` first (atomically), so that the results survive an interrupt while reports render;
-    * per check ``<check>.html`` and ``<check>.pdf`` (the same page laid out for print; skipped with one
-      warning line when WeasyPrint cannot load Pango), and ``<check>/fig-<name>.svg``, ``.pdf`` and ``.csv``
-      for each figure;
+
+def write_reports(doc: dict, out: Path | None = None, progress: Callable[[int, int, str], Any] | None = None,
+                  pool: RenderPool | None = None, outputs: Outputs | None = None,
+                  extra: dict[str, dict[str, Path]] | None = None) -> list[Path]:
+    """Write the reports of ``doc`` under ``out`` (or into ``outputs``, the output folder of a subcommand,
+    :mod:`fedcheck.core.outputs`) and return the paths written:
+
+    * the command's results file (``results.json`` for verify) first, so that the results survive an interrupt
+      while the reports render;
+    * per check, in its own folder ``checks/<check>/``: ``report.html``, ``report.pdf`` (the same page laid out for
+      print; skipped with one warning line when WeasyPrint cannot load Pango), and ``report/fig-<name>.svg``, ``.pdf``
+      and ``.csv`` for each figure (and the files of ``extra[check id]``: ``{name: staged path}``);
     * ``index.html`` (thumbnails and verdict badges) when there are several checks or none.
 
-    ``progress(done, total, label)``, when given, is called as each report is finished.  The reports are
-    rendered into a temporary directory inside ``out`` and moved into place once every one is complete.
+    ``progress(done, total, label)``, when given, is called as each report is finished.  Everything is rendered into
+    a staging folder and moved into place once complete, never over a file fedcheck did not write (checked before
+    rendering when no ``outputs`` is given; a command that passes ``outputs`` checks it before computing).
     ``pool``: where the pieces run (``None``: here).  On any exception the pool is stopped (see
-    :meth:`RenderPool.abort`) before the temporary directory is removed; on success it stays usable."""
+    :meth:`RenderPool.abort`) before the staging folder is removed; on success it stays usable."""
     validate(doc)
     try:
         results_text = json.dumps(doc, indent=1, allow_nan=False)
     except ValueError as e:
         raise BadResults(f"results document is not valid JSON: {e}") from None
+    checks = doc["checks"]
+    own = outputs is None
+    o = Outputs(out, "verify") if own else outputs
+    plan_reports(o, [chk["id"] for chk in checks])
+    if own:
+        o.check()
+    try:
+        return _write_reports(doc, results_text, o, progress, pool, extra or {})
+    finally:
+        if own:
+            o.discard()
+
+
+def _write_reports(doc, results_text, o: Outputs, progress, pool, extra) -> list[Path]:
     from fedcheck.core.results import atomic_write_text
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    written = [atomic_write_text(out / "results.json", results_text)]
+    stage = o.stage()
+    staged_results = atomic_write_text(stage / o.results_name, results_text)
+    written = o.publish({o.results_name: staged_results})
     ex = pool if pool is not None else _Here()
     tasks = _Tasks
     checks = doc["checks"]
     several = len(checks) > 1
     total = len(checks) + (1 if several or not checks else 0)
-    tmp = Path(tempfile.mkdtemp(prefix=".fedcheck-report-", dir=out))
+    tmp = Path(tempfile.mkdtemp(prefix="pages-", dir=stage))
     try:
         warning = ex.submit(tasks.pdf_status).result()
         if warning:
             print(f"fedcheck: warning: {warning}", file=sys.stderr)
         pdf = not warning
-        stems: list[str] = []
-        for chk in checks:
-            stem = report_name(chk["id"])
-            while stem in stems or stem in ("index", "results"):
-                stem += "_"
-            stems.append(stem)
+        dirs = o.check_dirs([chk["id"] for chk in checks])           # checks/<check>, relative to --out
+        for d in dirs:
+            (tmp / d).mkdir(parents=True, exist_ok=True)
+        index_rel = o.page_path("index.html")
         prov = doc.get("provenance")
         # Two renderers or more: a check's figures are drawn in one piece while its page is laid out in
         # another (placeholders of the figures' sizes; painted once they are drawn: report.check_page with
@@ -375,8 +378,9 @@ def write_reports(doc: dict, out: Path, progress: Callable[[int, int, str], Any]
         todo: dict[int, set] = {}               # pieces still out, per check
         figures: dict[int, list] = {}
         entries: dict[int, dict] = {}
-        links_of = lambda q: {"pdf": f"{stems[q]}.pdf" if pdf else None,              # noqa: E731
-                              "index": "index.html" if several else None, "results": "results.json"}
+        links_of = lambda q: {"pdf": f"{PAGE}.pdf" if pdf else None,                  # noqa: E731
+                              "index": _rel(index_rel, dirs[q]) if several else None,
+                              "results": _rel(o.results_name, dirs[q])}
 
         def submit(q: int, kind: str, fn, *args) -> None:
             pending[ex.submit(fn, *args)] = (q, kind)
@@ -385,9 +389,10 @@ def write_reports(doc: dict, out: Path, progress: Callable[[int, int, str], Any]
         def draw(q: int) -> None:       # a check's figures (and, overlapping, its page); the next check's once
             if q < len(checks):         # these are drawn (the renderers finish one report before the next)
                 for p in range(parts):
-                    submit(q, f"draw{p}", tasks.draw_figures, checks[q], str(tmp / stems[q]), p, parts, not pdf)
+                    submit(q, f"draw{p}", tasks.draw_figures, checks[q], str(tmp / dirs[q] / PAGE), p, parts, not pdf)
                 if overlap:
-                    submit(q, "page", tasks.check_page, checks[q], prov, None, links_of(q), str(tmp), stems[q], pdf)
+                    submit(q, "page", tasks.check_page, checks[q], prov, None, links_of(q), str(tmp / dirs[q]), PAGE,
+                           pdf)
         draw(0)
         done_count = 0
         while pending:
@@ -395,7 +400,6 @@ def write_reports(doc: dict, out: Path, progress: Callable[[int, int, str], Any]
             for f in sorted(done, key=lambda f: pending[f]):
                 q, kind = pending.pop(f)
                 res = f.result()
-                stem = stems[q]
                 todo[q].discard(kind)
                 if kind.startswith("draw"):
                     drawn[q] += res
@@ -403,12 +407,13 @@ def write_reports(doc: dict, out: Path, progress: Callable[[int, int, str], Any]
                         continue
                     figs = [rf for _, rf in sorted(drawn.pop(q), key=lambda t: t[0])]
                     for rf in figs:
-                        rf.files = figure_files(stem, rf.key)
+                        rf.files = figure_files(PAGE, rf.key)
                     figures[q] = figs
                     if not overlap:
-                        submit(q, "page", tasks.check_page, checks[q], prov, figs, links_of(q), str(tmp), stem, pdf)
+                        submit(q, "page", tasks.check_page, checks[q], prov, figs, links_of(q), str(tmp / dirs[q]),
+                               PAGE, pdf)
                     if figs and pdf:
-                        submit(q, "figpdf", tasks.figure_pdf_files, figs, str(tmp / stem))
+                        submit(q, "figpdf", tasks.figure_pdf_files, figs, str(tmp / dirs[q] / PAGE))
                     draw(q + 1)
                 elif kind == "page":
                     entries[q] = res
@@ -416,28 +421,31 @@ def write_reports(doc: dict, out: Path, progress: Callable[[int, int, str], Any]
                     continue
                 figs = figures[q]
                 if entries[q].pop("figure_keys", None) != [rf.key for rf in figs]:   # the page planned other
-                    submit(q, "page", tasks.check_page, checks[q], prov, figs, links_of(q), str(tmp), stem, pdf)
+                    submit(q, "page", tasks.check_page, checks[q], prov, figs, links_of(q), str(tmp / dirs[q]),
+                           PAGE, pdf)
                     del entries[q]                                                  # figures: made again
                     continue
-                entries[q].update(pdf=f"{stem}.pdf" if pdf else None, source=str(checks[q].get("source") or ""),
+                here = _rel(dirs[q], o.pages)
+                entries[q].update(html=f"{here}/{PAGE}.html", pdf=f"{here}/{PAGE}.pdf" if pdf else None,
+                                  source=str(checks[q].get("source") or ""),
                                   thumb=figs[0].svg_uri if figs else None,
                                   thumb_title=figs[0].title if figs else "")
                 done_count += 1
                 if progress is not None:
-                    progress(done_count, total, stem)
-        names: list[str] = []
-        for q, stem in enumerate(stems):
-            names += [f"{stem}.html"] + ([f"{stem}.pdf"] if pdf else []) + ([stem] if figures[q] else [])
+                    progress(done_count, total, checks[q]["id"])
+        for q, chk in enumerate(checks):            # a command's own files of a check (search: its worst instance)
+            for name, src in (extra.get(chk["id"]) or {}).items():
+                shutil.move(str(src), str(tmp / dirs[q] / name))
+        items = {d: tmp / d for d in dirs}
         if several or not checks:
-            ex.submit(tasks.index_page, {"provenance": prov}, [entries[q] for q in range(len(checks))],
-                      str(tmp)).result()
-            names.append("index.html")
+            (tmp / o.pages).mkdir(parents=True, exist_ok=True)
+            ex.submit(tasks.index_page, {"provenance": prov, "results_link": _rel(o.results_name, o.pages)},
+                      [entries[q] for q in range(len(checks))], str(tmp / o.pages)).result()
+            items[index_rel] = tmp / index_rel
             if progress is not None:
                 progress(total, total, "index.html")
-        for name in names:
-            _replace(tmp / name, out / name)
-            dest = out / name
-            written += sorted(dest.iterdir()) if dest.is_dir() else [dest]
+        for dest in o.publish(items):
+            written += sorted(p for p in dest.rglob("*") if p.is_file()) if dest.is_dir() else [dest]
         return written
     except BaseException:
         if pool is not None:

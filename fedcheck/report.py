@@ -1383,7 +1383,8 @@ def render_index_html(doc: dict, entries: list[dict]) -> str:
     sources = prov.get("sources") if isinstance(prov.get("sources"), list) else []
     return _env().get_template("index.html.j2").render(
         entries=entries, prov=prov, counts=counts, command=prov.get("command") or "",
-        created=prov.get("created") or "", sources=sources, merged=bool(sources))
+        created=prov.get("created") or "", sources=sources, merged=bool(sources),
+        results_link=doc.get("results_link") or "results.json")
 
 
 # ------------------------------------------------------------------------------------------------

@@ -110,8 +110,9 @@ def test_to_frame_is_tidy_and_consistent_with_the_result(t1, mixed):
 
 def test_report_and_json(t1, tmp_path):
     written = t1.report(tmp_path / "out")
-    names = {p.name for p in written}
-    assert {"fedfw.theorem1.html", "fedfw.theorem1.pdf", "results.json"} <= names and all(p.is_file() for p in written)
+    names = {str(p.relative_to(tmp_path / "out")) for p in written}
+    assert {"checks/fedfw.theorem1/report.html", "checks/fedfw.theorem1/report.pdf", "results.json"} <= names
+    assert all(p.is_file() for p in written)
     assert json.loads((tmp_path / "out" / "results.json").read_text())["checks"] == t1.dicts
     path = t1.to_json(tmp_path / "r.json")
     back = Results.read(path)

@@ -49,9 +49,11 @@ def test_audit_cli_table_json_report(tmp_path, capsys):
     assert len(doc["proof_audits"]["fedfw.theorem1"]) == 14
     assert entry["tables"][0]["title"].startswith("Proof audit") and len(entry["tables"][0]["rows"]) == 14
     assert {s["verdict"] for s in entry["symbolic"]} == {V.HOLDS, V.VIOLATED}
-    assert (out / "instances" / "fedfw.theorem1-lemma2-statement.npz").exists()
+    witness = out / "audit" / "instances" / "fedfw.theorem1" / "fedfw.theorem1-lemma2-statement.npz"
+    assert witness.exists()                                          # witnesses are kept also with --no-report
+    assert any(s.get("witness", {}).get("file") == str(witness) for s in doc["proof_audits"]["fedfw.theorem1"])
     from fedcheck.problems.instances import load_instance
-    assert load_instance(out / "instances" / "fedfw.theorem1-lemma2-statement.npz").n == 8
+    assert load_instance(witness).n == 8
     from fedcheck.documents import validate
     validate(doc)
     assert main(["audit", "fedfw.theorem3"]) == 2                   # no proof steps declared
@@ -94,13 +96,16 @@ USER = textwrap.dedent('''
 @pytest.mark.parametrize("step, outcome, code", [
     ("trivial", "A.prove_identity(x, x)", 0),
     ("unknown", "A.StepOutcome(A.INCONCLUSIVE, 'cannot tell')", 3),
-    ("broken", "1 / 0", 3),
+    ("broken", "1 / 0", 2),         # a user's step that raises is the user's error (issue 24): exit 2, its line named
     ("false", "A.prove_nonnegative(x - 2)", 1),
 ])
 def test_audit_exit_codes_on_a_users_file(tmp_path, step, outcome, code):
     f = tmp_path / "mine.py"
     f.write_text(USER.replace("{STEP}", step).replace("{OUTCOME}", outcome))
     assert main(["audit", "--theorem-file", str(f), "mine.claim", "--no-report", "--json", str(tmp_path / "a.json")]) == code
+    if code == 2:
+        assert not (tmp_path / "a.json").exists()
+        return
     steps = json.loads((tmp_path / "a.json").read_text())["proof_audits"]["mine.claim"]
     assert steps[0]["verdict"] == A.PROVEN
 
@@ -143,8 +148,9 @@ def test_instance_inequality_and_step_records(tmp_path):
         A.ProofStep("x", "y", "guess", lambda: ok)
     rec = A.ProofStep("x", "y", "grid", lambda: ok, reference="(1)").evaluate()
     assert rec["verdict"] == A.VERIFIED and rec["grid"] and rec["reference"] == "(1)"
-    broken = A.ProofStep("x", "y", "symbolic", lambda: "yes").evaluate()
-    assert broken["verdict"] == A.INCONCLUSIVE and "StepOutcome" in broken["evidence"]
+    from fedcheck.core.errors import UserCodeError
+    with pytest.raises(UserCodeError, match="returned str, not a StepOutcome"):      # a user's step breaks its contract
+        A.ProofStep("x", "y", "symbolic", lambda: "yes").evaluate()
 
 
 def test_audit_cli_feddualavg_appendix_steps(tmp_path, capsys):

@@ -96,7 +96,7 @@ def test_user_theorem_file_refuted_and_confirmed(tmp_path, capsys):
     rc = main(["verify", "--theorem-file", EXAMPLE, "my.too_good", *QUICK_REPORT, "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert rc == 1 and "VIOLATED" in out
-    saved = list((tmp_path / "instances").glob("*.npz"))
+    saved = list((tmp_path / "instances").glob("*/*.npz"))         # instances/<check>/*.npz
     assert saved
     # the saved refuting instance is accepted by --instance and refutes again
     rc2 = main(["verify", "--theorem-file", EXAMPLE, "my.too_good", "--instance", str(saved[0]), *QUICK])

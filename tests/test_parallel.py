@@ -105,11 +105,13 @@ def test_saved_instances_come_back_from_the_workers(tmp_path, cluster):
     serial = lemma2[0].run(RunConfig(save_dir=str(tmp_path / "serial"))).to_dict()
     [res] = run_checks(lemma2 * 1, RunConfig(save_dir=str(tmp_path / "dask")), jobs=2, scheduler=cluster)
     saved = [Path(p) for p in res.saved_instances]
-    assert saved and all(p.is_file() and p.parent == tmp_path / "dask" for p in saved)
+    # each claim saves into its own folder (fedcheck.core.outputs.check_folder)
+    assert saved and all(p.is_file() and p.parent == tmp_path / "dask" / "fedfw.lemma2" for p in saved)
     assert [Path(p).name for p in serial["saved_instances"]] == [p.name for p in saved]
     for p in saved:
         if p.suffix == ".npz":
-            a, b = np.load(p, allow_pickle=False), np.load(tmp_path / "serial" / p.name, allow_pickle=False)
+            a = np.load(p, allow_pickle=False)
+            b = np.load(tmp_path / "serial" / "fedfw.lemma2" / p.name, allow_pickle=False)
             assert sorted(a.files) == sorted(b.files) and all(np.array_equal(a[k], b[k]) for k in a.files)
 
 

@@ -21,6 +21,7 @@ import pytest
 import fedcheck.render as render
 import fedcheck.report as report
 from fedcheck.cli import main
+from fedcheck.core.outputs import MANIFEST, check_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -96,6 +97,21 @@ def several(run, tmp_path_factory):
 
 # ------------------------------------------------------------------------------------------------
 # helpers
+def page(out, cid: str, ext: str = "html") -> Path:
+    """A check's page (or PDF) under an output folder: ``checks/<check>/report.<ext>``."""
+    return Path(out) / "checks" / check_folder(cid) / f"report.{ext}"
+
+
+def figdir(out, cid: str) -> Path:
+    return Path(out) / "checks" / check_folder(cid) / "report"
+
+
+def listing(out) -> list[str]:
+    """What a person sees in an output folder (fedcheck's record of what it wrote aside)."""
+    return sorted(p.relative_to(out).as_posix() for p in Path(out).rglob("*")
+                  if p.name != MANIFEST and not p.relative_to(out).as_posix().startswith("runs"))
+
+
 class _Tags(HTMLParser):
     def __init__(self):
         super().__init__()
@@ -160,18 +176,19 @@ def chromium(args, tmp_path):
 
 # ------------------------------------------------------------------------------------------------
 def test_verify_writes_html_pdf_and_json(run):
-    """``verify`` writes one HTML page and one PDF per check plus results.json; one check, no index;
-    nothing temporary is left behind."""
-    names = sorted(p.name for p in run["out"].iterdir() if p.name != "runs")
-    assert names == ["fedfw.theorem1", "fedfw.theorem1.html", "fedfw.theorem1.pdf", "results.json"]
-    assert sorted(p.name for p in (run["out"] / "fedfw.theorem1").iterdir()) == sorted(
-        f"fig-{k}.{e}" for k in ("bound", "rate", "ratio") for e in ("svg", "pdf", "csv"))
+    """``verify`` writes one HTML page and one PDF per check, in the check's own folder, plus results.json; one
+    check, no index; nothing temporary is left behind."""
+    figs = sorted(f"checks/fedfw.theorem1/report/fig-{k}.{e}" for k in ("bound", "rate", "ratio")
+                  for e in ("svg", "pdf", "csv"))
+    assert listing(run["out"]) == sorted(["checks", "checks/fedfw.theorem1", "checks/fedfw.theorem1/report",
+                                          "checks/fedfw.theorem1/report.html", "checks/fedfw.theorem1/report.pdf",
+                                          "results.json", *figs])
     assert json.loads((run["out"] / "results.json").read_text()) == run["doc"]
-    assert (run["out"] / "fedfw.theorem1.pdf").read_bytes()[:5] == b"%PDF-"
+    assert page(run["out"], "fedfw.theorem1", "pdf").read_bytes()[:5] == b"%PDF-"
 
 
 def test_html_is_self_contained_with_figures_and_formula(run):
-    html = (run["out"] / "fedfw.theorem1.html").read_text()
+    html = page(run["out"], "fedfw.theorem1").read_text()
     ts = tags(html)
     assert not [t for t, _ in ts if t in ("script", "link", "iframe", "object", "embed")]
     for _, attrs in ts:
@@ -187,7 +204,7 @@ def test_html_is_self_contained_with_figures_and_formula(run):
         assert src.startswith("data:image/svg+xml;base64,")
         assert b"<svg" in base64.b64decode(src.split(",", 1)[1])
     # the figure in the page is the file written on its own (drawn once)
-    own = (run["out"] / "fedfw.theorem1" / "fig-bound.svg").read_bytes()
+    own = (figdir(run["out"], "fedfw.theorem1") / "fig-bound.svg").read_bytes()
     assert base64.b64decode(figs[0].split(",", 1)[1]) == own
     svgs = [s for s in imgs if s.startswith("data:image/svg+xml;base64,")]
     assert len(svgs) >= 3 + 1 + 2 + 4  # figures, the bound, two schedules, the readings' substitutions
@@ -221,7 +238,7 @@ def test_instance_constants_table(run):
 def test_pdf_as_a_reader_sees_it(run, tmp_path):
     """The PDF renders to non-blank pages: a title/verdict page with the typeset formula, one page per
     figure, table pages and provenance."""
-    pdf = run["out"] / "fedfw.theorem1.pdf"
+    pdf = page(run["out"], "fedfw.theorem1", "pdf")
     n = pdf_pages(pdf)
     assert n >= 3
     subprocess.run(["pdftoppm", "-r", "30", "-png", str(pdf), str(tmp_path / "page")], check=True)
@@ -249,15 +266,15 @@ def test_pdf_as_a_reader_sees_it(run, tmp_path):
 @pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed; install with: apt-get install -y "
                     "chromium fonts-dejavu-core")
 def test_html_in_headless_chromium(run, several, tmp_path):
-    page = run["out"] / "fedfw.theorem1.html"
-    r = chromium(["--dump-dom", page.as_uri()], tmp_path)
+    html = page(run["out"], "fedfw.theorem1")
+    r = chromium(["--dump-dom", html.as_uri()], tmp_path)
     assert r.returncode == 0, r.stderr[-2000:]
     dom = r.stdout
     assert re.search(r'<span class="badge big \w+">' + run["check"]["verdict"] + "</span>", dom)
     assert dom.count("<img") >= 10 and "data:image/png" not in dom and dom.count('alt="Figure ') == 3
     assert "Figure 3. Ratio measured / bound over rounds." in dom
     shot = tmp_path / "shot.png"
-    r = chromium(["--hide-scrollbars", "--window-size=1200,3000", f"--screenshot={shot}", page.as_uri()], tmp_path)
+    r = chromium(["--hide-scrollbars", "--window-size=1200,3000", f"--screenshot={shot}", html.as_uri()], tmp_path)
     assert r.returncode == 0 and shot.exists(), r.stderr[-2000:]
     assert png_size(shot.read_bytes()) == (1200, 3000)
     assert ink(shot) > 0.03  # text, formula and figures drawn, not an empty page
@@ -266,7 +283,7 @@ def test_html_in_headless_chromium(run, several, tmp_path):
     assert r.returncode == 0
     for c in several["doc"]["checks"]:      # the headline: the verdict, or the count of disagreeing paper findings
         assert f">{c.get('headline') or c['verdict']}</span>" in r.stdout, c["id"]
-    assert 'href="demo.stall.html"' in r.stdout and 'href="demo.stall.pdf"' in r.stdout
+    assert 'href="checks/demo.stall/report.html"' in r.stdout and 'href="checks/demo.stall/report.pdf"' in r.stdout
     assert r.stdout.count('<article class="card') == 3 and r.stdout.count("data:image/svg+xml") == 3  # thumbnails
     shot = tmp_path / "index.png"
     r = chromium(["--hide-scrollbars", "--window-size=1200,1400", f"--screenshot={shot}",
@@ -276,17 +293,19 @@ def test_html_in_headless_chromium(run, several, tmp_path):
 
 def test_several_checks_index_and_generic_rendering(several):
     out = several["out"]
-    names = sorted(p.name for p in out.iterdir())
-    assert names == sorted(["index.html", "results.json", "fedfw.theorem1.html", "fedfw.theorem1.pdf",
-                            "fedfw.theorem1-scaled.html", "fedfw.theorem1-scaled.pdf", "demo.stall.html",
-                            "demo.stall.pdf", "fedfw.theorem1", "fedfw.theorem1-scaled", "demo.stall"])
+    names = sorted(p.name for p in out.iterdir() if p.name != MANIFEST)
+    assert names == ["checks", "index.html", "results.json"]
+    assert sorted(p.name for p in (out / "checks").iterdir()) == ["demo.stall", "fedfw.theorem1",
+                                                                 "fedfw.theorem1-scaled"]
+    for cid in ("demo.stall", "fedfw.theorem1", "fedfw.theorem1-scaled"):
+        assert sorted(p.name for p in (out / "checks" / cid).iterdir()) == ["report", "report.html", "report.pdf"]
     assert several["paths"][0].name == "results.json" and several["paths"][-1].name == "index.html"
     index = (out / "index.html").read_text()
     for chk in several["doc"]["checks"]:
-        assert f'href="{report.report_name(chk["id"])}.html"' in index and chk["verdict"] in index
+        assert f'href="checks/{check_folder(chk["id"])}/report.html"' in index and chk["verdict"] in index
     # the counterexample: no instances, one figure per panel, its table, the formula shown as text
-    html = (out / "demo.stall.html").read_text()
-    assert 'href="index.html"' in html
+    html = page(out, "demo.stall").read_text()
+    assert 'href="../../index.html"' in html and 'href="../../results.json"' in html
     assert len(re.findall(r'<img src="data:image/svg\+xml;base64,[^"]*" alt="Figure ', html)) == 2  # two panels
     assert "<img" in index and index.count('class="badge ') == 3 and index.count("data:image/svg+xml") == 3
     assert "gap: stall vs convergence" in html and "step sizes" in html
@@ -297,10 +316,10 @@ def test_several_checks_index_and_generic_rendering(several):
 
 @needs_poppler
 def test_pdf_of_other_kinds_and_of_a_refuted_check(several):
-    text = pdf_text(several["out"] / "demo.stall.pdf")
+    text = pdf_text(page(several["out"], "demo.stall", "pdf"))
     assert "reproduced" in text and "Final gaps by method" in text and "gap: stall vs convergence" in text
     assert "Piecewise((1, t < 2), (0, True))" in text and "could not be typeset" in text
-    text = pdf_text(several["out"] / "fedfw.theorem1-scaled.pdf", 1, 1)
+    text = pdf_text(page(several["out"], "fedfw.theorem1-scaled", "pdf"), 1, 1)
     assert "violated" in text and "bound (statement) violated on 1/1" in text
 
 
@@ -353,7 +372,7 @@ def test_print_formulas_are_text_in_matplotlibs_fonts_declared_for_the_pdf():
 
 @needs_poppler
 def test_pdf_embeds_the_formula_fonts(run):
-    fonts = subprocess.run(["pdffonts", str(run["out"] / "fedfw.theorem1.pdf")], capture_output=True,
+    fonts = subprocess.run(["pdffonts", str(page(run["out"], "fedfw.theorem1", "pdf"))], capture_output=True,
                            text=True).stdout
     assert "cmmi10" in fonts and "cmr10" in fonts
     assert "DejaVu" in fonts
@@ -446,11 +465,13 @@ def test_report_rebuilds_from_json_without_recomputing(run, tmp_path, monkeypatc
     out = tmp_path / "again"
     assert main(["report", str(run["json"]), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert sorted(p.name for p in out.iterdir()) == ["fedfw.theorem1", "fedfw.theorem1.html", "fedfw.theorem1.pdf",
-                                                     "results.json"]
-    assert f"report: {out / 'fedfw.theorem1.pdf'}" in printed
-    # the same page as the one verify wrote (figures and formulas included)
-    assert (out / "fedfw.theorem1.html").read_text() == (run["out"] / "fedfw.theorem1.html").read_text()
+    assert sorted(p.name for p in out.iterdir() if p.name != MANIFEST) == ["checks", "report.json"]
+    assert f"report: {page(out, 'fedfw.theorem1', 'pdf')}" in printed
+    # the same page as the one verify wrote (figures and formulas included), but for its link to the results
+    # file, which is report's own (report.json): verify's results.json is never written by another command
+    again = page(out, "fedfw.theorem1").read_text()
+    assert 'href="../../report.json"' in again
+    assert again.replace("report.json", "results.json") == page(run["out"], "fedfw.theorem1").read_text()
 
 
 @pytest.mark.parametrize("content,message", [
@@ -459,7 +480,7 @@ def test_report_rebuilds_from_json_without_recomputing(run, tmp_path, monkeypatc
     (json.dumps({"schema": "other", "checks": []}), "not a fedcheck results file"),
     (json.dumps({"schema": "fedcheck.results/1", "checks": [{"title": "no id"}]}), "'id'"),
     (json.dumps({"schema": "fedcheck.results/1", "checks": [{"id": "x", "verdict": "holds", "instances": {}}]}),
-     "'instances' must be a list"),
+     "checks[0].instances: {} is not of type 'array'"),
 ])
 def test_report_bad_results_file_exit_2(tmp_path, capsys, content, message):
     path = tmp_path / "r.json"
@@ -489,13 +510,12 @@ def test_failed_render_leaves_no_file(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="renderer failed"):
         render.write_reports(doc, out)
     # the results were written first (complete); no report file, no temporary directory
-    assert sorted(p.name for p in out.iterdir()) == ["old.html", "results.json"]
+    assert listing(out) == ["old.html", "results.json"]
     assert json.loads((out / "results.json").read_text()) == doc
     assert (out / "old.html").read_text() == "an earlier complete report"
-    # through the CLI: an internal error (exit 4), still no report written
-    (out / "results.json").unlink()
+    # through the CLI: an internal error (exit 4), still no report written (report's results: report.json)
     assert main(["report", str(js), "--out", str(out)]) == 4
-    assert sorted(p.name for p in out.iterdir()) == ["old.html", "results.json"]
+    assert listing(out) == ["old.html", "report.json", "results.json"]
 
 
 def test_interrupt_on_a_later_check_leaves_no_file(run, tmp_path, monkeypatch):
@@ -514,8 +534,8 @@ def test_interrupt_on_a_later_check_leaves_no_file(run, tmp_path, monkeypatch):
     js.write_text(json.dumps(doc))
     out = tmp_path / "reports"
     assert main(["report", str(js), "--out", str(out)]) == 130
-    assert [p.name for p in out.iterdir()] == ["results.json"]     # the results survive; no report file
-    assert json.loads((out / "results.json").read_text()) == doc
+    assert listing(out) == ["report.json"]                          # the results survive; no report file
+    assert json.loads((out / "report.json").read_text()) == doc
 
 
 def test_empty_document_and_odd_values(tmp_path):
@@ -528,9 +548,12 @@ def test_empty_document_and_odd_values(tmp_path):
            "fitted_rate": None, "instances": [{"seed": None, "rounds": [1, 2, 3], "metric": [None, "inf", 0.5],
                                                "bound": {"as stated": [1.0, None, "inf"]}, "fit": None}]}
     paths = render.write_reports({"schema": "fedcheck.results/1", "checks": [odd]}, tmp_path / "odd")
-    assert sorted(p.name for p in paths if p.parent == tmp_path / "odd") == ["odd_check_id.html", "odd_check_id.pdf",
-                                                                            "results.json"]
-    assert "inconclusive" in (tmp_path / "odd" / "odd_check_id.html").read_text()
+    folder = check_folder("odd/check id")
+    assert folder.startswith("odd_check_id~")                   # readable, and never another id's folder
+    assert sorted(p.relative_to(tmp_path / "odd").as_posix() for p in paths if p.suffix != ".svg"
+                  and p.parent.name != "report") == sorted(["results.json", f"checks/{folder}/report.html",
+                                                            f"checks/{folder}/report.pdf"])
+    assert "inconclusive" in page(tmp_path / "odd", "odd/check id").read_text()
 
 
 def test_templates_ship_with_the_package():
@@ -560,7 +583,7 @@ def read_csv(path: Path) -> dict:
 def test_each_figure_on_its_own_svg_pdf_and_the_csv_of_what_it_plots(run):
     figs = report.check_figures(run["check"])
     assert [f.key for f in figs] == ["bound", "rate", "ratio"]
-    fdir = run["out"] / "fedfw.theorem1"
+    fdir = figdir(run["out"], "fedfw.theorem1")
     for rf in figs:
         svg = (fdir / f"fig-{rf.key}.svg").read_text()
         assert svg.lstrip().startswith("<?xml") and "<svg" in svg
@@ -671,13 +694,13 @@ def test_report_merges_several_results_files(run, tmp_path, capsys, monkeypatch)
     err = capsys.readouterr().err
     assert "reports" in err                                   # the progress bar
     index = (out / "index.html").read_text()
-    assert 'href="fedfw.theorem1.html"' in index and 'href="demo.stall.html"' in index
+    assert 'href="checks/fedfw.theorem1/report.html"' in index and 'href="checks/demo.stall/report.html"' in index
     assert str(run["json"]) in index and str(b) in index      # where each check came from
-    merged = json.loads((out / "results.json").read_text())
+    merged = json.loads((out / "report.json").read_text())
     assert [c["id"] for c in merged["checks"]] == ["fedfw.theorem1", "demo.stall"]
     assert merged["checks"][1]["provenance"]["command"] == "fedcheck verify demo"
-    page = (out / "demo.stall.html").read_text()
-    assert "fedcheck verify demo" in page and str(b) in page  # each check keeps its own provenance
+    html = page(out, "demo.stall").read_text()
+    assert "fedcheck verify demo" in html and str(b) in html  # each check keeps its own provenance
     # a bad file among them: exit 2 naming it, before anything is written
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
@@ -699,9 +722,9 @@ def test_without_pango_the_html_is_written_and_the_pdf_skipped_with_one_warning(
     assert len(err) == 1 and "libpango-1.0-0" in err[0]
     assert "apt-get install libpango-1.0-0 libpangoft2-1.0-0" in err[0]
     names = sorted(p.relative_to(tmp_path).as_posix() for p in paths)
-    assert "demo.stall.html" in names and "demo.stall.pdf" not in names
-    assert "demo.stall/fig-series-1.pdf" in names             # each figure's PDF: matplotlib's
-    assert 'href="demo.stall.pdf"' not in (tmp_path / "demo.stall.html").read_text()
+    assert "checks/demo.stall/report.html" in names and "checks/demo.stall/report.pdf" not in names
+    assert "checks/demo.stall/report/fig-series-1.pdf" in names     # each figure's PDF: matplotlib's
+    assert 'href="report.pdf"' not in page(tmp_path, "demo.stall").read_text()
 
 
 def test_verify_writes_the_results_before_the_reports(tmp_path, monkeypatch):
@@ -716,7 +739,7 @@ def test_verify_writes_the_results_before_the_reports(tmp_path, monkeypatch):
     assert rc == 130
     doc = json.loads((out / "results.json").read_text())
     assert [c["id"] for c in doc["checks"]] == ["fedfw.theorem1"]
-    assert not list(out.glob("*.html")) and not list(out.glob("*.pdf"))
+    assert not list(out.rglob("*.html")) and not list(out.rglob("*.pdf"))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -790,13 +813,14 @@ def test_interrupted_while_renderers_work_no_report_file_and_no_process_left(sev
     import sys
     js = tmp_path / "r.json"
     js.write_text(json.dumps(several["doc"]))
-    out = tmp_path / "out"
+    out, tmp = tmp_path / "out", tmp_path / "tmp"
+    tmp.mkdir()
     proc = subprocess.Popen([sys.executable, "-m", "fedcheck", "report", str(js), "--out", str(out), "-q"],
                             cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "FEDCHECK_REPORT_WORKERS": "2"})
+                            env={**os.environ, "FEDCHECK_REPORT_WORKERS": "2", "TMPDIR": str(tmp)})
     try:
-        # the first figure files appear in the temporary directory: the renderers are drawing
-        assert _wait_for(lambda: any(d.is_dir() and any(d.iterdir()) for d in out.glob(".fedcheck-report-*")),
+        # the first figure files appear in the staging folder: the renderers are drawing
+        assert _wait_for(lambda: any(tmp.glob("fedcheck-report-*/pages-*/checks/*/report/fig-*")),
                          proc), proc.communicate()
         kids = _children(proc.pid)
         assert len(kids) >= 2                  # the two renderers (and multiprocessing's resource tracker)
@@ -812,7 +836,8 @@ def test_interrupted_while_renderers_work_no_report_file_and_no_process_left(sev
     assert err.decode().strip().splitlines()[-1].startswith(
         "fedcheck: terminated" if how == "SIGTERM" else "fedcheck: interrupted"), err
     assert b"Traceback" not in err
-    assert [p.name for p in out.iterdir()] == ["results.json"]      # no report file, no temporary directory
+    assert listing(out) == ["report.json"]                          # no report file
+    assert not list(tmp.glob("fedcheck-*"))                         # no staging folder left
     assert _gone(kids), [k for k in kids if _alive(k)]
 
 
@@ -854,4 +879,4 @@ def test_a_pooled_run_imports_no_renderer_in_the_main_process(tmp_path):
     r = subprocess.run([sys.executable, "-c", code, str(js), str(tmp_path / "out")], cwd=ROOT, capture_output=True,
                        text=True, env={**os.environ, "FEDCHECK_REPORT_WORKERS": "2"}, timeout=300)
     assert r.stdout.strip().splitlines()[-1] == "0 []", r.stderr
-    assert (tmp_path / "out" / "demo.stall.pdf").is_file() and (tmp_path / "out" / "demo.stall.html").is_file()
+    assert page(tmp_path / "out", "demo.stall", "pdf").is_file() and page(tmp_path / "out", "demo.stall").is_file()

@@ -1,6 +1,7 @@
 """Adversarial search (``fedcheck search``): worst instances, determinism, shrinking, rejection."""
 import json
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -49,14 +50,20 @@ TOO_GOOD = textwrap.dedent('''
 ''')
 
 
+def search_dir(out, check_id: str) -> Path:
+    """Where ``fedcheck search`` puts a check's worst instance, shrunk instance and trajectory."""
+    from fedcheck.core.outputs import check_folder
+    return Path(out) / "search" / "checks" / check_folder(f"{check_id}.search")
+
+
 def test_search_writes_an_instance_that_verify_accepts(tmp_path):
     out = tmp_path / "s"
     rc = main(["search", "theorem1", "--budget", "4", "--out", str(out), "--no-report"] + QUICK)
     assert rc == 0
-    worst = out / "fedfw.theorem1-worst.npz"
+    worst = search_dir(out, "fedfw.theorem1") / "worst.npz"
     inst = load_instance(worst)            # the documented format
     assert inst.A.ndim == 3
-    doc = json.loads((out / "fedfw.theorem1-search.json").read_text())
+    doc = json.loads((search_dir(out, "fedfw.theorem1") / "trajectory.json").read_text())
     assert doc["schema"] == "fedcheck.search/1"
     assert len(doc["trajectory"]["search"]) == 4 and len(doc["trajectory"]["baseline"]) == 4
     best = [p["best"] for p in doc["trajectory"]["search"]]
@@ -68,7 +75,8 @@ def test_search_writes_an_instance_that_verify_accepts(tmp_path):
                  "--json", str(tmp_path / "v.json")] + params) == 0
     again = json.loads((tmp_path / "v.json").read_text())["checks"][0]
     assert again["max_ratio"] == pytest.approx(doc["best"]["ratio_verified"], rel=1e-9)
-    res = json.loads((out / "results.json").read_text())["checks"][0]
+    assert not (out / "results.json").exists()           # verify's name: search writes search.json
+    res = json.loads((out / "search.json").read_text())["checks"][0]
     assert res["id"] == "fedfw.theorem1.search" and res["series"] and res["tables"] and "search" in res["evidence"]
 
 
@@ -103,7 +111,7 @@ def test_violated_bound_is_shrunk(tmp_path):
     rc = main(["search", "--theorem-file", str(f), "mine.too_good", "--budget", "3", "--rounds", "30",
                "--shrink-budget", "12", "--out", str(out), "--no-report", "--restarts", "1", "--fixed-params", "-q"])
     assert rc == 1                                        # the re-verified worst instance violates the bound
-    doc = json.loads((out / "mine.too_good-search.json").read_text())
+    doc = json.loads((search_dir(out, "mine.too_good") / "trajectory.json").read_text())
     assert doc["best"]["verdict_verified"] == V.VIOLATED
     shrunk = doc["shrink"]
     assert shrunk is not None and shrunk["verdict_verified"] == V.VIOLATED
@@ -172,7 +180,7 @@ def test_a_claim_that_builds_its_own_cases_is_searched_over_its_seeds_and_parame
     assert found["best"].verdict == V.HOLDS
     code = main(["search", "feddualavg.lemma_c2", "--budget", "4", "--out", str(tmp_path), "-q"])
     assert code == 0 and "searched its seeds and parameters" in capsys.readouterr().out
-    doc = json.loads((tmp_path / "feddualavg.lemma_c2-search.json").read_text())
+    doc = json.loads((search_dir(tmp_path, "feddualavg.lemma_c2") / "trajectory.json").read_text())
     assert doc["schema"] == "fedcheck.search/1" and len(doc["trajectory"]["search"]) == 4
 
 
@@ -288,7 +296,7 @@ def test_cma_finds_a_planted_violation_and_it_is_reverified(planted, tmp_path):
     rc = main(["search", "--theorem-file", str(f), "mine.fw_too_good", "--budget", "40", "--seed", "0",
                "--no-shrink", "--out", str(out), "--no-report", "-q"])
     assert rc == 1
-    doc = json.loads((out / "mine.fw_too_good-search.json").read_text())
+    doc = json.loads((search_dir(out, "mine.fw_too_good") / "trajectory.json").read_text())
     assert doc["settings"]["method"] == "cma" and len(doc["trajectory"]["search"]) == 40
     assert doc["best"]["verdict_verified"] == V.VIOLATED and doc["best"]["ratio_verified"] > 1
     # the family's own draws do not find it at this budget
@@ -312,7 +320,7 @@ def test_methods_are_selectable_from_the_command_line(tmp_path, capsys):
         rc = main(["search", "theorem1", "--budget", "3", "--method", m, "--out", str(tmp_path / m), "--no-report",
                    "--no-shrink"] + QUICK)
         assert rc == 0
-        doc = json.loads((tmp_path / m / "fedfw.theorem1-search.json").read_text())
+        doc = json.loads((search_dir(tmp_path / m, "fedfw.theorem1") / "trajectory.json").read_text())
         assert doc["settings"]["method"] == m and len(doc["trajectory"]["search"]) == 3
     capsys.readouterr()
     assert main(["search", "theorem1", "--method", "nelder-mead", "--out", str(tmp_path / "x")]) == 2

@@ -205,12 +205,11 @@ def _jit_step(X, xbar, HX, grad, lmo, eta, lam):
         return None
     HT, c, r_row = grad.HT, np.ascontiguousarray(grad.c), np.ascontiguousarray(lmo.r_row)
     e_col, l_col = np.ascontiguousarray(eta[:, 0]), np.ascontiguousarray(lam[:, 0])
-    sbar = np.empty(X.shape[-1])
-    rnd = jit.fedfw_round
+    rnd = jit.bind_fedfw_round(X, xbar, HX, HT, c, r_row, kind, np.empty(X.shape[-1]))   # shapes checked once
 
     def step(t):
         i = t - 1
-        rnd(X, xbar, HX, HT, c, r_row, e_col[i], l_col[i], i % REFRESH == 0, kind, sbar)
+        rnd(e_col[i], l_col[i], i % REFRESH == 0)
     return step
 
 

@@ -16,8 +16,8 @@ import numpy as np
 
 from fedcheck.problems.compiled import AVAILABLE, numba  # numba, unless FEDCHECK_JIT=0 (one switch)
 
-__all__ = ["AVAILABLE", "fedfw_round", "fedfw_round_factored", "consensus_distance", "least_squares_recorder",
-           "fedfw_round_streamed"]
+__all__ = ["AVAILABLE", "fedfw_round", "fedfw_round_factored", "bind_fedfw_round", "consensus_distance",
+           "least_squares_recorder", "fedfw_round_streamed"]
 
 L1, SIMPLEX = 0, 1
 
@@ -143,6 +143,16 @@ def _consensus(X, xbar, out):
 
 GAUGES = {"l1": 0, "simplex": 1, "l2": 2, "box": 3}
 COLUMNS_FROM = 64    # F of least squares by columns (vectorized) when R has at least this many columns
+
+
+def _expect(arrays: dict, shapes: dict, kernel: str) -> None:
+    """Refuse (``ValueError``) arrays a compiled kernel would read out of bounds: every array must be float64 of
+    exactly the shape the kernel was built for (numba does not check bounds)."""
+    for name, a in arrays.items():
+        want = shapes[name]
+        if not isinstance(a, np.ndarray) or a.dtype != np.float64 or a.shape != tuple(want):
+            got = f"{a.dtype} {a.shape}" if isinstance(a, np.ndarray) else type(a).__name__
+            raise ValueError(f"compiled {kernel}: {name} is {got}, expected float64 {tuple(want)}")
 
 
 def _ls_record(R, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, with_F=True):
@@ -346,19 +356,22 @@ def least_squares_recorder(loss, S):
         return None
     R, q, rho = (np.ascontiguousarray(a, dtype=float) for a in loss._stacked_qr())
     B = loss.A.shape[0]
+    p = R.shape[-1]
     radius = np.ascontiguousarray(np.broadcast_to(np.asarray(S.radius, dtype=float), (B,)))
     scale, gauge = 1.0 / (2 * loss.m * loss.n), GAUGES[S.name]
     RT = np.ascontiguousarray(np.swapaxes(R, -1, -2)) if R.shape[-1] >= COLUMNS_FROM else None
     acc = np.empty(R.shape[-2])
 
     def rec(k, X, xbar):
-        if X.ndim != 3 or X.shape[0] != B:
+        if getattr(X, "ndim", 0) != 3 or X.shape[0] != B:
             return None
+        X, xbar = np.ascontiguousarray(X), np.ascontiguousarray(xbar)
+        # never read past an array: the kernel reads p coordinates of x and of each of X's rows (any number)
+        _expect({"X": X, "x": xbar}, {"X": (B, X.shape[1], p), "x": (B, p)}, "least-squares recorder")
         F, cons, inf = np.empty(B), np.empty(B), np.empty(B)
-        xbar = np.ascontiguousarray(xbar)
         if RT is not None:      # large R (factored least squares): F by columns, vectorized, the same bits
             _stream_F_columns_c(RT, q, rho, scale, xbar, F.reshape(1, B), 0, acc)
-        _ls_record_compiled(R, q, rho, scale, np.ascontiguousarray(X), xbar, radius, gauge, F, cons, inf, RT is None)
+        _ls_record_compiled(R, q, rho, scale, X, xbar, radius, gauge, F, cons, inf, RT is None)
         return {"F": F, "consensus": cons, "infeasibility": inf}
     rec.names = ("F", "consensus", "infeasibility")
     rec.data = dict(R=R, q=q, rho=rho, scale=scale, radius=radius, gauge=gauge, B=B)
@@ -382,12 +395,14 @@ class StreamedRound:
 
     def bind_factored(self, X, xbar, AX, A, bvec, r_row, kind, sbar, scale, e_col, l_col, refresh_every):
         """``step(t, buffer)`` of the factored least-squares round (:func:`_fedfw_round_factored`)."""
+        g = np.empty(X.shape[-1])
+        _check_factored(X, xbar, AX, A, bvec, r_row, sbar, g)
+        _expect({"X": X}, {"X": (self.B, X.shape[1], self.R.shape[-1])}, "factored FedFW round (recorder's data)")
         rnd = _factored_streamed_compiled
         R, tri, q, rho, fscale, radius, gauge, cons = (self.R, self.tri, self.q, self.rho, self.scale,
                                                        self.radius, self.gauge, self.consensus)
         e_l, l_l, kind = [float(v) for v in e_col], [float(v) for v in l_col], int(kind)
         dummy = np.empty((1, 1))
-        g = np.empty(X.shape[-1])
         RT = np.ascontiguousarray(np.swapaxes(R, -1, -2))
         acc = np.empty(R.shape[-2])
 
@@ -403,6 +418,9 @@ class StreamedRound:
 
     def bind(self, X, xbar, HX, HT, c, r_row, kind, sbar, e_col, l_col, refresh_every):
         """``step(t, buffer)``: round ``t`` and the metrics of iterate ``t + 1`` into ``buffer``'s row."""
+        _check_round(X, xbar, HX, HT, c, r_row, sbar)
+        n = X.shape[1]
+        _expect({"X": X}, {"X": (self.B, n, self.R.shape[-1])}, "FedFW round (recorder's data)")
         rnd = _streamed_compiled
         R, tri, q, rho, scale, radius, gauge, cons = (self.R, self.tri, self.q, self.rho, self.scale,
                                                       self.radius, self.gauge, self.consensus)
@@ -422,16 +440,44 @@ class StreamedRound:
 def consensus_distance(X: np.ndarray, xbar: np.ndarray) -> np.ndarray:
     """``||X_b - xbar_b 1^T||_F`` per instance (compiled when numba is available)."""
     if _consensus_compiled is not None and X.ndim == 3 and X.dtype == np.float64 and xbar.dtype == np.float64:
+        _expect({"x": xbar}, {"x": (X.shape[0], X.shape[2])}, "consensus distance")
         return _consensus_compiled(X, xbar, np.empty(X.shape[0]))
     return np.sqrt(((X - xbar[:, None, :]) ** 2).sum((-2, -1)))
 
 
+def _check_round(X, xbar, HX, HT, c, r_row, sbar) -> None:
+    B, n, p = X.shape if getattr(X, "ndim", 0) == 3 else (-1, -1, -1)
+    _expect({"X": X, "x": xbar, "HX": HX, "HT": HT, "c": c, "r_row": r_row, "sbar": sbar},
+            {"X": (B, n, p), "x": (B, p), "HX": (B, n, p), "HT": (B, n, p, p), "c": (B, n, p), "r_row": (B * n,),
+             "sbar": (p,)}, "FedFW round")
+
+
+def bind_fedfw_round(X, xbar, HX, HT, c, r_row, kind, sbar):
+    """``step(e, lam, refresh)``: :func:`fedfw_round` on these arrays (updated in place, so their shapes are checked
+    once, here, not every round)."""
+    _check_round(X, xbar, HX, HT, c, r_row, sbar)
+    kind, rnd = int(kind), _compiled
+
+    def step(e, lam, refresh):
+        rnd(X, xbar, HX, HT, c, r_row, float(e), float(lam), bool(refresh), kind, sbar)
+    return step
+
+
 def fedfw_round(X, xbar, HX, HT, c, r_row, e, lam, refresh, kind, sbar):
     """One FedFW round in place (see the module doc); ``HT[b, i, j, :]`` is column ``j`` of ``(1/n) H_i``."""
+    _check_round(X, xbar, HX, HT, c, r_row, sbar)
     return _compiled(X, xbar, HX, HT, c, r_row, float(e), float(lam), bool(refresh), int(kind), sbar)
+
+
+def _check_factored(X, xbar, AX, A, bvec, r_row, sbar, g) -> None:
+    B, n, m, p = A.shape if getattr(A, "ndim", 0) == 4 else (-1, -1, -1, -1)
+    _expect({"X": X, "x": xbar, "AX": AX, "A": A, "b": bvec, "r_row": r_row, "sbar": sbar, "g": g},
+            {"X": (B, n, p), "x": (B, p), "AX": (B, n, m), "A": (B, n, m, p), "b": (B, n, m), "r_row": (B * n,),
+             "sbar": (p,), "g": (p,)}, "factored FedFW round")
 
 
 def fedfw_round_factored(X, xbar, AX, A, bvec, r_row, e, lam, refresh, kind, sbar, scale, g):
     """One FedFW round in place for least squares in factored form (see :func:`_fedfw_round_factored`)."""
+    _check_factored(X, xbar, AX, A, bvec, r_row, sbar, g)
     return _fedfw_round_factored_c(X, xbar, AX, A, bvec, r_row, float(e), float(lam), bool(refresh), int(kind), sbar,
                                    float(scale), g)

@@ -28,9 +28,11 @@ from typing import Callable
 
 import numpy as np
 
+from fedcheck.algorithms.contract import RoundContract
 from fedcheck.algorithms.core import Trace, default_recorder, run_recorded, scalar_source
 from fedcheck.core.schedules import record_grid
 from fedcheck.core.streams import row_generators
+from fedcheck.core.usercode import guard
 
 __all__ = ["Round", "federated", "row_generators"]
 
@@ -113,13 +115,15 @@ def federated(round_fn: Callable, *, name: str | None = None, init: Callable | N
     recorder's scalar metrics at every iterate ``k = 1 .. rounds+1`` in blocks (:func:`.core.run_recorded`)."""
     label = name or getattr(round_fn, "__name__", "method")
     key = stream or f"fedcheck.federated:{label}"
+    call_round, call_init = guard(round_fn, "round function"), guard(init, "init function")
 
     def algorithm(batch, *, rounds: int, grid=None, recorder=None, seeds=None, stream=None, **kw) -> Trace:
         rounds = int(rounds)
         grid = record_grid(rounds + 1) if grid is None else np.asarray(grid)
         rec = recorder or default_recorder(batch)
+        contract = RoundContract(round_fn, "round function", batch.B, batch.n, batch.p)   # (X, x) checked every round
         if init is not None:
-            X, x = init(batch)
+            X, x = RoundContract(init, "init function", batch.B, batch.n, batch.p).check(call_init(batch), 0)
         else:
             X = np.array(batch.x0(), dtype=float)
             x = X.mean(1)
@@ -132,14 +136,14 @@ def federated(round_fn: Callable, *, name: str | None = None, init: Callable | N
         def step(t):
             ctx.t = t
             now = {k: v[t - 1] for k, v in sched.items()}
-            state["X"], state["x"] = round_fn(state["X"], state["x"], ctx, **now, **static)
+            state["X"], state["x"] = contract.check(call_round(state["X"], state["x"], ctx, **now, **static), t)
 
         def snapshot(k):
-            return rec(k, state["X"], state["x"])
+            return contract.mask(rec(k, state["X"], state["x"]))
         base = scalar_source(rec)
         trace = run_recorded(rounds, grid, step, snapshot, stream=stream,
-                             scalar_snapshot=lambda k: base(k, state["X"], state["x"]))
-        trace.final = {"x": state["x"], "X": state["X"]}
+                             scalar_snapshot=lambda k: contract.mask(base(k, state["X"], state["x"])))
+        trace.final = {"x": state["x"], "X": state["X"], "nonfinite_round": contract.first_nonfinite}
         return trace
 
     algorithm.__name__ = label

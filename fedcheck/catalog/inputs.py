@@ -7,7 +7,7 @@ import os
 
 from fedcheck.core.errors import BadInput
 
-__all__ = ["parse_seeds", "parse_params", "validate_inputs"]
+__all__ = ["parse_seeds", "parse_params", "validate_inputs", "option_notes"]
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -65,7 +65,10 @@ def validate_inputs(checks, params: dict, instances: list, rounds: int | None = 
     import difflib
 
     from fedcheck.core.claim import RunConfig
-    from fedcheck.experiments import param_domain, takes_instance
+    from fedcheck.experiments import check_declaration, param_domain, takes_instance
+    for c in checks:                # a user's declarations (a Claim built in a notebook or a test module)
+        if getattr(c, "is_users", False):
+            check_declaration(c)
     known = sorted({k for c in checks for k in c.params})
     for name, value in params.items():
         owners = [c for c in checks if name in c.params]
@@ -95,3 +98,12 @@ def validate_inputs(checks, params: dict, instances: list, rounds: int | None = 
                 raise BadInput(f"--instance {path}: {c.id}: {e}") from None
             if why:
                 raise BadInput(f"--instance {path}: {why}")
+
+
+def option_notes(checks, rounds: int | None, full: bool = False) -> list[str]:
+    """One line per claim whose statement an option narrows (``--rounds`` on a claim over horizons keeps its declared
+    horizons ``T <= rounds``), shown before the run and kept in the claim's evidence."""
+    from fedcheck.core.claim import RunConfig
+    from fedcheck.experiments import horizons_note
+    notes = [horizons_note(c, RunConfig(rounds=rounds, full=full)) for c in checks] if rounds else []
+    return [n for n in notes if n]

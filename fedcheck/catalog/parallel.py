@@ -55,16 +55,18 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from fedcheck.core.claim import Claim, Result, RunConfig
-from fedcheck.core.errors import BadInput
+from fedcheck.core.errors import BadInput, SchedulerLost
 from fedcheck.core.evidence import BoundTest, Fact
 
 CheckResult = Result
 Check = Claim
 
 __all__ = ["run_checks", "map_tasks", "session", "splittable", "default_jobs", "auto_jobs", "check_scheduler",
-           "CONNECT_TIMEOUT"]
+           "CONNECT_TIMEOUT", "WORKER_TIMEOUT", "LOST_TIMEOUT", "worker_timeout"]
 
 CONNECT_TIMEOUT = 10.0     # seconds to reach a --scheduler before giving up (exit 2)
+WORKER_TIMEOUT = 30.0      # seconds for a first worker to join a --scheduler before giving up (exit 2)
+LOST_TIMEOUT = 20.0        # seconds without the scheduler of a running --scheduler run before giving up (exit 5)
 _ACTIVE: list = []         # the Dask client of the open session(s), innermost last
 _LOGGERS = ("distributed", "tornado", "bokeh", "asyncio")
 
@@ -117,8 +119,12 @@ def check_scheduler(text: str) -> str:
 
 @contextlib.contextmanager
 def _quiet_logs(level=logging.CRITICAL):
-    saved = {name: logging.getLogger(name).level for name in _LOGGERS}
-    for name in _LOGGERS:
+    """Dask's loggers (and their children, which Dask's logging config gives levels of their own: a lost
+    scheduler's reconnection attempts would print tracebacks) silenced; fedcheck says what happened in one line."""
+    import distributed  # noqa: F401  (its import configures its loggers: silence them after that)
+    names = [n for n in list(logging.root.manager.loggerDict) if n.split(".")[0] in _LOGGERS] + list(_LOGGERS)
+    saved = {name: logging.getLogger(name).level for name in names}
+    for name in names:
         logging.getLogger(name).setLevel(level)
     try:
         yield
@@ -153,7 +159,13 @@ def session(jobs: int = 1, scheduler: str | None = None):
             except (OSError, TimeoutError, ValueError) as e:
                 why = " ".join(str(e).split())[:200] or type(e).__name__
                 raise BadInput(f"--scheduler {scheduler}: cannot reach a Dask scheduler there ({why})") from None
-            stack.callback(client.close)
+            stack.callback(_close_quietly, client)
+            wait = worker_timeout()
+            try:                # a scheduler without workers would leave every task queued forever
+                client.wait_for_workers(1, timeout=wait)
+            except (TimeoutError, OSError) as e:
+                raise BadInput(f"--scheduler {scheduler}: no Dask worker joined the scheduler within {wait:g} s "
+                               f"(start some: dask worker {address})") from None
         else:
             # Dask's nanny starts each worker with MALLOC_TRIM_THRESHOLD_=65536 (memory back to the OS at once),
             # which also fixes glibc's mmap threshold: every numpy temporary over 128 KiB is then a fresh
@@ -175,6 +187,20 @@ def session(jobs: int = 1, scheduler: str | None = None):
         yield client
 
 
+def worker_timeout() -> float:
+    """Seconds to wait for a first worker of a ``--scheduler`` (:data:`WORKER_TIMEOUT`, or
+    ``$FEDCHECK_WORKER_TIMEOUT``)."""
+    try:
+        return max(0.1, float(os.environ.get("FEDCHECK_WORKER_TIMEOUT", WORKER_TIMEOUT)))
+    except ValueError:
+        return WORKER_TIMEOUT
+
+
+def _close_quietly(client) -> None:
+    with contextlib.suppress(Exception):
+        client.close(timeout=5)
+
+
 def _workers(client) -> int:
     return max(1, sum(client.nthreads().values()))
 
@@ -191,10 +217,31 @@ def _wait(client, futures: list, on_each: Callable[[int, Any], None]) -> None:
     try:
         for fut in as_completed(futures, loop=client.loop):
             on_each(where[fut.key], fut.result())
-    except BaseException:
+    except BaseException as e:
+        lost = _lost(client, e)
         with contextlib.suppress(Exception):
             client.cancel(futures, force=True)
+        if lost:
+            raise SchedulerLost(f"the Dask scheduler {lost} went away during the run ({type(e).__name__}); the "
+                                "run is abandoned and nothing of it was written: restart the scheduler and run "
+                                "again") from None
         raise
+
+
+def _lost(client, exc: BaseException) -> str | None:
+    """The scheduler's address when ``exc`` means the client lost its scheduler (not a task's own error)."""
+    if isinstance(exc, (KeyboardInterrupt, BadInput)) or type(exc).__name__ == "Terminated":
+        return None
+    text = f"{type(exc).__name__} {exc}"
+    status = str(getattr(client, "status", "running"))
+    gone = ("scheduler-connection-lost" in text or "CommClosedError" in text or "StreamClosedError" in text
+            or status not in ("running", "newly-created"))
+    if not gone:
+        return None
+    try:
+        return str(client.scheduler.address)
+    except Exception:  # noqa: BLE001
+        return "of --scheduler"
 
 
 def map_tasks(fn: Callable, items: Iterable, *, jobs: int = 1, scheduler: str | None = None,

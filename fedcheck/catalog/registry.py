@@ -16,7 +16,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fedcheck.core.errors import BadInput
+from fedcheck.core.errors import BadInput, Terminated
 
 if TYPE_CHECKING:
     from fedcheck.core.claim import Claim
@@ -94,6 +94,12 @@ class Registry:
                            f"({self.paper_objects[key].title!r}); choose another key")
         if key in self.checks or key in self.aliases:
             raise BadInput(f"{origin}: paper key {key!r} is already a check id or alias")
+        if not builtin:         # a user's declarations are checked as the file loads (one line, exit 2)
+            from fedcheck.experiments import check_declaration
+            try:
+                check_declaration(claim)
+            except BadInput as e:
+                raise BadInput(f"{origin}: {e}") from None
         self.checks[claim.id] = claim
         self.origin[claim.id] = origin
         self.paper_objects.setdefault(key, claim.paper)
@@ -159,8 +165,10 @@ def load_user_file(path: str | Path):
         sys.modules[name] = module
         spec.loader.exec_module(module)
     except BadInput as e:
+        sys.modules.pop(name, None)
         raise BadInput(f"--theorem-file {path}: {e}") from None
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated):     # SIGINT / SIGTERM while the file runs: 130 / 143, not its error
+        sys.modules.pop(name, None)
         raise
     except SyntaxError as e:
         raise BadInput(f"--theorem-file {path}, line {e.lineno}: syntax error: {e.msg}") from None

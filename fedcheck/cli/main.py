@@ -12,7 +12,8 @@ from pathlib import Path
 from fedcheck.cli.tables import summary_table  # noqa: F401  (re-exported)
 from fedcheck.catalog.inputs import parse_params, parse_seeds, validate_inputs  # noqa: F401  (re-exported)
 from fedcheck.cli.errors import (EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK,
-                                 EXIT_REFUTED, EXIT_TERMINATED, BadInput, exit_code)
+                                 EXIT_REFUTED, EXIT_SCHEDULER, EXIT_TERMINATED, BadInput, SchedulerLost, Terminated,
+                                 exit_code)
 
 # Start-up: `fedcheck --help` and `fedcheck list` import neither numpy, SymPy, SciPy nor the catalog; every
 # heavy import is inside the command that needs it (benchmarks/startup.py, tests/test_startup.py).
@@ -213,31 +214,40 @@ def cmd_verify(args, argv) -> int:
     params = parse_params(args.param)
     validate_inputs(checks, params, loaded, args.rounds, seeds)
     from fedcheck.core.results import check_writable
-    if not args.no_report:
-        check_writable(args.out, "--out", directory=True)
+    outputs = None
+    if not args.no_report:          # everything verify writes under --out, declared and checked before it runs
+        from fedcheck.core.outputs import Outputs
+        from fedcheck.render import plan_reports
+        outputs = plan_reports(Outputs(args.out, "verify"), [c.id for c in checks])
+        for c in checks:
+            outputs.replaces(outputs.instances_dir(c.id), "dir")
+        outputs.adds_to("runs").check()
     if args.json:
         check_writable(args.json, "--json", directory=False)
-    import shutil
-    import tempfile
-    staging = Path(tempfile.mkdtemp(prefix="fedcheck-run-")) if not args.no_report else None
+    if getattr(args, "table", None):
+        from fedcheck.api import check_table_path
+        check_table_path(args.table)
+    if args.jobs is not None and args.jobs < 0:
+        raise BadInput("--jobs must be >= 0")
+    from fedcheck.catalog.inputs import option_notes
+    for line in option_notes(checks, args.rounds, args.full):      # what an option narrows, said before the run
+        print(f"note: {line}")
     try:
-        return _verify(args, argv, checks, seeds, params, instances, staging)
+        return _verify(args, argv, checks, seeds, params, instances, outputs)
     finally:
-        if staging is not None:
+        if outputs is not None:
             from fedcheck.render import stop_all
             stop_all()          # renderers of a run stopped by an interrupt or an error: none is left behind
-            shutil.rmtree(staging, ignore_errors=True)
+            outputs.discard()
 
 
-def _verify(args, argv, checks, seeds, params, instances, staging) -> int:
-    """Run the claims; refuting instances are written under ``staging`` and moved into ``--out`` only once the
-    whole run is done (an interrupted run leaves no file)."""
+def _verify(args, argv, checks, seeds, params, instances, outputs) -> int:
+    """Run the claims; refuting instances are written into the staging folder of ``outputs`` and moved into ``--out``
+    only once the whole run is done (an interrupted run leaves no file)."""
     from fedcheck.core import verdict as V
     from fedcheck.core.claim import RunConfig
     from fedcheck.core.results import document, provenance, write_json
-    if getattr(args, "table", None):        # refused before anything runs (exit 2, one line)
-        from fedcheck.api import check_table_path
-        check_table_path(args.table)
+    staging = outputs.stage() if outputs is not None else None
     config = RunConfig(seeds=seeds, rounds=args.rounds, instances=instances or None, params=params,
                        full=args.full, progress=not args.quiet, use_cache=not args.no_cache,
                        save_dir=str(staging / "instances") if staging is not None else None)
@@ -246,8 +256,6 @@ def _verify(args, argv, checks, seeds, params, instances, staging) -> int:
     bar = progress.Task("checks", total=len(checks), unit="check", leave=True,
                         show=progress.enabled(not args.quiet and len(checks) > 1))
     from fedcheck.catalog.parallel import auto_jobs, check_scheduler, default_jobs, run_checks
-    if args.jobs is not None and args.jobs < 0:
-        raise BadInput("--jobs must be >= 0")
     if args.scheduler is not None:
         check_scheduler(args.scheduler)
     jobs = auto_jobs(checks, config) if args.jobs is None else (args.jobs or default_jobs())
@@ -265,7 +273,7 @@ def _verify(args, argv, checks, seeds, params, instances, staging) -> int:
             attach_audit(r, chk)
             print(audit_line(chk, r))
     if staging is not None:
-        _publish_instances(results, staging, Path(args.out))
+        _publish_instances(results, checks, staging / "instances", outputs)
     doc = document(results, provenance(argv, seeds))
     print(summary_table(results))
     by_id = {c.id: c for c in checks}
@@ -280,59 +288,54 @@ def _verify(args, argv, checks, seeds, params, instances, staging) -> int:
     if args.json:
         path = write_json(doc, args.json)
         print(f"results: {path}")
-    if not args.no_report:      # results.json is written first, then the reports with a progress bar
+    if outputs is not None:     # results.json is written first, then the reports with a progress bar
         from fedcheck.render import print_written, write_reports
         with progress.task("reports", total=len(doc["checks"]), unit="report", enabled=not args.quiet) as rbar:
-            written = write_reports(doc, Path(args.out), progress=progress.callback(rbar), pool=pool)
+            written = write_reports(doc, progress=progress.callback(rbar), pool=pool, outputs=outputs)
         if pool is not None:
             pool.close()
         print_written(written, Path(args.out))
         from fedcheck.api import keep_run      # each run keeps its own copy: out/runs/<UTC time>-<ids>.json
-        print(f"run: {keep_run(doc, Path(args.out) / 'runs', written=Path(args.out) / 'results.json')}")
+        print(f"run: {keep_run(doc, written=written[0], outputs=outputs)}")
     if getattr(args, "table", None):
         from fedcheck.api import to_frame, write_table
         print(f"table: {write_table(to_frame(results), args.table)}")
     return exit_code(results)
 
 
-def _publish_instances(results: list[dict], staging: Path, out: Path) -> dict:
-    """Move the staged refuting instances into ``out/instances`` and point the results at their final paths."""
-    import shutil
-    src_dir = staging / "instances"
-    moved = {}
-    if src_dir.is_dir():
-        dest_dir = out / "instances"
-        dest_dir.mkdir(parents=True, exist_ok=True)
-        for f in sorted(src_dir.iterdir()):
-            dest = dest_dir / f.name
-            shutil.move(str(f), str(dest))
-            moved[str(f)] = str(dest)
+def _publish_instances(results: list[dict], checks, staged: Path, outputs) -> dict:
+    """Move each check's staged refuting instances (``staged/<check>/``) into ``--out/instances/<check>/`` and
+    point the results at their final paths."""
+    from fedcheck.core.outputs import check_folder
+    items, moved = {}, {}
+    for c in checks:
+        src = staged / check_folder(c.id)
+        if src.is_dir() and any(src.iterdir()):
+            rel = outputs.instances_dir(c.id)
+            items[rel] = src
+            for f in src.rglob("*"):
+                moved[str(f)] = str(outputs.root / rel / f.relative_to(src))
+    outputs.publish(items)
     for r in results:
         r["saved_instances"] = [moved.get(p, p) for p in r.get("saved_instances") or []]
     return moved
 
 
 def cmd_report(args) -> int:
-    from fedcheck.render import RenderPool, merge_documents, print_written, validate, write_reports
-    from fedcheck.core.results import check_writable, read_json
-    docs = []
-    for f in args.results:          # every file is checked before anything is written
-        try:
-            doc = read_json(f)
-            validate(doc)
-        except (OSError, ValueError) as e:
-            msg = str(e)
-            raise BadInput(msg if msg.startswith(str(f)) else f"{f}: {msg}") from None
-        docs.append(doc)
-    check_writable(args.out, "--out", directory=True)
+    from fedcheck.core.outputs import Outputs
+    from fedcheck.core.results import read_results
+    from fedcheck.render import RenderPool, merge_documents, plan_reports, print_written, write_reports
+    docs = [read_results(f) for f in args.results]      # every file is checked before anything is written
+    doc = merge_documents(docs, args.results)
+    outputs = plan_reports(Outputs(args.out, "report"), [c["id"] for c in doc["checks"]])
+    outputs.check()
     from contextlib import nullcontext
     from fedcheck.core import progress
-    pool = RenderPool.start()           # renderer processes (closed on leaving, terminated on an error)
-    with pool if pool is not None else nullcontext(), \
-            progress.task("reports", total=sum(len(d["checks"]) for d in docs), unit="report",
-                          enabled=not args.quiet) as rbar:
-        written = write_reports(merge_documents(docs, args.results), Path(args.out),
-                                progress=progress.callback(rbar), pool=pool)
+    with outputs:
+        pool = RenderPool.start()           # renderer processes (closed on leaving, terminated on an error)
+        with pool if pool is not None else nullcontext(), \
+                progress.task("reports", total=len(doc["checks"]), unit="report", enabled=not args.quiet) as rbar:
+            written = write_reports(doc, progress=progress.callback(rbar), pool=pool, outputs=outputs)
     print_written(written, Path(args.out))
     return EXIT_OK
 
@@ -344,6 +347,8 @@ def cmd_cache(args) -> int:
         print(cache.describe(cache.info()))
         return EXIT_OK
     before = cache.info()
+    if before.exists and not before.owned:      # a folder fedcheck did not create: nothing of it is removed
+        cache.clear()                           # raises BadInput (exit 2, one line)
     if before.location is None or not before.exists or not before.entries:
         print(cache.describe(before) + ("" if before.location is None else "\n  nothing to remove"))
         return EXIT_OK
@@ -351,9 +356,7 @@ def cmd_cache(args) -> int:
     return EXIT_OK
 
 
-class _Terminated(BaseException):
-    """SIGTERM, raised in the main thread: a BaseException (like KeyboardInterrupt) so that no ``except
-    Exception`` on the way (a solver guard, a measurement's own error handling) can swallow it."""
+_Terminated = Terminated       # SIGTERM in the main thread (fedcheck.core.errors.Terminated: a BaseException)
 
 
 def _on_sigterm(signum, frame):
@@ -395,14 +398,17 @@ def main(argv: list[str] | None = None) -> int:
     except _Terminated:
         print("fedcheck: terminated; no partial report was written", file=sys.stderr)
         return EXIT_TERMINATED
+    except SchedulerLost as e:
+        print(f"fedcheck: error: {' '.join(str(e).split())}", file=sys.stderr)
+        return EXIT_SCHEDULER
     except BrokenPipeError:     # `fedcheck list | head`: the reader is gone, which is not an error
         try:
             sys.stdout = open("/dev/null", "w")
         except OSError:
             pass
         return EXIT_OK
-    except SystemExit as e:
-        return int(e.code or 0)
+    except SystemExit as e:     # argparse's --help / usage errors (a user's sys.exit is caught by its guard)
+        return e.code if isinstance(e.code, int) else (EXIT_OK if e.code is None else EXIT_BAD_INPUT)
     except Exception:
         traceback.print_exc()
         print("fedcheck: internal error (exit 4); please report it with the command above", file=sys.stderr)

@@ -2,8 +2,8 @@
 :mod:`theorems.fedfw.pep`)."""
 from __future__ import annotations
 
+import math
 import sys
-from pathlib import Path
 
 from fedcheck.core import verdict as V
 from theorems.fedfw import pep as P
@@ -24,20 +24,46 @@ def add_arguments(ap) -> None:
     ap.add_argument("--quiet", "-q", action="store_true")
 
 
+def _positive(name: str, value: float, zero_ok: bool = False) -> None:
+    """A model constant of the SDP: finite, > 0 (or 0 where allowed) and within [MIN_VALUE, MAX_VALUE]."""
+    from fedcheck.cli.errors import BadInput
+    if zero_ok and value == 0:
+        return
+    if not (math.isfinite(value) and MIN_VALUE <= value <= MAX_VALUE):
+        raise BadInput(f"{name} {value!r}: expected {'0 or ' if zero_ok else ''}a finite number between "
+                       f"{MIN_VALUE:g} and {MAX_VALUE:g} (the worst case scales as L D^2; the SDP is solved in double "
+                       "precision)")
+
+
+MIN_VALUE, MAX_VALUE = 1e-6, 1e6    # L, D, zeta: beyond these the SDP's data (L D^2, squared) over- or underflows
+PEP_IDS = ("fedfw.pep_frank_wolfe", "fedfw.pep_naive_averaging")     # the results run_pep gives
+
+
 def cmd_pep(args, argv) -> int:
     from fedcheck.cli.errors import EXIT_BAD_INPUT, BadInput, exit_code
     from fedcheck.cli.tables import summary_table
-    from fedcheck.core.results import document, provenance, write_json
+    from fedcheck.core.outputs import Outputs
+    from fedcheck.core.results import check_writable, document, provenance, write_json
     ok, why = P.available()
     if not ok:
         print(f"fedcheck: error: {why}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if not (1 <= args.horizon <= 30):
         raise BadInput("--horizon must be between 1 and 30")
-    if args.clients < 1 or args.L <= 0 or args.D <= 0 or args.zeta < 0:
-        raise BadInput("need --clients >= 1, --L > 0, --D > 0, --zeta >= 0")
+    if args.clients < 1 or args.clients > 64:
+        raise BadInput("--clients must be between 1 and 64")
+    _positive("--L", args.L)
+    _positive("--D", args.D)
+    _positive("--zeta", args.zeta, zero_ok=True)
+    outputs = Outputs(args.out, "pep")
+    if not args.no_report:              # pep.json and its pages under pep/, checked before any SDP is solved
+        from fedcheck.render import plan_reports
+        plan_reports(outputs, list(PEP_IDS))
+        outputs.check()
+    if args.json:
+        check_writable(args.json, "--json", directory=False)
     s = P.PepSettings(horizon=args.horizon, clients=args.clients, L=args.L, D=args.D, zeta=args.zeta,
-                    solver=args.solver.upper(), use_cache=not args.no_cache)
+                      solver=args.solver.upper(), use_cache=not args.no_cache)
     log = None if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
     results = P.run_pep(s, log)
     print(summary_table(results))
@@ -54,6 +80,8 @@ def cmd_pep(args, argv) -> int:
         print(f"results: {write_json(doc, args.json)}")
     if not args.no_report:
         from fedcheck.render import write_reports
-        for path in write_reports(doc, Path(args.out)):
-            print(f"report: {path}")
+        with outputs:
+            for path in write_reports(doc, outputs=outputs):
+                if path.suffix in (".json", ".html"):
+                    print(f"report: {path}")
     return exit_code(results)

@@ -9,7 +9,7 @@ import numpy as np
 
 from fedcheck.problems.instances import RandomFamily
 from fedcheck.problems.sets import SET_NAMES
-from fedcheck.tools.search import (METHODS, SCHEMA, SearchSpace, _f, _stem, families_of, instance_searchable,
+from fedcheck.tools.search import (METHODS, SCHEMA, SearchSpace, _f, check_budget, families_of, instance_searchable,
                                    rerun_command, search, search_document, search_result, search_seeds, searchable)
 
 
@@ -64,10 +64,12 @@ def _parse_ranges(items) -> dict:
 
 
 def cmd_search(args, argv) -> int:
-    from fedcheck.cli.errors import BadInput, exit_code
+    from fedcheck.cli.errors import BadInput
     from fedcheck.catalog.registry import load_registry as _registry
     from fedcheck.catalog.registry import UnknownCheck
-    from fedcheck.core.results import document, provenance, write_json
+    from fedcheck.core.outputs import Outputs
+    from fedcheck.core.results import check_writable
+    from fedcheck.render import plan_reports
 
     reg = _registry(args.theorem_file)
     try:
@@ -81,38 +83,63 @@ def cmd_search(args, argv) -> int:
     why = searchable(check)
     if why:
         raise BadInput(why)
-    if not instance_searchable(check):  # its experiment builds its own cases: search its seeds and parameters
-        if args.budget < 2:
-            raise BadInput("--budget must be >= 2")
-        log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
-        found = search_seeds(check, budget=args.budget, seed=args.seed, vary_params=not args.fixed_params,
-                             use_cache=not args.no_cache, log=log, method=args.method)
-        b = found["best"]
-        out = Path(args.out)
-        doc = {"schema": SCHEMA, "check": check.id, "space": "seeds and parameters (the claim builds its own cases)",
-               "settings": {"method": args.method, "budget": args.budget, "seed": args.seed},
-               "best": {"ratio": b.ratio, "verdict": b.verdict,
-               "reading": b.reading, "seeds": b.seeds, "params": b.params, "rerun": found["rerun"]},
-               "baseline_best": found["baseline_best"], "trajectory": {"search": found["trajectory"]}}
-        from fedcheck.core.claim import jsonable
-        spath = write_json(jsonable(doc), out / f"{_stem(check.id)}-search.json")
-        print(f"search {check.id}: its experiment builds its own cases; searched its seeds and parameters "
-              f"({args.budget} evaluations)")
-        print(f"  random seeds (baseline):  best max ratio {_f(found['baseline_best'])}")
-        print(f"  search ({args.method}):{' ' * max(1, 17 - len(args.method))}best max ratio {_f(b.ratio)}  "
-              f"[{b.short()}; reading {b.reading}]: "
-              f"{b.verdict}")
-        print(f"  rerun: {found['rerun']}")
-        print(f"  trajectory: {spath}")
-        return exit_code([{"verdict": b.verdict}])
-    for name, val in (("--budget", args.budget), ("--restarts", args.restarts)):
+    for name, val in (("--budget", args.budget), ("--restarts", args.restarts), ("--rounds", args.rounds),
+                      ("--verify-rounds", args.verify_rounds), ("--shrink-budget", args.shrink_budget)):
         if val is not None and val < 1:
             raise BadInput(f"{name} must be >= 1")
     if args.budget < 2:
         raise BadInput("--budget must be >= 2")
-    for name, val in (("--rounds", args.rounds), ("--verify-rounds", args.verify_rounds)):
-        if val is not None and val < 1:
-            raise BadInput(f"{name} must be >= 1")
+    if args.jobs is not None and args.jobs < 1:
+        raise BadInput("-j/--jobs must be >= 1")
+    from fedcheck.catalog import parallel
+    if args.scheduler is not None:
+        parallel.check_scheduler(args.scheduler)
+    # everything search writes, declared and checked before it computes: search.json, and the folder of this
+    # check under search/checks/ (its report, worst instance, shrunk instance and trajectory)
+    entry_id = f"{check.id}.search"
+    outputs = Outputs(args.out, "search")
+    plan_reports(outputs, [entry_id])
+    outputs.check()
+    if args.json:
+        check_writable(args.json, "--json", directory=False)
+    log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
+    with outputs:
+        if not instance_searchable(check):  # its experiment builds its own cases: search its seeds and parameters
+            check_budget(args.budget, args.rounds, baseline=False)
+            return _search_seeds(args, check, outputs, entry_id, log)
+        return _search_instances(args, argv, check, outputs, entry_id, log)
+
+
+def _search_seeds(args, check, outputs, entry_id, log) -> int:
+    from fedcheck.cli.errors import exit_code
+    from fedcheck.core.claim import jsonable
+    from fedcheck.core.results import write_json
+    found = search_seeds(check, budget=args.budget, seed=args.seed, vary_params=not args.fixed_params,
+                         use_cache=not args.no_cache, log=log, method=args.method)
+    b = found["best"]
+    doc = {"schema": SCHEMA, "check": check.id, "space": "seeds and parameters (the claim builds its own cases)",
+           "settings": {"method": args.method, "budget": args.budget, "seed": args.seed},
+           "best": {"ratio": b.ratio, "verdict": b.verdict,
+           "reading": b.reading, "seeds": b.seeds, "params": b.params, "rerun": found["rerun"]},
+           "baseline_best": found["baseline_best"], "trajectory": {"search": found["trajectory"]}}
+    folder = outputs.check_dir(entry_id)
+    staged = outputs.stage() / "found"
+    write_json(jsonable(doc), staged / "trajectory.json")
+    spath = outputs.publish({folder: staged})[0] / "trajectory.json"
+    print(f"search {check.id}: its experiment builds its own cases; searched its seeds and parameters "
+          f"({args.budget} evaluations)")
+    print(f"  random seeds (baseline):  best max ratio {_f(found['baseline_best'])}")
+    print(f"  search ({args.method}):{' ' * max(1, 17 - len(args.method))}best max ratio {_f(b.ratio)}  "
+          f"[{b.short()}; reading {b.reading}]: "
+          f"{b.verdict}")
+    print(f"  rerun: {found['rerun']}")
+    print(f"  trajectory: {spath}")
+    return exit_code([{"verdict": b.verdict}])
+
+
+def _search_instances(args, argv, check, outputs, entry_id, log) -> int:
+    from fedcheck.cli.errors import BadInput, exit_code
+    from fedcheck.core.results import document, provenance, write_json
     sets = None
     if args.sets:
         sets = tuple(s.strip() for s in args.sets.split(",") if s.strip())
@@ -130,25 +157,36 @@ def cmd_search(args, argv) -> int:
             raise BadInput(f"--sets: {check.id} runs on its own problem class; its domain decides what varies")
         space = SearchSpace(params={} if args.fixed_params else {**{k: (float(v) / 10, float(v) * 10)
                                     for k, v in check.params.items() if isinstance(v, (int, float)) and v > 0}, **ranges})
-    out = Path(args.out)
-    log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
+    from fedcheck.core.claim import RunConfig
+    exp = check.evidence.experiment
+    normal = exp.rounds_for(RunConfig()) if hasattr(exp, "rounds_for") else None
+    check_budget(args.budget, args.rounds or (min(int(normal), 1000) if normal else None))
     from fedcheck.catalog import parallel
-    if args.jobs is not None and args.jobs < 1:
-        raise BadInput("-j/--jobs must be >= 1")
-    if args.scheduler is not None:
-        parallel.check_scheduler(args.scheduler)
     jobs = args.jobs if args.jobs is not None else (parallel.default_jobs() if args.budget >= 100 else 1)
+    staged = outputs.stage() / "found"          # the check's own files, moved into search/checks/<check>/ at the end
     with parallel.session(jobs, args.scheduler):
         outcome = search(check, budget=args.budget, restarts=args.restarts, seed=args.seed, rounds=args.rounds,
                          space=space, verify_rounds=args.verify_rounds, do_shrink=not args.no_shrink,
-                         shrink_budget=args.shrink_budget, out=out, use_cache=not args.no_cache, log=log,
+                         shrink_budget=args.shrink_budget, out=staged, use_cache=not args.no_cache, log=log,
                          method=args.method, jobs=jobs, scheduler=args.scheduler,
                          theorem_files=args.theorem_file)
-    sdoc = search_document(outcome, check)
-    spath = write_json(sdoc, out / f"{_stem(check.id)}-search.json")
+    folder = outputs.root / outputs.check_dir(entry_id)
+    for key in ("worst_instance", "shrunk_instance"):       # the paths the files will have once published
+        if outcome.files.get(key):
+            outcome.files[key] = str(folder / Path(outcome.files[key]).relative_to(staged))
+    staged.mkdir(parents=True, exist_ok=True)
+    write_json(search_document(outcome, check), staged / "trajectory.json")
     entry = search_result(outcome, check)
     doc = document([entry], provenance(argv, None))
     b, bb = outcome.best, outcome.baseline_best
+    if args.no_report:          # search.json and the check's own files, no pages
+        staged_doc = write_json(doc, outputs.stage() / outputs.results_name)
+        written = outputs.publish({outputs.results_name: staged_doc})
+        outputs.publish({outputs.check_dir(entry_id): staged})
+    else:
+        from fedcheck.render import write_reports
+        written = write_reports(doc, outputs=outputs,
+                                extra={entry["id"]: {f.name: f for f in sorted(staged.iterdir())}})
     print(f"search {check.id}: {args.budget} instances searched, {len(outcome.baseline)} random draws of its family "
           f"(seed {args.seed}, {outcome.settings['search_rounds']} rounds each)")
     print(f"  random draws (baseline):  best max ratio {_f(bb.ratio if bb else None)}")
@@ -163,13 +201,11 @@ def cmd_search(args, argv) -> int:
         s = outcome.shrunk
         print(f"  shrunk violating instance: {outcome.files.get('shrunk_instance')} ({s.short()}, "
               f"{outcome.shrunk_verified.verdict if outcome.shrunk_verified else '-'} at full rounds)")
-    print(f"  trajectory: {spath}")
+    print(f"  trajectory: {folder / 'trajectory.json'}")
     if args.json:
         print(f"results: {write_json(doc, args.json)}")
-    if args.no_report:
-        print(f"results: {write_json(doc, out / 'results.json')}")
-    else:
-        from fedcheck.render import write_reports
-        for path in write_reports(doc, out):
+    print(f"results: {written[0]}")
+    for path in written[1:]:
+        if path.suffix == ".html":
             print(f"report: {path}")
     return exit_code([entry])

@@ -5,8 +5,13 @@ The cache directory is ``$FEDCHECK_CACHE`` (``off``, ``0``, ``none`` or empty: n
 ``~/.cache/fedcheck``.  Nothing in it is trusted as it is: a cached solution is re-verified on load
 (:class:`fedcheck.problems.solve.SolutionCache`), the catalog manifest is keyed by the hash of the sources
 (:func:`fedcheck.catalog.registry.catalog_listing`), a typeset formula is only an image.  Clearing it therefore
-costs time, never correctness.  ``clear`` removes only the kinds of entries fedcheck writes (a directory set
-by mistake to somewhere else keeps its other files).
+costs time, never correctness.
+
+A cache folder is fedcheck's only when it says so: fedcheck writes a marker file ``.fedcheck-cache`` when it
+creates the folder (or finds it empty; the default ``~/.cache/fedcheck`` is adopted as it is).  A folder without the
+marker -- ``FEDCHECK_CACHE`` set by mistake to a project folder -- is neither read nor written (one warning line,
+then the run goes on without a cache), and ``cache clear`` refuses it (exit 2, one line).  In its own folder ``clear``
+removes only the kinds of entries fedcheck writes.
 """
 from __future__ import annotations
 
@@ -14,15 +19,72 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["cache_dir", "KINDS", "CacheInfo", "info", "clear", "describe"]
+__all__ = ["cache_dir", "cache_location", "owned", "MARKER", "KINDS", "CacheInfo", "info", "clear", "describe"]
+
+MARKER = ".fedcheck-cache"
+_MARKER_TEXT = "fedcheck cache folder: fedcheck created it and may remove the entries it wrote here\n"
+_WARNED: set = set()
 
 
-def cache_dir() -> Path | None:
-    """``$FEDCHECK_CACHE`` (``off`` disables), else ``~/.cache/fedcheck``."""
+def _default() -> Path:
+    return Path.home() / ".cache" / "fedcheck"
+
+
+def cache_location() -> Path | None:
+    """Where the cache is asked to be: ``$FEDCHECK_CACHE`` (``off`` disables), else ``~/.cache/fedcheck``."""
     env = os.environ.get("FEDCHECK_CACHE")
     if env is not None and env.lower() in ("", "0", "off", "none"):
         return None
-    return Path(env) if env else Path.home() / ".cache" / "fedcheck"
+    return Path(env) if env else _default()
+
+
+def owned(location: Path) -> bool:
+    """Whether ``location`` is a cache folder fedcheck made (its marker file is there)."""
+    m = Path(location) / MARKER
+    return m.is_file() and not m.is_symlink()
+
+
+def _claim(location: Path) -> bool:
+    """Make ``location`` fedcheck's cache when it does not exist, is empty, or is the default folder: write the marker.
+    ``False`` when it holds anything else (or cannot be written)."""
+    try:
+        if location.is_symlink() and not location.is_dir():
+            return False
+        if location.exists():
+            if not location.is_dir():
+                return False
+            if any(location.iterdir()) and location.resolve() != _default().resolve():
+                return False
+        location.mkdir(parents=True, exist_ok=True)
+        import tempfile                     # (not core.results: it imports numpy, and `fedcheck list` must not)
+        fd, tmp = tempfile.mkstemp(dir=location, prefix=f"{MARKER}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(_MARKER_TEXT)
+            os.replace(tmp, location / MARKER)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        return True
+    except OSError:
+        return False
+
+
+def cache_dir() -> Path | None:
+    """The cache folder when it is fedcheck's (made now, with its marker, if it does not exist or is empty), else
+    ``None``: disabled (``FEDCHECK_CACHE=off``), or a folder fedcheck did not create (one warning, once)."""
+    loc = cache_location()
+    if loc is None:
+        return None
+    if owned(loc) or _claim(loc):
+        return loc
+    if str(loc) not in _WARNED:
+        _WARNED.add(str(loc))
+        import sys
+        print(f"fedcheck: warning: the cache folder {loc} was not created by fedcheck (no {MARKER} marker in it) and "
+              "is not empty: running without a cache; set FEDCHECK_CACHE to a new or empty folder", file=sys.stderr)
+    return None
 
 
 _HEX = r"[0-9a-f]{16,128}"
@@ -51,6 +113,7 @@ class CacheInfo:
         self.files: dict = {}       # kind -> [paths]
         self.sizes: dict = {}       # kind -> bytes
         self.other: list = []       # files fedcheck did not write
+        self.owned = False          # the folder carries fedcheck's marker
 
     @property
     def total_size(self) -> int:
@@ -66,19 +129,23 @@ def _kind_of(rel: str):
 
 
 def info(location: Path | None = None) -> CacheInfo:
-    """The cache's entries by kind (a solution is one entry of two files) and their sizes."""
-    loc = cache_dir() if location is None else Path(location)
+    """The cache's entries by kind (a solution is one entry of two files) and their sizes (of a folder fedcheck made:
+    ``owned``; another folder's files are all ``other``)."""
+    loc = cache_location() if location is None else Path(location)
     out = CacheInfo(loc)
     if loc is None or not loc.is_dir():
         return out
     out.exists = True
+    out.owned = owned(loc)
     seen: dict = {}
     for root, dirs, files in os.walk(loc):
         dirs.sort()
         for name in sorted(files):
             p = Path(root) / name
             rel = p.relative_to(loc).as_posix()
-            kind, entry = _kind_of(rel)
+            if rel == MARKER:
+                continue
+            kind, entry = _kind_of(rel) if out.owned else (None, None)
             try:
                 size = p.stat().st_size
             except OSError:
@@ -94,8 +161,13 @@ def info(location: Path | None = None) -> CacheInfo:
 
 
 def clear(location: Path | None = None) -> CacheInfo:
-    """Remove every entry fedcheck wrote (and the sub-directories this empties); returns what was removed."""
+    """Remove every entry fedcheck wrote (and the sub-directories this empties); returns what was removed.  A folder
+    fedcheck did not create (no marker) is refused (:class:`~fedcheck.core.errors.BadInput`): nothing is removed."""
     before = info(location)
+    if before.location is not None and before.exists and not before.owned:
+        from fedcheck.core.errors import BadInput
+        raise BadInput(f"cache clear: {before.location} was not created by fedcheck (no {MARKER} marker in it); "
+                       "nothing removed (is FEDCHECK_CACHE set to the right folder?)")
     removed = CacheInfo(before.location, before.exists)
     for kind, paths in before.files.items():
         for p in paths:
@@ -130,7 +202,9 @@ def describe(ci: CacheInfo, verb: str = "") -> str:
     """Lines for ``cache info`` (``verb=""``) or ``cache clear`` (``verb="removed"``)."""
     if ci.location is None:
         return "cache: disabled (FEDCHECK_CACHE=off)"
-    lines = [f"cache: {ci.location}" + ("" if ci.exists else " (does not exist)")]
+    lines = [f"cache: {ci.location}" + ("" if ci.exists else " (does not exist)")
+             + ("" if not ci.exists or ci.owned else f" (not created by fedcheck: no {MARKER} marker; fedcheck "
+                                                     "neither reads, writes nor clears it)")]
     if verb:
         lines[0] = f"cache: {ci.location}: {verb}"
     kinds = [k for k in KINDS if ci.entries.get(k)]

@@ -108,6 +108,16 @@ def check_range(name: str, value, rng) -> None:
 
 
 
+def _declaration_site() -> str:
+    """``file:line`` of the code that declared a claim: the first caller outside this module and generated code
+    (a theorem file, a notebook cell, a test module, or a paper module of the catalog)."""
+    import sys
+    f = sys._getframe(1)
+    while f is not None and (f.f_code.co_filename == __file__ or f.f_code.co_filename.startswith("<")):
+        f = f.f_back
+    return "" if f is None else f"{f.f_code.co_filename}:{f.f_lineno}"
+
+
 KINDS = ("bound", "expectation", "counterexample", "measurement", "symbolic")
 VERDICTS = (V.HOLDS, V.VIOLATED, V.INCONCLUSIVE, V.REPRODUCED, V.NOT_REPRODUCED)
 
@@ -132,8 +142,11 @@ class Claim:
     proof_steps: tuple = ()        # the proof's key steps (``fedcheck audit``; ``fedcheck.tools.audit.ProofStep``)
     claimed_rate: float | None = None
     kind: str | None = None        # result kind; default from the evidence
+    declared_in: str = field(default="", compare=False, repr=False)   # "file:line" of the declaration (set for you)
 
     def __post_init__(self):
+        if not self.declared_in:
+            object.__setattr__(self, "declared_in", _declaration_site())
         if not isinstance(self.id, str) or "." not in self.id:
             raise TypeError(f"claim id {self.id!r} must be namespaced as '<paper>.<name>'")
         if not isinstance(self.paper, Paper):
@@ -161,6 +174,13 @@ class Claim:
     @property
     def result_kind(self) -> str:
         return self.kind or self.evidence.kind
+
+    @property
+    def is_users(self) -> bool:
+        """Whether a user declared this claim (a theorem file, a notebook, a test module), not fedcheck's catalog:
+        an error in evaluating its declarations is then the user's (exit 2), never fedcheck's (exit 4)."""
+        from fedcheck.core.usercode import is_own_file
+        return not is_own_file(self.declared_in.rpartition(":")[0])
 
     def run(self, config: RunConfig | None = None) -> Result:
         return run_claim(self, config or RunConfig())

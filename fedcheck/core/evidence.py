@@ -434,6 +434,9 @@ def reproduced_if(condition: bool | None) -> str:
     return V.REPRODUCED if condition else V.NOT_REPRODUCED
 
 
+_VERDICTS = (V.HOLDS, V.VIOLATED, V.INCONCLUSIVE, V.REPRODUCED, V.NOT_REPRODUCED)
+
+
 @dataclass(frozen=True)
 class Fact:
     """A statement proven (or refuted) with SymPy: ``prove() -> (verdict, evidence)``.  ``source``: where the
@@ -448,6 +451,13 @@ class Fact:
             raise TypeError(f"fact {self.name!r}: source must be a fedcheck Source, not {type(self.source).__name__}")
 
     def evaluate(self) -> dict:
+        from fedcheck.core.usercode import call_user, contract_error, is_own
+        if not is_own(self.prove):          # a user's fact: what it raises, or returns wrongly, is the user's error
+            out = call_user(self.prove, role="proof fact")
+            if not (isinstance(out, tuple) and len(out) == 2 and out[0] in _VERDICTS):
+                raise contract_error(self.prove, "proof fact", f"returned {type(out).__name__} {str(out)[:80]!r}; "
+                                     f"prove() returns (verdict, evidence) with a verdict among {_VERDICTS}")
+            return {"name": self.name, "verdict": out[0], "evidence": out[1]}
         try:
             verdict, evidence = self.prove()
         except Exception as e:  # a failed proof attempt is inconclusive, never a pass

@@ -196,3 +196,51 @@ def read_json(path: str | os.PathLike) -> dict:
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("checks"), list):
         raise ValueError(f"{path}: not a fedcheck results file (schema {SCHEMA!r})")
     return doc
+
+
+def read_results(path) -> dict:
+    """A results document read from ``path`` and checked against its JSON Schema (:mod:`fedcheck.core.schema`):
+    :class:`~fedcheck.core.errors.BadInput` with one line naming the file otherwise -- not UTF-8, not JSON, JSON's
+    ``NaN``/``Infinity`` literals, nested too deeply, or not a results document (where and why)."""
+    from fedcheck.core.errors import BadInput
+    from fedcheck.core.schema import schema_errors
+    if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
+        raise BadInput(f"{path!r}: expected the path of a results JSON file")
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise BadInput(f"{p}: not a UTF-8 text file, so not a fedcheck results file") from None
+    except OSError as e:
+        raise BadInput(f"{p}: cannot be read ({e.strerror or type(e).__name__})") from None
+
+    def constant(name):
+        raise ValueError(f"{name} is not a JSON number (fedcheck writes null for NaN and \"inf\" for infinity)")
+    try:
+        doc = json.loads(text, parse_constant=constant)
+    except RecursionError:
+        raise BadInput(f"{p}: nested too deeply to be a fedcheck results file") from None
+    except ValueError as e:
+        raise BadInput(f"{p}: not valid JSON ({' '.join(str(e).split())[:200]})") from None
+    if _depth(doc) > MAX_DEPTH:
+        raise BadInput(f"{p}: nested more than {MAX_DEPTH} levels deep: not a fedcheck results file")
+    why = schema_errors(doc)
+    if why:
+        raise BadInput(f"{p}: not a fedcheck results file ({why})")
+    return doc
+
+
+MAX_DEPTH = 64      # a results document is at most ~10 levels deep; the reports walk it recursively
+
+
+def _depth(doc) -> int:
+    """The nesting depth of a JSON value (iteratively: no recursion on a hostile document)."""
+    deepest, stack = 0, [(doc, 1)]
+    while stack:
+        x, d = stack.pop()
+        if isinstance(x, (dict, list)):
+            deepest = max(deepest, d)
+            if d > MAX_DEPTH:
+                return d
+            stack.extend((v, d + 1) for v in (x.values() if isinstance(x, dict) else x))
+    return deepest

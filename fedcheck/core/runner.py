@@ -23,7 +23,7 @@ if TYPE_CHECKING:       # the runner sits below the declaration type: Claim.run 
     from fedcheck.core.claim import Claim
 
 __all__ = ["run_claim", "verdict_of_findings", "outside_the_setting", "finish", "printed_formulas", "finding_source",
-           "declared_findings"]
+           "declared_findings", "result_parts_error"]
 
 
 def outside_the_setting(findings: Sequence[Finding]) -> list[Finding]:
@@ -53,6 +53,11 @@ def _new_result(claim: Claim, config: RunConfig, params: dict) -> Result:
 
 def run_claim(claim: Claim, config: RunConfig) -> Result:
     t0 = time.perf_counter()
+    if config.save_dir:     # every file a claim saves goes into its own folder (fedcheck.core.outputs.check_folder)
+        import dataclasses
+        import os
+        from fedcheck.core.outputs import check_folder
+        config = dataclasses.replace(config, save_dir=os.path.join(config.save_dir, check_folder(claim.id)))
     params = {**claim.params, **(config.params or {})}
     res = _new_result(claim, config, params)
     ev = claim.evidence
@@ -170,6 +175,7 @@ def finish(res: Result, findings: Sequence[Finding], reason: str | None = None) 
 
 
 _GOOD = (V.HOLDS, V.REPRODUCED)
+_VERDICTS = (V.HOLDS, V.VIOLATED, V.INCONCLUSIVE, V.REPRODUCED, V.NOT_REPRODUCED)
 _BAD = (V.VIOLATED, V.NOT_REPRODUCED)
 
 
@@ -195,7 +201,22 @@ def headline(verdict: str, findings: Sequence[Finding], kind: str) -> str:
 
 # ---------------------------------------------------------------------------------------------------
 def _measurement(claim, ev: Measurement, config, params, res: Result):
-    m = ev.measure(MeasureContext(config, params, claim))
+    from fedcheck.core.evidence import MeasureResult
+    from fedcheck.core.usercode import call_user, contract_error, is_own
+    m = call_user(ev.measure, MeasureContext(config, params, claim), role="measurement")
+    if not is_own(ev.measure):          # the contract of a user's measurement, checked before its result is read
+        if not isinstance(m, MeasureResult):
+            raise contract_error(ev.measure, "measurement", f"returned {type(m).__name__}, not a fedcheck MeasureResult")
+        try:
+            bad = [f for f in m.findings if not isinstance(f, Finding) or f.verdict not in _VERDICTS]
+        except TypeError:
+            bad = [m.findings]
+        if bad:
+            raise contract_error(ev.measure, "measurement", f"returned findings {str(bad[0])[:80]!r}: each must be a "
+                                 f"fedcheck Finding with a verdict among {_VERDICTS}")
+        why = result_parts_error(m)
+        if why:
+            raise contract_error(ev.measure, "measurement", why)
     res.evidence = dict(m.evidence)
     res.series, res.tables = list(m.series), list(m.tables)
     res.instances = list(m.instances)
@@ -205,6 +226,26 @@ def _measurement(claim, ev: Measurement, config, params, res: Result):
     if m.formula:
         res.formula = m.formula
     return attach_provenance(m.findings, ev.sources), m.reason
+
+
+def result_parts_error(m, what: str = "a MeasureResult") -> str | None:
+    """Why the parts a user's code returned (``series``, ``tables``, ``instances``, ``evidence``, ... attributes of
+    ``m``) cannot go into a results document (``None``: they can)."""
+    import json
+
+    from fedcheck.core.results import jsonable
+    from fedcheck.core.schema import CHECK_SCHEMA, schema_errors
+    parts = {k: getattr(m, k) for k in ("series", "tables", "instances", "evidence", "saved_instances", "feasibility")
+             if hasattr(m, k)}
+    try:
+        doc = jsonable({"id": "x", "verdict": V.HOLDS, **{k: (list(v) if k in ("series", "tables", "instances",
+                                                                                  "saved_instances") else v)
+                                                           for k, v in parts.items()}})
+        json.dumps(doc, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        return f"returned values that cannot be written as JSON ({type(e).__name__}: {e})"
+    why = schema_errors(doc, CHECK_SCHEMA)
+    return f"returned {what} whose {why}" if why else None
 
 
 def _slug(s: str) -> str:
@@ -398,7 +439,7 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
             if key in done or item.save is None or len(done) >= 10:
                 continue
             done.add(key)
-            saved.extend(item.save(f"{config.save_dir}/{claim.id}-{_slug(item.case)}"))
+            saved.extend(item.save(f"{config.save_dir}/{_slug(item.case)}"))
     res.saved_instances = saved
     reason = None
     verdict = verdict_of_findings(findings)

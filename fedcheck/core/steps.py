@@ -101,12 +101,21 @@ class ProofStep:
 
     def evaluate(self) -> dict:
         t0 = time.perf_counter()
+        from fedcheck.core.usercode import call_user, contract_error, is_own
+        if not is_own(self.establish):      # a user's step: what it raises, or returns wrongly, is the user's error
+            out = call_user(self.establish, role="proof step")
+            if not isinstance(out, StepOutcome):
+                raise contract_error(self.establish, "proof step", f"returned {type(out).__name__}, not a StepOutcome")
+            return self._record(out, t0)
         try:
             out = self.establish()
             if not isinstance(out, StepOutcome):
                 raise TypeError(f"establish() returned {type(out).__name__}, not a StepOutcome")
         except Exception as e:  # a failed attempt decides nothing
             out = StepOutcome(INCONCLUSIVE, f"could not be established: {type(e).__name__}: {e}")
+        return self._record(out, t0)
+
+    def _record(self, out: StepOutcome, t0: float) -> dict:
         rec = {"name": self.name, "statement": self.statement, "reference": self.reference, "method": self.method,
                "paper": self.paper, "verdict": out.verdict, "evidence": out.evidence,
                "seconds": round(time.perf_counter() - t0, 3)}

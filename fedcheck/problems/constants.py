@@ -29,6 +29,8 @@ from typing import Callable, Mapping
 import numpy as np
 
 from fedcheck.core import verdict as V
+from fedcheck.core.errors import Terminated
+from fedcheck.core.usercode import call_user, is_own, user_error
 
 from fedcheck.problems.instances import Instance
 from fedcheck.problems.losses import Loss
@@ -109,8 +111,14 @@ def resolve(name: str, ctx: InstanceContext) -> Value:
         except KeyError as e:  # the instance does not know the name (any other reason is kept for the message)
             if e.args and e.args[0] != name:
                 why = f" ({type(ctx.instance).__name__}.constant: {e.args[0]})"
+        except (KeyboardInterrupt, Terminated):
+            raise
+        except BaseException as e:  # noqa: BLE001 - a user's problem class: its error, with its line
+            if is_own(own):
+                raise
+            raise user_error(e, own, f"constant {name!r}") from None
     if name in USER:
-        return _as_value(USER[name](ctx))
+        return _as_value(call_user(USER[name], ctx, role=f"constant {name!r}"))
     if name in GENERIC:
         return _as_value(GENERIC[name](ctx))
     known = sorted(set(GENERIC) | set(USER) | set(_instance_names(ctx.instance)))

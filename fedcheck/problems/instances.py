@@ -145,9 +145,18 @@ class RandomFamily:
             raise ValueError(f"unknown loss {self.loss!r}")
         if self.set not in SET_NAMES:
             raise ValueError(f"unknown set {self.set!r}")
+        import math
         for name in ("n", "m", "p"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1")
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"RandomFamily: {name} must be an integer >= 1, not {v!r}")
+        for name, lo, strict in (("radius", 0.0, True), ("outside", 0.0, True), ("heterogeneity", 0.0, False),
+                                 ("noise", 0.0, False)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
+                    or not math.isfinite(float(v)) or (v <= lo if strict else v < lo):
+                raise ValueError(f"RandomFamily: {name} must be a finite number {'>' if strict else '>='} {lo:g}, "
+                                 f"not {v!r}")
 
     @property
     def key(self) -> str:

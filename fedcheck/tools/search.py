@@ -51,7 +51,9 @@ import numpy as np
 
 from fedcheck.core import verdict as V
 from fedcheck.core.claim import Claim, Result as CheckResult, RunConfig
+from fedcheck.core.errors import BadInput, UserCodeError
 from fedcheck.core.evidence import BoundTest
+from fedcheck.core.usercode import call_user
 
 Check = BoundCheck = Claim
 from fedcheck.problems.instances import Instance, RandomFamily, load_instance, save_instance
@@ -59,6 +61,7 @@ from fedcheck.problems.sets import make_set
 
 __all__ = ["SearchSpace", "Candidate", "SearchOutcome", "search", "search_seeds", "shrink", "NotSearchable",
            "evaluate_batch", "EvalConfig", "Score", "InstanceEncoding", "FamilyEncoding", "cma_maximize", "METHODS",
+           "check_budget",
            "cmd_search"]
 
 SCHEMA = "fedcheck.search/1"
@@ -89,7 +92,9 @@ def instance_searchable(claim: Claim) -> bool:
         return False
     from fedcheck.experiments import takes_instance
     try:
-        return takes_instance(claim, fams[0].draw(0)) is None
+        return takes_instance(claim, call_user(fams[0].draw, 0, role="instance family")) is None
+    except UserCodeError:   # a user's family that fails: the user's error, named
+        raise
     except Exception:      # noqa: BLE001 - a family that cannot draw, an instance outside the domain
         return False
 
@@ -154,6 +159,7 @@ def search_seeds(check: Claim, budget: int = 40, seed: int = 0, vary_params: boo
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, not {method!r}")
     log = log or (lambda s: None)
+    check_budget(budget, None, baseline=False)
     ss = np.random.SeedSequence(int(seed))
     rng = np.random.default_rng(ss)
     ranges = {}
@@ -173,6 +179,8 @@ def search_seeds(check: Claim, budget: int = 40, seed: int = 0, vary_params: boo
         try:
             res = check.run(RunConfig(seeds=c.seeds, params=dict(c.params), use_cache=use_cache))
             _score_single(res).apply(c)
+        except UserCodeError:   # the user's code fails: their error (exit 2), not a bad draw
+            raise
         except Exception as e:  # noqa: BLE001 - one bad draw must not end the search
             c.reason = f"evaluation failed: {type(e).__name__}: {e}"
         return c
@@ -491,6 +499,8 @@ def _evaluate_chunk(check: Claim, chunk: Sequence[Candidate], config: EvalConfig
         if len(chunk) == 1 and not _batchable(check, chunk):
             return [_score_single(res)]
         return _score_result(check, res, len(chunk))
+    except UserCodeError:   # the user's code fails: their error (exit 2), not a bad instance
+        raise
     except Exception as e:  # one bad instance must not end the search: evaluate one by one
         if len(chunk) == 1:
             return [Score(float("nan"), V.INCONCLUSIVE, reason=f"evaluation failed: {type(e).__name__}: {e}")]
@@ -647,7 +657,7 @@ def draw_generic(check: Claim, rng: np.random.Generator, k: int, space: SearchSp
         changes[name] = int(rng.integers(int(lo), int(hi) + 1)) if is_int else float(rng.uniform(lo, hi))
     fam = dataclasses.replace(base, **changes) if changes else base
     seed = int(rng.integers(0, 2**31 - 1))
-    inst = fam.draw(seed)
+    inst = call_user(fam.draw, seed, role="instance family")
     params = {k_: _loguniform(rng, *r) for k_, r in space.params.items()}
     return Candidate(inst, params, f"random #{k}", {"family": getattr(fam, "label", type(fam).__name__),
                                                    "family_seed": seed, **changes}, family=base)
@@ -1033,6 +1043,7 @@ def search(check: Check, budget: int = 200, restarts: int | None = None, seed: i
     normal = exp.rounds_for(RunConfig()) if hasattr(exp, "rounds_for") else None
     rounds = int(rounds or min(int(normal), 1000)) if normal else rounds
     verify_rounds = int(verify_rounds or normal) if normal else verify_rounds
+    check_budget(budget, rounds, baseline)
     family = families_of(check)[0]
     structured = isinstance(family, RandomFamily)    # Instance problems: rich perturbations and shrinking
     quick = _quick(check)
@@ -1069,22 +1080,28 @@ def search(check: Check, budget: int = 200, restarts: int | None = None, seed: i
     log(f"search {check.id} ({method}): budget {budget} ({n_random} random"
         + (f", {budget - n_random} local in {restarts} restart(s)" if budget > n_random else "")
         + f"), {rounds} rounds per evaluation, seed {seed}")
-    pool = [draw(rng, k + 1) for k in range(n_random)]
-    for k in range(0, len(pool), 8):
-        evaluate_batch(quick, pool[k:k + 8], eval_config)
-        record(pool[k:k + 8], "random")
+    # drawn and evaluated in batches of 8 (streamed: memory does not grow with the budget); kept: the best
+    # `restarts` distinct configurations, in the order a stable sort of all of them by score would give
+    top: dict[str, tuple] = {}          # content hash -> (-score, draw index, candidate)
+    first = None
+    for k in range(0, n_random, 8):
+        chunk = [draw(rng, j + 1) for j in range(k, min(k + 8, n_random))]
+        evaluate_batch(quick, chunk, eval_config)
+        record(chunk, "random")
+        first = first or chunk[0]
+        for j, c in enumerate(chunk):
+            if not np.isfinite(c.ratio):
+                continue
+            key, rank = c.instance.content_hash(), (-c.score, k + j)
+            if key not in top or rank < top[key][:2]:
+                top[key] = (*rank, c)
+        if len(top) > restarts:
+            top = dict(sorted(top.items(), key=lambda kv: kv[1][:2])[:restarts])
     log(f"  random draws: best ratio {best.ratio:.4g} ({best.short()})")
     # -- 2. local phase from the best distinct configurations
-    starts, seen = [], set()
-    for c in sorted(pool, key=lambda c: -c.score):
-        key = c.instance.content_hash()
-        if key not in seen and np.isfinite(c.ratio):
-            seen.add(key)
-            starts.append(c)
-        if len(starts) == restarts:
-            break
+    starts = [v[2] for v in sorted(top.values(), key=lambda v: v[:2])][:restarts]
     if not starts and budget > n_random:     # nothing decided yet: start from the first draw anyway
-        starts = pool[:1]
+        starts = [first]
     left = budget - n_random
     if method == "cma":
         for q, start in enumerate(starts):
@@ -1133,15 +1150,16 @@ def search(check: Check, budget: int = 200, restarts: int | None = None, seed: i
     baseline_best = None
     if baseline:
         brng = np.random.default_rng(ss_base)
-        seeds = [int(s) for s in brng.integers(0, 2**31 - 1, size=budget)]
-        bcands = [Candidate(family.draw(s), dict(check.params), f"family seed {s}") for s in seeds]
-        for k in range(0, len(bcands), 16):
-            evaluate_batch(quick, bcands[k:k + 16], eval_config)
-        for c in bcands:
-            if baseline_best is None or c.score > baseline_best.score:
-                baseline_best = c
-            baseline_traj.append({"evaluation": len(baseline_traj) + 1, "ratio": c.ratio,
-                                  "best": baseline_best.ratio, "seed": c.instance.seed})
+        seeds = brng.integers(0, 2**31 - 1, size=budget)
+        for k in range(0, budget, 16):      # drawn and evaluated in batches of 16 (streamed)
+            bcands = [Candidate(call_user(family.draw, int(s), role="instance family"), dict(check.params),
+                                f"family seed {int(s)}") for s in seeds[k:k + 16]]
+            evaluate_batch(quick, bcands, eval_config)
+            for c in bcands:
+                if baseline_best is None or c.score > baseline_best.score:
+                    baseline_best = c
+                baseline_traj.append({"evaluation": len(baseline_traj) + 1, "ratio": c.ratio,
+                                      "best": baseline_best.ratio, "seed": c.instance.seed})
         log(f"  baseline ({budget} draws of the check's family): best ratio {baseline_best.ratio:.4g}")
     outcome = SearchOutcome(check.id, best, baseline_best, trajectory, baseline_traj,
                             settings={"method": method, "budget": budget, "restarts": restarts, "seed": int(seed),
@@ -1154,7 +1172,8 @@ def search(check: Check, budget: int = 200, restarts: int | None = None, seed: i
     out = Path(out) if out is not None else None
     worst_inst = best.instance
     if out is not None:
-        paths = best.instance.save(str(out / f"{_stem(check.id)}-worst"))
+        out.mkdir(parents=True, exist_ok=True)
+        paths = best.instance.save(str(out / "worst"))
         outcome.files["worst_instance"] = str(paths[0]) if paths else None
         if isinstance(best.instance, Instance) and paths:
             worst_inst = load_instance(paths[0])       # re-verified through the file, as a user would
@@ -1171,7 +1190,7 @@ def search(check: Check, budget: int = 200, restarts: int | None = None, seed: i
         if steps:
             inst = small.instance
             if out is not None:
-                path = save_instance(small.instance, out / f"{_stem(check.id)}-worst-shrunk.npz")
+                path = save_instance(small.instance, out / "worst-shrunk.npz")
                 outcome.files["shrunk_instance"] = str(path)
                 inst = load_instance(path)
             outcome.shrunk = small
@@ -1180,6 +1199,31 @@ def search(check: Check, budget: int = 200, restarts: int | None = None, seed: i
             log(f"  shrunk to {small.short()}: {outcome.shrunk_verified.verdict} at {verify_rounds} rounds")
     outcome.seconds = time.perf_counter() - t_start
     return outcome
+
+
+# ----------------------------------------------------------------------------------------------
+# what a budget costs, before anything is drawn
+EVALUATION_BYTES = 2000     # kept per evaluation: its search and baseline trajectory records and their JSON
+                            # (1.4 kB measured with tracemalloc over 20,000 evaluations, with a margin)
+ROUND_SECONDS = 1e-6        # a floor on one round of one instance (the smallest instances take >= 10 us)
+MAX_SECONDS = 7 * 86400.0   # a search estimated, from that floor, to take more than a week is refused
+
+
+def check_budget(budget: int, rounds: int | None, baseline: bool = True) -> None:
+    """Refuse (:class:`BadInput`, one line) a budget whose records would not fit in memory, or whose evaluations
+    would take longer than :data:`MAX_SECONDS` even at :data:`ROUND_SECONDS` a round -- before anything runs (the
+    candidates themselves are drawn and evaluated in small batches: their memory does not grow with the budget)."""
+    from fedcheck.catalog.inputs import _available_memory
+    evaluations = int(budget) * (2 if baseline else 1)
+    need = float(budget) * EVALUATION_BYTES
+    avail = _available_memory()
+    if avail and need > 0.5 * avail:
+        raise BadInput(f"--budget {budget}: the search would keep about {need / 2**30:.3g} GiB of records (about "
+                       f"{avail / 2**30:.3g} GiB of memory available); use a smaller budget")
+    secs = evaluations * max(int(rounds or 1), 1) * ROUND_SECONDS
+    if secs > MAX_SECONDS:
+        raise BadInput(f"--budget {budget}: {evaluations} evaluations of {rounds or 1} rounds would take at least "
+                       f"{secs / 86400:.3g} days; use a smaller budget or fewer --rounds")
 
 
 def _stem(check_id: str) -> str:
