@@ -39,6 +39,7 @@ import json
 import math
 import os
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -436,6 +437,8 @@ class ReportFigure:
         if thin and x.size == y.size and x.size > 3 * THIN_BINS:
             keep = _thin_mask(x, [y], ax.get_xscale() == "log")
             x, y = x[keep], y[keep]
+        if kw.get("markevery") is not None and not (np.isfinite(x) & np.isfinite(y)).any():
+            kw = {**kw, "markevery": None}    # matplotlib's fractional markevery fails on a line without a finite point
         (ln,) = ax.plot(x, y, **kw)
         self.data.append(Drawn(panel, _plain(curve), x, y, ln))
         return ln
@@ -548,7 +551,7 @@ def figure_pdfs(figures: list, engine) -> list[bytes]:
                     f'src="{rf.svg_uri}"></div>')
     html = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>fedcheck figure</title><style>body {{ margin: 0 }} "
             f"{' '.join(css)}</style></head><body>{''.join(body)}</body></html>")
-    with _QuietLogs():
+    with _QuietLogs(), _FixedFontDates():
         doc = engine.HTML(string=html).render()
         return [doc.copy([page]).write_pdf() for page in doc.pages]
 
@@ -616,6 +619,10 @@ def _curves(chk: dict) -> list[_Curve]:
             b[(k < valid_from) | ~(b > 0) | ~np.isfinite(b)] = np.nan
             bounds[name] = b
         fit = inst.get("fit") if isinstance(inst.get("fit"), dict) else None
+        shown = np.isfinite(k) & (k > 0) & ((np.isfinite(m) & (m > 0))
+                                            | np.any([np.isfinite(b) for b in bounds.values()] or [False], axis=0))
+        if not shown.any():         # nothing this instance measured can be drawn on log-log axes (a claim judged
+            continue                # on other quantities, or every point unresolved): no curve
         out.append(_Curve(_instance_label(inst, j), k, m, dropped, bounds, fit, inst.get("seed"), j))
     return out
 
@@ -1386,10 +1393,39 @@ class _QuietLogs:
             lg.setLevel(lvl)
 
 
+class _FixedFontDates:
+    """WeasyPrint embeds each font as a subset.  Without the HarfBuzz-Subset library (``libharfbuzz-subset0``,
+    not installed with Pango) it subsets with fontTools, which stamps the subset's ``head.modified`` with the
+    current second: the same page rendered a second later was another file, so the PDFs of one run differed
+    between a serial and a pooled report phase.  fontTools takes the time from ``SOURCE_DATE_EPOCH`` (the
+    reproducible-builds convention) when it is set; while a PDF is written it is set to a fixed date unless the
+    user set it.  Counted, so that overlapping renders in threads of one process restore it once."""
+
+    EPOCH = "946684800"          # 2000-01-01T00:00:00Z
+    _depth = 0
+    _lock = threading.Lock()
+
+    def __enter__(self):
+        with self._lock:
+            cls = type(self)
+            if cls._depth == 0:
+                cls._set = "SOURCE_DATE_EPOCH" not in os.environ
+                if cls._set:
+                    os.environ["SOURCE_DATE_EPOCH"] = self.EPOCH
+            cls._depth += 1
+
+    def __exit__(self, *exc):
+        with self._lock:
+            cls = type(self)
+            cls._depth -= 1
+            if cls._depth == 0 and cls._set:
+                os.environ.pop("SOURCE_DATE_EPOCH", None)
+
+
 def render_pdf(html: str, path: Path, engine=None) -> None:
     """Lay out ``html`` (a check's page) for print and write it to ``path``."""
     wp = engine or pdf_engine()
-    with _QuietLogs():
+    with _QuietLogs(), _FixedFontDates():
         wp.HTML(string=html, base_url=str(Path(path).parent)).write_pdf(str(path))
 
 
@@ -1578,7 +1614,7 @@ def _pdf_laid_out_first(html: str, holders: dict[str, tuple[str, str]], real: Ca
         return False
     for img, svg in swaps:
         img._svg = svg
-    with _QuietLogs():
+    with _QuietLogs(), _FixedFontDates():
         document.write_pdf(str(path))
     return True
 
@@ -1646,5 +1682,5 @@ def warm_up() -> None:
     css = (TEMPLATES / "style.css").read_text(encoding="utf-8")
     html = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{css}</style></head><body><h1>warm</h1>"
             f"<p>warm <code>up</code></p><table><tr><td>1</td></tr></table><img src='{fo.svg_uri}'></body></html>")
-    with _QuietLogs():
+    with _QuietLogs(), _FixedFontDates():
         wp.HTML(string=html).write_pdf()
