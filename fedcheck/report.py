@@ -433,7 +433,7 @@ class ReportFigure:
         return float(w), float(h)
 
     def line(self, ax, panel: str, curve: str, x, y, thin: bool = True, **kw):
-        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        x, y = _on_scale(x), _on_scale(y)
         if thin and x.size == y.size and x.size > 3 * THIN_BINS:
             keep = _thin_mask(x, [y], ax.get_xscale() == "log")
             x, y = x[keep], y[keep]
@@ -449,7 +449,7 @@ class ReportFigure:
         return ln
 
     def band(self, ax, panel: str, curve: str, x, lo, hi, **kw):
-        x, lo, hi = np.asarray(x, float), np.asarray(lo, float), np.asarray(hi, float)
+        x, lo, hi = _on_scale(x), _on_scale(lo), _on_scale(hi)
         if x.size > 3 * THIN_BINS:
             keep = _thin_mask(x, [lo, hi], ax.get_xscale() == "log")
             x, lo, hi = x[keep], lo[keep], hi[keep]
@@ -466,6 +466,20 @@ class ReportFigure:
             for xv, yv in zip(d.x, d.y):
                 w.writerow([d.panel, d.curve, _num(xv), _num(yv)])
         return buf.getvalue()
+
+
+OFF_SCALE = 1e150
+
+
+def _on_scale(v) -> np.ndarray:
+    """``v`` as floats to draw, with magnitudes beyond ``1e150`` or below ``1e-150`` (but 0) as NaN: matplotlib
+    pads an axis' limits and ticks beyond its data (overflowing to inf past ~1e308, or to 0 on a log axis), and a
+    diverging run's values can come that close to the float range.  They stay in the results and the tables."""
+    v = np.array(v, dtype=float)
+    with np.errstate(invalid="ignore"):
+        a = np.abs(v)
+        v[(a > OFF_SCALE) | ((a < 1.0 / OFF_SCALE) & (a > 0))] = np.nan
+    return v
 
 
 def _thin_mask(x: np.ndarray, ys: list, log: bool, bins: int | None = None) -> np.ndarray:
@@ -834,7 +848,7 @@ def _ratio_figure(chk: dict, curves: list[_Curve], readings) -> ReportFigure | N
             if name in c.bounds:
                 with np.errstate(divide="ignore", invalid="ignore"):
                     r = c.metric / c.bounds[name]
-                ratios.append((c, np.where(np.isfinite(r) & (r > 0), r, np.nan)))
+                ratios.append((c, _on_scale(np.where(np.isfinite(r) & (r > 0), r, np.nan))))
         ratios = [(c, r) for c, r in ratios if np.isfinite(r).any()]
         if not ratios:
             continue
@@ -899,19 +913,22 @@ def _rate_figure(chk: dict, curves: list[_Curve]) -> ReportFigure | None:
     if fits:
         for c, f in fits:
             kr = _arr(f.get("k_range"))
-            if kr.size == 2 and np.all(kr > 0):
+            if kr.size == 2 and np.all(np.isfinite(kr) & (kr > 0)):
                 kk = np.geomspace(kr[0], kr[1], 20)
-                rf.line(ax, p0, f"fitted line, {c.label}", kk,
-                        np.exp(_float(f.get("intercept"))) * kk ** _float(f["slope"]), color="C3", lw=1.0, alpha=0.6)
+                with np.errstate(all="ignore"):       # a fit far outside float range draws nothing, not an error
+                    yy = np.exp(_float(f.get("intercept"))) * kk ** _float(f["slope"])
+                rf.line(ax, p0, f"fitted line, {c.label}", kk, yy, color="C3", lw=1.0, alpha=0.6)
         k0 = min(_float((f.get("k_range") or [math.nan])[0]) for _, f in fits)
         k1 = max(_float((f.get("k_range") or [math.nan, math.nan])[-1]) for _, f in fits)
         b0 = float(np.mean([_float(f.get("intercept")) for _, f in fits]))
         slope = fitted if math.isfinite(fitted) else float(np.mean([_float(f["slope"]) for _, f in fits]))
-        if math.isfinite(k0) and math.isfinite(k1) and k0 > 0 and math.isfinite(b0):
+        if math.isfinite(k0) and math.isfinite(k1) and k0 > 0 and k1 > 0 and math.isfinite(b0):
             kk = np.geomspace(k0, k1, 30)
-            y0 = math.exp(b0) * k0 ** slope
-            rf.line(ax, p0, "pooled fitted line", kk, math.exp(b0) * kk ** slope, color="C3", lw=2.4, zorder=3)
-            rf.line(ax, p0, "claimed rate", kk, y0 * (kk / k0) ** claimed, color="black", lw=1.8, ls="--", zorder=4)
+            with np.errstate(all="ignore"):
+                y0 = np.exp(b0) * np.float64(k0) ** slope
+                pooled, ref = np.exp(b0) * kk ** slope, y0 * (kk / k0) ** claimed
+            rf.line(ax, p0, "pooled fitted line", kk, pooled, color="C3", lw=2.4, zorder=3)
+            rf.line(ax, p0, "claimed rate", kk, ref, color="black", lw=1.8, ls="--", zorder=4)
             handles += [Line2D([], [], color="C3", lw=2.4, label=f"fitted slope {fmt(slope, 3)} (thin: per instance)"),
                         Line2D([], [], color="black", lw=1.8, ls="--",
                                label=f"claimed rate $t^{{{fmt(claimed, 3)}}}$ (same starting point)")]
