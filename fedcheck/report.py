@@ -78,7 +78,7 @@ _PARAGRAPH_RATE = ("A claimed rate r means metric = O(t^r): the rate is consiste
                    "confidence interval of the fitted log-log slope lies at or below r.")
 THIN_BINS = 160                 # columns per x range when a dense curve is thinned for drawing (see _thin_mask)
 COINCIDE = 0.05                 # two bounds within 5% of each other everywhere "coincide" (said in the legend)
-PANGO_HINT = "apt-get install libpango-1.0-0 libpangoft2-1.0-0"
+PANGO_HINT = "apt-get install libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0"
 # the look of every figure (sizes in points, as printed at FIG_W inches)
 _RC = {"font.size": 8.0, "axes.titlesize": 8.5, "axes.labelsize": 8.0, "legend.fontsize": 7.0,
        "xtick.labelsize": 7.0, "ytick.labelsize": 7.0, "mathtext.fontset": "dejavusans",

@@ -42,3 +42,12 @@ def catalog_run(tmp_path_factory):
             done[claim.id] = claim.run(RunConfig(save_dir=str(base / claim.id)))
         return done[claim.id]
     return run
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (``-n 2 --dist loadgroup``, the default of pyproject.toml): the tests of one file run
+    on one worker (their module fixtures -- a verify run, a Dask cluster -- are made once), and the tests
+    marked ``xdist_group("catalog")`` in several files share one worker and so one run of the catalog."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))

@@ -59,7 +59,7 @@ def available() -> tuple[bool, str]:
     try:
         import PEPit  # noqa: F401
     except ImportError as e:
-        return False, f"PEPit is not installed ({e}); install the extra: pip install 'fedcheck[pep]' (or pip install pepit)"
+        return False, f"PEPit, a dependency of fedcheck, is not installed ({e}): pip install pepit"
     import cvxpy as cp
     solvers = set(cp.installed_solvers())
     if not ({"CLARABEL", "SCS"} & solvers):
