@@ -6,7 +6,7 @@
 
 Instances: least-absolute-deviation clients ``f_i(x) = (1/m) ||A_i x - b_i||_1`` (the non-smooth FedAvg of
 ``fedcheck.algorithms.fedmls``): FedMLS's own family of its n-scaling claim (``LADFamily(n=32, m=12, p=3,
-heterogeneity=0.5)``, ``theorems/fedmls.py``), ``B`` seeds; and a synthetic family with ``--n --m --p``
+heterogeneity=0.5)``, ``theorems/fedmls/claims.py``), ``B`` seeds; and a synthetic family with ``--n --m --p``
 (default 10 x 20 x 20).  Step ``eta_k = eta_0 / sqrt(k)`` varying per instance.  The batched subgradient
 oracle is the floor of the one FedAvg (its round is the oracle plus a few array operations), so the
 speedup over a per-client loop grows as the per-client work shrinks: a Python iteration costs a few

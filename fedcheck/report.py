@@ -39,6 +39,7 @@ import json
 import math
 import os
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -77,7 +78,7 @@ _PARAGRAPH_RATE = ("A claimed rate r means metric = O(t^r): the rate is consiste
                    "confidence interval of the fitted log-log slope lies at or below r.")
 THIN_BINS = 160                 # columns per x range when a dense curve is thinned for drawing (see _thin_mask)
 COINCIDE = 0.05                 # two bounds within 5% of each other everywhere "coincide" (said in the legend)
-PANGO_HINT = "apt-get install libpango-1.0-0 libpangoft2-1.0-0"
+PANGO_HINT = "apt-get install libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0"
 # the look of every figure (sizes in points, as printed at FIG_W inches)
 _RC = {"font.size": 8.0, "axes.titlesize": 8.5, "axes.labelsize": 8.0, "legend.fontsize": 7.0,
        "xtick.labelsize": 7.0, "ytick.labelsize": 7.0, "mathtext.fontset": "dejavusans",
@@ -432,10 +433,12 @@ class ReportFigure:
         return float(w), float(h)
 
     def line(self, ax, panel: str, curve: str, x, y, thin: bool = True, **kw):
-        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        x, y = _on_scale(x), _on_scale(y)
         if thin and x.size == y.size and x.size > 3 * THIN_BINS:
             keep = _thin_mask(x, [y], ax.get_xscale() == "log")
             x, y = x[keep], y[keep]
+        if kw.get("markevery") is not None and not (np.isfinite(x) & np.isfinite(y)).any():
+            kw = {**kw, "markevery": None}    # matplotlib's fractional markevery fails on a line without a finite point
         (ln,) = ax.plot(x, y, **kw)
         self.data.append(Drawn(panel, _plain(curve), x, y, ln))
         return ln
@@ -446,7 +449,7 @@ class ReportFigure:
         return ln
 
     def band(self, ax, panel: str, curve: str, x, lo, hi, **kw):
-        x, lo, hi = np.asarray(x, float), np.asarray(lo, float), np.asarray(hi, float)
+        x, lo, hi = _on_scale(x), _on_scale(lo), _on_scale(hi)
         if x.size > 3 * THIN_BINS:
             keep = _thin_mask(x, [lo, hi], ax.get_xscale() == "log")
             x, lo, hi = x[keep], lo[keep], hi[keep]
@@ -463,6 +466,20 @@ class ReportFigure:
             for xv, yv in zip(d.x, d.y):
                 w.writerow([d.panel, d.curve, _num(xv), _num(yv)])
         return buf.getvalue()
+
+
+OFF_SCALE = 1e150
+
+
+def _on_scale(v) -> np.ndarray:
+    """``v`` as floats to draw, with magnitudes beyond ``1e150`` or below ``1e-150`` (but 0) as NaN: matplotlib
+    pads an axis' limits and ticks beyond its data (overflowing to inf past ~1e308, or to 0 on a log axis), and a
+    diverging run's values can come that close to the float range.  They stay in the results and the tables."""
+    v = np.array(v, dtype=float)
+    with np.errstate(invalid="ignore"):
+        a = np.abs(v)
+        v[(a > OFF_SCALE) | ((a < 1.0 / OFF_SCALE) & (a > 0))] = np.nan
+    return v
 
 
 def _thin_mask(x: np.ndarray, ys: list, log: bool, bins: int | None = None) -> np.ndarray:
@@ -548,7 +565,7 @@ def figure_pdfs(figures: list, engine) -> list[bytes]:
                     f'src="{rf.svg_uri}"></div>')
     html = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>fedcheck figure</title><style>body {{ margin: 0 }} "
             f"{' '.join(css)}</style></head><body>{''.join(body)}</body></html>")
-    with _QuietLogs():
+    with _QuietLogs(), _FixedFontDates():
         doc = engine.HTML(string=html).render()
         return [doc.copy([page]).write_pdf() for page in doc.pages]
 
@@ -616,6 +633,10 @@ def _curves(chk: dict) -> list[_Curve]:
             b[(k < valid_from) | ~(b > 0) | ~np.isfinite(b)] = np.nan
             bounds[name] = b
         fit = inst.get("fit") if isinstance(inst.get("fit"), dict) else None
+        shown = np.isfinite(k) & (k > 0) & ((np.isfinite(m) & (m > 0))
+                                            | np.any([np.isfinite(b) for b in bounds.values()] or [False], axis=0))
+        if not shown.any():         # nothing this instance measured can be drawn on log-log axes (a claim judged
+            continue                # on other quantities, or every point unresolved): no curve
         out.append(_Curve(_instance_label(inst, j), k, m, dropped, bounds, fit, inst.get("seed"), j))
     return out
 
@@ -827,7 +848,7 @@ def _ratio_figure(chk: dict, curves: list[_Curve], readings) -> ReportFigure | N
             if name in c.bounds:
                 with np.errstate(divide="ignore", invalid="ignore"):
                     r = c.metric / c.bounds[name]
-                ratios.append((c, np.where(np.isfinite(r) & (r > 0), r, np.nan)))
+                ratios.append((c, _on_scale(np.where(np.isfinite(r) & (r > 0), r, np.nan))))
         ratios = [(c, r) for c, r in ratios if np.isfinite(r).any()]
         if not ratios:
             continue
@@ -892,19 +913,22 @@ def _rate_figure(chk: dict, curves: list[_Curve]) -> ReportFigure | None:
     if fits:
         for c, f in fits:
             kr = _arr(f.get("k_range"))
-            if kr.size == 2 and np.all(kr > 0):
+            if kr.size == 2 and np.all(np.isfinite(kr) & (kr > 0)):
                 kk = np.geomspace(kr[0], kr[1], 20)
-                rf.line(ax, p0, f"fitted line, {c.label}", kk,
-                        np.exp(_float(f.get("intercept"))) * kk ** _float(f["slope"]), color="C3", lw=1.0, alpha=0.6)
+                with np.errstate(all="ignore"):       # a fit far outside float range draws nothing, not an error
+                    yy = np.exp(_float(f.get("intercept"))) * kk ** _float(f["slope"])
+                rf.line(ax, p0, f"fitted line, {c.label}", kk, yy, color="C3", lw=1.0, alpha=0.6)
         k0 = min(_float((f.get("k_range") or [math.nan])[0]) for _, f in fits)
         k1 = max(_float((f.get("k_range") or [math.nan, math.nan])[-1]) for _, f in fits)
         b0 = float(np.mean([_float(f.get("intercept")) for _, f in fits]))
         slope = fitted if math.isfinite(fitted) else float(np.mean([_float(f["slope"]) for _, f in fits]))
-        if math.isfinite(k0) and math.isfinite(k1) and k0 > 0 and math.isfinite(b0):
+        if math.isfinite(k0) and math.isfinite(k1) and k0 > 0 and k1 > 0 and math.isfinite(b0):
             kk = np.geomspace(k0, k1, 30)
-            y0 = math.exp(b0) * k0 ** slope
-            rf.line(ax, p0, "pooled fitted line", kk, math.exp(b0) * kk ** slope, color="C3", lw=2.4, zorder=3)
-            rf.line(ax, p0, "claimed rate", kk, y0 * (kk / k0) ** claimed, color="black", lw=1.8, ls="--", zorder=4)
+            with np.errstate(all="ignore"):
+                y0 = np.exp(b0) * np.float64(k0) ** slope
+                pooled, ref = np.exp(b0) * kk ** slope, y0 * (kk / k0) ** claimed
+            rf.line(ax, p0, "pooled fitted line", kk, pooled, color="C3", lw=2.4, zorder=3)
+            rf.line(ax, p0, "claimed rate", kk, ref, color="black", lw=1.8, ls="--", zorder=4)
             handles += [Line2D([], [], color="C3", lw=2.4, label=f"fitted slope {fmt(slope, 3)} (thin: per instance)"),
                         Line2D([], [], color="black", lw=1.8, ls="--",
                                label=f"claimed rate $t^{{{fmt(claimed, 3)}}}$ (same starting point)")]
@@ -1431,10 +1455,39 @@ class _QuietLogs:
             lg.setLevel(lvl)
 
 
+class _FixedFontDates:
+    """WeasyPrint embeds each font as a subset.  Without the HarfBuzz-Subset library (``libharfbuzz-subset0``,
+    not installed with Pango) it subsets with fontTools, which stamps the subset's ``head.modified`` with the
+    current second: the same page rendered a second later was another file, so the PDFs of one run differed
+    between a serial and a pooled report phase.  fontTools takes the time from ``SOURCE_DATE_EPOCH`` (the
+    reproducible-builds convention) when it is set; while a PDF is written it is set to a fixed date unless the
+    user set it.  Counted, so that overlapping renders in threads of one process restore it once."""
+
+    EPOCH = "946684800"          # 2000-01-01T00:00:00Z
+    _depth = 0
+    _lock = threading.Lock()
+
+    def __enter__(self):
+        with self._lock:
+            cls = type(self)
+            if cls._depth == 0:
+                cls._set = "SOURCE_DATE_EPOCH" not in os.environ
+                if cls._set:
+                    os.environ["SOURCE_DATE_EPOCH"] = self.EPOCH
+            cls._depth += 1
+
+    def __exit__(self, *exc):
+        with self._lock:
+            cls = type(self)
+            cls._depth -= 1
+            if cls._depth == 0 and cls._set:
+                os.environ.pop("SOURCE_DATE_EPOCH", None)
+
+
 def render_pdf(html: str, path: Path, engine=None) -> None:
     """Lay out ``html`` (a check's page) for print and write it to ``path``."""
     wp = engine or pdf_engine()
-    with _QuietLogs():
+    with _QuietLogs(), _FixedFontDates():
         wp.HTML(string=html, base_url=str(Path(path).parent)).write_pdf(str(path))
 
 
@@ -1615,7 +1668,7 @@ def _pdf_laid_out_first(html: str, holders: dict[str, tuple[str, str]], real: Ca
         return False
     for img, svg in swaps:
         img._svg = svg
-    with _QuietLogs():
+    with _QuietLogs(), _FixedFontDates():
         document.write_pdf(str(path))
     return True
 
@@ -1683,5 +1736,5 @@ def warm_up() -> None:
     css = (TEMPLATES / "style.css").read_text(encoding="utf-8")
     html = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{css}</style></head><body><h1>warm</h1>"
             f"<p>warm <code>up</code></p><table><tr><td>1</td></tr></table><img src='{fo.svg_uri}'></body></html>")
-    with _QuietLogs():
+    with _QuietLogs(), _FixedFontDates():
         wp.HTML(string=html).write_pdf()

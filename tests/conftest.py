@@ -26,3 +26,28 @@ def _isolated_cache(tmp_path_factory):
 def _outputs_in_tmp(tmp_path, monkeypatch):
     """Default outputs (reports/, refuting instances) go to each test's temporary directory, not the repo."""
     monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def catalog_run(tmp_path_factory):
+    """``catalog_run(claim)``: the claim's Result at its default (quick) configuration, run once per test
+    session and shared: tests/test_catalog.py compares its verdict with the declaration, tests/test_docs.py its
+    headline with the README's, tests/test_report_all.py renders its reports."""
+    from fedcheck.core.claim import RunConfig
+    done = {}
+    base = tmp_path_factory.mktemp("catalog-run")
+
+    def run(claim):
+        if claim.id not in done:
+            done[claim.id] = claim.run(RunConfig(save_dir=str(base / claim.id)))
+        return done[claim.id]
+    return run
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (``-n 2 --dist loadgroup``, the default of pyproject.toml): the tests of one file run
+    on one worker (their module fixtures -- a verify run, a Dask cluster -- are made once), and the tests
+    marked ``xdist_group("catalog")`` in several files share one worker and so one run of the catalog."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))

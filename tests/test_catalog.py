@@ -6,8 +6,8 @@ explain in the declaration's comments and the issue notes -- never a reason to e
 """
 import pytest
 
-from fedcheck.core.claim import Claim, RunConfig
 from fedcheck.catalog.registry import default_registry
+from fedcheck.core.claim import Claim
 
 REG = default_registry()
 CLAIMS = list(REG.checks.values())
@@ -21,9 +21,10 @@ def test_the_catalog_is_complete():
         assert ids, key
 
 
+@pytest.mark.xdist_group("catalog")        # one worker runs the catalog once (tests/conftest.py::catalog_run)
 @pytest.mark.parametrize("claim", CLAIMS, ids=[c.id for c in CLAIMS])
-def test_verdict_as_declared(claim, tmp_path):
-    res = claim.run(RunConfig(save_dir=str(tmp_path)))
+def test_verdict_as_declared(claim, catalog_run):
+    res = catalog_run(claim)            # run once per session, shared with tests/test_docs.py, test_report_all.py
     assert res.verdict == claim.expected, f"{claim.id}: {res.verdict} (expected {claim.expected}): {res.reason}"
     if res.verdict in ("violated", "not_reproduced"):
         assert res.reason, f"{claim.id}: a refutation must say why"

@@ -92,7 +92,7 @@ def test_batch_equals_separate_runs():
 
 
 def test_schedules_come_from_the_declaration():
-    """The arrays the engine receives are the SymPy expressions of theorems/fedfw.py, evaluated."""
+    """The arrays the engine receives are the SymPy expressions of theorems/fedfw/claims.py, evaluated."""
     tt = np.arange(1, 50)
     lam = evaluate_schedule(theorem1.evidence.experiment.schedules["lam"], tt, {"lambda_0": 0.7}, 1)[:, 0]
     ref = [float(theorem1.evidence.experiment.schedules["lam"].subs({t: k, lambda_0: 0.7})) for k in tt]

@@ -1,5 +1,8 @@
 """Every family's engine against its plain per-client loop (``benchmarks/families.py``), on tiny shapes:
-the same iterates (bitwise where the benchmark reports bitwise, else within 1e-10).  No timing."""
+the same iterates within ``F.ULPS`` units in the last place of each compared array's magnitude.  Engine and
+loop sum their products in different orders (one client's ``A_i @ w`` against a batched ``matmul``/``einsum``,
+BLAS, numpy's reductions), so bit identity is not promised across numpy or BLAS releases; the tolerance is
+stated in ulps of the magnitude, not as an absolute number.  No timing."""
 import importlib.util
 import sys
 from pathlib import Path
@@ -12,28 +15,24 @@ F = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = F          # dataclasses look their module up
 _spec.loader.exec_module(F)
 
-# families whose loop reproduces the engine bit for bit (the others: the batched ``W @ Q^T`` of the
-# shared-Hessian gradient (gemm) sums in another order than the loop's one-client ``Q @ w`` (gemv); FedProx's
-# compiled local steps (kernels.ls_local_steps) sum ``H_i y`` in index order, BLAS's gemv in its own)
-BITWISE = {"fedfw", "fedavg", "fedavg_paper", "fedmls", "mopes", "fedsgm"}
-
 
 @pytest.mark.parametrize("name", sorted(F.TINY))
 def test_engine_equals_loop(name):
     case = F.CASES[name](**F.TINY[name])
-    bitwise, diff = F.check_equal(case)
-    if name in BITWISE:
-        assert bitwise, f"{name}: max |engine - loop| = {diff:.3e}"
-    else:
-        assert bitwise or diff <= F.TOL, f"{name}: max |engine - loop| = {diff:.3e}"
+    bitwise, ulps = F.check_equal(case)
+    assert ulps <= F.ULPS, f"{name}: max |engine - loop| = {ulps:.3g} ulp of the magnitude (> {F.ULPS})"
 
 
-def test_compare_sees_a_difference():
+def test_compare_counts_units_in_the_last_place():
     import numpy as np
+    eps = np.finfo(float).eps
     a = {"x": np.array([1.0, np.nan])}
     assert F.compare(a, {"x": np.array([1.0, np.nan])}) == (True, 0.0)
-    assert F.compare(a, {"x": np.array([1.0 + 1e-9, np.nan])})[0] is False
+    assert F.compare({"x": np.array([1.0 + eps, 2.0])}, {"x": np.array([1.0, 2.0])}) == (False, 0.5)
+    assert F.compare({"x": np.array([4.0 + 8 * eps])}, {"x": np.array([4.0])}) == (False, 2.0)
+    assert F.compare({"x": np.array([1.0 + 1e-9])}, {"x": np.array([1.0])})[1] > F.ULPS    # a real difference
     assert F.compare(a, {"x": np.array([1.0, 0.0])})[1] == float("inf")
+    assert F.compare({"x": np.array([np.inf])}, {"x": np.array([1.0])})[1] == float("inf")
 
 
 def test_local_updates_reads_step_sizes_by_value():

@@ -2,7 +2,7 @@
 decentralized and stochastic optimization", Math. Program. 180, 2020; arXiv:1701.03961), run on the
 federated (server) network, vectorized over instances and clients.
 
-The FedMLS paper does not run or cite DCS (see ``theorems/fedmls.py``, claim ``fedmls.dcs_prior_mls``); it
+The FedMLS paper does not run or cite DCS (see ``theorems/fedmls/claims.py``, claim ``fedmls.dcs_prior_mls``); it
 is the natural prior baseline with known non-smooth rates (``O(1/eps)`` communications, ``O(1/eps^2)``
 subgradients).  The problem ``min_x F(x) = (1/n) sum_i f_i(x)`` is DCS's ``min sum_i phi_i(x_i)`` s.t.
 ``L X = 0`` with ``phi_i = f_i / n`` and ``L = n I - 1 1^T``, the Laplacian of the complete graph (a server
@@ -23,7 +23,7 @@ and the communication-sliding inner loop ``CS`` (``V(x, u) = ||x - u||^2/2``, ``
 
 The output after ``N`` outer iterations is ``xbar^N = sum_k theta_k xh^k / sum_k theta_k`` per client; the server
 point recorded here is its mean over the clients.  Parameters are inputs (per outer iteration, ``(rounds, B)``);
-the general-convex choice of the DCS analysis as used in ``theorems/fedmls.py`` is ``alpha_k = theta_k = 1``,
+the general-convex choice of the DCS analysis as used in ``theorems/fedmls/claims.py`` is ``alpha_k = theta_k = 1``,
 ``eta_k = 2||L||``, ``tau_k = ||L||``, ``beta_t = (t+1)/2``, ``lambda_t = t+1`` and a constant ``T_k`` growing
 linearly with the horizon ``N`` (``T ~ m M^2 N/(||L||^2 D~)``).  These constants are quoted from memory of that
 paper (only its abstract is in the library used here), so they are named as a choice; the defaults below are

@@ -32,7 +32,7 @@ instances are frozen (masked) once their ``T_k`` steps are done.
 Oracles: ``oracle(U) -> (B, n, p)`` subgradients of the ``f_i`` at the clients' points; the default is
 the deterministic ``batch.loss.grad``; :func:`minibatch_oracle` samples rows without replacement.
 Schedules (``lam``, ``T``, ``eta`` ...) are ``(rounds, B)`` arrays made from the SymPy expressions of
-``theorems/fedmls.py``; ``eta_step`` / ``p_step`` are indexed by the local-step counter instead.
+``theorems/fedmls/claims.py``; ``eta_step`` / ``p_step`` are indexed by the local-step counter instead.
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from fedcheck.tools.audit import audit_result, audit_steps, format_steps
 
 
 def add_arguments(ap) -> None:
-    ap.add_argument("ids", nargs="+", help="check ids, aliases or paper names (checks that declare proof steps)")
+    ap.add_argument("ids", nargs="+", metavar="ID", help="check ids, aliases or paper names (checks that declare proof steps)")
     ap.add_argument("--json", default=None, metavar="FILE", help="write the steps and verdicts as a results JSON")
     ap.add_argument("--out", default="reports", metavar="DIR", help="where reports and witnesses go (default: reports/)")
     ap.add_argument("--no-report", action="store_true", help="write no HTML/PDF report")

@@ -53,12 +53,13 @@ def build_parser() -> argparse.ArgumentParser:
     from fedcheck import __version__
     p.add_argument("--version", action="version", version=f"fedcheck {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    ls = sub.add_parser("list", help="list every check: id, paper, claim")
+    ls = sub.add_parser("list", help="list every check: id, alias, claim")
     ls.add_argument("--theorem-file", action="append", default=[], help="also list the checks of this Python file")
     ls.add_argument("--long", action="store_true",
                     help="also each declared reading or finding: paper or analysis, the paper's words, place and setting")
-    v = sub.add_parser("verify", help="run checks and give verdicts with evidence")
-    v.add_argument("ids", nargs="+", help="check ids (fedfw.theorem1), aliases (theorem1) or paper names (fedfw)")
+    v = sub.add_parser("verify", help="run checks and give verdicts with evidence; ID is a namespaced id "
+                       "(fedfw.theorem1), an alias (theorem1) or a paper (fedfw: all its checks)")
+    v.add_argument("ids", nargs="+", metavar="ID", help="check ids (fedfw.theorem1), aliases (theorem1) or paper names (fedfw)")
     v.add_argument("--seeds", default=None, help="a count (8), a list (3,5,9) or a range (10-19)")
     v.add_argument("--rounds", type=int, default=None, help="number of rounds T (default: the check's)")
     v.add_argument("--instance", action="append", default=[], metavar="FILE",
@@ -84,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "and put them in the results and reports")
     rp = sub.add_parser("report", help="render HTML and PDF reports from results JSON files, without recomputing "
                         "(several files: one index over all their checks)")
-    rp.add_argument("results", nargs="+", help="results JSON written by 'fedcheck verify --json' (one or more)")
+    rp.add_argument("results", nargs="+", metavar="RESULTS.json", help="results JSON written by 'fedcheck verify --json' (one or more)")
     rp.add_argument("--out", default="reports", metavar="DIR")
     rp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     # the tools' modules import numpy/SymPy: their arguments are added when the subcommand is used
@@ -92,10 +93,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "(adversarial, vs random draws)", fill=_tool_arguments("search"))
     sub.add_parser("audit", help="check the key steps of a theorem's proof (symbolic, grid, witness)",
                    fill=_tool_arguments("audit"))
-    sub.add_parser("pep", help="certified worst cases (PEP) of Frank-Wolfe and naive averaging "
-                   "(optional extra: pip install 'fedcheck[pep]')", fill=_tool_arguments("pep"))
-    ca = sub.add_parser("cache", help="show (info) or empty (clear) the on-disk cache: solutions, PEP values, "
-                        "typeset formulas, the catalog's listing")
+    sub.add_parser("pep", help="certified worst cases by performance estimation (PEPit, a dependency) of Frank-Wolfe "
+                   "and naive averaging", fill=_tool_arguments("pep"))
+    ca = sub.add_parser("cache", help="where the on-disk cache is ($FEDCHECK_CACHE, default ~/.cache/fedcheck; off "
+                        "disables it) and its entries by kind and size (info: solutions, PEP values, typeset "
+                        "formulas, the catalog's listing), or remove fedcheck's own files from it (clear)")
     csub = ca.add_subparsers(dest="cache_command", metavar="{info,clear}", required=True, parser_class=_Parser)
     csub.add_parser("info", help="location, number of entries by kind, total size")
     csub.add_parser("clear", help="remove every entry fedcheck wrote there and print what was removed "

@@ -14,7 +14,7 @@ from fedcheck.tools.search import (METHODS, SCHEMA, SearchSpace, _f, check_budge
 
 
 def add_arguments(ap) -> None:
-    ap.add_argument("id", help="a BoundCheck id or alias (fedfw.theorem1, theorem1)")
+    ap.add_argument("id", metavar="ID", help="a BoundCheck id or alias (fedfw.theorem1, theorem1)")
     ap.add_argument("--budget", type=int, default=200, help="claim evaluations of the search (default 200), the "
                     "same for every method; the random-draw baseline evaluates as many")
     ap.add_argument("--method", default="cma", choices=list(METHODS),

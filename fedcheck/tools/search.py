@@ -1005,6 +1005,9 @@ def shrink(check: BoundCheck, cand: Candidate, rounds: int, budget: int = 60,
 
 
 # ----------------------------------------------------------------------------------------------
+RANDOM_FRACTION = {"cma": 0.25, "perturb": 0.5, "random": 1.0}    # the budget's share of random draws, by method
+
+
 def search(check: Check, budget: int = 200, restarts: int | None = None, seed: int = 0, rounds: int | None = None,
            space: SearchSpace | None = None, random_fraction: float | None = None, offspring: int = 4,
            verify_rounds: int | None = None, do_shrink: bool = True, shrink_budget: int = 60,
@@ -1036,7 +1039,7 @@ def search(check: Check, budget: int = 200, restarts: int | None = None, seed: i
     space = space or SearchSpace.for_check(check)
     restarts = int(restarts if restarts is not None else (3 if method == "cma" else 4))
     if random_fraction is None:
-        random_fraction = {"cma": 0.25, "perturb": 0.5, "random": 1.0}[method]
+        random_fraction = RANDOM_FRACTION[method]
     if method == "random":
         random_fraction = 1.0
     exp = check.evidence.experiment

@@ -58,7 +58,7 @@ def available() -> tuple[bool, str]:
     try:
         import PEPit  # noqa: F401
     except ImportError as e:
-        return False, f"PEPit is not installed ({e}); install the extra: pip install 'fedcheck[pep]' (or pip install pepit)"
+        return False, f"PEPit, a dependency of fedcheck, is not installed ({e}): pip install pepit"
     import cvxpy as cp
     solvers = set(cp.installed_solvers())
     if not ({"CLARABEL", "SCS"} & solvers):
@@ -560,7 +560,7 @@ def fedfw_worst_case(T: int, clients: int = 2, L: float = 1.0, D: float = 2.0, z
 
 
 def fedfw_bound_38(t: int, clients: int, L: float, D: float, lambda_0: float, G: float, Y: float) -> float:
-    """Bound (38) at iterate ``t`` -- the expression declared in ``theorems/fedfw.py`` (one source of truth)."""
+    """Bound (38) at iterate ``t`` -- the expression declared in ``theorems/fedfw/claims.py`` (one source of truth)."""
     from fedcheck.core import symbols as S
     from theorems.fedfw.claims import bound_38
     v = bound_38.subs({S.t: t, S.n: clients, S.L: L, S.D: D, S.lambda_0: lambda_0, S.G: G, S.Y_norm: Y})

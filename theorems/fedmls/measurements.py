@@ -481,7 +481,7 @@ def horizon_runner(algorithm, per_round: dict, metric: str = "gap", oracle_facto
 
 # ----------------------------------------------------------------------------------------------
 # measurements: methods run side by side (the trade-off, the drift example, the n scaling, the
-# experiment).  Every schedule is a SymPy expression declared in theorems/fedmls.py; here it is only
+# experiment).  Every schedule is a SymPy expression declared in theorems/fedmls/claims.py; here it is only
 # evaluated (constants from fedcheck.constants, parameters from the check and the tuning grids).
 @dataclass
 class Method:

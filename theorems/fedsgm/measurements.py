@@ -1,7 +1,7 @@
 """FedSGM measurements: the case builders of the seed-fraction, scaling, hard-vs-soft, experiment and
-reduction checks declared in ``theorems/fedsgm.py``.
+reduction checks declared in ``theorems/fedsgm/claims.py``.
 
-Every builder receives the SymPy schedules it runs with (declared once in ``theorems/fedsgm.py``) and
+Every builder receives the SymPy schedules it runs with (declared once in ``theorems/fedsgm/claims.py``) and
 returns :class:`fedcheck.experiments.Case` objects (for :class:`fedcheck.experiments.Cases`); nothing here writes a step size or a threshold
 formula of its own (the experiment's fixed values are the paper's: eps = 0.1, E = 5, T = 100, n = 10).
 """
