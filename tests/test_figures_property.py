@@ -142,8 +142,10 @@ def test_reports_render_whatever_the_result_holds(chk, tmp_path_factory):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         paths = render.write_reports(doc, out)
-    assert any(p.name == f"{chk['id']}.html" for p in paths)
-    assert any(p.name == f"{chk['id']}.pdf" for p in paths) or report.pdf_status() is not None
+    from fedcheck.core.outputs import check_folder
+    page = out / "checks" / check_folder(chk["id"])
+    assert page / "report.html" in paths
+    assert page / "report.pdf" in paths or report.pdf_status() is not None
 
 
 def test_a_line_without_a_finite_point_keeps_its_markers_spec_harmless():
