@@ -116,15 +116,29 @@ def test_a_scheduler_without_workers_is_one_line_within_the_timeout(tmp_path, sc
     assert time.time() - t0 < 60
 
 
+SLOW_CLAIM = """
+import time
+from fedcheck import Claim, Finding, Measurement, MeasureResult, Paper
+
+def measure(ctx):
+    time.sleep(600)          # still running when the scheduler goes away
+    return MeasureResult(findings=[Finding("slow", "holds")])
+
+slow = Claim(id="slowpaper.slow", paper=Paper(key="slowpaper", title="t", authors="a"), reference="r",
+             statement="s", evidence=Measurement(measure))
+"""
+
+
 def test_a_scheduler_lost_during_the_run_is_exit_5(tmp_path, scheduler):
     proc, address = scheduler
     worker = _dask("worker", address, "--nthreads", "1", "--no-dashboard", log=tmp_path / "w.log")
     try:
+        (tmp_path / "slow.py").write_text(SLOW_CLAIM)
         env = dict(os.environ, FEDCHECK_PROGRESS="0")
-        run = subprocess.Popen([sys.executable, "-m", "fedcheck", "verify", "theorem1", "theorem2", "--seeds", "4",
-                                "--out", str(tmp_path / "out"), "--scheduler", address], cwd=tmp_path, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(15)              # connected, tasks running (Theorem 2's sweep takes longer than this)
+        run = subprocess.Popen([sys.executable, "-m", "fedcheck", "verify", "--theorem-file", str(tmp_path / "slow.py"),
+                                "slowpaper", "--out", str(tmp_path / "out"), "--scheduler", address], cwd=tmp_path,
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(15)              # connected, the task running on the worker (it sleeps for 10 minutes)
         assert run.poll() is None, run.communicate()
         proc.kill()
         t0 = time.time()
