@@ -229,8 +229,9 @@ class MLP(_Network):
 class CNN(_Network):
     """Small convolutional network on images of shape ``image = (H, W, C)`` (stored row-major, channels last, in
     the rows of ``A``): for each entry of ``channels`` a valid ``kernel x kernel`` convolution (stride 1) with that
-    many output channels, the activation, and a ``pool x pool`` pooling (``pooling``: ``"max"`` or ``"avg"``;
-    ``pool = 1``: none); then dense layers ``hidden`` and the softmax head."""
+    many output channels, a ``pool x pool`` pooling (``pooling``: ``"max"`` or ``"avg"``; ``pool = 1``: none) and
+    the activation (the official FedFW code's order ``relu(max_pool(conv(x)))``); then dense layers ``hidden`` and
+    the softmax head.  The first layer's im2col of the data is computed once."""
 
     name = "cnn"
 
@@ -271,50 +272,70 @@ class CNN(_Network):
         sh = P.shape
         return P.reshape(sh[:-6] + (sh[-6] * sh[-5] * sh[-4], sh[-3] * k * k))
 
-    def _pool_forward(self, V):
+    def _windows(self, V):
         q = self.pool
-        if q == 1:
-            return V, None
-        sh = V.shape
-        Hp, Wp = sh[-3] // q, sh[-2] // q
-        Vc = V[..., :Hp * q, :Wp * q, :].reshape(sh[:-3] + (Hp, q, Wp, q, sh[-1]))
-        Vc = np.swapaxes(Vc, -4, -3).reshape(sh[:-3] + (Hp, Wp, q * q, sh[-1]))   # (..., Hp, Wp, q q, C)
-        if self.pooling == "avg":
-            return Vc.mean(-2), None
-        j = Vc.argmax(-2)
-        return np.take_along_axis(Vc, j[..., None, :], -2)[..., 0, :], j
+        Hp, Wp = V.shape[-3] // q, V.shape[-2] // q
+        return [V[..., a:Hp * q:q, b:Wp * q:q, :] for a in range(q) for b in range(q)], Hp, Wp
 
-    def _pool_backward(self, dP, j, shape):
+    def _pool_forward(self, V):
+        """``pool x pool`` pooling of ``V`` ``(..., H, W, C)`` (rows and columns past a multiple of ``pool`` dropped)."""
+        if self.pool == 1:
+            return V
+        views, _, _ = self._windows(V)
+        out = views[0].copy()
+        for v in views[1:]:
+            (np.add if self.pooling == "avg" else np.maximum)(out, v, out=out)
+        if self.pooling == "avg":
+            out /= self.pool ** 2
+        return out
+
+    def _pool_backward(self, dP, V, P):
+        """The gradient with respect to ``V`` of the pooling ``P`` of ``V``, given the gradient ``dP`` with respect
+        to ``P`` (max pooling: to the first maximum of each window, row-major)."""
         q = self.pool
         if q == 1:
             return dP
-        Hp, Wp = dP.shape[-3], dP.shape[-2]
-        if self.pooling == "avg":
-            D = np.broadcast_to(dP[..., None, :] / (q * q), dP.shape[:-1] + (q * q, dP.shape[-1]))
-        else:
-            D = (np.arange(q * q)[:, None] == j[..., None, :]) * dP[..., None, :]
-        D = D.reshape(dP.shape[:-3] + (Hp, Wp, q, q, dP.shape[-1]))
-        D = np.swapaxes(D, -4, -3).reshape(dP.shape[:-3] + (Hp * q, Wp * q, dP.shape[-1]))
-        if D.shape[-3:] == tuple(shape[-3:]):
-            return D
-        out = np.zeros(dP.shape[:-3] + tuple(shape[-3:]))
-        out[..., :Hp * q, :Wp * q, :] = D
+        views, Hp, Wp = self._windows(V)
+        out = np.zeros(V.shape)
+        taken = None
+        for k, v in enumerate(views):
+            a, b = divmod(k, q)
+            if self.pooling == "avg":
+                out[..., a:Hp * q:q, b:Wp * q:q, :] = dP / (q * q)
+                continue
+            hit = v == P
+            if taken is None:
+                taken = hit
+            else:
+                hit &= ~taken
+                taken |= hit
+            out[..., a:Hp * q:q, b:Wp * q:q, :] = dP * hit
         return out
+
+    def _first_patches(self, A):
+        """im2col of the input images (the data's own, computed once; other features: on the fly)."""
+        if A is self.A:
+            if self.__dict__.get("_P0") is None:
+                self._P0 = self._patches(A.reshape(A.shape[:-1] + self.conv_shapes[0][0]))
+                self._P0T = np.ascontiguousarray(np.swapaxes(self._P0, -1, -2))
+            return self._P0, self._P0T
+        P = self._patches(A.reshape(A.shape[:-1] + self.conv_shapes[0][0]))
+        return P, None
 
     def _forward(self, X, A):
         lead = np.broadcast_shapes(X.shape[:-1], A.shape[:-2])
         m = A.shape[-2]
-        U = A.reshape(A.shape[:-1] + self.conv_shapes[0][0])           # (..., m, H, W, C)
         conv_cache = []
-        for (kw, kb), (_, (Ho, Wo, c), _) in zip(self.convs, self.conv_shapes):
-            Pt = self._patches(U)                                      # (..., m Ho Wo, C k k)
+        U = None
+        for li, ((kw, kb), (_, (Ho, Wo, c), _)) in enumerate(zip(self.convs, self.conv_shapes)):
+            Pt, PtT = self._first_patches(A) if li == 0 else (self._patches(U), None)   # (..., m Ho Wo, C k k)
             Z = np.matmul(Pt, self._tensor(X, kw))                     # (..., m Ho Wo, c)
             Z += self._tensor(X, kb)[..., None, :]
             Z = Z.reshape(np.broadcast_shapes(lead, Z.shape[:-2]) + (m, Ho, Wo, c))
-            Hc = _act(Z, self.activation)
-            Pc, j = self._pool_forward(Hc)
-            conv_cache.append((U, Pt, Z, Hc, j))
-            U = Pc
+            Zp = self._pool_forward(Z)                                 # pool, then the activation (the official order)
+            Hc = _act(Zp, self.activation)
+            conv_cache.append((Pt, PtT, Z, Zp, Hc))
+            U = Hc
         Hd = U.reshape(U.shape[:-3] + (self.flat,))                   # (..., m, flat)
         cache: list = []
         logits = self._dense_forward(X, Hd, self.layers, self.activation, cache)
@@ -324,17 +345,17 @@ class CNN(_Network):
         conv_cache, Hd, dense_cache = cache
         dH = self._dense_backward(X, dense_cache, delta, G, self.layers, self.activation, Hd, need_input=True)
         k = self.kernel
+        sl = self.param_slices()
         for li in range(len(self.convs) - 1, -1, -1):
             kw, kb = self.convs[li]
             (H, W, C), (Ho, Wo, c), (Hp, Wp, _) = self.conv_shapes[li]
-            U, Pt, Z, Hc, j = conv_cache[li]
-            dP = dH.reshape(dH.shape[:-1] + (Hp, Wp, c)) if li == len(self.convs) - 1 else dH
-            dHc = self._pool_backward(dP, j, Hc.shape)
-            dZ = dHc * _dact(Z, Hc, self.activation)                  # (..., m, Ho, Wo, c)
+            Pt, PtT, Z, Zp, Hc = conv_cache[li]
+            dHc = dH.reshape(dH.shape[:-1] + (Hp, Wp, c)) if li == len(self.convs) - 1 else dH
+            dZ = self._pool_backward(dHc * _dact(Zp, Hc, self.activation), Z, Zp)   # (..., m, Ho, Wo, c)
             dZf = dZ.reshape(dZ.shape[:-4] + (-1, c))                  # (..., m Ho Wo, c)
-            gW = np.matmul(np.swapaxes(Pt, -1, -2), dZf)
-            G[..., self.param_slices()[kw]] = gW.reshape(gW.shape[:-2] + (-1,))
-            G[..., self.param_slices()[kb]] = dZf.sum(-2)
+            gW = np.matmul(PtT if PtT is not None else np.swapaxes(Pt, -1, -2), dZf)
+            G[..., sl[kw]] = gW.reshape(gW.shape[:-2] + (-1,))
+            G[..., sl[kb]] = dZf.sum(-2)
             if li == 0:
                 break
             # gradient w.r.t. this layer's input: a full correlation of dZ with the flipped kernels
