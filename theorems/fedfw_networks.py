@@ -61,6 +61,23 @@ SETTING_52 = ("10 clients, full participation (p = 1), IID and non-IID ('each us
 SETTING_DNN = "a DNN with two hidden layers on the synthetic data of [52] (60 features, 10 labels, softmax labels); " + SETTING_52
 SETTING_CNN = "a CNN on MNIST; " + SETTING_52
 
+SOURCE_T2_DNN = Source(quote=QUOTE_52, place="Section 5.2, Table 2 (Synthetic columns)", setting=SETTING_DNN)
+SOURCE_T2_CNN = Source(quote=QUOTE_T2, place="Section 5.2, Table 2 (MNIST columns)", setting=SETTING_CNN)
+SOURCE_FIG3 = Source(quote="Both convex and non-convex experiments show faster convergence for higher participation "
+                           "probability.", place="Section 5.4 and Figure 3",
+                     setting="Figure 3: 'We trained a DNN model using synthetic data, an ℓ_2 constraint, and a fixed "
+                             "$\\lambda_t = 10^{-3}$'; FedFW and FedFW+; validation accuracy and loss")
+_FIG4_SETTING = ("(c) 'Non-convex DNN with synthetic data, full participation p=1, and ℓ_1 constraint'; (d) the same with "
+                 "the ℓ_2 constraint")
+SOURCE_FIG4_GAP = Source(quote="A higher λ_0 leads to a larger gap in the initial iterations of the algorithm due to its "
+                               "regularization effect.", place="Section 5.4, Figure 4 (c)-(d)", setting=_FIG4_SETTING)
+SOURCE_FIG4_FIRST = Source(quote="increasing λ_0 enforces the update direction towards the consensus set, which in turn "
+                                 "increases the gap value in the first iteration.", place="Section 5.4, Figure 4",
+                           setting=_FIG4_SETTING)
+SOURCE_FIG4_CONV = Source(quote="Figure 4 illustrates the effect of hyperparameters on the convergence of loss, Frank-Wolfe "
+                                "gap, and validation accuracy of the algorithms.", place="Section 5.4, Figure 4 (c)-(d)",
+                          setting=_FIG4_SETTING)
+
 #: Table 2: (constraint, method) -> {(split, data): (accuracy %, std in points)} (the table's std is in fractions)
 PAPER_TABLE2 = {
     ("l2", "FedDR"): {("IID", "MNIST"): (96.89, 0.09), ("IID", "Synthetic"): (75.96, 3.0),
@@ -76,13 +93,13 @@ PAPER_TABLE2 = {
     ("l1", "FedFW+"): {("IID", "MNIST"): (20.40, 0.3), ("IID", "Synthetic"): (76.44, 0.4),
                        ("non-IID", "MNIST"): (36.27, 0.6), ("non-IID", "Synthetic"): (91.96, 0.3)},
 }
-# the printed cells, quoted as they appear in the .md (accuracy(±std))
-_PRINTED = {("l2", "FedDR"): ("96.89(±0.0009)", "75.96(±0.03)", "88.93(±0.013)", "93.85(±0.009)"),
-            ("l2", "FedFW"): ("95.87(±0.01)", "81.70(±0.008)", "92.70(±0.002)", "96.13(±0.007)"),
-            ("l2", "FedFW+"): ("95.05(±0.005)", "81.96(±0.006)", "91.79(± 0.005)", "96.08(±0.004)"),
-            ("l1", "FedDR"): ("11.72(± 0.0)", "78.59(±0.006)", "16.75(± 0.01)", "93.51(±0.006)"),
-            ("l1", "FedFW"): ("23.88 (± 0.005)", "75.52(±0.008)", "37.62(±0.008)", "91.53(± 0.01)"),
-            ("l1", "FedFW+"): ("20.40(± 0.003)", "76.44(±0.004)", "36.27(±0.006)", "91.96(±0.003)")}
+# the printed cells, quoted as they appear in the paper's .md (accuracy(\\pm std), LaTeX)
+_PRINTED = {("l2", "FedDR"): ("96.89(\\pm0.0009)", "75.96(\\pm0.03)", "88.93(\\pm0.013)", "93.85(\\pm0.009)"),
+            ("l2", "FedFW"): ("95.87(\\pm0.01)", "81.70(\\pm0.008)", "92.70(\\pm0.002)", "96.13(\\pm0.007)"),
+            ("l2", "FedFW+"): ("95.05(\\pm0.005)", "81.96(\\pm0.006)", "91.79(\\pm 0.005)", "96.08(\\pm0.004)"),
+            ("l1", "FedDR"): ("11.72(\\pm 0.0)", "78.59(\\pm0.006)", "16.75(\\pm 0.01)", "93.51(\\pm0.006)"),
+            ("l1", "FedFW"): ("23.88 (\\pm 0.005)", "75.52(\\pm0.008)", "37.62(\\pm0.008)", "91.53(\\pm 0.01)"),
+            ("l1", "FedFW+"): ("20.40(\\pm 0.003)", "76.44(\\pm0.004)", "36.27(\\pm0.006)", "91.96(\\pm0.003)")}
 _COLUMN = {("IID", "MNIST"): 0, ("IID", "Synthetic"): 1, ("non-IID", "MNIST"): 2, ("non-IID", "Synthetic"): 3}
 METHODS = ("FedDR", "FedFW", "FedFW+")
 SPLITS = ("IID", "non-IID")
@@ -374,15 +391,14 @@ def _horizon_deviation(ctx) -> str:
 
 def measure_table2_dnn(ctx):
     """Table 2's synthetic columns: the DNN (two hidden layers of 20, ReLU) on synthetic(0.5, 0.5) data, 10 clients."""
-    seeds = _seeds(ctx, 2, 5)
+    seeds = _seeds(ctx, 2, 3)
     T = _rounds(ctx)
     samples = None if ctx.full else QUICK_SAMPLES
     r = run_table2(_dnn_family("relu", samples), seeds, T, ctx.full)
     dev = "; ".join(d for d in (_horizon_deviation(ctx), "" if ctx.full else
                                 f"quick mode: {QUICK_SAMPLES} samples per source of the generator instead of its "
                                 "lognormal sizes (--full runs them)") if d)
-    src = Source(quote=QUOTE_52, place="Section 5.2, Table 2 (Synthetic columns)", setting=SETTING_DNN)
-    findings, rows = _table2_findings(r, "Synthetic", src, dev)
+    findings, rows = _table2_findings(r, "Synthetic", SOURCE_T2_DNN, dev)
     tables = [{"title": f"Table 2 in shape, synthetic columns: DNN test accuracy (%), 10 clients, {T} rounds, radius 10, "
                         f"mean (±sd) over {len(seeds)} data draws; paper's value beside",
                "columns": ["D", "constraint", "method", "IID (here)", "IID (paper)", "non-IID (here)", "non-IID (paper)",
@@ -402,8 +418,7 @@ def measure_table2_cnn(ctx):
         dev += f"; quick mode: {CNN_QUICK_SAMPLES} images per client"
     if _horizon_deviation(ctx):
         dev += "; " + _horizon_deviation(ctx)
-    src = Source(quote=QUOTE_T2, place="Section 5.2, Table 2 (MNIST columns)", setting=SETTING_CNN)
-    findings, rows = _table2_findings(r, "MNIST", src, dev)
+    findings, rows = _table2_findings(r, "MNIST", SOURCE_T2_CNN, dev)
     tables = [{"title": f"Table 2 in shape, MNIST columns on digits: CNN test accuracy (%), 10 clients, {T} rounds, "
                         f"radius 10, mean (±sd) over {len(seeds)} splits; paper: MNIST",
                "columns": ["D", "constraint", "method", "IID digits (here)", "IID MNIST (paper)", "non-IID digits (here)",
@@ -447,9 +462,9 @@ def measure_figure3(ctx):
     """Figure 3: FedFW and FedFW+ on the DNN (synthetic data, l2 ball, lambda_t = 1e-3 fixed) for participation p in
     {0.2, 0.5, 1} (the figure's values are not in the text), Section 4.2's step eta_t = 2/(p(t-1)+2); convergence
     speed measured as the mean over rounds 1..T of the test (validation) loss and accuracy, per run."""
-    seeds = _seeds(ctx, 2, 4)
+    seeds = _seeds(ctx, 2, 3)
     T = _rounds(ctx)
-    R = 6 if ctx.full else 3
+    R = 4 if ctx.full else 3
     samples = None if ctx.full else QUICK_SAMPLES
     fam = replace(_dnn_family("relu", samples), set="l2", iid=True)
     P = np.array(FIG3_P)
@@ -457,10 +472,7 @@ def measure_figure3(ctx):
     findings, series, rows = [], [], []
     dev = "; ".join(d for d in (_horizon_deviation(ctx), "" if ctx.full else
                                 f"quick mode: {QUICK_SAMPLES} samples per source of the generator") if d)
-    src = Source(quote="Both convex and non-convex experiments show faster convergence for higher participation probability.",
-                 place="Section 5.4 and Figure 3",
-                 setting="Figure 3: 'We trained a DNN model using synthetic data, an ℓ_2 constraint, and a fixed "
-                         "$\\lambda_t = 10^{-3}$'; FedFW and FedFW+; validation accuracy and loss")
+    src = SOURCE_FIG3
     ev = {"p": list(FIG3_P), "replicates": R, "seeds": seeds, "rounds": T, "lambda_t": FIG3_LAMBDA}
     per: dict = {}
     for blocks in BLOCKS:
@@ -518,16 +530,7 @@ def measure_figure4(ctx):
     dev = "; ".join(d for d in (_horizon_deviation(ctx), "" if ctx.full else
                                 f"quick mode: {QUICK_SAMPLES} samples per source of the generator") if d)
     findings, series, rows, ev = [], [], [], {"lambda_0": list(FIG4_LAMBDA0), "seeds": seeds, "rounds": T}
-    src_gap = Source(quote="A higher λ_0 leads to a larger gap in the initial iterations of the algorithm due to its "
-                           "regularization effect.", place="Section 5.4, Figure 4 (c)-(d)",
-                     setting="(c) 'Non-convex DNN with synthetic data, full participation p=1, and ℓ_1 constraint'; (d) "
-                             "the same with the ℓ_2 constraint")
-    src_first = Source(quote="increasing λ_0 enforces the update direction towards the consensus set, which in turn "
-                             "increases the gap value in the first iteration.", place="Section 5.4, Figure 4",
-                       setting=src_gap.setting)
-    src_conv = Source(quote="Figure 4 illustrates the effect of hyperparameters on the convergence of loss, Frank-Wolfe "
-                            "gap, and validation accuracy of the algorithms.", place="Section 5.4, Figure 4 (c)-(d)",
-                      setting=src_gap.setting)
+    src_gap, src_first, src_conv = SOURCE_FIG4_GAP, SOURCE_FIG4_FIRST, SOURCE_FIG4_CONV
     for kind, panel in (("l1", "(c)"), ("l2", "(d)")):
         per: dict = {}
         for blocks in BLOCKS:
@@ -747,7 +750,7 @@ table2_dnn = Claim(
                  "one ball on the whole parameter vector (the paper's words; the official code's LMO is per tensor)",
                  "FedFW/FedFW+: eta_t = 2/(t+1), lambda_t = lambda_0 sqrt(t+1); FedDR: alpha = 1, one local gradient step "
                  "of 1/(L_hat + 1/eta); parameters chosen on small grids by the final training objective",
-                 "quick mode: 2 data draws of 60 samples per source (an analysis); --full: 5 draws at the generator's sizes"),
+                 "quick mode: 2 data draws of 60 samples per source (an analysis); --full: 3 draws at the generator's sizes"),
     expected="violated",
 )
 
@@ -782,7 +785,7 @@ figure3 = Claim(
     assumptions=("p in {0.2, 0.5, 1} (the figure's values are not in the text); eta_t = 2/(p(t-1)+2) (Section 4.2); "
                  "FedFW+'s dual step lambda_0 = 1e-3",
                  "convergence speed: the mean over rounds of the test loss (accuracy), per run, paired over data draws and "
-                 "participation streams (3 per draw quick, 6 --full)",
+                 "participation streams (3 per draw quick, 4 --full)",
                  "the DNN and data of fedfw.table2_dnn (IID split)"),
     expected="holds",
 )
