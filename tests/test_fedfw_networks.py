@@ -1,4 +1,4 @@
-"""FedFW's network claims (theorems/fedfw_networks.py): registration, provenance, the decision rules, Theorem 2's
+"""FedFW's network claims (theorems/fedfw/networks.py): registration, provenance, the decision rules, Theorem 2's
 interval logic on the DNN, and a user's MLP theorem file.  (Each claim's quick verdict against its declared one is
 tests/test_catalog.py's.)"""
 import os
@@ -13,12 +13,12 @@ import pytest
 from fedcheck.core import verdict as V
 from fedcheck.core.claim import RunConfig
 from fedcheck.core.evidence import Finding
-from fedcheck.core.registry import default_registry
-from fedcheck.problems.fedfw import Interval
+from fedcheck.catalog.registry import default_registry
+from fedcheck.problems.nonconvex import Interval
 from fedcheck.problems.networks import NetworkFamily, network_constants
 
 import theorems.fedfw as F
-import theorems.fedfw_networks as N
+from theorems.fedfw import networks as N
 
 ROOT = Path(__file__).resolve().parents[1]
 NEW = ("fedfw.table2_dnn", "fedfw.table2_cnn", "fedfw.figure3", "fedfw.figure4_dnn", "fedfw.theorem2_dnn")
@@ -28,7 +28,7 @@ def test_network_claims_are_fedfw_claims():
     reg = default_registry()
     assert set(NEW) <= set(reg.papers["fedfw"])
     assert all(c in F.CLAIMS for c in N.NETWORK_CLAIMS)
-    assert N.FEDFW == F.FEDFW                 # the same paper (written out here to avoid an import cycle)
+    assert N.FEDFW is F.FEDFW
     assert all(c.paper == F.FEDFW and c.expected is not None for c in N.NETWORK_CLAIMS)
 
 

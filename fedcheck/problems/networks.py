@@ -723,7 +723,7 @@ def sampled_smoothness(loss, S: FeasibleSet, XP: np.ndarray, rng, steps: int = 4
 def network_constants(inst: NetworkInstance, *, points: int = 8, power_steps: int = 4, search_steps: int = 200):
     """E of (51), G = sup_{X in D^n} ||grad F^(X)||_F and L (the clients' common smoothness constant on D) as
     certified intervals, in the one :class:`~fedcheck.problems.solve.Solution` (``info["E"]``, ``info["G"]``,
-    ``info["L"]``: :class:`fedcheck.problems.fedfw.Interval` s; ``info["min_f"]``: per-client bounds on
+    ``info["L"]``: :class:`fedcheck.problems.nonconvex.Interval` s; ``info["min_f"]``: per-client bounds on
     ``min_D f_i``).
 
     * ``L``: upper end :func:`mlp_bounds`; lower end the largest ``||grad f_i(x + e v) - grad f_i(x)|| / e`` over
@@ -734,7 +734,7 @@ def network_constants(inst: NetworkInstance, *, points: int = 8, power_steps: in
       search from ``x^1`` (``search_steps`` steps) and the sampled points;
     * ``E = F(x^1) - (1/n) sum_i min_D f_i`` follows (``F(x^1)`` exact)."""
     from fedcheck.problems.datasets import data_rng
-    from fedcheck.problems.fedfw import Interval
+    from fedcheck.problems.nonconvex import Interval
     from fedcheck.problems.solve import Solution
     loss, S = inst.make_loss(), inst.set
     n, p = inst.n, inst.p

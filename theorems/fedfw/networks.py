@@ -1,10 +1,10 @@
 """FedFW's non-convex experiments (Section 5.2, Table 2; Section 5.4, Figures 3 and 4 (c)-(d)) and Theorem 2 on a
-neural network.  Listed in ``theorems/fedfw.py``'s ``CLAIMS`` through :data:`NETWORK_CLAIMS`.
+neural network.  Listed in ``theorems/fedfw/claims.py``'s ``CLAIMS`` through :data:`NETWORK_CLAIMS`.
 
 The networks, the data and their constants are the shared library :mod:`fedcheck.problems.networks` and
 :mod:`fedcheck.problems.datasets`; the methods are the engine's (:func:`fedcheck.algorithms.fedfw_variants.fedfw_variant`,
-:func:`~fedcheck.algorithms.fedfw_variants.feddr`).  Theorem 2's bound is the one declared in ``theorems/fedfw.py``
-(``bound_12``, ``Ghat_52``, ``delta_57``), read when the claim runs (that module imports this one).
+:func:`~fedcheck.algorithms.fedfw_variants.feddr`).  Theorem 2's bound is the one declared in ``theorems/fedfw/claims.py``
+(``bound_12``, ``Ghat_52``, ``delta_57``; ``claims.py`` imports this module after declaring them).
 
 Settings.  The paper states: a CNN on MNIST and "a DNN with two hidden layers" on the synthetic data of [52]
 (60 features, 10 labels, softmax labels), 10 clients, full participation, IID and non-IID (3 labels per
@@ -32,22 +32,13 @@ from fedcheck.core import verdict as V
 from fedcheck.core.claim import Claim, Domain, Paper, Reading
 from fedcheck.core.evidence import Bound, BoundTest, Comparison, Finding, MeasureResult, Measurement, Observations, Observed
 from fedcheck.core.symbols import D, E_init, G, G_nc, L, T, lambda_0, n
-from fedcheck.problems.fedfw import EXP_FEDDR_ETA, EXP_FEDDR_ETA_FULL, EXP_LAMBDA0, EXP_LAMBDA0_FULL
+from theorems.fedfw.claims import FEDFW, Ghat_52, bound_12, delta_57     # declared before claims.py imports this module
+from theorems.fedfw.measurements import EXP_FEDDR_ETA, EXP_FEDDR_ETA_FULL, EXP_LAMBDA0, EXP_LAMBDA0_FULL
 from fedcheck.problems.networks import (MLP, NetworkFamily, NetworkInstance, log_softmax, repeat_runs, sampled_smoothness,
                                         network_solver)
 
 __all__ = ["NETWORK_CLAIMS", "PAPER_TABLE2", "run_table2", "measure_table2_dnn", "measure_table2_cnn",
            "measure_figure3", "measure_figure4", "EveryHorizon"]
-
-# The paper object of theorems/fedfw.py, written out here because that module imports this one (a value-equal
-# Paper is the same paper for the registry; tests/test_fedfw_networks.py checks the two are equal).
-FEDFW = Paper(
-    key="fedfw",
-    title="Federated Frank-Wolfe Algorithm",
-    authors="A. Dadras, S. Banerjee, K. Prakhya, A. Yurtsever",
-    venue="ECML PKDD 2024",
-    source="shared/papers/fedfw-federated-frank-wolfe.md",
-)
 
 # =================================================================================================
 # the paper's words and numbers
@@ -611,7 +602,6 @@ class EveryHorizon:
         pass
 
     def observe(self, claim, test, config, params) -> Observations:
-        from theorems.fedfw import Ghat_52, bound_12, delta_57      # the bound's one declaration (read at run time)
         exprs = {"(12)": bound_12, "(52)": Ghat_52, "(57)": delta_57}
         obs = Observations()
         seeds = config.seed_list(self.full_seeds if config.full else self.seeds)
