@@ -12,9 +12,11 @@ client), l1 and l2 balls of radius 10, 100 rounds, one local step.  It does not 
 the step and penalty schedules of Section 5, the sample sizes or the test set.  Filled in here: two hidden
 layers of 20 units (the official code's DNN has one of 20), ReLU (the official code's), FedFW's schedules of
 Theorem 1 (the official code's default), each method's parameter chosen on a small grid by the final *training*
-objective, the generator's own sample sizes (``--full``; quick mode: 60 samples per source, a deviation), each
-client's data split 75/25 into train and test (the official code's), and one ball on the whole parameter
-vector (the paper's words; the official code uses one ball per parameter tensor).  MNIST is not shipped by any
+objective, the generator's own sample sizes and 100 rounds (``--full``; quick mode: 60 samples per source and 50
+rounds, a deviation), each client's data split 75/25 into train and test (the official code's).  "The ℓ_1 and ℓ_2
+ball constraints, each with a radius of 10" is read both ways for a network -- one ball on the whole parameter
+vector (the words) and one ball per parameter tensor (the official code's LMO): a finding is refuted only when it is
+refuted under both readings (:func:`either_reading`).  MNIST is not shipped by any
 registry package (the data must be downloaded): the CNN runs on scikit-learn's 8 x 8 digits, a deviation of
 setting, so Table 2's MNIST columns are analyses here.
 """
@@ -371,13 +373,17 @@ def _seeds(ctx, quick: int, full: int) -> list[int]:
     return list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(full if ctx.full else quick))
 
 
+PAPER_ROUNDS = 100         # "100 communication rounds" (Section 5.2); --full
+QUICK_ROUNDS = 50          # quick mode (a deviation: its findings are analyses)
+
+
 def _rounds(ctx) -> int:
-    return int(ctx.config.rounds or ctx.params.get("rounds", 100))
+    return int(ctx.config.rounds or (PAPER_ROUNDS if ctx.full else QUICK_ROUNDS))
 
 
 def _horizon_deviation(ctx) -> str:
     T = _rounds(ctx)
-    return "" if T == 100 else f"{T} rounds instead of the paper's 100"
+    return "" if T == PAPER_ROUNDS else f"{T} rounds instead of the paper's {PAPER_ROUNDS}"
 
 
 def measure_table2_dnn(ctx):
@@ -732,15 +738,21 @@ table2_dnn = Claim(
                "local step, l1 and l2 balls of radius 10, IID and non-IID (3 labels per client): Table 2's test "
                "accuracies and the orderings of FedFW and FedFW+ against FedDR"),
     evidence=Measurement(measure_table2_dnn),
-    params={"rounds": 100},
     assumptions=("two hidden layers of 20 ReLU units (widths and activation not stated; the official code's DNN has one "
                  "hidden layer of 20, ReLU)",
                  "synthetic(0.5, 0.5) of [52] with one source per client, pooled and split IID or by labels (3 per client); "
                  "75/25 train/test per client; test accuracy on the pooled test parts",
-                 "one ball on the whole parameter vector (the paper's words; the official code's LMO is per tensor)",
+                 "D read both ways: one ball on the whole parameter vector (the paper's words) and one ball per parameter "
+                 "tensor (the official code's LMO); a finding is refuted only when refuted under both readings, holds when "
+                 "it holds under one and is refuted under neither",
                  "FedFW/FedFW+: eta_t = 2/(t+1), lambda_t = lambda_0 sqrt(t+1); FedDR: alpha = 1, one local gradient step "
                  "of 1/(L_hat + 1/eta); parameters chosen on small grids by the final training objective",
-                 "quick mode: 2 data draws of 60 samples per source (an analysis); --full: 3 draws at the generator's sizes"),
+                 "quick mode: 50 rounds, 2 data draws of 60 samples per source (an analysis); --full: 100 rounds, 3 draws at "
+                 "the generator's sizes"),
+    # quick mode (50 rounds, 60 samples per source: every finding an analysis): the l1 accuracies of Table 2 (75-93%)
+    # are reached by no parameter of the grid under either reading of D (here 16-46%); l2 IID accuracies agree.
+    # Checked independently at the generator's sizes: centralized projected gradient on the l1 ball reaches 44-83%
+    # per tensor and only the majority class on the whole vector, depending on the draw (the report's notes).
     expected="violated",
 )
 
@@ -753,12 +765,13 @@ table2_cnn = Claim(
     statement=("A CNN on MNIST, 10 clients, full participation, 100 rounds, one local step, l1 and l2 balls of radius 10, "
                "IID and non-IID: Table 2's test accuracies and orderings -- tested on scikit-learn's digits (an analysis)"),
     evidence=Measurement(measure_table2_cnn),
-    params={"rounds": 100},
     assumptions=("scikit-learn's 8 x 8 digits instead of MNIST: no registry package ships the MNIST files (checked: "
                  "mnist-datasets, therrshan-datasetloader, mnists and neural-network-digits hold no data); every finding is "
                  "an analysis",
                  "CNN: one 3 x 3 convolution of 8 channels, ReLU, 2 x 2 max pooling, a dense layer of 32, softmax",
-                 "one ball on the whole parameter vector; schedules and tuning as fedfw.table2_dnn"),
+                 "both readings of D, schedules and tuning as fedfw.table2_dnn; quick mode: 40 images per client, 50 rounds"),
+    # an analysis in every mode (digits, not MNIST); quick mode's 40 images per client leave every method far below
+    # MNIST's accuracies.
     expected="violated",
 )
 
@@ -771,13 +784,14 @@ figure3 = Claim(
     statement=("FedFW and FedFW+ on a DNN with synthetic data, the l2 ball and a fixed lambda_t = 1e-3: higher participation p "
                "gives faster convergence of the validation loss and accuracy"),
     evidence=Measurement(measure_figure3),
-    params={"rounds": 100},
     assumptions=("p in {0.2, 0.5, 1} (the figure's values are not in the text); eta_t = 2/(p(t-1)+2) (Section 4.2); "
                  "FedFW+'s dual step lambda_0 = 1e-3",
                  "convergence speed: the mean over rounds of the test loss (accuracy), per run, paired over data draws and "
                  "participation streams (3 per draw quick, 4 --full)",
                  "the DNN and data of fedfw.table2_dnn (IID split)"),
-    expected="holds",
+    # quick mode: validation accuracy rises faster for higher p (holds); the mean validation loss over rounds does not
+    # fall with p per tensor (p = 1 has larger early losses, though a lower final one): the readings of D disagree.
+    expected="inconclusive",
 )
 
 figure4_dnn = Claim(
@@ -789,11 +803,12 @@ figure4_dnn = Claim(
     statement=("FedFW on a DNN with synthetic data, p = 1, l1 (c) and l2 (d) balls: the loss and FW gap converge; a higher "
                "lambda_0 gives a larger gap in the initial iterations"),
     evidence=Measurement(measure_figure4),
-    params={"rounds": 100},
     assumptions=(f"lambda_0 in {list(FIG4_LAMBDA0)}, eta_t = 2/(t+1), lambda_t = lambda_0 sqrt(t+1)",
                  f"'initial iterations': the mean FW gap of xbar^t over t = 1..{FIG4_EARLY} (fixed before any run)",
                  "the DNN and data of fedfw.table2_dnn (IID split)"),
-    expected="holds",
+    # quick mode (all analyses): the literal 'first iteration' reading is false by construction (X^1 in C: the first
+    # step does not depend on lambda_0); convergence holds; 'larger gap in the initial iterations' is undecided.
+    expected="violated",
 )
 
 NETWORK_CLAIMS = (table2_dnn, table2_cnn, figure3, figure4_dnn, theorem2_dnn)
