@@ -679,7 +679,13 @@ class EveryHorizon:
                 rec_i["fit"] = fit
                 obs.fits.append(fit)
             obs.records.append(rec_i)
-        obs.evidence = {"horizons": f"1..{Tm} (every T, one run each)", "instances": I, "lambda_0": lam0,
+        lower_ratio = {}
+        for it in obs.items:
+            c = it.comparison
+            r = float(np.max(c.lhs_hi[0] / c.rhs_lo))
+            lower_ratio[it.bound] = max(lower_ratio.get(it.bound, 0.0), r)
+        obs.evidence = {"max_ratio_to_the_bound_at_the_lower_ends": lower_ratio,
+                        "horizons": f"1..{Tm} (every T, one run each)", "instances": I, "lambda_0": lam0,
                         "runs": int(B), "points_per_bound": int(I * Tm), "mode": "full" if config.full else "quick"}
         return obs
 
