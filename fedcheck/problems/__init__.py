@@ -5,11 +5,14 @@ stays light)::
     from fedcheck.problems import L1Ball, L2Ball, Box, Simplex, NuclearBall                # feasible sets (lmo, project)
     from fedcheck.problems import Loss, LeastSquares, Logistic                             # the one loss hierarchy
     from fedcheck.problems import register_constant, Value                                 # your own named constants
+    from fedcheck.problems import NetworkFamily, MLP, CNN, network_solver                  # neural networks (numpy)
 
 Modules: ``sets``, ``losses``, ``regularizers``, ``compression`` (the objects methods use); ``instances`` (the generic
 federated instance, its families and its ``.npz`` format), ``composite`` (loss + regularizer), ``constrained``
 (a functional constraint), ``io`` (any instance file); ``solve`` (exact, certified optima), ``constants`` (the
-named constants bounds read), ``nonconvex`` and ``suprema`` (constants known by certified intervals).
+named constants bounds read), ``nonconvex`` and ``suprema`` (constants known by certified intervals), ``networks``
+(MLP and CNN losses, network families, their constants as certified intervals) and ``datasets`` (the synthetic data
+of [52] and federated splits).
 """
 _EXPORTS = {
     **dict.fromkeys(("Instance", "InstanceBatch", "InstanceError", "RandomFamily", "load_instance", "save_instance",
@@ -29,6 +32,9 @@ _EXPORTS = {
     **dict.fromkeys(("ConstrainedInstance", "ConstrainedFamily", "UnconstrainedFamily", "solve_constrained"),
                     "fedcheck.problems.constrained"),
     "load_problem": "fedcheck.problems.io",
+    **dict.fromkeys(("MLP", "CNN", "NetworkInstance", "NetworkFamily", "network_constants", "network_solver"),
+                    "fedcheck.problems.networks"),
+    **dict.fromkeys(("synthetic_li", "federated_split"), "fedcheck.problems.datasets"),
 }
 __all__ = sorted(_EXPORTS)
 

@@ -112,7 +112,9 @@ class InstanceBatch:
             if inst.A.shape != first.A.shape or inst.loss != first.loss:
                 raise ValueError("a batch needs instances of one shape and one loss")
         self.instances = list(instances)
-        self.loss: Loss = make_loss(first.loss, np.stack([i.A for i in instances]), np.stack([i.b for i in instances]))
+        stack = getattr(type(first), "stack_loss", None)     # a problem class with its own loss (networks)
+        self.loss: Loss = stack(self.instances) if stack is not None else \
+            make_loss(first.loss, np.stack([i.A for i in instances]), np.stack([i.b for i in instances]))
         self.set: FeasibleSet = stack_sets([i.set for i in instances])
         self.B, self.n, self.p = len(instances), first.n, first.p
 

@@ -1263,8 +1263,10 @@ DOCS = {_c.id: (f"{_c.title}\n\nAlgorithm: {_alg}\nTheorem: {_thm}\nReference: {
                 f"({FEDFW.authors}, {FEDFW.venue}), {_c.reference}.\nExample: {_ex}\n")
         for _c, _alg, _thm, _ex in _DOCS}
 
+from theorems.fedfw.networks import NETWORK_CLAIMS  # noqa: E402  (Table 2, Figures 3-4, Theorem 2 on a DNN)
+
 CLAIMS = (theorem1, theorem1_rate, theorem3, lemma3, partial_convex, partial_consensus, surrogate_31, consensus_37, theorem2,
           partial_nonconvex, naive_averaging, naive_averaging_random, fedfw_plus, split_constraints, communication,
           privacy, partial_scaling, experiments, condition29, condition42, lemma1, lemma2,
           inexact_lmo, lmo_noise, nonuniform_participation, lambda0_effect, plain_stochastic, privacy_nuclear, table3,
-          theorem1_pep)
+          theorem1_pep, *NETWORK_CLAIMS)
