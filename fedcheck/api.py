@@ -542,8 +542,9 @@ TABLE_DOC: dict[str, str] = {
          "T rounds); for horizon, T; for point, the point when it is a number",
     "point": "the point when it is not a number (an (r, k) pair)",
     "row": "point: one observation at one point; every round: what a comparison judged at every round (also between "
-           "the recorded rounds) counted; finding: a finding with no observations; feasibility: an instance's "
-           "feasibility",
+           "the recorded rounds) counted; finding: a finding with no observations (its verdict taken as it is); "
+           "recorded: a recorded value of a check whose experiment judges its findings itself (shown, not "
+           "recomputed); feasibility: an instance's feasibility",
     "measured": "the measured quantity (for a mean: the mean over the runs)",
     "measured_lo": "the lower end of its certified interval (an exact optimum is known to an interval)",
     "measured_hi": "the upper end of its certified interval",
@@ -862,7 +863,7 @@ def _legacy_frames(chk: dict, run: dict, finding_cols) -> list:
 
         def base(bound, reading, axis, params=None):
             return {**run, **finding_cols(_finding_of(chk, bound, reading)), "reading": reading, "bound": bound,
-                    "instance": label, "seed": seed, "axis": axis, "row": "point", **_param_columns(params)}
+                    "instance": label, "seed": seed, "axis": axis, "row": "recorded", **_param_columns(params)}
         if isinstance(rec.get("horizons"), dict):
             for reading, per_T in rec["horizons"].items():
                 for T, per_bound in (per_T or {}).items():

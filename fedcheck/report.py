@@ -1510,6 +1510,7 @@ def title_html(title) -> "Any":
     s = re.sub(r"\b([a-zA-Z])bar\b", "\\1\u0304", s)
     s = s.replace("&lt;=", "\u2264").replace("&gt;=", "\u2265").replace("-&gt;", "\u2192").replace("||", "\u2016")
     s = re.sub(r"\bsqrt\b", "\u221a", s)
+    s = re.sub(r"\b([A-Za-z])\^(?=[(_])", "\\1\u0302", s)        # F^(X): F-hat, as the papers' hats are written
     s = _scripts(s)
     s = _GREEK_RE.sub(lambda m: _GREEK[m.group(1)], s)
     s = re.sub(r"(?<=[\s(\[])-(?=[\s\d])|(?<=\s)-(?=\s)", "\u2212", s)

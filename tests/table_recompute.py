@@ -60,15 +60,16 @@ def recompute(df: pd.DataFrame) -> dict:
         for name, fr in rows[rows["finding_kind"] != "feasibility"].groupby("finding", sort=False):
             first = fr.iloc[0]
             obs = fr[fr["row"].isin(["point", "every round"])]
-            if len(obs) == 0:
-                verdict = first["case_verdict"]        # a measured or proved finding: its own verdict
+            if len(obs) == 0:       # a measured, proved or self-judged finding: its own verdict (its finding row)
+                own = fr[fr["row"] == "finding"]
+                verdict = (own if len(own) else fr)["case_verdict"].iloc[0]
             else:
                 keys = ["reading", "bound", "instance"]
                 case = obs.groupby(keys, sort=False, dropna=False).agg(
                     code=("code", "max"), reason=("case_reason", lambda s: s.notna().any()))
                 codes = np.where(case["reason"], np.maximum(case["code"], 1), case["code"]).astype(int)
                 verdict = combine(CODE[c] for c in codes)
-                if first["statistic"] == "fraction":
+                if pd.notna(first["statistic"]) and first["statistic"] == "fraction":
                     per_run = obs.copy()
                     per_run["fails"] = (per_run["code"] == 2) & (per_run["row"] == "point") | \
                         per_run["run_failed"].fillna(False).astype(bool)
@@ -84,7 +85,7 @@ def recompute(df: pd.DataFrame) -> dict:
                     else:
                         verdict = "inconclusive"
             findings.append((int(first["finding_index"]) if pd.notna(first["finding_index"]) else 10 ** 9, name,
-                             verdict, first["finding_kind"], first["deviation"] or ""))
+                             verdict, first["finding_kind"], first["deviation"] if pd.notna(first["deviation"]) else ""))
         findings.sort()
         paper = [f for f in findings if f[3] == "paper"]
         if not paper and any(f[4] for f in findings):
@@ -97,4 +98,26 @@ def recompute(df: pd.DataFrame) -> dict:
             fv = [CODE[1] if not np.isfinite(a) else CODE[2] if a > b else CODE[0] for a, b in zip(m, tol)]
             verdict = combine([verdict, combine(fv)])
         out[check] = (verdict, {f[1]: f[2] for f in findings})
+    return out
+
+
+def case_mismatches(df: pd.DataFrame) -> list:
+    """Cases whose recomputed verdict is not the ``case_verdict`` fedcheck gave (empty: all agree)."""
+    df = df[df["row"].isin(["point", "every round"])].copy()
+    pts = df["row"] == "point"
+    df["code"] = np.nan
+    df.loc[pts, "code"] = point_codes(df[pts])
+    ev = df[~pts]
+    df.loc[~pts, "code"] = np.where(ev["violations_judged"].fillna(0).to_numpy() > 0, 2,
+                                    np.where((ev["undecided_judged"].fillna(0).to_numpy() > 0)
+                                             | (ev["points_judged"].fillna(0).to_numpy() == 0), 1, 0))
+    out = []
+    keys = ["check", "finding", "reading", "bound", "instance"]
+    for key, g in df.groupby(keys, sort=False, dropna=False):
+        code = int(g["code"].max())
+        if g["case_reason"].notna().any():
+            code = max(code, 1)
+        given = g["case_verdict"].iloc[0]
+        if CODE[code] != given:
+            out.append(f"{key}: recomputed {CODE[code]}, fedcheck {given}")
     return out

@@ -9,7 +9,8 @@ import sys
 import traceback
 from pathlib import Path
 
-from fedcheck.cli.tables import command_lines, summary_table, wrap_line  # noqa: F401  (summary_table re-exported)
+from fedcheck.cli.tables import (printed_formula_warnings, summary_table, verdict_lines,  # noqa: F401  (re-exported)
+                                 wrap_line)
 from fedcheck.catalog.inputs import parse_params, parse_seeds, validate_inputs  # noqa: F401  (re-exported)
 from fedcheck.cli.errors import (EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK,
                                  EXIT_REFUTED, EXIT_SCHEDULER, EXIT_TERMINATED, BadInput, SchedulerLost, Terminated,
@@ -156,20 +157,6 @@ def cmd_list(args) -> int:
     return EXIT_OK
 
 
-def printed_formula_warnings(r: dict) -> list[str]:
-    """One warning line per bound whose declared formula is not proved equal to the LaTeX the claim says the
-    paper prints (``Bound(latex=...)``) and whose difference no ``latex_note`` explains: a warning, never a
-    change of the claim's verdict."""
-    out = []
-    for name, rec in ((r.get("formula") or {}).get("printed") or {}).items():
-        if not isinstance(rec, dict) or rec.get("verdict") == "equal" or rec.get("note"):
-            continue
-        how = "differs from" if rec.get("verdict") == "differs" else "is not proved equal to"
-        out.append(f"warning: {r['id']}: bound {name!r}: the declared formula {how} the printed LaTeX "
-                   f"({rec.get('evidence', '')}); the claim's verdict is unchanged")
-    return out
-
-
 def cmd_verify(args, argv) -> int:
     if not args.no_report:          # how busy the machine is, measured until the renderers start
         from fedcheck.render import mark_cpu
@@ -231,7 +218,6 @@ def cmd_verify(args, argv) -> int:
 def _verify(args, argv, checks, seeds, params, instances, outputs) -> int:
     """Run the claims; refuting instances are written into the staging folder of ``outputs`` and moved into ``--out``
     only once the whole run is done (an interrupted run leaves no file)."""
-    from fedcheck.core import verdict as V
     from fedcheck.core.claim import RunConfig
     from fedcheck.core.results import document, provenance, run_options, write_json
     staging = outputs.stage() if outputs is not None else None
@@ -266,19 +252,7 @@ def _verify(args, argv, checks, seeds, params, instances, outputs) -> int:
     from fedcheck.api import attach_reruns
     attach_reruns(results, checks, run)     # the command rerunning each saved refuting instance (report, terminal)
     doc = document(results, provenance(argv, seeds, run))
-    print(summary_table(results, wide=args.wide))
-    for r in results:
-        if r["verdict"] != V.HOLDS and r.get("reason"):
-            print(wrap_line(f"{r['id']}: {r['verdict']}: {r['reason']}", wide=args.wide))
-        for line in printed_formula_warnings(r):
-            print(wrap_line(line, wide=args.wide))
-        reruns = {e["instance"]: e["command"] for e in r.get("rerun") or []}
-        for path in r.get("saved_instances") or []:
-            if path in reruns:          # the command names the file
-                print(f"{r['id']}: refuting instance saved; rerun the claim on it with:")
-                print(command_lines(reruns[path], first="  ", indent="      ", wide=args.wide))
-            else:
-                print(wrap_line(f"{r['id']}: refuting instance saved to {path}", wide=args.wide))
+    print(verdict_lines(results, wide=args.wide))
     if args.json:
         path = write_json(doc, args.json)
         print(f"results: {path}")

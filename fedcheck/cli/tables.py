@@ -12,7 +12,8 @@ import shutil
 import sys
 import textwrap
 
-__all__ = ["summary_table", "terminal_width", "wrap_line", "command_lines", "DEFAULT_WIDTH"]
+__all__ = ["summary_table", "verdict_lines", "printed_formula_warnings", "terminal_width", "wrap_line", "command_lines",
+           "DEFAULT_WIDTH"]
 
 DEFAULT_WIDTH = 100          # when standard output is not a terminal (a pipe, a file, CI)
 _MIN_WIDTH = 60
@@ -162,7 +163,7 @@ def summary_table(results: list[dict], width: int | None = None, wide: bool = Fa
     if not wide:
         width = terminal_width() if width is None else width
         rest = sum(widths[1:]) + 2 * (len(widths) - 1)
-        widths[0] = max(16, min(widths[0], width - rest))
+        widths[0] = max(10, min(widths[0], width - rest))
     sep = "  "
     lines = [sep.join(str(v).ljust(w) for v, w in zip(header, widths)).rstrip(),
              sep.join("-" * w for w in widths)]
@@ -174,4 +175,54 @@ def summary_table(results: list[dict], width: int | None = None, wide: bool = Fa
         for q, part in enumerate(first):
             cells = [part] + ([str(v) for v in row[1:]] if q == 0 else [""] * (len(row) - 1))
             lines.append(sep.join(v.ljust(w) for v, w in zip(cells, widths)).rstrip())
+    return "\n".join(lines)
+
+
+def printed_formula_warnings(r: dict) -> list[str]:
+    """One warning line per bound whose declared formula is not proved equal to the LaTeX the claim says the
+    paper prints (``Bound(latex=...)``) and whose difference no ``latex_note`` explains: a warning, never a
+    change of the claim's verdict."""
+    out = []
+    for name, rec in ((r.get("formula") or {}).get("printed") or {}).items():
+        if not isinstance(rec, dict) or rec.get("verdict") == "equal" or rec.get("note"):
+            continue
+        how = "differs from" if rec.get("verdict") == "differs" else "is not proved equal to"
+        out.append(f"warning: {r['id']}: bound {name!r}: the declared formula {how} the printed LaTeX "
+                   f"({rec.get('evidence', '')}); the claim's verdict is unchanged")
+    return out
+
+
+def _here(command: str) -> str:
+    """A command with the absolute paths under the current folder made relative (shorter; it runs from here, where
+    it is printed -- the results and the reports keep the absolute paths, which run from anywhere)."""
+    import os
+    import shlex
+    try:
+        tokens = shlex.split(command)
+        cwd = os.getcwd()
+    except (ValueError, OSError):
+        return command
+    out = [os.path.relpath(t, cwd) if os.path.isabs(t) and t.startswith(cwd + os.sep) else t for t in tokens]
+    return " ".join(shlex.quote(t) for t in out)
+
+
+def verdict_lines(results: list[dict], width: int | None = None, wide: bool = False) -> str:
+    """What ``fedcheck verify`` prints about its results: the verdict table, then per check the reason of a verdict
+    other than holds, the printed-formula warnings and each saved refuting instance with the command that reruns the
+    claim on it -- all fitted to ``width`` (default :func:`terminal_width`) unless ``wide``."""
+    from fedcheck.core import verdict as V
+    width = terminal_width() if width is None else width
+    lines = [summary_table(results, width=width, wide=wide)]
+    for r in results:
+        if r["verdict"] != V.HOLDS and r.get("reason"):
+            lines.append(wrap_line(f"{r['id']}: {r['verdict']}: {r['reason']}", width, wide=wide))
+        for line in printed_formula_warnings(r):
+            lines.append(wrap_line(line, width, wide=wide))
+        reruns = {e["instance"]: _here(e["command"]) for e in r.get("rerun") or [] if isinstance(e, dict)}
+        for path in r.get("saved_instances") or []:
+            if path in reruns:          # the command names the file
+                lines.append(f"{r['id']}: refuting instance saved; rerun the claim on it with:")
+                lines.append(command_lines(reruns[path], width, first="  ", indent="      ", wide=wide))
+            else:
+                lines.append(wrap_line(f"{r['id']}: refuting instance saved to {path}", width, wide=wide))
     return "\n".join(lines)
