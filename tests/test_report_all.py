@@ -8,6 +8,7 @@ import pytest
 from fedcheck import report
 from fedcheck.cli import main
 from fedcheck.catalog.registry import default_registry
+from fedcheck.core.outputs import check_folder
 from fedcheck.core.results import document, provenance
 
 CLAIMS = list(default_registry().checks.values())
@@ -23,9 +24,10 @@ def test_fedcheck_report_renders_every_claim_of_the_catalog(catalog_run, tmp_pat
     assert main(["report", str(js), "--out", str(out), "-q"]) == 0
     pdf = report.pdf_status() is None
     for c in CLAIMS:
-        html = (out / f"{c.id}.html").read_text(encoding="utf-8")
+        page = out / "checks" / check_folder(c.id)
+        html = (page / "report.html").read_text(encoding="utf-8")
         assert c.id in html
         if pdf:
-            assert (out / f"{c.id}.pdf").read_bytes()[:5] == b"%PDF-", c.id
+            assert (page / "report.pdf").read_bytes()[:5] == b"%PDF-", c.id
     index = (out / "index.html").read_text(encoding="utf-8")
-    assert all(f"{c.id}.html" in index for c in CLAIMS)
+    assert all(f"checks/{check_folder(c.id)}/report.html" in index for c in CLAIMS)
