@@ -101,3 +101,16 @@ def test_every_printed_command_of_a_catalog_run_runs_and_reproduces(tmp_path, ca
     capsys.readouterr()
     found, ran = _check_all(out, capsys)
     assert len(found) == len(REG.checks) and ran >= len(found)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("example", sorted(p.name for p in (ROOT / "examples").glob("*_claims.py")))
+def test_every_printed_command_of_each_example_runs_and_reproduces(example, tmp_path, capsys):
+    out = tmp_path / "run"
+    from fedcheck.catalog.registry import load_registry
+    ids = list(load_registry([str(ROOT / "examples" / example)]).checks)
+    ids = [i for i in ids if i not in REG.checks]
+    main(["verify", "--theorem-file", str(ROOT / "examples" / example), *ids, "--out", str(out)])
+    capsys.readouterr()
+    found, ran = _check_all(out, capsys)
+    assert set(found) == set(ids) and ran >= len(ids)
