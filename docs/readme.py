@@ -1,4 +1,5 @@
-"""The README's generated parts: the catalog's findings and the command table.
+"""The README's generated parts (the catalog's findings, the command table, verify's options) and docs/TABLE.md's
+column table.
 
     python docs/readme.py            # rewrite them in README.md
     python docs/readme.py --check    # exit 1 (and say which) when README.md is not what this would write
@@ -14,6 +15,7 @@ Each generated part sits between ``<!-- BEGIN name -->`` and ``<!-- END name -->
   when its headline is a partial one, docs/catalog.toml).
 * ``commands``: the subcommands with the help ``fedcheck --help`` prints (``fedcheck/cli/main.py``), so that
   the two say the same.
+* ``verify-options``: the options of ``fedcheck verify`` with the help ``fedcheck verify --help`` prints.
 """
 from __future__ import annotations
 
@@ -101,14 +103,42 @@ def render_commands() -> str:
     return "\n".join(rows) + "\n"
 
 
-PARTS = {"catalog": render_catalog, "commands": render_commands}
+def render_verify_options() -> str:
+    """The options of ``fedcheck verify`` with the help ``fedcheck verify --help`` prints."""
+    from fedcheck.cli.main import build_parser
+    p = build_parser()
+    sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
+    v = sub.choices["verify"]
+    rows = ["| option | what it does |", "|---|---|"]
+    for a in v._actions:
+        if not a.option_strings or isinstance(a, argparse._HelpAction):
+            continue
+        takes = a.nargs != 0
+        names = ", ".join(f"{o} {a.metavar or a.dest.upper()}" if takes else o for o in a.option_strings)
+        rows.append(f"| `{names}` | {_cell(a.help or '')} |")
+    return "\n".join(rows) + "\n"
 
 
-def rendered(text: str) -> str:
-    for name, fn in PARTS.items():
+def render_table_columns() -> str:
+    """docs/TABLE.md's column table: every column of the tidy table with what it holds (``fedcheck.api.TABLE_DOC``,
+    which the Parquet file's metadata carries too)."""
+    from fedcheck.api import TABLE_DOC
+    rows = ["| column | what it holds |", "|---|---|"]
+    rows += [f"| `{c}` | {_cell(d)} |" for c, d in TABLE_DOC.items()]
+    rows.append("| `p_<name>` | the parameter `name` of the check (or of the grid entry the row belongs to) |")
+    return "\n".join(rows) + "\n"
+
+
+PARTS = {"catalog": render_catalog, "commands": render_commands, "verify-options": render_verify_options}
+TABLE_DOC_FILE = ROOT / "docs" / "TABLE.md"
+TABLE_PARTS = {"columns": render_table_columns}
+
+
+def rendered(text: str, parts: dict | None = None) -> str:
+    for name, fn in (PARTS if parts is None else parts).items():
         pat = re.compile(rf"(<!-- BEGIN {name} [^>]*-->\n)(.*?)(<!-- END {name} -->)", re.S)
         if not pat.search(text):
-            raise SystemExit(f"README.md has no '<!-- BEGIN {name} ... -->' ... '<!-- END {name} -->' block")
+            raise SystemExit(f"no '<!-- BEGIN {name} ... -->' ... '<!-- END {name} -->' block")
         body = fn()
         text = pat.sub(lambda m: m.group(1) + body + m.group(3), text)
     return text
@@ -116,19 +146,21 @@ def rendered(text: str) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--check", action="store_true", help="only say whether README.md is up to date")
+    ap.add_argument("--check", action="store_true", help="only say whether README.md and docs/TABLE.md are up to date")
     a = ap.parse_args(argv)
-    old = README.read_text(encoding="utf-8")
-    new = rendered(old)
-    if a.check:
-        if new != old:
-            print("README.md is not up to date: run python docs/readme.py", file=sys.stderr)
-            return 1
-        return 0
-    if new != old:
-        README.write_text(new, encoding="utf-8")
-        print("README.md rewritten")
-    return 0
+    stale = 0
+    for path, parts in ((README, PARTS), (TABLE_DOC_FILE, TABLE_PARTS)):
+        old = path.read_text(encoding="utf-8")
+        new = rendered(old, parts)
+        if new == old:
+            continue
+        if a.check:
+            print(f"{path.relative_to(ROOT)} is not up to date: run python docs/readme.py", file=sys.stderr)
+            stale = 1
+        else:
+            path.write_text(new, encoding="utf-8")
+            print(f"{path.relative_to(ROOT)} rewritten")
+    return stale
 
 
 if __name__ == "__main__":

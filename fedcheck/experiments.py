@@ -514,13 +514,16 @@ class Rounds:
                             cmp = Comparison(lhs_lo=lo_j[valid].T, lhs_hi=hi_j[valid].T, rhs_lo=b[valid],
                                              relation=bnd.relation, scale=max(1.0, abs(sol.F_star)), points=kk[valid],
                                              point_name="round", value=v_j[valid].T)
+                            curves = {"instance": kidx, "grid": len(rec_j["grid"]) - 1,
+                                      "scale": max(1.0, abs(sol.F_star))}
                             if bnd.name in streamed:     # judged at every round from the stream
                                 judged, failing = every.result(j, r.name, bnd.name)
                                 item = Observed(r.name, bnd.name, case, None, instance=inst, reason=reason,
-                                                save=_saver(inst), key=kidx, judged=judged, failing=failing)
+                                                save=_saver(inst), key=kidx, judged=judged, failing=failing,
+                                                curves=curves)
                             else:                        # judged at the recorded rounds only
                                 item = Observed(r.name, bnd.name, case, cmp, instance=inst, reason=reason,
-                                                save=_saver(inst), key=kidx)
+                                                save=_saver(inst), key=kidx, curves=curves)
                             obs.items.append(item)
                             part["bound"][r.name] = b
                             part["readings"][r.name] = cmp.judge(test.statistic_of(r))

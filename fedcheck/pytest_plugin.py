@@ -21,6 +21,11 @@ and fixtures check them on instances you choose or hypothesis draws (inside the 
     def test_theorem1_drawn(check_claim, inst):
         check_claim(theorem1, instance=inst)          # steers hypothesis toward the worst measured/bound
 
+Expectation mode (CI): ``@pytest.mark.fedcheck("fedfw", expect=True)`` -- or ``--fedcheck-expect`` /
+``fedcheck_expect = true`` for every marked test -- passes when every verdict is the one its claim declares
+(``expected=``, refuted claims included) and fails listing each difference on one line, as ``fedcheck verify
+--expect`` does (exit 0 / 1).
+
 A refuted claim fails the test with a few lines: the verdict, the worst finding (measured vs bound, where)
 and the ``fedcheck verify ... --instance <saved file>`` command that reproduces it (the instance is saved under
 pytest's temporary directory).  An inconclusive claim passes unless ``allow_inconclusive=False``.
@@ -39,8 +44,9 @@ import pytest
 __all__ = ["pytest_addoption", "pytest_configure", "pytest_runtest_call", "fedcheck_config", "fedcheck_claim",
            "check_claim"]
 
-_MARKER = ("fedcheck(*claims, rounds=None, seeds=None, params=None, theorem_file=None, allow_inconclusive=True): "
-           "check these claims (ids, aliases, papers, Claim objects, theorem files) as part of the test")
+_MARKER = ("fedcheck(*claims, rounds=None, seeds=None, params=None, theorem_file=None, allow_inconclusive=True, "
+           "expect=False): check these claims (ids, aliases, papers, Claim objects, theorem files) as part of the test; "
+           "expect=True: pass when every verdict is the one the claim declares")
 
 
 def pytest_addoption(parser):
@@ -52,6 +58,11 @@ def pytest_addoption(parser):
     parser.addini("fedcheck_rounds", "rounds (or horizon) T for every fedcheck check (--fedcheck-rounds wins)",
                   default=None)
     parser.addini("fedcheck_seeds", "seeds for every fedcheck check (--fedcheck-seeds wins)", default=None)
+    group.addoption("--fedcheck-expect", dest="fedcheck_expect", action="store_true", default=False,
+                    help="every @pytest.mark.fedcheck test passes when each verdict is the one its claim declares "
+                    "(expected=...) and fails listing the differences (as fedcheck verify --expect)")
+    parser.addini("fedcheck_expect", "expectation mode for every fedcheck marker (--fedcheck-expect)", type="bool",
+                  default=False)
 
 
 def pytest_configure(config):
@@ -209,6 +220,15 @@ def pytest_runtest_call(item):
         msg = f"@pytest.mark.fedcheck: {e}"
     if msg:
         _fail(msg)
+    expect = bool(marker.kwargs.get("expect", False) or item.config.getoption("fedcheck_expect", False)
+                  or item.config.getini("fedcheck_expect"))
+    if expect:
+        from fedcheck.api import expectation_errors
+        missing = expectation_errors(claims)
+        if missing:
+            _fail(f"@pytest.mark.fedcheck: {missing}")
+        _run_expecting(item, claims, rounds, seeds, params)
+        return
     factory = getattr(item.config, "_tmp_path_factory", None)
     if factory is not None:
         tmp = factory.mktemp("fedcheck")
@@ -223,13 +243,26 @@ def pytest_runtest_call(item):
             results.append(_run_and_judge(c, rounds=rounds, seeds=seeds,
                                           params={k: v for k, v in params.items() if k in c.params},
                                           allow_inconclusive=marker.kwargs.get("allow_inconclusive", True),
-                                          save_dir=tmp / c.id,
+                                          save_dir=tmp,       # the runner adds the check's own folder
                                           theorem_file=_file_of(c, files)))
         except pytest.fail.Exception as e:
             failures.append(str(e.msg))
     item.fedcheck_results = results
     if failures:
         pytest.fail("\n\n".join(failures), pytrace=False)
+
+
+def _run_expecting(item, claims, rounds, seeds, params) -> None:
+    """Expectation mode: run every claim and fail, one line per difference, where a verdict is not the declared one."""
+    __tracebackhide__ = True
+    from fedcheck.api import expectation_report
+    from fedcheck.core.claim import RunConfig
+    results = [c.run(RunConfig(seeds=seeds, rounds=rounds, params={k: v for k, v in params.items() if k in c.params}))
+               for c in claims]
+    item.fedcheck_results = results
+    differ, text = expectation_report(results)
+    if differ:
+        pytest.fail(text, pytrace=False)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -724,7 +724,7 @@ def _log_ticks(axis):
     axis.set_minor_formatter(cls(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
 
 
-def _style_log(ax, xlabel="round t", ylabel=""):
+def _style_log(ax, xlabel="t (the iterate after t - 1 rounds)", ylabel=""):
     ax.set_xscale("log")
     ax.set_yscale("log")
     _log_ticks(ax.xaxis)
@@ -1085,39 +1085,84 @@ def _cell_text(c) -> str:
     return c["text"] if isinstance(c, dict) else str(c)
 
 
-def _is_record_map(d) -> bool:
-    return isinstance(d, dict) and d and all(isinstance(v, dict) for v in d.values()) \
-        and all(not isinstance(x, (dict, list)) or _short_list(x) for v in d.values() for x in v.values())
+_MAX_LIST = 24          # values of a long list shown in a cell (the JSON keeps them all)
+_MAX_ROWS = 60          # rows of an evidence table (the JSON keeps them all)
 
 
-def _short_list(x) -> bool:
-    return isinstance(x, list) and len(x) <= 4 and all(not isinstance(v, (dict, list)) for v in x)
+def _simple(v) -> bool:
+    return v is None or isinstance(v, (str, int, float, bool))
 
 
-def _evidence_blocks(ev: dict) -> tuple[list[tuple[str, str]], list[dict], list[tuple[str, str]]]:
-    """Free-form evidence: scalars as a list, maps of records and lists of records as tables, the rest as JSON."""
-    scalars, tables, other = [], [], []
-    for key, val in (ev or {}).items():
-        if val is None or isinstance(val, (str, int, float, bool)) or _short_list(val):
-            scalars.append((_human(key), fmt(val)))
-        elif _is_record_map(val):
-            cols = []
-            for rec in val.values():
-                cols += [c for c in rec if c not in cols]
-            rows = [[name] + [_verdict_cell(rec.get(c)) if c == "verdict" else fmt(rec.get(c)) for c in cols]
-                    for name, rec in val.items()]
-            tables.append(_table(_title(key), ["name"] + [_human(c) for c in cols], rows))
-        elif isinstance(val, list) and val and all(isinstance(v, dict) for v in val):
-            cols = []
-            for rec in val:
-                cols += [c for c in rec if c not in cols]
-            rows = [[_verdict_cell(rec.get(c)) if c == "verdict" else fmt(rec.get(c)) for c in cols] for rec in val]
-            tables.append(_table(_title(key), [_human(c) for c in cols], rows))
-        elif isinstance(val, dict) and all(not isinstance(v, (dict, list)) or _short_list(v) for v in val.values()):
-            tables.append(_table(_title(key), ["name", "value"], [[_human(k), fmt(v)] for k, v in val.items()]))
+def _cell(v) -> str:
+    """A value as a table cell: numbers to 4 significant digits, long lists cut (the JSON has them all)."""
+    if isinstance(v, list) and all(_simple(x) for x in v):
+        if len(v) > _MAX_LIST:
+            return fmt(v[:_MAX_LIST]) + f", ... ({len(v)} values)"
+        return fmt(v) if len(v) != 2 else "[" + ", ".join(fmt(x) for x in v) + "]"
+    if isinstance(v, list) and all(isinstance(x, list) and all(_simple(y) for y in x) for x in v):
+        rows = "; ".join("[" + ", ".join(fmt(y) for y in x[:_MAX_LIST]) + "]" for x in v[:8])
+        return rows + (f"; ... ({len(v)} rows)" if len(v) > 8 else "")
+    if isinstance(v, dict) and all(_simple(x) for x in v.values()):
+        return "; ".join(f"{_human(k)}: {fmt(x)}" for k, x in v.items())
+    if isinstance(v, (dict, list)):
+        return f"({len(v)} entries; in the results JSON)"
+    return fmt(v)
+
+
+def _flat(val) -> bool:
+    """A value a table cell shows in full (a scalar, a list of scalars, a short matrix, a dict of scalars)."""
+    return _simple(val) or (isinstance(val, list) and all(_simple(x) for x in val)) or \
+        (isinstance(val, dict) and all(_simple(x) for x in val.values()) and len(val) <= 6)
+
+
+def _rows_table(title: str, records: list[tuple[str, dict]] | list[dict], named: bool) -> dict:
+    cols: list = []
+    for rec in (r for _, r in records) if named else records:
+        cols += [c for c in rec if c not in cols]
+    rows = []
+    for item in records[:_MAX_ROWS]:
+        name, rec = item if named else (None, item)
+        cells = [_verdict_cell(rec.get(c)) if c == "verdict" else _cell(rec.get(c)) for c in cols]
+        rows.append(([name] if named else []) + cells)
+    note = f"{len(records) - _MAX_ROWS} more rows in the results JSON" if len(records) > _MAX_ROWS else ""
+    return _table(title, (["name"] if named else []) + [_human(c) for c in cols], rows, note)
+
+
+def _evidence_blocks(ev: dict) -> tuple[list[tuple[str, str]], list[dict]]:
+    """Free-form evidence as a person reads it: scalars as a list, everything else as tables (maps and lists of
+    records, nested maps flattened a level at a time), numbers to 4 significant digits -- the raw values stay in the
+    results JSON; nothing is dumped as JSON."""
+    scalars, tables = [], []
+
+    def walk(title: str, val, depth: int) -> None:
+        if isinstance(val, dict) and val and all(isinstance(v, dict) for v in val.values()) \
+                and all(_flat(x) for v in val.values() for x in v.values()):
+            tables.append(_rows_table(title, list(val.items()), named=True))
+        elif isinstance(val, list) and val and all(isinstance(v, dict) for v in val) \
+                and all(_flat(x) for v in val for x in v.values()):
+            tables.append(_rows_table(title, val, named=False))
+        elif isinstance(val, dict):
+            flat = [(k, v) for k, v in val.items() if _flat(v)]
+            if flat:
+                tables.append(_table(title, ["name", "value"],
+                                     [[_human(k), _verdict_cell(v) if k == "verdict" else _cell(v)] for k, v in flat]))
+            for k, v in val.items():
+                if not _flat(v):
+                    if depth < 3:
+                        walk(f"{title}: {_human(k)}", v, depth + 1)
+                    else:
+                        tables.append(_table(f"{title}: {_human(k)}", ["value"], [[_cell(v)]]))
         else:
-            other.append((str(key), json.dumps(val, indent=1, default=str)[:20000]))
-    return scalars, tables, other
+            tables.append(_table(title, ["value"], [[_cell(val)]]))
+
+    for key, val in (ev or {}).items():
+        if _simple(val) or (isinstance(val, list) and len(val) <= 4 and all(_simple(x) for x in val)):
+            scalars.append((_human(key), _cell(val)))
+        elif isinstance(val, list) and all(_simple(x) for x in val):
+            scalars.append((_human(key), _cell(val)))
+        else:
+            walk(_title(key), val, 1)
+    return scalars, tables
 
 
 def _human(key) -> str:
@@ -1172,7 +1217,7 @@ def check_context(chk: dict, doc: dict) -> dict:
     ctx["metric_description"] = formula.get("metric_description") or ""
     ctx["valid_from"] = fmt(formula.get("valid_from")) if formula.get("valid_from") not in (None, 1) else ""
     ctx["bound"] = _formula(bound, formula.get("bound_text"), 22) if (bound or formula.get("bound_text")) else None
-    ctx["schedules"] = [(name, _formula(tex, tex, 18, lhs=_sched_lhs(name)))
+    ctx["schedules"] = [(name, _schedule_formula(name, tex, chk.get("params") or {}))
                         for name, tex in (formula.get("schedules") or {}).items()]
     readings = []
     for name, d in (formula.get("readings") or {}).items():
@@ -1210,8 +1255,7 @@ def check_context(chk: dict, doc: dict) -> dict:
     ctx["feasibility_table"] = _table("Feasibility", ["name", "value"],
                                       [[_human(k), _verdict_cell(v) if k == "verdict" else fmt(v)] for k, v in feas.items()]) \
         if feas else None
-    scalars, etables, other = _evidence_blocks(ev)
-    ctx["evidence_scalars"], ctx["evidence_tables"], ctx["evidence_other"] = scalars, etables, other
+    ctx["evidence_scalars"], ctx["evidence_tables"] = _evidence_blocks(ev)
     ctx["saved_instances"] = [str(p) for p in chk.get("saved_instances") or []]
     # --- the check's own tables
     ctx["tables"] = [_table(str(t.get("title") or f"table {q + 1}"), t.get("columns") or [],
@@ -1250,8 +1294,25 @@ def check_context(chk: dict, doc: dict) -> dict:
     for name, ver in (prov.get("packages") or {}).items():
         prows.append((f"package {name}", fmt(ver)))
     ctx["provenance"] = prows
-    ctx["command"] = prov.get("command") or ""
+    ctx["command"] = check_command(chk, prov)
+    reruns = {e.get("instance"): e.get("command") for e in chk.get("rerun") or [] if isinstance(e, dict)}
+    ctx["saved_instances"] = [{"path": p, "command": reruns.get(p) or ""} for p in ctx["saved_instances"]]
     return ctx
+
+
+def check_command(chk: dict, prov: dict) -> str:
+    """The command that reruns this one check as the run did (its theorem files, seeds, rounds, parameters,
+    instances, mode: the run's ``provenance.run``); ``""`` for a document that does not say how it was run."""
+    from fedcheck.core.results import verify_command
+    run = prov.get("run") if isinstance(prov.get("run"), dict) else None
+    if run is None and not prov.get("command"):
+        return ""
+    if run is None:
+        cmd = str(prov.get("command"))
+        if not cmd.startswith("fedcheck verify ") or " --" in cmd or " -j" in cmd:
+            return ""           # an older document with options: only the whole run's command is known
+        run = {}
+    return verify_command(chk["id"], run, check_params=chk.get("params"))
 
 
 def ratio_text(d: dict) -> str:
@@ -1298,6 +1359,17 @@ def _latex_name(name: str) -> str:
     base, _, sub = name.partition("_")
     base = "\\" + base if base in greek else base
     return f"{base}_{{{sub.replace('_', ' ')}}}" if sub else base
+
+
+def _schedule_formula(name: str, tex, params: dict) -> dict:
+    """A schedule as ``name_t = its expression``; a schedule that is one of the claim's parameters (``eta_g`` set to
+    the parameter ``eta_g``) as ``eta_g = its value``, never ``eta_g = eta_g``."""
+    bare = str(tex or "").replace(" ", "")
+    for p, v in params.items():
+        if bare in (p, _latex_name(p).replace(" ", ""), _latex_name(p).replace(" ", "").replace("{", "").replace("}", "")):
+            value = fmt(v, 6)
+            return _formula(value, f"{name} = {value} (the parameter {p})", 18, lhs=_latex_name(name))
+    return _formula(tex, f"{name} = {tex}", 18, lhs=_sched_lhs(name))
 
 
 def _sched_lhs(name: str) -> str:
@@ -1378,8 +1450,71 @@ def _instance_tables(chk: dict, instances: list[dict]):
 @functools.lru_cache(maxsize=1)
 def _env():
     import jinja2
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
-                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["title_html"] = title_html
+    return env
+
+
+_GREEK = {"alpha": "\u03b1", "beta": "\u03b2", "gamma": "\u03b3", "Gamma": "\u0393", "delta": "\u03b4",
+          "Delta": "\u0394", "eps": "\u03b5", "epsilon": "\u03b5", "zeta": "\u03b6", "eta": "\u03b7",
+          "theta": "\u03b8", "kappa": "\u03ba", "lambda": "\u03bb", "Lambda": "\u039b", "mu": "\u03bc",
+          "rho": "\u03c1", "sigma": "\u03c3", "Sigma": "\u03a3", "tau": "\u03c4", "phi": "\u03c6",
+          "Phi": "\u03a6", "psi": "\u03c8", "omega": "\u03c9"}
+_GREEK_RE = re.compile(r"(?<![A-Za-z])(" + "|".join(sorted(_GREEK, key=len, reverse=True)) + r")(?![A-Za-z])")
+_SCRIPT_TOKEN = re.compile(r"-?[0-9]+(?:/[0-9]+)?|[A-Za-z0-9]+|\*")
+
+
+def _braced(s: str, i: int) -> int:
+    """The index just after the brace closing the one at ``s[i]`` (``len(s)`` when unbalanced)."""
+    depth = 0
+    for j in range(i, len(s)):
+        depth += {"{": 1, "}": -1}.get(s[j], 0)
+        if depth == 0:
+            return j + 1
+    return len(s)
+
+
+def _scripts(s: str) -> str:
+    """``^{..}`` / ``^x`` as superscripts and ``_{..}`` / ``_x`` as subscripts (``s`` is escaped HTML)."""
+    out, i = [], 0
+    while i < len(s):
+        ch = s[i]
+        if ch in "^_" and i + 1 < len(s):
+            tag = "sup" if ch == "^" else "sub"
+            if s[i + 1] == "{":
+                end = _braced(s, i + 1)
+                inner = _scripts(s[i + 2:end - 1])
+                out.append(f"<{tag}>{chr(0x2212) + inner[1:] if inner.startswith('-') else inner}</{tag}>")
+                i = end
+                continue
+            m = _SCRIPT_TOKEN.match(s, i + 1)
+            if m and i > 0:
+                tok = m.group(0)
+                out.append(f"<{tag}>{chr(0x2212) + tok[1:] if tok.startswith('-') else tok}</{tag}>")
+                i = m.end()
+                continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def title_html(title) -> "Any":
+    """A claim's title typeset in one notation (HTML): the plain-text mathematics titles are written in --
+    ``t^{-1/2}``, ``X^{t+1}``, ``lambda_0``, ``E||.||_*^2``, ``<=``, ``sqrt``, ``xbar`` -- as superscripts,
+    subscripts, Greek letters and symbols, so that no title shows TeX braces beside plain text."""
+    import html as _h
+
+    from markupsafe import Markup
+    s = _h.escape(str(title or ""), quote=False)
+    s = re.sub(r"\b([a-zA-Z])bar\b", "\\1\u0304", s)
+    s = s.replace("&lt;=", "\u2264").replace("&gt;=", "\u2265").replace("-&gt;", "\u2192").replace("||", "\u2016")
+    s = re.sub(r"\bsqrt\b", "\u221a", s)
+    s = re.sub(r"\b([A-Za-z])\^(?=[(_])", "\\1\u0302", s)        # F^(X): F-hat, as the papers' hats are written
+    s = _scripts(s)
+    s = _GREEK_RE.sub(lambda m: _GREEK[m.group(1)], s)
+    s = re.sub(r"(?<=[\s(\[])-(?=[\s\d])|(?<=\s)-(?=\s)", "\u2212", s)
+    return Markup(s)
 
 
 def _render_svgs(figures: list[ReportFigure]) -> None:
@@ -1506,16 +1641,16 @@ def _inline_svg(svg: str, prefix: str) -> str:
     return s
 
 
-def card_html(check: dict) -> str:
+def card_html(check: dict, figure: bool = True) -> str:
     """A self-contained HTML fragment for one result dict (Jupyter's ``_repr_html_``): the verdict badge, the
-    title, the reason and the check's main figure as inline SVG.  No script, no external resource."""
+    title, the headline, the reason, the readings (paper or analysis), the rate, the feasibility
+    (:func:`card_facts_html`) and the check's main figure as inline SVG.  No script, no external resource."""
     import hashlib
     import html as _h
-    verdict = str(check.get("headline") or check.get("verdict") or "")
     colour = _TONE_COLOUR[tone(check.get("verdict"))]
     fig_html = ""
     try:
-        figs = check_figures(check)
+        figs = check_figures(check) if figure else []
     except Exception:           # a result no figure can be drawn for still has its card
         figs = []
     try:
@@ -1528,20 +1663,62 @@ def card_html(check: dict) -> str:
     finally:
         for rf in figs:
             rf.figure.clear()
-    title = _h.escape(str(check.get("title") or check.get("id") or ""))
+    title = title_html(check.get("title") or check.get("id") or "")
     ref = " &middot; ".join(_h.escape(str(x)) for x in (check.get("paper"), check.get("reference")) if x)
-    reason = (f'<p style="margin:4px 0"><b>Why:</b> {_h.escape(str(check["reason"]))}</p>'
-              if check.get("reason") else "")
-    mr = check.get("max_ratio")
-    facts = (f'<p style="margin:4px 0;color:#57606a">largest measured / bound: {_h.escape(fmt(mr))}</p>'
-             if mr is not None else "")
     return (f'<div class="fedcheck-card" style="border:1px solid #d0d7de;border-left:6px solid {colour};'
             f'border-radius:6px;padding:8px 14px;margin:8px 0;font-family:sans-serif;max-width:820px">'
             f'<div><span class="fedcheck-badge" style="display:inline-block;background:{colour};color:#fff;'
-            f'font-weight:bold;border-radius:5px;padding:1px 9px;margin-right:8px">{_h.escape(verdict)}</span>'
+            f'font-weight:bold;border-radius:5px;padding:1px 9px;margin-right:8px">'
+            f'{_h.escape(str(check.get("verdict") or ""))}</span>'
             f'<b>{title}</b> <code style="color:#57606a">{_h.escape(str(check.get("id") or ""))}</code></div>'
             + (f'<div style="color:#57606a;font-size:0.9em">{ref}</div>' if ref else "")
-            + reason + facts + fig_html + "</div>")
+            + card_facts_html(check) + fig_html + "</div>")
+
+
+def card_facts_html(check: dict) -> str:
+    """The card's body: the headline (where it says more than the verdict), why, the readings or findings (paper or
+    analysis, verdict, largest measured / bound), the rate (fitted with its interval against the claimed one) and
+    the feasibility of the iterates."""
+    import html as _h
+    esc = lambda x: _h.escape(str(x))        # noqa: E731
+    p = 'style="margin:4px 0"'
+    out = []
+    verdict, head = check.get("verdict") or "", check.get("headline") or ""
+    if head and head != verdict:
+        out.append(f'<p class="fedcheck-headline" {p}><b>{esc(head)}</b></p>')
+    if check.get("reason"):
+        out.append(f'<p {p}><b>Why:</b> {esc(check["reason"])}</p>')
+    rows = []
+    for name, d in (check.get("readings") or {}).items():
+        d = d if isinstance(d, dict) else {}
+        v = d.get("verdict") or ""
+        rows.append(f'<tr><td>{esc(name)}</td><td>{"paper" if d.get("paper", True) else "analysis"}</td>'
+                    f'<td style="color:{_TONE_COLOUR[tone(v)]};font-weight:bold">{esc(v)}</td>'
+                    f'<td>{esc(ratio_text(d))}</td></tr>')
+    if rows:
+        cell = 'style="text-align:left;padding:1px 8px"'
+        out.append(f'<table class="fedcheck-readings" style="border-collapse:collapse;font-size:0.9em;margin:4px 0">'
+                   f'<tr><th {cell}>reading / finding</th><th {cell}>from</th><th {cell}>verdict</th>'
+                   f'<th {cell}>max measured / bound</th></tr>{"".join(rows)}</table>')
+    facts = []
+    if check.get("max_ratio") is not None:
+        facts.append(f"largest measured / bound (paper's readings): {esc(fmt(check.get('max_ratio')))}")
+    if check.get("claimed_rate") is not None:
+        ci = check.get("fitted_rate_ci")
+        pre = ((check.get("evidence") or {}).get("rate") or {}).get("pre_asymptotic")
+        facts.append(f"rate: fitted {esc(fmt(check.get('fitted_rate'), 3))}"
+                     + (f" (95% CI {esc(fmt(ci))})" if ci else "")
+                     + f" vs claimed {esc(fmt(check.get('claimed_rate'), 3))}: "
+                     + esc("pre-asymptotic" if pre else check.get("rate_verdict") or "-"))
+    feas = check.get("feasibility") or {}
+    if feas.get("verdict"):
+        facts.append(f"feasibility of the iterates: {esc(feas['verdict'])}"
+                     + (f" ({esc(feas['infeasible_instances'])} infeasible instance(s))"
+                        if feas.get("infeasible_instances") else "")
+                     + ("" if feas.get("decides", True) else " (reported, does not decide)"))
+    if facts:
+        out.append(f'<p class="fedcheck-facts" style="margin:4px 0;color:#57606a">{"<br>".join(facts)}</p>')
+    return "".join(out)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -164,6 +164,19 @@ def _clip(s: str, n: int = 240) -> str:
     return s if len(s) <= n else s[:n - 3] + "..."
 
 
+def _position(axis: str, t: float) -> str:
+    """Where a point is, said as the bound says it: on the round axis ``t = 501 (after 500 rounds)`` -- the bound's t
+    is the iterate's index, x^1 the start, so a 500-round run ends at t = 501 --, on the horizon axis ``T = 71``."""
+    if t is None or (isinstance(t, float) and math.isnan(t)):
+        return ""
+    if axis == "round":
+        done = t - 1
+        return f" at t = {t:g} ({'the start' if done == 0 else f'after {done:g} round' + ('s' if done != 1 else '')})"
+    if axis == "horizon":
+        return f" at horizon T = {t:g}"
+    return f" at point {t:g}"
+
+
 def failure_message(claim: Check, res: CheckResult, command: str | None = None) -> str:
     """A few lines: the verdict, the worst finding (measured vs bound, where) and the command reproducing it."""
     head = res.headline or res.verdict
@@ -182,8 +195,7 @@ def failure_message(claim: Check, res: CheckResult, command: str | None = None) 
             df = df[(df["finding"] == name) & df["ratio"].notna()]
             if len(df):
                 row = df.loc[df["ratio"].idxmax()]
-                at = {"round": "round", "horizon": "horizon T =", "point": "point"}.get(str(row["axis"]), "at")
-                pos = "" if math.isnan(row["round"]) else f" at {at} {row['round']:g}"
+                pos = _position(str(row["axis"]), row["t"])
                 where = (f": measured {_fmt(row['measured'])} vs bound {_fmt(row['bound_value'])} "
                          f"({row['relation']}){pos} ({row['instance']})")
         except Exception:       # noqa: BLE001 - a message never fails the message

@@ -71,41 +71,56 @@ def test_short_repr_and_html_card(t1, mixed):
 
 def test_to_frame_is_tidy_and_consistent_with_the_result(t1, mixed):
     df = t1.to_frame()
-    assert list(df.columns) == list(TABLE_COLUMNS)
+    assert list(df.columns) == list(TABLE_COLUMNS) + ["p_lambda_0"]
+    assert (df["p_lambda_0"] == t1[0].params["lambda_0"]).all()
     r = t1[0].to_dict()
     valid_from = r["formula"]["valid_from"]
+    points = df[df["row"] == "point"]
     expected = sum(sum(k >= valid_from for k in inst["rounds"]) * len(inst["bound"]) for inst in r["instances"])
-    assert len(df) == expected
-    assert set(df["reading"]) == set(r["readings"]) and set(df["axis"]) == {"round"}
-    assert set(df["instance"]) == {"seed 0", "seed 1"}
-    # the numbers are the result's: measured, bound and the worst ratio per reading
+    assert len(points) == expected
+    assert set(points["reading"]) == set(r["readings"]) and set(points["axis"]) == {"round"}
+    assert set(points["instance"]) == {"seed 0", "seed 1"} and set(points["seed"]) == {0, 1}
+    # the run's provenance on every row; paper is the paper's key, finding_kind whether the finding is the paper's
+    assert set(df["run_id"]) == {t1.provenance["run_id"]} and set(df["git_commit"]) == {t1.provenance["git"]}
+    assert set(df["fedcheck_version"]) == {fedcheck.__version__} and df["time"].notna().all()
+    assert set(df["paper"]) == {"fedfw"}
+    assert dict(df.groupby("finding")["finding_kind"].first()) == {
+        "feasibility": "feasibility", **{n: "paper" if d["paper"] else "analysis" for n, d in r["readings"].items()}}
+    # the numbers are the result's: measured, bound and the worst ratio per reading (t: the iterate's index)
     inst = r["instances"][1]
-    row = df[(df["instance"] == "seed 1") & (df["reading"] == "statement") & (df["round"] == 10)].iloc[0]
+    row = points[(points["instance"] == "seed 1") & (points["reading"] == "statement") & (points["t"] == 10)].iloc[0]
     i = inst["rounds"].index(10.0)
     assert row["measured"] == inst["metric"][i] and row["bound_value"] == inst["bound"]["statement"][i]
+    assert row["stat_lo"] == inst["metric_interval"]["lo"][i] and row["stat_hi"] == inst["metric_interval"]["hi"][i]
     assert row["ratio"] == pytest.approx(row["measured"] / row["bound_value"])
+    assert row["idx_rep"] == 0 and row["n_replicates"] == 1 and pd.isna(row["se"])
     for name, reading in r["readings"].items():
-        worst = df[df["finding"] == name]["ratio"].max()
+        worst = points[points["finding"] == name]["ratio"].max()
         assert worst == pytest.approx(max(rec["readings"][name]["max_ratio"] for rec in r["instances"]))
-        assert set(df[df["finding"] == name]["verdict"]) == {reading["verdict"]}
+        assert set(df[df["finding"] == name]["finding_verdict"]) == {reading["verdict"]}
+    # every round: one row per comparison with the counts of what was judged between the recorded rounds too
+    every = df[df["row"] == "every round"]
+    assert len(every) == 2 * len(r["readings"]) and (every["points_judged"] == 151 - (valid_from - 1)).all()
     # horizons and cases
     dm = mixed.to_frame()
-    assert set(dm.groupby("check")["axis"].first().items()) == {
+    pm = dm[dm["row"] == "point"]
+    assert set(pm.groupby("check")["axis"].first().items()) == {
         ("mine.fedprox_gd_rate", "round"), ("mine.fedprox_no_drift", "round"), ("fedfw.theorem2", "horizon"),
         ("fedfw.lemma2", "point")}
-    drift = dm[dm["check"] == "mine.fedprox_no_drift"]
-    assert set(drift["verdict"]) == {"violated"} and (drift["ratio"] > 1).any()
-    th2 = mixed["fedfw.theorem2"].to_dict()
-    assert len(dm[dm["check"] == "fedfw.theorem2"]) == sum(
-        len(per_b) - ("evidence" in per_b) for rec in th2["instances"] for per_T in rec["horizons"].values()
-        for per_b in per_T.values())
+    drift = pm[pm["check"] == "mine.fedprox_no_drift"]
+    assert set(drift["finding_verdict"]) == {"violated"} and (drift["ratio"] > 1).any()
+    assert (drift["p_mu"] == 0.1).all() and set(dm["paper"]) == {"mine", "fedfw"}
     l2 = mixed["fedfw.lemma2"].to_dict()
-    assert len(dm[dm["check"] == "fedfw.lemma2"]) == sum(len(rec["readings"]) for rec in l2["instances"])
-    assert (dm[dm["check"] == "fedfw.lemma2"]["ratio"].max()
-            == pytest.approx(l2["max_ratio"]))
+    assert (pm[pm["check"] == "fedfw.lemma2"]["ratio"].max() == pytest.approx(l2["max_ratio"]))
     # the same table from the JSON read back (no re-run)
-    again = to_frame(json.loads(json.dumps(mixed.document()))["checks"])
-    pd.testing.assert_frame_equal(again, dm)
+    back = Results.read(mixed.to_json(Path("mixed.json")))      # (the test's own folder: conftest)
+    pd.testing.assert_frame_equal(back.to_frame(), dm)
+
+
+def test_param_values_are_columns_of_the_table():
+    res = fedcheck.verify("theorem1", seeds=1, rounds=60, params={"lambda_0": 0.5})
+    df = res.to_frame()
+    assert "params" not in df.columns and (df["p_lambda_0"] == 0.5).all()
 
 
 def test_report_and_json(t1, tmp_path):
@@ -148,10 +163,21 @@ def test_verify_table_round_trips(tmp_path, suffix, capsys):
                "--table", str(table)])
     assert rc == 0 and f"table: {table}" in capsys.readouterr().out
     df = pd.read_csv(table) if suffix == ".csv" else pd.read_parquet(table)
-    expected = to_frame(json.loads(js.read_text())["checks"])
-    assert list(df.columns) == list(TABLE_COLUMNS) and len(df) == len(expected) > 0
-    assert np.allclose(df["measured"], expected["measured"]) and np.allclose(df["round"], expected["round"])
-    assert (df["verdict"].astype(str) == expected["verdict"].astype(str)).all()
+    doc = json.loads(js.read_text())
+    expected = to_frame(doc["checks"], doc["provenance"])
+    assert list(df.columns) == list(expected.columns) and len(df) == len(expected) > 0
+    assert list(df.columns)[:len(TABLE_COLUMNS)] == list(TABLE_COLUMNS)
+    assert np.allclose(df["measured"], expected["measured"], equal_nan=True)
+    assert np.allclose(df["t"], expected["t"], equal_nan=True)
+    assert (df["finding_verdict"].astype(str) == expected["finding_verdict"].astype(str)).all()
+    assert set(df["run_id"].astype(str)) == {doc["provenance"]["run_id"]}
+    if suffix == ".parquet":        # the file documents its own columns
+        import pyarrow.parquet as pq
+        schema = pq.read_schema(table)
+        meta = json.loads(schema.metadata[b"fedcheck"])
+        assert set(meta["columns"]) == set(df.columns) and meta["policy"]["rtol"] == 1e-9
+        for c in TABLE_COLUMNS:
+            assert schema.field(c).metadata[b"description"].decode() == meta["columns"][c] != ""
 
 
 @pytest.mark.parametrize("table, message", [

@@ -132,6 +132,6 @@ def test_rounds_below_every_horizon_is_said(tmp_path, capsys):
     f = _write(tmp_path, _horizons("100 + 0 * T", horizons="(16, 64)"))
     rc, out, err = _verify(capsys, f, "--rounds", "8", "--json", str(tmp_path / "r.json"))
     assert rc == 0, out + err
-    assert "none is <= 8, so it runs at T = 8 only, a horizon it does not declare" in out
+    assert "none is <= 8, so it runs at T = 8 only, a horizon it does not declare" in " ".join(out.split())
     r = json.loads((tmp_path / "r.json").read_text())["checks"][0]
     assert r["evidence"]["cases"][0]["horizons"] == [8] and r["evidence"]["cases"][0]["declared_horizons"] == [16, 64]

@@ -61,10 +61,10 @@ def test_a_reason_separates_the_first_violation_from_the_worst_point():
     # first violation at round 1 (lhs 3.289 vs rhs 3.0), worst at round 3 (lhs 9 vs rhs 0.0331)
     r = _claim([3.289, 0.0, 9.0], [3.0, 1.0, 0.0331]).run().to_dict()
     reason = r["reason"]
-    assert "first violation: draw at round 1: lhs 3.289 vs rhs 3" in reason
-    assert "worst (largest excess): draw at round 3: lhs 9 vs rhs 0.0331" in reason
+    assert "first violation: draw at t = 1: lhs 3.289 vs rhs 3" in reason
+    assert "worst (largest excess): draw at t = 3: lhs 9 vs rhs 0.0331" in reason
     # no value of one point is attributed to the other
-    assert "round 1: lhs 3.289 vs rhs 0.0331" not in reason
+    assert "t = 1: lhs 3.289 vs rhs 0.0331" not in reason
 
 
 def test_reading_rows_of_the_summary_table_say_undefined():

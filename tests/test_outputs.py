@@ -9,6 +9,7 @@ no half-written file and no earlier output overwritten.  ``cache clear`` refuses
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -79,10 +80,13 @@ def test_ids_named_like_fedchecks_own_files_collide_with_nothing(tmp_path, capsy
     out = tmp_path / "out"
     rc, o, e = _verify(capsys, user_file, out)
     assert rc == 1, o + e
-    saved = [ln.split("instance saved to ")[1].split(" (rerun")[0] for ln in o.splitlines() if "instance saved" in ln]
+    text = o.replace(" \\\n", " ")          # the printed commands, their continuation lines joined
+    reruns = re.findall(r"--instance (\S+)", text)
+    saved = reruns + [ln.split("instance saved to ")[1] for ln in text.splitlines() if "instance saved to " in ln]
     assert len(saved) == 4 and all(Path(p).is_file() for p in saved), o
-    reruns = [ln.split("(rerun: ")[1].rstrip(")") for ln in o.splitlines() if "(rerun: " in ln]
-    assert all(r.split("--instance ")[1].split()[0] in saved for r in reruns)      # rerun paths match the files
+    listed = {str(Path(p)) for c in json.loads((out / "results.json").read_text())["checks"]
+              for p in c.get("saved_instances") or []}
+    assert {str(Path(p).resolve()) for p in reruns} <= listed      # rerun paths name the files the results list
     assert (out / "runs").is_dir() and len(list((out / "runs").iterdir())) == 1
     assert (out / "checks" / "runs.x" / "report.html").is_file() and (out / "results.json").is_file()
     assert sorted(p.name for p in (out / "instances").iterdir()) == ["instances.x", "runs.x"]

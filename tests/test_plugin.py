@@ -56,7 +56,9 @@ def test_marker_refuted_claim_short_message_and_reproduce_command(pytester):
     r.assert_outcomes(failed=1)
     out = r.stdout.str()
     assert "mine.fedprox_no_drift (conjecture 2): violated" in out
-    assert "worst finding 'as conjectured': measured" in out and "vs bound" in out and "at round" in out
+    assert "worst finding 'as conjectured': measured" in out and "vs bound" in out
+    # the worst point of a 200-round run is the last iterate, x^201: t = 201, after 200 rounds (not "round 201")
+    assert "at t = 201 (after 200 rounds)" in out and "round 201" not in out
     lines = [ln for ln in out.splitlines() if "reproduce: fedcheck verify" in ln]
     assert lines, out
     cmd = lines[0].split("reproduce: ", 1)[1]

@@ -9,7 +9,8 @@ import sys
 import traceback
 from pathlib import Path
 
-from fedcheck.cli.tables import summary_table  # noqa: F401  (re-exported)
+from fedcheck.cli.tables import (printed_formula_warnings, summary_table, verdict_lines,  # noqa: F401  (re-exported)
+                                 wrap_line)
 from fedcheck.catalog.inputs import parse_params, parse_seeds, validate_inputs  # noqa: F401  (re-exported)
 from fedcheck.cli.errors import (EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK,
                                  EXIT_REFUTED, EXIT_SCHEDULER, EXIT_TERMINATED, BadInput, SchedulerLost, Terminated,
@@ -61,17 +62,20 @@ def build_parser() -> argparse.ArgumentParser:
                        "(fedfw.theorem1), an alias (theorem1) or a paper (fedfw: all its checks)")
     v.add_argument("ids", nargs="+", metavar="ID", help="check ids (fedfw.theorem1), aliases (theorem1) or paper names (fedfw)")
     v.add_argument("--seeds", default=None, help="a count (8), a list (3,5,9) or a range (10-19)")
-    v.add_argument("--rounds", type=int, default=None, help="number of rounds T (default: the check's)")
+    v.add_argument("--rounds", type=int, default=None, metavar="T",
+                   help="number of rounds T (default: the check's); a claim over horizons keeps its horizons <= T")
     v.add_argument("--instance", action="append", default=[], metavar="FILE",
                    help="run on this .npz instance instead of the random family (repeatable)")
     v.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="set a parameter of the bound, e.g. lambda_0=0.5")
     v.add_argument("--json", default=None, metavar="FILE", help="write the results as JSON")
-    v.add_argument("--table", default=None, metavar="FILE", help="write the tidy table of observations "
-                   "(one row per check, reading, instance, round) as FILE.csv or FILE.parquet")
+    v.add_argument("--table", default=None, metavar="FILE", help="write the tidy table of observations as "
+                   "FILE.csv or FILE.parquet: one row per check, finding, instance, run and point, with what every "
+                   "verdict is recomputed from (columns: docs/TABLE.md)")
     v.add_argument("--out", default="reports", metavar="DIR", help="where reports go (default: reports/)")
     v.add_argument("--no-report", action="store_true", help="write no HTML/PDF report")
-    v.add_argument("--theorem-file", action="append", default=[], help="a Python file declaring your own checks")
+    v.add_argument("--theorem-file", action="append", default=[], metavar="FILE",
+                   help="a Python file declaring your own checks (repeatable)")
     v.add_argument("--full", action="store_true", help="run the long sweeps")
     v.add_argument("--no-cache", action="store_true", help="solve again even if a cached optimum exists")
     v.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
@@ -81,6 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="run the tasks on an existing Dask cluster (tcp://host:8786, or a scheduler file .json)")
     v.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    v.add_argument("--wide", action="store_true", help="print every row and message on one line, however long "
+                   "(default: fit the terminal's width, 100 columns when not a terminal)")
+    v.add_argument("--expect", action="store_true", help="compare each verdict with the one the claim declares "
+                   "(expected=...) and exit 0 when all match, 1 when any differs (each difference on one line): CI "
+                   "tells a regression from the catalog's known findings")
     v.add_argument("--with-audit", action="store_true", help="also check the declared proof steps (fedcheck audit) "
                    "and put them in the results and reports")
     rp = sub.add_parser("report", help="render HTML and PDF reports from results JSON files, without recomputing "
@@ -148,48 +157,6 @@ def cmd_list(args) -> int:
     return EXIT_OK
 
 
-def printed_formula_warnings(r: dict) -> list[str]:
-    """One warning line per bound whose declared formula is not proved equal to the LaTeX the claim says the
-    paper prints (``Bound(latex=...)``) and whose difference no ``latex_note`` explains: a warning, never a
-    change of the claim's verdict."""
-    out = []
-    for name, rec in ((r.get("formula") or {}).get("printed") or {}).items():
-        if not isinstance(rec, dict) or rec.get("verdict") == "equal" or rec.get("note"):
-            continue
-        how = "differs from" if rec.get("verdict") == "differs" else "is not proved equal to"
-        out.append(f"warning: {r['id']}: bound {name!r}: the declared formula {how} the printed LaTeX "
-                   f"({rec.get('evidence', '')}); the claim's verdict is unchanged")
-    return out
-
-
-def _rerun_hint(check_id: str, path: str, theorem_files) -> str:
-    """The command that reruns a claim on a saved problem file (any kind :func:`load_problem` reads)."""
-    from fedcheck.problems.instances import InstanceError
-    from fedcheck.problems.io import load_problem
-    if not str(path).endswith(".npz"):
-        return ""
-    try:
-        load_problem(path)
-    except (InstanceError, OSError):
-        return ""
-    extra = "".join(f" --theorem-file {f}" for f in theorem_files)
-    return f" (rerun: fedcheck verify {check_id}{extra} --instance {path})"
-
-
-def _hint_for(claim, path: str, theorem_files) -> str:
-    """A rerun hint only where the claim runs on the saved file (its domain included)."""
-    from fedcheck.core.errors import BadInput
-    from fedcheck.experiments import takes_instance
-    from fedcheck.problems.instances import InstanceError
-    from fedcheck.problems.io import load_problem
-    try:
-        if not str(path).endswith(".npz") or takes_instance(claim, load_problem(path)):
-            return ""
-    except (InstanceError, OSError, BadInput):
-        return ""
-    return _rerun_hint(claim.id, path, theorem_files)
-
-
 def cmd_verify(args, argv) -> int:
     if not args.no_report:          # how busy the machine is, measured until the renderers start
         from fedcheck.render import mark_cpu
@@ -231,9 +198,14 @@ def cmd_verify(args, argv) -> int:
         check_table_path(args.table)
     if args.jobs is not None and args.jobs < 0:
         raise BadInput("--jobs must be >= 0")
+    if args.expect:
+        from fedcheck.api import expectation_errors
+        missing = expectation_errors(checks)
+        if missing:
+            raise BadInput(missing)
     from fedcheck.catalog.inputs import option_notes
     for line in option_notes(checks, args.rounds, args.full):      # what an option narrows, said before the run
-        print(f"note: {line}")
+        print(wrap_line(f"note: {line}", wide=args.wide))
     try:
         return _verify(args, argv, checks, seeds, params, instances, outputs)
     finally:
@@ -246,9 +218,8 @@ def cmd_verify(args, argv) -> int:
 def _verify(args, argv, checks, seeds, params, instances, outputs) -> int:
     """Run the claims; refuting instances are written into the staging folder of ``outputs`` and moved into ``--out``
     only once the whole run is done (an interrupted run leaves no file)."""
-    from fedcheck.core import verdict as V
     from fedcheck.core.claim import RunConfig
-    from fedcheck.core.results import document, provenance, write_json
+    from fedcheck.core.results import document, provenance, run_options, write_json
     staging = outputs.stage() if outputs is not None else None
     config = RunConfig(seeds=seeds, rounds=args.rounds, instances=instances or None, params=params,
                        full=args.full, progress=not args.quiet, use_cache=not args.no_cache,
@@ -276,17 +247,12 @@ def _verify(args, argv, checks, seeds, params, instances, outputs) -> int:
             print(audit_line(chk, r))
     if staging is not None:
         _publish_instances(results, checks, staging / "instances", outputs)
-    doc = document(results, provenance(argv, seeds))
-    print(summary_table(results))
-    by_id = {c.id: c for c in checks}
-    for r in results:
-        if r["verdict"] != V.HOLDS and r.get("reason"):
-            print(f"{r['id']}: {r['verdict']}: {r['reason']}")
-        for line in printed_formula_warnings(r):
-            print(line)
-        for path in r.get("saved_instances") or []:
-            hint = _hint_for(by_id[r["id"]], path, args.theorem_file) if r["id"] in by_id else ""
-            print(f"{r['id']}: instance saved to {path}{hint}")
+    run = run_options(theorem_files=args.theorem_file, seeds=seeds, rounds=args.rounds, params=params,
+                      instances=args.instance, full=args.full)
+    from fedcheck.api import attach_reruns
+    attach_reruns(results, checks, run)     # the command rerunning each saved refuting instance (report, terminal)
+    doc = document(results, provenance(argv, seeds, run))
+    print(verdict_lines(results, wide=args.wide))
     if args.json:
         path = write_json(doc, args.json)
         print(f"results: {path}")
@@ -301,7 +267,12 @@ def _verify(args, argv, checks, seeds, params, instances, outputs) -> int:
         print(f"run: {keep_run(doc, written=written[0], outputs=outputs)}")
     if getattr(args, "table", None):
         from fedcheck.api import to_frame, write_table
-        print(f"table: {write_table(to_frame(results), args.table)}")
+        print(f"table: {write_table(to_frame(results, doc['provenance']), args.table, doc['provenance'])}")
+    if args.expect:             # CI: as declared (0) or not (1), whatever the verdicts are
+        from fedcheck.api import expectation_report
+        differ, text = expectation_report(results)
+        print(text)
+        return EXIT_REFUTED if differ else EXIT_OK
     return exit_code(results)
 
 

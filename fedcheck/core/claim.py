@@ -156,8 +156,9 @@ class Claim:
         for name in ("aliases", "readings", "assumptions", "symbolic", "proof_steps"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         object.__setattr__(self, "params", dict(self.params))
-        if not self.title:
-            object.__setattr__(self, "title", self.reference)
+        if not self.title:      # the claim's own words (its reference is shown beside the title anyway)
+            words = " ".join(str(self.statement or self.reference).split())
+            object.__setattr__(self, "title", words if len(words) <= 140 else words[:137].rsplit(" ", 1)[0] + " ...")
         names = [r.name for r in self.readings]
         if len(set(names)) != len(names):
             raise ValueError(f"{self.id}: two readings share a name")

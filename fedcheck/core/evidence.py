@@ -333,6 +333,8 @@ class Observed:
     statistic: Statistic | None = None    # overrides the reading's statistic (a deterministic case among random ones)
     judged: dict | None = None            # a judgement made already (every round, streamed): no comparison kept
     failing: Any = None                   # with ``judged``: per run, did some point certainly fail
+    curves: dict | None = None            # {"instance", "grid", "scale"}: where the result's instances keep the
+    #                                       recorded values of this comparison (the tidy table reads them there)
 
     def judge(self, statistic: Statistic) -> dict:
         return dict(self.judged) if self.judged is not None else self.comparison.judge(statistic)

@@ -72,11 +72,12 @@ class Result:
     saved_instances: list = field(default_factory=list)
     series: list = field(default_factory=list)
     tables: list = field(default_factory=list)
+    observations: list = field(default_factory=list)   # what each bound test's verdict was decided from (tidy table)
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
         d = jsonable(self.__dict__)
-        for k in ("series", "tables"):
+        for k in ("series", "tables", "observations"):
             if not d[k]:
                 del d[k]
         return d
@@ -111,7 +112,10 @@ SCHEMA = "fedcheck.results/1"
 _PACKAGES = ("numpy", "scipy", "cvxpy", "clarabel", "sympy", "matplotlib")
 
 
-def provenance(argv: list[str] | None = None, seeds=None) -> dict:
+def provenance(argv: list[str] | None = None, seeds=None, run: dict | None = None) -> dict:
+    """Where a results document comes from: versions, git commit, the command line, the time -- and ``run``, the
+    options of a ``verify`` run that decide its verdicts (:func:`run_options`), from which each check's own command is
+    built (:func:`verify_command`)."""
     versions = {}
     for p in _PACKAGES:
         try:
@@ -125,13 +129,63 @@ def provenance(argv: list[str] | None = None, seeds=None) -> dict:
                              timeout=5).stdout.strip() or None
     except Exception:
         pass
-    return {
+    import uuid
+    out = {
+        "run_id": uuid.uuid4().hex,             # names this run in the tidy table (one per document)
         "fedcheck": __version__, "python": sys.version.split()[0], "platform": platform.platform(),
         "packages": versions, "git": git, "solver": "CLARABEL (via cvxpy)",
         "seeds": list(seeds) if seeds is not None else None,
         "command": "fedcheck " + " ".join(argv) if argv is not None else None,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
+    if run is not None:
+        out["run"] = run
+    return out
+
+
+def run_options(*, theorem_files=(), seeds=None, rounds=None, params=None, instances=(), full=False) -> dict:
+    """The options of a ``verify`` run that decide its verdicts, as a provenance record (paths made absolute, so that
+    a command built from them runs from any folder)."""
+    return {"theorem_files": [os.path.abspath(str(f)) for f in theorem_files],
+            "seeds": None if seeds is None else [int(s) for s in seeds],
+            "rounds": None if rounds is None else int(rounds),
+            "params": {str(k): float(v) for k, v in (params or {}).items()},
+            "instances": [os.path.abspath(str(p)) for p in instances], "full": bool(full)}
+
+
+def _seeds_arg(seeds: list[int]) -> str:
+    """Seeds as ``--seeds`` takes them: a range ``a-b`` when consecutive, else a list."""
+    if len(seeds) > 1 and seeds == list(range(seeds[0], seeds[0] + len(seeds))):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ",".join(map(str, seeds))
+
+
+def verify_command(check_id: str, run: dict | None = None, instance: str | None = None,
+                   check_params: dict | None = None) -> str:
+    """The ``fedcheck verify`` command that reruns one check as ``run`` (:func:`run_options`) ran it -- its theorem
+    files, seeds, rounds, parameters (those of ``check_params``, the check's own, when given), instances and mode --
+    or, with ``instance``, on that problem file instead of its seeds and instances.  Runnable as printed (quoted for a
+    POSIX shell, paths absolute)."""
+    import shlex
+    run = run or {}
+    parts = ["fedcheck", "verify", check_id]
+    for f in run.get("theorem_files") or []:
+        parts += ["--theorem-file", f]
+    if instance is not None:
+        parts += ["--instance", os.path.abspath(str(instance))]
+    else:
+        if run.get("seeds") is not None:
+            parts += ["--seeds", _seeds_arg(list(run["seeds"]))]
+        for p in run.get("instances") or []:
+            parts += ["--instance", p]
+    if run.get("rounds") is not None:
+        parts += ["--rounds", str(run["rounds"])]
+    for k, v in (run.get("params") or {}).items():
+        if check_params is None or k in check_params:
+            parts += ["--param", f"{k}={v!r}"]
+    if run.get("full"):
+        parts.append("--full")
+    return " ".join(shlex.quote(str(p)) for p in parts)
 
 
 def document(checks: list[dict], prov: dict) -> dict:
@@ -187,8 +241,32 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
 
 
+def _scalar(v) -> bool:
+    return v is None or isinstance(v, (str, int, float, bool))
+
+
+def dumps(doc, indent: int = 1) -> str:
+    """JSON with one key per line (readable, diffable) and every list of numbers or strings on one line: a curve of
+    1,000 recorded points is one line, not 1,000 (a third of the size of ``json.dumps(indent=1)``).  Strict JSON
+    (``allow_nan=False``): write :func:`jsonable` values."""
+    def enc(x, level: int) -> str:
+        if isinstance(x, dict):
+            if not x:
+                return "{}"
+            pad = " " * (indent * (level + 1))
+            items = ",\n".join(f"{pad}{json.dumps(str(k))}: {enc(v, level + 1)}" for k, v in x.items())
+            return "{\n" + items + "\n" + " " * (indent * level) + "}"
+        if isinstance(x, (list, tuple)):
+            if all(_scalar(v) for v in x):
+                return json.dumps(list(x), allow_nan=False)
+            pad = " " * (indent * (level + 1))
+            return "[\n" + ",\n".join(pad + enc(v, level + 1) for v in x) + "\n" + " " * (indent * level) + "]"
+        return json.dumps(x, allow_nan=False)
+    return enc(doc, 0)
+
+
 def write_json(doc: dict, path: str | os.PathLike) -> Path:
-    return atomic_write_text(path, json.dumps(doc, indent=1, allow_nan=False))
+    return atomic_write_text(path, dumps(doc))
 
 
 def read_json(path: str | os.PathLike) -> dict:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:       # the runner sits below the declaration type: Claim.run 
     from fedcheck.core.claim import Claim
 
 __all__ = ["run_claim", "verdict_of_findings", "outside_the_setting", "finish", "printed_formulas", "finding_source",
-           "declared_findings", "result_parts_error"]
+           "declared_findings", "result_parts_error", "observation_record"]
 
 
 def outside_the_setting(findings: Sequence[Finding]) -> list[Finding]:
@@ -256,8 +256,18 @@ def _g(v) -> str:
     return format(v, ".4g") if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
 
 
+def _at(name: str, v) -> str:
+    """A point on an axis as reports say it: ``t = 17`` on the round axis (the bound's t: the iterate x^t, after
+    t - 1 rounds), ``T = 71`` on the horizon axis, ``point 0`` otherwise."""
+    if name == "round":
+        return f"t = {_g(v)}"
+    if name in ("T", "R", "K"):
+        return f"{name} = {_g(v)}"
+    return f"{name} {_g(v)}"
+
+
 def _where(s: dict, prefix: str = "first_violation_") -> str:
-    pts = [f"{k[len(prefix):]} {_g(v)}" for k, v in s.items() if k.startswith(prefix) and v is not None]
+    pts = [_at(k[len(prefix):], v) for k, v in s.items() if k.startswith(prefix) and v is not None]
     return f" at {pts[0]}" if pts else ""
 
 
@@ -296,6 +306,63 @@ def _violation_text(bad: list, n_cases: int) -> str:
     return f"violated on {len(bad)}/{n_cases} case(s); {text}"
 
 
+def observation_record(finding: str, item, judgement: dict, st) -> dict:
+    """What the verdict of one observation (a bound and reading on one case) was decided from, for the tidy table
+    (:func:`fedcheck.api.to_frame`), which recomputes every verdict from it with the policy's slack rule.
+
+    A comparison kept by the experiment gives its values: per point the axis value, the bound's interval
+    (``bound_lo``/``bound_hi``), the ``scale`` of the slack and, per run (``lo``/``hi``/``value``, runs x points) or
+    for a mean (``mean_lo``/``mean_hi``/``value``/``se`` over ``samples`` runs), the measured interval.  A comparison
+    judged at every round from a stream keeps only its counts (``judged``: points, violations, undecided) and, per
+    run, whether it failed; its recorded points are in the result's instance curves (``curves``: instance, grid
+    entry)."""
+    rec = {"finding": finding, "reading": item.reading, "bound": item.bound, "case": str(item.case),
+           "statistic": st.kind, "verdict": judgement.get("verdict")}
+    if st.kind == "mean":
+        rec["z"] = float(V.POLICY.statistical_z if st.z is None else st.z)
+    if st.kind == "fraction":
+        rec["max_fraction"] = float(st.max_fraction)
+    if item.reason:
+        rec["reason"] = str(item.reason)
+    if item.curves is not None:
+        rec["curves"] = dict(item.curves)
+    seed = getattr(item.instance, "seed", None)
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        rec["seed"] = int(seed)
+    if item.judged is not None or item.comparison is None or item.curves is not None:
+        # judged from a stream, or recorded in the instance's curves (not written twice): the counts
+        rec["judged"] = {k: judgement.get(k) for k in ("points", "violations", "undecided", "samples", "relation")}
+        if st.kind != "mean":
+            rec["failing"] = [bool(x) for x in np.atleast_1d(item.failing_samples())]
+        return rec
+    c = item.comparison
+    pts = list(c.points) if c.points is not None else list(range(c.lhs_lo.shape[1]))
+    same = lambda a, b: a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))   # noqa: E731
+    rec.update({"relation": c.relation, "point_name": c.point_name, "samples": c.samples,
+                "points": [p if isinstance(p, (int, float, str)) else str(p) for p in
+                           (x.item() if hasattr(x, "item") else x for x in pts)],
+                # written once where they coincide: bound_hi = bound_lo, hi = lo, a constant scale, value = hi
+                "bound_lo": c.rhs_lo, "scale": float(c.scale[0]) if c.scale.size and np.all(c.scale == c.scale[0])
+                else c.scale})
+    if not same(c.rhs_hi, c.rhs_lo):
+        rec["bound_hi"] = c.rhs_hi
+    if st.kind == "mean":       # the interval judged is (mean_lo - z se, mean_hi + z se)
+        _, _, val, se = c.measured(st)
+        lo, hi = c.lhs_lo.mean(0), c.lhs_hi.mean(0)
+        rec.update({"mean_lo": lo, "se": se})
+        if not same(hi, lo):
+            rec["mean_hi"] = hi
+        if not same(val, hi if c.relation != ">=" else lo):
+            rec["value"] = val
+    else:
+        rec["lo"] = c.lhs_lo
+        if not same(c.lhs_hi, c.lhs_lo):
+            rec["hi"] = c.lhs_hi
+        if c.value is not None and not same(c.value, c.lhs_hi if c.relation != ">=" else c.lhs_lo):
+            rec["value"] = c.value
+    return rec
+
+
 def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, res: Result):
     obs = ev.experiment.observe(claim, ev, config, params)
     res.formula = dict(obs.formula)
@@ -327,6 +394,7 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
             if n not in order:
                 order.append(n)
     findings, refuting = [], []
+    res.observations = [observation_record(name, i, s, st) for name, lst in groups.items() for i, s, st in lst]
     for name in [n for n in order if n in groups] + [n for n in groups if n not in order]:
         lst = groups[name]
         paper = all((readings.get(i.reading) or Reading(i.reading)).paper and
@@ -425,7 +493,13 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
         res.rate_verdict = V.rate_claim_verdict(pooled, float(claimed))
         if pooled:
             res.evidence["rate"] = {"claimed": float(claimed), "slope": pooled["slope"], "ci_hac": pooled["ci_hac"],
-                                    "ci_ols": pooled["ci"], "decades": pooled["decades"],
+                                    "ci_ols": pooled["ci_ols"], "ci_between_instances": pooled["ci_between_instances"],
+                                    "within_run_half_width_hac": pooled["within_run_half_width_hac"],
+                                    "within_run_half_width_ols": pooled["within_run_half_width_ols"],
+                                    "ci_method": "mean slope over instances +- the larger of the between-instance "
+                                                 "t-interval and the mean within-run half-width / sqrt(instances) "
+                                                 "(Newey-West HAC for ci_hac, the verdict's; OLS for ci_ols)",
+                                    "decades": pooled["decades"],
                                     "pre_asymptotic": pooled["pre_asymptotic"], "instances": pooled["instances"],
                                     "note": "an O(.) rate is reported, never refuted by a finite run"}
     if obs.side_conditions:

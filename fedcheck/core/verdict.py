@@ -190,9 +190,17 @@ def rate_claim_verdict(fit: dict | None, claimed: float, policy: TolerancePolicy
 
 
 def pooled_rate(fits: list[dict | None], policy: TolerancePolicy = POLICY) -> dict | None:
-    """Mean of per-instance slopes with a t-interval over instances (a single fit keeps its own CI).  Also
-    ``ci_hac`` (at least the mean per-instance HAC half-width / sqrt(instances)), the mean slope of every decade,
-    and ``pre_asymptotic`` if any instance's fit is."""
+    """Mean of per-instance slopes with its interval, the mean slope of every decade, and ``pre_asymptotic`` if any
+    instance's fit is.
+
+    Two sources of uncertainty: the spread of the slopes *between instances* (``ci_between_instances``: the
+    t-interval of their mean) and the uncertainty of each instance's fit *within its run* (the mean half-width of the
+    per-instance intervals over ``sqrt(instances)``: ``within_run_half_width_hac`` from the Newey-West intervals,
+    ``within_run_half_width_ols`` from the plain OLS ones).  ``ci_hac`` -- the interval a rate is judged by -- is the
+    mean plus or minus the larger of the between-instance half-width and the HAC within-run one; ``ci_ols`` likewise
+    with the OLS one.  Whenever the instances' slopes differ more than one run's fit is uncertain, both are the
+    between-instance interval, hence equal.  ``ci`` is the between-instance interval (kept for earlier readers).  A
+    single fit keeps its own intervals (``ci`` = ``ci_ols``: OLS, ``ci_hac``: Newey-West)."""
     from scipy import stats
     good = [f for f in fits if f is not None]
     if not good:
@@ -205,13 +213,23 @@ def pooled_rate(fits: list[dict | None], policy: TolerancePolicy = POLICY) -> di
             dec.setdefault(tuple(d["decade"]), []).append(d["slope"])
     decades = [{"decade": list(k), "slope": float(np.mean(v)), "instances": len(v)} for k, v in sorted(dec.items())]
     extra = {"pre_asymptotic": pre, "decades": decades}
+
+    def half(f, key):
+        ci = f.get(key) or f["ci"]
+        return (ci[1] - ci[0]) / 2
     if s.size == 1:
-        return {"slope": float(s[0]), "ci": good[0]["ci"], "ci_hac": good[0].get("ci_hac", good[0]["ci"]),
-                "instances": 1, **extra}
+        f = good[0]
+        return {"slope": float(s[0]), "ci": f["ci"], "ci_hac": f.get("ci_hac", f["ci"]), "ci_ols": f["ci"],
+                "ci_between_instances": None, "within_run_half_width_hac": float(half(f, "ci_hac")),
+                "within_run_half_width_ols": float(half(f, "ci")), "instances": 1, **extra}
     se = s.std(ddof=1) / np.sqrt(s.size)
     q = stats.t.ppf(0.5 + policy.confidence / 2, s.size - 1)
-    half_hac = max(q * se, float(np.mean([(f.get("ci_hac", f["ci"])[1] - f.get("ci_hac", f["ci"])[0]) / 2
-                                          for f in good])) / np.sqrt(s.size))
+    within_hac = float(np.mean([half(f, "ci_hac") for f in good])) / np.sqrt(s.size)
+    within_ols = float(np.mean([half(f, "ci") for f in good])) / np.sqrt(s.size)
+    half_hac = max(q * se, within_hac)
+    half_ols = max(q * se, within_ols)
     m = float(s.mean())
-    return {"slope": m, "ci": [float(m - q * se), float(m + q * se)], "ci_hac": [m - half_hac, m + half_hac],
-            "instances": int(s.size), **extra}
+    between = [float(m - q * se), float(m + q * se)]
+    return {"slope": m, "ci": between, "ci_hac": [m - half_hac, m + half_hac], "ci_ols": [m - half_ols, m + half_ols],
+            "ci_between_instances": between, "within_run_half_width_hac": within_hac,
+            "within_run_half_width_ols": within_ols, "instances": int(s.size), **extra}
