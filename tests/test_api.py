@@ -69,6 +69,23 @@ def test_short_repr_and_html_card(t1, mixed):
     assert mixed._repr_html_().count("fedcheck-card") == 4
 
 
+def test_the_card_shows_headline_readings_rate_and_feasibility(t1, mixed):
+    import html as _h
+    d = t1[0].to_dict()
+    card = t1._repr_html_()
+    for name, reading in d["readings"].items():       # every reading, paper or analysis, with its verdict
+        assert _h.escape(name) in card
+    assert "fedcheck-readings" in card and ">paper<" in card
+    assert "rate: fitted" in card and "vs claimed -0.5" in card        # Theorem 1 claims O(t^{-1/2})
+    assert f"feasibility of the iterates: {d['feasibility']['verdict']}" in card
+    drift = mixed["mine.fedprox_no_drift"]
+    dd = drift.to_dict()
+    card = drift._repr_html_()
+    if dd.get("headline") and dd["headline"] != dd["verdict"]:
+        assert "fedcheck-headline" in card and _h.escape(dd["headline"]) in card
+    assert "<b>Why:</b>" in card and ">violated<" in card
+
+
 def test_to_frame_is_tidy_and_consistent_with_the_result(t1, mixed):
     df = t1.to_frame()
     assert list(df.columns) == list(TABLE_COLUMNS) + ["p_lambda_0"]
