@@ -182,3 +182,29 @@ def test_cnn_family_on_digits():
     assert loss.value(X).shape == (5,) and np.all(np.isfinite(loss.grad(X)))
     acc = loss.accuracy(inst.x0[None], inst.test_A, inst.test_y)
     assert acc.shape == (1,) and 0 <= acc[0] <= 1
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 6, 6, 8), (4, 7, 5, 3), (3, 6, 7, 2)])
+def test_compiled_max_pool_backward_is_the_numpy_masks_bit_for_bit(shape, monkeypatch):
+    """The compiled backward pass of max pooling gives numpy's ``dP * hit`` bits: the first maximum of each window
+    in row-major order on ties, zeros (of dP's sign) elsewhere and past a multiple of the pool size, NaN windows
+    (no maximum equals NaN) and NaN or -0.0 gradients included."""
+    import fedcheck.problems.networks as N
+    from fedcheck.problems import compiled
+    if compiled._max_pool_backward_compiled is None:
+        pytest.skip("numba is off")
+    rng = np.random.default_rng(3)
+    A, y, w = _data(rng, d=64)
+    cnn = CNN(A, y, w, K=4, image=(8, 8, 1), channels=(2,), kernel=3, pool=2, pooling="max", hidden=(4,))
+    V = rng.standard_normal(shape)
+    V[..., ::2, :, :] = np.round(V[..., ::2, :, :])             # ties inside windows
+    V.flat[5], V.flat[17] = np.nan, -0.0
+    P = cnn._pool_forward(V)
+    dP = rng.standard_normal(P.shape)
+    dP.flat[3], dP.flat[4] = np.nan, -0.0
+    fast = cnn._pool_backward(dP, V, P)
+    monkeypatch.setattr(N, "max_pool_backward", lambda *a: None)
+    slow = cnn._pool_backward(dP, V, P)
+    assert fast.shape == slow.shape == V.shape
+    assert fast.tobytes() == slow.tobytes()
+    assert np.isnan(slow).any() and (np.signbit(slow) & (slow == 0)).any()      # the cases were exercised

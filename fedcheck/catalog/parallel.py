@@ -629,6 +629,7 @@ def run_checks(checks: Sequence[Check], config: RunConfig, jobs: int = 1, theore
         token = uuid.uuid4().hex[:8]
         futures, owner = [], []          # owner[f] = (check index, part index or None)
         split: dict[int, int] = {}       # check index -> number of parts
+        tasks = []                       # (priority, function, reference, config, key, owner)
         for i, chk in enumerate(checks):
             if splittable(chk):
                 insts = chk.evidence.experiment.instances(config)
@@ -636,13 +637,15 @@ def run_checks(checks: Sequence[Check], config: RunConfig, jobs: int = 1, theore
                         for part in _parts(insts, k)]
                 split[i] = len(subs)
                 for p, sub in enumerate(subs):
-                    futures.append(_submit(client, _task_part, refs[i], sub, key=f"fedcheck-part-{token}-{i}-{p}",
-                                           priority=_prio(costs[i] / len(subs))))
-                    owner.append((i, p))
+                    tasks.append((_prio(costs[i] / len(subs)), _task_part, refs[i], sub,
+                                  f"fedcheck-part-{token}-{i}-{p}", (i, p)))
             else:
-                futures.append(_submit(client, _task_whole, refs[i], quiet, key=f"fedcheck-check-{token}-{i}",
-                                       priority=_prio(costs[i])))
-                owner.append((i, None))
+                tasks.append((_prio(costs[i]), _task_whole, refs[i], quiet, f"fedcheck-check-{token}-{i}", (i, None)))
+        # submitted longest first: the first few tasks go to the workers as they arrive, before Dask's queue
+        # (which honours the priorities) holds the rest, so the order of submission decides what starts first
+        for prio, fn, ref, cfg, key, own in sorted(tasks, key=lambda t: -t[0]):
+            futures.append(_submit(client, fn, ref, cfg, key=key, priority=prio))
+            owner.append(own)
         # SymPy claims of the split checks, here, while the workers run
         symbolic = {i: [s.evaluate() for s in checks[i].symbolic] for i in split}
         parts: dict[int, dict] = {i: {} for i in split}

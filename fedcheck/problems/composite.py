@@ -40,7 +40,7 @@ from fedcheck.problems.instances import instance_rng
 from fedcheck.problems.losses import Loss, _lam_max_gram
 from fedcheck.problems.regularizers import (L1, L1BallIndicator, L2BallIndicator, Nuclear, Regularizer, Zero, make_regularizer,
                             stack_regularizers)
-from fedcheck.problems.solve import Solution, SolutionCache, close
+from fedcheck.problems.solve import Solution, SolutionCache, close, _versions
 from fedcheck.core.verdict import POLICY
 
 __all__ = ["QuadInstance", "QuadraticClients", "FiniteSumInstance", "FiniteSumClients", "FiniteSumLoss",
@@ -668,12 +668,6 @@ def batch_of(insts):
 # =============================================================================================
 # exact optima
 SOLVE_VERSION = "composite-v1"
-
-
-def _versions() -> str:
-    import clarabel
-    import cvxpy
-    return f"cvxpy={cvxpy.__version__};clarabel={getattr(clarabel, '__version__', '?')}"
 
 
 def _fenchel_lower(inst, w) -> float:

@@ -41,7 +41,7 @@ import numpy as np
 from fedcheck.core.results import atomic_write
 from fedcheck.problems.constants import Value
 from fedcheck.problems.instances import instance_rng
-from fedcheck.problems.solve import Solution, SolutionCache, close
+from fedcheck.problems.solve import Solution, SolutionCache, close, _versions
 from fedcheck.problems.losses import LAD, Affine, Distance, Huber, L2Residual, Loss, MaxAffine, WeightedLogistic
 
 __all__ = ["component", "component_kind", "component_arrays", "ConstrainedInstance", "ConstrainedBatch",
@@ -218,12 +218,6 @@ class ConstrainedBatch:
 
 # ------------------------------------------------------------------------------------------------
 # exact constrained optima
-def _versions() -> str:
-    import clarabel
-    import cvxpy
-    return f"cvxpy={cvxpy.__version__};clarabel={getattr(clarabel, '__version__', '?')}"
-
-
 def _cache_key(inst: ConstrainedInstance) -> str:
     return hashlib.sha256(f"{inst.content_hash()}|{FORMULATION_VERSION}|{_versions()}|"
                           f"{sorted(CLARABEL_SETTINGS.items())}".encode()).hexdigest()

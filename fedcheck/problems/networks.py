@@ -45,6 +45,7 @@ from typing import Sequence
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from fedcheck.problems.compiled import max_pool_backward
 from fedcheck.problems.losses import Loss
 from fedcheck.problems.sets import FeasibleSet, L1Ball, L2Ball, ProductSet, make_set
 
@@ -295,6 +296,10 @@ class CNN(_Network):
         q = self.pool
         if q == 1:
             return dP
+        if self.pooling == "max":
+            fast = max_pool_backward(dP, V, P, q)
+            if fast is not None:
+                return fast
         views, Hp, Wp = self._windows(V)
         out = np.zeros(V.shape)
         taken = None

@@ -215,6 +215,7 @@ def _prove_corollary_as_stated():
     return (V.VIOLATED if ok else V.INCONCLUSIVE), evidence
 
 
+@functools.lru_cache(maxsize=None)
 def _ub_ratio(c_T_value):
     """An upper bound on Theorem 3.1's best bound over eps when K = ceil(6 v'), T >= c_T v' (4 + s^2)
     with v' = (sqrt(n) or 1) r G / eps: the first term decreases in K (take K = 6v), the second
@@ -230,10 +231,16 @@ def _ub_ratio(c_T_value):
     return sp.simplify(ub)
 
 
+@functools.lru_cache(maxsize=None)
+def _ub_region(c_T_value):
+    """``{v : _ub_ratio(c_T_value) <= 1}`` (both proofs of :func:`_prove_from_thm31` use it: solved once)."""
+    return sp.solve_univariate_inequality(_ub_ratio(c_T_value) <= 1, v, relational=False)
+
+
 def _prove_from_thm31(tight: bool):
     def prove():
         ub = _ub_ratio(108)
-        region = sp.solve_univariate_inequality(ub <= 1, v, relational=False)
+        region = _ub_region(108)
         # the substitution behind ub: bound/eps = 10 v^2/(K(K+1)) + 4(4+s^2)K^2/(T(K+1)) + 1/2 (exact)
         s_ = sp.Symbol("s_", nonnegative=True)
         Kx, Tx, nn, rr, Gs = sp.symbols("K_x T_x n_x r_x G_x", positive=True)
