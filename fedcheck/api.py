@@ -528,6 +528,12 @@ TABLE_DOC: dict[str, str] = {
                  "observations",
     "z": "for a mean: the number of standard errors added to the interval (3)",
     "max_fraction": "for a fraction: the largest fraction of failing runs allowed",
+    "sweep_parameter": "for a finding judged over a sweep (a theorem 'for all small enough' a parameter, swept towards "
+                       "its limit): the swept parameter; empty otherwise",
+    "sweep_value": "the swept parameter's value of the row",
+    "sweep_index": "the value's position in the sweep (0 first); the finding holds if it holds at the last value, is "
+                   "violated if violated at every value, else inconclusive",
+    "sweep_values": "how many values the sweep has",
     "reading": "the reading of the bound (its constants read one way: statement, proof-end, ...)",
     "bound": "the bound's name",
     "relation": "<=, >= or ==: measured (relation) bound",
@@ -572,9 +578,10 @@ TABLE_DOC: dict[str, str] = {
     "feasibility_decides": "whether the feasibility of the iterates decides the claim's verdict (else reported beside)",
 }
 TABLE_COLUMNS = tuple(TABLE_DOC)
-_FLOATS = ("z", "max_fraction", "t", "measured", "measured_lo", "measured_hi", "se", "stat_lo", "stat_hi", "bound_lo",
+_FLOATS = ("z", "max_fraction", "sweep_value", "t", "measured", "measured_lo", "measured_hi", "se", "stat_lo", "stat_hi", "bound_lo",
            "bound_value", "scale", "rtol", "atol", "confidence", "ratio")
-_INTS = ("finding_index", "seed", "idx_rep", "n_replicates", "points_judged", "violations_judged", "undecided_judged")
+_INTS = ("finding_index", "seed", "idx_rep", "n_replicates", "points_judged", "violations_judged", "undecided_judged",
+         "sweep_index", "sweep_values")
 _BOOLS = ("run_failed", "feasibility_decides")
 
 
@@ -703,6 +710,10 @@ def _check_rows(chk: dict, prov: dict) -> list:
                 "max_fraction": ob.get("max_fraction"), "reading": ob.get("reading"), "bound": ob.get("bound"),
                 "instance": ob.get("case"), "seed": ob.get("seed"), "case_reason": ob.get("reason"),
                 "case_verdict": ob.get("verdict")}
+        sw = ob.get("sweep")
+        if isinstance(sw, dict):
+            cols.update({"sweep_parameter": sw.get("parameter"), "sweep_value": sw.get("value"),
+                         "sweep_index": sw.get("index"), "sweep_values": sw.get("values")})
         judged = ob.get("judged")
         curves = ob.get("curves")
         if curves is not None:                        # the recorded points: the instance's curves

@@ -64,11 +64,16 @@ def recompute(df: pd.DataFrame) -> dict:
                 own = fr[fr["row"] == "finding"]
                 verdict = (own if len(own) else fr)["case_verdict"].iloc[0]
             else:
-                keys = ["reading", "bound", "instance"]
+                keys = ["sweep_index", "reading", "bound", "instance"]
                 case = obs.groupby(keys, sort=False, dropna=False).agg(
                     code=("code", "max"), reason=("case_reason", lambda s: s.notna().any()))
                 codes = np.where(case["reason"], np.maximum(case["code"], 1), case["code"]).astype(int)
                 verdict = combine(CODE[c] for c in codes)
+                if obs["sweep_index"].notna().any():     # the sweep rule: the worst case at each value, then
+                    per_value = case.assign(c=codes).groupby(level="sweep_index")["c"].max().sort_index()
+                    vs = [CODE[int(c)] for c in per_value]   # holds at the last value; violated at every value
+                    verdict = ("violated" if all(v == "violated" for v in vs)
+                               else "holds" if vs[-1] == "holds" else "inconclusive")
                 if pd.notna(first["statistic"]) and first["statistic"] == "fraction":
                     per_run = obs.copy()
                     per_run["fails"] = (per_run["code"] == 2) & (per_run["row"] == "point") | \
@@ -112,7 +117,7 @@ def case_mismatches(df: pd.DataFrame) -> list:
                                     np.where((ev["undecided_judged"].fillna(0).to_numpy() > 0)
                                              | (ev["points_judged"].fillna(0).to_numpy() == 0), 1, 0))
     out = []
-    keys = ["check", "finding", "reading", "bound", "instance"]
+    keys = ["check", "finding", "sweep_index", "reading", "bound", "instance"]
     for key, g in df.groupby(keys, sort=False, dropna=False):
         code = int(g["code"].max())
         if g["case_reason"].notna().any():

@@ -69,6 +69,11 @@ def test_every_verdict_of_a_catalog_run_is_recomputed_from_its_parquet_file_alon
     decided_by_rows = {c["id"] for c in checks if c["kind"] in ("bound", "expectation") and c["instances"]}
     assert decided_by_rows <= set(points["check"]) | {c["id"] for c in checks if not c.get("observations")}
     assert len(set(points["check"])) >= 30
+    # a finding judged over a sweep (Theorem 4.1 for all small eta_c: eta_s = 1, 10, 100) is recomputed by the sweep
+    # rule from its rows at every value, not taken from a verdict
+    swept = back[back["sweep_index"].notna()]
+    assert "feddualavg.theorem_4_1" in set(swept["check"]) and set(swept["sweep_parameter"]) == {"eta_s"}
+    assert not (back["row"] == "recorded").any()
 
 
 def test_recomputing_sees_a_changed_observation(tmp_path):

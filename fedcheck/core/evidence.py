@@ -361,6 +361,10 @@ class Observations:
     side_conditions: dict = field(default_factory=dict)
     reasons: list = field(default_factory=list)
     saved_instances: list = field(default_factory=list)
+    #: observations an experiment judged itself (its findings come from a rule of its own, e.g. a sweep): ``(finding,
+    #: Observed, judgement, statistic, extra)``, kept for the tidy table as the runner keeps its own (``extra``: more
+    #: fields of the record, e.g. ``{"sweep": {...}}``)
+    judged: list = field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------------------------------

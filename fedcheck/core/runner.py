@@ -395,6 +395,8 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
                 order.append(n)
     findings, refuting = [], []
     res.observations = [observation_record(name, i, s, st) for name, lst in groups.items() for i, s, st in lst]
+    res.observations += [{**observation_record(name, i, s, st), **dict(extra or {})}
+                         for name, i, s, st, extra in obs.judged]
     for name in [n for n in order if n in groups] + [n for n in groups if n not in order]:
         lst = groups[name]
         paper = all((readings.get(i.reading) or Reading(i.reading)).paper and

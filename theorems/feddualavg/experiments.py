@@ -353,6 +353,11 @@ class HorizonExpectations:
                             s["verdict"] = V.combine([s["verdict"], V.INCONCLUSIVE])
                             s["inconclusive_reason"] = sols[i].reason
                         js.append(s)
+                        if sweep is not None:       # kept for the tidy table, which applies the sweep rule too
+                            obs.judged.append((r.name, Observed(r.name, b.name, _inst_label(inst), cmp, instance=inst,
+                                                                reason=sols[i].reason), s, st,
+                                               {"sweep": {"parameter": sweep[0], "value": float(sweep_vals[vi]),
+                                                          "index": vi, "values": len(sweep_vals)}}))
                     s = js[0] if len(js) == 1 else {
                         "verdict": V.combine([j["verdict"] for j in js]),
                         "max_ratio": max((j["max_ratio"] for j in js if j["max_ratio"] is not None), default=None),
