@@ -31,12 +31,28 @@ from fedcheck.problems.sets import SET_NAMES, FeasibleSet, make_set, stack_sets
 
 __all__ = [
     "Instance", "InstanceBatch", "InstanceError", "RandomFamily", "load_instance", "save_instance",
-    "instance_rng",
+    "instance_rng", "memoized_by_content",
 ]
 
 
 class InstanceError(ValueError):
     """A user instance that cannot be used; the message names the problem."""
+
+
+def memoized_by_content(compute, name: str, doc: str):
+    """A ``solver(inst, use_cache=True)`` returning ``compute(inst)``, computed once per process for each instance
+    content (``inst.content_hash()``); ``use_cache=False`` computes again (and keeps the new value)."""
+    cache: dict = {}
+
+    def solver(inst, use_cache: bool = True):
+        key = inst.content_hash()
+        if use_cache and key in cache:
+            return cache[key]
+        cache[key] = sol = compute(inst)
+        return sol
+    solver.__name__ = solver.__qualname__ = name
+    solver.__doc__ = doc
+    return solver
 
 
 def instance_rng(seed: int, key: str) -> np.random.Generator:

@@ -46,6 +46,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from fedcheck.problems.compiled import max_pool_backward
+from fedcheck.problems.instances import memoized_by_content
 from fedcheck.problems.losses import Loss
 from fedcheck.problems.sets import FeasibleSet, L1Ball, L2Ball, ProductSet, make_set
 
@@ -785,14 +786,6 @@ def network_constants(inst: NetworkInstance, *, points: int = 8, power_steps: in
                     notes=["non-convex network: no optimum; F_star = F(x^1), F_lower = 0 (cross-entropy)"])
 
 
-_CONST_CACHE: dict = {}
-
-
-def network_solver(inst: NetworkInstance, use_cache: bool = True):
-    """The ``solver`` of network claims: :func:`network_constants`, memoized per process by content."""
-    key = inst.content_hash()
-    if use_cache and key in _CONST_CACHE:
-        return _CONST_CACHE[key]
-    sol = network_constants(inst)
-    _CONST_CACHE[key] = sol
-    return sol
+network_solver = memoized_by_content(
+    network_constants, "network_solver",
+    "The ``solver`` of network claims: :func:`network_constants`, memoized per process by content.")

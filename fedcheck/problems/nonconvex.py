@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from fedcheck.problems.suprema import sup_grad_norm_sq
-from fedcheck.problems.instances import Instance, instance_rng
+from fedcheck.problems.instances import Instance, instance_rng, memoized_by_content
 from fedcheck.problems.losses import SignedQuadratic, Sigmoid
 from fedcheck.problems.sets import Box, L1Ball
 from fedcheck.problems.solve import Solution
@@ -158,14 +158,6 @@ def is_nonconvex_solution(sol) -> bool:
     return isinstance(getattr(sol, "info", None), dict) and isinstance(sol.info.get("E"), Interval)
 
 
-_NC_CACHE: dict[str, Solution] = {}
-
-
-def nonconvex_solver(inst: Instance, use_cache: bool = True) -> Solution:
-    """The ``solver`` of the non-convex checks (memoized per process by content)."""
-    key = inst.content_hash()
-    if use_cache and key in _NC_CACHE:
-        return _NC_CACHE[key]
-    sol = nonconvex_constants(inst)
-    _NC_CACHE[key] = sol
-    return sol
+nonconvex_solver = memoized_by_content(
+    nonconvex_constants, "nonconvex_solver",
+    "The ``solver`` of the non-convex checks: :func:`nonconvex_constants`, memoized per process by content.")
