@@ -30,6 +30,14 @@ def point_codes(df: pd.DataFrame) -> np.ndarray:
     return np.where(rel == ">=", ge, np.where(rel == "==", np.maximum(le, ge), le))
 
 
+def every_round_codes(ev: pd.DataFrame) -> np.ndarray:
+    """An "every round" row's code: violated if it judged a violation, else inconclusive if it judged an undecided
+    point or nothing, else holds."""
+    count = {c: ev[c].fillna(0).to_numpy() for c in ("violations_judged", "undecided_judged", "points_judged")}
+    return np.where(count["violations_judged"] > 0, 2,
+                    np.where((count["undecided_judged"] > 0) | (count["points_judged"] == 0), 1, 0))
+
+
 def clopper_pearson(k, n, confidence):
     a = 1 - confidence
     lo = 0.0 if k == 0 else float(stats.beta.ppf(a / 2, k, n - k + 1))
@@ -50,10 +58,7 @@ def recompute(df: pd.DataFrame) -> dict:
     df["code"] = np.nan
     df.loc[pts, "code"] = point_codes(df[pts])
     every = df["row"] == "every round"
-    ev = df[every]
-    df.loc[every, "code"] = np.where(ev["violations_judged"].fillna(0).to_numpy() > 0, 2,
-                                     np.where((ev["undecided_judged"].fillna(0).to_numpy() > 0)
-                                              | (ev["points_judged"].fillna(0).to_numpy() == 0), 1, 0))
+    df.loc[every, "code"] = every_round_codes(df[every])
     out = {}
     for check, rows in df.groupby("check", sort=False):
         findings = []           # (index, name, verdict, kind, deviation)
@@ -112,10 +117,7 @@ def case_mismatches(df: pd.DataFrame) -> list:
     pts = df["row"] == "point"
     df["code"] = np.nan
     df.loc[pts, "code"] = point_codes(df[pts])
-    ev = df[~pts]
-    df.loc[~pts, "code"] = np.where(ev["violations_judged"].fillna(0).to_numpy() > 0, 2,
-                                    np.where((ev["undecided_judged"].fillna(0).to_numpy() > 0)
-                                             | (ev["points_judged"].fillna(0).to_numpy() == 0), 1, 0))
+    df.loc[~pts, "code"] = every_round_codes(df[~pts])
     out = []
     keys = ["check", "finding", "sweep_index", "reading", "bound", "instance"]
     for key, g in df.groupby(keys, sort=False, dropna=False):
