@@ -51,6 +51,7 @@ from fedcheck.algorithms.core import Trace
 from fedcheck.algorithms.fedavg import run_fedavg
 from fedcheck.algorithms.kernels import clients_mean
 from fedcheck.algorithms.pieces import static_oracle
+from fedcheck.algorithms import switching_jit as _jit
 
 __all__ = ["fedsgm", "switching_subgradient", "centralized_local_sgm", "fedavg", "switching_weight"]
 
@@ -102,6 +103,16 @@ def fedsgm(batch, *, rounds: int, eta, eps, rule: str = "hard", beta=None, local
     u = None if comparator is None else np.asarray(comparator, dtype=float)
     fu = batch.full_f(u) if u is not None else None
     gu = batch.full_g(u) if u is not None else None
+    if _jit.AVAILABLE and w.shape == (B, d) and (u is None or u.shape == (B, d)):
+        args = _jit.eligible(batch, C, rule, E)
+        if not isinstance(args, str):   # the whole run compiled, the same bits (switching_jit's module doc)
+            out = _jit.run_fedsgm(args, w=w, eta=eta, eps=eps, beta=beta, rule=rule, a_set=a_set, E=E, T=T, u=u,
+                                  fu=fu, gu=gu, stream=stream)
+            if out is not None:
+                rec, S_w, S_weight, A_size, sig_A, w = out
+                return _trace(T, rec, S_w, S_weight, A_size, sig_A, w)
+            if stream is not None:     # the kernel left the run to numpy: its uniforms from the start again
+                stream = UniformStream(seeds, f"{stream_key}:{C.spec()}", (n, d))
     keys = ("f", "g", "sigma", "in_A", "weight", "dist2", "cond_dist2", "h", "drift_step", "drift_sq",
             "agg_sq", "agg_sq_cond", "max_dir")
     rec = {k: np.full((T + 1, B), np.nan) for k in keys}
@@ -155,6 +166,10 @@ def fedsgm(batch, *, rounds: int, eta, eps, rule: str = "hard", beta=None, local
             rec["cond_dist2"][t] = ((w - eta[:, None] * Xbar - u) ** 2).sum(-1) + eta ** 2 * var
         w = w - eta[:, None] * agg
 
+    return _trace(T, rec, S_w, S_weight, A_size, sig_A, w)
+
+
+def _trace(T, rec, S_w, S_weight, A_size, sig_A, w) -> Trace:
     with np.errstate(invalid="ignore", divide="ignore"):
         wbar = np.where(S_weight[:, None] > 0, S_w / S_weight[:, None], np.nan)
     trace = Trace(rounds=np.arange(T + 1), metrics=rec)

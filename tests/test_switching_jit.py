@@ -1,0 +1,137 @@
+"""Compiled FedSGM (:mod:`fedcheck.algorithms.switching_jit`) against the numpy path it replaces (no timing here).
+
+The compiled run reproduces numpy's floating-point order (einsum's lane sums, pairwise reductions, the clients'
+mean), so the comparison is **bit for bit** (tolerance 0, NaN equal to NaN): every recorded metric and every
+``trace.final`` entry, on random instances of every covered client-function class, both switching rules and every
+compressor, including the degenerate axes (``d = 1``, ``n = 1``, ``m = 1``).  The numpy path is the reference
+(``switching_jit.AVAILABLE`` off is what ``FEDCHECK_JIT=0`` does)."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fedcheck.algorithms import switching as S
+from fedcheck.algorithms import switching_jit as J
+from fedcheck.problems import constrained as P
+from fedcheck.problems.compression import UniformStream, make_compressor
+from fedcheck.problems.losses import LAD, MaxAffine
+
+needs_numba = pytest.mark.skipif(J._run_compiled is None, reason="numba is off (FEDCHECK_JIT=0 or absent)")
+
+COMPRESSORS = (None, {"name": "bernoulli", "p": 0.4}, {"name": "rand_k", "k": 1}, {"name": "rand_k", "k": 2},
+               {"name": "random_quantization", "s": 2})
+
+
+def _both(batch, monkeypatch, **kw):
+    """(compiled, numpy) traces of the same call; asserts the compiled path was taken."""
+    taken = []
+    real = J.run_fedsgm
+
+    def spy(*a, **k):
+        out = real(*a, **k)
+        taken.append(out is not None)
+        return out
+    with monkeypatch.context() as mp:
+        mp.setattr(J, "run_fedsgm", spy)
+        fast = S.fedsgm(batch, **kw)
+    assert taken == [True], J.eligible(batch, make_compressor(kw.get("compressor")), kw.get("rule", "hard"),
+                                       kw.get("local_steps", 1))
+    with monkeypatch.context() as mp:
+        mp.setattr(J, "AVAILABLE", False)
+        ref = S.fedsgm(batch, **kw)
+    return fast, ref
+
+
+def _assert_same(fast, ref):
+    assert fast.metrics.keys() == ref.metrics.keys() and fast.final.keys() == ref.final.keys()
+    for k in ref.metrics:
+        np.testing.assert_array_equal(fast.metrics[k], ref.metrics[k], err_msg=k)   # NaN == NaN, bits otherwise
+    for k in ref.final:
+        np.testing.assert_array_equal(fast.final[k], ref.final[k], err_msg=k)
+
+
+def _kw(B, d, rng, rule, comp, E, T=40, comparator=True):
+    return dict(rounds=T, eta=0.05 * rng.uniform(0.5, 1.5, B), eps=np.full(B, 0.05), rule=rule,
+                beta=np.full(B, 20.0) if rule == "soft" else None, local_steps=E, compressor=make_compressor(comp),
+                seeds=list(range(B)), comparator=rng.standard_normal((B, d)) if comparator else None)
+
+
+@needs_numba
+@pytest.mark.parametrize("kind,n,m,d", [("pl", 5, 10, 5), ("pl", 3, 7, 1), ("pl", 1, 20, 9), ("pl", 4, 10, 20),
+                                        ("norm", 5, 10, 5), ("huber", 5, 10, 5), ("huber", 2, 3, 2), ("axis", 1, 1, 5),
+                                        ("norm", 2, 1, 1)])
+@pytest.mark.parametrize("rule", ["hard", "soft"])
+@pytest.mark.parametrize("comp", COMPRESSORS)
+def test_compiled_fedsgm_equals_numpy_bit_for_bit(kind, n, m, d, rule, comp, monkeypatch):
+    if comp and comp.get("k", 0) > d:
+        pytest.skip("Rand-K with K > d")
+    fam = P.ConstrainedFamily(kind=kind, n=n, m=m, d=d, start="zero" if kind == "norm" else "infeasible")
+    B = 5
+    batch = P.ConstrainedBatch([fam.draw(s) for s in range(B)])
+    rng = np.random.default_rng(n * 100 + m * 10 + d)
+    fast, ref = _both(batch, monkeypatch, **_kw(B, d, rng, rule, comp, E=3))
+    _assert_same(fast, ref)
+
+
+@needs_numba
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(1, 6), m=st.integers(1, 12), d=st.integers(1, 10), E=st.integers(1, 4),
+       seed=st.integers(0, 10**6), soft=st.booleans(), a_set=st.sampled_from([None, "le", "lt"]),
+       comparator=st.booleans(), start=st.sampled_from(["zero", "infeasible"]))
+def test_compiled_fedsgm_equals_numpy_on_random_shapes(n, m, d, E, seed, soft, a_set, comparator, start):
+    mp = pytest.MonkeyPatch()
+    try:
+        fam = P.ConstrainedFamily(kind="pl", n=n, m=m, d=d, pieces=1 + seed % 4, start=start)
+        batch = P.ConstrainedBatch([fam.draw(seed + s) for s in range(3)])
+        rng = np.random.default_rng(seed)
+        kw = _kw(3, d, rng, "soft" if soft else "hard", None, E, T=25, comparator=comparator)
+        fast, ref = _both(batch, mp, a_set=a_set, **kw)
+        _assert_same(fast, ref)
+    finally:
+        mp.undo()
+
+
+@needs_numba
+def test_unconstrained_family_g_zero(monkeypatch):
+    fam = P.UnconstrainedFamily()
+    batch = P.ConstrainedBatch([fam.draw(s) for s in range(4)])
+    rng = np.random.default_rng(0)
+    fast, ref = _both(batch, monkeypatch, **_kw(4, batch.d, rng, "hard", {"name": "rand_k", "k": 3}, E=2))
+    _assert_same(fast, ref)
+
+
+@needs_numba
+def test_tied_rand_k_uniforms_fall_back_to_numpy(monkeypatch):
+    """Uniforms on a coarse grid tie at the K-th smallest: numpy's argpartition picks among them, the kernel
+    cannot know which: it leaves the run to numpy (from a fresh stream), and the traces are numpy's."""
+    class Coarse(UniformStream):
+        def next(self):
+            return np.floor(super().next() * 3) / 3
+
+    monkeypatch.setattr(S, "UniformStream", Coarse)
+    fam = P.ConstrainedFamily(kind="pl", n=3, m=6, d=6)
+    batch = P.ConstrainedBatch([fam.draw(s) for s in range(3)])
+    rng = np.random.default_rng(1)
+    kw = _kw(3, 6, rng, "hard", {"name": "rand_k", "k": 2}, E=2, T=10)
+    results = []
+    real = J.run_fedsgm
+    monkeypatch.setattr(J, "run_fedsgm", lambda *a, **k: results.append(real(*a, **k)) or results[-1])
+    fast = S.fedsgm(batch, **kw)
+    assert results == [None]                       # the kernel declined mid-run
+    monkeypatch.setattr(J, "AVAILABLE", False)
+    _assert_same(fast, S.fedsgm(batch, **kw))
+
+
+def test_declines_what_it_does_not_cover():
+    Id = make_compressor(None)
+    npf = P.ConstrainedFamily(kind="logistic_np", n=2, m=4, d=3)
+    batch = P.ConstrainedBatch([npf.draw(0)])
+    assert isinstance(J.eligible(batch, Id, "hard", 1), str)                 # logistic: numpy's tanh/log1p
+    inst = P.ConstrainedFamily(kind="pl", n=2, m=4, d=3).draw(0)
+    mat = P.ConstrainedInstance(LAD(A=inst.f.A, b=inst.f.b), MaxAffine(A=inst.g.A, b=inst.g.b), w0=inst.w0)
+    assert "BLAS" in J.eligible(P.ConstrainedBatch([mat]), Id, "hard", 1)   # the matmul kernels
+    pl = P.ConstrainedBatch([inst])
+    assert isinstance(J.eligible(pl, Id, "hard", 0), str)
+    assert isinstance(J.eligible(pl, Id, "other", 1), str)
+    big = P.ConstrainedBatch([P.ConstrainedFamily(kind="pl", n=2, m=130, d=3).draw(0)])
+    assert "128" in J.eligible(big, Id, "hard", 1) or J._run_compiled is None
