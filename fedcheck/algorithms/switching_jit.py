@@ -51,68 +51,74 @@ ROUND_BLOCK = 64   # rounds per kernel call with a random compressor (the unifor
 
 
 # ------------------------------------------------------------------------------------------------
-# numpy's summation orders
-def _block(v, lo, n):
-    """numpy's pairwise sum of ``v[lo:lo + n]`` for ``n <= 128`` (no identity)."""
-    if n < 8:
-        s = -0.0
-        for k in range(n):
-            s += v[lo + k]
-        return s
-    r0, r1, r2, r3 = v[lo], v[lo + 1], v[lo + 2], v[lo + 3]
-    r4, r5, r6, r7 = v[lo + 4], v[lo + 5], v[lo + 6], v[lo + 7]
-    i = 8
-    while i + 8 <= n:
-        r0 += v[lo + i]
-        r1 += v[lo + i + 1]
-        r2 += v[lo + i + 2]
-        r3 += v[lo + i + 3]
-        r4 += v[lo + i + 4]
-        r5 += v[lo + i + 5]
-        r6 += v[lo + i + 6]
-        r7 += v[lo + i + 7]
-        i += 8
-    s = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        s += v[lo + i]
-        i += 1
-    return s
-
-
-def _pairwise(v, n):
-    """``np.add.reduce(v[:n])`` without the identity: numpy's pairwise sum, for ``n <= 128`` (above, numpy halves
-    recursively: :func:`eligible` declines sizes above :data:`MAX_AXIS`)."""
-    return _block(v, 0, n)
-
-
-def _sum(v, n):
-    """``v[:n].sum()`` as numpy's ``add.reduce``: the identity ``0.0`` plus the pairwise sum."""
-    return 0.0 + _pairwise(v, n)
-
-
-def _dot(A, ar, X, xr, p):
-    """``einsum("p,p->", A[ar], X[xr])``: numpy's ``contig_contig_outstride0_two`` with 2-lane vectors (plus
-    the output's initial 0).  Rows of 2-D arrays by index: no array view in the hot loops."""
-    l0 = 0.0
-    l1 = 0.0
-    i = 0
+# numpy's summation orders, every operation over all instances at once (the instance axis is the last,
+# contiguous one: the loops over it vectorize, and each instance sees numpy's order exactly)
+def _lane_orders(p):
+    """The two lanes of numpy's ``einsum`` dot product of length ``p`` (``sum_of_products_contig_contig_
+    outstride0_two`` with 2-lane SSE2 vectors): blocks of 8 products enter the lanes from the last pair back
+    (6, 4, 2, 0 | 7, 5, 3, 1), then the remaining pairs in order, an odd last product to lane 0; the result is
+    ``(lane0 + lane1) + 0`` (the output's initial 0)."""
+    o0, o1, i = [], [], 0
     while p - i >= 8:
-        t0 = l0 + A[ar, i + 6] * X[xr, i + 6]
-        t1 = l1 + A[ar, i + 7] * X[xr, i + 7]
-        t0 = t0 + A[ar, i + 4] * X[xr, i + 4]
-        t1 = t1 + A[ar, i + 5] * X[xr, i + 5]
-        t0 = t0 + A[ar, i + 2] * X[xr, i + 2]
-        t1 = t1 + A[ar, i + 3] * X[xr, i + 3]
-        l0 = t0 + A[ar, i] * X[xr, i]
-        l1 = t1 + A[ar, i + 1] * X[xr, i + 1]
+        o0 += [i + 6, i + 4, i + 2, i]
+        o1 += [i + 7, i + 5, i + 3, i + 1]
         i += 8
-    while i + 2 <= p:
-        l0 = l0 + A[ar, i] * X[xr, i]
-        l1 = l1 + A[ar, i + 1] * X[xr, i + 1]
+    while i < p:
+        o0.append(i)
+        if i + 1 < p:
+            o1.append(i + 1)
         i += 2
-    if i < p:
-        l0 = l0 + A[ar, i] * X[xr, i]
-    return (l0 + l1) + 0.0
+    return np.array(o0, dtype=np.int64), np.array(o1, dtype=np.int64)
+
+
+def _rows_dot(A, j, m, X, xj, o0, o1, l0, l1, R, Rj):
+    """``R[Rj, k, :] = einsum("p,p->", A[j, k, :, b], X[xj, :, b])`` for every row ``k < m`` and instance ``b``
+    (``A`` (n, m, p, B), ``X`` (., p, B)) in numpy's lane order."""
+    B = l0.shape[0]
+    for k in range(m):
+        for b in range(B):
+            l0[b] = 0.0
+            l1[b] = 0.0
+        for q in range(o0.shape[0]):
+            i = o0[q]
+            for b in range(B):
+                l0[b] = l0[b] + A[j, k, i, b] * X[xj, i, b]
+        for q in range(o1.shape[0]):
+            i = o1[q]
+            for b in range(B):
+                l1[b] = l1[b] + A[j, k, i, b] * X[xj, i, b]
+        for b in range(B):
+            R[Rj, k, b] = (l0[b] + l1[b]) + 0.0
+
+
+def _psum(T, n, out, r):
+    """``out[b] = np.add.reduce(T[:n, b])``: the identity 0 plus numpy's pairwise sum (sequential below 8
+    terms, 8 accumulators up to 128: :func:`eligible` declines longer axes); ``r`` scratch (8, B)."""
+    B = out.shape[0]
+    if n < 8:
+        for b in range(B):
+            out[b] = -0.0
+        for k in range(n):
+            for b in range(B):
+                out[b] += T[k, b]
+    else:
+        for c in range(8):
+            for b in range(B):
+                r[c, b] = T[c, b]
+        i = 8
+        while i + 8 <= n:
+            for c in range(8):
+                for b in range(B):
+                    r[c, b] += T[i + c, b]
+            i += 8
+        for b in range(B):
+            out[b] = ((r[0, b] + r[1, b]) + (r[2, b] + r[3, b])) + ((r[4, b] + r[5, b]) + (r[6, b] + r[7, b]))
+        while i < n:
+            for b in range(B):
+                out[b] += T[i, b]
+            i += 1
+    for b in range(B):
+        out[b] = 0.0 + out[b]
 
 
 def _sign(r):
@@ -134,73 +140,6 @@ def _nanmax(a, b):
     return a if a >= b else b
 
 
-def _ATs(A, base, s, m, p, out):
-    """``einsum("mp,m->p", A[base:base + m], s)`` in numpy's order: rows added in turn for ``p >= 2``; for
-    ``p == 1`` numpy's iterator coalesces the axes and sums by 2-lane vectors along the rows."""
-    if p == 1:
-        l0 = 0.0
-        l1 = 0.0
-        i = 0
-        while m - i >= 8:
-            t0 = l0 + A[base + i + 6, 0] * s[i + 6]
-            t1 = l1 + A[base + i + 7, 0] * s[i + 7]
-            t0 = t0 + A[base + i + 4, 0] * s[i + 4]
-            t1 = t1 + A[base + i + 5, 0] * s[i + 5]
-            t0 = t0 + A[base + i + 2, 0] * s[i + 2]
-            t1 = t1 + A[base + i + 3, 0] * s[i + 3]
-            l0 = t0 + A[base + i, 0] * s[i]
-            l1 = t1 + A[base + i + 1, 0] * s[i + 1]
-            i += 8
-        while i + 2 <= m:
-            l0 = l0 + A[base + i, 0] * s[i]
-            l1 = l1 + A[base + i + 1, 0] * s[i + 1]
-            i += 2
-        if i < m:
-            l0 = l0 + A[base + i, 0] * s[i]
-        out[0] = (l0 + l1) + 0.0
-        return
-    for q in range(p):
-        out[q] = 0.0
-    for k in range(m):
-        sk = s[k]
-        for q in range(p):
-            out[q] = out[q] + A[base + k, q] * sk
-
-
-# ------------------------------------------------------------------------------------------------
-# client functions of client c = (instance, client): rows base..base+m-1 of A (rows, p) and b (rows,), M[c];
-# the point is row xr of X; tmp, tmp2 scratch of length >= max(m, p)
-def _value(kind, A, b, M, base, c, X, xr, m, p, tmp):
-    if kind == LAD_K:
-        for k in range(m):
-            tmp[k] = abs(_dot(A, base + k, X, xr, p) - b[base + k])
-        return _sum(tmp, m) / m
-    if kind == MAXAFF_K:
-        mx = _dot(A, base, X, xr, p) + b[base]
-        for k in range(1, m):
-            mx = _nanmax(mx, _dot(A, base + k, X, xr, p) + b[base + k])
-        return mx
-    if kind == AFFINE_K:
-        return _dot(A, base, X, xr, p) + b[base]
-    if kind == DIST_K:
-        for q in range(p):
-            v = X[xr, q] - A[base, q]
-            tmp[q] = v * v
-        return np.sqrt(_sum(tmp, p)) - b[base]
-    if kind == L2RES_K:
-        for k in range(m):
-            r = _dot(A, base + k, X, xr, p) - b[base + k]
-            tmp[k] = r * r
-        return np.sqrt(_sum(tmp, m)) / np.sqrt(float(m))
-    # HUBER_K
-    Mc = M[c]
-    for k in range(m):
-        r = _dot(A, base + k, X, xr, p) - b[base + k]
-        a = abs(r)
-        tmp[k] = r * r if a <= Mc else 2.0 * Mc * a - Mc * Mc
-    return _sum(tmp, m) / m
-
-
 def _clip(r, lo, hi):
     """``np.clip`` of floats: ``min(max(r, lo), hi)`` with numpy's NaN rule."""
     if r == r:
@@ -210,267 +149,455 @@ def _clip(r, lo, hi):
     return r
 
 
-def _subgrad(kind, A, b, M, base, c, X, xr, m, p, out, tmp, tmp2):
-    if kind == LAD_K:
-        for k in range(m):
-            tmp[k] = _sign(_dot(A, base + k, X, xr, p) - b[base + k])
-        _ATs(A, base, tmp, m, p, out)
-        for q in range(p):
-            out[q] = out[q] / m
+def _ATs(A, j, m, p, S, om0, om1, l0, l1, out):
+    """``out[q, b] = einsum("mp,m->p", A[j, :, :, b], S[:, b])`` in numpy's order: rows added in turn for
+    ``p >= 2``; for ``p == 1`` numpy's iterator coalesces the axes and sums by 2-lane vectors along the rows
+    (lane orders ``om0, om1`` of length ``m``)."""
+    B = l0.shape[0]
+    if p == 1:
+        for b in range(B):
+            l0[b] = 0.0
+            l1[b] = 0.0
+        for q in range(om0.shape[0]):
+            k = om0[q]
+            for b in range(B):
+                l0[b] = l0[b] + A[j, k, 0, b] * S[k, b]
+        for q in range(om1.shape[0]):
+            k = om1[q]
+            for b in range(B):
+                l1[b] = l1[b] + A[j, k, 0, b] * S[k, b]
+        for b in range(B):
+            out[0, b] = (l0[b] + l1[b]) + 0.0
         return
-    if kind == MAXAFF_K:
-        best = _dot(A, base, X, xr, p) + b[base]
-        j = 0
-        if best == best:
-            for k in range(1, m):
-                z = _dot(A, base + k, X, xr, p) + b[base + k]
-                if z != z:
-                    j = k
-                    break
-                if z > best:
-                    best = z
-                    j = k
-        for q in range(p):
-            out[q] = A[base + j, q]
-        return
-    if kind == AFFINE_K:
-        for q in range(p):
-            out[q] = A[base, q]
-        return
-    if kind == DIST_K:
-        for q in range(p):
-            v = X[xr, q] - A[base, q]
-            tmp2[q] = v
-            tmp[q] = v * v
-        nv = np.sqrt(_sum(tmp, p))
-        for q in range(p):
-            out[q] = tmp2[q] / nv if nv > 0 else 0.0
-        return
-    if kind == L2RES_K:
-        for k in range(m):
-            r = _dot(A, base + k, X, xr, p) - b[base + k]
-            tmp2[k] = r
-            tmp[k] = r * r
-        nr = np.sqrt(_sum(tmp, m))
-        for k in range(m):
-            tmp[k] = tmp2[k] / nr if nr > 0 else 0.0
-        _ATs(A, base, tmp, m, p, out)
-        sm = np.sqrt(float(m))
-        for q in range(p):
-            out[q] = out[q] / sm
-        return
-    # HUBER_K
-    Mc = M[c]
-    for k in range(m):
-        tmp[k] = 2 * _clip(_dot(A, base + k, X, xr, p) - b[base + k], -Mc, Mc)
-    _ATs(A, base, tmp, m, p, out)
     for q in range(p):
-        out[q] = out[q] / m
+        for b in range(B):
+            out[q, b] = 0.0
+    for k in range(m):
+        for q in range(p):
+            for b in range(B):
+                out[q, b] = out[q, b] + A[j, k, q, b] * S[k, b]
 
 
 # ------------------------------------------------------------------------------------------------
-# compressors: C(X[j]) into CX[j] with the uniforms U[ti, bi, j], and E||C(x) - x||^2
-def _compress(ckind, cpar, X, j, U, ti, bi, d, CX):
-    """False when Rand-K's uniforms tie at the boundary (numpy's ``argpartition`` would pick among equal
-    values: the caller runs numpy)."""
+# client functions (client j of every instance): A (n, m, p, B), b (n, m, B), M (n, B); the point is
+# X[xj] (p, B); R (n, m, B) holds the rows' dot products A x (computed by the caller for the kinds that use them)
+def _uses_dots(kind):
+    return kind == LAD_K or kind == MAXAFF_K or kind == AFFINE_K or kind == L2RES_K or kind == HUBER_K
+
+
+def _value(kind, A, bb, M, j, m, p, X, xj, R, T, r8, out):
+    """``out[b] = f_j(x_b)`` (numpy's formulas; ``T`` scratch (L, B))."""
+    B = out.shape[0]
+    if kind == LAD_K:
+        for k in range(m):
+            for b in range(B):
+                T[k, b] = abs(R[j, k, b] - bb[j, k, b])
+        _psum(T, m, out, r8)
+        for b in range(B):
+            out[b] = out[b] / m
+    elif kind == MAXAFF_K:
+        for b in range(B):
+            out[b] = R[j, 0, b] + bb[j, 0, b]
+        for k in range(1, m):
+            for b in range(B):
+                out[b] = _nanmax(out[b], R[j, k, b] + bb[j, k, b])
+    elif kind == AFFINE_K:
+        for b in range(B):
+            out[b] = R[j, 0, b] + bb[j, 0, b]
+    elif kind == DIST_K:
+        for q in range(p):
+            for b in range(B):
+                v = X[xj, q, b] - A[j, 0, q, b]
+                T[q, b] = v * v
+        _psum(T, p, out, r8)
+        for b in range(B):
+            out[b] = np.sqrt(out[b]) - bb[j, 0, b]
+    elif kind == L2RES_K:
+        for k in range(m):
+            for b in range(B):
+                r = R[j, k, b] - bb[j, k, b]
+                T[k, b] = r * r
+        _psum(T, m, out, r8)
+        sm = np.sqrt(float(m))
+        for b in range(B):
+            out[b] = np.sqrt(out[b]) / sm
+    else:  # HUBER_K
+        for k in range(m):
+            for b in range(B):
+                r = R[j, k, b] - bb[j, k, b]
+                a = abs(r)
+                Mc = M[j, b]
+                T[k, b] = r * r if a <= Mc else 2.0 * Mc * a - Mc * Mc
+        _psum(T, m, out, r8)
+        for b in range(B):
+            out[b] = out[b] / m
+
+
+def _subgrad(kind, A, bb, M, j, m, p, X, xj, R, T, T2, r8, om0, om1, l0, l1, nv, out):
+    """``out[:, b]`` = the numpy oracle's subgradient of ``f_j`` at ``x_b`` (``T, T2`` scratch (L, B))."""
+    B = l0.shape[0]
+    if kind == LAD_K:
+        for k in range(m):
+            for b in range(B):
+                T[k, b] = _sign(R[j, k, b] - bb[j, k, b])
+        _ATs(A, j, m, p, T, om0, om1, l0, l1, out)
+        for q in range(p):
+            for b in range(B):
+                out[q, b] = out[q, b] / m
+    elif kind == MAXAFF_K:
+        for b in range(B):
+            best = R[j, 0, b] + bb[j, 0, b]
+            jj = 0
+            if best == best:
+                for k in range(1, m):
+                    z = R[j, k, b] + bb[j, k, b]
+                    if z != z:
+                        jj = k
+                        break
+                    if z > best:
+                        best = z
+                        jj = k
+            for q in range(p):
+                out[q, b] = A[j, jj, q, b]
+    elif kind == AFFINE_K:
+        for q in range(p):
+            for b in range(B):
+                out[q, b] = A[j, 0, q, b]
+    elif kind == DIST_K:
+        for q in range(p):
+            for b in range(B):
+                v = X[xj, q, b] - A[j, 0, q, b]
+                T2[q, b] = v
+                T[q, b] = v * v
+        _psum(T, p, nv, r8)
+        for b in range(B):
+            nv[b] = np.sqrt(nv[b])
+        for q in range(p):
+            for b in range(B):
+                out[q, b] = T2[q, b] / nv[b] if nv[b] > 0 else 0.0
+    elif kind == L2RES_K:
+        for k in range(m):
+            for b in range(B):
+                r = R[j, k, b] - bb[j, k, b]
+                T2[k, b] = r
+                T[k, b] = r * r
+        _psum(T, m, nv, r8)
+        for b in range(B):
+            nv[b] = np.sqrt(nv[b])
+        for k in range(m):
+            for b in range(B):
+                T[k, b] = T2[k, b] / nv[b] if nv[b] > 0 else 0.0
+        _ATs(A, j, m, p, T, om0, om1, l0, l1, out)
+        sm = np.sqrt(float(m))
+        for q in range(p):
+            for b in range(B):
+                out[q, b] = out[q, b] / sm
+    else:  # HUBER_K
+        for k in range(m):
+            for b in range(B):
+                Mc = M[j, b]
+                T[k, b] = 2 * _clip(R[j, k, b] - bb[j, k, b], -Mc, Mc)
+        _ATs(A, j, m, p, T, om0, om1, l0, l1, out)
+        for q in range(p):
+            for b in range(B):
+                out[q, b] = out[q, b] / m
+
+
+# ------------------------------------------------------------------------------------------------
+# compressors: C(X[j]) into CX[j] with the uniforms U[ti, j] (d, B), and E||C(x) - x||^2 into var[j]
+def _xdot(X, j, o0, o1, l0, l1, out):
+    """``out[b] = einsum("i,i->", X[j, :, b], X[j, :, b])`` in numpy's lane order."""
+    B = l0.shape[0]
+    for b in range(B):
+        l0[b] = 0.0
+        l1[b] = 0.0
+    for q in range(o0.shape[0]):
+        i = o0[q]
+        for b in range(B):
+            l0[b] = l0[b] + X[j, i, b] * X[j, i, b]
+    for q in range(o1.shape[0]):
+        i = o1[q]
+        for b in range(B):
+            l1[b] = l1[b] + X[j, i, b] * X[j, i, b]
+    for b in range(B):
+        out[b] = (l0[b] + l1[b]) + 0.0
+
+
+def _compress(ckind, cpar, X, j, U, ti, d, o0, o1, l0, l1, nrm, CX):
+    """Returns -1, or an instance whose Rand-K uniforms tie at the K-th smallest (numpy's ``argpartition``
+    would pick among equal values: the caller runs numpy)."""
+    B = l0.shape[0]
     if ckind == BERN_C:
         for i in range(d):
-            CX[j, i] = X[j, i] / cpar if U[ti, bi, j, i] < cpar else 0.0
-        return True
-    if ckind == RANDK_C:
+            for b in range(B):
+                CX[j, i, b] = X[j, i, b] / cpar if U[ti, j, i, b] < cpar else 0.0
+    elif ckind == RANDK_C:
         k = int(cpar)
         if k == d:
             for i in range(d):
-                CX[j, i] = X[j, i]
-            return True
+                for b in range(B):
+                    CX[j, i, b] = X[j, i, b]
+            return -1
         scale = d / k
-        for i in range(d):
-            ui = U[ti, bi, j, i]
-            less = 0
-            equal = 0
-            for q in range(d):
-                uq = U[ti, bi, j, q]
-                if uq < ui:
-                    less += 1
-                elif uq == ui and q != i:
-                    equal += 1
-            if less < k and less + equal >= k:
-                return False        # a tie straddles the K-th smallest: argpartition's choice is not ours
-            CX[j, i] = X[j, i] * scale if less < k else 0.0
-        return True
-    if ckind == QSGD_C:
+        for b in range(B):
+            for i in range(d):
+                ui = U[ti, j, i, b]
+                less = 0
+                equal = 0
+                for q in range(d):
+                    uq = U[ti, j, q, b]
+                    if uq < ui:
+                        less += 1
+                    elif uq == ui and q != i:
+                        equal += 1
+                if less < k and less + equal >= k:
+                    return b
+                CX[j, i, b] = X[j, i, b] * scale if less < k else 0.0
+    elif ckind == QSGD_C:
         s = cpar
-        norm = np.sqrt(_dot(X, j, X, j, d))
+        _xdot(X, j, o0, o1, l0, l1, nrm)
+        for b in range(B):
+            nrm[b] = np.sqrt(nrm[b])
         for i in range(d):
-            x = X[j, i]
-            r = s * abs(x) / norm if norm > 0 else 0.0
-            lo = np.floor(r)
-            xi = lo + (1.0 if U[ti, bi, j, i] < r - lo else 0.0)
-            CX[j, i] = norm * _sign(x) * xi / s
-        return True
-    for i in range(d):
-        CX[j, i] = X[j, i]
-    return True
+            for b in range(B):
+                x = X[j, i, b]
+                norm = nrm[b]
+                r = s * abs(x) / norm if norm > 0 else 0.0
+                lo = np.floor(r)
+                xi = lo + (1.0 if U[ti, j, i, b] < r - lo else 0.0)
+                CX[j, i, b] = norm * _sign(x) * xi / s
+    return -1
 
 
-def _variance(ckind, cpar, X, j, d, tmp):
-    if ckind == BERN_C:
-        return (1.0 / cpar - 1.0) * _dot(X, j, X, j, d)
-    if ckind == RANDK_C:
-        return (d / int(cpar) - 1.0) * _dot(X, j, X, j, d)
-    if ckind == QSGD_C:
+def _variance(ckind, cpar, X, j, d, o0, o1, l0, l1, T, r8, nrm, var):
+    B = l0.shape[0]
+    if ckind == BERN_C or ckind == RANDK_C:
+        q = 1.0 / cpar - 1.0 if ckind == BERN_C else d / int(cpar) - 1.0
+        _xdot(X, j, o0, o1, l0, l1, nrm)
+        for b in range(B):
+            var[j, b] = q * nrm[b]
+    elif ckind == QSGD_C:
         s = cpar
-        norm = np.sqrt(_dot(X, j, X, j, d))
+        _xdot(X, j, o0, o1, l0, l1, nrm)
+        for b in range(B):
+            nrm[b] = np.sqrt(nrm[b])
         for i in range(d):
-            r = s * abs(X[j, i]) / norm if norm > 0 else 0.0
-            fr = r - np.floor(r)
-            tmp[i] = fr * (1 - fr)
-        return (norm * norm / (s * s)) * _sum(tmp, d)
-    return 0.0
+            for b in range(B):
+                norm = nrm[b]
+                r = s * abs(X[j, i, b]) / norm if norm > 0 else 0.0
+                fr = r - np.floor(r)
+                T[i, b] = fr * (1 - fr)
+        _psum(T, d, l0, r8)
+        for b in range(B):
+            var[j, b] = (nrm[b] * nrm[b] / (s * s)) * l0[b]
+    else:
+        for b in range(B):
+            var[j, b] = 0.0
 
 
-def _clients_mean(Xs, n, d, out, col):
-    """``X.mean(1)`` of one row ``Xs`` (n, d) as numpy (clients in order for d >= 2; pairwise for d == 1)."""
+def _clients_mean(X, n, d, out, T, r8, col):
+    """``X.mean(1)`` of every instance (``X`` (n, d, B)): clients added in turn for d >= 2, pairwise for d == 1."""
+    B = col.shape[0]
     if d == 1:
         for j in range(n):
-            col[j] = Xs[j, 0]
-        out[0] = _sum(col, n) / n
+            for b in range(B):
+                T[j, b] = X[j, 0, b]
+        _psum(T, n, col, r8)
+        for b in range(B):
+            out[0, b] = col[b] / n
         return
     for i in range(d):
-        out[i] = Xs[0, i]
+        for b in range(B):
+            out[i, b] = X[0, i, b]
     for j in range(1, n):
         for i in range(d):
-            out[i] += Xs[j, i]
+            for b in range(B):
+                out[i, b] += X[j, i, b]
     for i in range(d):
-        out[i] /= n
+        for b in range(B):
+            out[i, b] /= n
+
+
+def _sqsum(Y, d, T, r8, out):
+    """``out[b] = (Y[:, b] ** 2).sum()`` (numpy's pairwise order)."""
+    B = out.shape[0]
+    for i in range(d):
+        for b in range(B):
+            T[i, b] = Y[i, b] * Y[i, b]
+    _psum(T, d, out, r8)
 
 
 # ------------------------------------------------------------------------------------------------
-def _run(fk, fA, fb, fM, mf, gk, gA, gb, gM, mg, w, eta, eps, beta, soft, conv_le, E, t0, t1, T, has_u, u, fu,
-         gu, ckind, cpar, U, rec, S_w, S_weight, A_size, sig_A):
-    """Rounds ``t0 <= t < t1`` of every row (``t == T`` records the last point only); state ``w``, ``S_w``,
-    ``S_weight``, ``A_size``, ``sig_A`` in place; ``rec`` (13, T + 1, B).  Client functions: rows
-    ``(b n + j) m + k`` of ``fA`` (B n m, d), ``fb`` (B n m,), ``fM`` (B n,).  Returns -1, or the first row
+def _run(fk, fA, fb, fM, gk, gA, gb, gM, w, eta, eps, beta, soft, conv_le, E, t0, t1, T, has_u, u, fu, gu,
+         ckind, cpar, U, od0, od1, omf0, omf1, omg0, omg1, rec, S_w, S_weight, A_size, sig_A):
+    """Rounds ``t0 <= t < t1`` of every instance (``t == T`` records the last point only), the instance axis
+    last: ``fA`` (n, m, d, B), ``fb`` (n, m, B), ``fM`` (n, B), ``w``, ``u``, ``S_w`` (d, B); state ``w``,
+    ``S_w``, ``S_weight``, ``A_size``, ``sig_A`` in place; ``rec`` (13, T + 1, B).  Returns -1, or an instance
     whose Rand-K uniforms tie (the caller then runs numpy)."""
-    B, d = w.shape[0], w.shape[1]
-    n = fM.shape[0] // B
+    n, mf, d, B = fA.shape
+    mg = gA.shape[1]
     L = max(mf, mg, d, n) + 1
-    tmp = np.empty(L)
-    tmp2 = np.empty(L)
-    vals = np.empty(n)
-    W = np.empty((n, d))
-    X = np.empty((n, d))
-    CX = np.empty((n, d))
-    Vf = np.empty(d)
-    Vg = np.empty(d)
-    Xbar = np.empty(d)
-    agg = np.empty(d)
-    drift = np.empty((n, E))
-    dsq = np.empty(n)
-    var_j = np.empty(n)
+    Tm = np.empty((L, B))
+    Tm2 = np.empty((L, B))
+    r8 = np.empty((8, B))
+    l0 = np.empty(B)
+    l1 = np.empty(B)
+    nv = np.empty(B)
+    Rf = np.empty((n, mf, B))
+    Rg = np.empty((n, mg, B))
+    vals = np.empty((n, B))
+    w3 = w.reshape((1, d, B))
+    W = np.empty((n, d, B))
+    X = np.empty((n, d, B))
+    CX = np.empty((n, d, B))
+    Vf = np.empty((d, B))
+    Vg = np.empty((d, B))
+    Y = np.empty((d, B))
+    Xbar = np.empty((d, B))
+    agg = np.empty((d, B))
+    drift = np.empty((n, E, B))
+    dsq = np.empty((n, B))
+    var_j = np.empty((n, B))
+    fw = np.empty(B)
+    gw = np.empty(B)
+    sig = np.empty(B)
+    om = np.empty(B)
+    acc = np.empty(B)
+    acc2 = np.empty(B)
+    max_dir = np.empty(B)
+    var = np.empty(B)
+    fdots, gdots = _uses_dots(fk), _uses_dots(gk)
     nn = float(n * n)
     for t in range(t0, t1):
-        for bi in range(B):
-            et = eta[bi]
-            for j in range(n):
-                c = bi * n + j
-                vals[j] = _value(fk, fA, fb, fM, c * mf, c, w, bi, mf, d, tmp)
-            fw = _sum(vals, n) / n
-            for j in range(n):
-                c = bi * n + j
-                vals[j] = _value(gk, gA, gb, gM, c * mg, c, w, bi, mg, d, tmp)
-            gw = _sum(vals, n) / n
-            z = gw - eps[bi]
+        # f and g at w_t; the rows' dot products stay in Rf, Rg for the first local step (W = w_t there)
+        for j in range(n):
+            if fdots:
+                _rows_dot(fA, j, mf, w3, 0, od0, od1, l0, l1, Rf, j)
+            _value(fk, fA, fb, fM, j, mf, d, w3, 0, Rf, Tm, r8, acc)
+            for b in range(B):
+                vals[j, b] = acc[b]
+        _psum(vals, n, fw, r8)
+        for j in range(n):
+            if gdots:
+                _rows_dot(gA, j, mg, w3, 0, od0, od1, l0, l1, Rg, j)
+            _value(gk, gA, gb, gM, j, mg, d, w3, 0, Rg, Tm, r8, acc)
+            for b in range(B):
+                vals[j, b] = acc[b]
+        _psum(vals, n, gw, r8)
+        for b in range(B):
+            fw[b] = fw[b] / n
+            gw[b] = gw[b] / n
+            z = gw[b] - eps[b]
             if soft:
-                y = 1.0 + beta[bi] * z
+                y = 1.0 + beta[b] * z
                 if y == y:
                     y = y if y >= 0.0 else 0.0
                     y = 1.0 if 1.0 <= y else y
-                sig = y
+                sig[b] = y
             else:
-                sig = 1.0 if z > 0 else 0.0
-            rec[0, t, bi] = fw
-            rec[1, t, bi] = gw
-            rec[2, t, bi] = sig
-            if has_u:
-                for i in range(d):
-                    v = w[bi, i] - u[bi, i]
-                    tmp[i] = v * v
-                rec[5, t, bi] = _sum(tmp, d)
-                rec[7, t, bi] = (1 - sig) * (fw - fu[bi]) + sig * (gw - gu[bi])
-            if t == T:
-                continue
-            inA = gw <= eps[bi] if conv_le else gw < eps[bi]
-            wt = (1.0 - sig if soft else 1.0) if inA else 0.0
-            rec[3, t, bi] = 1.0 if inA else 0.0
-            rec[4, t, bi] = wt
+                sig[b] = 1.0 if z > 0 else 0.0
+            rec[0, t, b] = fw[b]
+            rec[1, t, b] = gw[b]
+            rec[2, t, b] = sig[b]
+        if has_u:
             for i in range(d):
-                S_w[bi, i] = S_w[bi, i] + wt * w[bi, i]
-            S_weight[bi] = S_weight[bi] + wt
-            A_size[bi] = A_size[bi] + (1.0 if inA else 0.0)
-            sig_A[bi] = sig_A[bi] + (sig if inA else 0.0)
-            # local steps
-            om = 1 - sig
-            max_dir = 0.0
+                for b in range(B):
+                    Y[i, b] = w[i, b] - u[i, b]
+            _sqsum(Y, d, Tm, r8, acc)
+            for b in range(B):
+                rec[5, t, b] = acc[b]
+                rec[7, t, b] = (1 - sig[b]) * (fw[b] - fu[b]) + sig[b] * (gw[b] - gu[b])
+        if t == T:
+            break
+        for b in range(B):
+            inA = gw[b] <= eps[b] if conv_le else gw[b] < eps[b]
+            wt = (1.0 - sig[b] if soft else 1.0) if inA else 0.0
+            rec[3, t, b] = 1.0 if inA else 0.0
+            rec[4, t, b] = wt
+            for i in range(d):
+                S_w[i, b] = S_w[i, b] + wt * w[i, b]
+            S_weight[b] = S_weight[b] + wt
+            A_size[b] = A_size[b] + (1.0 if inA else 0.0)
+            sig_A[b] = sig_A[b] + (sig[b] if inA else 0.0)
+            om[b] = 1 - sig[b]
+            max_dir[b] = 0.0
+        # local steps
+        for j in range(n):
+            for i in range(d):
+                for b in range(B):
+                    W[j, i, b] = w[i, b]
+                    X[j, i, b] = 0.0
+            for b in range(B):
+                dsq[j, b] = 0.0
+        for tau in range(E):
             for j in range(n):
+                if tau > 0:
+                    if fdots:
+                        _rows_dot(fA, j, mf, W, j, od0, od1, l0, l1, Rf, j)
+                    if gdots:
+                        _rows_dot(gA, j, mg, W, j, od0, od1, l0, l1, Rg, j)
+                _subgrad(fk, fA, fb, fM, j, mf, d, W, j, Rf, Tm, Tm2, r8, omf0, omf1, l0, l1, nv, Vf)
+                _subgrad(gk, gA, gb, gM, j, mg, d, W, j, Rg, Tm, Tm2, r8, omg0, omg1, l0, l1, nv, Vg)
                 for i in range(d):
-                    W[j, i] = w[bi, i]
-                    X[j, i] = 0.0
-                dsq[j] = 0.0
-            for tau in range(E):
-                for j in range(n):
-                    c = bi * n + j
-                    _subgrad(fk, fA, fb, fM, c * mf, c, W, j, mf, d, Vf, tmp, tmp2)
-                    _subgrad(gk, gA, gb, gM, c * mg, c, W, j, mg, d, Vg, tmp, tmp2)
-                    for i in range(d):
-                        v = om * Vf[i] + sig * Vg[i]
-                        Vf[i] = v
-                        tmp[i] = v * v
-                    max_dir = _nanmax(max_dir, np.sqrt(_sum(tmp, d)))
-                    for i in range(d):
-                        X[j, i] = X[j, i] + Vf[i]
-                        W[j, i] = W[j, i] - et * Vf[i]
-                        v = W[j, i] - w[bi, i]
-                        tmp[i] = v * v
-                    dist = np.sqrt(_sum(tmp, d))
-                    drift[j, tau] = dist
+                    for b in range(B):
+                        Vf[i, b] = om[b] * Vf[i, b] + sig[b] * Vg[i, b]
+                _sqsum(Vf, d, Tm, r8, acc)
+                for b in range(B):
+                    max_dir[b] = _nanmax(max_dir[b], np.sqrt(acc[b]))
+                for i in range(d):
+                    for b in range(B):
+                        X[j, i, b] = X[j, i, b] + Vf[i, b]
+                        W[j, i, b] = W[j, i, b] - eta[b] * Vf[i, b]
+                        Y[i, b] = W[j, i, b] - w[i, b]
+                _sqsum(Y, d, Tm, r8, acc)
+                for b in range(B):
+                    dist = np.sqrt(acc[b])
+                    drift[j, tau, b] = dist
                     if tau + 1 < E:
-                        dsq[j] = dsq[j] + dist * dist
-            ds = drift[0, 0] / (1.0 * et)
-            mq = dsq[0]
+                        dsq[j, b] = dsq[j, b] + dist * dist
+        for b in range(B):
+            et = eta[b]
+            ds = drift[0, 0, b] / (1.0 * et)
+            mq = dsq[0, b]
             for j in range(n):
                 for tau in range(E):
-                    ds = _nanmax(ds, drift[j, tau] / ((tau + 1.0) * et))
-                mq = _nanmax(mq, dsq[j])
-            rec[8, t, bi] = ds
-            rec[9, t, bi] = mq
-            rec[12, t, bi] = max_dir
-            # uplink
-            for j in range(n):
-                if ckind != ID_C:
-                    if not _compress(ckind, cpar, X, j, U, t - t0, bi, d, CX):
-                        return bi
-                var_j[j] = _variance(ckind, cpar, X, j, d, tmp)
-            _clients_mean(X, n, d, Xbar, tmp)
+                    ds = _nanmax(ds, drift[j, tau, b] / ((tau + 1.0) * et))
+                mq = _nanmax(mq, dsq[j, b])
+            rec[8, t, b] = ds
+            rec[9, t, b] = mq
+            rec[12, t, b] = max_dir[b]
+        # uplink
+        for j in range(n):
             if ckind != ID_C:
-                _clients_mean(CX, n, d, agg, tmp)
-            else:
-                for i in range(d):
-                    agg[i] = Xbar[i]
-            var = _sum(var_j, n) / nn
+                bad = _compress(ckind, cpar, X, j, U, t - t0, d, od0, od1, l0, l1, nv, CX)
+                if bad >= 0:
+                    return bad
+            _variance(ckind, cpar, X, j, d, od0, od1, l0, l1, Tm, r8, nv, var_j)
+        _clients_mean(X, n, d, Xbar, Tm, r8, acc)
+        if ckind != ID_C:
+            _clients_mean(CX, n, d, agg, Tm, r8, acc)
+        else:
             for i in range(d):
-                tmp[i] = agg[i] * agg[i]
-            rec[10, t, bi] = _sum(tmp, d)
+                for b in range(B):
+                    agg[i, b] = Xbar[i, b]
+        _psum(var_j, n, var, r8)
+        for b in range(B):
+            var[b] = var[b] / nn
+        _sqsum(agg, d, Tm, r8, acc)
+        _sqsum(Xbar, d, Tm, r8, acc2)
+        for b in range(B):
+            rec[10, t, b] = acc[b]
+            rec[11, t, b] = acc2[b] + var[b]
+        if has_u:
             for i in range(d):
-                tmp[i] = Xbar[i] * Xbar[i]
-            rec[11, t, bi] = _sum(tmp, d) + var
-            if has_u:
-                for i in range(d):
-                    v = (w[bi, i] - et * Xbar[i]) - u[bi, i]
-                    tmp[i] = v * v
-                rec[6, t, bi] = _sum(tmp, d) + et * et * var
-            for i in range(d):
-                w[bi, i] = w[bi, i] - et * agg[i]
+                for b in range(B):
+                    Y[i, b] = (w[i, b] - eta[b] * Xbar[i, b]) - u[i, b]
+            _sqsum(Y, d, Tm, r8, acc)
+            for b in range(B):
+                rec[6, t, b] = acc[b] + eta[b] * eta[b] * var[b]
+        for i in range(d):
+            for b in range(B):
+                w[i, b] = w[i, b] - eta[b] * agg[i, b]
     return -1
 
 
@@ -478,13 +605,12 @@ _run_compiled = None
 if AVAILABLE:
     try:
         _jit = numba.njit(cache=True, fastmath=False, nogil=True, error_model="numpy")
-        # the helpers allocate nothing: compiled without reference counting, a call costs no atomic operation
-        # on its array arguments (with it, a 5-term dot product called from the kernel costs ~26 ns, not ~6)
+        # the helpers allocate nothing: compiled without reference counting, a call costs no atomic operation on
+        # its array arguments (with it, a call from the kernel costs several times the arithmetic it does)
         _plain = numba.njit(cache=True, fastmath=False, nogil=True, error_model="numpy", _nrt=False)
-        _small = numba.njit(cache=True, fastmath=False, nogil=True, error_model="numpy", _nrt=False,
-                            inline="always")
-        _block, _pairwise, _sum, _dot, _sign, _nanmax, _ATs, _clip = (
-            _small(f) for f in (_block, _pairwise, _sum, _dot, _sign, _nanmax, _ATs, _clip))
+        _small = numba.njit(cache=True, fastmath=False, nogil=True, error_model="numpy", _nrt=False, inline="always")
+        _sign, _nanmax, _clip, _uses_dots = (_small(f) for f in (_sign, _nanmax, _clip, _uses_dots))
+        _rows_dot, _psum, _ATs, _xdot, _sqsum = (_plain(f) for f in (_rows_dot, _psum, _ATs, _xdot, _sqsum))
         _value, _subgrad, _compress, _variance, _clients_mean = (
             _plain(f) for f in (_value, _subgrad, _compress, _variance, _clients_mean))
         _run_compiled = _jit(_run)
@@ -494,7 +620,8 @@ if AVAILABLE:
 
 # ------------------------------------------------------------------------------------------------
 def _component(loss, B, n, d):
-    """``(kind, A (B n m, d), b (B n m,), M (B n,), m)`` (client ``c = b n + j``: rows ``c m + k``) of a covered client function, else a reason (str)."""
+    """``(kind, A (n, m, d, B), b (n, m, B), M (n, B))``, the instance axis last, of a covered client function,
+    else the reason the kernel declines (str)."""
     from fedcheck.problems.losses import LAD, Affine, Distance, Huber, L2Residual, MaxAffine
     t = type(loss)
     if t in (LAD, MaxAffine) and loss.opts.get("kernel") != "einsum":
@@ -514,9 +641,8 @@ def _component(loss, B, n, d):
     M = loss.M if t is Huber else np.zeros((B, n))
     if np.shape(M) != (B, n):
         return f"Huber M of shape {np.shape(M)}"
-    f64 = lambda a: np.ascontiguousarray(a, dtype=np.float64)
-    m = A.shape[2]
-    return kind, f64(A).reshape(B * n * m, d), f64(b).reshape(B * n * m), f64(M).reshape(B * n), m
+    last = lambda a: np.ascontiguousarray(np.moveaxis(np.asarray(a, dtype=np.float64), 0, -1))
+    return kind, last(A), last(b), last(M)
 
 
 def eligible(batch, compressor, rule, local_steps) -> tuple | str:
@@ -533,7 +659,7 @@ def eligible(batch, compressor, rule, local_steps) -> tuple | str:
     for c in (fc, gc):
         if isinstance(c, str):
             return c
-    if max(n, d, fc[4], gc[4]) > MAX_AXIS:
+    if max(n, d, fc[1].shape[1], gc[1].shape[1]) > MAX_AXIS:
         return f"an axis longer than {MAX_AXIS} (numpy's pairwise sums recurse)"
     C = compressor
     t = type(C)
@@ -556,33 +682,37 @@ def run_fedsgm(args, *, w, eta, eps, beta, rule, a_set, E, T, u, fu, gu, stream)
     """The whole run compiled (``args`` from :func:`eligible`): ``(rec, S_w, S_weight, A_size, sig_A, w)``, or
     ``None`` when the kernel meets a case it leaves to numpy (Rand-K uniforms tied at the boundary) -- the caller
     then runs numpy from the start (the stream is then consumed: the caller builds a fresh one)."""
-    (fk, fA, fb, fM, mf), (gk, gA, gb, gM, mg), ck, cp = args
+    (fk, fA, fb, fM), (gk, gA, gb, gM), ck, cp = args
     B, d = w.shape
-    w = np.array(w, dtype=np.float64, order="C")
+    mf, mg = fA.shape[1], gA.shape[1]
+    last = lambda a: np.ascontiguousarray(np.asarray(a, dtype=np.float64).T)
+    wT = last(w)
     c64 = lambda a: np.ascontiguousarray(a, dtype=np.float64)
     eta, eps = c64(eta), c64(eps)
     beta = c64(beta) if beta is not None else np.zeros(B)
     soft = rule == "soft"
     conv_le = (a_set or ("le" if rule == "hard" else "lt")) == "le"
     has_u = u is not None
-    uu = c64(u) if has_u else np.zeros((B, d))
+    uT = last(u) if has_u else np.zeros((d, B))
     fuu = c64(fu) if has_u else np.zeros(B)
     guu = c64(gu) if has_u else np.zeros(B)
+    od, omf, omg = _lane_orders(d), _lane_orders(mf), _lane_orders(mg)
     rec = np.full((len(KEYS), T + 1, B), np.nan)
-    S_w, S_weight, A_size, sig_A = np.zeros((B, d)), np.zeros(B), np.zeros(B), np.zeros(B)
+    S_w, S_weight, A_size, sig_A = np.zeros((d, B)), np.zeros(B), np.zeros(B), np.zeros(B)
     if ck == ID_C:
         blocks = [(0, T + 1)]
     else:
         blocks = [(t0, min(t0 + ROUND_BLOCK, T + 1)) for t0 in range(0, T + 1, ROUND_BLOCK)]
     U0 = np.zeros((1, 1, 1, 1))
     for t0, t1 in blocks:
-        if ck == ID_C:
-            U = U0
-        else:
-            k = min(t1, T) - t0
-            U = np.ascontiguousarray(np.stack([stream.next() for _ in range(k)])) if k > 0 else U0
-        bad = _run_compiled(fk, fA, fb, fM, mf, gk, gA, gb, gM, mg, w, eta, eps, beta, soft, conv_le, int(E), t0, t1, int(T),
-                            has_u, uu, fuu, guu, ck, cp, U, rec, S_w, S_weight, A_size, sig_A)
+        U = U0
+        k = min(t1, T) - t0
+        if ck != ID_C and k > 0:      # the block's uniforms (k, B, n, d), instance axis last
+            U = np.ascontiguousarray(np.moveaxis(np.stack([stream.next() for _ in range(k)]), 1, -1))
+        bad = _run_compiled(fk, fA, fb, fM, gk, gA, gb, gM, wT, eta, eps, beta, soft, conv_le, int(E), t0, t1, int(T),
+                            has_u, uT, fuu, guu, ck, cp, U, od[0], od[1], omf[0], omf[1], omg[0], omg[1], rec, S_w,
+                            S_weight, A_size, sig_A)
         if bad >= 0:
             return None
-    return {k: rec[i] for i, k in enumerate(KEYS)}, S_w, S_weight, A_size, sig_A, w
+    return ({k: rec[i] for i, k in enumerate(KEYS)}, np.ascontiguousarray(S_w.T), S_weight, A_size, sig_A,
+            np.ascontiguousarray(wT.T))
