@@ -73,22 +73,31 @@ def _lane_orders(p):
 
 def _rows_dot(A, j, m, X, xj, o0, o1, l0, l1, R, Rj):
     """``R[Rj, k, :] = einsum("p,p->", A[j, k, :, b], X[xj, :, b])`` for every row ``k < m`` and instance ``b``
-    (``A`` (n, m, p, B), ``X`` (., p, B)) in numpy's lane order."""
+    (``A`` (n, m, p, B), ``X`` (., p, B)) in numpy's lane order (lane 0 accumulated in ``R`` itself, the lanes'
+    products of one position in one pass)."""
     B = l0.shape[0]
+    n1 = o1.shape[0]           # lane 1 has as many products as lane 0, or one fewer
     for k in range(m):
-        for b in range(B):
-            l0[b] = 0.0
-            l1[b] = 0.0
-        for q in range(o0.shape[0]):
-            i = o0[q]
+        i0, i1 = o0[0], o1[0] if n1 > 0 else 0
+        if n1 > 0:
             for b in range(B):
-                l0[b] = l0[b] + A[j, k, i, b] * X[xj, i, b]
-        for q in range(o1.shape[0]):
-            i = o1[q]
+                R[Rj, k, b] = 0.0 + A[j, k, i0, b] * X[xj, i0, b]
+                l1[b] = 0.0 + A[j, k, i1, b] * X[xj, i1, b]
+        else:
             for b in range(B):
-                l1[b] = l1[b] + A[j, k, i, b] * X[xj, i, b]
+                R[Rj, k, b] = 0.0 + A[j, k, i0, b] * X[xj, i0, b]
+                l1[b] = 0.0
+        for q in range(1, n1):
+            i0, i1 = o0[q], o1[q]
+            for b in range(B):
+                R[Rj, k, b] = R[Rj, k, b] + A[j, k, i0, b] * X[xj, i0, b]
+                l1[b] = l1[b] + A[j, k, i1, b] * X[xj, i1, b]
+        for q in range(max(n1, 1), o0.shape[0]):
+            i0 = o0[q]
+            for b in range(B):
+                R[Rj, k, b] = R[Rj, k, b] + A[j, k, i0, b] * X[xj, i0, b]
         for b in range(B):
-            R[Rj, k, b] = (l0[b] + l1[b]) + 0.0
+            R[Rj, k, b] = (R[Rj, k, b] + l1[b]) + 0.0
 
 
 def _psum(T, n, out, r):
