@@ -77,6 +77,26 @@ def _rows_dot(A, j, m, X, xj, o0, o1, l0, l1, R, Rj):
     products of one position in one pass)."""
     B = l0.shape[0]
     n1 = o1.shape[0]           # lane 1 has as many products as lane 0, or one fewer
+    p = X.shape[1]
+    if p < 8:                  # one pass: lane 0 = products 0, 2, 4, 6, lane 1 = 1, 3, 5 (no block of 8)
+        for k in range(m):
+            for b in range(B):
+                a = 0.0 + A[j, k, 0, b] * X[xj, 0, b]
+                c = 0.0
+                if p > 1:
+                    c = c + A[j, k, 1, b] * X[xj, 1, b]
+                if p > 2:
+                    a = a + A[j, k, 2, b] * X[xj, 2, b]
+                if p > 3:
+                    c = c + A[j, k, 3, b] * X[xj, 3, b]
+                if p > 4:
+                    a = a + A[j, k, 4, b] * X[xj, 4, b]
+                if p > 5:
+                    c = c + A[j, k, 5, b] * X[xj, 5, b]
+                if p > 6:
+                    a = a + A[j, k, 6, b] * X[xj, 6, b]
+                R[Rj, k, b] = (a + c) + 0.0
+        return
     for k in range(m):
         i0, i1 = o0[0], o1[0] if n1 > 0 else 0
         if n1 > 0:
@@ -104,28 +124,59 @@ def _psum(T, n, out, r):
     """``out[b] = np.add.reduce(T[:n, b])``: the identity 0 plus numpy's pairwise sum (sequential below 8
     terms, 8 accumulators up to 128: :func:`eligible` declines longer axes); ``r`` scratch (8, B)."""
     B = out.shape[0]
-    if n < 8:
+    if n < 8:                  # one pass over the instances: numpy's sequential sum from -0.0, then + 0.0
         for b in range(B):
-            out[b] = -0.0
-        for k in range(n):
-            for b in range(B):
-                out[b] += T[k, b]
-    else:
+            v = -0.0
+            if n > 0:
+                v += T[0, b]
+            if n > 1:
+                v += T[1, b]
+            if n > 2:
+                v += T[2, b]
+            if n > 3:
+                v += T[3, b]
+            if n > 4:
+                v += T[4, b]
+            if n > 5:
+                v += T[5, b]
+            if n > 6:
+                v += T[6, b]
+            out[b] = 0.0 + v
+        return
+    if n < 16:                 # one pass: 8 accumulators holding one term each, their tree, the rest in turn
+        for b in range(B):
+            v = ((T[0, b] + T[1, b]) + (T[2, b] + T[3, b])) + ((T[4, b] + T[5, b]) + (T[6, b] + T[7, b]))
+            if n > 8:
+                v += T[8, b]
+            if n > 9:
+                v += T[9, b]
+            if n > 10:
+                v += T[10, b]
+            if n > 11:
+                v += T[11, b]
+            if n > 12:
+                v += T[12, b]
+            if n > 13:
+                v += T[13, b]
+            if n > 14:
+                v += T[14, b]
+            out[b] = 0.0 + v
+        return
+    for c in range(8):
+        for b in range(B):
+            r[c, b] = T[c, b]
+    i = 8
+    while i + 8 <= n:
         for c in range(8):
             for b in range(B):
-                r[c, b] = T[c, b]
-        i = 8
-        while i + 8 <= n:
-            for c in range(8):
-                for b in range(B):
-                    r[c, b] += T[i + c, b]
-            i += 8
+                r[c, b] += T[i + c, b]
+        i += 8
+    for b in range(B):
+        out[b] = ((r[0, b] + r[1, b]) + (r[2, b] + r[3, b])) + ((r[4, b] + r[5, b]) + (r[6, b] + r[7, b]))
+    while i < n:
         for b in range(B):
-            out[b] = ((r[0, b] + r[1, b]) + (r[2, b] + r[3, b])) + ((r[4, b] + r[5, b]) + (r[6, b] + r[7, b]))
-        while i < n:
-            for b in range(B):
-                out[b] += T[i, b]
-            i += 1
+            out[b] += T[i, b]
+        i += 1
     for b in range(B):
         out[b] = 0.0 + out[b]
 
@@ -178,13 +229,19 @@ def _ATs(A, j, m, p, S, om0, om1, l0, l1, out):
         for b in range(B):
             out[0, b] = (l0[b] + l1[b]) + 0.0
         return
-    for q in range(p):
+    for q in range(p):         # four rows per pass over the instances, each instance's sum still row by row
         for b in range(B):
             out[q, b] = 0.0
-    for k in range(m):
-        for q in range(p):
+        k = 0
+        while k + 4 <= m:
+            for b in range(B):
+                out[q, b] = (((out[q, b] + A[j, k, q, b] * S[k, b]) + A[j, k + 1, q, b] * S[k + 1, b])
+                             + A[j, k + 2, q, b] * S[k + 2, b]) + A[j, k + 3, q, b] * S[k + 3, b]
+            k += 4
+        while k < m:
             for b in range(B):
                 out[q, b] = out[q, b] + A[j, k, q, b] * S[k, b]
+            k += 1
 
 
 # ------------------------------------------------------------------------------------------------
