@@ -209,10 +209,10 @@ def _clip(r, lo, hi):
     return r
 
 
-def _ATs(A, j, m, p, S, om0, om1, l0, l1, out):
-    """``out[q, b] = einsum("mp,m->p", A[j, :, :, b], S[:, b])`` in numpy's order: rows added in turn for
-    ``p >= 2``; for ``p == 1`` numpy's iterator coalesces the axes and sums by 2-lane vectors along the rows
-    (lane orders ``om0, om1`` of length ``m``)."""
+def _ATs(A, j, m, p, S, om0, om1, l0, l1, div, out):
+    """``out[q, b] = einsum("mp,m->p", A[j, :, :, b], S[:, b]) / div`` in numpy's order: rows added in turn (from
+    the output's initial 0) for ``p >= 2``; for ``p == 1`` numpy's iterator coalesces the axes and sums by 2-lane
+    vectors along the rows (lane orders ``om0, om1`` of length ``m``)."""
     B = l0.shape[0]
     if p == 1:
         for b in range(B):
@@ -227,21 +227,25 @@ def _ATs(A, j, m, p, S, om0, om1, l0, l1, out):
             for b in range(B):
                 l1[b] = l1[b] + A[j, k, 0, b] * S[k, b]
         for b in range(B):
-            out[0, b] = (l0[b] + l1[b]) + 0.0
+            out[0, b] = ((l0[b] + l1[b]) + 0.0) / div
         return
-    for q in range(p):         # four rows per pass over the instances, each instance's sum still row by row
-        for b in range(B):
-            out[q, b] = 0.0
+    for q in range(p):         # up to four rows per pass over the instances, each instance's sum row by row
         k = 0
-        while k + 4 <= m:
-            for b in range(B):
-                out[q, b] = (((out[q, b] + A[j, k, q, b] * S[k, b]) + A[j, k + 1, q, b] * S[k + 1, b])
-                             + A[j, k + 2, q, b] * S[k + 2, b]) + A[j, k + 3, q, b] * S[k + 3, b]
-            k += 4
         while k < m:
+            c = min(4, m - k)
+            first = k == 0
+            last = k + c == m
             for b in range(B):
-                out[q, b] = out[q, b] + A[j, k, q, b] * S[k, b]
-            k += 1
+                v = 0.0 if first else out[q, b]
+                v = v + A[j, k, q, b] * S[k, b]
+                if c > 1:
+                    v = v + A[j, k + 1, q, b] * S[k + 1, b]
+                if c > 2:
+                    v = v + A[j, k + 2, q, b] * S[k + 2, b]
+                if c > 3:
+                    v = v + A[j, k + 3, q, b] * S[k + 3, b]
+                out[q, b] = v / div if last else v
+            k += c
 
 
 # ------------------------------------------------------------------------------------------------
@@ -306,10 +310,7 @@ def _subgrad(kind, A, bb, M, j, m, p, X, xj, R, T, T2, r8, om0, om1, l0, l1, nv,
         for k in range(m):
             for b in range(B):
                 T[k, b] = _sign(R[j, k, b] - bb[j, k, b])
-        _ATs(A, j, m, p, T, om0, om1, l0, l1, out)
-        for q in range(p):
-            for b in range(B):
-                out[q, b] = out[q, b] / m
+        _ATs(A, j, m, p, T, om0, om1, l0, l1, float(m), out)
     elif kind == MAXAFF_K:
         for b in range(B):
             best = R[j, 0, b] + bb[j, 0, b]
@@ -353,20 +354,13 @@ def _subgrad(kind, A, bb, M, j, m, p, X, xj, R, T, T2, r8, om0, om1, l0, l1, nv,
         for k in range(m):
             for b in range(B):
                 T[k, b] = T2[k, b] / nv[b] if nv[b] > 0 else 0.0
-        _ATs(A, j, m, p, T, om0, om1, l0, l1, out)
-        sm = np.sqrt(float(m))
-        for q in range(p):
-            for b in range(B):
-                out[q, b] = out[q, b] / sm
+        _ATs(A, j, m, p, T, om0, om1, l0, l1, np.sqrt(float(m)), out)
     else:  # HUBER_K
         for k in range(m):
             for b in range(B):
                 Mc = M[j, b]
                 T[k, b] = 2 * _clip(R[j, k, b] - bb[j, k, b], -Mc, Mc)
-        _ATs(A, j, m, p, T, om0, om1, l0, l1, out)
-        for q in range(p):
-            for b in range(B):
-                out[q, b] = out[q, b] / m
+        _ATs(A, j, m, p, T, om0, om1, l0, l1, float(m), out)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -604,20 +598,34 @@ def _run(fk, fA, fb, fM, gk, gA, gb, gM, w, eta, eps, beta, soft, conv_le, E, t0
                         _rows_dot(gA, j, mg, W, j, od0, od1, l0, l1, Rg, j)
                 _subgrad(fk, fA, fb, fM, j, mf, d, W, j, Rf, Tm, Tm2, r8, omf0, omf1, l0, l1, nv, Vf)
                 _subgrad(gk, gA, gb, gM, j, mg, d, W, j, Rg, Tm, Tm2, r8, omg0, omg1, l0, l1, nv, Vg)
-                for i in range(d):
+                if d < 8:   # numpy's sums of d < 8 squares are sequential: accumulated in the same passes
                     for b in range(B):
-                        Vf[i, b] = om[b] * Vf[i, b] + sig[b] * Vg[i, b]
-                _sqsum(Vf, d, Tm, r8, acc)
+                        acc[b] = -0.0
+                        acc2[b] = -0.0
+                    for i in range(d):
+                        for b in range(B):
+                            v = om[b] * Vf[i, b] + sig[b] * Vg[i, b]
+                            acc[b] += v * v
+                            X[j, i, b] = X[j, i, b] + v
+                            wn = W[j, i, b] - eta[b] * v
+                            W[j, i, b] = wn
+                            y = wn - w[i, b]
+                            acc2[b] += y * y
+                    for b in range(B):
+                        acc[b] = 0.0 + acc[b]
+                        acc2[b] = 0.0 + acc2[b]
+                else:
+                    for i in range(d):
+                        for b in range(B):
+                            Vf[i, b] = om[b] * Vf[i, b] + sig[b] * Vg[i, b]
+                            X[j, i, b] = X[j, i, b] + Vf[i, b]
+                            W[j, i, b] = W[j, i, b] - eta[b] * Vf[i, b]
+                            Y[i, b] = W[j, i, b] - w[i, b]
+                    _sqsum(Vf, d, Tm, r8, acc)
+                    _sqsum(Y, d, Tm, r8, acc2)
                 for b in range(B):
                     max_dir[b] = _nanmax(max_dir[b], np.sqrt(acc[b]))
-                for i in range(d):
-                    for b in range(B):
-                        X[j, i, b] = X[j, i, b] + Vf[i, b]
-                        W[j, i, b] = W[j, i, b] - eta[b] * Vf[i, b]
-                        Y[i, b] = W[j, i, b] - w[i, b]
-                _sqsum(Y, d, Tm, r8, acc)
-                for b in range(B):
-                    dist = np.sqrt(acc[b])
+                    dist = np.sqrt(acc2[b])
                     drift[j, tau, b] = dist
                     if tau + 1 < E:
                         dsq[j, b] = dsq[j, b] + dist * dist
