@@ -71,9 +71,10 @@ def _lane_orders(p):
     return np.array(o0, dtype=np.int64), np.array(o1, dtype=np.int64)
 
 
-def _rows_dot(A, j, m, X, xj, o0, o1, l0, l1, R, Rj):
-    """``R[Rj, k, :] = einsum("p,p->", A[j, k, :, b], X[xj, :, b])`` for every row ``k < m`` and instance ``b``
-    (``A`` (n, m, p, B), ``X`` (., p, B)) in numpy's lane order (lane 0 accumulated in ``R`` itself, the lanes'
+def _rows_dot(A, j, m, X, xj, o0, o1, l0, l1, SB, signs, R, Rj):
+    """``R[Rj, k, :] = einsum("p,p->", A[j, k, :, b], X[xj, :, b]) + SB[j, k, b]`` (the offset of the row, with
+    its sign: ``x - y`` is ``x + (-y)`` bit for bit), or its ``sign`` when ``signs``, for every row ``k < m`` and
+    instance ``b`` (``A`` (n, m, p, B), ``X`` (., p, B)) in numpy's lane order (lane 0 accumulated in ``R`` itself, the lanes'
     products of one position in one pass)."""
     B = l0.shape[0]
     n1 = o1.shape[0]           # lane 1 has as many products as lane 0, or one fewer
@@ -95,7 +96,8 @@ def _rows_dot(A, j, m, X, xj, o0, o1, l0, l1, R, Rj):
                     c = c + A[j, k, 5, b] * X[xj, 5, b]
                 if p > 6:
                     a = a + A[j, k, 6, b] * X[xj, 6, b]
-                R[Rj, k, b] = (a + c) + 0.0
+                r = ((a + c) + 0.0) + SB[j, k, b]
+                R[Rj, k, b] = _sign(r) if signs else r
         return
     for k in range(m):
         i0, i1 = o0[0], o1[0] if n1 > 0 else 0
@@ -117,7 +119,8 @@ def _rows_dot(A, j, m, X, xj, o0, o1, l0, l1, R, Rj):
             for b in range(B):
                 R[Rj, k, b] = R[Rj, k, b] + A[j, k, i0, b] * X[xj, i0, b]
         for b in range(B):
-            R[Rj, k, b] = (R[Rj, k, b] + l1[b]) + 0.0
+            r = ((R[Rj, k, b] + l1[b]) + 0.0) + SB[j, k, b]
+            R[Rj, k, b] = _sign(r) if signs else r
 
 
 def _psum(T, n, out, r):
@@ -209,8 +212,8 @@ def _clip(r, lo, hi):
     return r
 
 
-def _ATs(A, j, m, p, S, om0, om1, l0, l1, div, out):
-    """``out[q, b] = einsum("mp,m->p", A[j, :, :, b], S[:, b]) / div`` in numpy's order: rows added in turn (from
+def _ATs(A, j, m, p, S, sj, om0, om1, l0, l1, div, out):
+    """``out[q, b] = einsum("mp,m->p", A[j, :, :, b], S[sj, :, b]) / div`` in numpy's order: rows added in turn (from
     the output's initial 0) for ``p >= 2``; for ``p == 1`` numpy's iterator coalesces the axes and sums by 2-lane
     vectors along the rows (lane orders ``om0, om1`` of length ``m``)."""
     B = l0.shape[0]
@@ -221,11 +224,11 @@ def _ATs(A, j, m, p, S, om0, om1, l0, l1, div, out):
         for q in range(om0.shape[0]):
             k = om0[q]
             for b in range(B):
-                l0[b] = l0[b] + A[j, k, 0, b] * S[k, b]
+                l0[b] = l0[b] + A[j, k, 0, b] * S[sj, k, b]
         for q in range(om1.shape[0]):
             k = om1[q]
             for b in range(B):
-                l1[b] = l1[b] + A[j, k, 0, b] * S[k, b]
+                l1[b] = l1[b] + A[j, k, 0, b] * S[sj, k, b]
         for b in range(B):
             out[0, b] = ((l0[b] + l1[b]) + 0.0) / div
         return
@@ -237,13 +240,13 @@ def _ATs(A, j, m, p, S, om0, om1, l0, l1, div, out):
             last = k + c == m
             for b in range(B):
                 v = 0.0 if first else out[q, b]
-                v = v + A[j, k, q, b] * S[k, b]
+                v = v + A[j, k, q, b] * S[sj, k, b]
                 if c > 1:
-                    v = v + A[j, k + 1, q, b] * S[k + 1, b]
+                    v = v + A[j, k + 1, q, b] * S[sj, k + 1, b]
                 if c > 2:
-                    v = v + A[j, k + 2, q, b] * S[k + 2, b]
+                    v = v + A[j, k + 2, q, b] * S[sj, k + 2, b]
                 if c > 3:
-                    v = v + A[j, k + 3, q, b] * S[k + 3, b]
+                    v = v + A[j, k + 3, q, b] * S[sj, k + 3, b]
                 out[q, b] = v / div if last else v
             k += c
 
@@ -261,19 +264,19 @@ def _value(kind, A, bb, M, j, m, p, X, xj, R, T, r8, out):
     if kind == LAD_K:
         for k in range(m):
             for b in range(B):
-                T[k, b] = abs(R[j, k, b] - bb[j, k, b])
+                T[k, b] = abs(R[j, k, b])
         _psum(T, m, out, r8)
         for b in range(B):
             out[b] = out[b] / m
     elif kind == MAXAFF_K:
         for b in range(B):
-            out[b] = R[j, 0, b] + bb[j, 0, b]
+            out[b] = R[j, 0, b]
         for k in range(1, m):
             for b in range(B):
-                out[b] = _nanmax(out[b], R[j, k, b] + bb[j, k, b])
+                out[b] = _nanmax(out[b], R[j, k, b])
     elif kind == AFFINE_K:
         for b in range(B):
-            out[b] = R[j, 0, b] + bb[j, 0, b]
+            out[b] = R[j, 0, b]
     elif kind == DIST_K:
         for q in range(p):
             for b in range(B):
@@ -285,7 +288,7 @@ def _value(kind, A, bb, M, j, m, p, X, xj, R, T, r8, out):
     elif kind == L2RES_K:
         for k in range(m):
             for b in range(B):
-                r = R[j, k, b] - bb[j, k, b]
+                r = R[j, k, b]
                 T[k, b] = r * r
         _psum(T, m, out, r8)
         sm = np.sqrt(float(m))
@@ -294,7 +297,7 @@ def _value(kind, A, bb, M, j, m, p, X, xj, R, T, r8, out):
     else:  # HUBER_K
         for k in range(m):
             for b in range(B):
-                r = R[j, k, b] - bb[j, k, b]
+                r = R[j, k, b]
                 a = abs(r)
                 Mc = M[j, b]
                 T[k, b] = r * r if a <= Mc else 2.0 * Mc * a - Mc * Mc
@@ -303,21 +306,24 @@ def _value(kind, A, bb, M, j, m, p, X, xj, R, T, r8, out):
             out[b] = out[b] / m
 
 
-def _subgrad(kind, A, bb, M, j, m, p, X, xj, R, T, T2, r8, om0, om1, l0, l1, nv, out):
+def _subgrad(kind, A, bb, M, j, m, p, X, xj, R, signed, T, T3, T2, r8, om0, om1, l0, l1, nv, out):
     """``out[:, b]`` = the numpy oracle's subgradient of ``f_j`` at ``x_b`` (``T, T2`` scratch (L, B))."""
     B = l0.shape[0]
     if kind == LAD_K:
+        if signed:             # the rows' signs are in R already
+            _ATs(A, j, m, p, R, j, om0, om1, l0, l1, float(m), out)
+            return
         for k in range(m):
             for b in range(B):
-                T[k, b] = _sign(R[j, k, b] - bb[j, k, b])
-        _ATs(A, j, m, p, T, om0, om1, l0, l1, float(m), out)
+                T[k, b] = _sign(R[j, k, b])
+        _ATs(A, j, m, p, T3, 0, om0, om1, l0, l1, float(m), out)
     elif kind == MAXAFF_K:
         for b in range(B):
-            best = R[j, 0, b] + bb[j, 0, b]
+            best = R[j, 0, b]
             jj = 0
             if best == best:
                 for k in range(1, m):
-                    z = R[j, k, b] + bb[j, k, b]
+                    z = R[j, k, b]
                     if z != z:
                         jj = k
                         break
@@ -345,7 +351,7 @@ def _subgrad(kind, A, bb, M, j, m, p, X, xj, R, T, T2, r8, om0, om1, l0, l1, nv,
     elif kind == L2RES_K:
         for k in range(m):
             for b in range(B):
-                r = R[j, k, b] - bb[j, k, b]
+                r = R[j, k, b]
                 T2[k, b] = r
                 T[k, b] = r * r
         _psum(T, m, nv, r8)
@@ -354,13 +360,13 @@ def _subgrad(kind, A, bb, M, j, m, p, X, xj, R, T, T2, r8, om0, om1, l0, l1, nv,
         for k in range(m):
             for b in range(B):
                 T[k, b] = T2[k, b] / nv[b] if nv[b] > 0 else 0.0
-        _ATs(A, j, m, p, T, om0, om1, l0, l1, np.sqrt(float(m)), out)
+        _ATs(A, j, m, p, T3, 0, om0, om1, l0, l1, np.sqrt(float(m)), out)
     else:  # HUBER_K
         for k in range(m):
             for b in range(B):
                 Mc = M[j, b]
-                T[k, b] = 2 * _clip(R[j, k, b] - bb[j, k, b], -Mc, Mc)
-        _ATs(A, j, m, p, T, om0, om1, l0, l1, float(m), out)
+                T[k, b] = 2 * _clip(R[j, k, b], -Mc, Mc)
+        _ATs(A, j, m, p, T3, 0, om0, om1, l0, l1, float(m), out)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -497,7 +503,8 @@ def _run(fk, fA, fb, fM, gk, gA, gb, gM, w, eta, eps, beta, soft, conv_le, E, t0
     n, mf, d, B = fA.shape
     mg = gA.shape[1]
     L = max(mf, mg, d, n) + 1
-    Tm = np.empty((L, B))
+    Tm3 = np.empty((1, L, B))
+    Tm = Tm3[0]
     Tm2 = np.empty((L, B))
     r8 = np.empty((8, B))
     l0 = np.empty(B)
@@ -532,14 +539,14 @@ def _run(fk, fA, fb, fM, gk, gA, gb, gM, w, eta, eps, beta, soft, conv_le, E, t0
         # f and g at w_t; the rows' dot products stay in Rf, Rg for the first local step (W = w_t there)
         for j in range(n):
             if fdots:
-                _rows_dot(fA, j, mf, w3, 0, od0, od1, l0, l1, Rf, j)
+                _rows_dot(fA, j, mf, w3, 0, od0, od1, l0, l1, fb, False, Rf, j)
             _value(fk, fA, fb, fM, j, mf, d, w3, 0, Rf, Tm, r8, acc)
             for b in range(B):
                 vals[j, b] = acc[b]
         _psum(vals, n, fw, r8)
         for j in range(n):
             if gdots:
-                _rows_dot(gA, j, mg, w3, 0, od0, od1, l0, l1, Rg, j)
+                _rows_dot(gA, j, mg, w3, 0, od0, od1, l0, l1, gb, False, Rg, j)
             _value(gk, gA, gb, gM, j, mg, d, w3, 0, Rg, Tm, r8, acc)
             for b in range(B):
                 vals[j, b] = acc[b]
@@ -593,11 +600,11 @@ def _run(fk, fA, fb, fM, gk, gA, gb, gM, w, eta, eps, beta, soft, conv_le, E, t0
             for j in range(n):
                 if tau > 0:
                     if fdots:
-                        _rows_dot(fA, j, mf, W, j, od0, od1, l0, l1, Rf, j)
+                        _rows_dot(fA, j, mf, W, j, od0, od1, l0, l1, fb, fk == LAD_K, Rf, j)
                     if gdots:
-                        _rows_dot(gA, j, mg, W, j, od0, od1, l0, l1, Rg, j)
-                _subgrad(fk, fA, fb, fM, j, mf, d, W, j, Rf, Tm, Tm2, r8, omf0, omf1, l0, l1, nv, Vf)
-                _subgrad(gk, gA, gb, gM, j, mg, d, W, j, Rg, Tm, Tm2, r8, omg0, omg1, l0, l1, nv, Vg)
+                        _rows_dot(gA, j, mg, W, j, od0, od1, l0, l1, gb, gk == LAD_K, Rg, j)
+                _subgrad(fk, fA, fb, fM, j, mf, d, W, j, Rf, tau > 0, Tm, Tm3, Tm2, r8, omf0, omf1, l0, l1, nv, Vf)
+                _subgrad(gk, gA, gb, gM, j, mg, d, W, j, Rg, tau > 0, Tm, Tm3, Tm2, r8, omg0, omg1, l0, l1, nv, Vg)
                 if d < 8:   # numpy's sums of d < 8 squares are sequential: accumulated in the same passes
                     for b in range(B):
                         acc[b] = -0.0
@@ -716,6 +723,8 @@ def _component(loss, B, n, d):
     if np.shape(M) != (B, n):
         return f"Huber M of shape {np.shape(M)}"
     last = lambda a: np.ascontiguousarray(np.moveaxis(np.asarray(a, dtype=np.float64), 0, -1))
+    if t is LAD or t is L2Residual or t is Huber:
+        b = np.negative(b)         # the residual A x - b is computed as A x + (-b): the same bits
     return kind, last(A), last(b), last(M)
 
 
