@@ -1,25 +1,27 @@
 """Compiled FedSGM (numba): a whole run of :func:`fedcheck.algorithms.switching.fedsgm` in one call.
 
 The numpy path spends ~380 us per round of the peer benchmark (64 x 5 x 5, m = 10, E = 3) on per-call overhead
-of ~60 tiny numpy operations (einsum, reductions, elementwise).  Here every instance, round, local step and client
-is one compiled loop (rows are independent: the instance is the outer loop), with every recorded metric and every
-``trace.final`` entry, computed by the numpy path's formulas **in numpy's floating-point order**, so that the two
-give the same bits (FedSGM's trajectory branches on ``sign(A w - b)``, on the maximizing piece and on the switching
-test ``g(w) <= eps``: a last-bit difference could change a later iterate):
+of ~60 tiny numpy operations (einsum, reductions, elementwise).  Here every round, local step and client is one
+compiled loop, each operation over all instances at once (the instance axis is the last, contiguous one, so the
+loops over it vectorize), with every recorded metric and every ``trace.final`` entry computed by the numpy path's
+formulas **in numpy's floating-point order**, so that the two give the same bits (FedSGM's trajectory branches on
+``sign(A w - b)``, on the maximizing piece and on the switching test ``g(w) <= eps``: a last-bit difference could
+change a later iterate):
 
 * ``einsum("...mp,...p->...m")`` (a residual, the pieces): numpy's ``sum_of_products_contig_contig_outstride0_two``
-  with 2-lane SSE2 vectors: blocks of 8 products added to the two lane accumulators from the last pair back, then
-  pairs, then ``lane0 + lane1`` (:func:`_dot`);
-* ``einsum("...mp,...m->...p")`` (``A^T s``): the rows added one after the other for ``p >= 2``, :func:`_dot` along
-  the rows for ``p == 1`` (numpy's iterator then coalesces the axes);
-* ``.sum(-1)``, ``.mean(-1)`` and ``np.linalg.norm(axis=-1)`` over a contiguous axis: numpy's pairwise sum
-  (:func:`_pairwise`: sequential below 8 terms, 8 accumulators up to 128, halves above);
+  with 2-lane SSE2 vectors (:func:`_lane_orders`, :func:`_rows_dot`);
+* ``einsum("...mp,...m->...p")`` (``A^T s``): the rows added one after the other for ``p >= 2``, the 2-lane order
+  along the rows for ``p == 1`` (numpy's iterator then coalesces the axes) (:func:`_ATs`);
+* ``.sum(-1)``, ``.mean(-1)`` and ``np.linalg.norm(axis=-1)`` over a contiguous axis: the identity plus numpy's
+  pairwise sum (:func:`_psum`: sequential below 8 terms, 8 accumulators up to 128; longer axes are declined);
 * the clients' mean ``X.mean(1)``: clients added one after the other for ``d >= 2`` (pairwise for ``d == 1``);
 * ties: ``sign(0) = 0`` (``sign(NaN) = NaN``), ``argmax`` the lowest index (the first NaN if any), maxima
   propagate NaN, ``np.clip``'s NaN rule; no fused multiply-add (``fastmath=False``).
 
-``tests/test_switching_jit.py`` checks compiled against numpy (``FEDCHECK_JIT=0``) bit for bit on random
-instances of every covered class, rule and compressor.
+These orders are those of this numpy build (its baseline SIMD); :func:`numpy_orders_hold` probes them once per
+process against numpy itself and the compiled path declines if any differs.  ``tests/test_switching_jit.py`` checks
+compiled against numpy (``FEDCHECK_JIT=0``) bit for bit on random instances of every covered class, rule and
+compressor.
 
 Covered (:func:`eligible` says why not otherwise, and :func:`fedsgm` then runs numpy): client functions
 :class:`~fedcheck.problems.losses.LAD` and :class:`~fedcheck.problems.losses.MaxAffine` with ``kernel="einsum"``
@@ -27,17 +29,19 @@ Covered (:func:`eligible` says why not otherwise, and :func:`fedsgm` then runs n
 :class:`~fedcheck.problems.losses.L2Residual`, :class:`~fedcheck.problems.losses.Huber` (exact types, not
 subclasses); compressors :class:`~fedcheck.problems.compression.Identity`, ``Bernoulli``, ``RandK`` and
 ``RandomQuantization`` (their uniforms still come from the one
-:class:`~fedcheck.problems.compression.UniformStream`, drawn in blocks of rounds); hard and soft switching.
-Not covered: ``WeightedLogistic`` (numpy's ``tanh``/``log1p``/``exp`` are not libm's to the last bit) and the
-``matmul`` kernels of LAD and MaxAffine (BLAS order).
+:class:`~fedcheck.problems.compression.UniformStream`, drawn in blocks of rounds); hard and soft switching; axes
+(``n``, ``m``, ``d``) up to :data:`MAX_AXIS`.  Not covered: ``WeightedLogistic`` (numpy's ``tanh``/``log1p``/``exp``
+are not libm's to the last bit) and the ``matmul`` kernels of LAD and MaxAffine (BLAS order).
 """
 from __future__ import annotations
 
 import numpy as np
 
+import functools
+
 from fedcheck.problems.compiled import AVAILABLE, numba
 
-__all__ = ["eligible", "run_fedsgm"]
+__all__ = ["eligible", "run_fedsgm", "numpy_orders_hold"]
 
 # client-function kinds of the kernel
 LAD_K, MAXAFF_K, AFFINE_K, DIST_K, L2RES_K, HUBER_K = 1, 2, 3, 4, 5, 6
@@ -728,11 +732,44 @@ def _component(loss, B, n, d):
     return kind, last(A), last(b), last(M)
 
 
+@functools.lru_cache(maxsize=1)
+def numpy_orders_hold() -> bool:
+    """Whether this numpy sums as the kernel assumes (einsum's 2 lanes, the rows of ``A^T s`` in turn, pairwise
+    reductions), probed bit for bit on random data for every length up to 40 (the orders repeat beyond)."""
+    rng = np.random.default_rng(20261125)
+    with np.errstate(all="ignore"):
+        for p in range(1, 41):
+            A, x, s = rng.standard_normal((3, 7, p)), rng.standard_normal((3, p)), rng.standard_normal((3, 7))
+            o0, o1 = _lane_orders(p)
+            l0, l1 = np.zeros((3, 7)), np.zeros((3, 7))
+            for i in o0:
+                l0 = l0 + A[..., i] * x[:, None, i]
+            for i in o1:
+                l1 = l1 + A[..., i] * x[:, None, i]
+            if not np.array_equal(np.einsum("...mp,...p->...m", A, x), (l0 + l1) + 0.0):
+                return False
+            At = rng.standard_normal((3, p, 2))   # A^T s with p rows of 2 columns: rows in turn
+            acc = np.zeros((3, 2))
+            for k in range(p):
+                acc = acc + At[:, k, :] * x[:, k, None]
+            if not np.array_equal(np.einsum("...mp,...m->...p", At, x), acc):
+                return False
+            if p <= 40:                           # pairwise sums of p terms
+                v = rng.standard_normal((3, p))
+                r8 = np.empty(3)
+                _psum(np.ascontiguousarray(v.T), p, r8, np.empty((8, 3)))
+                if not np.array_equal(v.sum(-1), r8):
+                    return False
+    return True
+
+
 def eligible(batch, compressor, rule, local_steps) -> tuple | str:
     """The kernel's arguments of ``batch`` and ``compressor``, or the reason the compiled path declines."""
     from fedcheck.problems.compression import Bernoulli, Identity, RandK, RandomQuantization
     if _run_compiled is None:
         return "compiled code is off (FEDCHECK_JIT=0 or no numba)"
+    if not numpy_orders_hold():
+        return "this numpy's summation orders are not the kernel's (probe failed)"
     if rule not in ("hard", "soft"):
         return f"rule {rule!r}"
     if int(local_steps) < 1:
