@@ -715,7 +715,7 @@ def _block(out: dict) -> dict:
 class issue28_off:
     """fedcheck as it was before issue 28's compiled paths (the numpy reference paths they replace): least
     squares' local steps (one FedAvg, ``pieces.local_steps``), FedMLS's approx-prox passes, FedFW's factored
-    compiled round and the by-columns ``F`` of large least squares."""
+    compiled round, the by-columns ``F`` of large least squares and FedSGM's compiled run."""
 
     def __enter__(self):
         import importlib
@@ -726,6 +726,9 @@ class issue28_off:
                       (fedmls, "_compiled_prox_steps", fedmls._compiled_prox_steps),
                       (fedfw, "_factored_ok", fedfw._factored_ok),
                       (jit, "COLUMNS_FROM", jit.COLUMNS_FROM)]
+        sj = importlib.import_module("fedcheck.algorithms.switching_jit")
+        self.saved.append((sj, "AVAILABLE", sj.AVAILABLE))
+        sj.AVAILABLE = False
         pieces._compiled_local_steps = lambda *a: None
         fedavg.ls_local_steps = lambda *a, **k: None
         fedmls._compiled_prox_steps = lambda *a: None
