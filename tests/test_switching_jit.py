@@ -135,3 +135,23 @@ def test_declines_what_it_does_not_cover():
     assert isinstance(J.eligible(pl, Id, "other", 1), str)
     big = P.ConstrainedBatch([P.ConstrainedFamily(kind="pl", n=2, m=130, d=3).draw(0)])
     assert "128" in J.eligible(big, Id, "hard", 1) or J._run_compiled is None
+
+
+@needs_numba
+@pytest.mark.parametrize("kind", ["pl", "norm", "huber", "axis"])
+@pytest.mark.parametrize("rule", ["hard", "soft"])
+def test_a_run_that_overflows_gives_numpys_infinities_and_nans(kind, rule, monkeypatch):
+    """Starts near the largest float (and one infinite, one NaN coordinate) and steps of 1e300: the residuals,
+    signs, argmax (first NaN), clipping and norms meet inf and NaN; the compiled run still gives numpy's values
+    (NaN where numpy has NaN)."""
+    fam = P.ConstrainedFamily(kind=kind, n=3, m=4, d=3, start="zero" if kind == "norm" else "infeasible")
+    B = 4
+    batch = P.ConstrainedBatch([fam.draw(s) for s in range(B)])
+    rng = np.random.default_rng(7)
+    kw = _kw(B, 3, rng, rule, {"name": "random_quantization", "s": 2}, E=2, T=12)
+    kw["eta"] = np.array([1e300, 1e150, 0.05, 1e307])
+    kw["w0"] = np.array([[1.7e308, -1.7e308, 1.0], [np.inf, 0.0, -1.0], [1e300, 2.0, np.nan], [0.5, -0.5, 1e308]])
+    with np.errstate(all="ignore"):
+        fast, ref = _both(batch, monkeypatch, **kw)
+    assert not np.all(np.isfinite(ref.metrics["f"]))            # the case is what it says
+    _assert_same(fast, ref)

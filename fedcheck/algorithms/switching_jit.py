@@ -322,20 +322,24 @@ def _subgrad(kind, A, bb, M, j, m, p, X, xj, R, signed, T, T3, T2, r8, om0, om1,
                 T[k, b] = _sign(R[j, k, b])
         _ATs(A, j, m, p, T3, 0, om0, om1, l0, l1, float(m), out)
     elif kind == MAXAFF_K:
+        # argmax over the pieces, the lowest index on ties and the first NaN if any (numpy's), branch-free over
+        # the instances: best in l0, the index in l1, "a NaN was met" in nv
         for b in range(B):
-            best = R[j, 0, b]
-            jj = 0
-            if best == best:
-                for k in range(1, m):
-                    z = R[j, k, b]
-                    if z != z:
-                        jj = k
-                        break
-                    if z > best:
-                        best = z
-                        jj = k
-            for q in range(p):
-                out[q, b] = A[j, jj, q, b]
+            z = R[j, 0, b]
+            l0[b] = z
+            l1[b] = 0.0
+            nv[b] = 1.0 if z != z else 0.0
+        for k in range(1, m):
+            fk = float(k)
+            for b in range(B):
+                z = R[j, k, b]
+                take = nv[b] == 0.0 and (z != z or z > l0[b])
+                l0[b] = z if take else l0[b]
+                l1[b] = fk if take else l1[b]
+                nv[b] = 1.0 if (nv[b] != 0.0 or z != z) else 0.0
+        for q in range(p):
+            for b in range(B):
+                out[q, b] = A[j, int(l1[b]), q, b]
     elif kind == AFFINE_K:
         for q in range(p):
             for b in range(B):
