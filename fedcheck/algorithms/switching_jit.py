@@ -150,25 +150,6 @@ def _psum(T, n, out, r):
                 v += T[6, b]
             out[b] = 0.0 + v
         return
-    if n < 16:                 # one pass: 8 accumulators holding one term each, their tree, the rest in turn
-        for b in range(B):
-            v = ((T[0, b] + T[1, b]) + (T[2, b] + T[3, b])) + ((T[4, b] + T[5, b]) + (T[6, b] + T[7, b]))
-            if n > 8:
-                v += T[8, b]
-            if n > 9:
-                v += T[9, b]
-            if n > 10:
-                v += T[10, b]
-            if n > 11:
-                v += T[11, b]
-            if n > 12:
-                v += T[12, b]
-            if n > 13:
-                v += T[13, b]
-            if n > 14:
-                v += T[14, b]
-            out[b] = 0.0 + v
-        return
     for c in range(8):
         for b in range(B):
             r[c, b] = T[c, b]
