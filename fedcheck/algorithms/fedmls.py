@@ -44,6 +44,7 @@ from fedcheck.problems.instances import InstanceBatch
 from fedcheck.algorithms.core import Recorder, Trace, default_recorder
 from fedcheck.algorithms.fedavg import fedavg_rounds
 from fedcheck.algorithms.pieces import static_oracle, step_sizes
+from fedcheck.algorithms.fedmls_jit import lad_prox_steps
 
 __all__ = ["fedmls", "mopes", "fedavg", "scaffold", "scaffnew", "minibatch_oracle", "Oracle", "approx_prox"]
 
@@ -168,12 +169,17 @@ def approx_prox(oracle: Oracle, U0: np.ndarray, V: np.ndarray, scale: np.ndarray
     Tmax = int(T.max(initial=0))
     if Tmax == 0:
         return U, Ut
-    sc = scale[:, None, None]
-    Rr = R[:, None, None]
-    uniform = bool(np.all(T == Tmax))
-    fast = _compiled_prox_steps(oracle, U, Ut, V, scale, T, R, Tmax)
+    fast = lad_prox_steps(oracle, U, Ut, V, scale, T, R, Tmax)
+    if fast is None:
+        fast = _compiled_prox_steps(oracle, U, Ut, V, scale, T, R, Tmax)
     if fast is not None:
         return fast
+    return _numpy_prox_steps(oracle, U, Ut, V, scale[:, None, None], T, R[:, None, None], Tmax,
+                             bool(np.all(T == Tmax)))
+
+
+def _numpy_prox_steps(oracle, U, Ut, V, sc, T, Rr, Tmax, uniform):
+    """:func:`approx_prox`'s steps in numpy (the reference; ``FEDCHECK_JIT=0`` runs it)."""
     for t in range(1, Tmax + 1):
         a = 2.0 / (t + 2.0)
         G = oracle(U)
