@@ -116,6 +116,42 @@ def _sq_norm(h0, h1, h2, p, order):
     return (h0 * h0 + h1 * h1) + h2 * h2
 
 
+def _step3(u, v, w, g, om, a, f, r, c, act, order):
+    """One step of every row, ``p = 3`` (branch-free loops over the rows: LLVM vectorizes them, square root and
+    division included): ``h = ((1 - a) u + a v) - (0 + g) f``; ``h *= r / max(||h||, r)``; ``u = h`` if
+    ``act``; ``w += c (u - w)``."""
+    n = u.shape[1]
+    if act:
+        for i in range(n):
+            h0 = (om * u[0, i] + a * v[0, i]) - (0.0 + g[0, i]) * f
+            h1 = (om * u[1, i] + a * v[1, i]) - (0.0 + g[1, i]) * f
+            h2 = (om * u[2, i] + a * v[2, i]) - (0.0 + g[2, i]) * f
+            nrm = np.sqrt((h0 * h0 + h2 * h2) + h1 * h1 if order == 1 else (h0 * h0 + h1 * h1) + h2 * h2)
+            gg = r / (r if nrm <= r else nrm)
+            u[0, i] = h0 * gg
+            u[1, i] = h1 * gg
+            u[2, i] = h2 * gg
+    for k in range(3):
+        for i in range(n):
+            w[k, i] = w[k, i] + c * (u[k, i] - w[k, i])
+
+
+def _step2(u, v, w, g, om, a, f, r, c, act):
+    """:func:`_step3` for ``p = 2``."""
+    n = u.shape[1]
+    if act:
+        for i in range(n):
+            h0 = (om * u[0, i] + a * v[0, i]) - (0.0 + g[0, i]) * f
+            h1 = (om * u[1, i] + a * v[1, i]) - (0.0 + g[1, i]) * f
+            nrm = np.sqrt(h0 * h0 + h1 * h1)
+            gg = r / (r if nrm <= r else nrm)
+            u[0, i] = h0 * gg
+            u[1, i] = h1 * gg
+    for k in range(2):
+        for i in range(n):
+            w[k, i] = w[k, i] + c * (u[k, i] - w[k, i])
+
+
 def _lad_prox_loop(AT, bT, U, Ut, V, scale, T, R, Tmax, order, rorder, u, w, v, g, S):
     """Every step of :func:`fedcheck.algorithms.fedmls.approx_prox` with ``oracle = LAD.grad``, in place on
     ``U, Ut``.  Per step ``t`` and row: ``G = (sign(A u - b) / m)^T A``; ``Uh = ((1 - a) u + a v) - G (a sc)``;
@@ -138,22 +174,13 @@ def _lad_prox_loop(AT, bT, U, Ut, V, scale, T, R, Tmax, order, rorder, u, w, v, 
             f = a * scale[bi]
             act = t <= T[bi]
             c = 2.0 * (tf + 1.0) / (tf * (tf + 3.0)) if act else 0.0
-            _signs(AT, bT, bi, u, inv, p, rorder, S)
-            _subgrads(AT, bi, S, g)
-            for i in range(n):
-                h0 = (om * u[0, i] + a * v[0, i]) - (0.0 + g[0, i]) * f
-                h1 = (om * u[1, i] + a * v[1, i]) - (0.0 + g[1, i]) * f
-                h2 = ((om * u[2 % p, i] + a * v[2 % p, i]) - (0.0 + g[2 % p, i]) * f) if p == 3 else 0.0
-                nrm = np.sqrt(_sq_norm(h0, h1, h2, p, order))
-                mx = r if nrm <= r else nrm
-                gg = r / mx
-                if act:
-                    u[0, i] = h0 * gg
-                    u[1, i] = h1 * gg
-                    if p == 3:
-                        u[2, i] = h2 * gg
-                for k in range(p):
-                    w[k, i] = w[k, i] + c * (u[k, i] - w[k, i])
+            if act:              # a frozen row's subgradient is not used
+                _signs(AT, bT, bi, u, inv, p, rorder, S)
+                _subgrads(AT, bi, S, g)
+            if p == 3:
+                _step3(u, v, w, g, om, a, f, r, c, act, order)
+            else:
+                _step2(u, v, w, g, om, a, f, r, c, act)
         for k in range(p):
             for i in range(n):
                 U[bi, i, k] = u[k, i]
@@ -281,6 +308,8 @@ if _JIT:
     _signs = _numba.njit(**_inline)(_signs)
     _subgrads = _numba.njit(**_inline)(_subgrads)
     _sq_norm = _numba.njit(**_inline)(_sq_norm)
+    _step3 = _numba.njit(**_inline)(_step3)
+    _step2 = _numba.njit(**_inline)(_step2)
     _pairwise_block = _numba.njit(**_inline)(_pairwise_block)
     _pairwise = _numba.njit(**_opts)(_pairwise)
     _reduce = _numba.njit(**_inline)(_reduce)
