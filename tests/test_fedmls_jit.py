@@ -73,7 +73,7 @@ def test_mopes_compiled_equals_numpy_bit_for_bit(monkeypatch):
 
 
 @needs_numba
-@pytest.mark.parametrize("n,m,p", [(32, 12, 3), (3, 7, 2), (300, 12, 3), (129, 20, 2), (1, 1, 3)])
+@pytest.mark.parametrize("n,m,p", [(32, 12, 3), (3, 7, 2), (300, 12, 3), (129, 20, 2), (1, 1, 3), (5, 131, 3), (9, 16, 3)])
 def test_lad_F_compiled_equals_full_value_bit_for_bit(n, m, p):
     """Includes more than 128 clients (numpy's pairwise sum splits in halves there)."""
     _need_probe("F", m, p)
