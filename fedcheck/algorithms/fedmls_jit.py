@@ -336,6 +336,44 @@ def _lad_resid_loop(AT, bT, X, rorder, out):
     return out
 
 
+def _shift_loop(zi, yi, y, c, V):
+    """``V = zi - c (yi - y)`` (FedMLS line 6)."""
+    B, n, p = zi.shape
+    for b in range(B):
+        for i in range(n):
+            for k in range(p):
+                V[b, i, k] = zi[b, i, k] - c * (yi[b, i, k] - y[b, k])
+    return V
+
+
+def _tail_loop(x, y, z, xi, zi, zti, g, g1, c1, xo, yo, zo, xio, yio, acc):
+    """FedMLS's round after the local steps (lines 14-19), into new arrays ``xo, yo, zo, xio, yio``::
+
+        xi = (1-g) xi + g zti ;  yi = (1-g1) xi + g1 zi ;  x = (1-g) x + g z ;  y = (1-g1) x + g1 z
+        z = z - c1 (y - mean_i yi)
+
+    the client mean summed row by row from the first row, then divided by ``n`` (numpy's ``mean(1)`` of a
+    ``(B, n, p)`` array); ``acc`` is ``(p,)`` scratch."""
+    B, n, p = xi.shape
+    for b in range(B):
+        for i in range(n):
+            for k in range(p):
+                v = (1.0 - g) * xi[b, i, k] + g * zti[b, i, k]
+                xio[b, i, k] = v
+                yio[b, i, k] = (1.0 - g1) * v + g1 * zi[b, i, k]
+        for k in range(p):
+            acc[k] = yio[b, 0, k]
+        for i in range(1, n):
+            for k in range(p):
+                acc[k] = acc[k] + yio[b, i, k]
+        for k in range(p):
+            xv = (1.0 - g) * x[b, k] + g * z[b, k]
+            yv = (1.0 - g1) * xv + g1 * z[b, k]
+            xo[b, k] = xv
+            yo[b, k] = yv
+            zo[b, k] = z[b, k] - c1 * (yv - acc[k] / n)
+
+
 if _JIT:
     _opts = dict(cache=True, fastmath=False, nogil=True)
     _inline = dict(inline="always", **_opts)
@@ -354,8 +392,10 @@ if _JIT:
     _lad_F_c = _numba.njit(**_opts)(_lad_F_loop)
     _lad_grad_c = _numba.njit(**_opts)(_lad_grad_loop)
     _lad_resid_c = _numba.njit(**_opts)(_lad_resid_loop)
+    _shift_c = _numba.njit(**_opts)(_shift_loop)
+    _tail_c = _numba.njit(**_opts)(_tail_loop)
 else:
-    _lad_prox_c = _lad_F_c = _lad_grad_c = _lad_resid_c = None
+    _lad_prox_c = _lad_F_c = _lad_grad_c = _lad_resid_c = _shift_c = _tail_c = None
 
 
 # ------------------------------------------------------------------------------------------------ gate
@@ -530,3 +570,62 @@ def lad_full_value(loss):
             return loss.full_value(x)
         return _lad_F_c(AT, bT, np.ascontiguousarray(x), first, rorder, np.empty(B), ra, acc, fi)
     return F
+
+
+# ------------------------------------------------------------------------------------------------ the round
+def numpy_shift(zi, yi, y, c):
+    """FedMLS line 6 in numpy (the reference): ``V = zi - c (yi - y)``."""
+    return zi - c * (yi - y[:, None, :])
+
+
+def numpy_tail(x, y, z, xi, zi, zti, g, g1, c1):
+    """FedMLS lines 14-19 in numpy (the reference): returns ``x, y, z, xi, yi``."""
+    xi = (1.0 - g) * xi + g * zti
+    yi = (1.0 - g1) * xi + g1 * zi
+    x = (1.0 - g) * x + g * z
+    y = (1.0 - g1) * x + g1 * z
+    z = z - c1 * (y - yi.mean(1))
+    return x, y, z, xi, yi
+
+
+def _probe_round(n: int, p: int) -> bool:
+    """Whether the compiled shift and tail equal :func:`numpy_shift` / :func:`numpy_tail` bit for bit on random
+    states of ``n`` clients in ``p`` dimensions (the client mean's order is numpy's)."""
+    rng = np.random.default_rng(np.random.SeedSequence([_PROBE_SEED, n, p, 1]))
+    B = 3
+    x, y, z = (rng.standard_normal((B, p)) for _ in range(3))
+    xi, yi, zi, zti = (rng.standard_normal((B, n, p)) * 10.0 ** rng.integers(-3, 4, (B, n, 1)) for _ in range(4))
+    for k in (1, 7, 100):
+        g, g1, c, c1 = 2.0 / (k + 1.0), 2.0 / (k + 2.0), k / 4.0, (k + 1.0) / 4.0
+        if not np.array_equal(_shift_c(zi, yi, y, c, np.empty_like(zi)), numpy_shift(zi, yi, y, c)):
+            return False
+        out = tuple(np.empty_like(a) for a in (x, y, z, xi, yi))
+        _tail_c(x, y, z, xi, zi, zti, g, g1, c1, *out, np.empty(p))
+        if not all(np.array_equal(a, b) for a, b in zip(out, numpy_tail(x, y, z, xi, zi, zti, g, g1, c1))):
+            return False
+    return True
+
+
+def round_kernels(B: int, n: int, p: int):
+    """``(shift, tail)``: compiled :func:`numpy_shift` and :func:`numpy_tail` (new arrays each call, as numpy's)
+    for ``(B, n, p)`` float64 states, or ``None`` when numba is off or the probe finds another order."""
+    if _tail_c is None:
+        return None
+    key = ("round", n, p)
+    if key not in _probed:
+        try:
+            _probed[key] = _probe_round(n, p)
+        except Exception:  # pragma: no cover
+            _probed[key] = False
+    if not _probed[key]:
+        return None
+    acc = np.empty(p)
+
+    def shift(zi, yi, y, c):
+        return _shift_c(zi, yi, y, c, np.empty((B, n, p)))
+
+    def tail(x, y, z, xi, zi, zti, g, g1, c1):
+        out = (np.empty((B, p)), np.empty((B, p)), np.empty((B, p)), np.empty((B, n, p)), np.empty((B, n, p)))
+        _tail_c(x, y, z, xi, zi, zti, g, g1, c1, *out, acc)
+        return out
+    return shift, tail
