@@ -22,7 +22,7 @@ def _lad_batch(n, m, p, B=4, seed=0):
 
 
 def _need_probe(kind, m, p):
-    if J._probe(kind, m, p) is None:
+    if J._probe(kind, m, p, M._numpy_prox_steps) is None:
         pytest.skip(f"this numpy sums LAD's {kind} for m={m}, p={p} in another order: the compiled path declines")
 
 
@@ -93,7 +93,7 @@ def test_the_compiled_lad_path_declines_what_it_does_not_cover():
     rng = np.random.default_rng(0)
     A, b = rng.standard_normal((2, 3, 12, 3)), rng.standard_normal((2, 3, 12))
     U = np.zeros((2, 3, 3))
-    args = (U, U.copy(), U.copy(), np.ones(2), np.array([2, 2]), np.ones(2), 2)
+    args = (U, U.copy(), U.copy(), np.ones(2), np.array([2, 2]), np.ones(2), 2, M._numpy_prox_steps)
     assert J.lad_prox_steps(L.LAD(A, b).grad, *args) is not None
     assert J.lad_prox_steps(L.LAD(A, b, kernel="einsum").grad, *args) is None      # another order
     assert J.lad_prox_steps(lambda X: L.LAD(A, b).grad(X), *args) is None           # a user's / minibatch oracle
@@ -102,7 +102,7 @@ def test_the_compiled_lad_path_declines_what_it_does_not_cover():
                             *args[3:]) is None                                       # p = 4: not written
     hinge = InstanceBatch([HingeFamily(n=3, m=16, p=3).draw(0)]).loss
     assert J.lad_prox_steps(hinge.grad, U[:1], U[:1].copy(), U[:1].copy(), np.ones(1), np.array([2]), np.ones(1),
-                            2) is None
+                            2, M._numpy_prox_steps) is None
     assert J.lad_full_value(hinge) is None and J.lad_full_value(L.LAD(A, b, kernel="einsum")) is None
     assert J.lad_prox_steps(L.LAD(A, b).grad, U[:1], *args[1:]) is None              # shapes that do not match
 
@@ -117,11 +117,12 @@ def test_the_probe_declines_a_kernel_that_sums_in_another_order(monkeypatch):
         kernel(A, b, U, Ut, *rest)
         U *= 1.0 + 2.0 ** -52
     monkeypatch.setattr(J, "_lad_prox_c", off_by_an_ulp)
-    assert J._probe("prox", 12, 3) is None
+    assert J._probe("prox", 12, 3, M._numpy_prox_steps) is None
     rng = np.random.default_rng(1)
     loss = L.LAD(rng.standard_normal((2, 3, 12, 3)), rng.standard_normal((2, 3, 12)))
     U = np.zeros((2, 3, 3))
-    assert J.lad_prox_steps(loss.grad, U, U.copy(), U.copy(), np.ones(2), np.array([2, 2]), np.ones(2), 2) is None
+    assert J.lad_prox_steps(loss.grad, U, U.copy(), U.copy(), np.ones(2), np.array([2, 2]), np.ones(2), 2,
+                            M._numpy_prox_steps) is None
 
 
 @needs_numba

@@ -169,7 +169,7 @@ def approx_prox(oracle: Oracle, U0: np.ndarray, V: np.ndarray, scale: np.ndarray
     Tmax = int(T.max(initial=0))
     if Tmax == 0:
         return U, Ut
-    fast = lad_prox_steps(oracle, U, Ut, V, scale, T, R, Tmax)
+    fast = lad_prox_steps(oracle, U, Ut, V, scale, T, R, Tmax, _numpy_prox_steps)
     if fast is None:
         fast = _compiled_prox_steps(oracle, U, Ut, V, scale, T, R, Tmax)
     if fast is not None:

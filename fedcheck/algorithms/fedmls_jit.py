@@ -463,10 +463,10 @@ def _probe_orders(m: int, p: int):
     return None if norder is None else (rorder, norder)
 
 
-def _probe_prox(m: int, p: int):
-    """The orders, if with them the compiled prox steps also equal numpy's reference loop bit for bit on random
-    data of this shape (several step counts, frozen rows, the ball active), else ``None``."""
-    from fedcheck.algorithms.fedmls import _numpy_prox_steps
+def _probe_prox(m: int, p: int, reference):
+    """The orders, if with them the compiled prox steps also equal numpy's reference loop ``reference`` (the
+    caller's: :func:`fedcheck.algorithms.fedmls._numpy_prox_steps`) bit for bit on random data of this shape
+    (several step counts, frozen rows, the ball active), else ``None``."""
     from fedcheck.problems.losses import LAD
     orders = _probe_orders(m, p)
     if orders is None:
@@ -479,7 +479,7 @@ def _probe_prox(m: int, p: int):
     scale = rng.uniform(0.5, 40.0, B)
     T = np.array([5, 2, 0])[:B]
     R = np.array([2.0, 50.0, 4.0])[:B]
-    ref_U, ref_Ut = _numpy_prox_steps(loss.grad, U0.copy(), U0.copy(), V, scale[:, None, None], T, R[:, None, None],
+    ref_U, ref_Ut = reference(loss.grad, U0.copy(), U0.copy(), V, scale[:, None, None], T, R[:, None, None],
                                       int(T.max()), False)
     U, Ut = U0.copy(), U0.copy()
     _lad_prox_c(AT, bT, U, Ut, V, scale, T.astype(np.int64), R, int(T.max()), orders[1], orders[0],
@@ -507,20 +507,20 @@ def _probe_F(m: int, p: int):
     return None
 
 
-def _probe(kind: str, m: int, p: int):
+def _probe(kind: str, m: int, p: int, reference=None):
     key = (kind, m, p)
     if key not in _probed:
         try:
-            _probed[key] = (_probe_prox if kind == "prox" else _probe_F)(m, p)
+            _probed[key] = _probe_prox(m, p, reference) if kind == "prox" else _probe_F(m, p)
         except Exception:  # pragma: no cover - a kernel that fails to compile: numpy runs
             _probed[key] = None
     return _probed[key]
 
 
 # ------------------------------------------------------------------------------------------------ entry points
-def lad_prox_steps(oracle, U, Ut, V, scale, T, R, Tmax):
+def lad_prox_steps(oracle, U, Ut, V, scale, T, R, Tmax, reference):
     """:func:`approx_prox`'s steps compiled with the LAD subgradient fused in, in place on ``U, Ut`` (returned);
-    ``None`` when ``oracle`` is not the library LAD's own ``grad`` of a covered shape, an array is not of the
+    ``reference`` is the numpy loop they replace (the probe's yardstick).  ``None`` when ``oracle`` is not the library LAD's own ``grad`` of a covered shape, an array is not of the
     expected shape, or the probe found this machine's numpy summing in another order (then numpy runs)."""
     loss = lad_of(oracle)
     if loss is None or not _covered(loss) or getattr(U, "ndim", 0) != 3:
@@ -529,7 +529,7 @@ def lad_prox_steps(oracle, U, Ut, V, scale, T, R, Tmax):
     if not (U.shape == (B, n, p) and np.shape(Ut) == U.shape and np.shape(V) == U.shape and np.shape(scale) == (B,)
             and np.shape(R) == (B,) and np.shape(T) == (B,)):
         return None
-    orders = _probe("prox", m, p)
+    orders = _probe("prox", m, p, reference)
     if orders is None:
         return None
     AT, bT, scratch = _layout(loss)
