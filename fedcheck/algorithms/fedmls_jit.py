@@ -532,23 +532,21 @@ def lad_prox_steps(oracle, U, Ut, V, scale, T, R, Tmax, reference):
     orders = _probe("prox", m, p, reference)
     if orders is None:
         return None
-    AT, bT, scratch = _layout(loss)
+    AT, bT = _layout(loss)
     U = np.ascontiguousarray(U, dtype=float)
     Ut = np.ascontiguousarray(Ut, dtype=float)
     _lad_prox_c(AT, bT, U, Ut, np.ascontiguousarray(V, dtype=float), np.ascontiguousarray(scale, dtype=float),
                 np.ascontiguousarray(T, dtype=np.int64), np.ascontiguousarray(R, dtype=float), int(Tmax), orders[1],
-                orders[0], *scratch)
+                orders[0], *_prox_scratch(n, m, p))
     return U, Ut
 
 
 def _layout(loss):
-    """The loss's arrays in the kernels' layout and the prox scratch, made once per loss (the arrays are the
-    loss's; replaced arrays are seen)."""
+    """The loss's arrays in the kernels' layout, made once per loss (read only; replaced arrays are seen)."""
     got = loss.__dict__.get("_fedmls_jit")
     if got is None or got[0] is not loss.A or got[1] is not loss.b:
-        B, n, m, p = loss.A.shape
-        got = loss._fedmls_jit = (loss.A, loss.b) + _transposed(loss.A, loss.b) + (_prox_scratch(n, m, p),)
-    return got[2], got[3], got[4]
+        got = loss._fedmls_jit = (loss.A, loss.b) + _transposed(loss.A, loss.b)
+    return got[2], got[3]
 
 
 def lad_full_value(loss):
@@ -561,14 +559,14 @@ def lad_full_value(loss):
     if orders is None:
         return None
     first, rorder = orders
-    AT, bT, _ = _layout(loss)
-    ra, acc, fi = np.empty((m, n)), np.empty((8, n)), np.empty(n)
+    AT, bT = _layout(loss)
 
     def F(x):
         x = np.asarray(x)
         if x.shape != (B, p) or x.dtype != np.float64:
             return loss.full_value(x)
-        return _lad_F_c(AT, bT, np.ascontiguousarray(x), first, rorder, np.empty(B), ra, acc, fi)
+        return _lad_F_c(AT, bT, np.ascontiguousarray(x), first, rorder, np.empty(B), np.empty((m, n)),
+                        np.empty((8, n)), np.empty(n))
     return F
 
 
@@ -619,13 +617,11 @@ def round_kernels(B: int, n: int, p: int):
             _probed[key] = False
     if not _probed[key]:
         return None
-    acc = np.empty(p)
-
     def shift(zi, yi, y, c):
         return _shift_c(zi, yi, y, c, np.empty((B, n, p)))
 
     def tail(x, y, z, xi, zi, zti, g, g1, c1):
         out = (np.empty((B, p)), np.empty((B, p)), np.empty((B, p)), np.empty((B, n, p)), np.empty((B, n, p)))
-        _tail_c(x, y, z, xi, zi, zti, g, g1, c1, *out, acc)
+        _tail_c(x, y, z, xi, zi, zti, g, g1, c1, *out, np.empty(p))
         return out
     return shift, tail
