@@ -6,6 +6,7 @@ the run takes them only when a probe found this machine's numpy summing that way
 """
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from fedcheck.algorithms import fedmls as M
 from fedcheck.algorithms import fedmls_jit as J
@@ -137,3 +138,27 @@ def test_fedmls_compiled_round_on_another_loss_equals_numpy(monkeypatch):
     ref = M.fedmls(batch, **kw)
     for key in ("x", "y", "z", "xi", "yi", "zi"):
         assert np.array_equal(fast.final[key], ref.final[key]), key
+
+
+@needs_numba
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 40), m=st.integers(1, 20), p=st.sampled_from([2, 3]), seed=st.integers(0, 2**31 - 1),
+       steps=st.integers(1, 9), radius=st.sampled_from([0.01, 1.0, 1e3]))
+def test_lad_prox_steps_equal_numpy_on_random_shapes(n, m, p, seed, steps, radius):
+    """The fused steps against approx-prox's numpy loop with LAD's own ``grad``, bit for bit, on random
+    shapes, step counts (frozen instances) and radii (the ball active or not)."""
+    _need_probe("prox", m, p)
+    rng = np.random.default_rng(seed)
+    B = 3
+    loss = L.LAD(rng.standard_normal((B, n, m, p)), rng.standard_normal((B, n, m)))
+    U0 = rng.standard_normal((B, n, p)) * 10.0 ** rng.integers(-2, 3)
+    V = rng.standard_normal((B, n, p))
+    scale = rng.uniform(0.01, 50.0, B)
+    T = rng.integers(0, steps + 1, B)
+    T[0] = steps
+    R = np.full(B, radius)
+    got = J.lad_prox_steps(loss.grad, U0.copy(), U0.copy(), V, scale, T, R, steps, M._numpy_prox_steps)
+    assert got is not None
+    ref = M._numpy_prox_steps(loss.grad, U0.copy(), U0.copy(), V, scale[:, None, None], T, R[:, None, None],
+                              steps, False)
+    assert np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1])

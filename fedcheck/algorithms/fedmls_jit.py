@@ -1,19 +1,22 @@
-"""Compiled FedMLS pieces for least absolute deviations (the library's :class:`~fedcheck.problems.losses.LAD`).
+"""Compiled FedMLS pieces: least absolute deviations (the library's :class:`~fedcheck.problems.losses.LAD`) and
+the round.
 
 * :func:`lad_prox_steps` -- :func:`fedcheck.algorithms.fedmls.approx_prox` with the LAD subgradient fused in:
-  one compiled call runs every step of every client row (rows outermost, the ``T`` steps of a row innermost,
-  its point in registers), instead of a numpy oracle call (two stacked ``matmul``, ``sign``) and two kernels
-  per step;
-* :func:`lad_full_value` -- ``F(x) = (1/n) sum_i f_i(x)`` of LAD in one pass (the recorder's ``F``).
+  one compiled call runs every step of every client row (instance by instance, step by step, the client rows
+  the innermost, vectorized loop), instead of a numpy oracle call (two stacked ``matmul``, ``sign``) and two
+  kernels per step;
+* :func:`lad_full_value` -- ``F(x) = (1/n) sum_i f_i(x)`` of LAD in one pass (the default recorder's ``F``);
+* :func:`round_kernels` -- the rest of a FedMLS round (line 6 and lines 14-19 of Algorithm 1), any loss.
 
 **The same bits as numpy.**  FedMLS's iterates depend on ``sign(A_i u - b_i)``: one ulp in a product can send
-a later iterate elsewhere.  So the kernels do numpy's operations in numpy's order: ``np.matmul`` of a
-``(m, p)`` matrix by a vector is BLAS ``gemv`` (``ddot`` when ``m = 1``) (OpenBLAS's ``dgemv_t`` tail for ``p = 2, 3``: ``fma(a2, x2,
-fma(a0, x0, a1 x1))``), the subgradient ``(sign / m)^T A`` is ``dgemv_n`` (blocks of 4 rows, ``t + fma(a_k s_k,
-a_(k+1) s_(k+1))``), the step's norm is ``einsum``'s SIMD order (``(u0^2 + u2^2) + u1^2``), the means are
-numpy's pairwise sums.  Those orders belong to the BLAS build and the CPU: they are not assumed.  Before a
-shape ``(m, p)`` is used, a probe runs the compiled kernel and numpy's reference (``FEDCHECK_JIT=0``'s code:
-``approx_prox``'s numpy loop with the loss's own ``grad``; ``Loss.full_value``) on random data of that shape
+a later iterate elsewhere.  So the kernels do numpy's operations in numpy's order: ``np.matmul`` of an ``(m,
+p)`` matrix by a vector is BLAS ``gemv`` (OpenBLAS's ``dgemv_t`` tail for ``p = 2, 3``: ``0 + fma(a2, x2,
+fma(a0, x0, a1 x1))``; ``ddot`` when ``m = 1``), the subgradient ``(sign / m)^T A`` is ``dgemv_n`` (blocks of
+4 rows, ``t + fma(a_j s_j, a_(j+1) s_(j+1))``), the step's norm is ``einsum``'s SIMD order (``(u0^2 + u2^2) +
+u1^2``), ``F``'s means are numpy's pairwise sums, the round's client mean is summed row by row.  Those orders
+belong to the BLAS build and the CPU: they are not assumed.  Before a shape is used, a probe runs the
+compiled kernels and numpy's reference (``FEDCHECK_JIT=0``'s code: ``LAD.residual`` and ``LAD.grad``,
+``approx_prox``'s numpy loop, ``Loss.full_value``, the round's numpy functions) on random data of that shape,
 and the compiled path is taken only if every number agrees bit for bit; otherwise (another BLAS, another
 order, ``p`` not 2 or 3, LAD's ``einsum`` kernel option, a subclass, any other loss or oracle) the callers run
 numpy as before.
