@@ -714,16 +714,22 @@ def _block(out: dict) -> dict:
 
 class issue28_off:
     """fedcheck as it was before issue 28's compiled paths (the numpy reference paths they replace): least
-    squares' local steps (one FedAvg, ``pieces.local_steps``), FedMLS's approx-prox passes, FedFW's factored
-    compiled round, the by-columns ``F`` of large least squares and FedSGM's compiled run."""
+    squares' local steps (one FedAvg, ``pieces.local_steps``), FedMLS's approx-prox passes, its fused LAD steps,
+    compiled round and LAD's compiled ``F`` (:mod:`fedcheck.algorithms.fedmls_jit`), FedFW's factored
+    compiled round, the by-columns ``F`` of large least squares and FedSGM's compiled run
+    (:mod:`fedcheck.algorithms.switching_jit`)."""
 
     def __enter__(self):
         import importlib
-        fedavg, fedfw, fedmls, jit, pieces = (importlib.import_module(f"fedcheck.algorithms.{m}")
-                                              for m in ("fedavg", "fedfw", "fedmls", "jit", "pieces"))
+        fedavg, fedfw, fedmls, fedmls_jit, jit, pieces = (
+            importlib.import_module(f"fedcheck.algorithms.{m}")
+            for m in ("fedavg", "fedfw", "fedmls", "fedmls_jit", "jit", "pieces"))
         self.saved = [(pieces, "_compiled_local_steps", pieces._compiled_local_steps),
                       (fedavg, "ls_local_steps", fedavg.ls_local_steps),
                       (fedmls, "_compiled_prox_steps", fedmls._compiled_prox_steps),
+                      (fedmls, "lad_prox_steps", fedmls.lad_prox_steps),
+                      (fedmls, "round_kernels", fedmls.round_kernels),
+                      (fedmls_jit, "lad_full_value", fedmls_jit.lad_full_value),
                       (fedfw, "_factored_ok", fedfw._factored_ok),
                       (jit, "COLUMNS_FROM", jit.COLUMNS_FROM)]
         sj = importlib.import_module("fedcheck.algorithms.switching_jit")
@@ -731,7 +737,8 @@ class issue28_off:
         sj.AVAILABLE = False
         pieces._compiled_local_steps = lambda *a: None
         fedavg.ls_local_steps = lambda *a, **k: None
-        fedmls._compiled_prox_steps = lambda *a: None
+        fedmls._compiled_prox_steps = fedmls.lad_prox_steps = fedmls.round_kernels = lambda *a: None
+        fedmls_jit.lad_full_value = lambda loss: None
         fedfw._factored_ok = lambda *a: False
         jit.COLUMNS_FROM = 2**62
         return self

@@ -80,7 +80,8 @@ def steps(results: Path, profile: bool) -> list[tuple[str, float]]:
             import pstats
             pr = cProfile.Profile()
             pr.enable()
-            R.write_reports(doc, Path(d) / "again")
+            from fedcheck.render import write_reports
+            write_reports(doc, Path(d) / "again")
             pr.disable()
             pstats.Stats(pr).sort_stats("cumulative").print_stats(25)
     return out + list(tot.items())

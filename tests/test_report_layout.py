@@ -104,3 +104,27 @@ def test_the_rate_intervals_are_named_for_what_they_are():
     spread = [{"slope": s, "ci": [s - 1e-4, s + 1e-4], "ci_hac": [s - 2e-4, s + 2e-4]} for s in (-2.0, -1.0, 0.0)]
     q = pooled_rate(spread)
     assert q["ci_hac"] == q["ci_ols"] == q["ci_between_instances"]
+
+
+def test_figures_drawn_with_one_shared_text_to_path_are_the_same_svg(pages, monkeypatch):
+    """report._TEXT2PATH shares one mathtext parser (and its cache) among the renderers of every figure: a speed-up
+    only, the SVG must be byte-identical to drawing each figure with matplotlib's own per-renderer parser, and
+    matplotlib's TextToPath is given back after each figure."""
+    import matplotlib.text as mtext
+    from fedcheck import report as R
+    chk = next(c for c in pages["results"]["checks"] if c["id"] == "fedfw.theorem1")
+    before = mtext.TextToPath
+    shared = [R.figure_svg(rf.figure) for rf in R.check_figures(chk)]
+    assert mtext.TextToPath is before
+    assert R._TEXT2PATH.shared is not None
+
+    class Own:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+    monkeypatch.setattr(R, "_TEXT2PATH", Own())
+    own = [R.figure_svg(rf.figure) for rf in R.check_figures(chk)]
+    assert len(shared) == len(own) >= 2
+    assert shared == own

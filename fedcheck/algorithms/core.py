@@ -104,15 +104,17 @@ def default_recorder(batch: InstanceBatch) -> Recorder:
 
     The consensus distance is one compiled pass when numba is available (:func:`.jit.consensus_distance`)."""
     from fedcheck.algorithms.jit import consensus_distance, least_squares_recorder
+    from fedcheck.algorithms.fedmls_jit import lad_full_value
     loss, S = batch.loss, batch.set
     fast = least_squares_recorder(loss, S)
+    full_value = lad_full_value(loss) or loss.full_value   # LAD's F compiled, the same bits
 
     def rec(k, X, xbar):
         out = fast(k, X, xbar) if fast is not None else None
         if out is not None:
             return out
         return {
-            "F": loss.full_value(xbar),
+            "F": full_value(xbar),
             "consensus": consensus_distance(X, xbar),
             "infeasibility": S.gauge(xbar),
         }

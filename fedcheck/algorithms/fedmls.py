@@ -44,6 +44,7 @@ from fedcheck.problems.instances import InstanceBatch
 from fedcheck.algorithms.core import Recorder, Trace, default_recorder
 from fedcheck.algorithms.fedavg import fedavg_rounds
 from fedcheck.algorithms.pieces import static_oracle, step_sizes
+from fedcheck.algorithms.fedmls_jit import lad_prox_steps, numpy_shift, numpy_tail, round_kernels
 
 __all__ = ["fedmls", "mopes", "fedavg", "scaffold", "scaffnew", "minibatch_oracle", "Oracle", "approx_prox"]
 
@@ -168,12 +169,17 @@ def approx_prox(oracle: Oracle, U0: np.ndarray, V: np.ndarray, scale: np.ndarray
     Tmax = int(T.max(initial=0))
     if Tmax == 0:
         return U, Ut
-    sc = scale[:, None, None]
-    Rr = R[:, None, None]
-    uniform = bool(np.all(T == Tmax))
-    fast = _compiled_prox_steps(oracle, U, Ut, V, scale, T, R, Tmax)
+    fast = lad_prox_steps(oracle, U, Ut, V, scale, T, R, Tmax, _numpy_prox_steps)
+    if fast is None:
+        fast = _compiled_prox_steps(oracle, U, Ut, V, scale, T, R, Tmax)
     if fast is not None:
         return fast
+    return _numpy_prox_steps(oracle, U, Ut, V, scale[:, None, None], T, R[:, None, None], Tmax,
+                             bool(np.all(T == Tmax)))
+
+
+def _numpy_prox_steps(oracle, U, Ut, V, sc, T, Rr, Tmax, uniform):
+    """:func:`approx_prox`'s steps in numpy (the reference; ``FEDCHECK_JIT=0`` runs it)."""
     for t in range(1, Tmax + 1):
         a = 2.0 / (t + 2.0)
         G = oracle(U)
@@ -242,18 +248,15 @@ def fedmls(batch: InstanceBatch, *, rounds: int, lam, T, R, grid=None, recorder:
     st = {"x": y0.copy(), "y": y0.copy(), "z": y0.copy(), "xi": np.repeat(y0[:, None, :], n, 1)}
     st["yi"], st["zi"] = st["xi"].copy(), st["xi"].copy()
     extra = {"calls": np.zeros(B), "comms": np.zeros(B)}
+    # lines 6 and 14-19 compiled (the same bits, or numpy's functions when the probe declines)
+    shift, tail = round_kernels(B, n, batch.p) or (numpy_shift, numpy_tail)
 
     def step(k):
-        g, g1 = 2.0 / (k + 1.0), 2.0 / (k + 2.0)
-        V = st["zi"] - (k / 4.0) * (st["yi"] - st["y"][:, None, :])
+        V = shift(st["zi"], st["yi"], st["y"], k / 4.0)
         zi, zti = approx_prox(oracle, st["zi"], V, lam[k - 1] * k / (4.0 * n), Tk[k - 1], Rb)
-        xi = (1.0 - g) * st["xi"] + g * zti
-        st["yi"] = (1.0 - g1) * xi + g1 * zi
-        st["xi"], st["zi"] = xi, zi
-        x = (1.0 - g) * st["x"] + g * st["z"]
-        y = (1.0 - g1) * x + g1 * st["z"]
-        st["z"] = st["z"] - ((k + 1.0) / 4.0) * (y - st["yi"].mean(1))
-        st["x"], st["y"] = x, y
+        st["x"], st["y"], st["z"], st["xi"], st["yi"] = tail(st["x"], st["y"], st["z"], st["xi"], zi, zti,
+                                                             2.0 / (k + 1.0), 2.0 / (k + 2.0), (k + 1.0) / 4.0)
+        st["zi"] = zi
         extra["calls"] += Tk[k - 1]
         extra["comms"] += 1.0
 
