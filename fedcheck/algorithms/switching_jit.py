@@ -217,8 +217,19 @@ def _ATs(A, j, m, p, S, sj, om0, om1, l0, l1, div, out):
         for b in range(B):
             out[0, b] = ((l0[b] + l1[b]) + 0.0) / div
         return
-    for q in range(p):         # up to four rows per pass over the instances, each instance's sum row by row
-        k = 0
+    for q in range(p):         # eight, then up to four rows per pass over the instances, each instance's sum
+        k = 0                  # row by row
+        while k + 8 <= m:
+            first = k == 0
+            last = k + 8 == m
+            for b in range(B):
+                v = 0.0 if first else out[q, b]
+                v = (((v + A[j, k, q, b] * S[sj, k, b]) + A[j, k + 1, q, b] * S[sj, k + 1, b])
+                     + A[j, k + 2, q, b] * S[sj, k + 2, b]) + A[j, k + 3, q, b] * S[sj, k + 3, b]
+                v = (((v + A[j, k + 4, q, b] * S[sj, k + 4, b]) + A[j, k + 5, q, b] * S[sj, k + 5, b])
+                     + A[j, k + 6, q, b] * S[sj, k + 6, b]) + A[j, k + 7, q, b] * S[sj, k + 7, b]
+                out[q, b] = v / div if last else v
+            k += 8
         while k < m:
             c = min(4, m - k)
             first = k == 0
