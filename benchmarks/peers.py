@@ -105,8 +105,9 @@ def max_rel_diff(a: dict, b: dict, keys) -> float:
     worst = 0.0
     for k in keys:
         x, y = np.asarray(a[k], dtype=float), np.asarray(b[k], dtype=float)
-        if x.shape != y.shape:
-            return float("inf")
+        if x.shape != y.shape or not np.array_equal(np.isnan(x), np.isnan(y)):
+            return float("inf")             # a NaN on one side only is a difference, not a pass
+        x, y = np.nan_to_num(x, nan=0.0), np.nan_to_num(y, nan=0.0)
         scale = 1.0 + float(np.max(np.abs(x))) if x.size else 1.0
         worst = max(worst, float(np.max(np.abs(x - y))) / scale if x.size else 0.0)
     return worst
@@ -514,9 +515,13 @@ def case_fedmls(B=64, T=100, n=32) -> Case:
 
 # ------------------------------------------------------------------------------------------------ FedSGM
 def jax_fedsgm(jax, E, eps):
+    """FedSGM, hard switching, identity uplink, with a comparator ``u``: every quantity fedcheck's ``fedsgm``
+    records per round (``f g sigma dist2 h`` at ``w_0..w_T``; ``in_A weight drift_step drift_sq max_dir agg_sq
+    agg_sq_cond cond_dist2`` for rounds ``0..T-1``) and ``wbar``, ``w_T`` -- the same outputs on both sides,
+    all compared."""
     jnp, lax = jax.numpy, jax.lax
 
-    def one(A, b, C, e, w0, eta, T):
+    def one(A, b, C, e, w0, eta, u, T):
         n, m, d = A.shape
 
         def f_val(W):     # LAD, einsum order: mean |A w - b|
@@ -533,25 +538,48 @@ def jax_fedsgm(jax, E, eps):
             j = jnp.argmax(g_pieces(W), -1)
             return jnp.take_along_axis(C, j[:, None, None], 1)[:, 0]
 
+        def full(w):
+            Wb = jnp.broadcast_to(w, (n, d))
+            return f_val(Wb).mean(), g_pieces(Wb).max(-1).mean()
+        fu, gu = full(u)
+
+        def at(w):          # what is recorded at w_k (k = 0..T)
+            fw, gw = full(w)
+            sig = (gw - eps > 0).astype(float)
+            return fw, gw, sig, ((w - u) ** 2).sum(), (1 - sig) * (fw - fu) + sig * (gw - gu)
+
         def body(carry, _):
             w, S_w, S_weight = carry
-            Wb = jnp.broadcast_to(w, (n, d))
-            fw, gw = f_val(Wb).mean(), g_pieces(Wb).max(-1).mean()
-            sig = (gw - eps > 0).astype(float)
+            fw, gw, sig, dist2, h = at(w)
             inA = gw <= eps
             wt = jnp.where(inA, 1.0, 0.0)
             S_w, S_weight = S_w + wt * w, S_weight + wt
+            Wb = jnp.broadcast_to(w, (n, d))
 
-            def local(_, st):
-                W, X = st
+            def local(tau, st):
+                W, X, mdir, dstep, dsq = st
                 V = (1 - sig) * f_sub(W) + sig * g_sub(W)
-                return W - eta * V, X + V
-            _, X = lax.fori_loop(0, E, local, (Wb, jnp.zeros((n, d))))
-            w = w - eta * X.mean(0)
-            return (w, S_w, S_weight), (fw, gw)
-        (w, S_w, S_weight), (f, g) = lax.scan(body, (w0, jnp.zeros_like(w0), 0.0), None, length=T)
-        return w, jnp.where(S_weight > 0, S_w / S_weight, jnp.nan), f, g
-    return jax.jit(jax.vmap(one, in_axes=(0, 0, 0, 0, 0, 0, None)), static_argnums=(6,))
+                mdir = jnp.maximum(mdir, jnp.sqrt((V * V).sum(-1)).max())
+                W = W - eta * V
+                dist = jnp.sqrt(((W - w) ** 2).sum(-1))
+                dstep = jnp.maximum(dstep, (dist / ((tau + 1.0) * eta)).max())
+                dsq = dsq + jnp.where(tau + 1 < E, dist ** 2, 0.0)
+                return W, X + V, mdir, dstep, dsq
+            _, X, mdir, dstep, dsq = lax.fori_loop(0, E, local, (Wb, jnp.zeros((n, d)), 0.0, 0.0, jnp.zeros(n)))
+            Xbar = X.mean(0)
+            agg = (Xbar ** 2).sum()
+            cond = ((w - eta * Xbar - u) ** 2).sum()
+            w = w - eta * Xbar
+            return (w, S_w, S_weight), (fw, gw, sig, dist2, h, inA.astype(float), wt, dstep, dsq.max(), mdir,
+                                        agg, agg, cond)
+        (w, S_w, S_weight), rec = lax.scan(body, (w0, jnp.zeros_like(w0), 0.0), None, length=T)
+        last = at(w)
+        return w, jnp.where(S_weight > 0, S_w / S_weight, jnp.nan), rec, last
+    return jax.jit(jax.vmap(one, in_axes=(0, 0, 0, 0, 0, 0, 0, None)), static_argnums=(7,))
+
+
+FEDSGM_EVERY = ("f", "g", "sigma", "dist2", "h")               # recorded at w_0..w_T
+FEDSGM_ROUNDS = ("in_A", "weight", "drift_step", "drift_sq", "max_dir", "agg_sq", "agg_sq_cond", "cond_dist2")
 
 
 def case_fedsgm(B=64, T=300, E=3, n=5) -> Case:
@@ -569,12 +597,20 @@ def case_fedsgm(B=64, T=300, E=3, n=5) -> Case:
     w0 = np.asarray(batch.w0, dtype=float)
 
     def run_jax():
-        w, wbar, f, g = fn(A, b, C, e, w0, eta, T)
-        return {"w_T": w, "wbar": wbar, "f": np.asarray(f).T, "g": np.asarray(g).T}
+        w, wbar, rec, last = fn(A, b, C, e, w0, eta, u, T)
+        out = {"w_T": w, "wbar": wbar}
+        for q, k in enumerate(FEDSGM_EVERY):
+            out[k] = np.concatenate([np.asarray(rec[q]).T, np.asarray(last[q])[None]])
+        for q, k in enumerate(FEDSGM_ROUNDS):
+            out[k] = np.asarray(rec[len(FEDSGM_EVERY) + q]).T
+        return out
 
     def run_fedcheck():
         tr = fedsgm(batch, rounds=T, eta=eta, eps=np.full(B, eps), rule="hard", local_steps=E, comparator=u)
-        return {"w_T": tr.final["w_T"], "wbar": tr.final["wbar"], "f": tr.metrics["f"][:-1], "g": tr.metrics["g"][:-1]}
+        out = {"w_T": tr.final["w_T"], "wbar": tr.final["wbar"]}
+        out.update({k: tr.metrics[k] for k in FEDSGM_EVERY})
+        out.update({k: tr.metrics[k][:-1] for k in FEDSGM_ROUNDS})
+        return out
 
     def loop():
         FAM.loop_fedsgm(batch, 30, eta, np.full(B, eps), E)
@@ -586,7 +622,8 @@ def case_fedsgm(B=64, T=300, E=3, n=5) -> Case:
             batch.f.subgrad(W)
             batch.g.subgrad(W)
     return Case("FedSGM (pl)", f"{B}x{n}x{batch.d} m=10 E={E}", T, run_fedcheck, run_jax, None, loop, 30, floor,
-                ("w_T", "wbar", "f", "g"))
+                ("w_T", "wbar") + FEDSGM_EVERY + FEDSGM_ROUNDS,
+                notes="both sides record every quantity fedcheck's fedsgm records (13 per round), all compared")
 
 
 # ------------------------------------------------------------------------------------------------ FedProx
