@@ -722,12 +722,13 @@ class issue28_off:
         fedavg, fedfw, fedmls, jit, pieces = (importlib.import_module(f"fedcheck.algorithms.{m}")
                                               for m in ("fedavg", "fedfw", "fedmls", "jit", "pieces"))
         self.saved = [(pieces, "_compiled_local_steps", pieces._compiled_local_steps),
-                      (fedavg, "ls_local_steps", fedavg.ls_local_steps),
+                      (fedavg, "ls_local_steps", fedavg.ls_local_steps), (fedavg, "ls_fedavg", fedavg.ls_fedavg),
                       (fedmls, "_compiled_prox_steps", fedmls._compiled_prox_steps),
                       (fedfw, "_factored_ok", fedfw._factored_ok),
                       (jit, "COLUMNS_FROM", jit.COLUMNS_FROM)]
         pieces._compiled_local_steps = lambda *a: None
         fedavg.ls_local_steps = lambda *a, **k: None
+        fedavg.ls_fedavg = lambda *a: None
         fedmls._compiled_prox_steps = lambda *a: None
         fedfw._factored_ok = lambda *a: False
         jit.COLUMNS_FROM = 2**62
