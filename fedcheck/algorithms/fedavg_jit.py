@@ -5,9 +5,9 @@ instance and client in one compiled call, the rows in blocks whose ``H`` stays i
 a block's rows (``kernels._blocked_layout``):
 
 * :func:`steps_blocked`: the blocked kernel of :func:`.kernels.ls_local_steps` with the product ``H_i w``
-  unrolled by four coordinates: ``acc = (((acc + h_j w_j) + h_{j+1} w_{j+1}) + ...)`` is the index-order sum
-  of the row kernel, parenthesized as it always was, but the accumulator is read and written once per four
-  terms instead of once per term.  The same bits as ``kernels._ls_local_steps_blocked``
+  unrolled by eight (then four) coordinates: ``acc = (((acc + h_j w_j) + h_{j+1} w_{j+1}) + ...)`` is the
+  index-order sum of the row kernel, parenthesized as it always was, but the accumulator is read and written
+  once per eight terms instead of once per term.  The same bits as ``kernels._ls_local_steps_blocked``
   (``tests/test_compiled_paths.py``); 1.15-1.5x faster on 512-640 rows of p = 10-20 (see benchmarks/README).
 * :class:`LSFedAvg`: one round of the one FedAvg with plain averaging (no map, hook, sampling, uplink, server
   step) fused into one call: the clients start from the server point (no ``np.repeat``), take the round's
@@ -48,6 +48,15 @@ def _block_steps(Wb, g, anc, nr, acc, e, mu_l, rad_l, sc, H, cc, eta, inst, T, p
             else:
                 for l in range(L):
                     acc[l] = 0.0
+            while j + 8 <= p:
+                h0, h1, h2, h3 = Hk[j], Hk[j + 1], Hk[j + 2], Hk[j + 3]
+                w0, w1, w2, w3 = Wb[j], Wb[j + 1], Wb[j + 2], Wb[j + 3]
+                h4, h5, h6, h7 = Hk[j + 4], Hk[j + 5], Hk[j + 6], Hk[j + 7]
+                w4, w5, w6, w7 = Wb[j + 4], Wb[j + 5], Wb[j + 6], Wb[j + 7]
+                for l in range(L):
+                    acc[l] = (((((((acc[l] + h0[l] * w0[l]) + h1[l] * w1[l]) + h2[l] * w2[l]) + h3[l] * w3[l])
+                                + h4[l] * w4[l]) + h5[l] * w5[l]) + h6[l] * w6[l]) + h7[l] * w7[l]
+                j += 8
             while j + 4 <= p:
                 h0, h1, h2, h3 = Hk[j], Hk[j + 1], Hk[j + 2], Hk[j + 3]
                 w0, w1, w2, w3 = Wb[j], Wb[j + 1], Wb[j + 2], Wb[j + 3]
