@@ -224,3 +224,52 @@ def test_round_contract_finiteness_by_sums_is_exact(where):
     np.testing.assert_array_equal(c.first_nonfinite, want)
     vals = c.mask({"F": np.arange(B, dtype=float)})
     assert np.array_equal(np.isnan(vals["F"]), want > 0)
+
+
+@needs_numba
+@pytest.mark.parametrize("lam_kind", ["scalar", "per instance"])
+def test_compiled_l1_prox_is_numpys_bit_for_bit(lam_kind):
+    """``composite_jit.prox_of`` (soft-thresholding in one compiled pass) against ``L1.prox``: the same bits,
+    zeros of both signs, thresholds of zero, infinities and NaN included; a mask declines (numpy)."""
+    from fedcheck.algorithms.composite_jit import prox_of
+    from fedcheck.problems.regularizers import L1
+    B, S, d = 6, 3, 7
+    rng = np.random.default_rng(5)
+    lam = 0.3 if lam_kind == "scalar" else rng.uniform(0.0, 1.0, B)
+    reg = L1(lam, d)
+    prox = prox_of(reg)
+    assert getattr(prox, "compiled", False)
+    Z = rng.standard_normal((B, S, d))
+    Z[0, 0, :4] = [0.0, -0.0, np.inf, -np.inf]
+    Z[1, 2, 1] = np.nan
+    Z[2, 1, :] = 0.3                               # |z| - t exactly zero for a scalar lam, a = 1
+    for a in (0.0, 1.0, rng.uniform(0.0, 2.0, B), np.float64(0.7)):
+        for z in (Z, Z[:, 0, :].copy()):
+            got, ref = prox(z, a), reg.prox(z, a)
+            assert got.shape == ref.shape
+            np.testing.assert_array_equal(got, ref)
+            assert np.array_equal(np.signbit(got), np.signbit(ref))
+    masked = L1(lam, d, mask=np.r_[np.ones(d - 1), 0.0])
+    assert prox_of(masked) == masked.prox
+
+
+@needs_numba
+@pytest.mark.parametrize("method", ["feddualavg", "fedmid", "fedmid_osp"])
+def test_composite_runs_with_the_compiled_prox_are_numpys_bit_for_bit(monkeypatch, method):
+    from fedcheck.algorithms import composite as E
+    from fedcheck.problems import composite as P
+    fam = P.SharedQuadraticFamily(d=5, M=3, K=4, mu=0.1, tau=0.5, noise=0.3, reg="l1", lam=0.2,
+                                  geometry="euclidean")
+    prob = P.batch_of([fam.draw(s) for s in range(4)])
+    alg = getattr(E, method)
+    ec = np.linspace(0.02, 0.08, 4)
+
+    def run():
+        return alg(prob, rounds=30, eta_c=ec, eta_s=1.0, rng=np.random.default_rng(np.random.SeedSequence(3)))
+    fast = run()
+    monkeypatch.setattr(E, "prox_of", lambda reg: reg.prox)
+    ref = run()
+    for k in ref.metrics:
+        np.testing.assert_array_equal(fast.metrics[k], ref.metrics[k])
+    for k in ref.final:
+        np.testing.assert_array_equal(fast.final[k], ref.final[k])
