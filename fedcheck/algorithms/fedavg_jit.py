@@ -287,9 +287,11 @@ class LSSteps:
             rad = self._row(radius)
             if rad is None:
                 return None
-        out = np.array(Y, order="C")          # a new array, the input untouched
-        steps_blocked(out, self.Hb, self.cb, e.reshape(1, B), int(T), anc, mu_, rad, prox, radius is not None,
-                      self.work)
+        if not Y.flags.c_contiguous:
+            Y = np.ascontiguousarray(Y)
+        out = np.empty((B, S, p))             # a new array, the input untouched (read block by block)
+        _blocks(Y, False, out, self.Hb, self.cb, e.reshape(1, B), int(T), anc, mu_, rad, prox, radius is not None,
+                self.work)
         return out
 
 
