@@ -4,7 +4,8 @@ Three things, all on the library's least squares in its ``H`` form (``kernels.pl
 instance and client in one compiled call, the rows in blocks whose ``H`` stays in L2 and every inner loop over
 a block's rows (``kernels._blocked_layout``):
 
-* :func:`steps_blocked`: the blocked kernel of :func:`.kernels.ls_local_steps` with the product ``H_i w``
+* :func:`steps_blocked`: the blocked kernel of :func:`.kernels.ls_local_steps` (``_ls_local_steps_blocked``,
+  which stays there for the one FedAvg's rounds whose instances take different step counts) with the product ``H_i w``
   unrolled by eight (then four) coordinates: ``acc = (((acc + h_j w_j) + h_{j+1} w_{j+1}) + ...)`` is the
   index-order sum of the row kernel, parenthesized as it always was, but the accumulator is read and written
   once per eight terms instead of once per term.  The same bits as ``kernels._ls_local_steps_blocked``

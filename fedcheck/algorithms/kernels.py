@@ -543,8 +543,6 @@ try:
                                         if _JIT else None)
 except Exception:  # pragma: no cover
     _ls_local_steps_compiled = _ls_local_steps_blocked_compiled = None
-if _ls_local_steps_blocked_compiled is not None:   # the same kernel with H w unrolled by four: the same bits, faster
-    from fedcheck.algorithms.fedavg_jit import steps_blocked as _ls_local_steps_blocked_compiled  # noqa: E402
 
 
 def _blocked_layout(loss):

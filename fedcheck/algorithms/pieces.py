@@ -32,7 +32,7 @@ def local_steps(ctx, Y, eta, steps: int, *, anchor=None, mu=None, project: bool 
     of standard deviation ``noise`` per coordinate (a stochastic oracle).
 
     Least-squares clients (the library's loss in its ``H`` form), an l2 ball or no projection, no noise and the
-    context's own ``grad``/``project``: the steps run compiled (:func:`.kernels.ls_local_steps`, every client and
+    context's own ``grad``/``project``: the steps run compiled (:class:`.fedavg_jit.LSSteps`, every client and
     step in one call); the same formula, only the sums of ``H_i y`` in another order than BLAS's (last bits).
     ``FEDCHECK_JIT=0`` (or no numba) runs the numpy steps below, the reference."""
     if not noise:
