@@ -273,3 +273,19 @@ def test_composite_runs_with_the_compiled_prox_are_numpys_bit_for_bit(monkeypatc
         np.testing.assert_array_equal(fast.metrics[k], ref.metrics[k])
     for k in ref.final:
         np.testing.assert_array_equal(fast.final[k], ref.final[k])
+
+
+@needs_numba
+def test_fused_fedavg_round_declines_step_sizes_of_another_shape(monkeypatch):
+    """Step sizes ``(rounds, 1)`` (broadcast by numpy's path) are not the fused round's ``(B,)``: it declines and
+    the run is the previous paths' run."""
+    from fedcheck.algorithms import fedavg as FA
+    from fedcheck.algorithms.pieces import static_oracle
+    batch = _batch(n=3, p=5, B=4, seed=9)
+    eta = np.full((6, 1), 0.05)
+    kw = dict(rounds=6, n=batch.n, eta=eta, steps=2)
+    x0 = batch.x0()[:, 0, :].copy()
+    got = FA.run_fedavg(x0, static_oracle(batch.loss.grad), **kw)
+    monkeypatch.setattr(FA, "ls_fedavg", lambda *a: None)
+    ref = FA.run_fedavg(x0, static_oracle(batch.loss.grad), **kw)
+    np.testing.assert_array_equal(got.x, ref.x)

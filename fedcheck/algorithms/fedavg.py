@@ -111,10 +111,14 @@ def fedavg_rounds(x0, oracle: RoundOracle, *, rounds: int, n: int, eta=None, eta
         if fused is not None and sel is None and (uniform is None or uniform[r]):
             Tm = int(Tb) if uniform is None else int(Tb[0])
             if eta_step is None:
-                sizes = np.asarray(size(r, 1, cum), dtype=float).reshape(1, B)
+                sizes = np.asarray(size(r, 1, cum), dtype=float)
+                sizes = sizes.reshape(1, B) if sizes.shape == (B,) else None     # else: the paths below
             else:
                 sizes = np.stack([np.broadcast_to(np.asarray(size(r, t, cum), dtype=float), (B,))
                                   for t in range(1, Tm + 1)]) if Tm else np.zeros((1, B))
+        else:
+            sizes = None
+        if sizes is not None:
             W, x = fused.round(x, sizes if sizes.flags.c_contiguous else np.ascontiguousarray(sizes), Tm)
             cum += Tb
             st.x, st.X, st.sel = x, W, sel
