@@ -254,7 +254,7 @@ class LSSteps:
         self.H = loss.H
         self.B, self.S, self.p = B, S, p
         self.Hb, self.cb = _blocked_layout(loss)
-        self.work = np.empty((3 * p + 13, self.cb.shape[-1]))
+        self.work_shape = (3 * p + 13, self.cb.shape[-1])     # scratch per call: the object is shared (threads)
         self.none1, self.none2 = np.zeros(1), np.zeros((1, 1))
 
     def _row(self, v):
@@ -292,7 +292,7 @@ class LSSteps:
             Y = np.ascontiguousarray(Y)
         out = np.empty((B, S, p))             # a new array, the input untouched (read block by block)
         _blocks(Y, False, out, self.Hb, self.cb, e.reshape(1, B), int(T), anc, mu_, rad, prox, radius is not None,
-                self.work)
+                np.empty(self.work_shape))
         return out
 
 
