@@ -751,33 +751,35 @@ def _block(out: dict) -> dict:
 
 class issue28_off:
     """fedcheck as it was before issue 28's compiled paths (the numpy reference paths they replace): least
-    squares' local steps (one FedAvg, ``pieces.local_steps``), FedMLS's approx-prox passes, its fused LAD steps,
-    compiled round and LAD's compiled ``F`` (:mod:`fedcheck.algorithms.fedmls_jit`), FedFW's factored
-    compiled round, the by-columns ``F`` of large least squares and FedSGM's compiled run
-    (:mod:`fedcheck.algorithms.switching_jit`)."""
+    squares' local steps (one FedAvg and its fused round, ``pieces.local_steps``), FedMLS's approx-prox passes,
+    its fused LAD steps, compiled round and LAD's compiled ``F`` (:mod:`fedcheck.algorithms.fedmls_jit`), FedFW's
+    factored compiled round, the by-columns ``F`` of large least squares, FedSGM's compiled run
+    (:mod:`fedcheck.algorithms.switching_jit`) and the composite family's l1 prox."""
 
     def __enter__(self):
         import importlib
-        fedavg, fedfw, fedmls, fedmls_jit, jit, pieces = (
+        fedavg, fedfw, fedmls, fedmls_jit, jit, pieces, composite = (
             importlib.import_module(f"fedcheck.algorithms.{m}")
-            for m in ("fedavg", "fedfw", "fedmls", "fedmls_jit", "jit", "pieces"))
+            for m in ("fedavg", "fedfw", "fedmls", "fedmls_jit", "jit", "pieces", "composite"))
         self.saved = [(pieces, "_compiled_local_steps", pieces._compiled_local_steps),
-                      (fedavg, "ls_local_steps", fedavg.ls_local_steps),
+                      (fedavg, "ls_local_steps", fedavg.ls_local_steps), (fedavg, "ls_fedavg", fedavg.ls_fedavg),
                       (fedmls, "_compiled_prox_steps", fedmls._compiled_prox_steps),
                       (fedmls, "lad_prox_steps", fedmls.lad_prox_steps),
                       (fedmls, "round_kernels", fedmls.round_kernels),
                       (fedmls_jit, "lad_full_value", fedmls_jit.lad_full_value),
                       (fedfw, "_factored_ok", fedfw._factored_ok),
-                      (jit, "COLUMNS_FROM", jit.COLUMNS_FROM)]
+                      (jit, "COLUMNS_FROM", jit.COLUMNS_FROM), (composite, "prox_of", composite.prox_of)]
         sj = importlib.import_module("fedcheck.algorithms.switching_jit")
         self.saved.append((sj, "AVAILABLE", sj.AVAILABLE))
         sj.AVAILABLE = False
         pieces._compiled_local_steps = lambda *a: None
         fedavg.ls_local_steps = lambda *a, **k: None
+        fedavg.ls_fedavg = lambda *a: None
         fedmls._compiled_prox_steps = fedmls.lad_prox_steps = fedmls.round_kernels = lambda *a: None
         fedmls_jit.lad_full_value = lambda loss: None
         fedfw._factored_ok = lambda *a: False
         jit.COLUMNS_FROM = 2**62
+        composite.prox_of = lambda reg: reg.prox
         return self
 
     def __exit__(self, *exc):

@@ -4,6 +4,7 @@
   and so FedProx through ``federated``): the blocked (vectorized) and the per-row kernel give the same bits;
   against numpy the products ``H_i w`` are summed in index order instead of BLAS's order, so the results agree
   to a few units in the last place (ulps of the largest entry), not bit for bit;
+* the fused FedAvg round and the unrolled blocked kernel (``fedavg_jit``): the bits of the kernels they replace;
 * FedFW on least squares in factored form (compiled round with an incremental ``A_i x_i``): the same iterates
   as the numpy path up to rounding, and its every-round stream equal to the recorder's values bit for bit.
 """
@@ -99,10 +100,66 @@ def test_fedavg_least_squares_compiled_equals_numpy(monkeypatch):
     Tk = np.full((T, batch.B), 3)
     Tk[::7, 1] = 2                                         # per-instance step counts: the per-row kernel
     fast = fedavg(batch, rounds=T, T=Tk, eta=eta)
+    monkeypatch.setattr(FA, "ls_fedavg", lambda *a: None)            # the fused round off: the local steps only
+    steps_only = fedavg(batch, rounds=T, T=Tk, eta=eta)
     monkeypatch.setattr(FA, "ls_local_steps", lambda *a, **k: None)
     ref = fedavg(batch, rounds=T, T=Tk, eta=eta)
     assert ulps(fast.final["xbar"], ref.final["xbar"]) <= 64
     assert ulps(fast.metrics["F"], ref.metrics["F"]) <= 64
+    # the fused round (steps from the server point and the mean in one call) is the local steps' bits
+    for k in fast.metrics:
+        np.testing.assert_array_equal(fast.metrics[k], steps_only.metrics[k])
+    np.testing.assert_array_equal(fast.final["X"], steps_only.final["X"])
+
+
+@needs_numba
+@pytest.mark.parametrize("n,p,B", [(3, 2, 3), (10, 20, 7), (4, 33, 2)])
+def test_fused_fedavg_round_is_the_local_steps_bit_for_bit(monkeypatch, n, p, B):
+    """The fused round (``fedavg_jit.LSFedAvg``) with a step per local step (``eta_step``) and per-round step
+    counts that are uniform in some rounds (fused) and not in others (the row kernel): the bits of the
+    local-steps path, and within a few ulps of numpy."""
+    from fedcheck.algorithms import fedavg as FA
+    from fedcheck.algorithms.fedmls import fedavg
+    batch = _batch(n=n, p=p, B=B, seed=3)
+    T = 25
+    L_ = np.asarray(batch.loss.smoothness()).max(-1)
+    es = np.broadcast_to(0.5 / L_, (200, B)) * np.linspace(1.0, 0.3, 200)[:, None]
+    Tk = np.full((T, B), 3)
+    Tk[::4, 0] = 1
+    Tk[5] = 0
+    fast = fedavg(batch, rounds=T, T=Tk, eta_step=es)
+    monkeypatch.setattr(FA, "ls_fedavg", lambda *a: None)
+    steps_only = fedavg(batch, rounds=T, T=Tk, eta_step=es)
+    for k in fast.metrics:
+        np.testing.assert_array_equal(fast.metrics[k], steps_only.metrics[k])
+    np.testing.assert_array_equal(fast.final["X"], steps_only.final["X"])
+    monkeypatch.setattr(FA, "ls_local_steps", lambda *a, **k: None)
+    ref = fedavg(batch, rounds=T, T=Tk, eta_step=es)
+    assert ulps(fast.final["xbar"], ref.final["xbar"]) <= 64
+
+
+@needs_numba
+@pytest.mark.parametrize("p", [1, 3, 4, 7, 8, 9, 16, 21, 64, 128])
+@pytest.mark.parametrize("prox,proj", [(False, False), (True, True), (False, True)])
+def test_unrolled_blocked_kernel_is_the_blocked_kernel_bit_for_bit(p, prox, proj):
+    """``fedavg_jit.steps_blocked`` (``H w`` unrolled by four) against the kernel it replaces
+    (``kernels._ls_local_steps_blocked``, compiled here): the same bits."""
+    import numba
+    from fedcheck.algorithms import fedavg_jit as FJ
+    old = numba.njit(fastmath=False)(K._ls_local_steps_blocked)
+    batch = _batch(n=3, p=p, B=4, seed=p)
+    B, n = batch.B, batch.n
+    rng = np.random.default_rng(p)
+    W = rng.standard_normal((B, n, p))
+    eta = 0.3 / np.asarray(batch.loss.smoothness()).max(-1) * rng.uniform(0.5, 1.5, (4, B))
+    anchor = W.mean(1) if prox else np.zeros((1, 1))
+    mu = np.full(B, 0.1) if prox else np.zeros(1)
+    rad = np.full(B, 0.7) if proj else np.zeros(1)
+    Hb, cb = K._blocked_layout(batch.loss)
+    a, b = W.copy(), W.copy()
+    old(a, Hb, cb, eta, 4, anchor, mu, rad, prox, proj, np.empty((3 * p + 13, cb.shape[-1])))
+    FJ.steps_blocked(b, Hb, cb, eta, 4, anchor, mu, rad, prox, proj, np.empty((3 * p + 13, cb.shape[-1])))
+    np.testing.assert_array_equal(a, b)
 
 
 @needs_numba
@@ -141,3 +198,94 @@ def test_least_squares_F_by_columns_is_the_rows_form_bit_for_bit(monkeypatch):
     for name in ("F", "consensus", "infeasibility"):
         np.testing.assert_array_equal(cols[name], rows[name])
     np.testing.assert_allclose(cols["F"], batch.loss.full_value(X.mean(1)), rtol=1e-13)
+
+
+@pytest.mark.parametrize("where", ["none", "X nan", "x inf", "X -inf and inf", "overflowing finite sum"])
+def test_round_contract_finiteness_by_sums_is_exact(where):
+    """The round contract tests finiteness by one sum per array, the per-run test when a sum is not finite:
+    every run with a NaN or an infinity is caught at its round, a finite array whose sum overflows is not."""
+    from fedcheck.algorithms.contract import RoundContract
+    B, n, p = 4, 3, 5
+    X, x = np.ones((B, n, p)), np.ones((B, p))
+    want = np.zeros(B)
+    if where == "X nan":
+        X[2, 1, 3] = np.nan
+        want[2] = 7
+    elif where == "x inf":
+        x[0, 4] = np.inf
+        want[0] = 7
+    elif where == "X -inf and inf":
+        X[1, 0, 0], X[1, 2, 1] = -np.inf, np.inf          # the sum is NaN
+        want[1] = 7
+    elif where == "overflowing finite sum":
+        X[:] = 1e308                                        # finite; its sum is inf
+    c = RoundContract(lambda *a: None, "round function", B, n, p)
+    c.check((X, x), 7)
+    np.testing.assert_array_equal(c.first_nonfinite, want)
+    vals = c.mask({"F": np.arange(B, dtype=float)})
+    assert np.array_equal(np.isnan(vals["F"]), want > 0)
+
+
+@needs_numba
+@pytest.mark.parametrize("lam_kind", ["scalar", "per instance"])
+def test_compiled_l1_prox_is_numpys_bit_for_bit(lam_kind):
+    """``composite_jit.prox_of`` (soft-thresholding in one compiled pass) against ``L1.prox``: the same bits,
+    zeros of both signs, thresholds of zero, infinities and NaN included; a mask declines (numpy)."""
+    from fedcheck.algorithms.composite_jit import prox_of
+    from fedcheck.problems.regularizers import L1
+    B, S, d = 6, 3, 7
+    rng = np.random.default_rng(5)
+    lam = 0.3 if lam_kind == "scalar" else rng.uniform(0.0, 1.0, B)
+    reg = L1(lam, d)
+    prox = prox_of(reg)
+    assert getattr(prox, "compiled", False)
+    Z = rng.standard_normal((B, S, d))
+    Z[0, 0, :4] = [0.0, -0.0, np.inf, -np.inf]
+    Z[1, 2, 1] = np.nan
+    Z[2, 1, :] = 0.3                               # |z| - t exactly zero for a scalar lam, a = 1
+    for a in (0.0, 1.0, rng.uniform(0.0, 2.0, B), np.float64(0.7)):
+        for z in (Z, Z[:, 0, :].copy()):
+            got, ref = prox(z, a), reg.prox(z, a)
+            assert got.shape == ref.shape
+            np.testing.assert_array_equal(got, ref)
+            assert np.array_equal(np.signbit(got), np.signbit(ref))
+    masked = L1(lam, d, mask=np.r_[np.ones(d - 1), 0.0])
+    assert prox_of(masked) == masked.prox
+
+
+@needs_numba
+@pytest.mark.parametrize("method", ["feddualavg", "fedmid", "fedmid_osp"])
+def test_composite_runs_with_the_compiled_prox_are_numpys_bit_for_bit(monkeypatch, method):
+    from fedcheck.algorithms import composite as E
+    from fedcheck.problems import composite as P
+    fam = P.SharedQuadraticFamily(d=5, M=3, K=4, mu=0.1, tau=0.5, noise=0.3, reg="l1", lam=0.2,
+                                  geometry="euclidean")
+    prob = P.batch_of([fam.draw(s) for s in range(4)])
+    alg = getattr(E, method)
+    ec = np.linspace(0.02, 0.08, 4)
+
+    def run():
+        return alg(prob, rounds=30, eta_c=ec, eta_s=1.0, rng=np.random.default_rng(np.random.SeedSequence(3)))
+    fast = run()
+    monkeypatch.setattr(E, "prox_of", lambda reg: reg.prox)
+    ref = run()
+    for k in ref.metrics:
+        np.testing.assert_array_equal(fast.metrics[k], ref.metrics[k])
+    for k in ref.final:
+        np.testing.assert_array_equal(fast.final[k], ref.final[k])
+
+
+@needs_numba
+def test_fused_fedavg_round_declines_step_sizes_of_another_shape(monkeypatch):
+    """Step sizes ``(rounds, 1)`` (broadcast by numpy's path) are not the fused round's ``(B,)``: it declines and
+    the run is the previous paths' run."""
+    from fedcheck.algorithms import fedavg as FA
+    from fedcheck.algorithms.pieces import static_oracle
+    batch = _batch(n=3, p=5, B=4, seed=9)
+    eta = np.full((6, 1), 0.05)
+    kw = dict(rounds=6, n=batch.n, eta=eta, steps=2)
+    x0 = batch.x0()[:, 0, :].copy()
+    got = FA.run_fedavg(x0, static_oracle(batch.loss.grad), **kw)
+    monkeypatch.setattr(FA, "ls_fedavg", lambda *a: None)
+    ref = FA.run_fedavg(x0, static_oracle(batch.loss.grad), **kw)
+    np.testing.assert_array_equal(got.x, ref.x)

@@ -48,6 +48,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from fedcheck.algorithms.composite_jit import prox_of
 from fedcheck.algorithms.core import Trace, record_grid
 from fedcheck.algorithms.fedavg import fedavg_rounds
 from fedcheck.algorithms.kernels import clients_mean
@@ -111,6 +112,7 @@ def _primal_family(problem, rounds, eta_c, eta_s, client_prox, server_prox, subg
     B, K = problem.B, problem.K
     ec, es = _vec(eta_c, B), _vec(eta_s, B)
     reg = problem.reg
+    prox = prox_of(reg)                                  # reg.prox (compiled for the plain l1: the same bits)
     run = _Run(problem, rounds, grid, recorder, rng, clients_per_round)
 
     def oracle(r, sel):
@@ -122,8 +124,8 @@ def _primal_family(problem, rounds, eta_c, eta_s, client_prox, server_prox, subg
     states = fedavg_rounds(problem.x0() if w0 is None else np.array(w0, dtype=float), oracle, rounds=run.R,
                            n=problem.M, eta=ec, steps=K, eta_s=es,
                            participation=lambda r: subset_clients(run.rng, B, problem.M, run.S),
-                           client_map=(lambda W: reg.prox(W, ec)) if client_prox else None,
-                           server_map=(lambda w: reg.prox(w, es * ec * K)) if server_prox else None, hook=hook)
+                           client_map=(lambda W: prox(W, ec)) if client_prox else None,
+                           server_map=(lambda w: prox(w, es * ec * K)) if server_prox else None, hook=hook)
     st = next(states)
     if run.want[0]:
         run.take(0, {"w": st.x, "w_avg": st.x})
@@ -171,6 +173,7 @@ def _dual_family(problem, rounds, eta_c, eta_s, client_prox, grid=None, recorder
     ec, es = _vec(eta_c, B), _vec(eta_s, B)
     ec3 = ec[:, None, None]
     reg = problem.reg
+    prox = prox_of(reg)                                  # reg.prox (compiled for the plain l1: the same bits)
     track = bool(track and client_prox)   # the (4.4) average and the discrepancy (FedDualAvg only)
     run = _Run(problem, rounds, grid, recorder, rng, clients_per_round)
     w0 = problem.x0() if w0 is None else np.array(w0, dtype=float)
@@ -195,7 +198,7 @@ def _dual_family(problem, rounds, eta_c, eta_s, client_prox, grid=None, recorder
         zbar_n = None                                    # Zn.mean(1) of the last step (when tracked)
         for k in range(K):
             a = base + eck[k]                            # line 8: eta~_{r,k} = eta_s eta_c r K + eta_c k
-            W = reg.prox(Z, a) if client_prox else Z     # line 9 (Alg. 5 line 8: grad h^*(z) = z)
+            W = prox(Z, a) if client_prox else Z     # line 9 (Alg. 5 line 8: grad h^*(z) = z)
             g = problem.grad(W, ctx, k, run.rng)         # line 10
             zbar = clients_mean(Z) if zbar_n is None else zbar_n   # Z.mean(1), of the same Z, done once
             if track or track_stability:
@@ -210,7 +213,7 @@ def _dual_family(problem, rounds, eta_c, eta_s, client_prox, grid=None, recorder
             np.subtract(Z, Zn, out=Zn)
             if track:
                 zbar_n = clients_mean(Zn)
-                hat_n = reg.prox(zbar_n, a + ec)         # hat w_{r,k+1} = grad h_{r,k+1}^*(zbar_{r,k+1})
+                hat_n = prox(zbar_n, a + ec)         # hat w_{r,k+1} = grad h_{r,k+1}^*(zbar_{r,k+1})
                 hat_sum += hat_n
             if hook is not None:
                 hook(r, k, {"Z": Z, "Zn": Zn, "W": W, "g": g, "a": a, "eta_c": ec, "zbar": zbar})
@@ -219,7 +222,7 @@ def _dual_family(problem, rounds, eta_c, eta_s, client_prox, grid=None, recorder
         if stab is not None:
             stab[r, K] = problem.dual_norm_sq(Z - Zbar[:, None, :]).mean(1)
         z = z + es[:, None] * (Zbar - z)                 # lines 12-13
-        w = reg.prox(z, es * ec * (r + 1) * K)           # line 14 (server primal)
+        w = prox(z, es * ec * (r + 1) * K)           # line 14 (server primal)
         run.w_sum += w
         if run.want[r + 1]:
             pts = {"w": w, "w_avg": run.w_sum / (r + 1)}

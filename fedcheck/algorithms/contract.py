@@ -12,6 +12,7 @@ NaN (its comparisons are undecided: the claim is inconclusive, never holds), and
 """
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import numpy as np
@@ -33,12 +34,13 @@ def _describe(v) -> str:
 
 class RoundContract:
     """Checks the outputs of a round function ``fn`` (``role``: how the user knows it) for a batch of ``B``
-    instances, ``n`` clients, dimension ``p``, every round (a few comparisons and one pass of ``isfinite``)."""
+    instances, ``n`` clients, dimension ``p``, every round (a few comparisons and one sum of each array; ``isfinite`` per run when a sum is not finite)."""
 
     def __init__(self, fn: Callable, role: str, B: int, n: int, p: int):
         self.fn, self.role = fn, role
         self.B, self.n, self.p = int(B), int(n), int(p)
         self.first_nonfinite = np.zeros(self.B)        # per run: the round its iterates stopped being finite (0: never)
+        self._any_nonfinite = False
 
     def _fail(self, t: int, what: str):
         when = "at the start (init)" if t == 0 else f"at round {t}"
@@ -63,14 +65,21 @@ class RoundContract:
             self._fail(t, f"returned {_describe(out)}")
         X = self._array(out[0], "X", (self.B, self.n, self.p), t)
         x = self._array(out[1], "x", (self.B, self.p), t)
+        # one pass each: a NaN or an infinity anywhere makes the sum NaN or infinite, so finite sums mean finite
+        # arrays; a non-finite sum (also a finite array's overflow) takes the exact per-run test
+        if math.isfinite(X.sum()) and math.isfinite(x.sum()):
+            return X, x
         ok = np.isfinite(x).all(1) & np.isfinite(X).all((1, 2))
         if not ok.all():
             new = ~ok & (self.first_nonfinite == 0)
             self.first_nonfinite[new] = max(t, 1)
+            self._any_nonfinite = True
         return X, x
 
     def mask(self, values):
         """A recorder's values with every run whose iterates are no longer finite set to NaN."""
+        if not self._any_nonfinite:         # no run has stopped being finite (only check() sets rows)
+            return values
         bad = self.first_nonfinite > 0
         if not bad.any():
             return values

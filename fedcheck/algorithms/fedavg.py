@@ -38,6 +38,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from fedcheck.algorithms.fedavg_jit import ls_fedavg
 from fedcheck.algorithms.kernels import ls_local_steps
 from fedcheck.algorithms.pieces import client_mean, local_updates, server_step, step_sizes
 from fedcheck.problems.losses import LeastSquares
@@ -92,6 +93,11 @@ def fedavg_rounds(x0, oracle: RoundOracle, *, rounds: int, n: int, eta=None, eta
         counts = int(counts)
     cum = np.zeros(B, dtype=np.int64)
     ls = _plain_ls_oracle(oracle)
+    p = x.shape[1]
+    # the plain least-squares oracle, plain averaging, nothing per step: the round fused and compiled (same bits)
+    fused = ls_fedavg(ls, B, int(n), p) if (ls is not None and client_map is None and hook is None and uplink is None
+                                            and eta_s is None and server_map is None) else None
+    uniform = None if not isinstance(counts, np.ndarray) else np.all(counts == counts[:, :1], axis=1)
     st = FedAvgState(x=x, X=np.repeat(x[:, None, :], int(n), axis=1), calls=np.zeros(B), comms=np.zeros(B))
     yield st
     for r in range(int(rounds)):
@@ -102,6 +108,25 @@ def fedavg_rounds(x0, oracle: RoundOracle, *, rounds: int, n: int, eta=None, eta
         Tb = counts[r] if isinstance(counts, np.ndarray) else counts
         on_step = None if hook is None else (lambda t, W, G, r=r: hook(r, t - 1, {"W": W, "g": G}))
         W = None
+        if fused is not None and sel is None and (uniform is None or uniform[r]):
+            Tm = int(Tb) if uniform is None else int(Tb[0])
+            if eta_step is None:
+                sizes = np.asarray(size(r, 1, cum), dtype=float)
+                sizes = sizes.reshape(1, B) if sizes.shape == (B,) else None     # else: the paths below
+            else:
+                sizes = np.stack([np.broadcast_to(np.asarray(size(r, t, cum), dtype=float), (B,))
+                                  for t in range(1, Tm + 1)]) if Tm else np.zeros((1, B))
+        else:
+            sizes = None
+        if sizes is not None:
+            W, x = fused.round(x, sizes if sizes.flags.c_contiguous else np.ascontiguousarray(sizes), Tm)
+            cum += Tb
+            st.x, st.X, st.sel = x, W, sel
+            st.calls += Tb
+            st.comms += 1.0
+            st.rounds = r + 1
+            yield st
+            continue
         if ls is not None and sel is None and client_map is None and hook is None:
             # the plain least-squares oracle, every client, no map/hook: the compiled local steps (kernels)
             Tm = int(np.max(Tb, initial=0))

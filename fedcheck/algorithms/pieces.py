@@ -32,7 +32,7 @@ def local_steps(ctx, Y, eta, steps: int, *, anchor=None, mu=None, project: bool 
     of standard deviation ``noise`` per coordinate (a stochastic oracle).
 
     Least-squares clients (the library's loss in its ``H`` form), an l2 ball or no projection, no noise and the
-    context's own ``grad``/``project``: the steps run compiled (:func:`.kernels.ls_local_steps`, every client and
+    context's own ``grad``/``project``: the steps run compiled (:class:`.fedavg_jit.LSSteps`, every client and
     step in one call); the same formula, only the sums of ``H_i y`` in another order than BLAS's (last bits).
     ``FEDCHECK_JIT=0`` (or no numba) runs the numpy steps below, the reference."""
     if not noise:
@@ -55,46 +55,34 @@ _COMPILED: dict = {}
 
 
 def _compiled_parts() -> dict:
-    from fedcheck.algorithms.kernels import ls_local_steps, plain_least_squares
+    from fedcheck.algorithms.fedavg_jit import ls_steps
     from fedcheck.algorithms.protocol import Round
     from fedcheck.problems.sets import L2Ball
-    return {"ls_local_steps": ls_local_steps, "plain_least_squares": plain_least_squares, "Round": Round,
-            "L2Ball": L2Ball}
+    return {"ls_steps": ls_steps, "Round": Round, "L2Ball": L2Ball}
 
 
 def _compiled_local_steps(ctx, Y, eta, steps, anchor, mu, project):
-    """:func:`local_steps` by the compiled kernel, or ``None`` when it does not apply (then numpy runs)."""
+    """:func:`local_steps` by the compiled kernel (:class:`.fedavg_jit.LSSteps`), or ``None`` when it does not
+    apply (then numpy runs): the context's own ``grad`` (and ``project`` when projecting) on the library's least
+    squares (an l2 ball or no projection), arrays of the batch's shapes."""
     if not _COMPILED:
         _COMPILED.update(_compiled_parts())
-    Round, L2Ball = _COMPILED["Round"], _COMPILED["L2Ball"]
+    Round = _COMPILED["Round"]
     batch = getattr(ctx, "batch", None)
     loss = getattr(batch, "loss", None)
-    if loss is None or type(ctx).grad is not Round.grad or not _COMPILED["plain_least_squares"](loss):
+    if loss is None or type(ctx).grad is not Round.grad or type(Y) is not np.ndarray or Y.ndim != 3:
         return None
-    if not isinstance(Y, np.ndarray) or Y.ndim != 3 or Y.dtype != np.float64:
+    B, n, p = Y.shape
+    run = _COMPILED["ls_steps"](loss, B, n, p)        # checked once per loss and shapes, kept on the loss
+    if run is None:
         return None
-    B = Y.shape[0]
     radius = None
     if project:
         S = batch.set
-        if type(ctx).project is not Round.project or type(S) is not L2Ball:
+        if type(ctx).project is not Round.project or type(S) is not _COMPILED["L2Ball"]:
             return None
-        r = np.asarray(S.radius, dtype=float)
-        if r.ndim > 1 or (r.ndim == 1 and r.shape[0] != B):
-            return None
-        radius = r
-    e = np.asarray(eta, dtype=float)
-    if e.ndim > 1 or (e.ndim == 1 and e.shape[0] != B):
-        return None
-    steps = int(steps)
-    prox = anchor is not None and mu is not None
-    if prox:
-        anchor = np.asarray(anchor, dtype=float)
-        mu_ = np.asarray(mu, dtype=float)
-        if anchor.shape != (B, Y.shape[2]) or mu_.ndim > 1 or (mu_.ndim == 1 and mu_.shape[0] != B):
-            return None
-    return _COMPILED["ls_local_steps"](loss, Y, e if e.ndim == 1 else np.full(B, float(e)), steps,
-                          anchor=anchor if prox else None, mu=mu if prox else None, radius=radius)
+        radius = S.radius
+    return run(Y, eta, int(steps), anchor, mu, radius)
 
 
 def sample_clients(ctx, prob) -> np.ndarray:

@@ -1,0 +1,308 @@
+"""Compiled local steps and FedAvg rounds of least-squares clients (issue 28, points 2 and 3).
+
+Three things, all on the library's least squares in its ``H`` form (``kernels.plain_least_squares``), every
+instance and client in one compiled call, the rows in blocks whose ``H`` stays in L2 and every inner loop over
+a block's rows (``kernels._blocked_layout``):
+
+* :func:`steps_blocked`: the blocked kernel of :func:`.kernels.ls_local_steps` (``_ls_local_steps_blocked``,
+  which stays there for the one FedAvg's rounds whose instances take different step counts) with the product ``H_i w``
+  unrolled by eight (then four) coordinates: ``acc = (((acc + h_j w_j) + h_{j+1} w_{j+1}) + ...)`` is the
+  index-order sum of the row kernel, parenthesized as it always was, but the accumulator is read and written
+  once per eight terms instead of once per term.  The same bits as ``kernels._ls_local_steps_blocked``
+  (``tests/test_compiled_paths.py``); 1.15-1.5x faster on 512-640 rows of p = 10-20 (see benchmarks/README).
+* :class:`LSFedAvg`: one round of the one FedAvg with plain averaging (no map, hook, sampling, uplink, server
+  step) fused into one call: the clients start from the server point (no ``np.repeat``), take the round's
+  steps, and the server point is their mean in numpy's order (clients added one after the other, then divided
+  by ``S``: ``kernels.clients_mean``'s bits).  Everything that does not change between rounds (the layout, the
+  scratch, the checks) is prepared once per run.
+* :class:`LSSteps`: the same local steps for ``pieces.local_steps`` (FedProx and any user round function built
+  on it) with the per-call checks that cannot change between rounds (loss, layout, shapes) done once per loss.
+
+Decline (``None``) for anything else; ``FEDCHECK_JIT=0`` (or no numba) switches everything here off.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fedcheck.problems.compiled import AVAILABLE, numba
+
+__all__ = ["steps_blocked", "LSFedAvg", "LSSteps", "ls_fedavg", "ls_steps"]
+
+
+def _block_steps(Wb, g, anc, nr, acc, e, mu_l, rad_l, sc, H, cc, eta, inst, T, prox, proj):
+    """``T`` local steps of one block (rows innermost, ``L`` columns): the order of operations of
+    ``kernels._ls_local_steps_loop`` for every row."""
+    p, L = Wb.shape
+    for t in range(T):
+        te = min(t, eta.shape[0] - 1)
+        for l in range(L):
+            e[l] = eta[te, inst[l]] if inst[l] >= 0 else 0.0
+        for k in range(p):
+            Hk = H[k]
+            j = 0
+            if p >= 4:
+                h0, h1, h2, h3 = Hk[0], Hk[1], Hk[2], Hk[3]
+                w0, w1, w2, w3 = Wb[0], Wb[1], Wb[2], Wb[3]
+                for l in range(L):
+                    acc[l] = (((0.0 + h0[l] * w0[l]) + h1[l] * w1[l]) + h2[l] * w2[l]) + h3[l] * w3[l]
+                j = 4
+            else:
+                for l in range(L):
+                    acc[l] = 0.0
+            while j + 8 <= p:
+                h0, h1, h2, h3 = Hk[j], Hk[j + 1], Hk[j + 2], Hk[j + 3]
+                w0, w1, w2, w3 = Wb[j], Wb[j + 1], Wb[j + 2], Wb[j + 3]
+                h4, h5, h6, h7 = Hk[j + 4], Hk[j + 5], Hk[j + 6], Hk[j + 7]
+                w4, w5, w6, w7 = Wb[j + 4], Wb[j + 5], Wb[j + 6], Wb[j + 7]
+                for l in range(L):
+                    acc[l] = (((((((acc[l] + h0[l] * w0[l]) + h1[l] * w1[l]) + h2[l] * w2[l]) + h3[l] * w3[l])
+                                + h4[l] * w4[l]) + h5[l] * w5[l]) + h6[l] * w6[l]) + h7[l] * w7[l]
+                j += 8
+            while j + 4 <= p:
+                h0, h1, h2, h3 = Hk[j], Hk[j + 1], Hk[j + 2], Hk[j + 3]
+                w0, w1, w2, w3 = Wb[j], Wb[j + 1], Wb[j + 2], Wb[j + 3]
+                for l in range(L):
+                    acc[l] = (((acc[l] + h0[l] * w0[l]) + h1[l] * w1[l]) + h2[l] * w2[l]) + h3[l] * w3[l]
+                j += 4
+            while j < p:
+                h0 = Hk[j]
+                w0 = Wb[j]
+                for l in range(L):
+                    acc[l] += h0[l] * w0[l]
+                j += 1
+            gk = g[k]
+            ck = cc[k]
+            if prox:
+                wk = Wb[k]
+                ak = anc[k]
+                for l in range(L):
+                    gk[l] = (acc[l] - ck[l]) + mu_l[l] * (wk[l] - ak[l])
+            else:
+                for l in range(L):
+                    gk[l] = acc[l] - ck[l]
+        for k in range(p):
+            wk = Wb[k]
+            gk = g[k]
+            for l in range(L):
+                wk[l] = wk[l] - e[l] * gk[l]
+        if proj:
+            n0 = nr[0]
+            if p < 8:
+                for l in range(L):
+                    n0[l] = 0.0
+                for k in range(p):
+                    wk = Wb[k]
+                    for l in range(L):
+                        n0[l] += wk[l] * wk[l]
+            else:   # numpy's pairwise order (8 accumulators; p <= 128: the callers check)
+                for q in range(8):
+                    wk = Wb[q]
+                    nq = nr[q]
+                    for l in range(L):
+                        nq[l] = wk[l] * wk[l]
+                i = 8
+                while i + 8 <= p:
+                    for q in range(8):
+                        wk = Wb[i + q]
+                        nq = nr[q]
+                        for l in range(L):
+                            nq[l] += wk[l] * wk[l]
+                    i += 8
+                n1, n2, n3, n4, n5, n6, n7 = nr[1], nr[2], nr[3], nr[4], nr[5], nr[6], nr[7]
+                for l in range(L):
+                    n0[l] = ((n0[l] + n1[l]) + (n2[l] + n3[l])) + ((n4[l] + n5[l]) + (n6[l] + n7[l]))
+                while i < p:
+                    wk = Wb[i]
+                    for l in range(L):
+                        n0[l] += wk[l] * wk[l]
+                    i += 1
+            for l in range(L):
+                nrm = np.sqrt(n0[l])
+                sc[l] = rad_l[l] / (nrm if nrm > 0 else 1.0) if nrm > rad_l[l] else 1.0
+            for k in range(p):
+                wk = Wb[k]
+                for l in range(L):
+                    wk[l] = wk[l] * sc[l]
+
+
+def _blocks(src, from_server, W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, work):
+    """Every block: gather its rows (from ``src`` ``(B, S, p)``, or from the server point ``src[b, 0]`` of
+    ``(B, 1, p)`` when ``from_server``), :func:`_block_steps`, scatter into ``W3`` ``(B, S, p)``."""
+    B, S, p = W3.shape
+    C, _, L = cb.shape
+    R = B * S
+    Wb = work[0:p]
+    g = work[p:2 * p]
+    anc = work[2 * p:3 * p]
+    nr = work[3 * p:3 * p + 8]
+    acc = work[3 * p + 8]
+    e = work[3 * p + 9]
+    mu_l = work[3 * p + 10]
+    rad_l = work[3 * p + 11]
+    sc = work[3 * p + 12]
+    inst = np.empty(L, dtype=np.int64)
+    for c in range(C):
+        for l in range(L):
+            r = c * L + l
+            if r < R:
+                b, i = r // S, r % S
+                inst[l] = b
+                ii = 0 if from_server else i
+                for k in range(p):
+                    Wb[k, l] = src[b, ii, k]
+                    anc[k, l] = anchor[b, k] if prox else 0.0
+                mu_l[l] = mu[b] if prox else 0.0
+                rad_l[l] = rad[b] if proj else 0.0
+            else:
+                inst[l] = -1
+                for k in range(p):
+                    Wb[k, l] = 0.0
+                    anc[k, l] = 0.0
+                mu_l[l] = 0.0
+                rad_l[l] = 1.0
+        _block_steps(Wb, g, anc, nr, acc, e, mu_l, rad_l, sc, Hb[c], cb[c], eta, inst, T, prox, proj)
+        for l in range(L):
+            r = c * L + l
+            if r < R:
+                b, i = r // S, r % S
+                for k in range(p):
+                    W3[b, i, k] = Wb[k, l]
+    return W3
+
+
+def _steps_blocked(W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, work):
+    """``kernels._ls_local_steps_blocked``'s signature and bits (in place on ``W3``)."""
+    return _blocks(W3, False, W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, work)
+
+
+def _fedavg_round(x, W3, xout, Hb, cb, eta, T, work):
+    """One plain-averaging FedAvg round: every client from ``x`` ``(B, p)``, ``T`` steps into ``W3``, and
+    ``xout`` = the clients' mean in numpy's order (``kernels._client_mean_loop``)."""
+    B, S, p = W3.shape
+    none1 = np.zeros(1)
+    _blocks(x.reshape(B, 1, p), True, W3, Hb, cb, eta, T, np.zeros((1, 1)), none1, none1, False, False, work)
+    for b in range(B):
+        for i in range(p):
+            xout[b, i] = W3[b, 0, i]
+        for s in range(1, S):
+            for i in range(p):
+                xout[b, i] += W3[b, s, i]
+        for i in range(p):
+            xout[b, i] /= S
+    return xout
+
+
+if AVAILABLE:
+    _jit = numba.njit(cache=True, fastmath=False, nogil=True)
+    _block_steps = _jit(_block_steps)
+    _blocks = _jit(_blocks)
+    steps_blocked = _jit(_steps_blocked)
+    _fedavg_round_c = _jit(_fedavg_round)
+else:  # pragma: no cover - FEDCHECK_JIT=0 or no numba: the callers run numpy
+    steps_blocked = _fedavg_round_c = None
+
+
+def _layout_ok(loss, B: int, S: int, p: int) -> bool:
+    """The blocked kernels apply: the plain least squares of these shapes, ``p <= 128`` (the norm's pairwise
+    order), ``H`` contiguous and not huge (the layout copies it once)."""
+    from fedcheck.algorithms.kernels import FUSE_LIMIT_BYTES, plain_least_squares
+    if steps_blocked is None or B < 1 or S < 1 or not plain_least_squares(loss):
+        return False
+    H = loss.H
+    return (H.shape == (B, S, p, p) and H.flags.c_contiguous and loss.c.flags.c_contiguous and 2 <= p <= 128
+            and 2 * H.nbytes <= FUSE_LIMIT_BYTES)
+
+
+class LSFedAvg:
+    """The fused plain-averaging round of :func:`.fedavg.fedavg_rounds` for one run (see the module doc):
+    ``round(x, eta, T) -> (W, x_new)`` with ``eta`` ``(1, B)`` (every step) or ``(T', B)`` (row ``t``), ``T``
+    the local steps of every instance this round; new arrays every round (a caller may keep the old ones)."""
+
+    def __init__(self, loss, B: int, S: int, p: int):
+        from fedcheck.algorithms.kernels import _blocked_layout
+        self.B, self.S, self.p = B, S, p
+        self.Hb, self.cb = _blocked_layout(loss)
+        self.work = np.empty((3 * p + 13, self.cb.shape[-1]))
+
+    def round(self, x: np.ndarray, eta: np.ndarray, T: int):
+        B, S, p = self.B, self.S, self.p
+        if x.shape != (B, p) or x.dtype != np.float64 or not x.flags.c_contiguous:
+            x = np.ascontiguousarray(x, dtype=float)
+            if x.shape != (B, p):
+                raise ValueError(f"compiled FedAvg round: x of shape {x.shape}, expected {(B, p)}")
+        if eta.ndim != 2 or eta.shape[1] != B or eta.dtype != np.float64 or not eta.flags.c_contiguous \
+                or (eta.shape[0] != 1 and eta.shape[0] < T):
+            raise ValueError(f"compiled FedAvg round: step sizes of shape {eta.shape}, expected (1 or >= {T}, {B})")
+        W = np.empty((B, S, p))
+        xn = np.empty((B, p))
+        _fedavg_round_c(x, W, xn, self.Hb, self.cb, eta, int(T), self.work)
+        return W, xn
+
+
+def ls_fedavg(loss, B: int, S: int, p: int) -> LSFedAvg | None:
+    """:class:`LSFedAvg` for ``loss`` (the plain least squares of ``B`` instances of ``S`` clients in
+    dimension ``p``), or ``None`` when the compiled round does not apply."""
+    return LSFedAvg(loss, B, S, p) if _fedavg_round_c is not None and _layout_ok(loss, B, S, p) else None
+
+
+class LSSteps:
+    """``pieces.local_steps`` of one loss, compiled (see the module doc): ``__call__(Y, eta, T, anchor, mu,
+    radius)`` -> new ``(B, S, p)`` array, or ``None`` when an argument is not what the kernel takes."""
+
+    def __init__(self, loss, B: int, S: int, p: int):
+        from fedcheck.algorithms.kernels import _blocked_layout
+        self.H = loss.H
+        self.B, self.S, self.p = B, S, p
+        self.Hb, self.cb = _blocked_layout(loss)
+        self.work_shape = (3 * p + 13, self.cb.shape[-1])     # scratch per call: the object is shared (threads)
+        self.none1, self.none2 = np.zeros(1), np.zeros((1, 1))
+
+    def _row(self, v):
+        """A per-instance value as a contiguous float64 ``(B,)`` array, or ``None``."""
+        a = v if type(v) is np.ndarray and v.dtype == np.float64 else np.asarray(v, dtype=float)
+        if a.ndim == 0:
+            return np.full(self.B, float(a))
+        if a.shape != (self.B,):
+            return None
+        return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+
+    def __call__(self, Y, eta, T: int, anchor=None, mu=None, radius=None):
+        B, S, p = self.B, self.S, self.p
+        if type(Y) is not np.ndarray or Y.shape != (B, S, p) or Y.dtype != np.float64 or T < 0:
+            return None
+        e = self._row(eta)
+        if e is None:
+            return None
+        prox = anchor is not None and mu is not None
+        anc, mu_ = self.none2, self.none1
+        if prox:
+            anc = anchor if type(anchor) is np.ndarray and anchor.dtype == np.float64 else \
+                np.asarray(anchor, dtype=float)
+            mu_ = self._row(mu)
+            if anc.shape != (B, p) or mu_ is None:
+                return None
+            if not anc.flags.c_contiguous:
+                anc = np.ascontiguousarray(anc)
+        rad = self.none1
+        if radius is not None:
+            rad = self._row(radius)
+            if rad is None:
+                return None
+        if not Y.flags.c_contiguous:
+            Y = np.ascontiguousarray(Y)
+        out = np.empty((B, S, p))             # a new array, the input untouched (read block by block)
+        _blocks(Y, False, out, self.Hb, self.cb, e.reshape(1, B), int(T), anc, mu_, rad, prox, radius is not None,
+                np.empty(self.work_shape))
+        return out
+
+
+def ls_steps(loss, B: int, S: int, p: int) -> LSSteps | None:
+    """:class:`LSSteps` of ``loss`` (made once per loss and kept on it), or ``None`` when it does not apply."""
+    if steps_blocked is None:
+        return None
+    got = loss.__dict__.get("_fedavg_jit_steps")
+    if got is not None and got[0] is loss.H and got[1] == (B, S, p):
+        return got[2]
+    made = LSSteps(loss, B, S, p) if _layout_ok(loss, B, S, p) else None
+    loss.__dict__["_fedavg_jit_steps"] = (loss.H, (B, S, p), made)
+    return made
