@@ -248,21 +248,31 @@ def case_fedfw(B=64, T=5000, p=None, loop_rounds=40, incremental_peer=False) -> 
 
 # ------------------------------------------------------------------------------------------------ FedAvg
 def jax_fedavg(jax, E):
+    """FedAvg, least squares, E local gradient steps: records at every round what fedcheck's recorder records
+    (``F`` at the server point, the consensus distance ``||X - xbar 1^T||_F`` of the clients' points, the
+    infeasibility ``max(||xbar|| - r, 0)`` of the l2 ball) -- the same outputs on both sides, all compared."""
     jnp, lax = jax.numpy, jax.lax
 
-    def one(H, c, x0, eta, R, q, rho, scale):
+    def one(H, c, x0, eta, R, q, rho, scale, rad):
         n = H.shape[0]
+
+        def metrics(W, x):
+            res = R @ x - q
+            return ((res @ res + rho) * scale, jnp.sqrt(((W - x) ** 2).sum()),
+                    jnp.maximum(jnp.sqrt(x @ x) - rad, 0.0))
 
         def body(x, e):
             W = jnp.broadcast_to(x, (n,) + x.shape)
             W = lax.fori_loop(0, E, lambda _, W: W - e * (jnp.einsum("ipq,iq->ip", H, W) - c), W)
             x = W.mean(0)
-            res = R @ x - q
-            return x, (res @ res + rho) * scale
-        x, F = lax.scan(body, x0, eta)
-        res = R @ x0 - q
-        return x, jnp.concatenate([((res @ res + rho) * scale)[None], F])
-    return jax.jit(jax.vmap(one, in_axes=(0, 0, 0, 1, 0, 0, 0, None)))
+            return x, metrics(W, x)
+        x, rec = lax.scan(body, x0, eta)
+        first = metrics(jnp.broadcast_to(x0, (n,) + x0.shape), x0)
+        return x, tuple(jnp.concatenate([a[None], b]) for a, b in zip(first, rec))
+    return jax.jit(jax.vmap(one, in_axes=(0, 0, 0, 1, 0, 0, 0, None, 0)))
+
+
+RECORDED = ("F", "consensus", "infeasibility")      # what fedcheck's default recorder records at every round
 
 
 def case_fedavg(B=64, n=10, m=20, p=20, T=1000, E=5, loop_rounds=20) -> Case:
@@ -279,13 +289,15 @@ def case_fedavg(B=64, n=10, m=20, p=20, T=1000, E=5, loop_rounds=20) -> Case:
     x0 = batch.x0()[:, 0, :].copy()
     fn = jax_fedavg(jax, E)
 
+    rad = np.broadcast_to(np.asarray(batch.set.radius, dtype=float), (B,)).copy()
+
     def run_jax():
-        x, F = fn(loss.H, loss.c, x0, eta, R, q, rho, scale)
-        return {"xbar": x, "F": np.asarray(F).T}
+        x, rec = fn(loss.H, loss.c, x0, eta, R, q, rho, scale, rad)
+        return {"xbar": x, **{k: np.asarray(v).T for k, v in zip(RECORDED, rec)}}
 
     def run_fedcheck():
         tr = M.fedavg(batch, rounds=T, T=E, eta=eta, grid=np.arange(T + 1))
-        return {"xbar": tr.final["xbar"], "F": tr.metrics["F"]}
+        return {"xbar": tr.final["xbar"], **{k: tr.metrics[k] for k in RECORDED}}
 
     H, c = loss.H, loss.c
 
@@ -311,7 +323,7 @@ def case_fedavg(B=64, n=10, m=20, p=20, T=1000, E=5, loop_rounds=20) -> Case:
         for _ in range(T * E):
             grad(Xf)
     return Case("FedAvg (least squares)", f"{B}x{n}x{p} m={m} E={E}", T, run_fedcheck, run_jax, None, loop,
-                loop_rounds, floor, ("xbar", "F"))
+                loop_rounds, floor, ("xbar",) + RECORDED)
 
 
 # ------------------------------------------------------------------------------------------------ composite
@@ -628,12 +640,20 @@ def case_fedsgm(B=64, T=300, E=3, n=5) -> Case:
 
 # ------------------------------------------------------------------------------------------------ FedProx
 def jax_fedprox(jax, E):
+    """The FedProx example's round function (examples/fedprox_claims.py), recording what ``federated`` records
+    at every round (:data:`RECORDED`) and the last round's client points."""
     jnp, lax = jax.numpy, jax.lax
 
     def one(H, c, X0, eta, mu, rad, R, q, rho, scale):
         n = H.shape[0]
 
-        def body(x, el):
+        def metrics(Y, x):
+            res = R @ x - q
+            return ((res @ res + rho) * scale, jnp.sqrt(((Y - x) ** 2).sum()),
+                    jnp.maximum(jnp.sqrt(x @ x) - rad, 0.0))
+
+        def body(carry, el):
+            x, _ = carry
             e, mu_ = el
 
             def local(_, Y):
@@ -643,12 +663,11 @@ def jax_fedprox(jax, E):
                 return Y * jnp.where(nrm > rad, rad / jnp.where(nrm > 0, nrm, 1.0), 1.0)
             Y = lax.fori_loop(0, E, local, jnp.broadcast_to(x, (n,) + x.shape))
             x = Y.mean(0)
-            res = R @ x - q
-            return x, (Y, (res @ res + rho) * scale)
+            return (x, Y), metrics(Y, x)
         x0 = X0.mean(0)
-        x, (Ys, F) = lax.scan(body, x0, (eta, mu))
-        res = R @ x0 - q
-        return x, Ys[-1], jnp.concatenate([((res @ res + rho) * scale)[None], F])
+        (x, Y), rec = lax.scan(body, (x0, X0), (eta, mu))
+        first = metrics(X0, x0)
+        return x, Y, tuple(jnp.concatenate([a[None], b]) for a, b in zip(first, rec))
     return jax.jit(jax.vmap(one, in_axes=(0, 0, 0, 1, 1, 0, 0, 0, 0, None)))
 
 
@@ -670,12 +689,12 @@ def case_fedprox(B=64, T=200, E=5, n=8, p=10) -> Case:
     fn = jax_fedprox(jax, E)
 
     def run_jax():
-        x, X, F = fn(loss.H, loss.c, X0, eta, mu, rad, R, q, rho, scale)
-        return {"x": x, "X": X, "F": np.asarray(F).T}
+        x, X, rec = fn(loss.H, loss.c, X0, eta, mu, rad, R, q, rho, scale)
+        return {"x": x, "X": X, **{k: np.asarray(v).T for k, v in zip(RECORDED, rec)}}
 
     def run_fedcheck():
         tr = fedprox(batch, rounds=T, grid=np.arange(1, T + 2), eta=eta, mu=mu, local_steps=E)
-        return {"x": tr.final["x"], "X": tr.final["X"], "F": tr.metrics["F"]}
+        return {"x": tr.final["x"], "X": tr.final["X"], **{k: tr.metrics[k] for k in RECORDED}}
 
     def loop():
         FAM.loop_fedprox(batch, 20, eta, mu, E)
@@ -687,7 +706,7 @@ def case_fedprox(B=64, T=200, E=5, n=8, p=10) -> Case:
         for _ in range(T * E):
             grad(Xf)
     return Case("federated(FedProx)", f"{B}x{n}x{p} m=20 E={E}", T, run_fedcheck, run_jax, None, loop, 20, floor,
-                ("x", "X", "F"))
+                ("x", "X") + RECORDED)
 
 
 def user_round_options(repeat: int) -> None:

@@ -53,3 +53,25 @@ def test_max_rel_diff_sees_a_difference():
     assert P.max_rel_diff(a, {"x": np.array([1.0, 2.0])}, ("x",)) == 0.0
     assert P.max_rel_diff(a, {"x": np.array([1.0, 2.1])}, ("x",)) > P.TOL
     assert P.max_rel_diff(a, {"x": np.array([1.0])}, ("x",)) == float("inf")
+
+
+def test_a_nan_on_one_side_only_is_a_difference():
+    a = {"x": np.array([1.0, np.nan])}
+    assert P.max_rel_diff(a, {"x": np.array([1.0, 2.0])}, ("x",)) == float("inf")
+    assert P.max_rel_diff(a, {"x": np.array([1.0, np.nan])}, ("x",)) == 0.0
+
+
+def test_the_peers_record_what_fedcheck_records():
+    """Same workload: the JAX peer computes (and the benchmark compares) every per-round quantity fedcheck's run
+    records, not only F (FedSGM records 13, the default recorder F, consensus and infeasibility)."""
+    from fedcheck.algorithms.switching import fedsgm
+    from fedcheck.problems import constrained as C
+    batch = C.ConstrainedBatch([C.ConstrainedFamily(kind="pl", n=2, m=3, d=2, start="infeasible").draw(s)
+                                for s in range(2)])
+    tr = fedsgm(batch, rounds=3, eta=np.full(2, 0.1), eps=np.full(2, 0.05), local_steps=2, comparator=np.zeros((2, 2)))
+    assert set(tr.metrics) == set(P.FEDSGM_EVERY + P.FEDSGM_ROUNDS)
+    assert set(P.FEDSGM_EVERY + P.FEDSGM_ROUNDS) <= set(MAKE["fedsgm"](**TINY["fedsgm"]).compare)
+    for name in ("fedavg", "fedprox"):
+        case = MAKE[name](**TINY[name])
+        assert set(P.RECORDED) <= set(case.compare)
+        assert {k for k in case.fedcheck() if k in ("F", "consensus", "infeasibility")} == set(P.RECORDED)
