@@ -2,7 +2,7 @@
 
 :meth:`fedcheck.problems.networks.CNN._backward` (the reference, kept as the numpy path) computes, per convolution
 layer, ``dP = dH * act'(Zp)`` (an elementwise pass), the max pooling's backward pass ``dZ`` (``dP`` to the first
-maximum of each window in row-major order, :func:`fedcheck.problems.compiled.max_pool_backward`), and the bias
+maximum of each window in row-major order, :func:`max_pool_backward`), and the bias
 gradient ``dZ.reshape(..., m Ho Wo, c).sum(-2)`` (a strided reduction: ~0.9 ms of the Table 2 CNN's ~7.7 ms
 gradient).  Here the three in one pass over each image, with the same floating-point operations in the same order:
 ``dH * (1.0 if Zp > 0 else 0.0)`` (ReLU) or ``dH * (1.0 - H * H)`` (tanh), ``dP * hit``, and the bias sums from
@@ -17,9 +17,9 @@ import numpy as np
 
 from fedcheck.problems.compiled import AVAILABLE, numba
 
-__all__ = ["conv_pool_backward", "max_pool"]
+__all__ = ["conv_pool_backward", "max_pool", "max_pool_backward"]
 
-RELU, TANH = 0, 1
+RELU, TANH, IDENTITY = 0, 1, 2     # IDENTITY: dH is already dP (the pooling's backward pass alone)
 
 
 def _loop(dH, Zp, Hc, V, q, kind, per, out, bsum, taken, dP):
@@ -35,12 +35,17 @@ def _loop(dH, Zp, Hc, V, q, kind, per, out, bsum, taken, dP):
                 for j in range(Wp):
                     for c in range(C):
                         dP[i, j, c] = dH[n, i, j, c] * (1.0 if Zp[n, i, j, c] > 0 else 0.0)
-        else:
+        elif kind == TANH:
             for i in range(Hp):
                 for j in range(Wp):
                     for c in range(C):
                         h = Hc[n, i, j, c]
                         dP[i, j, c] = dH[n, i, j, c] * (1.0 - h * h)
+        else:
+            for i in range(Hp):
+                for j in range(Wp):
+                    for c in range(C):
+                        dP[i, j, c] = dH[n, i, j, c]
         for i in range(Hp):
             taken[:, :] = False
             for a in range(q):                      # the windows' offsets in row-major order, as numpy's masks
@@ -134,3 +139,22 @@ def conv_pool_backward(dH: np.ndarray, Zp: np.ndarray, Hc: np.ndarray, Z: np.nda
               Z.reshape(N, Ho, Wo, C), q, RELU if activation == "relu" else TANH, m, out.reshape(N, Ho, Wo, C),
               bsum.reshape(-1, C), np.empty((Wo // q, C), dtype=np.bool_), np.empty((Ho // q, Wo // q, C)))
     return out, bsum
+
+
+def max_pool_backward(dP: np.ndarray, V: np.ndarray, P: np.ndarray, q: int) -> np.ndarray | None:
+    """The gradient with respect to ``V`` ``(..., H, W, C)`` of its ``q x q`` max pooling ``P`` ``(..., H // q,
+    W // q, C)`` given the gradient ``dP`` with respect to ``P``: ``dP`` to the first maximum of each window in
+    row-major order, ``dP * 0.0`` elsewhere (rows and columns past a multiple of ``q``: 0) -- numpy's ``dP * hit``
+    of :meth:`CNN._pool_backward`, bit for bit (NaN windows: no hit); ``None`` when it does not apply."""
+    if _compiled is None or V.ndim < 3 or q < 2 or not (_c_f64(dP) and _c_f64(V) and _c_f64(P)):
+        return None
+    H, W, C = V.shape[-3:]
+    if P.shape != dP.shape or P.shape != V.shape[:-3] + (H // q, W // q, C) or H < q or W < q:
+        return None
+    N = int(np.prod(V.shape[:-3], dtype=np.int64))
+    out = np.zeros(V.shape) if (H % q or W % q) else np.empty(V.shape)
+    sh = (N, H // q, W // q, C)
+    _compiled(dP.reshape(sh), P.reshape(sh), P.reshape(sh), V.reshape(N, H, W, C), int(q), IDENTITY, max(N, 1),
+              out.reshape(N, H, W, C), np.empty((1, C)), np.empty((W // q, C), dtype=np.bool_),
+              np.empty((H // q, W // q, C)))
+    return out

@@ -45,8 +45,7 @@ from typing import Sequence
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from fedcheck.problems.compiled import max_pool_backward
-from fedcheck.problems.cnn_jit import conv_pool_backward, max_pool
+from fedcheck.problems.cnn_jit import conv_pool_backward, max_pool, max_pool_backward
 from fedcheck.problems.instances import memoized_by_content
 from fedcheck.problems.losses import Loss
 from fedcheck.problems.sets import FeasibleSet, L1Ball, L2Ball, ProductSet, make_set
