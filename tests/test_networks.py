@@ -190,8 +190,8 @@ def test_compiled_max_pool_backward_is_the_numpy_masks_bit_for_bit(shape, monkey
     in row-major order on ties, zeros (of dP's sign) elsewhere and past a multiple of the pool size, NaN windows
     (no maximum equals NaN) and NaN or -0.0 gradients included."""
     import fedcheck.problems.networks as N
-    from fedcheck.problems import compiled
-    if compiled._max_pool_backward_compiled is None:
+    from fedcheck.problems import cnn_jit
+    if cnn_jit._compiled is None:
         pytest.skip("numba is off")
     rng = np.random.default_rng(3)
     A, y, w = _data(rng, d=64)

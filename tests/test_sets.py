@@ -134,3 +134,20 @@ def test_nuclear_lmo_is_rank_one():
 def test_unknown_set_name():
     with pytest.raises(ValueError, match="unknown set"):
         make_set("l3", 1.0, 3)
+
+
+@pytest.mark.parametrize("shape,radius", [((7,), 2.0), ((4, 3, 6), 1.5), ((4, 3, 6), np.array([1.0, 2.0, 0.5, 3.0])),
+                                          ((2, 5, 1), 1.0), ((0, 3), 1.0)])
+def test_l1_lmo_is_the_take_put_along_axis_reference(shape, radius):
+    """The L1 ball's LMO (a row gather and scatter) against the reference it replaced, bit for bit: the first largest
+    |g_j| (ties, zeros), the sign convention sign(0) = +1, batched radii."""
+    from fedcheck.problems.sets import _sign
+    rng = np.random.default_rng(len(shape))
+    S = L1Ball(radius, shape[-1])
+    for g in (rng.standard_normal(shape), np.round(rng.standard_normal(shape)), np.zeros(shape), -np.ones(shape)):
+        j = np.argmax(np.abs(g), axis=-1)[..., None]
+        ref = np.zeros_like(g)
+        if g.size:
+            np.put_along_axis(ref, j, -_sign(np.take_along_axis(g, j, axis=-1)) * S._r(g), axis=-1)
+        got = S.lmo(g)
+        assert got.shape == ref.shape and np.array_equal(got, ref) and np.array_equal(np.signbit(got), np.signbit(ref))

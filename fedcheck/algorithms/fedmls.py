@@ -151,7 +151,8 @@ def minibatch_oracle(batch: InstanceBatch, fraction: float, rng: np.random.Gener
         thr = np.take_along_axis(np.sort(keys, axis=-1), kth, axis=-1)
         W = (keys <= thr) * weight
         return batch.loss.grad(U, weights=W)
-    return oracle
+    from fedcheck.problems.hinge_jit import minibatch_hinge_oracle   # the hinge loss's compiled form, else this
+    return minibatch_hinge_oracle(batch.loss, rng, real, kth, weight, oracle)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ except Exception:  # pragma: no cover
     numba = None
     AVAILABLE = False
 
-__all__ = ["AVAILABLE", "numba", "quad_noisy_grad", "quad_value", "max_pool_backward"]
+__all__ = ["AVAILABLE", "numba", "quad_noisy_grad", "quad_value"]   # the CNN's kernels: .cnn_jit
 
 
 # ----------------------------------------------------------------------------------------------
@@ -94,51 +94,3 @@ def quad_value(w: np.ndarray, Q: np.ndarray, c: np.ndarray, e: np.ndarray) -> np
     if Q.shape != (B, p, p) or c.shape != (B, p) or e.shape != (B,):
         return None
     return _quad_value_compiled(w, Q, c, e, np.empty(B))
-
-
-# the backward pass of a CNN's ``q x q`` max pooling (:meth:`fedcheck.problems.networks.CNN._pool_backward`):
-# ``dP`` to the first maximum of each window in row-major order, ``dP * 0.0`` elsewhere -- numpy's
-# ``dP * hit`` of the window-by-window masks, bit for bit (NaN windows included: ``v == P`` is false for
-# every ``v`` of a window whose maximum is NaN).  numpy's sequence (4 strided compares, mask updates,
-# products and strided writes into a zeroed array) costs ~4 ms on the Table 2 CNN's 2 x 3 x 10 x 30 x 6 x 6 x 8
-# batch; this one pass ~0.9 ms (quiet machine).
-def _max_pool_backward_loop(dP, V, P, q, out):
-    N, Hp, Wp, C = P.shape
-    taken = np.empty((Wp, C), dtype=np.bool_)
-    for n in range(N):
-        for i in range(Hp):
-            taken[:, :] = False
-            for a in range(q):                      # the windows' offsets in row-major order, as numpy's masks
-                r = i * q + a
-                for j in range(Wp):
-                    for b in range(q):
-                        col = j * q + b
-                        for c in range(C):
-                            hit = (V[n, r, col, c] == P[n, i, j, c]) & (not taken[j, c])
-                            out[n, r, col, c] = dP[n, i, j, c] * (1.0 if hit else 0.0)
-                            taken[j, c] |= hit
-    return out
-
-
-try:
-    _max_pool_backward_compiled = (numba.njit(cache=True, fastmath=False, nogil=True)(_max_pool_backward_loop)
-                                   if AVAILABLE else None)
-except Exception:  # pragma: no cover
-    _max_pool_backward_compiled = None
-
-
-def max_pool_backward(dP: np.ndarray, V: np.ndarray, P: np.ndarray, q: int) -> np.ndarray | None:
-    """The gradient with respect to ``V`` ``(..., H, W, C)`` of its ``q x q`` max pooling ``P`` ``(..., H // q,
-    W // q, C)`` given the gradient ``dP`` with respect to ``P`` (rows and columns past a multiple of ``q``: 0),
-    compiled; ``None`` when numba is off or an input is not C-contiguous float64 of those shapes."""
-    if _max_pool_backward_compiled is None or V.ndim < 3 or not (_c_f64(dP) and _c_f64(V) and _c_f64(P)):
-        return None
-    H, W, C = V.shape[-3:]
-    lead = V.shape[:-3]
-    if P.shape != dP.shape or P.shape != lead + (H // q, W // q, C) or q < 1:
-        return None
-    out = np.zeros(V.shape) if (H % q or W % q) else np.empty(V.shape)
-    N = int(np.prod(lead, dtype=np.int64))
-    _max_pool_backward_compiled(dP.reshape(N, H // q, W // q, C), V.reshape(N, H, W, C), P.reshape(N, H // q, W // q, C),
-                                int(q), out.reshape(N, H, W, C))
-    return out

@@ -45,7 +45,7 @@ from typing import Sequence
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from fedcheck.problems.compiled import max_pool_backward
+from fedcheck.problems.cnn_jit import conv_pool_backward, max_pool, max_pool_backward
 from fedcheck.problems.instances import memoized_by_content
 from fedcheck.problems.losses import Loss
 from fedcheck.problems.sets import FeasibleSet, L1Ball, L2Ball, ProductSet, make_set
@@ -283,6 +283,10 @@ class CNN(_Network):
         """``pool x pool`` pooling of ``V`` ``(..., H, W, C)`` (rows and columns past a multiple of ``pool`` dropped)."""
         if self.pool == 1:
             return V
+        if self.pooling == "max":
+            fast = max_pool(V, self.pool)          # compiled, the same bits
+            if fast is not None:
+                return fast
         views, _, _ = self._windows(V)
         out = views[0].copy()
         for v in views[1:]:
@@ -357,11 +361,15 @@ class CNN(_Network):
             (H, W, C), (Ho, Wo, c), (Hp, Wp, _) = self.conv_shapes[li]
             Pt, PtT, Z, Zp, Hc = conv_cache[li]
             dHc = dH.reshape(dH.shape[:-1] + (Hp, Wp, c)) if li == len(self.convs) - 1 else dH
-            dZ = self._pool_backward(dHc * _dact(Zp, Hc, self.activation), Z, Zp)   # (..., m, Ho, Wo, c)
+            fused = conv_pool_backward(dHc, Zp, Hc, Z, self.pool, self.pooling, self.activation)   # same bits
+            if fused is None:
+                dZ = self._pool_backward(dHc * _dact(Zp, Hc, self.activation), Z, Zp)   # (..., m, Ho, Wo, c)
+            else:
+                dZ, gb = fused
             dZf = dZ.reshape(dZ.shape[:-4] + (-1, c))                  # (..., m Ho Wo, c)
             gW = np.matmul(PtT if PtT is not None else np.swapaxes(Pt, -1, -2), dZf)
             G[..., sl[kw]] = gW.reshape(gW.shape[:-2] + (-1,))
-            G[..., sl[kb]] = dZf.sum(-2)
+            G[..., sl[kb]] = dZf.sum(-2) if fused is None else gb
             if li == 0:
                 break
             # gradient w.r.t. this layer's input: a full correlation of dZ with the flipped kernels

@@ -115,11 +115,16 @@ class L1Ball(FeasibleSet):
         return L1Ball(r, self.dim)
 
     def lmo(self, g):
+        # the vertex -sign(g_j) r e_j at the first largest |g_j|; one gather and one scatter on the rows (FedFW calls
+        # this every round: take/put_along_axis's index building cost ~15 us of ~50 us on 30 x 10 x 20)
         g = np.asarray(g, dtype=float)
-        j = np.argmax(np.abs(g), axis=-1)[..., None]
-        gj = np.take_along_axis(g, j, axis=-1)
-        s = np.zeros_like(g)
-        np.put_along_axis(s, j, -_sign(gj) * self._r(g), axis=-1)
+        p = g.shape[-1]
+        j = np.argmax(np.abs(g), axis=-1)
+        jf = j.reshape(-1)
+        rows = np.arange(jf.size)
+        v = -_sign(g.reshape(-1, p)[rows, jf].reshape(j.shape + (1,))) * self._r(g)
+        s = np.zeros(g.shape)
+        s.reshape(-1, p)[rows, jf] = np.broadcast_to(v, j.shape + (1,)).reshape(-1)
         return s
 
     def project(self, x):
