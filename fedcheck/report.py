@@ -559,10 +559,30 @@ class _SharedTextToPath:
 _TEXT2PATH = _SharedTextToPath()
 
 
+VIEW_LIMIT = 1e300      # a linear axis never shows beyond +-VIEW_LIMIT (its ticks would overflow to inf)
+
+
+def _views_in_range(fig: Figure) -> None:
+    """Clip each linear axis's view to ``[-VIEW_LIMIT, VIEW_LIMIT]``: matplotlib's tick locator puts ticks beyond
+    the view, and a view reaching near the largest float (a slope's confidence interval of 1e308) makes those
+    ticks overflow to inf, on which the tick formatter raises.  What lies outside is clipped from the drawing;
+    the figure's CSV keeps every value."""
+    for ax in fig.axes:
+        for name in ("x", "y"):
+            if getattr(ax, f"get_{name}scale")() != "linear":
+                continue
+            lo, hi = getattr(ax, f"get_{name}lim")()
+            if not (abs(lo) <= VIEW_LIMIT and abs(hi) <= VIEW_LIMIT):
+                clip = lambda v: float(np.clip(np.nan_to_num(v, nan=0.0), -VIEW_LIMIT, VIEW_LIMIT))  # noqa: E731
+                a, b = clip(lo), clip(hi)
+                getattr(ax, f"set_{name}lim")((a, b) if a != b else (a - 1.0, a + 1.0))
+
+
 def figure_svg(fig: Figure) -> str:
     """The figure as SVG text (deterministic: no date, fixed ids).  Text stays text (``svg.fonttype: none``,
     DejaVu Sans, mathtext in DejaVu Sans too): searchable and selectable in the HTML and the PDF, editable in a
     vector editor, and several times faster for WeasyPrint to lay out than glyph outlines."""
+    _views_in_range(fig)
     buf = io.BytesIO()
     with matplotlib.rc_context(_RC), _TEXT2PATH:
         fig.savefig(buf, format="svg", facecolor="white", metadata={"Date": None, "Creator": None})
@@ -603,6 +623,7 @@ def _figure_pdf(fig: Figure) -> bytes:
     layout of the SVG is kept (constrained layout ran once) so the two files show the same figure."""
     engine = fig.get_layout_engine()
     fig.set_layout_engine("none")
+    _views_in_range(fig)
     try:
         buf = io.BytesIO()
         with matplotlib.rc_context(_RC), _QuietLogs():

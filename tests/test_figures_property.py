@@ -157,3 +157,19 @@ def test_a_line_without_a_finite_point_keeps_its_markers_spec_harmless():
     assert _draw_all(chk) == []                      # nothing measured can be drawn: no empty figure either
     chk["instances"][0]["metric"] = [0.5]            # one drawable point: the figures, with markers on NaN bounds
     assert [rf.key for rf in _draw_all(chk)] == ["bound"]
+
+
+def test_a_slope_interval_near_the_largest_float_draws():
+    """Found by hypothesis: a fit whose confidence interval reaches -1.5e308 made the slope panel's linear axis
+    reach near the largest float; matplotlib's tick locator then put ticks at inf and its formatter raised
+    (OverflowError).  The view of a linear axis is kept within +-report.VIEW_LIMIT; the CSV keeps the values."""
+    fit = {"slope": -0.5, "intercept": 0.0, "k_range": [10.0, 100.0], "ci": [-1.5315119200475613e+308, 7.3e306]}
+    inst = {"seed": 1, "rounds": [1.0, 10.0, 100.0], "metric": [1.0, 0.3, 0.1], "bound": {}, "readings": {},
+            "fit": fit, "F_star_certified_accuracy": 0.0}
+    chk = {"id": "prop.bound", "title": "A bound", "paper": "prop", "reference": "Theorem 0", "claim": "x <= y",
+           "kind": "bound", "verdict": "holds", "reason": "", "claimed_rate": -0.5, "fitted_rate": -0.5,
+           "fitted_rate_ci": None, "rate_verdict": "holds", "max_ratio": None, "readings": {},
+           "formula": {"metric": "gap", "valid_from": None}, "instances": [inst]}
+    figs = _draw_all(chk)
+    rate = next(f for f in figs if f.key == "rate")
+    assert "-1.5315119200475613e+308" in rate.csv_text()
