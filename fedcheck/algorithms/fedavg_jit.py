@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedcheck.algorithms.kernels import (FUSE_LIMIT_BYTES, _blocked_layout, _ls_local_steps_compiled,
-                                         plain_least_squares)
+from fedcheck.algorithms.kernels import (FUSE_LIMIT_BYTES, _blocked_layout, _client_mean_compiled,
+                                         _ls_local_steps_compiled, plain_least_squares)
 from fedcheck.problems.compiled import AVAILABLE, numba
 
 __all__ = ["steps_blocked", "LSFedAvg", "LSSteps", "ls_fedavg", "ls_steps", "ls_local_steps"]
@@ -187,18 +187,12 @@ def _fedavg_round(x, W3, xout, Hb, cb, eta, T, work):
     B, S, p = W3.shape
     none1 = np.zeros(1)
     _blocks(x.reshape(B, 1, p), True, W3, Hb, cb, eta, T, np.zeros((1, 1)), none1, none1, False, False, work)
-    for b in range(B):
-        for i in range(p):
-            xout[b, i] = W3[b, 0, i]
-        for s in range(1, S):
-            for i in range(p):
-                xout[b, i] += W3[b, s, i]
-        for i in range(p):
-            xout[b, i] /= S
-    return xout
+    return _client_mean(W3, xout)
 
 
-if AVAILABLE:
+_client_mean = _client_mean_compiled      # kernels._client_mean_loop: numpy's W.mean(1) order, compiled
+
+if AVAILABLE and _client_mean is not None:
     _jit = numba.njit(cache=True, fastmath=False, nogil=True)
     _block_steps = _jit(_block_steps)
     _blocks = _jit(_blocks)
