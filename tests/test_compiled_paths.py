@@ -1,6 +1,6 @@
 """The compiled paths of issue 28 against the numpy reference they replace (no timing here).
 
-* least squares' local steps (``kernels.ls_local_steps``: the one FedAvg's local steps, ``pieces.local_steps``
+* least squares' local steps (``fedavg_jit.ls_local_steps``: the one FedAvg's local steps, ``pieces.local_steps``
   and so FedProx through ``federated``): the blocked (vectorized) and the per-row kernel give the same bits;
   against numpy the products ``H_i w`` are summed in index order instead of BLAS's order, so the results agree
   to a few units in the last place (ulps of the largest entry), not bit for bit;
@@ -11,6 +11,7 @@
 import numpy as np
 import pytest
 
+from fedcheck.algorithms import fedavg_jit as FJ
 from fedcheck.algorithms import kernels as K
 from fedcheck.algorithms import pieces
 from fedcheck.problems import losses as L
@@ -54,12 +55,12 @@ def test_ls_local_steps_equal_numpy_to_a_few_ulps(n, p, prox):
     eta = 0.3 / np.asarray(batch.loss.smoothness()).max(-1) * rng.uniform(0.5, 1.5, (6, B))
     anchor, mu = (W.mean(1), np.full(B, 0.1)) if prox else (None, None)
     rad = np.broadcast_to(np.asarray(batch.set.radius, dtype=float), (B,))
-    got = K.ls_local_steps(batch.loss, W, eta, 6, anchor=anchor, mu=mu, radius=rad)
+    got = FJ.ls_local_steps(batch.loss, W, eta, 6, anchor=anchor, mu=mu, radius=rad)
     ref = _numpy_steps(batch, W, eta, 6, anchor, mu, project=True)
     assert ulps(got, ref) <= 16
     # the per-row kernel (taken when the instances' step counts differ) gives the blocked kernel's bits
     counts = np.array([6] * (B - 1) + [5])
-    per_row = K.ls_local_steps(batch.loss, W, eta, counts, anchor=anchor, mu=mu, radius=rad)
+    per_row = FJ.ls_local_steps(batch.loss, W, eta, counts, anchor=anchor, mu=mu, radius=rad)
     np.testing.assert_array_equal(per_row[:-1], got[:-1])
     assert ulps(per_row[-1], _numpy_steps(batch, W, eta, 5, anchor, mu, project=True)[-1]) <= 16
 
@@ -69,10 +70,10 @@ def test_ls_local_steps_declines_what_it_does_not_take():
     batch = _batch()
     W = np.zeros((batch.B, batch.n, batch.p))
     eta = np.full((2, batch.B), 0.1)
-    assert K.ls_local_steps(batch.loss, W[:, :2], eta, 2) is None              # not the batch's clients
-    assert K.ls_local_steps(batch.loss, W, eta[:, :2], 2) is None              # step sizes of other rows
+    assert FJ.ls_local_steps(batch.loss, W[:, :2], eta, 2) is None              # not the batch's clients
+    assert FJ.ls_local_steps(batch.loss, W, eta[:, :2], 2) is None              # step sizes of other rows
     lad = L.LAD(batch.loss.A, batch.loss.b)
-    assert K.ls_local_steps(lad, W, eta, 2) is None                            # another loss
+    assert FJ.ls_local_steps(lad, W, eta, 2) is None                            # another loss
 
 
 @needs_numba
@@ -141,12 +142,10 @@ def test_fused_fedavg_round_is_the_local_steps_bit_for_bit(monkeypatch, n, p, B)
 @needs_numba
 @pytest.mark.parametrize("p", [1, 3, 4, 7, 8, 9, 16, 21, 64, 128])
 @pytest.mark.parametrize("prox,proj", [(False, False), (True, True), (False, True)])
-def test_unrolled_blocked_kernel_is_the_blocked_kernel_bit_for_bit(p, prox, proj):
-    """``fedavg_jit.steps_blocked`` (``H w`` unrolled by four) against the kernel it replaces
-    (``kernels._ls_local_steps_blocked``, compiled here): the same bits."""
-    import numba
-    from fedcheck.algorithms import fedavg_jit as FJ
-    old = numba.njit(fastmath=False)(K._ls_local_steps_blocked)
+def test_blocked_kernel_is_the_row_kernel_bit_for_bit(p, prox, proj):
+    """``fedavg_jit.steps_blocked`` (rows in blocks, ``H w`` unrolled by eight and four) against the row kernel
+    ``kernels._ls_local_steps_loop`` (one row at a time, ``H w`` term by term): the same index-order sums, the same
+    bits."""
     batch = _batch(n=3, p=p, B=4, seed=p)
     B, n = batch.B, batch.n
     rng = np.random.default_rng(p)
@@ -157,7 +156,8 @@ def test_unrolled_blocked_kernel_is_the_blocked_kernel_bit_for_bit(p, prox, proj
     rad = np.full(B, 0.7) if proj else np.zeros(1)
     Hb, cb = K._blocked_layout(batch.loss)
     a, b = W.copy(), W.copy()
-    old(a, Hb, cb, eta, 4, anchor, mu, rad, prox, proj, np.empty((3 * p + 13, cb.shape[-1])))
+    K._ls_local_steps_compiled(a, batch.loss.H, batch.loss.c, eta, np.full(B, 4, dtype=np.int64), anchor, mu, prox,
+                               rad, proj, np.empty(p))
     FJ.steps_blocked(b, Hb, cb, eta, 4, anchor, mu, rad, prox, proj, np.empty((3 * p + 13, cb.shape[-1])))
     np.testing.assert_array_equal(a, b)
 

@@ -38,8 +38,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from fedcheck.algorithms.fedavg_jit import ls_fedavg
-from fedcheck.algorithms.kernels import ls_local_steps
+from fedcheck.algorithms.fedavg_jit import ls_fedavg, ls_local_steps
 from fedcheck.algorithms.pieces import client_mean, local_updates, server_step, step_sizes
 from fedcheck.problems.losses import LeastSquares
 

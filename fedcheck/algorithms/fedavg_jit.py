@@ -1,15 +1,17 @@
 """Compiled local steps and FedAvg rounds of least-squares clients (issue 28, points 2 and 3).
 
-Three things, all on the library's least squares in its ``H`` form (``kernels.plain_least_squares``), every
+Four things, all on the library's least squares in its ``H`` form (``kernels.plain_least_squares``), every
 instance and client in one compiled call, the rows in blocks whose ``H`` stays in L2 and every inner loop over
 a block's rows (``kernels._blocked_layout``):
 
-* :func:`steps_blocked`: the blocked kernel of :func:`.kernels.ls_local_steps` (``_ls_local_steps_blocked``,
-  which stays there for the one FedAvg's rounds whose instances take different step counts) with the product ``H_i w``
-  unrolled by eight (then four) coordinates: ``acc = (((acc + h_j w_j) + h_{j+1} w_{j+1}) + ...)`` is the
-  index-order sum of the row kernel, parenthesized as it always was, but the accumulator is read and written
-  once per eight terms instead of once per term.  The same bits as ``kernels._ls_local_steps_blocked``
-  (``tests/test_compiled_paths.py``); 1.15-1.5x faster on 512-640 rows of p = 10-20 (see benchmarks/README).
+* :func:`ls_local_steps`: the one FedAvg's local steps -- the blocked kernel below when every instance takes the
+  same number of steps, else the row kernel ``kernels._ls_local_steps_loop`` (each row's own count); both sum
+  ``H_i w`` in index order, so they give the same bits (``tests/test_compiled_paths.py``).
+* :func:`steps_blocked`: the blocked kernel, with the product ``H_i w`` unrolled by eight (then four)
+  coordinates: ``acc = (((acc + h_j w_j) + h_{j+1} w_{j+1}) + ...)`` is the index-order sum of the row kernel,
+  parenthesized as it always was, but the accumulator is read and written once per eight terms instead of once
+  per term (it replaced a blocked kernel without the unrolling, with the same bits: 1.15-1.5x faster on 512-640
+  rows of p = 10-20, see benchmarks/README).
 * :class:`LSFedAvg`: one round of the one FedAvg with plain averaging (no map, hook, sampling, uplink, server
   step) fused into one call: the clients start from the server point (no ``np.repeat``), take the round's
   steps, and the server point is their mean in numpy's order (clients added one after the other, then divided
@@ -24,9 +26,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedcheck.algorithms.kernels import (FUSE_LIMIT_BYTES, _blocked_layout, _client_mean_compiled,
+                                         _ls_local_steps_compiled, plain_least_squares)
 from fedcheck.problems.compiled import AVAILABLE, numba
 
-__all__ = ["steps_blocked", "LSFedAvg", "LSSteps", "ls_fedavg", "ls_steps"]
+__all__ = ["steps_blocked", "LSFedAvg", "LSSteps", "ls_fedavg", "ls_steps", "ls_local_steps"]
 
 
 def _block_steps(Wb, g, anc, nr, acc, e, mu_l, rad_l, sc, H, cc, eta, inst, T, prox, proj):
@@ -171,7 +175,9 @@ def _blocks(src, from_server, W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, w
 
 
 def _steps_blocked(W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, work):
-    """``kernels._ls_local_steps_blocked``'s signature and bits (in place on ``W3``)."""
+    """``T`` steps of every row, in place on ``W3`` ``(B, S, p)``; ``Hb`` ``(C, p, p, L)`` with ``Hb[c, k, j, l] =
+    H_row[k, j]`` (row ``c L + l`` of the ``B S`` rows, zero padded), ``cb`` ``(C, p, L)`` (``kernels._blocked_layout``);
+    ``work``: ``(3 p + 13, L)`` scratch.  The row kernel's bits (``kernels._ls_local_steps_loop``)."""
     return _blocks(W3, False, W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, work)
 
 
@@ -181,18 +187,12 @@ def _fedavg_round(x, W3, xout, Hb, cb, eta, T, work):
     B, S, p = W3.shape
     none1 = np.zeros(1)
     _blocks(x.reshape(B, 1, p), True, W3, Hb, cb, eta, T, np.zeros((1, 1)), none1, none1, False, False, work)
-    for b in range(B):
-        for i in range(p):
-            xout[b, i] = W3[b, 0, i]
-        for s in range(1, S):
-            for i in range(p):
-                xout[b, i] += W3[b, s, i]
-        for i in range(p):
-            xout[b, i] /= S
-    return xout
+    return _client_mean(W3, xout)
 
 
-if AVAILABLE:
+_client_mean = _client_mean_compiled      # kernels._client_mean_loop: numpy's W.mean(1) order, compiled
+
+if AVAILABLE and _client_mean is not None:
     _jit = numba.njit(cache=True, fastmath=False, nogil=True)
     _block_steps = _jit(_block_steps)
     _blocks = _jit(_blocks)
@@ -205,7 +205,6 @@ else:  # pragma: no cover - FEDCHECK_JIT=0 or no numba: the callers run numpy
 def _layout_ok(loss, B: int, S: int, p: int) -> bool:
     """The blocked kernels apply: the plain least squares of these shapes, ``p <= 128`` (the norm's pairwise
     order), ``H`` contiguous and not huge (the layout copies it once)."""
-    from fedcheck.algorithms.kernels import FUSE_LIMIT_BYTES, plain_least_squares
     if steps_blocked is None or B < 1 or S < 1 or not plain_least_squares(loss):
         return False
     H = loss.H
@@ -219,7 +218,6 @@ class LSFedAvg:
     the local steps of every instance this round; new arrays every round (a caller may keep the old ones)."""
 
     def __init__(self, loss, B: int, S: int, p: int):
-        from fedcheck.algorithms.kernels import _blocked_layout
         self.B, self.S, self.p = B, S, p
         self.Hb, self.cb = _blocked_layout(loss)
         self.work = np.empty((3 * p + 13, self.cb.shape[-1]))
@@ -250,7 +248,6 @@ class LSSteps:
     radius)`` -> new ``(B, S, p)`` array, or ``None`` when an argument is not what the kernel takes."""
 
     def __init__(self, loss, B: int, S: int, p: int):
-        from fedcheck.algorithms.kernels import _blocked_layout
         self.H = loss.H
         self.B, self.S, self.p = B, S, p
         self.Hb, self.cb = _blocked_layout(loss)
@@ -306,3 +303,45 @@ def ls_steps(loss, B: int, S: int, p: int) -> LSSteps | None:
     made = LSSteps(loss, B, S, p) if _layout_ok(loss, B, S, p) else None
     loss.__dict__["_fedavg_jit_steps"] = (loss.H, (B, S, p), made)
     return made
+
+
+def _per_instance(v, B: int) -> np.ndarray:
+    v = np.asarray(v, dtype=float)
+    return v if v.shape == (B,) and v.flags.c_contiguous else np.ascontiguousarray(np.broadcast_to(v, (B,)))
+
+
+def ls_local_steps(loss, W: np.ndarray, eta: np.ndarray, steps, *, anchor=None, mu=None, radius=None):
+    """Local gradient steps of least-squares clients, compiled: a new array, or ``None`` when the
+    compiled path does not apply (numba off; not the plain batched least squares; shapes) and the caller runs
+    numpy.  ``eta`` ``(T, B)`` (row ``t`` is local step ``t + 1``) or ``(B,)`` (every step); ``steps`` an int or ``(B,)`` counts;
+    ``anchor`` ``(B, p)`` and ``mu`` ``(B,)``: the proximal term; ``radius`` ``(B,)``: project on the l2 ball."""
+    if _ls_local_steps_compiled is None or not plain_least_squares(loss) or W.ndim != 3:
+        return None
+    B, S, p = W.shape
+    H = loss.H
+    if H.shape != (B, S, p, p) or not H.flags.c_contiguous or not loss.c.flags.c_contiguous:
+        return None
+    counts = np.full(B, steps, dtype=np.int64) if isinstance(steps, int) else \
+        np.ascontiguousarray(np.broadcast_to(np.asarray(steps, dtype=np.int64), (B,)))
+    eta = np.ascontiguousarray(eta, dtype=float)
+    if eta.ndim == 1 and eta.shape[0] == B:
+        eta = eta.reshape(1, B)                 # one step size per instance for every step
+    if eta.ndim != 2 or eta.shape[1] != B or (eta.shape[0] != 1 and eta.shape[0] < int(counts.max(initial=0))):
+        return None
+    out = np.array(W, dtype=float, order="C")
+    prox = anchor is not None and mu is not None
+    anc = np.ascontiguousarray(anchor, dtype=float) if prox else np.zeros((1, 1))
+    mu_ = _per_instance(mu, B) if prox else np.zeros(1)
+    proj = radius is not None
+    rad = _per_instance(radius, B) if proj else np.zeros(1)
+    if prox and anc.shape != (B, p):
+        return None
+    Tmax = int(counts.max(initial=0))
+    if steps_blocked is not None and bool(np.all(counts == Tmax)) and p <= 128 and 2 * H.nbytes <= FUSE_LIMIT_BYTES:
+        # every row takes the same number of steps: the blocked kernel (vectorized over rows), the same bits
+        Hb, cb = _blocked_layout(loss)
+        steps_blocked(out, Hb, cb, eta, Tmax, anc, mu_, rad, prox, proj, np.empty((3 * p + 13, cb.shape[-1])))
+        return out
+    _ls_local_steps_compiled(out, H, loss.c, eta, counts, anc, mu_, prox, rad, proj,
+                             np.empty(p))
+    return out

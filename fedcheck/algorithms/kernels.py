@@ -401,122 +401,7 @@ def _ls_local_steps_loop(W, H, c, eta, steps, anchor, mu, prox, rad, proj, buf):
     return W
 
 
-BLOCK_BYTES = 256 * 2**10   # H of one block of client rows (the blocked kernel): kept in L2 for all the steps
-
-
-def _ls_local_steps_blocked(W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, work):
-    """The same steps, every row taking ``T``, on blocks of ``L`` client rows with the rows innermost: ``Hb``
-    ``(C, p, p, L)`` with ``Hb[c, k, j, l] = H_row[k, j]`` (row ``c L + l`` of the ``B S`` rows, zero padded),
-    ``cb`` ``(C, p, L)``; the block's points are gathered from ``W3`` ``(B, S, p)`` and written back after its
-    steps (``work``: ``(3 p + 13, L)`` scratch).  A block's ``H`` (at most :data:`BLOCK_BYTES`) stays in the L2
-    cache for all its steps, and every inner loop runs over the block's rows and vectorizes, while each row's
-    sums keep the order of :func:`_ls_local_steps_loop` (``j = 0 .. p-1``; the norm in numpy's pairwise
-    order; the projection ``x * scale`` with ``scale = 1`` inside the ball, as ``L2Ball.project``): the same
-    bits."""
-    B, S, p = W3.shape
-    C, _, L = cb.shape
-    R = B * S
-    Wb = work[0:p]
-    g = work[p:2 * p]
-    anc = work[2 * p:3 * p]
-    nr = work[3 * p:3 * p + 8]
-    acc = work[3 * p + 8]
-    e = work[3 * p + 9]
-    mu_l = work[3 * p + 10]
-    rad_l = work[3 * p + 11]
-    sc = work[3 * p + 12]
-    inst = np.empty(L, dtype=np.int64)
-    for c in range(C):
-        H = Hb[c]
-        cc = cb[c]
-        for l in range(L):
-            r = c * L + l
-            if r < R:
-                b, i = r // S, r % S
-                inst[l] = b
-                for k in range(p):
-                    Wb[k, l] = W3[b, i, k]
-                    anc[k, l] = anchor[b, k] if prox else 0.0
-                mu_l[l] = mu[b] if prox else 0.0
-                rad_l[l] = rad[b] if proj else 0.0
-            else:
-                inst[l] = -1
-                for k in range(p):
-                    Wb[k, l] = 0.0
-                    anc[k, l] = 0.0
-                mu_l[l] = 0.0
-                rad_l[l] = 1.0
-        for t in range(T):
-            te = min(t, eta.shape[0] - 1)
-            for l in range(L):
-                e[l] = eta[te, inst[l]] if inst[l] >= 0 else 0.0
-            for k in range(p):
-                for l in range(L):
-                    acc[l] = 0.0
-                for j in range(p):
-                    h = H[k, j]
-                    w = Wb[j]
-                    for l in range(L):
-                        acc[l] += h[l] * w[l]
-                gk = g[k]
-                ck = cc[k]
-                for l in range(L):
-                    gk[l] = acc[l] - ck[l]
-                if prox:
-                    wk = Wb[k]
-                    ak = anc[k]
-                    for l in range(L):
-                        gk[l] = gk[l] + mu_l[l] * (wk[l] - ak[l])
-            for k in range(p):
-                wk = Wb[k]
-                gk = g[k]
-                for l in range(L):
-                    wk[l] = wk[l] - e[l] * gk[l]
-            if proj:
-                n0 = nr[0]
-                if p < 8:
-                    for l in range(L):
-                        n0[l] = 0.0
-                    for k in range(p):
-                        wk = Wb[k]
-                        for l in range(L):
-                            n0[l] += wk[l] * wk[l]
-                else:   # (p <= 128: the caller checks)
-                    for q in range(8):
-                        wk = Wb[q]
-                        nq = nr[q]
-                        for l in range(L):
-                            nq[l] = wk[l] * wk[l]
-                    i = 8
-                    while i + 8 <= p:
-                        for q in range(8):
-                            wk = Wb[i + q]
-                            nq = nr[q]
-                            for l in range(L):
-                                nq[l] += wk[l] * wk[l]
-                        i += 8
-                    n1, n2, n3, n4, n5, n6, n7 = nr[1], nr[2], nr[3], nr[4], nr[5], nr[6], nr[7]
-                    for l in range(L):
-                        n0[l] = ((n0[l] + n1[l]) + (n2[l] + n3[l])) + ((n4[l] + n5[l]) + (n6[l] + n7[l]))
-                    while i < p:
-                        wk = Wb[i]
-                        for l in range(L):
-                            n0[l] += wk[l] * wk[l]
-                        i += 1
-                for l in range(L):
-                    nrm = np.sqrt(n0[l])
-                    sc[l] = rad_l[l] / (nrm if nrm > 0 else 1.0) if nrm > rad_l[l] else 1.0
-                for k in range(p):
-                    wk = Wb[k]
-                    for l in range(L):
-                        wk[l] = wk[l] * sc[l]
-        for l in range(L):
-            r = c * L + l
-            if r < R:
-                b, i = r // S, r % S
-                for k in range(p):
-                    W3[b, i, k] = Wb[k, l]
-    return W3
+BLOCK_BYTES = 256 * 2**10   # H of one block of client rows (fedavg_jit's blocked kernel): kept in L2 for all the steps
 
 
 def _block_rows(R: int, p: int) -> int:
@@ -539,10 +424,8 @@ try:
     _pairwise_sq = _numba.njit(cache=True, fastmath=False, nogil=True)(_pairwise_sq) if _JIT else _pairwise_sq
     _ls_local_steps_compiled = (_numba.njit(cache=True, fastmath=False, nogil=True)(_ls_local_steps_loop)
                                 if _JIT else None)
-    _ls_local_steps_blocked_compiled = (_numba.njit(cache=True, fastmath=False, nogil=True)(_ls_local_steps_blocked)
-                                        if _JIT else None)
 except Exception:  # pragma: no cover
-    _ls_local_steps_compiled = _ls_local_steps_blocked_compiled = None
+    _ls_local_steps_compiled = None
 
 
 def _blocked_layout(loss):
@@ -562,51 +445,6 @@ def plain_least_squares(loss) -> bool:
     """Whether ``loss`` is the library's least squares in its ``H`` form, batched ``(B, n, ...)``."""
     return (isinstance(loss, LeastSquares) and type(loss).grad is LeastSquares.grad and not loss.factored
             and loss.A.ndim == 4 and loss.H.dtype == np.float64)
-
-
-def _per_instance(v, B: int) -> np.ndarray:
-    v = np.asarray(v, dtype=float)
-    return v if v.shape == (B,) and v.flags.c_contiguous else np.ascontiguousarray(np.broadcast_to(v, (B,)))
-
-
-def ls_local_steps(loss, W: np.ndarray, eta: np.ndarray, steps, *, anchor=None, mu=None, radius=None):
-    """Local gradient steps of least-squares clients, compiled (see above): a new array, or ``None`` when the
-    compiled path does not apply (numba off; not the plain batched least squares; shapes) and the caller runs
-    numpy.  ``eta`` ``(T, B)`` (row ``t`` is local step ``t + 1``) or ``(B,)`` (every step); ``steps`` an int or ``(B,)`` counts;
-    ``anchor`` ``(B, p)`` and ``mu`` ``(B,)``: the proximal term; ``radius`` ``(B,)``: project on the l2 ball."""
-    if _ls_local_steps_compiled is None or not plain_least_squares(loss) or W.ndim != 3:
-        return None
-    B, S, p = W.shape
-    H = loss.H
-    if H.shape != (B, S, p, p) or not H.flags.c_contiguous or not loss.c.flags.c_contiguous:
-        return None
-    counts = np.full(B, steps, dtype=np.int64) if isinstance(steps, int) else \
-        np.ascontiguousarray(np.broadcast_to(np.asarray(steps, dtype=np.int64), (B,)))
-    eta = np.ascontiguousarray(eta, dtype=float)
-    if eta.ndim == 1 and eta.shape[0] == B:
-        eta = eta.reshape(1, B)                 # one step size per instance for every step
-    if eta.ndim != 2 or eta.shape[1] != B or (eta.shape[0] != 1 and eta.shape[0] < int(counts.max(initial=0))):
-        return None
-    out = np.array(W, dtype=float, order="C")
-    prox = anchor is not None and mu is not None
-    anc = np.ascontiguousarray(anchor, dtype=float) if prox else np.zeros((1, 1))
-    mu_ = _per_instance(mu, B) if prox else np.zeros(1)
-    proj = radius is not None
-    rad = _per_instance(radius, B) if proj else np.zeros(1)
-    if prox and anc.shape != (B, p):
-        return None
-    Tmax = int(counts.max(initial=0))
-    if (_ls_local_steps_blocked_compiled is not None and bool(np.all(counts == Tmax)) and p <= 128
-            and 2 * H.nbytes <= FUSE_LIMIT_BYTES):
-        # every row takes the same number of steps: the blocked kernel (vectorized over rows), the same bits
-        R = B * S
-        Hb, cb = _blocked_layout(loss)
-        L = cb.shape[-1]
-        _ls_local_steps_blocked_compiled(out, Hb, cb, eta, Tmax, anc, mu_, rad, prox, proj, np.empty((3 * p + 13, L)))
-        return out
-    _ls_local_steps_compiled(out, H, loss.c, eta, counts, anc, mu_, prox, rad, proj,
-                             np.empty(p))
-    return out
 
 
 # ----------------------------------------------------------------------------------------------
