@@ -571,10 +571,9 @@ def _views_in_range(fig: Figure) -> None:
         for name in ("x", "y"):
             if getattr(ax, f"get_{name}scale")() != "linear":
                 continue
-            lo, hi = getattr(ax, f"get_{name}lim")()
-            if not (abs(lo) <= VIEW_LIMIT and abs(hi) <= VIEW_LIMIT):
-                clip = lambda v: float(np.clip(np.nan_to_num(v, nan=0.0), -VIEW_LIMIT, VIEW_LIMIT))  # noqa: E731
-                a, b = clip(lo), clip(hi)
+            lim = np.array(getattr(ax, f"get_{name}lim")(), dtype=float)
+            if not np.all(np.abs(lim) <= VIEW_LIMIT):
+                a, b = np.clip(np.nan_to_num(lim, nan=0.0), -VIEW_LIMIT, VIEW_LIMIT).tolist()
                 getattr(ax, f"set_{name}lim")((a, b) if a != b else (a - 1.0, a + 1.0))
 
 

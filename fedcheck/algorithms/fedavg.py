@@ -106,40 +106,27 @@ def fedavg_rounds(x0, oracle: RoundOracle, *, rounds: int, n: int, eta=None, eta
         S = int(n) if sel is None or mask is not None else sel.shape[1]
         Tb = counts[r] if isinstance(counts, np.ndarray) else counts
         on_step = None if hook is None else (lambda t, W, G, r=r: hook(r, t - 1, {"W": W, "g": G}))
-        W = None
-        if fused is not None and sel is None and (uniform is None or uniform[r]):
-            Tm = int(Tb) if uniform is None else int(Tb[0])
-            if eta_step is None:
-                sizes = np.asarray(size(r, 1, cum), dtype=float)
-                sizes = sizes.reshape(1, B) if sizes.shape == (B,) else None     # else: the paths below
-            else:
-                sizes = np.stack([np.broadcast_to(np.asarray(size(r, t, cum), dtype=float), (B,))
-                                  for t in range(1, Tm + 1)]) if Tm else np.zeros((1, B))
-        else:
-            sizes = None
-        if sizes is not None:
-            W, x = fused.round(x, sizes if sizes.flags.c_contiguous else np.ascontiguousarray(sizes), Tm)
-            cum += Tb
-            st.x, st.X, st.sel = x, W, sel
-            st.calls += Tb
-            st.comms += 1.0
-            st.rounds = r + 1
-            yield st
-            continue
+        W = xf = None
         if ls is not None and sel is None and client_map is None and hook is None:
-            # the plain least-squares oracle, every client, no map/hook: the compiled local steps (kernels)
+            # the plain least-squares oracle, every client, no map/hook: the compiled local steps, or with plain
+            # averaging and one step count for every instance the whole round fused (fedavg_jit; the same bits)
             Tm = int(np.max(Tb, initial=0))
             if eta_step is None:       # a step size per round: the same for every local step of round r
                 sizes = np.asarray(size(r, 1, cum), dtype=float)
             else:
                 sizes = np.stack([np.broadcast_to(np.asarray(size(r, t, cum), dtype=float), (B,))
                                   for t in range(1, Tm + 1)]) if Tm else np.zeros((1, B))
-            W = ls_local_steps(ls, np.repeat(x[:, None, :], S, axis=1), sizes, Tb)
+            if fused is not None and (uniform is None or uniform[r]) and (eta_step is not None or sizes.shape == (B,)):
+                W, xf = fused.round(x, np.ascontiguousarray(sizes.reshape(-1, B)), Tm)
+            else:
+                W = ls_local_steps(ls, np.repeat(x[:, None, :], S, axis=1), sizes, Tb)
         if W is None:
             W = local_updates(np.repeat(x[:, None, :], S, axis=1), grad, Tb, lambda t, r=r: size(r, t, cum),
                               client_map=client_map, hook=on_step)
         cum += Tb
-        if uplink is None and eta_s is None:
+        if xf is not None:             # the fused round averaged (plain averaging: no uplink, server step or map)
+            x = xf
+        elif uplink is None and eta_s is None:
             x = client_mean(W, mask)
         else:
             delta = client_mean(W, mask) - x if uplink is None else client_mean(uplink(W - x[:, None, :]), mask)
