@@ -140,12 +140,13 @@ def test_fused_fedavg_round_is_the_local_steps_bit_for_bit(monkeypatch, n, p, B)
 
 
 @needs_numba
-@pytest.mark.parametrize("p", [1, 3, 4, 7, 8, 9, 16, 21, 64, 128])
+@pytest.mark.parametrize("p", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 15, 16, 21, 64, 128])
 @pytest.mark.parametrize("prox,proj", [(False, False), (True, True), (False, True)])
 def test_blocked_kernel_is_the_row_kernel_bit_for_bit(p, prox, proj):
-    """``fedavg_jit.steps_blocked`` (rows in blocks, ``H w`` unrolled by eight and four) against the row kernel
+    """``fedavg_jit.steps_blocked`` (rows in blocks of eight lanes, ``H w`` by the vector intrinsic: outputs eight,
+    four and one to three at a time -- every remainder of ``p`` below) against the row kernel
     ``kernels._ls_local_steps_loop`` (one row at a time, ``H w`` term by term): the same index-order sums, the same
-    bits."""
+    bits; 12 rows, so the last block is partial."""
     batch = _batch(n=3, p=p, B=4, seed=p)
     B, n = batch.B, batch.n
     rng = np.random.default_rng(p)
@@ -289,3 +290,27 @@ def test_fused_fedavg_round_declines_step_sizes_of_another_shape(monkeypatch):
     monkeypatch.setattr(FA, "ls_fedavg", lambda *a: None)
     ref = FA.run_fedavg(x0, static_oracle(batch.loss.grad), **kw)
     np.testing.assert_array_equal(got.x, ref.x)
+
+
+@needs_numba
+@pytest.mark.parametrize("p", [3, 10, 21])
+def test_blocked_kernel_keeps_the_row_kernels_bits_on_special_values(p):
+    """Infinities, NaNs and signed zeros in the clients' points: the vector intrinsic gives the row kernel's bits
+    exactly (compared as integers, so the sign of a zero and a NaN's bits count)."""
+    batch = _batch(n=3, p=p, B=4, seed=100 + p)
+    B, n = batch.B, batch.n
+    rng = np.random.default_rng(p)
+    W = rng.standard_normal((B, n, p))
+    W[0, 0, 0], W[1, 2, p - 1], W[2, 1, p // 2] = np.inf, np.nan, -np.inf
+    W[3] = -0.0
+    eta = 0.3 / np.asarray(batch.loss.smoothness()).max(-1) * rng.uniform(0.5, 1.5, (2, B))
+    for prox, proj in [(False, False), (True, True)]:
+        anchor = np.where(np.isfinite(W.mean(1)), W.mean(1), 0.0) if prox else np.zeros((1, 1))
+        mu = np.full(B, 0.1) if prox else np.zeros(1)
+        rad = np.full(B, 0.7) if proj else np.zeros(1)
+        Hb, cb = K._blocked_layout(batch.loss)
+        a, b = W.copy(), W.copy()
+        K._ls_local_steps_compiled(a, batch.loss.H, batch.loss.c, eta, np.full(B, 2, dtype=np.int64), anchor, mu,
+                                   prox, rad, proj, np.empty(p))
+        FJ.steps_blocked(b, Hb, cb, eta, 2, anchor, mu, rad, prox, proj, FJ.work_array(p))
+        np.testing.assert_array_equal(a.view(np.uint64), b.view(np.uint64))

@@ -1,17 +1,18 @@
 """Compiled local steps and FedAvg rounds of least-squares clients (issue 28, points 2 and 3).
 
 Four things, all on the library's least squares in its ``H`` form (``kernels.plain_least_squares``), every
-instance and client in one compiled call, the rows in blocks whose ``H`` stays in L2 and every inner loop over
-a block's rows (``kernels._blocked_layout``):
+instance and client in one compiled call, the client rows in blocks of :data:`LANES` = 8 (``kernels._blocked_layout``:
+``H`` of a block ``(p, p, 8)``, entry ``[k, j, l]`` = ``H_row_l[k, j]``), the rows a block's vector lanes:
 
+* :func:`_lanes_step`: one local step of the eight rows of a block, emitted as LLVM vector code (a numba
+  ``intrinsic``): ``g = H w - c`` eight outputs ``k`` at a time, each an 8-lane accumulator kept in registers
+  over ``j`` (``acc = (((0 + h_0 w_0) + h_1 w_1) + ...)``), the proximal term, the step and the projection --
+  every lane the row kernel ``kernels._ls_local_steps_loop``'s operations in its order, separate multiplies and
+  adds (no fused multiply-add): the same bits.  numba's own loops over a block kept their accumulators in memory
+  (~4 G multiply-adds/s here); the register-blocked form reaches 7-15 (benchmarks/README, "FedAvg's local steps
+  in registers").
 * :func:`ls_local_steps`: the one FedAvg's local steps -- the blocked kernel below when every instance takes the
-  same number of steps, else the row kernel ``kernels._ls_local_steps_loop`` (each row's own count); both sum
-  ``H_i w`` in index order, so they give the same bits (``tests/test_compiled_paths.py``).
-* :func:`steps_blocked`: the blocked kernel, with the product ``H_i w`` unrolled by eight (then four)
-  coordinates: ``acc = (((acc + h_j w_j) + h_{j+1} w_{j+1}) + ...)`` is the index-order sum of the row kernel,
-  parenthesized as it always was, but the accumulator is read and written once per eight terms instead of once
-  per term (it replaced a blocked kernel without the unrolling, with the same bits: 1.15-1.5x faster on 512-640
-  rows of p = 10-20, see benchmarks/README).
+  same number of steps, else the row kernel (each row's own count); the same bits (``tests/test_compiled_paths.py``).
 * :class:`LSFedAvg`: one round of the one FedAvg with plain averaging (no map, hook, sampling, uplink, server
   step) fused into one call: the clients start from the server point (no ``np.repeat``), take the round's
   steps, and the server point is their mean in numpy's order (clients added one after the other, then divided
@@ -26,158 +27,213 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedcheck.algorithms.kernels import (FUSE_LIMIT_BYTES, _blocked_layout, _client_mean_compiled,
+from fedcheck.algorithms.kernels import (FUSE_LIMIT_BYTES, LANES, _blocked_layout, _client_mean_compiled,
                                          _ls_local_steps_compiled, plain_least_squares)
 from fedcheck.problems.compiled import AVAILABLE, numba
 
-__all__ = ["steps_blocked", "LSFedAvg", "LSSteps", "ls_fedavg", "ls_steps", "ls_local_steps"]
+__all__ = ["steps_blocked", "LSFedAvg", "LSSteps", "ls_fedavg", "ls_steps", "ls_local_steps", "work_array"]
 
 
-def _block_steps(Wb, g, anc, nr, acc, e, mu_l, rad_l, sc, H, cc, eta, inst, T, prox, proj):
-    """``T`` local steps of one block (rows innermost, ``L`` columns): the order of operations of
-    ``kernels._ls_local_steps_loop`` for every row."""
-    p, L = Wb.shape
-    for t in range(T):
-        te = min(t, eta.shape[0] - 1)
-        for l in range(L):
-            e[l] = eta[te, inst[l]] if inst[l] >= 0 else 0.0
-        for k in range(p):
-            Hk = H[k]
-            j = 0
-            if p >= 4:
-                h0, h1, h2, h3 = Hk[0], Hk[1], Hk[2], Hk[3]
-                w0, w1, w2, w3 = Wb[0], Wb[1], Wb[2], Wb[3]
-                for l in range(L):
-                    acc[l] = (((0.0 + h0[l] * w0[l]) + h1[l] * w1[l]) + h2[l] * w2[l]) + h3[l] * w3[l]
-                j = 4
-            else:
-                for l in range(L):
-                    acc[l] = 0.0
-            while j + 8 <= p:
-                h0, h1, h2, h3 = Hk[j], Hk[j + 1], Hk[j + 2], Hk[j + 3]
-                w0, w1, w2, w3 = Wb[j], Wb[j + 1], Wb[j + 2], Wb[j + 3]
-                h4, h5, h6, h7 = Hk[j + 4], Hk[j + 5], Hk[j + 6], Hk[j + 7]
-                w4, w5, w6, w7 = Wb[j + 4], Wb[j + 5], Wb[j + 6], Wb[j + 7]
-                for l in range(L):
-                    acc[l] = (((((((acc[l] + h0[l] * w0[l]) + h1[l] * w1[l]) + h2[l] * w2[l]) + h3[l] * w3[l])
-                                + h4[l] * w4[l]) + h5[l] * w5[l]) + h6[l] * w6[l]) + h7[l] * w7[l]
-                j += 8
-            while j + 4 <= p:
-                h0, h1, h2, h3 = Hk[j], Hk[j + 1], Hk[j + 2], Hk[j + 3]
-                w0, w1, w2, w3 = Wb[j], Wb[j + 1], Wb[j + 2], Wb[j + 3]
-                for l in range(L):
-                    acc[l] = (((acc[l] + h0[l] * w0[l]) + h1[l] * w1[l]) + h2[l] * w2[l]) + h3[l] * w3[l]
-                j += 4
-            while j < p:
-                h0 = Hk[j]
-                w0 = Wb[j]
-                for l in range(L):
-                    acc[l] += h0[l] * w0[l]
-                j += 1
-            gk = g[k]
-            ck = cc[k]
-            if prox:
-                wk = Wb[k]
-                ak = anc[k]
-                for l in range(L):
-                    gk[l] = (acc[l] - ck[l]) + mu_l[l] * (wk[l] - ak[l])
-            else:
-                for l in range(L):
-                    gk[l] = acc[l] - ck[l]
-        for k in range(p):
-            wk = Wb[k]
-            gk = g[k]
-            for l in range(L):
-                wk[l] = wk[l] - e[l] * gk[l]
-        if proj:
-            n0 = nr[0]
-            if p < 8:
-                for l in range(L):
-                    n0[l] = 0.0
-                for k in range(p):
-                    wk = Wb[k]
-                    for l in range(L):
-                        n0[l] += wk[l] * wk[l]
-            else:   # numpy's pairwise order (8 accumulators; p <= 128: the callers check)
+def work_array(p: int) -> np.ndarray:
+    """The scratch of :func:`_blocks` for dimension ``p``."""
+    return np.empty((3 * p + 3, LANES))
+
+
+def _lanes_step_codegen(context, builder, signature, args):
+    """LLVM IR of :func:`_lanes_step` (see the module doc), every value a ``<LANES x double>`` vector (one per
+    ``k``: the block's rows in the lanes), ``fmul``/``fadd``/``fsub``/``fdiv`` without fast-math flags (no
+    contraction, no reordering), in the row kernel's order:
+
+    1. ``g[k] = (((0 + H[k, 0] w[0]) + H[k, 1] w[1]) + ...) - c[k]``, eight ``k`` at a time (then four, then
+       the last one to three), their accumulators in registers over ``j``;
+    2. ``prox``: ``g[k] = g[k] + mu (w[k] - a[k])``; then ``w[k] = w[k] - e g[k]``;
+    3. ``proj``: ``s = ||w||^2`` in numpy's pairwise order (``p < 8``: ``((0 + w_0^2) + w_1^2) + ...``; else eight
+       accumulators, ``((s_0 + s_1) + (s_2 + s_3)) + ((s_4 + s_5) + (s_6 + s_7))``, then the rest in order;
+       ``p <= 128``, the callers check), ``n = sqrt(s)``, ``w *= r / (n if n > 0 else 1)`` where ``n > r``
+       (``*= 1`` elsewhere; a NaN norm compares false: ``*= 1``)."""
+    from llvmlite import ir
+    from numba.core import cgutils
+    vec = ir.VectorType(ir.DoubleType(), LANES)
+    i64 = ir.IntType(64)
+    p, prox, proj = args[6], args[7], args[8]
+
+    def base(i):
+        arr = cgutils.create_struct_proxy(signature.args[i])(context, builder, value=args[i])
+        return builder.bitcast(arr.data, vec.as_pointer())
+
+    Hp, Wp, Cp, Gp, Ap, Lp = (base(i) for i in range(6))
+
+    def const(v):
+        return ir.Constant(i64, v)
+
+    def load(ptr, i):
+        return builder.load(builder.gep(ptr, [i]), align=8)
+
+    def store(v, ptr, i):
+        builder.store(v, builder.gep(ptr, [i]), align=8)
+
+    acc = [cgutils.alloca_once(builder, vec) for _ in range(8)]      # registers after LLVM's mem2reg
+
+    # 1. g = H w - c
+    def outputs(k0, width):
+        for q in range(width):
+            builder.store(ir.Constant(vec, None), acc[q])
+        with cgutils.for_range(builder, p) as loop:
+            wj = load(Wp, loop.index)
+            for q in range(width):
+                h = load(Hp, builder.add(builder.mul(builder.add(k0, const(q)), p), loop.index))
+                builder.store(builder.fadd(builder.load(acc[q]), builder.fmul(h, wj)), acc[q])
+        for q in range(width):
+            k = builder.add(k0, const(q))
+            store(builder.fsub(builder.load(acc[q]), load(Cp, k)), Gp, k)
+
+    eights = builder.udiv(p, const(8))
+    with cgutils.for_range(builder, eights) as kb:
+        outputs(builder.mul(kb.index, const(8)), 8)
+    k4 = builder.mul(eights, const(8))
+    four = builder.icmp_signed(">=", builder.sub(p, k4), const(4))
+    with builder.if_then(four):
+        outputs(k4, 4)
+    kr = builder.add(k4, builder.select(four, const(4), const(0)))
+    rest = builder.sub(p, kr)
+    for width in (1, 2, 3):
+        with builder.if_then(builder.icmp_signed("==", rest, const(width))):
+            outputs(kr, width)
+
+    # 2. the proximal term and the step
+    e, mu = load(Lp, const(0)), load(Lp, const(1))
+    with cgutils.for_range(builder, p) as loop:
+        k = loop.index
+        w = load(Wp, k)
+        g = load(Gp, k)
+        with builder.if_then(prox):
+            g2 = builder.fadd(g, builder.fmul(mu, builder.fsub(w, load(Ap, k))))
+            store(g2, Gp, k)
+        g = load(Gp, k)
+        store(builder.fsub(w, builder.fmul(e, g)), Wp, k)
+
+    # 3. the projection on the l2 ball of radius rad
+    with builder.if_then(proj):
+        zero = ir.Constant(vec, None)
+
+        def sq(i):
+            return builder.fmul(load(Wp, i), load(Wp, i))
+        with builder.if_else(builder.icmp_signed("<", p, const(8))) as (small, large):
+            with small:
+                builder.store(zero, acc[0])
+                with cgutils.for_range(builder, p) as loop:
+                    builder.store(builder.fadd(builder.load(acc[0]), sq(loop.index)), acc[0])
+            with large:
                 for q in range(8):
-                    wk = Wb[q]
-                    nq = nr[q]
-                    for l in range(L):
-                        nq[l] = wk[l] * wk[l]
-                i = 8
-                while i + 8 <= p:
+                    builder.store(sq(const(q)), acc[q])
+                full = builder.udiv(p, const(8))
+                with cgutils.for_range_slice(builder, const(1), full, const(1), inc=True) as (blk, _):
+                    i0 = builder.mul(blk, const(8))
                     for q in range(8):
-                        wk = Wb[i + q]
-                        nq = nr[q]
-                        for l in range(L):
-                            nq[l] += wk[l] * wk[l]
-                    i += 8
-                n1, n2, n3, n4, n5, n6, n7 = nr[1], nr[2], nr[3], nr[4], nr[5], nr[6], nr[7]
-                for l in range(L):
-                    n0[l] = ((n0[l] + n1[l]) + (n2[l] + n3[l])) + ((n4[l] + n5[l]) + (n6[l] + n7[l]))
-                while i < p:
-                    wk = Wb[i]
-                    for l in range(L):
-                        n0[l] += wk[l] * wk[l]
-                    i += 1
-            for l in range(L):
-                nrm = np.sqrt(n0[l])
-                sc[l] = rad_l[l] / (nrm if nrm > 0 else 1.0) if nrm > rad_l[l] else 1.0
-            for k in range(p):
-                wk = Wb[k]
-                for l in range(L):
-                    wk[l] = wk[l] * sc[l]
+                        builder.store(builder.fadd(builder.load(acc[q]), sq(builder.add(i0, const(q)))), acc[q])
+                s = [builder.load(acc[q]) for q in range(8)]
+                tot = builder.fadd(builder.fadd(builder.fadd(s[0], s[1]), builder.fadd(s[2], s[3])),
+                                   builder.fadd(builder.fadd(s[4], s[5]), builder.fadd(s[6], s[7])))
+                builder.store(tot, acc[0])
+                with cgutils.for_range_slice(builder, builder.mul(full, const(8)), p, const(1), inc=True) as (i, _):
+                    builder.store(builder.fadd(builder.load(acc[0]), sq(i)), acc[0])
+        sqrt = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vec, [vec]), f"llvm.sqrt.v{LANES}f64")
+        nrm = builder.call(sqrt, [builder.load(acc[0])])
+        rad = load(Lp, const(2))
+        one = ir.Constant(vec, [1.0] * LANES)
+        safe = builder.select(builder.fcmp_ordered(">", nrm, zero), nrm, one)
+        sc = builder.select(builder.fcmp_ordered(">", nrm, rad), builder.fdiv(rad, safe), one)
+        with cgutils.for_range(builder, p) as loop:
+            store(builder.fmul(load(Wp, loop.index), sc), Wp, loop.index)
+    return context.get_dummy_value()
+
+
+def _lanes_step_typing(typingctx, H, W, C, G, A, lane, p, prox, proj):
+    """``_lanes_step(H, W, C, G, A, lane, p, prox, proj)``: one local step of a block's :data:`LANES` rows, in
+    place on ``W`` -- ``H`` ``(p, p, LANES)``; ``W``, ``C`` (the rows' ``c``), ``G`` (scratch), ``A`` (the anchor)
+    ``(p, LANES)``; ``lane`` ``(3, LANES)``: the rows' step size, ``mu`` and radius; all C-contiguous float64
+    (typed here: anything else does not compile); ``p`` int64 (the shapes are the caller's: ``_blocks`` checks
+    them once per call), ``prox``/``proj`` booleans."""
+    from numba import types
+    arrays = (H, W, C, G, A, lane)
+    if not all(isinstance(a, types.Array) and a.dtype == types.float64 and a.layout == "C" for a in arrays) or \
+            H.ndim != 3 or any(a.ndim != 2 for a in arrays[1:]) or p != types.int64 or \
+            prox != types.boolean or proj != types.boolean:
+        return None
+    return types.void(H, W, C, G, A, lane, p, prox, proj), _lanes_step_codegen
+
+
+def _lanes_step(H, W, C, G, A, lane, p, prox, proj):   # pragma: no cover - the intrinsic below replaces it
+    raise RuntimeError("compiled code only")
 
 
 def _blocks(src, from_server, W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, work):
     """Every block: gather its rows (from ``src`` ``(B, S, p)``, or from the server point ``src[b, 0]`` of
-    ``(B, 1, p)`` when ``from_server``), :func:`_block_steps`, scatter into ``W3`` ``(B, S, p)``."""
+    ``(B, 1, p)`` when ``from_server``), ``T`` steps of the block (:func:`_lanes_step`), scatter into ``W3`` ``(B, S, p)``."""
     B, S, p = W3.shape
     C, _, L = cb.shape
     R = B * S
+    if L != LANES or Hb.shape[1:] != (p, p, LANES) or cb.shape[1] != p or work.shape[0] < 3 * p + 3 \
+            or work.shape[1] != LANES:
+        raise ValueError("fedavg_jit: blocks of LANES rows expected")
     Wb = work[0:p]
     g = work[p:2 * p]
     anc = work[2 * p:3 * p]
-    nr = work[3 * p:3 * p + 8]
-    acc = work[3 * p + 8]
-    e = work[3 * p + 9]
-    mu_l = work[3 * p + 10]
-    rad_l = work[3 * p + 11]
-    sc = work[3 * p + 12]
-    inst = np.empty(L, dtype=np.int64)
+    lane = work[3 * p:3 * p + 3]       # the rows' step size, mu and radius
+    inst = np.empty(LANES, dtype=np.int64)
+    rows = src.reshape(src.shape[0] * src.shape[1], p)    # (B S, p) rows, or (B, p) server points
+    out = W3.reshape(R, p)
     for c in range(C):
-        for l in range(L):
-            r = c * L + l
-            if r < R:
-                b, i = r // S, r % S
-                inst[l] = b
-                ii = 0 if from_server else i
+        r0 = c * LANES
+        full = r0 + LANES <= R
+        b0 = r0 // S
+        for l in range(LANES):
+            r = r0 + l
+            b = b0 + (r - b0 * S) // S if r < R else -1     # (r - b0 S < 2 S: a small division)
+            inst[l] = b
+            lane[1, l] = mu[b] if prox and b >= 0 else 0.0
+            lane[2, l] = rad[b] if proj and b >= 0 else 1.0
+        if full and not from_server:        # eight consecutive rows: one (8, p) tile, transposed
+            for k in range(p):
+                for l in range(LANES):
+                    Wb[k, l] = rows[r0 + l, k]
+        else:
+            for l in range(LANES):
+                b = inst[l]
+                if b >= 0:
+                    w = rows[b] if from_server else rows[r0 + l]
+                    for k in range(p):
+                        Wb[k, l] = w[k]
+                else:
+                    for k in range(p):
+                        Wb[k, l] = 0.0
+        if prox:
+            for l in range(LANES):
+                b = inst[l]
                 for k in range(p):
-                    Wb[k, l] = src[b, ii, k]
-                    anc[k, l] = anchor[b, k] if prox else 0.0
-                mu_l[l] = mu[b] if prox else 0.0
-                rad_l[l] = rad[b] if proj else 0.0
-            else:
-                inst[l] = -1
+                    anc[k, l] = anchor[b, k] if b >= 0 else 0.0
+        H, cc = Hb[c], cb[c]
+        for t in range(T):      # T local steps of the block's rows
+            te = min(t, eta.shape[0] - 1)
+            for l in range(LANES):
+                lane[0, l] = eta[te, inst[l]] if inst[l] >= 0 else 0.0
+            _lanes_step(H, Wb, cc, g, anc, lane, p, prox, proj)
+        if full:
+            for k in range(p):
+                for l in range(LANES):
+                    out[r0 + l, k] = Wb[k, l]
+        else:
+            for l in range(R - r0):
+                w = out[r0 + l]
                 for k in range(p):
-                    Wb[k, l] = 0.0
-                    anc[k, l] = 0.0
-                mu_l[l] = 0.0
-                rad_l[l] = 1.0
-        _block_steps(Wb, g, anc, nr, acc, e, mu_l, rad_l, sc, Hb[c], cb[c], eta, inst, T, prox, proj)
-        for l in range(L):
-            r = c * L + l
-            if r < R:
-                b, i = r // S, r % S
-                for k in range(p):
-                    W3[b, i, k] = Wb[k, l]
+                    w[k] = Wb[k, l]
     return W3
 
 
 def _steps_blocked(W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, work):
     """``T`` steps of every row, in place on ``W3`` ``(B, S, p)``; ``Hb`` ``(C, p, p, L)`` with ``Hb[c, k, j, l] =
     H_row[k, j]`` (row ``c L + l`` of the ``B S`` rows, zero padded), ``cb`` ``(C, p, L)`` (``kernels._blocked_layout``);
-    ``work``: ``(3 p + 13, L)`` scratch.  The row kernel's bits (``kernels._ls_local_steps_loop``)."""
+    ``work``: :func:`work_array`.  The row kernel's bits (``kernels._ls_local_steps_loop``)."""
     return _blocks(W3, False, W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, work)
 
 
@@ -193,8 +249,9 @@ def _fedavg_round(x, W3, xout, Hb, cb, eta, T, work):
 _client_mean = _client_mean_compiled      # kernels._client_mean_loop: numpy's W.mean(1) order, compiled
 
 if AVAILABLE and _client_mean is not None:
+    from numba.extending import intrinsic as _intrinsic
+    _lanes_step = _intrinsic(_lanes_step_typing)
     _jit = numba.njit(cache=True, fastmath=False, nogil=True)
-    _block_steps = _jit(_block_steps)
     _blocks = _jit(_blocks)
     steps_blocked = _jit(_steps_blocked)
     _fedavg_round_c = _jit(_fedavg_round)
@@ -220,7 +277,7 @@ class LSFedAvg:
     def __init__(self, loss, B: int, S: int, p: int):
         self.B, self.S, self.p = B, S, p
         self.Hb, self.cb = _blocked_layout(loss)
-        self.work = np.empty((3 * p + 13, self.cb.shape[-1]))
+        self.work = work_array(p)
 
     def round(self, x: np.ndarray, eta: np.ndarray, T: int):
         B, S, p = self.B, self.S, self.p
@@ -251,7 +308,7 @@ class LSSteps:
         self.H = loss.H
         self.B, self.S, self.p = B, S, p
         self.Hb, self.cb = _blocked_layout(loss)
-        self.work_shape = (3 * p + 13, self.cb.shape[-1])     # scratch per call: the object is shared (threads)
+        self.work_shape = (3 * p + 3, LANES)     # scratch per call: the object is shared (threads)
         self.none1, self.none2 = np.zeros(1), np.zeros((1, 1))
 
     def _row(self, v):
@@ -340,7 +397,7 @@ def ls_local_steps(loss, W: np.ndarray, eta: np.ndarray, steps, *, anchor=None, 
     if steps_blocked is not None and bool(np.all(counts == Tmax)) and p <= 128 and 2 * H.nbytes <= FUSE_LIMIT_BYTES:
         # every row takes the same number of steps: the blocked kernel (vectorized over rows), the same bits
         Hb, cb = _blocked_layout(loss)
-        steps_blocked(out, Hb, cb, eta, Tmax, anc, mu_, rad, prox, proj, np.empty((3 * p + 13, cb.shape[-1])))
+        steps_blocked(out, Hb, cb, eta, Tmax, anc, mu_, rad, prox, proj, work_array(p))
         return out
     _ls_local_steps_compiled(out, H, loss.c, eta, counts, anc, mu_, prox, rad, proj,
                              np.empty(p))

@@ -401,14 +401,7 @@ def _ls_local_steps_loop(W, H, c, eta, steps, anchor, mu, prox, rad, proj, buf):
     return W
 
 
-BLOCK_BYTES = 256 * 2**10   # H of one block of client rows (fedavg_jit's blocked kernel): kept in L2 for all the steps
-
-
-def _block_rows(R: int, p: int) -> int:
-    """Rows per block: ``H`` of a block within :data:`BLOCK_BYTES`, a multiple of 8, balanced over the rows."""
-    L = max(8, (BLOCK_BYTES // (8 * p * p)) // 8 * 8)
-    C = -(-R // L)
-    return -(-(-(-R // C)) // 8) * 8
+LANES = 8   # client rows per block of fedavg_jit's kernel: one 512-bit (two 256-bit) vector of float64 lanes
 
 
 def _to_blocks(a: np.ndarray, R: int, L: int) -> np.ndarray:
@@ -429,15 +422,14 @@ except Exception:  # pragma: no cover
 
 
 def _blocked_layout(loss):
-    """``(Hb, cb)``: ``H`` and ``c`` of the client rows in blocks (:func:`_block_rows`), made once per loss."""
+    """``(Hb, cb)``: ``H`` and ``c`` of the client rows in blocks of :data:`LANES`, made once per loss."""
     lay = loss.__dict__.get("_blocked_layout")
     H = loss.H
     if lay is None or lay[0] is not H:
         B, S, p = loss.c.shape
         R = B * S
-        L = _block_rows(R, p)
-        lay = loss.__dict__["_blocked_layout"] = (H, _to_blocks(H.reshape(R, p, p), R, L),
-                                                  _to_blocks(loss.c.reshape(R, p), R, L))
+        lay = loss.__dict__["_blocked_layout"] = (H, _to_blocks(H.reshape(R, p, p), R, LANES),
+                                                  _to_blocks(loss.c.reshape(R, p), R, LANES))
     return lay[1], lay[2]
 
 
