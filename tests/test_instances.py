@@ -88,3 +88,19 @@ def test_not_an_npz(tmp_path):
         load_instance(path)
     with pytest.raises(InstanceError, match="no such file"):
         load_instance(tmp_path / "missing.npz")
+
+
+@pytest.mark.parametrize("kind", ["l2", "l1", "simplex", "box"])
+def test_batch_starting_points_are_each_instances_start(kind):
+    """``InstanceBatch.x0`` tests the default start of all instances at once: the same points as each instance's
+    own ``start()`` (0, or its projection onto the simplex), and instances with their own ``x0`` keep it."""
+    from fedcheck.problems.instances import InstanceBatch
+    fam = RandomFamily(loss="least_squares", set=kind, n=3, m=5, p=4)
+    insts = [fam.draw(s) for s in range(5)]
+    batch = InstanceBatch(insts)
+    want = np.stack([np.broadcast_to(i.start(), (3, 4)) for i in insts])
+    got = batch.x0()
+    assert got.flags.c_contiguous and got.shape == (5, 3, 4)
+    np.testing.assert_array_equal(got, want)
+    insts[2].x0 = np.full(4, 0.125)
+    np.testing.assert_array_equal(InstanceBatch(insts).x0()[2], np.full((3, 4), 0.125))

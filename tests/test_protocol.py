@@ -352,3 +352,25 @@ def test_every_per_round_claim_of_the_catalog_is_checked_at_every_round():
                  if isinstance(c.evidence, BoundTest) and isinstance(c.evidence.experiment, Rounds)]
     assert len(per_round) >= 8
     assert [c.id for c in per_round if not _streams(c.evidence.experiment.algorithm)] == []
+
+
+def test_a_rounds_random_streams_are_made_on_first_use_and_are_the_same_streams():
+    """``federated`` gives its context :class:`LazyRows`: no generator is made for a method that draws nothing, a
+    method that draws gets exactly :func:`row_generators`' streams, and a wrong number of seeds fails at once."""
+    from fedcheck.core.streams import LazyRows, row_generators
+    lazy = LazyRows([3, 4, 5], 3, "k")
+    assert lazy._rows is None and len(lazy) == 3
+    eager = row_generators([3, 4, 5], 3, "k")
+    assert [g.standard_normal(4).tolist() for g in lazy] == [g.standard_normal(4).tolist() for g in eager]
+    assert lazy[1] is lazy._rows[1]
+    with pytest.raises(ValueError, match="2 stream seeds for 3 rows"):
+        LazyRows([1, 2], 3, "k")
+
+    def noisy(X, x, ctx):
+        Y = X + 0.01 * ctx.normal(X.shape[1:])
+        return Y, Y.mean(1)
+    from fedcheck.problems.instances import InstanceBatch
+    batch = InstanceBatch([RandomFamily(n=3, m=4, p=2).draw(s) for s in range(2)])
+    a = federated(noisy, name="noisy")(batch, rounds=3, seeds=[7, 8]).final["x"]
+    b = federated(noisy, name="noisy")(batch, rounds=3, seeds=[7, 8]).final["x"]
+    np.testing.assert_array_equal(a, b)

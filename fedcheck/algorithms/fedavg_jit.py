@@ -44,13 +44,13 @@ def _lanes_step_codegen(context, builder, signature, args):
     ``k``: the block's rows in the lanes), ``fmul``/``fadd``/``fsub``/``fdiv`` without fast-math flags (no
     contraction, no reordering), in the row kernel's order:
 
-    1. ``g[k] = (((0 + H[k, 0] w[0]) + H[k, 1] w[1]) + ...) - c[k]``, eight ``k`` at a time (then four, then
-       the last one to three), their accumulators in registers over ``j``;
+    1. ``g[k] = (((0 + H[k, 0] w[0]) + H[k, 1] w[1]) + ...) - c[k]``, eight ``k`` at a time (the last block up
+       to twelve: the remainder), their accumulators in registers over ``j``;
     2. ``prox``: ``g[k] = g[k] + mu (w[k] - a[k])``; then ``w[k] = w[k] - e g[k]``;
     3. ``proj``: ``s = ||w||^2`` in numpy's pairwise order (``p < 8``: ``((0 + w_0^2) + w_1^2) + ...``; else eight
        accumulators, ``((s_0 + s_1) + (s_2 + s_3)) + ((s_4 + s_5) + (s_6 + s_7))``, then the rest in order;
        ``p <= 128``, the callers check), ``n = sqrt(s)``, ``w *= r / (n if n > 0 else 1)`` where ``n > r``
-       (``*= 1`` elsewhere; a NaN norm compares false: ``*= 1``)."""
+       (``*= 1`` in the block's other rows; a NaN norm compares false; no row outside: nothing)."""
     from llvmlite import ir
     from numba.core import cgutils
     vec = ir.VectorType(ir.DoubleType(), LANES)
@@ -72,7 +72,7 @@ def _lanes_step_codegen(context, builder, signature, args):
     def store(v, ptr, i):
         builder.store(v, builder.gep(ptr, [i]), align=8)
 
-    acc = [cgutils.alloca_once(builder, vec) for _ in range(8)]      # registers after LLVM's mem2reg
+    acc = [cgutils.alloca_once(builder, vec) for _ in range(12)]     # registers after LLVM's mem2reg
 
     # 1. g = H w - c
     def outputs(k0, width):
@@ -87,18 +87,18 @@ def _lanes_step_codegen(context, builder, signature, args):
             k = builder.add(k0, const(q))
             store(builder.fsub(builder.load(acc[q]), load(Cp, k)), Gp, k)
 
+    # blocks of eight outputs; the last block takes the remainder (up to 12 outputs, all in registers)
     eights = builder.udiv(p, const(8))
-    with cgutils.for_range(builder, eights) as kb:
+    merge = builder.and_(builder.icmp_signed(">=", eights, const(1)),
+                         builder.icmp_signed("<=", builder.sub(p, builder.mul(eights, const(8))), const(4)))
+    whole = builder.sub(eights, builder.zext(merge, i64))
+    with cgutils.for_range(builder, whole) as kb:
         outputs(builder.mul(kb.index, const(8)), 8)
-    k4 = builder.mul(eights, const(8))
-    four = builder.icmp_signed(">=", builder.sub(p, k4), const(4))
-    with builder.if_then(four):
-        outputs(k4, 4)
-    kr = builder.add(k4, builder.select(four, const(4), const(0)))
-    rest = builder.sub(p, kr)
-    for width in (1, 2, 3):
-        with builder.if_then(builder.icmp_signed("==", rest, const(width))):
-            outputs(kr, width)
+    k0 = builder.mul(whole, const(8))
+    last = builder.sub(p, k0)
+    for width in range(1, 13):
+        with builder.if_then(builder.icmp_signed("==", last, const(width))):
+            outputs(k0, width)
 
     # 2. the proximal term and the step
     e, mu = load(Lp, const(0)), load(Lp, const(1))
@@ -140,11 +140,14 @@ def _lanes_step_codegen(context, builder, signature, args):
         sqrt = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vec, [vec]), f"llvm.sqrt.v{LANES}f64")
         nrm = builder.call(sqrt, [builder.load(acc[0])])
         rad = load(Lp, const(2))
-        one = ir.Constant(vec, [1.0] * LANES)
-        safe = builder.select(builder.fcmp_ordered(">", nrm, zero), nrm, one)
-        sc = builder.select(builder.fcmp_ordered(">", nrm, rad), builder.fdiv(rad, safe), one)
-        with cgutils.for_range(builder, p) as loop:
-            store(builder.fmul(load(Wp, loop.index), sc), Wp, loop.index)
+        out = builder.fcmp_ordered(">", nrm, rad)
+        mask = builder.bitcast(out, ir.IntType(LANES))
+        with builder.if_then(builder.icmp_unsigned("!=", mask, ir.Constant(ir.IntType(LANES), 0))):
+            one = ir.Constant(vec, [1.0] * LANES)     # (only when a row is outside: no divide otherwise)
+            safe = builder.select(builder.fcmp_ordered(">", nrm, zero), nrm, one)
+            sc = builder.select(out, builder.fdiv(rad, safe), one)
+            with cgutils.for_range(builder, p) as loop:
+                store(builder.fmul(load(Wp, loop.index), sc), Wp, loop.index)
     return context.get_dummy_value()
 
 

@@ -31,7 +31,7 @@ import numpy as np
 from fedcheck.algorithms.contract import RoundContract
 from fedcheck.algorithms.core import Trace, default_recorder, run_recorded, scalar_source
 from fedcheck.core.schedules import record_grid
-from fedcheck.core.streams import row_generators
+from fedcheck.core.streams import LazyRows, row_generators
 from fedcheck.core.usercode import guard
 
 __all__ = ["Round", "federated", "row_generators"]
@@ -130,7 +130,7 @@ def federated(round_fn: Callable, *, name: str | None = None, init: Callable | N
         sched = {k: np.asarray(v, dtype=float) for k, v in kw.items()
                  if isinstance(v, np.ndarray) and v.ndim == 2 and v.shape[0] >= rounds and v.shape[1] == batch.B}
         static = {k: v for k, v in kw.items() if k not in sched}
-        ctx = Round(batch, 0, row_generators(seeds, batch.B, key))
+        ctx = Round(batch, 0, LazyRows(seeds, batch.B, key))    # the generators made on a first draw
         state = {"X": X, "x": x}
 
         def step(t):

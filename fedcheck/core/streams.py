@@ -3,11 +3,11 @@ for (an instance seed, a replicate, a method's name), never by the worker or the
 seed gives the same result, serial or distributed."""
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["replicate_seeds", "row_generators"]
+__all__ = ["LazyRows", "replicate_seeds", "row_generators"]
 
 
 def replicate_seeds(seeds: Sequence[int], replicates: int) -> np.ndarray:
@@ -27,3 +27,28 @@ def row_generators(seeds: Sequence[int] | None, B: int, key: str) -> list[np.ran
     if len(seeds) != B:
         raise ValueError(f"{len(seeds)} stream seeds for {B} rows")
     return [np.random.default_rng(np.random.SeedSequence([s % 2**63, tag])) for s in seeds]
+
+
+class LazyRows(Sequence):
+    """:func:`row_generators` made on first use (a run that draws nothing does not pay for ``B`` generators;
+    the streams are the same whenever they are made).  The seeds are checked at once."""
+
+    def __init__(self, seeds: Sequence[int] | None, B: int, key: str):
+        seeds = None if seeds is None else [int(s) for s in seeds]
+        if seeds is not None and len(seeds) != B:
+            raise ValueError(f"{len(seeds)} stream seeds for {B} rows")
+        self._args, self._rows = (seeds, B, key), None
+
+    def _get(self) -> list[np.random.Generator]:
+        if self._rows is None:
+            self._rows = row_generators(*self._args)
+        return self._rows
+
+    def __getitem__(self, i):
+        return self._get()[i]
+
+    def __len__(self) -> int:
+        return self._args[1]
+
+    def __iter__(self):
+        return iter(self._get())

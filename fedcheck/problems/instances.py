@@ -135,8 +135,17 @@ class InstanceBatch:
         self.B, self.n, self.p = len(instances), first.n, first.p
 
     def x0(self) -> np.ndarray:
-        """Starting points ``(B, n, p)``, all clients alike: each instance's :meth:`Instance.start`."""
-        return np.stack([np.broadcast_to(inst.start(), (self.n, self.p)) for inst in self.instances])
+        """Starting points ``(B, n, p)``, all clients alike: each instance's :meth:`Instance.start` (the default
+        start of every instance -- 0, or its projection where 0 is outside -- tested for all rows at once)."""
+        insts = self.instances
+        if all(type(i).start is Instance.start and i.x0 is None for i in insts):
+            Z = np.zeros((self.B, self.p))
+            inside = np.asarray(self.set.contains(Z, 0.0))
+            if inside.shape == (self.B,):
+                for b in np.flatnonzero(~inside):
+                    Z[b] = insts[b].start()
+                return np.repeat(Z[:, None, :], self.n, axis=1)
+        return np.stack([np.broadcast_to(inst.start(), (self.n, self.p)) for inst in insts])
 
 
 @dataclass(frozen=True)
