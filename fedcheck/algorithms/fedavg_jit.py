@@ -170,6 +170,56 @@ def _lanes_step(H, W, C, G, A, lane, p, prox, proj):   # pragma: no cover - the 
     raise RuntimeError("compiled code only")
 
 
+def _tile_codegen(into_lanes: bool):
+    """LLVM IR of :func:`_tile_in` / :func:`_tile_out`: the ``(LANES, p)`` tile of rows ``r0 ..`` of ``rows``
+    ``(R, p)`` to / from the block ``Wb`` ``(p, LANES)``: per ``k`` eight scalar loads into one vector store (or
+    one vector load to eight scalar stores) -- moves, no arithmetic."""
+    def codegen(context, builder, signature, args):
+        from llvmlite import ir
+        from numba.core import cgutils
+        vec = ir.VectorType(ir.DoubleType(), LANES)
+        i64 = ir.IntType(64)
+        arr = [cgutils.create_struct_proxy(signature.args[i])(context, builder, value=args[i]).data for i in (0, 1)]
+        rows, block = arr[0], builder.bitcast(arr[1], vec.as_pointer())
+        r0, p = args[2], args[3]
+        with cgutils.for_range(builder, p) as loop:
+            k = loop.index
+            at = [builder.gep(rows, [builder.add(builder.mul(builder.add(r0, ir.Constant(i64, l)), p), k)])
+                  for l in range(LANES)]
+            slot = builder.gep(block, [k])
+            if into_lanes:
+                v = ir.Constant(vec, ir.Undefined)
+                for l in range(LANES):
+                    v = builder.insert_element(v, builder.load(at[l], align=8), ir.Constant(ir.IntType(32), l))
+                builder.store(v, slot, align=8)
+            else:
+                v = builder.load(slot, align=8)
+                for l in range(LANES):
+                    builder.store(builder.extract_element(v, ir.Constant(ir.IntType(32), l)), at[l], align=8)
+        return context.get_dummy_value()
+    return codegen
+
+
+def _tile_typing(into_lanes: bool):
+    def typing(typingctx, rows, Wb, r0, p):
+        """``(rows, Wb, r0, p)``: ``rows`` ``(R, p)`` and ``Wb`` ``(p, LANES)`` C-contiguous float64 (typed here),
+        rows ``r0 .. r0 + LANES - 1`` exist (the caller's check)."""
+        from numba import types
+        if not all(isinstance(a, types.Array) and a.dtype == types.float64 and a.layout == "C" and a.ndim == 2
+                   for a in (rows, Wb)) or r0 != types.int64 or p != types.int64:
+            return None
+        return types.void(rows, Wb, r0, p), _tile_codegen(into_lanes)
+    return typing
+
+
+def _tile_in(rows, Wb, r0, p):      # pragma: no cover - the intrinsic below replaces it
+    raise RuntimeError("compiled code only")
+
+
+def _tile_out(rows, Wb, r0, p):     # pragma: no cover - the intrinsic below replaces it
+    raise RuntimeError("compiled code only")
+
+
 def _blocks(src, from_server, W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, work):
     """Every block: gather its rows (from ``src`` ``(B, S, p)``, or from the server point ``src[b, 0]`` of
     ``(B, 1, p)`` when ``from_server``), ``T`` steps of the block (:func:`_lanes_step`), scatter into ``W3`` ``(B, S, p)``."""
@@ -197,9 +247,7 @@ def _blocks(src, from_server, W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, w
             lane[1, l] = mu[b] if prox and b >= 0 else 0.0
             lane[2, l] = rad[b] if proj and b >= 0 else 1.0
         if full and not from_server:        # eight consecutive rows: one (8, p) tile, transposed
-            for k in range(p):
-                for l in range(LANES):
-                    Wb[k, l] = rows[r0 + l, k]
+            _tile_in(rows, Wb, r0, p)
         else:
             for l in range(LANES):
                 b = inst[l]
@@ -222,9 +270,7 @@ def _blocks(src, from_server, W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, w
                 lane[0, l] = eta[te, inst[l]] if inst[l] >= 0 else 0.0
             _lanes_step(H, Wb, cc, g, anc, lane, p, prox, proj)
         if full:
-            for k in range(p):
-                for l in range(LANES):
-                    out[r0 + l, k] = Wb[k, l]
+            _tile_out(out, Wb, r0, p)
         else:
             for l in range(R - r0):
                 w = out[r0 + l]
@@ -254,6 +300,7 @@ _client_mean = _client_mean_compiled      # kernels._client_mean_loop: numpy's W
 if AVAILABLE and _client_mean is not None:
     from numba.extending import intrinsic as _intrinsic
     _lanes_step = _intrinsic(_lanes_step_typing)
+    _tile_in, _tile_out = _intrinsic(_tile_typing(True)), _intrinsic(_tile_typing(False))
     _jit = numba.njit(cache=True, fastmath=False, nogil=True)
     _blocks = _jit(_blocks)
     steps_blocked = _jit(_steps_blocked)
