@@ -316,3 +316,32 @@ def test_blocked_kernel_keeps_the_row_kernels_bits_on_special_values(p):
         FJ.steps_blocked(b, Hb, cb, eta, 2, anchor, mu, rad, prox, proj, FJ.work_array(p))
         np.testing.assert_array_equal(a, b)
         assert np.array_equal(np.signbit(a) & ~np.isnan(a), np.signbit(b) & ~np.isnan(b))
+
+
+@needs_numba
+@pytest.mark.parametrize("B,n,p,k_rows", [(64, 8, 10, 10), (13, 3, 5, 5), (5, 2, 3, 2), (9, 4, 21, 21), (8, 1, 1, 1)])
+def test_the_recorder_in_vector_lanes_is_the_scalar_recorder(B, n, p, k_rows):
+    """``jit._ls_record_lanes`` (``F`` and the consensus eight instances at a time by ``lanes.lanes_sumsq`` and
+    ``lanes.lanes_consensus``) against ``jit._ls_record`` (one instance at a time): the same F, consensus and
+    infeasibility, also with infinities, NaNs and huge values (overflow) in the server point; B not a multiple of
+    eight (the last block's consensus the scalar way)."""
+    from fedcheck.algorithms import jit
+    from fedcheck.algorithms.lanes import LANES, blocks_of
+    rng = np.random.default_rng(B * 100 + p)
+    for trial in range(20):
+        R = np.triu(rng.standard_normal((B, k_rows, p)))
+        q, rho = rng.standard_normal((B, k_rows)), rng.random(B)
+        X = rng.standard_normal((B, n, p))
+        xb = X.mean(1) * 10.0 ** rng.integers(-5, 200 if trial % 3 == 0 else 5, (B, p))
+        for v in (np.inf, -np.inf, np.nan, -0.0)[: trial % 5]:
+            xb[rng.integers(B), rng.integers(p)] = v
+        rad, gauge = rng.random(B), trial % 4
+        a = [np.empty(B) for _ in range(3)]
+        b = [np.empty(B) for _ in range(3)]
+        with np.errstate(all="ignore"):
+            jit._ls_record_compiled(R, q, rho, 0.3, X, xb, rad, gauge, *a, True)
+            jit._ls_record_lanes_c(blocks_of(R, B), blocks_of(q, B), R, q, rho, 0.3, X, xb, rad, gauge, *b,
+                                   np.empty((p, LANES)), np.empty((1, LANES)))
+        for u, v in zip(a, b):
+            np.testing.assert_array_equal(u, v)
+            assert np.array_equal(np.signbit(u) & ~np.isnan(u), np.signbit(v) & ~np.isnan(v))

@@ -1,16 +1,12 @@
 """Compiled local steps and FedAvg rounds of least-squares clients (issue 28, points 2 and 3).
 
-Four things, all on the library's least squares in its ``H`` form (``kernels.plain_least_squares``), every
-instance and client in one compiled call, the client rows in blocks of :data:`LANES` = 8 (``kernels._blocked_layout``:
-``H`` of a block ``(p, p, 8)``, entry ``[k, j, l]`` = ``H_row_l[k, j]``), the rows a block's vector lanes:
+Three things, all on the library's least squares in its ``H`` form (``kernels.plain_least_squares``), every
+instance and client in one compiled call, the client rows in blocks of ``lanes.LANES`` = 8 (``kernels._blocked_layout``:
+``H`` of a block ``(p, p, 8)``, entry ``[k, j, l]`` = ``H_row_l[k, j]``), the rows a block's vector lanes; each
+local step of a block is :func:`.lanes.lanes_step` (LLVM vector code: ``H w - c`` with eight outputs'
+accumulators in registers, the proximal term, the step, the projection -- every lane the row kernel
+``kernels._ls_local_steps_loop``'s operations in its order, no fused multiply-add: the same bits):
 
-* :func:`_lanes_step`: one local step of the eight rows of a block, emitted as LLVM vector code (a numba
-  ``intrinsic``): ``g = H w - c`` eight outputs ``k`` at a time, each an 8-lane accumulator kept in registers
-  over ``j`` (``acc = (((0 + h_0 w_0) + h_1 w_1) + ...)``), the proximal term, the step and the projection --
-  every lane the row kernel ``kernels._ls_local_steps_loop``'s operations in its order, separate multiplies and
-  adds (no fused multiply-add): the same bits.  numba's own loops over a block kept their accumulators in memory
-  (~4 G multiply-adds/s here); the register-blocked form reaches 7-15 (benchmarks/README, "FedAvg's local steps
-  in registers").
 * :func:`ls_local_steps`: the one FedAvg's local steps -- the blocked kernel below when every instance takes the
   same number of steps, else the row kernel (each row's own count); the same bits (``tests/test_compiled_paths.py``).
 * :class:`LSFedAvg`: one round of the one FedAvg with plain averaging (no map, hook, sampling, uplink, server
@@ -27,11 +23,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedcheck.algorithms.kernels import (FUSE_LIMIT_BYTES, LANES, _blocked_layout, _client_mean_compiled,
+from fedcheck.algorithms.kernels import (FUSE_LIMIT_BYTES, _blocked_layout, _client_mean_compiled,
                                          _ls_local_steps_compiled, plain_least_squares)
+from fedcheck.algorithms.lanes import LANES, lanes_step, tile_in, tile_out
 from fedcheck.problems.compiled import AVAILABLE, numba
 
-__all__ = ["steps_blocked", "LSFedAvg", "LSSteps", "ls_fedavg", "ls_steps", "ls_local_steps", "work_array"]
+__all__ = ["LSFedAvg", "LSSteps", "ls_fedavg", "ls_local_steps", "ls_steps", "steps_blocked", "work_array"]
 
 
 def work_array(p: int) -> np.ndarray:
@@ -39,190 +36,9 @@ def work_array(p: int) -> np.ndarray:
     return np.empty((3 * p + 3, LANES))
 
 
-def _lanes_step_codegen(context, builder, signature, args):
-    """LLVM IR of :func:`_lanes_step` (see the module doc), every value a ``<LANES x double>`` vector (one per
-    ``k``: the block's rows in the lanes), ``fmul``/``fadd``/``fsub``/``fdiv`` without fast-math flags (no
-    contraction, no reordering), in the row kernel's order:
-
-    1. ``g[k] = (((0 + H[k, 0] w[0]) + H[k, 1] w[1]) + ...) - c[k]``, eight ``k`` at a time (the last block up
-       to twelve: the remainder), their accumulators in registers over ``j``;
-    2. ``prox``: ``g[k] = g[k] + mu (w[k] - a[k])``; then ``w[k] = w[k] - e g[k]``;
-    3. ``proj``: ``s = ||w||^2`` in numpy's pairwise order (``p < 8``: ``((0 + w_0^2) + w_1^2) + ...``; else eight
-       accumulators, ``((s_0 + s_1) + (s_2 + s_3)) + ((s_4 + s_5) + (s_6 + s_7))``, then the rest in order;
-       ``p <= 128``, the callers check), ``n = sqrt(s)``, ``w *= r / (n if n > 0 else 1)`` where ``n > r``
-       (``*= 1`` in the block's other rows; a NaN norm compares false; no row outside: nothing)."""
-    from llvmlite import ir
-    from numba.core import cgutils
-    vec = ir.VectorType(ir.DoubleType(), LANES)
-    i64 = ir.IntType(64)
-    p, prox, proj = args[6], args[7], args[8]
-
-    def base(i):
-        arr = cgutils.create_struct_proxy(signature.args[i])(context, builder, value=args[i])
-        return builder.bitcast(arr.data, vec.as_pointer())
-
-    Hp, Wp, Cp, Gp, Ap, Lp = (base(i) for i in range(6))
-
-    def const(v):
-        return ir.Constant(i64, v)
-
-    def load(ptr, i):
-        return builder.load(builder.gep(ptr, [i]), align=8)
-
-    def store(v, ptr, i):
-        builder.store(v, builder.gep(ptr, [i]), align=8)
-
-    acc = [cgutils.alloca_once(builder, vec) for _ in range(12)]     # registers after LLVM's mem2reg
-
-    # 1. g = H w - c
-    def outputs(k0, width):
-        for q in range(width):
-            builder.store(ir.Constant(vec, None), acc[q])
-        with cgutils.for_range(builder, p) as loop:
-            wj = load(Wp, loop.index)
-            for q in range(width):
-                h = load(Hp, builder.add(builder.mul(builder.add(k0, const(q)), p), loop.index))
-                builder.store(builder.fadd(builder.load(acc[q]), builder.fmul(h, wj)), acc[q])
-        for q in range(width):
-            k = builder.add(k0, const(q))
-            store(builder.fsub(builder.load(acc[q]), load(Cp, k)), Gp, k)
-
-    # blocks of eight outputs; the last block takes the remainder (up to 12 outputs, all in registers)
-    eights = builder.udiv(p, const(8))
-    merge = builder.and_(builder.icmp_signed(">=", eights, const(1)),
-                         builder.icmp_signed("<=", builder.sub(p, builder.mul(eights, const(8))), const(4)))
-    whole = builder.sub(eights, builder.zext(merge, i64))
-    with cgutils.for_range(builder, whole) as kb:
-        outputs(builder.mul(kb.index, const(8)), 8)
-    k0 = builder.mul(whole, const(8))
-    last = builder.sub(p, k0)
-    for width in range(1, 13):
-        with builder.if_then(builder.icmp_signed("==", last, const(width))):
-            outputs(k0, width)
-
-    # 2. the proximal term and the step
-    e, mu = load(Lp, const(0)), load(Lp, const(1))
-    with cgutils.for_range(builder, p) as loop:
-        k = loop.index
-        w = load(Wp, k)
-        g = load(Gp, k)
-        with builder.if_then(prox):
-            g2 = builder.fadd(g, builder.fmul(mu, builder.fsub(w, load(Ap, k))))
-            store(g2, Gp, k)
-        g = load(Gp, k)
-        store(builder.fsub(w, builder.fmul(e, g)), Wp, k)
-
-    # 3. the projection on the l2 ball of radius rad
-    with builder.if_then(proj):
-        zero = ir.Constant(vec, None)
-
-        def sq(i):
-            return builder.fmul(load(Wp, i), load(Wp, i))
-        with builder.if_else(builder.icmp_signed("<", p, const(8))) as (small, large):
-            with small:
-                builder.store(zero, acc[0])
-                with cgutils.for_range(builder, p) as loop:
-                    builder.store(builder.fadd(builder.load(acc[0]), sq(loop.index)), acc[0])
-            with large:
-                for q in range(8):
-                    builder.store(sq(const(q)), acc[q])
-                full = builder.udiv(p, const(8))
-                with cgutils.for_range_slice(builder, const(1), full, const(1), inc=True) as (blk, _):
-                    i0 = builder.mul(blk, const(8))
-                    for q in range(8):
-                        builder.store(builder.fadd(builder.load(acc[q]), sq(builder.add(i0, const(q)))), acc[q])
-                s = [builder.load(acc[q]) for q in range(8)]
-                tot = builder.fadd(builder.fadd(builder.fadd(s[0], s[1]), builder.fadd(s[2], s[3])),
-                                   builder.fadd(builder.fadd(s[4], s[5]), builder.fadd(s[6], s[7])))
-                builder.store(tot, acc[0])
-                with cgutils.for_range_slice(builder, builder.mul(full, const(8)), p, const(1), inc=True) as (i, _):
-                    builder.store(builder.fadd(builder.load(acc[0]), sq(i)), acc[0])
-        sqrt = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vec, [vec]), f"llvm.sqrt.v{LANES}f64")
-        nrm = builder.call(sqrt, [builder.load(acc[0])])
-        rad = load(Lp, const(2))
-        out = builder.fcmp_ordered(">", nrm, rad)
-        mask = builder.bitcast(out, ir.IntType(LANES))
-        with builder.if_then(builder.icmp_unsigned("!=", mask, ir.Constant(ir.IntType(LANES), 0))):
-            one = ir.Constant(vec, [1.0] * LANES)     # (only when a row is outside: no divide otherwise)
-            safe = builder.select(builder.fcmp_ordered(">", nrm, zero), nrm, one)
-            sc = builder.select(out, builder.fdiv(rad, safe), one)
-            with cgutils.for_range(builder, p) as loop:
-                store(builder.fmul(load(Wp, loop.index), sc), Wp, loop.index)
-    return context.get_dummy_value()
-
-
-def _lanes_step_typing(typingctx, H, W, C, G, A, lane, p, prox, proj):
-    """``_lanes_step(H, W, C, G, A, lane, p, prox, proj)``: one local step of a block's :data:`LANES` rows, in
-    place on ``W`` -- ``H`` ``(p, p, LANES)``; ``W``, ``C`` (the rows' ``c``), ``G`` (scratch), ``A`` (the anchor)
-    ``(p, LANES)``; ``lane`` ``(3, LANES)``: the rows' step size, ``mu`` and radius; all C-contiguous float64
-    (typed here: anything else does not compile); ``p`` int64 (the shapes are the caller's: ``_blocks`` checks
-    them once per call), ``prox``/``proj`` booleans."""
-    from numba import types
-    arrays = (H, W, C, G, A, lane)
-    if not all(isinstance(a, types.Array) and a.dtype == types.float64 and a.layout == "C" for a in arrays) or \
-            H.ndim != 3 or any(a.ndim != 2 for a in arrays[1:]) or p != types.int64 or \
-            prox != types.boolean or proj != types.boolean:
-        return None
-    return types.void(H, W, C, G, A, lane, p, prox, proj), _lanes_step_codegen
-
-
-def _lanes_step(H, W, C, G, A, lane, p, prox, proj):   # pragma: no cover - the intrinsic below replaces it
-    raise RuntimeError("compiled code only")
-
-
-def _tile_codegen(into_lanes: bool):
-    """LLVM IR of :func:`_tile_in` / :func:`_tile_out`: the ``(LANES, p)`` tile of rows ``r0 ..`` of ``rows``
-    ``(R, p)`` to / from the block ``Wb`` ``(p, LANES)``: per ``k`` eight scalar loads into one vector store (or
-    one vector load to eight scalar stores) -- moves, no arithmetic."""
-    def codegen(context, builder, signature, args):
-        from llvmlite import ir
-        from numba.core import cgutils
-        vec = ir.VectorType(ir.DoubleType(), LANES)
-        i64 = ir.IntType(64)
-        arr = [cgutils.create_struct_proxy(signature.args[i])(context, builder, value=args[i]).data for i in (0, 1)]
-        rows, block = arr[0], builder.bitcast(arr[1], vec.as_pointer())
-        r0, p = args[2], args[3]
-        with cgutils.for_range(builder, p) as loop:
-            k = loop.index
-            at = [builder.gep(rows, [builder.add(builder.mul(builder.add(r0, ir.Constant(i64, l)), p), k)])
-                  for l in range(LANES)]
-            slot = builder.gep(block, [k])
-            if into_lanes:
-                v = ir.Constant(vec, ir.Undefined)
-                for l in range(LANES):
-                    v = builder.insert_element(v, builder.load(at[l], align=8), ir.Constant(ir.IntType(32), l))
-                builder.store(v, slot, align=8)
-            else:
-                v = builder.load(slot, align=8)
-                for l in range(LANES):
-                    builder.store(builder.extract_element(v, ir.Constant(ir.IntType(32), l)), at[l], align=8)
-        return context.get_dummy_value()
-    return codegen
-
-
-def _tile_typing(into_lanes: bool):
-    def typing(typingctx, rows, Wb, r0, p):
-        """``(rows, Wb, r0, p)``: ``rows`` ``(R, p)`` and ``Wb`` ``(p, LANES)`` C-contiguous float64 (typed here),
-        rows ``r0 .. r0 + LANES - 1`` exist (the caller's check)."""
-        from numba import types
-        if not all(isinstance(a, types.Array) and a.dtype == types.float64 and a.layout == "C" and a.ndim == 2
-                   for a in (rows, Wb)) or r0 != types.int64 or p != types.int64:
-            return None
-        return types.void(rows, Wb, r0, p), _tile_codegen(into_lanes)
-    return typing
-
-
-def _tile_in(rows, Wb, r0, p):      # pragma: no cover - the intrinsic below replaces it
-    raise RuntimeError("compiled code only")
-
-
-def _tile_out(rows, Wb, r0, p):     # pragma: no cover - the intrinsic below replaces it
-    raise RuntimeError("compiled code only")
-
-
 def _blocks(src, from_server, W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, work):
     """Every block: gather its rows (from ``src`` ``(B, S, p)``, or from the server point ``src[b, 0]`` of
-    ``(B, 1, p)`` when ``from_server``), ``T`` steps of the block (:func:`_lanes_step`), scatter into ``W3`` ``(B, S, p)``."""
+    ``(B, 1, p)`` when ``from_server``), ``T`` steps of the block (:func:`.lanes.lanes_step`), scatter into ``W3`` ``(B, S, p)``."""
     B, S, p = W3.shape
     C, _, L = cb.shape
     R = B * S
@@ -247,7 +63,7 @@ def _blocks(src, from_server, W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, w
             lane[1, l] = mu[b] if prox and b >= 0 else 0.0
             lane[2, l] = rad[b] if proj and b >= 0 else 1.0
         if full and not from_server:        # eight consecutive rows: one (8, p) tile, transposed
-            _tile_in(rows, Wb, r0, p)
+            tile_in(rows, Wb, r0, p)
         else:
             for l in range(LANES):
                 b = inst[l]
@@ -268,9 +84,9 @@ def _blocks(src, from_server, W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, w
             te = min(t, eta.shape[0] - 1)
             for l in range(LANES):
                 lane[0, l] = eta[te, inst[l]] if inst[l] >= 0 else 0.0
-            _lanes_step(H, Wb, cc, g, anc, lane, p, prox, proj)
+            lanes_step(H, Wb, cc, g, anc, lane, p, prox, proj)
         if full:
-            _tile_out(out, Wb, r0, p)
+            tile_out(out, Wb, r0, p)
         else:
             for l in range(R - r0):
                 w = out[r0 + l]
@@ -298,9 +114,6 @@ def _fedavg_round(x, W3, xout, Hb, cb, eta, T, work):
 _client_mean = _client_mean_compiled      # kernels._client_mean_loop: numpy's W.mean(1) order, compiled
 
 if AVAILABLE and _client_mean is not None:
-    from numba.extending import intrinsic as _intrinsic
-    _lanes_step = _intrinsic(_lanes_step_typing)
-    _tile_in, _tile_out = _intrinsic(_tile_typing(True)), _intrinsic(_tile_typing(False))
     _jit = numba.njit(cache=True, fastmath=False, nogil=True)
     _blocks = _jit(_blocks)
     steps_blocked = _jit(_steps_blocked)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedcheck.algorithms.lanes import LANES, blocks_of, lanes_consensus, lanes_sumsq, tile_in
 from fedcheck.problems.compiled import AVAILABLE, numba  # numba, unless FEDCHECK_JIT=0 (one switch)
 
 __all__ = ["AVAILABLE", "fedfw_round", "fedfw_round_factored", "bind_fedfw_round", "consensus_distance",
@@ -155,9 +156,10 @@ def _expect(arrays: dict, shapes: dict, kernel: str) -> None:
             raise ValueError(f"compiled {kernel}: {name} is {got}, expected float64 {tuple(want)}")
 
 
-def _ls_record(R, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, with_F=True):
+def _ls_record(R, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, with_F=True, cons_from=0):
     """F(xbar) = (||R xbar - q||^2 + rho) * scale, the consensus distance and the set's gauge at xbar
-    (``with_F=False``: F is computed elsewhere, :func:`_stream_F_columns`)."""
+    (``with_F=False``: F is computed elsewhere, :func:`_stream_F_columns`; the consensus of the instances before
+    ``cons_from`` too, :func:`_ls_record_lanes`)."""
     B, n, p = X.shape
     k_rows = R.shape[1] if with_F else 0
     for b in range(B):
@@ -170,12 +172,13 @@ def _ls_record(R, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, with_F
             acc += rk * rk
         if with_F:
             F[b] = (acc + rho[b]) * scale
-        acc = 0.0
-        for i in range(n):
-            for j in range(p):
-                d = X[b, i, j] - xbar[b, j]
-                acc += d * d
-        cons[b] = np.sqrt(acc)
+        if b >= cons_from:
+            acc = 0.0
+            for i in range(n):
+                for j in range(p):
+                    d = X[b, i, j] - xbar[b, j]
+                    acc += d * d
+            cons[b] = np.sqrt(acc)
         r = radius[b]
         if gauge == 0:      # l1 ball
             s = 0.0
@@ -199,6 +202,31 @@ def _ls_record(R, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, with_F
             for j in range(p):
                 s = max(s, abs(xbar[b, j]))
             infeas[b] = max(s - r, 0.0)
+
+
+def _ls_record_lanes(R8, Q8, R, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, x8, out8):
+    """:func:`_ls_record` with ``F`` by :func:`.lanes.lanes_sumsq` and the consensus by
+    :func:`.lanes.lanes_consensus`, eight instances at a time (``R8`` ``(G, k_rows, p, LANES)`` and ``Q8``
+    ``(G, k_rows, LANES)``: ``R`` and ``q`` in blocks of instances; the last, partial block's consensus the scalar
+    way): every instance's sums in :func:`_ls_record`'s order, the same bits."""
+    B, n, p = X.shape
+    k_rows = R8.shape[1]
+    for g in range(R8.shape[0]):
+        b0 = g * LANES
+        if b0 + LANES <= B:
+            tile_in(xbar, x8, b0, p)
+        else:
+            for j in range(p):
+                for l in range(LANES):
+                    x8[j, l] = xbar[b0 + l, j] if b0 + l < B else 0.0
+        lanes_sumsq(R8[g], x8, Q8[g], out8, p, k_rows)
+        for l in range(min(LANES, B - b0)):
+            F[b0 + l] = (out8[0, l] + rho[b0 + l]) * scale
+        if b0 + LANES <= B:
+            lanes_consensus(X, x8, out8, b0, n, p)
+            for l in range(LANES):
+                cons[b0 + l] = np.sqrt(out8[0, l])
+    _ls_record_compiled(R, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, False, B - B % LANES)
 
 
 def _stream_F_columns(RT, q, rho, scale, xbar, F, row, acc):
@@ -340,11 +368,12 @@ if AVAILABLE:
     _streamed_compiled = numba.njit(cache=True, fastmath=False, nogil=True)(_fedfw_round_streamed)
     _consensus_compiled = numba.njit(cache=True, fastmath=False, nogil=True)(_consensus)
     _ls_record_compiled = numba.njit(cache=True, fastmath=False, nogil=True)(_ls_record)
+    _ls_record_lanes_c = numba.njit(cache=True, fastmath=False, nogil=True)(_ls_record_lanes)
     _fedfw_round_factored_c = numba.njit(cache=True, fastmath=False, nogil=True)(_fedfw_round_factored)
     _stream_F_columns_c = numba.njit(cache=True, fastmath=False, nogil=True)(_stream_F_columns)
     _factored_streamed_compiled = numba.njit(cache=True, fastmath=False, nogil=True)(_fedfw_round_factored_streamed)
 else:  # pragma: no cover
-    _compiled = _consensus_compiled = _ls_record_compiled = _streamed_compiled = None
+    _compiled = _consensus_compiled = _ls_record_compiled = _streamed_compiled = _ls_record_lanes_c = None
     _fedfw_round_factored_c = _factored_streamed_compiled = None
 
 
@@ -361,6 +390,8 @@ def least_squares_recorder(loss, S):
     scale, gauge = 1.0 / (2 * loss.m * loss.n), GAUGES[S.name]
     RT = np.ascontiguousarray(np.swapaxes(R, -1, -2)) if R.shape[-1] >= COLUMNS_FROM else None
     acc = np.empty(R.shape[-2])
+    # F eight instances at a time in vector lanes (the same sums; R and q in blocks of instances, made once)
+    lanes = None if RT is not None else (blocks_of(R, B), blocks_of(q, B), np.empty((p, LANES)), np.empty((1, LANES)))
 
     def rec(k, X, xbar):
         if getattr(X, "ndim", 0) != 3 or X.shape[0] != B:
@@ -371,7 +402,11 @@ def least_squares_recorder(loss, S):
         F, cons, inf = np.empty(B), np.empty(B), np.empty(B)
         if RT is not None:      # large R (factored least squares): F by columns, vectorized, the same bits
             _stream_F_columns_c(RT, q, rho, scale, xbar, F.reshape(1, B), 0, acc)
-        _ls_record_compiled(R, q, rho, scale, X, xbar, radius, gauge, F, cons, inf, RT is None)
+        if lanes is not None:
+            R8, Q8, x8, out8 = lanes
+            _ls_record_lanes_c(R8, Q8, R, q, rho, scale, X, xbar, radius, gauge, F, cons, inf, x8, out8)
+        else:
+            _ls_record_compiled(R, q, rho, scale, X, xbar, radius, gauge, F, cons, inf, False)
         return {"F": F, "consensus": cons, "infeasibility": inf}
     rec.names = ("F", "consensus", "infeasibility")
     rec.data = dict(R=R, q=q, rho=rho, scale=scale, radius=radius, gauge=gauge, B=B)

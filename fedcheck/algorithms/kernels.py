@@ -30,6 +30,7 @@ from typing import Callable
 
 import numpy as np
 
+from fedcheck.algorithms.lanes import blocks_of
 from fedcheck.problems.losses import LeastSquares, Loss
 from fedcheck.problems.sets import FeasibleSet, L1Ball, ProductSet, Simplex
 
@@ -401,18 +402,6 @@ def _ls_local_steps_loop(W, H, c, eta, steps, anchor, mu, prox, rad, proj, buf):
     return W
 
 
-LANES = 8   # client rows per block of fedavg_jit's kernel: one 512-bit (two 256-bit) vector of float64 lanes
-
-
-def _to_blocks(a: np.ndarray, R: int, L: int) -> np.ndarray:
-    """Rows ``(R, *tail)`` -> blocks ``(C, *tail, L)`` (zero padded), contiguous."""
-    C = -(-R // L)
-    pad = np.zeros((C * L,) + a.shape[1:])
-    pad[:R] = a
-    pad = pad.reshape((C, L) + a.shape[1:])
-    return np.ascontiguousarray(np.moveaxis(pad, 1, -1))
-
-
 try:
     _pairwise_sq = _numba.njit(cache=True, fastmath=False, nogil=True)(_pairwise_sq) if _JIT else _pairwise_sq
     _ls_local_steps_compiled = (_numba.njit(cache=True, fastmath=False, nogil=True)(_ls_local_steps_loop)
@@ -422,14 +411,14 @@ except Exception:  # pragma: no cover
 
 
 def _blocked_layout(loss):
-    """``(Hb, cb)``: ``H`` and ``c`` of the client rows in blocks of :data:`LANES`, made once per loss."""
+    """``(Hb, cb)``: ``H`` and ``c`` of the client rows in blocks of ``lanes.LANES``, made once per loss."""
     lay = loss.__dict__.get("_blocked_layout")
     H = loss.H
     if lay is None or lay[0] is not H:
         B, S, p = loss.c.shape
         R = B * S
-        lay = loss.__dict__["_blocked_layout"] = (H, _to_blocks(H.reshape(R, p, p), R, LANES),
-                                                  _to_blocks(loss.c.reshape(R, p), R, LANES))
+        lay = loss.__dict__["_blocked_layout"] = (H, blocks_of(H.reshape(R, p, p), R),
+                                                  blocks_of(loss.c.reshape(R, p), R))
     return lay[1], lay[2]
 
 
