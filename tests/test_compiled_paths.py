@@ -345,3 +345,25 @@ def test_the_recorder_in_vector_lanes_is_the_scalar_recorder(B, n, p, k_rows):
         for u, v in zip(a, b):
             np.testing.assert_array_equal(u, v)
             assert np.array_equal(np.signbit(u) & ~np.isnan(u), np.signbit(v) & ~np.isnan(v))
+
+
+@needs_numba
+def test_the_lanes_probes_pass_here_and_their_failure_turns_the_lanes_off(monkeypatch):
+    """The vector lanes are checked once per process against the scalar kernels (``fedavg_jit.lanes_ok``,
+    ``jit.recorder_lanes_ok``); where a probe fails (a numba the intrinsics do not fit) the local steps run the row
+    kernel and the recorder the scalar kernel -- the same values, only slower."""
+    from fedcheck.algorithms import default_recorder, jit
+    assert FJ.lanes_ok() and jit.recorder_lanes_ok()
+    batch = _batch(n=3, p=6, B=5, seed=3)
+    W = np.random.default_rng(1).standard_normal((5, 3, 6))
+    eta = np.full((2, 5), 0.05)
+    with_lanes = FJ.ls_local_steps(batch.loss, W, eta, 2, radius=np.full(5, 0.5))
+    rec = default_recorder(batch)(1, W, W.mean(1))
+    monkeypatch.setattr(FJ, "lanes_ok", lambda: False)
+    monkeypatch.setattr(jit, "recorder_lanes_ok", lambda: False)
+    fresh = _batch(n=3, p=6, B=5, seed=3)
+    assert FJ.ls_steps(fresh.loss, 5, 3, 6) is None and FJ.ls_fedavg(fresh.loss, 5, 3, 6) is None
+    np.testing.assert_array_equal(FJ.ls_local_steps(fresh.loss, W, eta, 2, radius=np.full(5, 0.5)), with_lanes)
+    again = default_recorder(fresh)(1, W, W.mean(1))
+    for k in rec:
+        np.testing.assert_array_equal(rec[k], again[k])

@@ -21,14 +21,16 @@ Decline (``None``) for anything else; ``FEDCHECK_JIT=0`` (or no numba) switches 
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from fedcheck.algorithms.kernels import (FUSE_LIMIT_BYTES, _blocked_layout, _client_mean_compiled,
                                          _ls_local_steps_compiled, plain_least_squares)
-from fedcheck.algorithms.lanes import LANES, lanes_step, tile_in, tile_out
+from fedcheck.algorithms.lanes import LANES, blocks_of, lanes_step, tile_in, tile_out
 from fedcheck.problems.compiled import AVAILABLE, numba
 
-__all__ = ["LSFedAvg", "LSSteps", "ls_fedavg", "ls_local_steps", "ls_steps", "steps_blocked", "work_array"]
+__all__ = ["LSFedAvg", "LSSteps", "lanes_ok", "ls_fedavg", "ls_local_steps", "ls_steps", "steps_blocked", "work_array"]
 
 
 def work_array(p: int) -> np.ndarray:
@@ -122,10 +124,41 @@ else:  # pragma: no cover - FEDCHECK_JIT=0 or no numba: the callers run numpy
     steps_blocked = _fedavg_round_c = None
 
 
+@functools.lru_cache(maxsize=None)
+def lanes_ok() -> bool:
+    """Whether the vector-lane kernel compiles here and gives the row kernel's values (checked once per process
+    on a small random problem: two blocks, one partial, the proximal term and the projection, p = 10 and 3).
+    ``False`` (a numba whose internals the intrinsics do not fit, say) turns the blocked kernels off: the row
+    kernel or numpy runs instead."""
+    if steps_blocked is None or _ls_local_steps_compiled is None:
+        return False
+    try:
+        rng = np.random.default_rng(0)
+        for p in (10, 3):
+            B, S = 2, 5
+            A = rng.standard_normal((B * S, 6, p))
+            H = np.ascontiguousarray((np.swapaxes(A, 1, 2) @ A / 6).reshape(B, S, p, p))
+            c = rng.standard_normal((B, S, p))
+            R = B * S
+            Hb, cb = blocks_of(H.reshape(R, p, p), R), blocks_of(c.reshape(R, p), R)
+            W = rng.standard_normal((B, S, p))
+            eta = np.full((1, B), 0.1)
+            anchor, mu, rad = W.mean(1), np.full(B, 0.5), np.full(B, 0.8)
+            a, b = W.copy(), W.copy()
+            _ls_local_steps_compiled(a, H, c, eta, np.full(B, 3, dtype=np.int64), anchor, mu, True, rad, True,
+                                     np.empty(p))
+            steps_blocked(b, Hb, cb, eta, 3, anchor, mu, rad, True, True, work_array(p))
+            if not np.array_equal(a, b):
+                return False
+        return True
+    except Exception:  # noqa: BLE001 - any failure to compile or run: the lanes are off, nothing else changes
+        return False
+
+
 def _layout_ok(loss, B: int, S: int, p: int) -> bool:
     """The blocked kernels apply: the plain least squares of these shapes, ``p <= 128`` (the norm's pairwise
-    order), ``H`` contiguous and not huge (the layout copies it once)."""
-    if steps_blocked is None or B < 1 or S < 1 or not plain_least_squares(loss):
+    order), ``H`` contiguous and not huge (the layout copies it once), and the lanes work here (:func:`lanes_ok`)."""
+    if steps_blocked is None or B < 1 or S < 1 or not plain_least_squares(loss) or not lanes_ok():
         return False
     H = loss.H
     return (H.shape == (B, S, p, p) and H.flags.c_contiguous and loss.c.flags.c_contiguous and 2 <= p <= 128
@@ -257,7 +290,8 @@ def ls_local_steps(loss, W: np.ndarray, eta: np.ndarray, steps, *, anchor=None, 
     if prox and anc.shape != (B, p):
         return None
     Tmax = int(counts.max(initial=0))
-    if steps_blocked is not None and bool(np.all(counts == Tmax)) and p <= 128 and 2 * H.nbytes <= FUSE_LIMIT_BYTES:
+    if steps_blocked is not None and bool(np.all(counts == Tmax)) and p <= 128 and 2 * H.nbytes <= FUSE_LIMIT_BYTES \
+            and lanes_ok():
         # every row takes the same number of steps: the blocked kernel (vectorized over rows), the same bits
         Hb, cb = _blocked_layout(loss)
         steps_blocked(out, Hb, cb, eta, Tmax, anc, mu_, rad, prox, proj, work_array(p))

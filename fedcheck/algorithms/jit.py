@@ -12,6 +12,8 @@ numba is a dependency; if it cannot be imported the engine uses its numpy path (
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from fedcheck.algorithms.lanes import LANES, blocks_of, lanes_consensus, lanes_sumsq, tile_in
@@ -377,6 +379,28 @@ else:  # pragma: no cover
     _fedfw_round_factored_c = _factored_streamed_compiled = None
 
 
+@functools.lru_cache(maxsize=None)
+def recorder_lanes_ok() -> bool:
+    """Whether :func:`_ls_record_lanes` compiles here and gives :func:`_ls_record`'s values (checked once per
+    process on a small random batch of 11 instances: a full block and a partial one); ``False`` keeps the
+    least-squares recorder on the scalar kernel."""
+    if _ls_record_lanes_c is None:
+        return False
+    try:
+        rng = np.random.default_rng(0)
+        B, n, p = 11, 3, 5
+        R, q, rho = np.triu(rng.standard_normal((B, p, p))), rng.standard_normal((B, p)), rng.random(B)
+        X = rng.standard_normal((B, n, p))
+        xb, rad = X.mean(1), rng.random(B)
+        a, b = np.empty((3, B)), np.empty((3, B))
+        _ls_record_compiled(R, q, rho, 0.5, X, xb, rad, 2, a[0], a[1], a[2], True)
+        _ls_record_lanes_c(blocks_of(R, B), blocks_of(q, B), R, q, rho, 0.5, X, xb, rad, 2, b[0], b[1], b[2],
+                           np.empty((p, LANES)), np.empty((1, LANES)))
+        return bool(np.array_equal(a, b))
+    except Exception:  # noqa: BLE001 - any failure to compile or run: the scalar kernel stays
+        return False
+
+
 def least_squares_recorder(loss, S):
     """A compiled ``default_recorder`` for plain least squares on the l1/l2 balls, box or simplex (the
     same three metrics, one pass), or ``None`` when it does not apply."""
@@ -391,7 +415,8 @@ def least_squares_recorder(loss, S):
     RT = np.ascontiguousarray(np.swapaxes(R, -1, -2)) if R.shape[-1] >= COLUMNS_FROM else None
     acc = np.empty(R.shape[-2])
     # F eight instances at a time in vector lanes (the same sums; R and q in blocks of instances, made once)
-    lanes = None if RT is not None else (blocks_of(R, B), blocks_of(q, B), np.empty((p, LANES)), np.empty((1, LANES)))
+    lanes = None if RT is not None or not recorder_lanes_ok() else \
+        (blocks_of(R, B), blocks_of(q, B), np.empty((p, LANES)), np.empty((1, LANES)))
 
     def rec(k, X, xbar):
         if getattr(X, "ndim", 0) != 3 or X.shape[0] != B:
@@ -406,7 +431,7 @@ def least_squares_recorder(loss, S):
             R8, Q8, x8, out8 = lanes
             _ls_record_lanes_c(R8, Q8, R, q, rho, scale, X, xbar, radius, gauge, F, cons, inf, x8, out8)
         else:
-            _ls_record_compiled(R, q, rho, scale, X, xbar, radius, gauge, F, cons, inf, False)
+            _ls_record_compiled(R, q, rho, scale, X, xbar, radius, gauge, F, cons, inf, RT is None)
         return {"F": F, "consensus": cons, "infeasibility": inf}
     rec.names = ("F", "consensus", "infeasibility")
     rec.data = dict(R=R, q=q, rho=rho, scale=scale, radius=radius, gauge=gauge, B=B)
