@@ -201,6 +201,21 @@ def test_split_claim_mixed_shapes_and_a_whole_claim(cluster):
     assert serial[0].evidence["batches"] == 2 and len(serial[0].instances) == 6
 
 
+def test_a_part_leaves_the_printed_formulas_to_the_replay(monkeypatch):
+    """A part of a split claim returns the solver's and the algorithm's results only; the printed formulas'
+    check (LaTeX parsing, SymPy) is made once, by the parent's replay -- not again in every part."""
+    from fedcheck.core import latex
+    assert any(b.latex for b in theorem1.evidence.bounds)
+    insts = [theorem1.evidence.experiment.family.draw(s) for s in range(2)]
+    theorem1.run(RunConfig(instances=insts, rounds=5))   # fill the solve cache
+
+    def refuse(bound):
+        raise AssertionError(f"a part checked the printed formula of {bound.name}")
+    monkeypatch.setattr(latex, "check_bound", refuse)
+    part = P._task_part(("value", theorem1), RunConfig(instances=insts, rounds=20, progress=False))
+    assert len(part["solutions"]) == len(part["traces"]) == 2
+
+
 def _tight(claim, factor, **exp_changes):
     """``claim`` with its bound scaled by ``factor`` (a planted refutation when small)."""
     import dataclasses
