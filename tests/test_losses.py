@@ -240,3 +240,34 @@ def test_bad_moved_losses():
         LAD(np.zeros((1, 2, 1)), np.zeros((1, 2)), kernel="blas")
     with pytest.raises(TypeError, match="unknown options"):
         MaxAffine(np.zeros((1, 2, 1)), np.zeros((1, 2)), lipschitz_bound="exact")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=0, max_size=3), st.integers(1, 9), st.integers(1, 6),
+       st.lists(st.integers(1, 3), min_size=0, max_size=2), st.integers(0, 2**32 - 1), st.booleans())
+def test_take_rows_is_take_along_axis(lead, m, b, tail, seed, strided):
+    """The minibatch oracles' row gather (``take_rows``) is ``np.take_along_axis`` element for element, on
+    contiguous and strided arrays, with and without trailing axes; an index out of range raises."""
+    from fedcheck.problems.losses import take_rows
+    rng = np.random.default_rng(seed)
+    lead, tail = tuple(lead), tuple(tail)
+    A = rng.standard_normal(lead + (m,) + tail + ((2,) if strided else ()))
+    if strided:
+        A = A[..., 0]
+    rows = rng.integers(0, m, size=lead + (b,))
+    want = np.take_along_axis(A, rows.reshape(rows.shape + (1,) * len(tail)), axis=len(lead))
+    got = take_rows(A, rows)
+    assert got.shape == want.shape and np.array_equal(got, want)
+    assert not np.shares_memory(got, A)
+    bad = rows.copy()
+    bad.reshape(-1)[0] = m
+    with pytest.raises(IndexError):
+        take_rows(A, bad)
+
+
+def test_take_rows_broadcasting_leading_axes_is_take_along_axis():
+    from fedcheck.problems.losses import take_rows
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((1, 3, 5, 2))
+    rows = rng.integers(0, 5, size=(4, 3, 2))
+    assert np.array_equal(take_rows(A, rows), np.take_along_axis(A, rows[..., None], axis=2))

@@ -65,6 +65,50 @@ def test_map_tasks_on_an_embedded_cluster_keeps_the_order():
     assert not P._ACTIVE
 
 
+FORKSERVER_SCRIPT = """
+import json, os, sys, time
+from fedcheck.catalog.parallel import map_tasks
+
+def facts(_):
+    import os, sys, time
+    time.sleep(0.5)          # both workers get a task
+    return {"pid": os.getpid(), "parent": os.getppid(), "warm": "fedcheck.catalog.warm" in sys.modules,
+            "blas": os.environ.get("OPENBLAS_NUM_THREADS"), "mark": os.environ.get("FEDCHECK_TEST_MARK")}
+
+if __name__ == "__main__":
+    os.environ["FEDCHECK_TEST_MARK"] = "first"
+    first = map_tasks(facts, range(4), jobs=2)
+    again = map_tasks(facts, range(4), jobs=2)
+    os.environ["FEDCHECK_TEST_MARK"] = "changed"
+    changed = map_tasks(facts, range(4), jobs=2)
+    print(json.dumps({"me": os.getpid(), "first": first, "again": again, "changed": changed}))
+"""
+
+
+def test_embedded_workers_start_from_a_preloading_forkserver(tmp_path):
+    """The workers of ``-j 2`` are forked by a forkserver that imported :mod:`fedcheck.catalog.warm` (not by the
+    parent, not spawned to import everything again), with the parent's environment and Dask's pre-spawn variables
+    (one BLAS thread) as a spawned worker has them; once the parent's environment changes, workers are spawned
+    again (the forkserver's would be stale)."""
+    import os
+    import subprocess
+    import sys
+    (tmp_path / "facts.py").write_text(FORKSERVER_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    run = subprocess.run([sys.executable, str(tmp_path / "facts.py")], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=300)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    for name in ("first", "again"):
+        facts = out[name]
+        assert len({f["pid"] for f in facts}) == 2
+        for f in facts:
+            assert f["warm"] and f["parent"] != out["me"], f          # forked by the preloading forkserver
+            assert f["blas"] == "1" and f["mark"] == "first", f
+    for f in out["changed"]:
+        assert f["mark"] == "changed" and not f["warm"] and f["parent"] == out["me"], f   # spawned: the new value
+
+
 def test_map_tasks_raises_a_task_error(cluster):
     with pytest.raises(ZeroDivisionError):
         map_tasks(_divide, [1, 0], scheduler=cluster)
@@ -155,6 +199,21 @@ def test_split_claim_mixed_shapes_and_a_whole_claim(cluster):
     for a, b in zip(serial, parallel):
         assert _strip(a.to_dict()) == _strip(b.to_dict())
     assert serial[0].evidence["batches"] == 2 and len(serial[0].instances) == 6
+
+
+def test_a_part_leaves_the_printed_formulas_to_the_replay(monkeypatch):
+    """A part of a split claim returns the solver's and the algorithm's results only; the printed formulas'
+    check (LaTeX parsing, SymPy) is made once, by the parent's replay -- not again in every part."""
+    from fedcheck.core import latex
+    assert any(b.latex for b in theorem1.evidence.bounds)
+    insts = [theorem1.evidence.experiment.family.draw(s) for s in range(2)]
+    theorem1.run(RunConfig(instances=insts, rounds=5))   # fill the solve cache
+
+    def refuse(bound):
+        raise AssertionError(f"a part checked the printed formula of {bound.name}")
+    monkeypatch.setattr(latex, "check_bound", refuse)
+    part = P._task_part(("value", theorem1), RunConfig(instances=insts, rounds=20, progress=False))
+    assert len(part["solutions"]) == len(part["traces"]) == 2
 
 
 def _tight(claim, factor, **exp_changes):

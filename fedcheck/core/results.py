@@ -91,12 +91,20 @@ class Result:
 CheckResult = Result
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})        # jsonable(v) is v
+
+
 def jsonable(x):
     if isinstance(x, dict):
         return {str(k): jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
+        types = set(map(type, x))       # a recorded curve: thousands of plain floats, no call per element
+        if types <= _PLAIN or (types == {float} and all(map(math.isfinite, x))):
+            return list(x)
         return [jsonable(v) for v in x]
     if isinstance(x, np.ndarray):
+        if x.dtype.kind in "biu" or (x.dtype.kind == "f" and np.isfinite(x).all()):
+            return x.tolist()           # plain bools, ints, finite floats: what the element-wise conversion gives
         return jsonable(x.tolist())
     if isinstance(x, (np.floating, float)):
         v = float(x)
@@ -245,6 +253,11 @@ def _scalar(v) -> bool:
     return v is None or isinstance(v, (str, int, float, bool))
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_STRICT = json.JSONEncoder(allow_nan=False)      # json.dumps(x, allow_nan=False) without a new encoder per call
+_KEYS = json.JSONEncoder()                       # json.dumps(key)
+
+
 def dumps(doc, indent: int = 1) -> str:
     """JSON with one key per line (readable, diffable) and every list of numbers or strings on one line: a curve of
     1,000 recorded points is one line, not 1,000 (a third of the size of ``json.dumps(indent=1)``).  Strict JSON
@@ -254,14 +267,16 @@ def dumps(doc, indent: int = 1) -> str:
             if not x:
                 return "{}"
             pad = " " * (indent * (level + 1))
-            items = ",\n".join(f"{pad}{json.dumps(str(k))}: {enc(v, level + 1)}" for k, v in x.items())
+            items = ",\n".join(f"{pad}{_KEYS.encode(str(k))}: {enc(v, level + 1)}" for k, v in x.items())
             return "{\n" + items + "\n" + " " * (indent * level) + "}"
         if isinstance(x, (list, tuple)):
-            if all(_scalar(v) for v in x):
-                return json.dumps(list(x), allow_nan=False)
+            if set(map(type, x)) <= _SCALARS or all(_scalar(v) for v in x):
+                return _STRICT.encode(list(x))
             pad = " " * (indent * (level + 1))
             return "[\n" + ",\n".join(pad + enc(v, level + 1) for v in x) + "\n" + " " * (indent * level) + "]"
-        return json.dumps(x, allow_nan=False)
+        if type(x) is float and math.isfinite(x):
+            return float.__repr__(x)        # what the encoder writes for a float
+        return _STRICT.encode(x)
     return enc(doc, 0)
 
 

@@ -37,7 +37,7 @@ from fedcheck.core.results import atomic_write
 from fedcheck.problems.constants import Value
 from fedcheck.problems.suprema import _trs_max
 from fedcheck.problems.instances import instance_rng
-from fedcheck.problems.losses import Loss, _lam_max_gram
+from fedcheck.problems.losses import Loss, _lam_max_gram, take_rows
 from fedcheck.problems.regularizers import (L1, L1BallIndicator, L2BallIndicator, Nuclear, Regularizer, Zero, make_regularizer,
                             stack_regularizers)
 from fedcheck.problems.solve import Solution, SolutionCache, close, _versions
@@ -631,8 +631,8 @@ class FiniteSumClients(FiniteSumLoss):
             return FiniteSumLoss.grad(self, W)
         Xs, ys, perm = ctx
         idx = perm[..., k * self.b:(k + 1) * self.b]
-        Xb = np.take_along_axis(Xs, idx[..., None], axis=2)
-        yb = np.take_along_axis(ys, idx, axis=2)
+        Xb = take_rows(Xs, idx)
+        yb = take_rows(ys, idx)
         z = np.einsum("bsnd,bsd->bsn", Xb, W)
         return np.einsum("bsnd,bsn->bsd", Xb, self.residual(self.loss, z, yb, self.b))
 

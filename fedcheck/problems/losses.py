@@ -35,7 +35,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["Loss", "LeastSquares", "Logistic", "LOSSES", "make_loss"]
+__all__ = ["Loss", "LeastSquares", "Logistic", "LOSSES", "make_loss", "take_rows"]
 
 
 class Loss:
@@ -158,6 +158,23 @@ class Loss:
 def _lam_max_gram(A: np.ndarray) -> np.ndarray:
     """Largest eigenvalue of ``A^T A`` for a stack of matrices (exact, via the SVD)."""
     return np.linalg.svd(A, compute_uv=False)[..., 0] ** 2
+
+
+def take_rows(A: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``np.take_along_axis(A, rows[..., None], axis=len(rows.shape) - 1)``: for every leading index, the rows
+    ``rows[...]`` of ``A`` (``A`` ``(*lead, m, *tail)``, ``rows`` ``(*lead, b)`` integers in ``[0, m)``), as one
+    gather on the flattened array -- the same elements (a copy), ~10x faster than ``take_along_axis``'s
+    broadcast index arrays on the minibatch oracles' small blocks.  Leading axes that would broadcast go to
+    ``take_along_axis``; an index out of range raises ``IndexError`` as it does."""
+    k = rows.ndim - 1
+    lead = rows.shape[:-1]
+    if A.shape[:k] != lead or A.ndim <= k:
+        return np.take_along_axis(A, rows.reshape(rows.shape + (1,) * (A.ndim - rows.ndim)), axis=k)
+    m, tail = A.shape[k], A.shape[k + 1:]
+    if rows.size and (rows.min() < 0 or rows.max() >= m):
+        raise IndexError(f"take_rows: a row index outside [0, {m})")
+    offsets = (np.arange(math.prod(lead), dtype=np.intp) * m).reshape(lead + (1,))
+    return A.reshape((-1,) + tail).take((offsets + rows).reshape(-1), axis=0).reshape(rows.shape + tail)
 
 
 # Above this size of the stacked Hessians ``H_i`` (and with m < p) least squares keeps its factored form.

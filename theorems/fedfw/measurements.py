@@ -30,7 +30,7 @@ from fedcheck.algorithms import default_recorder, fedfw, frank_wolfe, naive_fw_a
 from fedcheck.algorithms.fedfw_variants import ProblemBatch, feddr, fedfw_variant, fw_recorder, replicate_seeds
 from fedcheck.problems.instances import Instance, InstanceBatch, RandomFamily, instance_rng, save_instance
 from fedcheck.experiments import Case
-from fedcheck.problems.losses import Loss
+from fedcheck.problems.losses import Loss, take_rows
 from fedcheck.problems.sets import Box, L1Ball, L2Ball, NuclearBall, ProductSet, make_set
 
 __all__ = ["ZeroMeanGradientFamily", "SignedQuadraticFamily", "SigmoidFamily", "instance_21",
@@ -1083,9 +1083,9 @@ class MCLR(Loss):
     def grad(self, X, rows=None):
         A, At, oh, w = self.A, self.At, self.onehot, self.w
         if rows is not None:              # a minibatch: rows (B, n, bs) indices, equal weights
-            A = np.take_along_axis(A, rows[..., None], 2)
+            A = take_rows(A, rows)
             At = np.swapaxes(A, -1, -2)
-            oh = np.take_along_axis(oh, rows[..., None], 2)
+            oh = take_rows(oh, rows)
             w = np.full(rows.shape, 1.0 / rows.shape[-1])
         P, _ = self._softmax(np.matmul(A, self._W(X)))
         P -= oh
