@@ -159,10 +159,10 @@ def _expect(arrays: dict, shapes: dict, kernel: str) -> None:
 
 
 def _ls_record(R, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, with_F=True, cons_from=0):
-    """F(xbar) = (||R xbar - q||^2 + rho) * scale, the consensus distance and the set's gauge at xbar
-    (``with_F=False``: F is computed elsewhere, :func:`_stream_F_columns`; the consensus of the instances before
-    ``cons_from`` too, :func:`_ls_record_lanes`)."""
-    B, n, p = X.shape
+    """F(xbar) = (||R xbar - q||^2 + rho) * scale, the consensus distance (:func:`_consensus`) and the set's gauge
+    at xbar (``with_F=False``: F is computed elsewhere, :func:`_stream_F_columns`; the consensus of the instances
+    before ``cons_from`` too, :func:`_ls_record_lanes`)."""
+    B, _, p = X.shape
     k_rows = R.shape[1] if with_F else 0
     for b in range(B):
         acc = 0.0
@@ -174,13 +174,6 @@ def _ls_record(R, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, with_F
             acc += rk * rk
         if with_F:
             F[b] = (acc + rho[b]) * scale
-        if b >= cons_from:
-            acc = 0.0
-            for i in range(n):
-                for j in range(p):
-                    d = X[b, i, j] - xbar[b, j]
-                    acc += d * d
-            cons[b] = np.sqrt(acc)
         r = radius[b]
         if gauge == 0:      # l1 ball
             s = 0.0
@@ -204,6 +197,7 @@ def _ls_record(R, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, with_F
             for j in range(p):
                 s = max(s, abs(xbar[b, j]))
             infeas[b] = max(s - r, 0.0)
+    _consensus_compiled(X[cons_from:], xbar[cons_from:], cons[cons_from:])
 
 
 def _ls_record_lanes(R8, Q8, R, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, x8, out8):
