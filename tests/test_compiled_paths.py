@@ -367,3 +367,65 @@ def test_the_lanes_probes_pass_here_and_their_failure_turns_the_lanes_off(monkey
     again = default_recorder(fresh)(1, W, W.mean(1))
     for k in rec:
         np.testing.assert_array_equal(rec[k], again[k])
+
+
+@pytest.mark.parametrize("shape", [(1,), (7,), (33, 8), (3, 10, 10, 8), (0, 8)])
+def test_aligned_arrays_start_on_a_vector_boundary_and_blocks_keep_their_rows(shape):
+    """``lanes.aligned_empty``: C-contiguous float64 of the asked shape whose data start on a 64-byte boundary (a
+    block's vector never straddles two cache lines); ``lanes.blocks_of`` puts row ``c L + l`` at ``[c, ..., l]``,
+    zero padded, in such an array."""
+    from fedcheck.algorithms.lanes import ALIGN, LANES, aligned_empty, blocks_of
+    for _ in range(5):
+        a = aligned_empty(shape)
+        assert a.shape == shape and a.dtype == np.float64 and a.flags.c_contiguous and a.flags.writeable
+        assert a.size == 0 or a.ctypes.data % ALIGN == 0
+    rows = np.random.default_rng(0).standard_normal((13, 4, 3))
+    blk = blocks_of(rows, 13)
+    assert blk.shape == (2, 4, 3, LANES) and blk.ctypes.data % ALIGN == 0
+    for r in range(16):
+        want = rows[r] if r < 13 else np.zeros((4, 3))
+        np.testing.assert_array_equal(blk[r // LANES, ..., r % LANES], want)
+
+
+@needs_numba
+def test_gather_rows_moves_the_indexed_rows_into_the_lanes():
+    """``lanes.gather_rows``: ``Wb[:, l] = rows[idx[l]]`` for any indices (repeated, out of order), values moved
+    unchanged (NaN, -0.0, infinities)."""
+    import numba
+
+    from fedcheck.algorithms.lanes import LANES, gather_rows
+
+    @numba.njit
+    def run(rows, Wb, idx, p):
+        gather_rows(rows, Wb, idx, p)
+
+    rng = np.random.default_rng(4)
+    for p in (1, 3, 10, 17):
+        rows = rng.standard_normal((5, p))
+        rows[1, 0], rows[2, p - 1], rows[3, 0] = np.nan, -0.0, np.inf
+        idx = rng.integers(0, 5, LANES).astype(np.int64)
+        Wb = np.full((p, LANES), 7.0)
+        run(rows, Wb, idx, p)
+        np.testing.assert_array_equal(Wb, rows[idx].T)
+        assert np.array_equal(np.signbit(Wb), np.signbit(rows[idx].T))
+
+
+@needs_numba
+def test_the_least_squares_recorder_takes_any_layout_of_its_arguments():
+    """The compiled recorder's fast path (C-contiguous float64 of the batch's shapes, what an engine's run passes)
+    and its general path (any other layout or dtype, made contiguous first) give the same values; wrong shapes
+    are refused."""
+    from fedcheck.algorithms import default_recorder
+    batch = _batch(n=3, p=6, B=9, seed=5)
+    rec = default_recorder(batch)
+    X = np.random.default_rng(2).standard_normal((9, 3, 6))
+    x = X.mean(1)
+    fast = rec(1, X, x)
+    wide = np.zeros((9, 3, 12))
+    wide[..., ::2] = X
+    for Xo, xo in [(np.asfortranarray(X), np.asfortranarray(x)), (wide[..., ::2], x[::-1][::-1]), (X.tolist(), x)]:
+        other = rec(1, np.asarray(Xo), xo)
+        for k in fast:
+            np.testing.assert_array_equal(fast[k], other[k])
+    with pytest.raises(ValueError, match="least-squares recorder"):
+        rec(1, X[:, :, :5], x)

@@ -22,20 +22,21 @@ Decline (``None``) for anything else; ``FEDCHECK_JIT=0`` (or no numba) switches 
 from __future__ import annotations
 
 import functools
+import threading
 
 import numpy as np
 
 from fedcheck.algorithms.kernels import (FUSE_LIMIT_BYTES, _blocked_layout, _client_mean_compiled,
                                          _ls_local_steps_compiled, plain_least_squares)
-from fedcheck.algorithms.lanes import LANES, blocks_of, lanes_step, tile_in, tile_out
+from fedcheck.algorithms.lanes import LANES, aligned_empty, blocks_of, gather_rows, lanes_step, tile_in, tile_out
 from fedcheck.problems.compiled import AVAILABLE, numba
 
 __all__ = ["LSFedAvg", "LSSteps", "lanes_ok", "ls_fedavg", "ls_local_steps", "ls_steps", "steps_blocked", "work_array"]
 
 
 def work_array(p: int) -> np.ndarray:
-    """The scratch of :func:`_blocks` for dimension ``p``."""
-    return np.empty((3 * p + 3, LANES))
+    """The scratch of :func:`_blocks` for dimension ``p`` (aligned: :func:`.lanes.aligned_empty`)."""
+    return aligned_empty((3 * p + 3, LANES))
 
 
 def _blocks(src, from_server, W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, work):
@@ -54,18 +55,26 @@ def _blocks(src, from_server, W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, w
     inst = np.empty(LANES, dtype=np.int64)
     rows = src.reshape(src.shape[0] * src.shape[1], p)    # (B S, p) rows, or (B, p) server points
     out = W3.reshape(R, p)
+    nb, ni = 0, 0         # instance and client of the next row (row r = nb S + ni; advanced, no division)
     for c in range(C):
         r0 = c * LANES
         full = r0 + LANES <= R
-        b0 = r0 // S
         for l in range(LANES):
-            r = r0 + l
-            b = b0 + (r - b0 * S) // S if r < R else -1     # (r - b0 S < 2 S: a small division)
-            inst[l] = b
-            lane[1, l] = mu[b] if prox and b >= 0 else 0.0
-            lane[2, l] = rad[b] if proj and b >= 0 else 1.0
+            if r0 + l < R:
+                inst[l] = nb
+                lane[1, l] = mu[nb] if prox else 0.0
+                lane[2, l] = rad[nb] if proj else 1.0
+                ni += 1
+                if ni == S:
+                    nb, ni = nb + 1, 0
+            else:
+                inst[l] = -1
+                lane[1, l] = 0.0
+                lane[2, l] = 1.0
         if full and not from_server:        # eight consecutive rows: one (8, p) tile, transposed
             tile_in(rows, Wb, r0, p)
+        elif full:                          # eight rows' server points (every inst[l] a row of src)
+            gather_rows(rows, Wb, inst, p)
         else:
             for l in range(LANES):
                 b = inst[l]
@@ -76,7 +85,9 @@ def _blocks(src, from_server, W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, w
                 else:
                     for k in range(p):
                         Wb[k, l] = 0.0
-        if prox:
+        if prox and full:
+            gather_rows(anchor, anc, inst, p)
+        elif prox:
             for l in range(LANES):
                 b = inst[l]
                 for k in range(p):
@@ -94,14 +105,14 @@ def _blocks(src, from_server, W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, w
                 w = out[r0 + l]
                 for k in range(p):
                     w[k] = Wb[k, l]
-    return W3
+    # (nothing returned: boxing an array for Python costs ~1 us a call)
 
 
 def _steps_blocked(W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, work):
     """``T`` steps of every row, in place on ``W3`` ``(B, S, p)``; ``Hb`` ``(C, p, p, L)`` with ``Hb[c, k, j, l] =
     H_row[k, j]`` (row ``c L + l`` of the ``B S`` rows, zero padded), ``cb`` ``(C, p, L)`` (``kernels._blocked_layout``);
     ``work``: :func:`work_array`.  The row kernel's bits (``kernels._ls_local_steps_loop``)."""
-    return _blocks(W3, False, W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, work)
+    _blocks(W3, False, W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, work)
 
 
 def _fedavg_round(x, W3, xout, Hb, cb, eta, T, work):
@@ -110,7 +121,7 @@ def _fedavg_round(x, W3, xout, Hb, cb, eta, T, work):
     B, S, p = W3.shape
     none1 = np.zeros(1)
     _blocks(x.reshape(B, 1, p), True, W3, Hb, cb, eta, T, np.zeros((1, 1)), none1, none1, False, False, work)
-    return _client_mean(W3, xout)
+    _client_mean(W3, xout)
 
 
 _client_mean = _client_mean_compiled      # kernels._client_mean_loop: numpy's W.mean(1) order, compiled
@@ -204,8 +215,8 @@ class LSSteps:
         self.H = loss.H
         self.B, self.S, self.p = B, S, p
         self.Hb, self.cb = _blocked_layout(loss)
-        self.work_shape = (3 * p + 3, LANES)     # scratch per call: the object is shared (threads)
         self.none1, self.none2 = np.zeros(1), np.zeros((1, 1))
+        self.scratch = threading.local()        # each thread's own work_array (the object is shared)
 
     def _row(self, v):
         """A per-instance value as a contiguous float64 ``(B,)`` array, or ``None``."""
@@ -240,9 +251,12 @@ class LSSteps:
                 return None
         if not Y.flags.c_contiguous:
             Y = np.ascontiguousarray(Y)
+        work = getattr(self.scratch, "work", None)
+        if work is None:
+            work = self.scratch.work = work_array(p)
         out = np.empty((B, S, p))             # a new array, the input untouched (read block by block)
         _blocks(Y, False, out, self.Hb, self.cb, e.reshape(1, B), int(T), anc, mu_, rad, prox, radius is not None,
-                np.empty(self.work_shape))
+                work)
         return out
 
 

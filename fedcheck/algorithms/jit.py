@@ -16,7 +16,7 @@ import functools
 
 import numpy as np
 
-from fedcheck.algorithms.lanes import LANES, blocks_of, lanes_consensus, lanes_sumsq, tile_in
+from fedcheck.algorithms.lanes import LANES, aligned_empty, blocks_of, lanes_consensus, lanes_sumsq, tile_in
 from fedcheck.problems.compiled import AVAILABLE, numba  # numba, unless FEDCHECK_JIT=0 (one switch)
 
 __all__ = ["AVAILABLE", "fedfw_round", "fedfw_round_factored", "bind_fedfw_round", "consensus_distance",
@@ -389,7 +389,7 @@ def recorder_lanes_ok() -> bool:
         a, b = np.empty((3, B)), np.empty((3, B))
         _ls_record_compiled(R, q, rho, 0.5, X, xb, rad, 2, a[0], a[1], a[2], True)
         _ls_record_lanes_c(blocks_of(R, B), blocks_of(q, B), R, q, rho, 0.5, X, xb, rad, 2, b[0], b[1], b[2],
-                           np.empty((p, LANES)), np.empty((1, LANES)))
+                           aligned_empty((p, LANES)), aligned_empty((1, LANES)))
         return bool(np.array_equal(a, b))
     except Exception:  # noqa: BLE001 - any failure to compile or run: the scalar kernel stays
         return False
@@ -410,14 +410,17 @@ def least_squares_recorder(loss, S):
     acc = np.empty(R.shape[-2])
     # F eight instances at a time in vector lanes (the same sums; R and q in blocks of instances, made once)
     lanes = None if RT is not None or not recorder_lanes_ok() else \
-        (blocks_of(R, B), blocks_of(q, B), np.empty((p, LANES)), np.empty((1, LANES)))
+        (blocks_of(R, B), blocks_of(q, B), aligned_empty((p, LANES)), aligned_empty((1, LANES)))
 
     def rec(k, X, xbar):
         if getattr(X, "ndim", 0) != 3 or X.shape[0] != B:
             return None
-        X, xbar = np.ascontiguousarray(X), np.ascontiguousarray(xbar)
-        # never read past an array: the kernel reads p coordinates of x and of each of X's rows (any number)
-        _expect({"X": X, "x": xbar}, {"X": (B, X.shape[1], p), "x": (B, p)}, "least-squares recorder")
+        if not (type(X) is np.ndarray and type(xbar) is np.ndarray and X.dtype == np.float64
+                and xbar.dtype == np.float64 and X.shape[2] == p and xbar.shape == (B, p)
+                and X.flags.c_contiguous and xbar.flags.c_contiguous):     # (what an engine's run passes)
+            X, xbar = np.ascontiguousarray(X), np.ascontiguousarray(xbar)
+            # never read past an array: the kernel reads p coordinates of x and of each of X's rows (any number)
+            _expect({"X": X, "x": xbar}, {"X": (B, X.shape[1], p), "x": (B, p)}, "least-squares recorder")
         F, cons, inf = np.empty(B), np.empty(B), np.empty(B)
         if RT is not None:      # large R (factored least squares): F by columns, vectorized, the same bits
             _stream_F_columns_c(RT, q, rho, scale, xbar, F.reshape(1, B), 0, acc)

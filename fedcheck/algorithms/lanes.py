@@ -15,16 +15,20 @@ per call before the loops).
 
 * :func:`lanes_step`: one least-squares local step of a block of client rows (``fedavg_jit``);
 * :func:`tile_in` / :func:`tile_out`: eight consecutive rows of an ``(R, p)`` array into / out of a block;
+  :func:`gather_rows`: eight rows given by their indices into a block;
 * :func:`lanes_sumsq`: ``sum_k ((R w)_k - q_k)^2`` of a block of instances (the least-squares recorder's ``F``);
 * :func:`lanes_consensus`: ``sum_ij (X[b, i, j] - x_b[j])^2`` of a block of instances (its consensus distance).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from fedcheck.problems.compiled import AVAILABLE
 
-__all__ = ["LANES", "blocks_of", "lanes_consensus", "lanes_step", "lanes_sumsq", "tile_in", "tile_out"]
+__all__ = ["LANES", "aligned_empty", "blocks_of", "gather_rows", "lanes_consensus", "lanes_step", "lanes_sumsq", "tile_in",
+           "tile_out"]
 
 LANES = 8   # rows per block: one 512-bit (two 256-bit) vector of float64 lanes
 WIDEST = 12  # outputs whose accumulators a matrix-vector block keeps in registers at most
@@ -167,18 +171,23 @@ def _step_typing(typingctx, H, W, C, G, A, lane, p, prox, proj):
 
 
 # ------------------------------------------------------------------------------------ rows in and out
-def _tile_codegen(into_lanes: bool):
-    """LLVM IR of :func:`tile_in` / :func:`tile_out`: rows ``r0 .. r0 + LANES - 1`` of ``rows`` ``(R, p)`` to /
-    from the block ``Wb`` ``(p, LANES)``: per ``k`` eight scalar loads into one vector store (or one vector load
-    to eight scalar stores) -- moves, no arithmetic."""
+def _tile_codegen(into_lanes: bool, indexed: bool = False):
+    """LLVM IR of :func:`tile_in` / :func:`tile_out` / :func:`gather_rows`: rows ``r0 .. r0 + LANES - 1`` (or
+    rows ``idx[0 .. LANES - 1]``) of ``rows`` ``(R, p)`` to / from the block ``Wb`` ``(p, LANES)``: per ``k`` eight
+    scalar loads into one vector store (or one vector load to eight scalar stores) -- moves, no arithmetic."""
     def codegen(context, builder, signature, args):
         e_ = _Emit(context, builder, signature, args)
         ir, b = e_.ir, builder
         rows, block = e_.base(0, scalar=True), e_.base(1)
-        r0, p = args[2], args[3]
+        p = args[3]
+        if indexed:
+            arr = e_.cg.create_struct_proxy(signature.args[2])(context, b, value=args[2])
+            first = [b.mul(b.load(b.gep(arr.data, [e_.const(l)]), align=8), p) for l in range(LANES)]
+        else:
+            first = [b.mul(b.add(args[2], e_.const(l)), p) for l in range(LANES)]
         with e_.cg.for_range(b, p) as loop:
             k = loop.index
-            at = [b.gep(rows, [b.add(b.mul(b.add(r0, e_.const(l)), p), k)]) for l in range(LANES)]
+            at = [b.gep(rows, [b.add(first[l], k)]) for l in range(LANES)]
             slot = b.gep(block, [k])
             if into_lanes:
                 v = ir.Constant(e_.vec, ir.Undefined)
@@ -202,6 +211,16 @@ def _tile_typing(into_lanes: bool):
             return None
         return types.void(rows, Wb, r0, p), _tile_codegen(into_lanes)
     return typing
+
+
+def _gather_typing(typingctx, rows, Wb, idx, p):
+    """``gather_rows(rows, Wb, idx, p)``: ``Wb[:, l] = rows[idx[l]]`` -- ``rows`` ``(R, p)``, ``Wb`` ``(p, LANES)``,
+    ``idx`` ``(LANES,)`` int64 C-contiguous with every ``0 <= idx[l] < R`` (the caller's check)."""
+    from numba import types
+    if not _arrays_ok(types, (rows, Wb), (2, 2)) or p != types.int64 or not (
+            isinstance(idx, types.Array) and idx.dtype == types.int64 and idx.layout == "C" and idx.ndim == 1):
+        return None
+    return types.void(rows, Wb, idx, p), _tile_codegen(True, indexed=True)
 
 
 # ------------------------------------------------------------------------------------ the recorder's F
@@ -273,19 +292,37 @@ def _compiled_only(*args):     # pragma: no cover - replaced by the intrinsics w
     raise RuntimeError("compiled code only")
 
 
-lanes_step = tile_in = tile_out = lanes_sumsq = lanes_consensus = _compiled_only
+lanes_step = tile_in = tile_out = gather_rows = lanes_sumsq = lanes_consensus = _compiled_only
 if AVAILABLE:
     from numba.extending import intrinsic as _intrinsic
     lanes_step = _intrinsic(_step_typing)
     tile_in, tile_out = _intrinsic(_tile_typing(True)), _intrinsic(_tile_typing(False))
+    gather_rows = _intrinsic(_gather_typing)
     lanes_sumsq = _intrinsic(_sumsq_typing)
     lanes_consensus = _intrinsic(_consensus_typing)
 
 
+ALIGN = 64   # bytes: one <LANES x double>, so that no vector load or store of a block straddles two cache lines
+
+
+def aligned_empty(shape) -> np.ndarray:
+    """An uninitialised C-contiguous float64 array whose data start on an :data:`ALIGN`-byte boundary.
+
+    Every vector of a block (``[..., 0:LANES]``) then lies in one cache line; numpy aligns only to 16 bytes, and
+    a block array straddling lines costs ~12 % of a local step (``benchmarks/README.md``)."""
+    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+    size = math.prod(shape)
+    buf = np.empty(size + ALIGN // 8)
+    skip = (-buf.ctypes.data % ALIGN) // 8
+    return buf[skip:skip + size].reshape(shape)
+
+
 def blocks_of(a: np.ndarray, R: int) -> np.ndarray:
-    """Rows ``(R, *tail)`` -> blocks ``(C, *tail, LANES)`` (zero padded), contiguous."""
+    """Rows ``(R, *tail)`` -> blocks ``(C, *tail, LANES)`` (zero padded), contiguous and :data:`ALIGN`-aligned."""
     C = -(-R // LANES)
     pad = np.zeros((C * LANES,) + a.shape[1:])
     pad[:R] = a
     pad = pad.reshape((C, LANES) + a.shape[1:])
-    return np.ascontiguousarray(np.moveaxis(pad, 1, -1))
+    out = aligned_empty((C,) + a.shape[1:] + (LANES,))
+    out[...] = np.moveaxis(pad, 1, -1)
+    return out
