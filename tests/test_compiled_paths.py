@@ -429,3 +429,95 @@ def test_the_least_squares_recorder_takes_any_layout_of_its_arguments():
             np.testing.assert_array_equal(fast[k], other[k])
     with pytest.raises(ValueError, match="least-squares recorder"):
         rec(1, X[:, :, :5], x)
+
+
+@needs_numba
+@pytest.mark.parametrize("k_rows,p", [(70, 70), (40, 70), (1, 65)])
+def test_F_by_columns_skips_the_triangles_zeros_with_the_same_bits(k_rows, p):
+    """``jit._stream_F_columns`` with ``tri`` (``R`` upper triangular: column ``j`` adds only to rows ``k <= j``)
+    gives the bits of every term taken (``tri=False``) and of the recorder's rows form (``jit._ls_record``) --
+    also with signed zeros, and with an infinity or NaN in an instance (that instance then takes every term)."""
+    from fedcheck.algorithms import jit
+    rng = np.random.default_rng(k_rows + p)
+    B = 6
+    for trial in range(10):
+        R = np.triu(rng.standard_normal((B, k_rows, p)))
+        R[:, :, ::7] = 0.0
+        assert jit.upper_triangular(R)
+        q, rho = rng.standard_normal((B, k_rows)), rng.random(B)
+        xb = rng.standard_normal((B, p)) * 10.0 ** rng.integers(-3, 3, (B, p))
+        xb[0, ::3] = -0.0
+        xb[1] = 0.0
+        if trial % 2:
+            xb[2, rng.integers(p)] = (np.inf, -np.inf, np.nan)[trial % 3]
+        RT = np.ascontiguousarray(np.swapaxes(R, -1, -2))
+        got = {}
+        for tri in (True, False):
+            F = np.empty((1, B))
+            with np.errstate(all="ignore"):
+                jit._stream_F_columns_c(RT, q, rho, 0.25, xb, F, 0, np.empty(k_rows), tri)
+            got[tri] = F[0]
+        out = [np.empty(B) for _ in range(3)]
+        X = np.repeat(xb[:, None, :], 2, axis=1)
+        with np.errstate(all="ignore"):
+            jit._ls_record_compiled(R, q, rho, 0.25, X, xb, np.ones(B), 2, *out, True)
+        np.testing.assert_array_equal(got[True], got[False])
+        np.testing.assert_array_equal(got[True], out[0])
+
+
+@needs_numba
+@pytest.mark.parametrize("factored", [False, True])
+def test_recorded_rows_of_a_streamed_fedfw_run_are_the_recorders(monkeypatch, factored):
+    """With every-round values streamed, FedFW's compiled round writes F itself and its recorded rows take that F
+    instead of computing it again (``jit.StreamedRound.recorded``): the trace and the stream are bit for bit those
+    of a run whose recorded rows call the recorder."""
+    from fedcheck.algorithms import default_recorder, fedfw, jit, record_grid
+    if factored:
+        monkeypatch.setattr(L, "FACTOR_LIMIT_BYTES", -1)
+    fam = RandomFamily(n=5, m=4, p=12) if factored else RandomFamily(n=4, m=10, p=9)
+    batch = InstanceBatch([fam.draw(s) for s in range(11)])
+    T = 120
+    eta = np.broadcast_to((2.0 / (np.arange(1, T + 1) + 1))[:, None], (T, 11)).copy()
+    lam = np.broadcast_to(np.sqrt(np.arange(1, T + 1) + 1.0)[:, None], (T, 11)).copy()
+
+    def run():
+        rows = []
+        tr = fedfw(batch, eta, lam, T, grid=record_grid(T + 1), recorder=default_recorder(batch),
+                   stream=lambda k, v: rows.append({n: np.array(a) for n, a in v.items()}))
+        return tr, rows
+    used = []
+    made = jit.StreamedRound.recorded
+    monkeypatch.setattr(jit.StreamedRound, "recorded", lambda self, X, x: used.append(1) or made(self, X, x))
+    a, sa = run()
+    assert used, "the shortcut was not taken"
+    monkeypatch.setattr(jit.StreamedRound, "recorded", lambda self, X, x: None)
+    b, sb = run()
+    for k in ("F", "consensus", "infeasibility"):
+        np.testing.assert_array_equal(a.metrics[k], b.metrics[k])
+    assert len(sa) == len(sb)
+    for u, v in zip(sa, sb):
+        for k in u:
+            np.testing.assert_array_equal(u[k], v[k])
+
+
+@needs_numba
+def test_streamed_metrics_of_a_non_finite_iterate_are_the_recorders():
+    """``jit._stream_metrics`` with ``tri`` skips the zeros of an upper-triangular ``R`` only for an instance whose
+    server point is finite: with an infinity or NaN in it, F is the recorder's (NaN from ``0 * inf``), not a
+    value the skipped terms would have changed."""
+    from fedcheck.algorithms import jit
+    rng = np.random.default_rng(9)
+    B, n, p = 5, 3, 12
+    R = np.triu(rng.standard_normal((B, p, p)))
+    q, rho = rng.standard_normal((B, p)), rng.random(B)
+    X = rng.standard_normal((B, n, p))
+    xb = X.mean(1)
+    xb[1, 7], xb[3, 2], xb[4, 0] = np.inf, np.nan, -np.inf
+    got = [np.empty((1, B)) for _ in range(3)]
+    want = [np.empty(B) for _ in range(3)]
+    with np.errstate(all="ignore"):
+        jit._stream_metrics_c(R, True, q, rho, 0.5, X, xb, np.ones(B), 0, *got, 0, True)
+        jit._ls_record_compiled(R, q, rho, 0.5, X, xb, np.ones(B), 0, *want, True)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g[0], w)
+    assert np.isnan(got[0][0, 1]) and np.isnan(got[0][0, 3])

@@ -237,10 +237,16 @@ def _run_streamed(T, grid, step, snapshot, stream, scalar_snapshot, stream_step,
         buf.start(names, len(np.asarray(first[names[0]])))
     buf.push(1, first)
     if stream_step is not None:
+        # ``stream_step.recorded(k, streamed)`` (optional): the recorder's values of iterate ``k`` given the ones the
+        # step has just streamed (copies), instead of ``snapshot(k)`` computing those again
+        recorded = getattr(stream_step, "recorded", None)
         for r in range(1, T + 1):
             stream_step(r, buf)
             if want[r + 1]:
-                take(snapshot(r + 1))
+                if recorded is None:
+                    take(snapshot(r + 1))
+                else:
+                    take(recorded(r + 1, {name: col[buf.n - 1].copy() for name, col in zip(buf.names, buf.cols)}))
     else:
         for r in range(1, T + 1):
             step(r)

@@ -232,10 +232,14 @@ def _jit_stream_step(X, xbar, HX, grad, lmo, eta, lam, rec):
     kind = jit.L1 if isinstance(lmo, _L1Vertex) else jit.SIMPLEX
     from fedcheck.algorithms.kernels import _FactoredGrad
     if isinstance(grad, _FactoredGrad):
-        return fused.bind_factored(X, xbar, HX, grad.A, grad.b, np.ascontiguousarray(lmo.r_row), kind,
+        step = fused.bind_factored(X, xbar, HX, grad.A, grad.b, np.ascontiguousarray(lmo.r_row), kind,
                                    np.empty(X.shape[-1]), float(grad.scale), eta[:, 0], lam[:, 0], REFRESH)
-    return fused.bind(X, xbar, HX, grad.HT, np.ascontiguousarray(grad.c), np.ascontiguousarray(lmo.r_row), kind,
-                      np.empty(X.shape[-1]), eta[:, 0], lam[:, 0], REFRESH)
+    else:
+        step = fused.bind(X, xbar, HX, grad.HT, np.ascontiguousarray(grad.c), np.ascontiguousarray(lmo.r_row), kind,
+                          np.empty(X.shape[-1]), eta[:, 0], lam[:, 0], REFRESH)
+    if getattr(rec, "least_squares", None) is ls:     # the recorder is that recorder itself (no wrapper adding values):
+        step.recorded = fused.recorded(X, xbar)       # its recorded rows reuse the streamed F
+    return step
 
 
 def _incremental_step(Xc, xc, Gc, Dc, HXc, grad, lmo, e_l, l_l, n, p):

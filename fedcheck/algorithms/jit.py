@@ -128,7 +128,7 @@ def _fedfw_round_factored(X, xbar, AX, A, bvec, r_row, e, lam, refresh, kind, sb
 def _fedfw_round_factored_streamed(X, xbar, AX, A, bvec, r_row, e, lam, refresh, kind, sbar, scale, g,
                                    R, RT, tri, q, rho, fscale, radius, gauge, F, cons, infeas, row, with_cons, acc):
     _fedfw_round_factored_c(X, xbar, AX, A, bvec, r_row, e, lam, refresh, kind, sbar, scale, g)
-    _stream_F_columns_c(RT, q, rho, fscale, xbar, F, row, acc)
+    _stream_F_columns_c(RT, q, rho, fscale, xbar, F, row, acc, tri)
     _stream_metrics_c(R, tri, q, rho, fscale, X, xbar, radius, gauge, F, cons, infeas, row, with_cons, False)
 
 
@@ -225,19 +225,29 @@ def _ls_record_lanes(R8, Q8, R, q, rho, scale, X, xbar, radius, gauge, F, cons, 
     _ls_record_compiled(R, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, False, B - B % LANES)
 
 
-def _stream_F_columns(RT, q, rho, scale, xbar, F, row, acc):
+def _stream_F_columns(RT, q, rho, scale, xbar, F, row, acc, tri):
     """Row ``row`` of ``F`` as :func:`_ls_record` computes it, bit for bit, from ``RT`` (``R`` transposed,
     contiguous): every ``(R xbar)_k`` still sums ``j = 0 .. p-1`` in order, but the loop over ``k`` is innermost
-    and vectorizes (for the large ``R`` of factored least squares: 200 x 200 per instance)."""
+    and vectorizes (for the large ``R`` of factored least squares: 200 x 200 per instance).
+
+    ``tri`` (``R`` upper triangular with exact zeros below the diagonal): column ``j`` adds only to ``k <= j``.
+    The terms left out are ``0 * x_j = +-0`` added to a partial sum that is still ``+0`` (every earlier term of
+    row ``k`` is such a zero too), which leaves it ``+0``: the same bits -- when ``x_j`` is finite; an instance
+    with a non-finite coordinate takes every term (``0 * inf`` is NaN)."""
     B, p, k_rows = RT.shape
     for b in range(B):
         for k in range(k_rows):
             acc[k] = 0.0
         Rb = RT[b]
+        skip = tri
+        if tri:
+            for j in range(p):
+                if not np.isfinite(xbar[b, j]):
+                    skip = False
         for j in range(p):
             xj = xbar[b, j]
             Rj = Rb[j]
-            for k in range(k_rows):
+            for k in range(min(j + 1, k_rows) if skip else k_rows):
                 acc[k] += Rj[k] * xj
         s = 0.0
         for k in range(k_rows):
@@ -254,15 +264,21 @@ def _stream_metrics(R, tri, q, rho, scale, X, xbar, radius, gauge, F, cons, infe
     at a time; the consensus sums of four instances at a time).  With ``tri`` (``R`` upper triangular,
     exact zeros below the diagonal) row ``k`` starts at column ``k0 <= k`` (the first row of its group of
     eight): the skipped terms are ``0 * x_j = +-0``, which leave a partial sum ``+0`` unchanged, so the
-    result is still identical (for finite ``xbar``)."""
+    result is still identical -- for finite ``xbar``: an instance with a non-finite coordinate takes every term
+    (``0 * inf`` is NaN), as the recorder does."""
     B, n, p = X.shape
     k_rows = R.shape[1]
     for b in range(B):
         acc = 0.0
         k = 0 if with_F else k_rows
+        skip = tri
+        if tri and with_F:
+            for j in range(p):
+                if not np.isfinite(xbar[b, j]):
+                    skip = False
         while k + 8 <= k_rows:
             a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
-            for j in range(k if tri else 0, p):
+            for j in range(k if skip else 0, p):
                 xj = xbar[b, j]
                 a0 += R[b, k, j] * xj
                 a1 += R[b, k + 1, j] * xj
@@ -291,7 +307,7 @@ def _stream_metrics(R, tri, q, rho, scale, X, xbar, radius, gauge, F, cons, infe
             k += 8
         while k < k_rows:
             a0 = 0.0
-            for j in range(k if tri else 0, p):
+            for j in range(k if skip else 0, p):
                 a0 += R[b, k, j] * xbar[b, j]
             a0 -= q[b, k]
             acc += a0 * a0
@@ -407,6 +423,7 @@ def least_squares_recorder(loss, S):
     radius = np.ascontiguousarray(np.broadcast_to(np.asarray(S.radius, dtype=float), (B,)))
     scale, gauge = 1.0 / (2 * loss.m * loss.n), GAUGES[S.name]
     RT = np.ascontiguousarray(np.swapaxes(R, -1, -2)) if R.shape[-1] >= COLUMNS_FROM else None
+    tri = RT is not None and upper_triangular(R)
     acc = np.empty(R.shape[-2])
     # F eight instances at a time in vector lanes (the same sums; R and q in blocks of instances, made once)
     lanes = None if RT is not None or not recorder_lanes_ok() else \
@@ -423,7 +440,7 @@ def least_squares_recorder(loss, S):
             _expect({"X": X, "x": xbar}, {"X": (B, X.shape[1], p), "x": (B, p)}, "least-squares recorder")
         F, cons, inf = np.empty(B), np.empty(B), np.empty(B)
         if RT is not None:      # large R (factored least squares): F by columns, vectorized, the same bits
-            _stream_F_columns_c(RT, q, rho, scale, xbar, F.reshape(1, B), 0, acc)
+            _stream_F_columns_c(RT, q, rho, scale, xbar, F.reshape(1, B), 0, acc, tri)
         if lanes is not None:
             R8, Q8, x8, out8 = lanes
             _ls_record_lanes_c(R8, Q8, R, q, rho, scale, X, xbar, radius, gauge, F, cons, inf, x8, out8)
@@ -435,6 +452,13 @@ def least_squares_recorder(loss, S):
     return rec
 
 
+def upper_triangular(R: np.ndarray) -> bool:
+    """Every ``R_b`` ``(k_rows, p)`` with ``k_rows <= p`` and exact zeros below the diagonal (the kernels may then
+    skip those terms, see :func:`_stream_F_columns`)."""
+    k_rows, p = R.shape[-2], R.shape[-1]
+    return bool(k_rows <= p and not np.any(np.tril(R, -1)))
+
+
 class StreamedRound:
     """FedFW's compiled round that also writes the default least-squares recorder's metrics of the new
     iterate into row ``row`` of the stream buffer's columns, bit for bit what the recorder gives: ``F`` and
@@ -444,11 +468,24 @@ class StreamedRound:
         d = ls_recorder.data
         self.R = R = d["R"]
         k_rows, p = R.shape[-2], R.shape[-1]
-        self.tri = bool(k_rows <= p and not np.any(np.tril(R, -1)))
+        self.tri = upper_triangular(R)
         self.q, self.rho, self.scale = d["q"], d["rho"], float(d["scale"])
         self.radius, self.gauge, self.B = d["radius"], int(d["gauge"]), d["B"]
         self.consensus = bool(consensus)
         self.names = ("F", "consensus", "infeasibility") if consensus else ("F", "infeasibility")
+
+    def recorded(self, X, xbar):
+        """``recorded(k, streamed)`` for :func:`.core.run_recorded`: the recorder's three metrics of the iterate the
+        step has just written, ``F`` the streamed one (the recorder's bits: the stream computes it in the recorder's
+        order, ``tests/test_compiled_paths.py``), the consensus and infeasibility by the recorder's kernel
+        (:func:`_ls_record` without ``F``) -- the recorder's values without its ``F`` a second time."""
+        R, q, rho, scale, radius, gauge, B = (self.R, self.q, self.rho, self.scale, self.radius, self.gauge, self.B)
+
+        def recorded(k, streamed):
+            cons, inf = np.empty(B), np.empty(B)
+            _ls_record_compiled(R, q, rho, scale, X, xbar, radius, gauge, cons, cons, inf, False)
+            return {"F": streamed["F"], "consensus": cons, "infeasibility": inf}
+        return recorded
 
     def bind_factored(self, X, xbar, AX, A, bvec, r_row, kind, sbar, scale, e_col, l_col, refresh_every):
         """``step(t, buffer)`` of the factored least-squares round (:func:`_fedfw_round_factored`)."""
