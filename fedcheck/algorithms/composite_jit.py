@@ -16,7 +16,7 @@ import numpy as np
 
 from fedcheck.problems.compiled import AVAILABLE, numba
 
-__all__ = ["prox_of"]
+__all__ = ["DualStep", "prox_of"]
 
 
 def _soft_rows(Z, t, out):
@@ -57,11 +57,114 @@ def prox_of(reg) -> Callable[[np.ndarray, object], np.ndarray]:
                 or (lam_f is None and lam.shape[0] != B):
             return slow(z, a)
         # the threshold as L1.prox forms it: a lam per instance (times the mask factor 1.0: x * 1.0 is x)
-        if lam_f is not None:
-            t = av * lam_f if av.ndim == 1 else np.full(B, float(av) * lam_f)
-        else:
-            t = av * lam if av.ndim == 1 else float(av) * lam
+        t = threshold(av, B)
         flat = z.reshape(B, -1)
         return _soft_rows_c(flat, t, np.empty(flat.shape)).reshape(z.shape)
+
+    def threshold(av, B):
+        """The per-instance threshold ``a lam`` as ``L1.prox`` forms it (times the mask factor 1.0: x * 1.0 is x)."""
+        if lam_f is not None:
+            return av * lam_f if av.ndim == 1 else np.full(B, float(av) * lam_f)
+        return av * lam if av.ndim == 1 else float(av) * lam
     prox.compiled = True
+    prox.threshold = threshold
     return prox
+
+
+# ----------------------------------------------------------------------------------------------
+# FedDualAvg's local step after the oracle (:func:`.composite._dual_family` with the (4.4) average and the
+# discrepancy, Euclidean geometry, the compiled l1 prox): numpy's eight passes on (B, S, d) arrays in one.
+def _pairwise(x, n):
+    """``np.add.reduce`` of ``x[:n]`` along a contiguous axis: the identity 0 plus numpy's pairwise sum
+    (sequential from -0.0 below 8 terms; eight accumulators up to 128 terms -- the caller declines longer)."""
+    if n < 8:
+        v = -0.0
+        for i in range(n):
+            v += x[i]
+        return 0.0 + v
+    r0, r1, r2, r3, r4, r5, r6, r7 = x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]
+    i = 8
+    while i + 8 <= n:
+        r0 += x[i]
+        r1 += x[i + 1]
+        r2 += x[i + 2]
+        r3 += x[i + 3]
+        r4 += x[i + 4]
+        r5 += x[i + 5]
+        r6 += x[i + 6]
+        r7 += x[i + 7]
+        i += 8
+    v = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        v += x[i]
+        i += 1
+    return 0.0 + v
+
+
+def _dual_step(Z, g, ec, zbar, thr, Zn, zbar_n, hat_sum, disc, sq, dev):
+    """One local step's bookkeeping, for every instance: ``disc += ((Z - zbar)**2).sum(-1).sum(1)``, ``Zn = Z -
+    ec g``, ``zbar_n = Zn.mean(1)`` (clients in order, then ``/ S``), ``hat_sum += soft(zbar_n, thr)`` -- numpy's
+    operations in numpy's orders (``sq`` ``(d,)``, ``dev`` ``(S,)`` scratch)."""
+    B, S, d = Z.shape
+    for b in range(B):
+        for i in range(S):
+            for k in range(d):
+                v = Z[b, i, k] - zbar[b, k]
+                sq[k] = v * v
+            dev[i] = _pairwise(sq, d)
+        disc[b] = disc[b] + _pairwise(dev, S)
+        e = ec[b]
+        for i in range(S):
+            for k in range(d):
+                Zn[b, i, k] = Z[b, i, k] - e * g[b, i, k]
+        for k in range(d):
+            zbar_n[b, k] = Zn[b, 0, k]
+        for i in range(1, S):
+            for k in range(d):
+                zbar_n[b, k] += Zn[b, i, k]
+        t = thr[b]
+        for k in range(d):
+            zbar_n[b, k] /= S
+            x = zbar_n[b, k]
+            v = abs(x) - t
+            m = v if (v >= 0.0 or v != v) else 0.0
+            s = 1.0 if x > 0.0 else (-1.0 if x < 0.0 else (0.0 if x == 0.0 else x))
+            hat_sum[b, k] = hat_sum[b, k] + s * m
+
+
+if AVAILABLE:
+    _pairwise = numba.njit(cache=True, fastmath=False, nogil=True, inline="always")(_pairwise)
+    _dual_step_c = numba.njit(cache=True, fastmath=False, nogil=True)(_dual_step)
+else:  # pragma: no cover
+    _dual_step_c = None
+
+
+class DualStep:
+    """:func:`_dual_step` for one run of ``B`` instances, ``S`` clients, dimension ``d`` (scratch made once), or
+    ``None`` from :meth:`of` when it does not apply: numba off, a prox that is not the compiled l1's, ``S`` or
+    ``d`` outside ``[2, 128]`` (numpy's pairwise sums change form beyond 128 terms; a one-term mean may differ)."""
+
+    def __init__(self, prox, B, S, d):
+        self.prox, self.B, self.S, self.d = prox, B, S, d
+        self.sq, self.dev = np.empty(d), np.empty(S)
+
+    @classmethod
+    def of(cls, prox, B: int, S: int, d: int):
+        if _dual_step_c is None or not getattr(prox, "compiled", False) or not (2 <= S <= 128 and 2 <= d <= 128):
+            return None
+        return cls(prox, B, S, d)
+
+    def __call__(self, Z, g, ec, zbar, a_hat, hat_sum, disc):
+        """``(Zn, zbar_n)`` after updating ``hat_sum`` and ``disc`` in place, or ``None`` (arrays not as expected:
+        the caller's numpy runs; nothing was changed)."""
+        B, S, d = self.B, self.S, self.d
+        for a, shape in ((Z, (B, S, d)), (g, (B, S, d)), (zbar, (B, d)), (hat_sum, (B, d)), (disc, (B,)), (ec, (B,))):
+            if type(a) is not np.ndarray or a.dtype != np.float64 or a.shape != shape or not a.flags.c_contiguous:
+                return None
+        av = a_hat if type(a_hat) is np.ndarray else np.asarray(a_hat, dtype=float)
+        thr = self.prox.threshold(av, B)
+        if type(thr) is not np.ndarray or thr.shape != (B,) or thr.dtype != np.float64:
+            return None
+        Zn, zbar_n = np.empty((B, S, d)), np.empty((B, d))
+        _dual_step_c(Z, g, ec, zbar, np.ascontiguousarray(thr), Zn, zbar_n, hat_sum, disc, self.sq, self.dev)
+        return Zn, zbar_n
