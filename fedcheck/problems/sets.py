@@ -193,7 +193,7 @@ class L2Ball(FeasibleSet):
         nrm = _norm(x)
         r = self._r(x)
         out = nrm > r
-        if not out.any():                   # every point inside: the scale is 1 everywhere (x * 1.0, a new array)
+        if out.shape == nrm.shape and not out.any():   # every point inside: the scale is 1 (x * 1.0, a new array)
             return x * 1.0
         scale = np.where(out, r / np.where(nrm > 0, nrm, 1.0), 1.0)
         return x * scale
