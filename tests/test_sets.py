@@ -151,3 +151,29 @@ def test_l1_lmo_is_the_take_put_along_axis_reference(shape, radius):
             np.put_along_axis(ref, j, -_sign(np.take_along_axis(g, j, axis=-1)) * S._r(g), axis=-1)
         got = S.lmo(g)
         assert got.shape == ref.shape and np.array_equal(got, ref) and np.array_equal(np.signbit(got), np.signbit(ref))
+
+
+@pytest.mark.parametrize("shape, radius", [((7, 5), 1.5), ((4, 3, 6), np.array([0.5, 1.0, 2.0, 3.0])),
+                                           ((2, 3, 1), 2.0), ((3, 4), np.array([1.0, 0.0, 2.0]))])
+def test_l2_oracles_are_the_linalg_norm_reference(shape, radius):
+    """The L2 ball's LMO and projection (the norm as sqrt(add.reduce(x * x)), the masked forms only when a row needs
+    them) against the numpy.linalg.norm forms they replaced, bit for bit: zero rows (LMO -r e_1), NaN rows, points
+    inside, on and outside the ball, batched radii (one of them 0)."""
+    rng = np.random.default_rng(len(shape))
+    S = L2Ball(radius, shape[-1])
+    g0 = rng.standard_normal(shape)
+    cases = [g0, 3 * g0, g0 / 10, np.zeros(shape), np.where(np.arange(shape[-2])[:, None] == 1, 0.0, g0)]
+    nan = g0.copy()
+    nan[..., 0, 0] = np.nan
+    cases.append(nan)
+    for g in cases:
+        nrm = np.linalg.norm(g, axis=-1, keepdims=True)
+        e1 = np.zeros(g.shape[-1])
+        e1[0] = 1.0
+        ref_lmo = -S._r(g) * np.where(nrm > 0, g / np.where(nrm > 0, nrm, 1.0), e1)
+        r = S._r(g)
+        ref_proj = g * np.where(nrm > r, r / np.where(nrm > 0, nrm, 1.0), 1.0)
+        for got, ref in ((S.lmo(g), ref_lmo), (S.project(g), ref_proj)):
+            assert got.shape == ref.shape
+            assert np.array_equal(got, ref, equal_nan=True) and np.array_equal(np.signbit(got), np.signbit(ref))
+        assert S.project(g) is not g

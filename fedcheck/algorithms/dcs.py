@@ -81,12 +81,14 @@ def dcs(batch: InstanceBatch, *, rounds: int, T, R, eta=None, tau=None, alpha=1.
         Uh = np.zeros_like(x)
         lam_sum = np.zeros((B, 1, 1))
         Tmax = int(Tk[k - 1].max(initial=0))
+        everyone = bool(Tk[k - 1].min(initial=0) >= Tmax)          # every instance takes all Tmax steps
+        ex = e * x                                                   # (the same product at every inner step)
         for t in range(1, Tmax + 1):
             act = (t <= Tk[k - 1])[:, None, None]
             beta = (t + 1.0) / 2.0
             H = oracle(U) / n                                        # phi_i' = f_i' / n
-            Un = _project((e * x + e * beta * U - w - H) / (e * (1.0 + beta)), Rb)
-            U = np.where(act, Un, U)
+            Un = _project((ex + e * beta * U - w - H) / (e * (1.0 + beta)), Rb)
+            U = Un if everyone else np.where(act, Un, U)
             lam = (t + 1.0) * act
             Uh += lam * U
             lam_sum += lam

@@ -160,7 +160,8 @@ def _points(symbols, seed: int, n: int):
 
 def _evaluator(e, free):
     """``e`` as an mpmath function of ``free`` (50-digit arithmetic; a SymPy substitution per point is 20x slower)."""
-    return sp.lambdify(free, e, modules=["mpmath"])
+    from fedcheck.core.schedules import lambdify
+    return lambdify(free, e, modules=["mpmath"])
 
 
 def check_formula(printed: sp.Expr, declared: sp.Expr, seed: int = 0) -> dict:

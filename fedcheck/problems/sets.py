@@ -36,6 +36,12 @@ __all__ = [
 ]
 
 
+def _norm(x: np.ndarray) -> np.ndarray:
+    """``np.linalg.norm(x, axis=-1, keepdims=True)`` of a real array, the same operations (``sqrt`` of the
+    ``add.reduce`` of ``x * x``) without its argument handling (~4 us a call in the oracles FedFW calls every round)."""
+    return np.sqrt(np.add.reduce(x * x, axis=-1, keepdims=True))
+
+
 def _sign(x: np.ndarray) -> np.ndarray:
     """Sign with the deterministic convention sign(0) = +1."""
     return np.where(x < 0, -1.0, 1.0)
@@ -115,16 +121,18 @@ class L1Ball(FeasibleSet):
         return L1Ball(r, self.dim)
 
     def lmo(self, g):
-        # the vertex -sign(g_j) r e_j at the first largest |g_j|; one gather and one scatter on the rows (FedFW calls
-        # this every round: take/put_along_axis's index building cost ~15 us of ~50 us on 30 x 10 x 20)
+        # the vertex -sign(g_j) r e_j at the first largest |g_j|; one flat gather and one flat scatter (FedFW calls
+        # this every round: take/put_along_axis's index building cost ~15 us of ~50 us on 30 x 10 x 20; the row
+        # gather/scatter 25 us, this 16 us).  -sign(x) with sign(0) = +1 is where(x < 0, 1, -1): the same values.
         g = np.asarray(g, dtype=float)
         p = g.shape[-1]
-        j = np.argmax(np.abs(g), axis=-1)
-        jf = j.reshape(-1)
-        rows = np.arange(jf.size)
-        v = -_sign(g.reshape(-1, p)[rows, jf].reshape(j.shape + (1,))) * self._r(g)
+        j = np.abs(g).argmax(axis=-1)
+        shape = j.shape + (1,)
+        flat = j.reshape(-1)                             # (a new array: argmax's own result)
+        flat += np.arange(0, flat.size * p, p)           # the flat index of each row's vertex
+        v = np.where(g.reshape(-1).take(flat) < 0, 1.0, -1.0).reshape(shape) * self._r(g)
         s = np.zeros(g.shape)
-        s.reshape(-1, p)[rows, jf] = np.broadcast_to(v, j.shape + (1,)).reshape(-1)
+        s.reshape(-1)[flat] = (v if v.shape == shape else np.broadcast_to(v, shape)).reshape(-1)
         return s
 
     def project(self, x):
@@ -170,18 +178,24 @@ class L2Ball(FeasibleSet):
 
     def lmo(self, g):
         g = np.asarray(g, dtype=float)
-        nrm = np.linalg.norm(g, axis=-1, keepdims=True)
-        e1 = np.zeros(g.shape[-1])
-        e1[0] = 1.0
-        safe = np.where(nrm > 0, nrm, 1.0)
-        direction = np.where(nrm > 0, g / safe, e1)
+        nrm = _norm(g)
+        pos = nrm > 0
+        if pos.all():                       # (the common case: g / nrm, what the masked form gives there)
+            direction = g / nrm
+        else:
+            e1 = np.zeros(g.shape[-1])
+            e1[0] = 1.0
+            direction = np.where(pos, g / np.where(pos, nrm, 1.0), e1)
         return -self._r(g) * direction
 
     def project(self, x):
         x = np.asarray(x, dtype=float)
-        nrm = np.linalg.norm(x, axis=-1, keepdims=True)
+        nrm = _norm(x)
         r = self._r(x)
-        scale = np.where(nrm > r, r / np.where(nrm > 0, nrm, 1.0), 1.0)
+        out = nrm > r
+        if out.shape == nrm.shape and not out.any():   # every point inside: the scale is 1 (x * 1.0, a new array)
+            return x * 1.0
+        scale = np.where(out, r / np.where(nrm > 0, nrm, 1.0), 1.0)
         return x * scale
 
     def gauge(self, x):
