@@ -19,21 +19,30 @@ from fedcheck.problems.compiled import AVAILABLE, numba
 __all__ = ["DualStep", "prox_of"]
 
 
+def _soft(x, t):
+    """``sign(x) * maximum(|x| - t, 0)`` with numpy's elementwise rules (``sign``: +1, -1, 0 for a zero, NaN for NaN;
+    ``maximum``: NaN propagates)."""
+    v = abs(x) - t
+    m = v if (v >= 0.0 or v != v) else 0.0
+    s = 1.0 if x > 0.0 else (-1.0 if x < 0.0 else (0.0 if x == 0.0 else x))
+    return s * m
+
+
 def _soft_rows(Z, t, out):
     """``out[b, i] = sign(Z[b, i]) * maximum(|Z[b, i]| - t[b], 0)`` on ``(B, N)`` rows."""
     B, N = Z.shape
     for b in range(B):
         tb = t[b]
         for i in range(N):
-            x = Z[b, i]
-            v = abs(x) - tb
-            m = v if (v >= 0.0 or v != v) else 0.0
-            s = 1.0 if x > 0.0 else (-1.0 if x < 0.0 else (0.0 if x == 0.0 else x))
-            out[b, i] = s * m
+            out[b, i] = _soft(Z[b, i], tb)
     return out
 
 
-_soft_rows_c = numba.njit(cache=True, fastmath=False, nogil=True)(_soft_rows) if AVAILABLE else None
+if AVAILABLE:
+    _soft = numba.njit(cache=True, fastmath=False, nogil=True, inline="always")(_soft)
+    _soft_rows_c = numba.njit(cache=True, fastmath=False, nogil=True)(_soft_rows)
+else:  # pragma: no cover
+    _soft_rows_c = None
 
 
 def prox_of(reg) -> Callable[[np.ndarray, object], np.ndarray]:
@@ -74,45 +83,18 @@ def prox_of(reg) -> Callable[[np.ndarray, object], np.ndarray]:
 # ----------------------------------------------------------------------------------------------
 # FedDualAvg's local step after the oracle (:func:`.composite._dual_family` with the (4.4) average and the
 # discrepancy, Euclidean geometry, the compiled l1 prox): numpy's eight passes on (B, S, d) arrays in one.
-def _pairwise(x, n):
-    """``np.add.reduce`` of ``x[:n]`` along a contiguous axis: the identity 0 plus numpy's pairwise sum
-    (sequential from -0.0 below 8 terms; eight accumulators up to 128 terms -- the caller declines longer)."""
-    if n < 8:
-        v = -0.0
-        for i in range(n):
-            v += x[i]
-        return 0.0 + v
-    r0, r1, r2, r3, r4, r5, r6, r7 = x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]
-    i = 8
-    while i + 8 <= n:
-        r0 += x[i]
-        r1 += x[i + 1]
-        r2 += x[i + 2]
-        r3 += x[i + 3]
-        r4 += x[i + 4]
-        r5 += x[i + 5]
-        r6 += x[i + 6]
-        r7 += x[i + 7]
-        i += 8
-    v = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        v += x[i]
-        i += 1
-    return 0.0 + v
-
-
-def _dual_step(Z, g, ec, zbar, thr, Zn, zbar_n, hat_sum, disc, sq, dev):
+def _dual_step(Z, g, ec, zbar, thr, Zn, zbar_n, hat_sum, disc, diff, dev):
     """One local step's bookkeeping, for every instance: ``disc += ((Z - zbar)**2).sum(-1).sum(1)``, ``Zn = Z -
     ec g``, ``zbar_n = Zn.mean(1)`` (clients in order, then ``/ S``), ``hat_sum += soft(zbar_n, thr)`` -- numpy's
-    operations in numpy's orders (``sq`` ``(d,)``, ``dev`` ``(S,)`` scratch)."""
+    operations in numpy's orders (the sums pairwise: ``kernels._pairwise_sq``, ``fedmls_jit._pairwise``; ``diff``
+    ``(d,)``, ``dev`` ``(S,)`` scratch)."""
     B, S, d = Z.shape
     for b in range(B):
         for i in range(S):
             for k in range(d):
-                v = Z[b, i, k] - zbar[b, k]
-                sq[k] = v * v
-            dev[i] = _pairwise(sq, d)
-        disc[b] = disc[b] + _pairwise(dev, S)
+                diff[k] = Z[b, i, k] - zbar[b, k]
+            dev[i] = _pairwise_sq(diff, d)
+        disc[b] = disc[b] + _pairwise(dev, 0, S)
         e = ec[b]
         for i in range(S):
             for k in range(d):
@@ -125,15 +107,12 @@ def _dual_step(Z, g, ec, zbar, thr, Zn, zbar_n, hat_sum, disc, sq, dev):
         t = thr[b]
         for k in range(d):
             zbar_n[b, k] /= S
-            x = zbar_n[b, k]
-            v = abs(x) - t
-            m = v if (v >= 0.0 or v != v) else 0.0
-            s = 1.0 if x > 0.0 else (-1.0 if x < 0.0 else (0.0 if x == 0.0 else x))
-            hat_sum[b, k] = hat_sum[b, k] + s * m
+            hat_sum[b, k] = hat_sum[b, k] + _soft(zbar_n[b, k], t)
 
 
 if AVAILABLE:
-    _pairwise = numba.njit(cache=True, fastmath=False, nogil=True, inline="always")(_pairwise)
+    from fedcheck.algorithms.fedmls_jit import _pairwise
+    from fedcheck.algorithms.kernels import _pairwise_sq
     _dual_step_c = numba.njit(cache=True, fastmath=False, nogil=True)(_dual_step)
 else:  # pragma: no cover
     _dual_step_c = None
@@ -141,16 +120,17 @@ else:  # pragma: no cover
 
 class DualStep:
     """:func:`_dual_step` for one run of ``B`` instances, ``S`` clients, dimension ``d`` (scratch made once), or
-    ``None`` from :meth:`of` when it does not apply: numba off, a prox that is not the compiled l1's, ``S`` or
-    ``d`` outside ``[2, 128]`` (numpy's pairwise sums change form beyond 128 terms; a one-term mean may differ)."""
+    ``None`` from :meth:`of` when it does not apply: numba off, a prox that is not the compiled l1's, ``d`` outside
+    ``[2, 128]`` (the clients' mean is numpy's order from two coordinates on; the squares' pairwise sum is kept to
+    one block of numpy's)."""
 
     def __init__(self, prox, B, S, d):
         self.prox, self.B, self.S, self.d = prox, B, S, d
-        self.sq, self.dev = np.empty(d), np.empty(S)
+        self.diff, self.dev = np.empty(d), np.empty(S)
 
     @classmethod
     def of(cls, prox, B: int, S: int, d: int):
-        if _dual_step_c is None or not getattr(prox, "compiled", False) or not (2 <= S <= 128 and 2 <= d <= 128):
+        if _dual_step_c is None or not getattr(prox, "compiled", False) or S < 1 or not 2 <= d <= 128:
             return None
         return cls(prox, B, S, d)
 
@@ -166,5 +146,5 @@ class DualStep:
         if type(thr) is not np.ndarray or thr.shape != (B,) or thr.dtype != np.float64:
             return None
         Zn, zbar_n = np.empty((B, S, d)), np.empty((B, d))
-        _dual_step_c(Z, g, ec, zbar, np.ascontiguousarray(thr), Zn, zbar_n, hat_sum, disc, self.sq, self.dev)
+        _dual_step_c(Z, g, ec, zbar, np.ascontiguousarray(thr), Zn, zbar_n, hat_sum, disc, self.diff, self.dev)
         return Zn, zbar_n
