@@ -125,6 +125,9 @@ def _init_worker() -> None:
     """A renderer's start: ignore SIGINT (the main process handles it and stops the renderers), die with the
     parent (Linux), import the libraries and render a small figure and page once."""
     import signal
+
+    from fedcheck.core.allocator import tune_allocator
+    tune_allocator()        # a renderer is fedcheck's own process (the allocator's settings: see that module)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:                    # started with SIGINT blocked (see RenderPool): a Ctrl-C held since is dropped
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})

@@ -3,6 +3,10 @@ import os
 import pytest
 from hypothesis import settings
 
+from fedcheck.core.allocator import tune_allocator
+
+tune_allocator()    # the suite's processes allocate as the CLI's do (speed only: fedcheck.core.allocator)
+
 # CI runs the property suites derandomized (the same examples every run, so a green CI is reproducible);
 # locally hypothesis explores new examples each run.  HYPOTHESIS_PROFILE=explore forces exploration.
 settings.register_profile("ci", derandomize=True, print_blob=True)

@@ -3,8 +3,8 @@
 these modules in memory instead of importing them itself (~3 s of CPU per worker: the catalog's theorem modules,
 SymPy, SciPy, numba, statsmodels' OLS of the rate fits, the LaTeX parser of the printed formulas).
 
-Importing it only imports (and builds the catalog once, which imports the papers' modules): no thread is
-started, no file is written, nothing is computed that a task would read back -- a worker forked from the
+Importing it only imports (and builds the catalog once, which imports the papers' modules) and sets the C
+allocator's settings that the workers inherit (:mod:`fedcheck.core.allocator`): no thread is started, no file is written, nothing is computed that a task would read back -- a worker forked from the
 forkserver runs the same code on the same inputs as a freshly spawned one.  Any failure here is ignored (the
 worker then imports what it needs on demand, as a spawned worker does).
 """
@@ -13,6 +13,9 @@ from __future__ import annotations
 
 def _warm() -> None:
     import warnings
+
+    from fedcheck.core.allocator import tune_allocator
+    tune_allocator()        # inherited by every worker forked from here (fedcheck.core.allocator)
 
     from fedcheck.catalog import parallel  # noqa: F401  (the task functions)
     from fedcheck.catalog.registry import default_registry

@@ -12,6 +12,7 @@ from pathlib import Path
 from fedcheck.cli.tables import (printed_formula_warnings, summary_table, verdict_lines,  # noqa: F401  (re-exported)
                                  wrap_line)
 from fedcheck.catalog.inputs import parse_params, parse_seeds, validate_inputs  # noqa: F401  (re-exported)
+from fedcheck.core.allocator import tune_allocator
 from fedcheck.cli.errors import (EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK,
                                  EXIT_REFUTED, EXIT_SCHEDULER, EXIT_TERMINATED, BadInput, SchedulerLost, Terminated,
                                  exit_code)
@@ -338,6 +339,7 @@ def _on_sigterm(signum, frame):
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    tune_allocator()        # the CLI's process and the local workers forked from it keep freed memory for reuse
     parser = build_parser()
     try:
         old_term = signal.signal(signal.SIGTERM, _on_sigterm)
