@@ -73,7 +73,11 @@ def facts(_):
     import os, sys, time
     time.sleep(0.5)          # both workers get a task
     return {"pid": os.getpid(), "parent": os.getppid(), "warm": "fedcheck.catalog.warm" in sys.modules,
-            "blas": os.environ.get("OPENBLAS_NUM_THREADS"), "mark": os.environ.get("FEDCHECK_TEST_MARK")}
+            "blas": os.environ.get("OPENBLAS_NUM_THREADS"), "mark": os.environ.get("FEDCHECK_TEST_MARK"),
+            "malloc": sys.modules["fedcheck.core.allocator"]._STATE.get("applied")
+            if "fedcheck.core.allocator" in sys.modules else None,
+            "tick": __import__("dask").config.get("distributed.admin.tick.interval"),
+            "stealing": __import__("dask").config.get("distributed.scheduler.work-stealing")}
 
 if __name__ == "__main__":
     os.environ["FEDCHECK_TEST_MARK"] = "first"
@@ -89,12 +93,16 @@ def test_embedded_workers_start_from_a_preloading_forkserver(tmp_path):
     """The workers of ``-j 2`` are forked by a forkserver that imported :mod:`fedcheck.catalog.warm` (not by the
     parent, not spawned to import everything again), with the parent's environment and Dask's pre-spawn variables
     (one BLAS thread) as a spawned worker has them; once the parent's environment changes, workers are spawned
-    again (the forkserver's would be stale)."""
+    again (the forkserver's would be stale).  Every worker runs with the embedded cluster's Dask settings
+    (``LOCAL_CONFIG``); a forked one also with the forkserver's allocator settings (:mod:`fedcheck.core.allocator`)."""
     import os
     import subprocess
     import sys
+
+    from fedcheck.core.allocator import _glibc
     (tmp_path / "facts.py").write_text(FORKSERVER_SCRIPT)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_") and k != "FEDCHECK_TUNE_MALLOC"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(tmp_path), os.environ.get("PYTHONPATH", "")])
     run = subprocess.run([sys.executable, str(tmp_path / "facts.py")], capture_output=True, text=True, env=env,
                          cwd=tmp_path, timeout=300)
     assert run.returncode == 0, run.stderr
@@ -105,6 +113,9 @@ def test_embedded_workers_start_from_a_preloading_forkserver(tmp_path):
         for f in facts:
             assert f["warm"] and f["parent"] != out["me"], f          # forked by the preloading forkserver
             assert f["blas"] == "1" and f["mark"] == "first", f
+            assert f["malloc"] is (_glibc() is not None), f           # the forkserver tuned it, the workers inherit
+    for f in out["first"] + out["again"] + out["changed"]:
+        assert f["tick"] == P.LOCAL_CONFIG["distributed.admin.tick.interval"] and f["stealing"] is False, f
     for f in out["changed"]:
         assert f["mark"] == "changed" and not f["warm"] and f["parent"] == out["me"], f   # spawned: the new value
 

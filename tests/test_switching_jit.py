@@ -123,6 +123,40 @@ def test_tied_rand_k_uniforms_fall_back_to_numpy(monkeypatch):
 
 
 @needs_numba
+@pytest.mark.parametrize("k", [1, 7, 8, 13, 19])
+def test_rand_k_by_selection_and_by_sorting_keeps_numpys_coordinates(k, monkeypatch):
+    """The kernel finds the K + 1 smallest uniforms by selection (K < 8) or by an insertion sort (K >= 8): the
+    kept coordinates (``U_i <= v_K``) are those of numpy's ``argpartition``, K = d - 1 included."""
+    fam = P.ConstrainedFamily(kind="pl", n=3, m=6, d=20)
+    batch = P.ConstrainedBatch([fam.draw(s) for s in range(4)])
+    rng = np.random.default_rng(k)
+    for rule in ("hard", "soft"):
+        fast, ref = _both(batch, monkeypatch, **_kw(4, 20, rng, rule, {"name": "rand_k", "k": k}, E=2, T=30))
+        _assert_same(fast, ref)
+
+
+@needs_numba
+@pytest.mark.parametrize("k", [2, 9])
+def test_tied_rand_k_uniforms_fall_back_to_numpy_on_both_branches(k, monkeypatch):
+    """A tie at the K-th smallest uniform (``v_{K+1} == v_K``) is found by the selection and by the sort."""
+    class Coarse(UniformStream):
+        def next(self):
+            return np.floor(super().next() * 4) / 4
+
+    monkeypatch.setattr(S, "UniformStream", Coarse)
+    fam = P.ConstrainedFamily(kind="pl", n=2, m=6, d=12)
+    batch = P.ConstrainedBatch([fam.draw(s) for s in range(2)])
+    kw = _kw(2, 12, np.random.default_rng(k), "hard", {"name": "rand_k", "k": k}, E=1, T=5)
+    results = []
+    real = J.run_fedsgm
+    monkeypatch.setattr(J, "run_fedsgm", lambda *a, **kw_: results.append(real(*a, **kw_)) or results[-1])
+    fast = S.fedsgm(batch, **kw)
+    assert results == [None]
+    monkeypatch.setattr(J, "AVAILABLE", False)
+    _assert_same(fast, S.fedsgm(batch, **kw))
+
+
+@needs_numba
 def test_declines_what_it_does_not_cover():
     Id = make_compressor(None)
     npf = P.ConstrainedFamily(kind="logistic_np", n=2, m=4, d=3)

@@ -389,9 +389,14 @@ def _xdot(X, j, o0, o1, l0, l1, out):
         out[b] = (l0[b] + l1[b]) + 0.0
 
 
-def _compress(ckind, cpar, X, j, U, ti, d, o0, o1, l0, l1, nrm, CX):
+def _compress(ckind, cpar, X, j, U, ti, d, o0, o1, l0, l1, nrm, CX, srt):
     """Returns -1, or an instance whose Rand-K uniforms tie at the K-th smallest (numpy's ``argpartition``
-    would pick among equal values: the caller runs numpy)."""
+    would pick among equal values: the caller runs numpy).  ``srt``: scratch of at least ``d`` values.
+
+    Rand-K keeps coordinate ``i`` when fewer than ``K`` uniforms lie below ``U_i`` -- that is, when ``U_i <= v_K``,
+    the K-th smallest uniform -- and the choice is ambiguous exactly when ``v_{K+1} == v_K``.  The K + 1 smallest
+    are found by selection (``K < 8``: K + 1 passes over the d uniforms) or an insertion sort, instead of counting,
+    for every coordinate, the uniforms below it (d^2 comparisons): the same coordinates, the same ties."""
     B = l0.shape[0]
     if ckind == BERN_C:
         for i in range(d):
@@ -406,19 +411,30 @@ def _compress(ckind, cpar, X, j, U, ti, d, o0, o1, l0, l1, nrm, CX):
             return -1
         scale = d / k
         for b in range(B):
+            for q in range(d):
+                srt[q] = U[ti, j, q, b]
+            if k < 8:                       # selection: srt[0..k] become the k + 1 smallest, in order
+                for r in range(k + 1):
+                    m = r
+                    for q in range(r + 1, d):
+                        if srt[q] < srt[m]:
+                            m = q
+                    v = srt[m]
+                    srt[m] = srt[r]
+                    srt[r] = v
+            else:                           # insertion sort of all d
+                for q in range(1, d):
+                    v = srt[q]
+                    r = q - 1
+                    while r >= 0 and srt[r] > v:
+                        srt[r + 1] = srt[r]
+                        r -= 1
+                    srt[r + 1] = v
+            vk = srt[k - 1]
+            if srt[k] == vk:                # k < d here
+                return b
             for i in range(d):
-                ui = U[ti, j, i, b]
-                less = 0
-                equal = 0
-                for q in range(d):
-                    uq = U[ti, j, q, b]
-                    if uq < ui:
-                        less += 1
-                    elif uq == ui and q != i:
-                        equal += 1
-                if less < k and less + equal >= k:
-                    return b
-                CX[j, i, b] = X[j, i, b] * scale if less < k else 0.0
+                CX[j, i, b] = X[j, i, b] * scale if U[ti, j, i, b] <= vk else 0.0
     elif ckind == QSGD_C:
         s = cpar
         _xdot(X, j, o0, o1, l0, l1, nrm)
@@ -506,6 +522,7 @@ def _run(fk, fA, fb, fM, gk, gA, gb, gM, w, eta, eps, beta, soft, conv_le, E, t0
     Tm3 = np.empty((1, L, B))
     Tm = Tm3[0]
     Tm2 = np.empty((L, B))
+    srt = np.empty(d + 1)
     r8 = np.empty((8, B))
     l0 = np.empty(B)
     l1 = np.empty(B)
@@ -650,7 +667,7 @@ def _run(fk, fA, fb, fM, gk, gA, gb, gM, w, eta, eps, beta, soft, conv_le, E, t0
         # uplink
         for j in range(n):
             if ckind != ID_C:
-                bad = _compress(ckind, cpar, X, j, U, t - t0, d, od0, od1, l0, l1, nv, CX)
+                bad = _compress(ckind, cpar, X, j, U, t - t0, d, od0, od1, l0, l1, nv, CX, srt)
                 if bad >= 0:
                     return bad
             _variance(ckind, cpar, X, j, d, od0, od1, l0, l1, Tm, r8, nv, var_j)

@@ -172,9 +172,7 @@ def session(jobs: int = 1, scheduler: str | None = None):
             # mapping, its pages faulted in again.  The engine allocates such temporaries every round: Theorem 3's
             # --full runs took 1.5x the CPU time of this process's (18.8 s against 12.3 s per instance).  The
             # workers get the C library's defaults, like a serial run.
-            stack.enter_context(dask.config.set({"distributed.scheduler.worker-saturation": 1.0,  # longest first
-                                                 "distributed.worker.profile.enabled": False,     # no sampling
-                                                 "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}))
+            stack.enter_context(dask.config.set(LOCAL_CONFIG))
             forkserver = _preloading_forkserver(stack)
             cluster = distributed.LocalCluster(n_workers=int(jobs), threads_per_worker=1, processes=True,
                                                scheduler_port=0, memory_limit=0, silence_logs=logging.CRITICAL,
@@ -191,6 +189,20 @@ def session(jobs: int = 1, scheduler: str | None = None):
 
 
 WARM_MODULES = ("distributed", "fedcheck.catalog.warm")   # what the forkserver of the local workers imports once
+# The embedded cluster's Dask settings (the nanny hands them to its worker).  Dask's periodic housekeeping cost
+# the idle cluster (scheduler and client here, two nannies, two workers) ~1.0 s of CPU per 15 s, ~4 s over a
+# catalog run, taken from the checks; with the last four settings 0.4-0.5 s (benchmarks/README.md, "Dask's
+# housekeeping").  None of them is read by the tasks or the order they run in.
+LOCAL_CONFIG = {
+    "distributed.scheduler.worker-saturation": 1.0,     # tasks queue on the scheduler: longest first
+    "distributed.worker.profile.enabled": False,        # no sampling profiler
+    # see session(): the nanny's MALLOC_TRIM_THRESHOLD_ made every large temporary a fresh mapping
+    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+    "distributed.admin.tick.interval": "1s",            # the event loops' latency probe (diagnostics): 20 ms by default
+    "distributed.admin.system-monitor.interval": "10s",  # CPU/memory samples for the dashboard (there is none): 0.5 s
+    "distributed.scheduler.active-memory-manager.start": False,   # results are gathered at once: nothing to move
+    "distributed.scheduler.work-stealing": False,       # nothing to steal: tasks queue on the scheduler
+}
 _FORKSERVER: dict = {}      # "env": this process's environment when the forkserver of our workers started
 
 
