@@ -120,6 +120,56 @@ def test_embedded_workers_start_from_a_preloading_forkserver(tmp_path):
         assert f["mark"] == "changed" and not f["warm"] and f["parent"] == out["me"], f   # spawned: the new value
 
 
+PRESTART_SCRIPT = """
+import json, os, sys
+from multiprocessing import forkserver
+from fedcheck.catalog import parallel as P
+from fedcheck.catalog.parallel import map_tasks
+
+def facts(_):
+    import os, sys, time
+    time.sleep(0.5)
+    return {"parent": os.getppid(), "warm": "fedcheck.catalog.warm" in sys.modules,
+            "blas": os.environ.get("OPENBLAS_NUM_THREADS"), "hashseed": os.environ.get("PYTHONHASHSEED")}
+
+if __name__ == "__main__":
+    P._save_durations("quick", {"fedfw.one": 30.0, "fedfw.two": 12.0})
+    no = [P.prestart(["fedfw"], 1, None, False), P.prestart(["fedfw"], None, "tcp://h:1", False),
+          P.prestart(["nothing.known"], None, None, False), P.prestart(["fedfw.one"], None, None, False),
+          forkserver._forkserver._forkserver_pid is None]
+    yes = P.prestart(["fedfw"], None, None, False)
+    pid = forkserver._forkserver._forkserver_pid
+    env = dict(os.environ)
+    out = map_tasks(facts, range(4), jobs=2)
+    print(json.dumps({"no": no, "yes": yes, "server": pid, "same_server": forkserver._forkserver._forkserver_pid == pid,
+                      "env_kept": P._FORKSERVER.get("env") == tuple(sorted(env.items())), "facts": out}))
+"""
+
+
+def test_prestart_starts_the_workers_forkserver_early_only_for_a_parallel_run(tmp_path):
+    """``prestart`` (called by ``verify`` before it loads the catalog) starts the local workers' forkserver only
+    when the durations of the last runs say the named claims will run on local workers (not with ``-j 1``, a
+    ``--scheduler``, unknown names, or one claim); the cluster then uses that forkserver, whose environment is
+    the one the nanny would have given it (one BLAS thread, Dask's hash seed)."""
+    import os
+    import subprocess
+    import sys
+    cache = tmp_path / "cache"          # a new cache folder: the script writes the durations of "last runs" into it
+    (tmp_path / "pre.py").write_text(PRESTART_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONHASHSEED", "OPENBLAS_NUM_THREADS")}
+    env.update(FEDCHECK_CACHE=str(cache),
+               PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    run = subprocess.run([sys.executable, str(tmp_path / "pre.py")], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=300)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["no"] == [False, False, False, False, True], out
+    assert out["yes"] is True and out["server"] and out["same_server"] and out["env_kept"], out
+    for f in out["facts"]:
+        assert f["warm"] and f["parent"] == out["server"], f          # forked by the forkserver prestart started
+        assert f["blas"] == "1" and f["hashseed"] == "6640", f
+
+
 def test_map_tasks_raises_a_task_error(cluster):
     with pytest.raises(ZeroDivisionError):
         map_tasks(_divide, [1, 0], scheduler=cluster)

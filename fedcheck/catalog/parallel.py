@@ -234,6 +234,54 @@ def _preloading_forkserver(stack: contextlib.ExitStack) -> bool:
     return True
 
 
+def prestart(names: Sequence[str], jobs: int | None, scheduler: str | None, full: bool) -> bool:
+    """Start the forkserver of the local workers now -- before the catalog is loaded and the claims resolved
+    (~1.4 s here) -- when the run will most likely start local workers: no ``--scheduler``, ``-j`` not 1, two or
+    more CPUs, and the claims the names match in the durations of the last runs (an id, a paper prefix, or an id's
+    last part) are at least two and expected to take :data:`MIN_PARALLEL_SECONDS`.  Its imports (~2 s on one
+    core) then run beside this process's instead of after them.  Speed only: a forkserver the run does not use
+    ends with this process; :func:`session` starts one as before when none was started.  Whether it started."""
+    if scheduler is not None or (jobs is not None and jobs != 0 and jobs < 2) or default_jobs() < 2:
+        return False
+    known = _load_durations("full" if full else "quick")
+    ids = {i for i in known for name in names
+           if i == name or i.startswith(name + ".") or i.split(".", 1)[-1] == name}
+    if len(ids) < 2 or sum(known[i] for i in ids) < MIN_PARALLEL_SECONDS:
+        return False
+    return _start_forkserver()
+
+
+def _start_forkserver() -> bool:
+    """Start the local workers' forkserver as the first worker's nanny would (best effort): under
+    :data:`LOCAL_CONFIG`, preloading :data:`WARM_MODULES`, with the variables the nanny sets before it spawns a
+    worker (``distributed.nanny.pre-spawn-environ`` and ``PYTHONHASHSEED``; the user's own values win, as there,
+    and ``__DASK_PARENT_PID``, the process titles'), which the nanny then sets again, unchanged.  ``False`` where there is no forkserver, when one runs with
+    another environment, or on any failure."""
+    import multiprocessing
+    if "forkserver" not in multiprocessing.get_all_start_methods():     # pragma: no cover - not POSIX
+        return False
+    if _FORKSERVER and _FORKSERVER["env"] != _environment():
+        return False
+    try:
+        import dask
+        from multiprocessing import forkserver
+
+        from distributed.utils import get_mp_context
+        with dask.config.set({**LOCAL_CONFIG, "distributed.worker.multiprocessing-method": "forkserver"}):
+            env = {k: os.environ.get(k, str(v))
+                   for k, v in dask.config.get("distributed.nanny.pre-spawn-environ").items() if v is not None}
+            if env.get("PYTHONHASHSEED") in (None, "0"):        # as distributed.nanny.Nanny.__init__
+                env["PYTHONHASHSEED"] = "6640"
+            get_mp_context().set_forkserver_preload(list(WARM_MODULES))
+            os.environ.update(env)
+            from distributed.proctitle import enable_proctitle_on_children
+            enable_proctitle_on_children()                     # as the nanny's WorkerProcess does
+            forkserver.ensure_running()
+        return True
+    except Exception:  # noqa: BLE001  (speed only)
+        return False
+
+
 def worker_timeout() -> float:
     """Seconds to wait for a first worker of a ``--scheduler`` (:data:`WORKER_TIMEOUT`, or
     ``$FEDCHECK_WORKER_TIMEOUT``)."""

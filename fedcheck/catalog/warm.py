@@ -35,3 +35,8 @@ try:
     _warm()
 except Exception:  # noqa: BLE001  (an optimization only: a worker imports on demand what is missing)
     pass
+# what was imported stays for the life of every worker: the garbage collector's full passes need not walk it
+# (nor touch its pages, which the forked workers then keep sharing)
+import gc  # noqa: E402
+
+gc.freeze()

@@ -162,6 +162,8 @@ def cmd_verify(args, argv) -> int:
     if not args.no_report:          # how busy the machine is, measured until the renderers start
         from fedcheck.render import mark_cpu
         mark_cpu()
+    from fedcheck.catalog.parallel import prestart
+    prestart(args.ids, args.jobs, args.scheduler, args.full)     # the local workers' imports, beside ours (speed)
     from fedcheck.catalog.registry import UnknownCheck
     from fedcheck.problems.instances import InstanceError
     from fedcheck.problems.io import load_problem
