@@ -3,10 +3,11 @@
 these modules in memory instead of importing them itself (~3 s of CPU per worker: the catalog's theorem modules,
 SymPy, SciPy, numba, statsmodels' OLS of the rate fits, the LaTeX parser of the printed formulas).
 
-Importing it only imports (and builds the catalog once, which imports the papers' modules) and sets the C
-allocator's settings that the workers inherit (:mod:`fedcheck.core.allocator`), then freezes what it imported
-out of the garbage collector's way (``gc.freeze``): no thread is started, no file is written, nothing is computed that a task would read back -- a worker forked from the
-forkserver runs the same code on the same inputs as a freshly spawned one.  Any failure here is ignored (the
+Importing it only imports (and builds the catalog once, which imports the papers' modules), sets the C
+allocator's settings that the workers inherit (:mod:`fedcheck.core.allocator`) and freezes what it imported out
+of the garbage collector's way (``gc.freeze``): no thread is started, no file is written, nothing is computed
+that a task would read back -- a worker forked from the forkserver runs the same code on the same inputs as a
+freshly spawned one.  Any failure here is ignored (the
 worker then imports what it needs on demand, as a spawned worker does).
 """
 from __future__ import annotations
