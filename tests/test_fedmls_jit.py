@@ -162,3 +162,42 @@ def test_lad_prox_steps_equal_numpy_on_random_shapes(n, m, p, seed, steps, radiu
     ref = M._numpy_prox_steps(loss.grad, U0.copy(), U0.copy(), V, scale[:, None, None], T, R[:, None, None],
                               steps, False)
     assert np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1])
+
+
+@needs_numba
+@pytest.mark.parametrize("n,m,p", [(2, 12, 3), (5, 7, 2), (3, 1, 3), (9, 12, 2)])
+@pytest.mark.parametrize("T", [[6, 6, 6, 6], [5, 0, 3, 9]])
+def test_dcs_inner_steps_compiled_equal_numpy_bit_for_bit(monkeypatch, n, m, p, T):
+    """DCS's communication sliding with the LAD subgradient fused in (``dcs_inner``) gives numpy's iterates, the
+    whole trace and the final state, bit for bit -- all instances stepping, and instances with fewer (or no) steps."""
+    from fedcheck.algorithms import dcs as D
+    if J._probe("dcs", m, p, D._numpy_inner) is None:
+        pytest.skip(f"this numpy sums LAD's DCS steps for m={m}, p={p} in another order: the compiled path declines")
+    batch = _lad_batch(n, m, p)
+    kw = dict(rounds=12, T=np.array(T)[None, :] * np.ones((12, 1), dtype=int), R=np.array([0.5, 1.0, 3.0, 50.0]),
+              grid=np.arange(1, 14))
+    calls = []
+    real = J.dcs_inner
+    monkeypatch.setattr(D, "dcs_inner", lambda *a: calls.append(1) or real(*a))
+    fast = D.dcs(batch, **kw)
+    assert calls and all(c is not None for c in calls)
+    monkeypatch.setattr(D, "dcs_inner", lambda *a: None)
+    ref = D.dcs(batch, **kw)
+    for k in ref.metrics:
+        np.testing.assert_array_equal(fast.metrics[k], ref.metrics[k], err_msg=k)
+    for k in ref.final:
+        np.testing.assert_array_equal(fast.final[k], ref.final[k], err_msg=k)
+
+
+@needs_numba
+def test_dcs_inner_declines_what_it_does_not_cover():
+    from fedcheck.algorithms import dcs as D
+    batch = _lad_batch(3, 5, 4)                                         # p = 4: not a covered shape
+    x = np.zeros((4, 3, 4))
+    e = np.ones((4, 1, 1))
+    args = (x, x, x, e, np.ones(4), np.array([2, 2, 2, 2]), 2, D._numpy_inner)
+    assert J.dcs_inner(batch.loss.grad, *args) is None
+    assert J.dcs_inner(lambda X: batch.loss.grad(X), *args) is None    # not the library's own bound grad
+    b3 = _lad_batch(3, 5, 3)
+    x3 = np.zeros((4, 3, 3))
+    assert J.dcs_inner(b3.loss.grad, x3, x3, x3, e, np.ones(3), np.array([2, 2, 2, 2]), 2, D._numpy_inner) is None

@@ -36,6 +36,7 @@ import numpy as np
 
 from fedcheck.algorithms.core import Recorder, Trace, default_recorder
 from fedcheck.algorithms.fedmls import Oracle, Stop, _counts, _drive, _radius, _rows, _snapshot, _start, _stopper
+from fedcheck.algorithms.fedmls_jit import dcs_inner
 from fedcheck.problems.instances import InstanceBatch
 
 __all__ = ["dcs", "laplacian_apply"]
@@ -50,6 +51,27 @@ def laplacian_apply(X: np.ndarray) -> np.ndarray:
 def _project(U: np.ndarray, R: np.ndarray) -> np.ndarray:
     nrm = np.sqrt(np.einsum("bnp,bnp->bn", U, U))[..., None]
     return U * (R[:, None, None] / np.maximum(nrm, R[:, None, None]))
+
+
+def _numpy_inner(oracle, x, ex, w, e, Rb, Tk, Tmax: int, n: int):
+    """The inner loop ``CS`` of one outer iteration (see the module doc), all instances at once: ``(U, Uh,
+    lam_sum)`` -- the last iterate, the weighted sum of the iterates and of the weights ``(B, 1, 1)``.  ``e``
+    ``(B, 1, 1)`` is ``eta_k``, ``ex = e x``, ``Tk`` ``(B,)`` the steps of each instance (the reference of the
+    compiled :func:`fedcheck.algorithms.fedmls_jit.dcs_inner`)."""
+    U = x.copy()
+    Uh = np.zeros_like(x)
+    lam_sum = np.zeros((x.shape[0], 1, 1))
+    everyone = bool(np.min(Tk, initial=0) >= Tmax)                  # every instance takes all Tmax steps
+    for t in range(1, Tmax + 1):
+        act = (t <= Tk)[:, None, None]
+        beta = (t + 1.0) / 2.0
+        H = oracle(U) / n                                            # phi_i' = f_i' / n
+        Un = _project((ex + e * beta * U - w - H) / (e * (1.0 + beta)), Rb)
+        U = Un if everyone else np.where(act, Un, U)
+        lam = (t + 1.0) * act
+        Uh += lam * U
+        lam_sum += lam
+    return U, Uh, lam_sum
 
 
 def dcs(batch: InstanceBatch, *, rounds: int, T, R, eta=None, tau=None, alpha=1.0, grid=None,
@@ -77,21 +99,10 @@ def dcs(batch: InstanceBatch, *, rounds: int, T, R, eta=None, tau=None, alpha=1.
         w = laplacian_apply(y)
         x = st["x"]
         e = eta[k - 1][:, None, None]
-        U = x.copy()
-        Uh = np.zeros_like(x)
-        lam_sum = np.zeros((B, 1, 1))
         Tmax = int(Tk[k - 1].max(initial=0))
-        everyone = bool(Tk[k - 1].min(initial=0) >= Tmax)          # every instance takes all Tmax steps
         ex = e * x                                                   # (the same product at every inner step)
-        for t in range(1, Tmax + 1):
-            act = (t <= Tk[k - 1])[:, None, None]
-            beta = (t + 1.0) / 2.0
-            H = oracle(U) / n                                        # phi_i' = f_i' / n
-            Un = _project((ex + e * beta * U - w - H) / (e * (1.0 + beta)), Rb)
-            U = Un if everyone else np.where(act, Un, U)
-            lam = (t + 1.0) * act
-            Uh += lam * U
-            lam_sum += lam
+        got = dcs_inner(oracle, x, ex, w, e, Rb, Tk[k - 1], Tmax, _numpy_inner)    # compiled, the same bits
+        U, Uh, lam_sum = got if got is not None else _numpy_inner(oracle, x, ex, w, e, Rb, Tk[k - 1], Tmax, n)
         xh = np.where(lam_sum > 0, Uh / np.maximum(lam_sum, 1e-300), x)
         st["x_prev"], st["x"], st["xh"], st["y"] = x, U, xh, y
         st["xbar_sum"] += xh

@@ -27,7 +27,7 @@ import numpy as np
 
 from fedcheck.algorithms.jit import AVAILABLE as _JIT, numba as _numba
 
-__all__ = ["lad_prox_steps", "lad_full_value", "lad_of"]
+__all__ = ["lad_prox_steps", "lad_full_value", "lad_of", "dcs_inner"]
 
 _PROBE_SEED = 2028
 
@@ -188,6 +188,51 @@ def _lad_prox_loop(AT, bT, U, Ut, V, scale, T, R, Tmax, order, rorder, u, w, v, 
             for i in range(n):
                 U[bi, i, k] = u[k, i]
                 Ut[bi, i, k] = w[k, i]
+
+
+def _dcs_loop(AT, bT, U, ex, w, e, R, Tk, Tmax, order, rorder, Uh, lam_sum, u, g, S):
+    """Every inner step of :func:`fedcheck.algorithms.dcs.dcs`'s communication sliding with ``oracle = LAD.grad``,
+    in place on ``U``, ``Uh``, ``lam_sum`` (``(B, n, p)``, ``(B, n, p)``, ``(B,)``).  Per step ``t`` and row, as
+    :func:`fedcheck.algorithms.dcs._numpy_inner`: ``beta = (t + 1) / 2``; ``H = (0 + (sign(A u - b) / m)^T A) / n``;
+    ``z = (((ex + (e beta) u) - w) - H) / (e (1 + beta))``; ``z *= R / max(||z||, R)``; rows of an active
+    instance (``t <= Tk``) take ``u = z``; ``Uh += lam u`` and ``lam_sum += lam`` with ``lam = (t + 1) [t <= Tk]``.
+    Instance by instance, step by step, the client rows innermost.  ``u, g`` ``(p, n)`` scratch, ``S`` ``(m, n)``."""
+    B, p, m, n = AT.shape
+    inv = 1.0 / float(m)
+    nf = float(n)
+    for bi in range(B):
+        for k in range(p):
+            for i in range(n):
+                u[k, i] = U[bi, i, k]
+        r = R[bi]
+        for t in range(1, Tmax + 1):
+            beta = (t + 1.0) / 2.0
+            eb = e[bi] * beta
+            den = e[bi] * (1.0 + beta)
+            act = t <= Tk[bi]
+            lam = (t + 1.0) * (1.0 if act else 0.0)
+            _signs(AT, bT, bi, u, inv, p, rorder, S)
+            _subgrads(AT, bi, S, g)
+            for i in range(n):
+                z0 = (((ex[bi, i, 0] + eb * u[0, i]) - w[bi, i, 0]) - (0.0 + g[0, i]) / nf) / den
+                z1 = (((ex[bi, i, 1] + eb * u[1, i]) - w[bi, i, 1]) - (0.0 + g[1, i]) / nf) / den
+                if p == 3:
+                    z2 = (((ex[bi, i, 2] + eb * u[2, i]) - w[bi, i, 2]) - (0.0 + g[2, i]) / nf) / den
+                else:
+                    z2 = 0.0
+                nrm = np.sqrt(_sq_norm(z0, z1, z2, p, order))
+                gg = r / (r if nrm <= r else nrm)
+                if act:
+                    u[0, i] = z0 * gg
+                    u[1, i] = z1 * gg
+                    if p == 3:
+                        u[2, i] = z2 * gg
+                for k in range(p):
+                    Uh[bi, i, k] = Uh[bi, i, k] + lam * u[k, i]
+            lam_sum[bi] = lam_sum[bi] + lam
+        for k in range(p):
+            for i in range(n):
+                U[bi, i, k] = u[k, i]
 
 
 def _pairwise_block(v, lo, n):
@@ -392,13 +437,14 @@ if _JIT:
     _reduce = _numba.njit(**_inline)(_reduce)
     _column_means = _numba.njit(**_inline)(_column_means)
     _lad_prox_c = _numba.njit(**_opts)(_lad_prox_loop)
+    _dcs_c = _numba.njit(**_opts)(_dcs_loop)
     _lad_F_c = _numba.njit(**_opts)(_lad_F_loop)
     _lad_grad_c = _numba.njit(**_opts)(_lad_grad_loop)
     _lad_resid_c = _numba.njit(**_opts)(_lad_resid_loop)
     _shift_c = _numba.njit(**_opts)(_shift_loop)
     _tail_c = _numba.njit(**_opts)(_tail_loop)
 else:
-    _lad_prox_c = _lad_F_c = _lad_grad_c = _lad_resid_c = _shift_c = _tail_c = None
+    _lad_prox_c = _lad_F_c = _lad_grad_c = _lad_resid_c = _shift_c = _tail_c = _dcs_c = None
 
 
 # ------------------------------------------------------------------------------------------------ gate
@@ -510,11 +556,36 @@ def _probe_F(m: int, p: int):
     return None
 
 
+def _probe_dcs(m: int, p: int, reference):
+    """The orders, if with them the compiled DCS inner steps equal numpy's (``reference``: the caller's
+    :func:`fedcheck.algorithms.dcs._numpy_inner`) bit for bit on random data of this shape (instances with fewer
+    steps, the ball active and not), else ``None``."""
+    from fedcheck.problems.losses import LAD
+    orders = _probe_orders(m, p)
+    if orders is None:
+        return None
+    A, b, (AT, bT), rng = _probe_data(m, p)
+    loss = LAD(A, b)
+    B, n = A.shape[:2]
+    x, w = 3.0 * rng.standard_normal((B, n, p)), 3.0 * rng.standard_normal((B, n, p))
+    e = rng.uniform(0.5, 8.0, B)
+    ex = e[:, None, None] * x
+    Tk = np.array([6, 2, 0])[:B]
+    R = np.array([2.0, 50.0, 4.0])[:B]
+    ref = reference(loss.grad, x, ex, w, e[:, None, None], R, Tk, int(Tk.max()), n)
+    U, Uh, ls = x.copy(), np.zeros_like(x), np.zeros(B)
+    _dcs_c(AT, bT, U, ex, w, e, R, Tk.astype(np.int64), int(Tk.max()), orders[1], orders[0], Uh, ls,
+           np.empty((p, n)), np.empty((p, n)), np.empty((m, n)))
+    same = all(np.array_equal(a, r) for a, r in zip((U, Uh, ls), (ref[0], ref[1], ref[2][:, 0, 0])))
+    return orders if same else None
+
+
 def _probe(kind: str, m: int, p: int, reference=None):
     key = (kind, m, p)
     if key not in _probed:
         try:
-            _probed[key] = _probe_prox(m, p, reference) if kind == "prox" else _probe_F(m, p)
+            _probed[key] = (_probe_prox(m, p, reference) if kind == "prox" else
+                            _probe_dcs(m, p, reference) if kind == "dcs" else _probe_F(m, p))
         except Exception:  # pragma: no cover - a kernel that fails to compile: numpy runs
             _probed[key] = None
     return _probed[key]
@@ -542,6 +613,31 @@ def lad_prox_steps(oracle, U, Ut, V, scale, T, R, Tmax, reference):
                 np.ascontiguousarray(T, dtype=np.int64), np.ascontiguousarray(R, dtype=float), int(Tmax), orders[1],
                 orders[0], *_prox_scratch(n, m, p))
     return U, Ut
+
+
+def dcs_inner(oracle, x, ex, w, e, R, Tk, Tmax, reference):
+    """DCS's inner steps (:func:`fedcheck.algorithms.dcs._numpy_inner`, the ``reference`` the probe compares with)
+    compiled with the LAD subgradient fused in: ``(U, Uh, lam_sum)`` with ``lam_sum`` ``(B, 1, 1)``, or ``None``
+    when ``oracle`` is not the library LAD's own ``grad`` of a covered shape, an array is not of the expected
+    shape, or the probe found this machine's numpy summing in another order (then numpy runs)."""
+    loss = lad_of(oracle)
+    if loss is None or not _covered(loss) or _dcs_c is None or getattr(x, "ndim", 0) != 3:
+        return None
+    B, n, m, p = loss.A.shape
+    if not (x.shape == (B, n, p) and np.shape(ex) == x.shape and np.shape(w) == x.shape
+            and np.shape(e) in ((B, 1, 1), (B,)) and np.shape(R) == (B,) and np.shape(Tk) == (B,)):
+        return None
+    orders = _probe("dcs", m, p, reference)
+    if orders is None:
+        return None
+    AT, bT = _layout(loss)
+    U = np.array(x, dtype=float, order="C")
+    Uh, lam_sum = np.zeros((B, n, p)), np.zeros(B)
+    _dcs_c(AT, bT, U, np.ascontiguousarray(ex, dtype=float), np.ascontiguousarray(w, dtype=float),
+           np.ascontiguousarray(np.reshape(e, B), dtype=float), np.ascontiguousarray(R, dtype=float),
+           np.ascontiguousarray(Tk, dtype=np.int64), int(Tmax), orders[1], orders[0], Uh, lam_sum,
+           np.empty((p, n)), np.empty((p, n)), np.empty((m, n)))
+    return U, Uh, lam_sum[:, None, None]
 
 
 def _layout(loss):
