@@ -25,17 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-PAPERS = ["fedfw", "feddualavg", "fedsgm", "fedmls"]
-_PROVENANCE = {"seconds", "solve_time", "cached"}
-
-
-def _strip(x):
-    if isinstance(x, dict):
-        return {k: _strip(v) for k, v in x.items() if k not in _PROVENANCE}
-    if isinstance(x, list):
-        return [_strip(v) for v in x]
-    return x
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from catalog import PAPERS, ROOT, _strip  # noqa: E402  (the catalog benchmark's papers and provenance fields)
 
 
 def _subreaper() -> bool:

@@ -100,26 +100,29 @@ def test_unconstrained_family_g_zero(monkeypatch):
     _assert_same(fast, ref)
 
 
-@needs_numba
-def test_tied_rand_k_uniforms_fall_back_to_numpy(monkeypatch):
-    """Uniforms on a coarse grid tie at the K-th smallest: numpy's argpartition picks among them, the kernel
-    cannot know which: it leaves the run to numpy (from a fresh stream), and the traces are numpy's."""
+def _tied_run_is_numpys(monkeypatch, levels, n, d, B, k, E, T, seed):
+    """Uniforms on a grid of ``levels`` values tie at the K-th smallest: numpy's argpartition picks among them, the
+    kernel cannot know which: it leaves the run to numpy (from a fresh stream), and the traces are numpy's."""
     class Coarse(UniformStream):
         def next(self):
-            return np.floor(super().next() * 3) / 3
+            return np.floor(super().next() * levels) / levels
 
     monkeypatch.setattr(S, "UniformStream", Coarse)
-    fam = P.ConstrainedFamily(kind="pl", n=3, m=6, d=6)
-    batch = P.ConstrainedBatch([fam.draw(s) for s in range(3)])
-    rng = np.random.default_rng(1)
-    kw = _kw(3, 6, rng, "hard", {"name": "rand_k", "k": 2}, E=2, T=10)
+    fam = P.ConstrainedFamily(kind="pl", n=n, m=6, d=d)
+    batch = P.ConstrainedBatch([fam.draw(s) for s in range(B)])
+    kw = _kw(B, d, np.random.default_rng(seed), "hard", {"name": "rand_k", "k": k}, E=E, T=T)
     results = []
     real = J.run_fedsgm
-    monkeypatch.setattr(J, "run_fedsgm", lambda *a, **k: results.append(real(*a, **k)) or results[-1])
+    monkeypatch.setattr(J, "run_fedsgm", lambda *a, **kw_: results.append(real(*a, **kw_)) or results[-1])
     fast = S.fedsgm(batch, **kw)
     assert results == [None]                       # the kernel declined mid-run
     monkeypatch.setattr(J, "AVAILABLE", False)
     _assert_same(fast, S.fedsgm(batch, **kw))
+
+
+@needs_numba
+def test_tied_rand_k_uniforms_fall_back_to_numpy(monkeypatch):
+    _tied_run_is_numpys(monkeypatch, levels=3, n=3, d=6, B=3, k=2, E=2, T=10, seed=1)
 
 
 @needs_numba
@@ -139,21 +142,7 @@ def test_rand_k_by_selection_and_by_sorting_keeps_numpys_coordinates(k, monkeypa
 @pytest.mark.parametrize("k", [2, 9])
 def test_tied_rand_k_uniforms_fall_back_to_numpy_on_both_branches(k, monkeypatch):
     """A tie at the K-th smallest uniform (``v_{K+1} == v_K``) is found by the selection and by the sort."""
-    class Coarse(UniformStream):
-        def next(self):
-            return np.floor(super().next() * 4) / 4
-
-    monkeypatch.setattr(S, "UniformStream", Coarse)
-    fam = P.ConstrainedFamily(kind="pl", n=2, m=6, d=12)
-    batch = P.ConstrainedBatch([fam.draw(s) for s in range(2)])
-    kw = _kw(2, 12, np.random.default_rng(k), "hard", {"name": "rand_k", "k": k}, E=1, T=5)
-    results = []
-    real = J.run_fedsgm
-    monkeypatch.setattr(J, "run_fedsgm", lambda *a, **kw_: results.append(real(*a, **kw_)) or results[-1])
-    fast = S.fedsgm(batch, **kw)
-    assert results == [None]
-    monkeypatch.setattr(J, "AVAILABLE", False)
-    _assert_same(fast, S.fedsgm(batch, **kw))
+    _tied_run_is_numpys(monkeypatch, levels=4, n=2, d=12, B=2, k=k, E=1, T=5, seed=k)
 
 
 @needs_numba

@@ -512,17 +512,26 @@ def _probe_orders(m: int, p: int):
     return None if norder is None else (rorder, norder)
 
 
-def _probe_prox(m: int, p: int, reference):
-    """The orders, if with them the compiled prox steps also equal numpy's reference loop ``reference`` (the
-    caller's: :func:`fedcheck.algorithms.fedmls._numpy_prox_steps`) bit for bit on random data of this shape
-    (several step counts, frozen rows, the ball active), else ``None``."""
+def _probe_setup(m: int, p: int):
+    """``(orders, loss, AT, bT, rng)`` for a probe of the compiled steps on random LAD data of this shape (the
+    orders of :func:`_probe_orders`), or ``None`` when no order reproduces numpy's residuals and subgradients."""
     from fedcheck.problems.losses import LAD
     orders = _probe_orders(m, p)
     if orders is None:
         return None
     A, b, (AT, bT), rng = _probe_data(m, p)
-    loss = LAD(A, b)
-    B, n = A.shape[:2]
+    return orders, LAD(A, b), AT, bT, rng
+
+
+def _probe_prox(m: int, p: int, reference):
+    """The orders, if with them the compiled prox steps also equal numpy's reference loop ``reference`` (the
+    caller's: :func:`fedcheck.algorithms.fedmls._numpy_prox_steps`) bit for bit on random data of this shape
+    (several step counts, frozen rows, the ball active), else ``None``."""
+    got = _probe_setup(m, p)
+    if got is None:
+        return None
+    orders, loss, AT, bT, rng = got
+    B, n = loss.A.shape[:2]
     U0 = 3.0 * rng.standard_normal((B, n, p))
     V = 3.0 * rng.standard_normal((B, n, p))
     scale = rng.uniform(0.5, 40.0, B)
@@ -560,13 +569,11 @@ def _probe_dcs(m: int, p: int, reference):
     """The orders, if with them the compiled DCS inner steps equal numpy's (``reference``: the caller's
     :func:`fedcheck.algorithms.dcs._numpy_inner`) bit for bit on random data of this shape (instances with fewer
     steps, the ball active and not), else ``None``."""
-    from fedcheck.problems.losses import LAD
-    orders = _probe_orders(m, p)
-    if orders is None:
+    got = _probe_setup(m, p)
+    if got is None:
         return None
-    A, b, (AT, bT), rng = _probe_data(m, p)
-    loss = LAD(A, b)
-    B, n = A.shape[:2]
+    orders, loss, AT, bT, rng = got
+    B, n = loss.A.shape[:2]
     x, w = 3.0 * rng.standard_normal((B, n, p)), 3.0 * rng.standard_normal((B, n, p))
     e = rng.uniform(0.5, 8.0, B)
     ex = e[:, None, None] * x
