@@ -171,7 +171,8 @@ def session(jobs: int = 1, scheduler: str | None = None):
             # which also fixes glibc's mmap threshold: every numpy temporary over 128 KiB is then a fresh
             # mapping, its pages faulted in again.  The engine allocates such temporaries every round: Theorem 3's
             # --full runs took 1.5x the CPU time of this process's (18.8 s against 12.3 s per instance).  The
-            # workers get the C library's defaults, like a serial run.
+            # workers get no such variable: the forkserver they are forked from sets fedcheck's allocator settings,
+            # as the CLI's process does (fedcheck.core.allocator).
             stack.enter_context(dask.config.set(LOCAL_CONFIG))
             forkserver = _preloading_forkserver(stack)
             cluster = distributed.LocalCluster(n_workers=int(jobs), threads_per_worker=1, processes=True,
@@ -191,8 +192,8 @@ def session(jobs: int = 1, scheduler: str | None = None):
 WARM_MODULES = ("distributed", "fedcheck.catalog.warm")   # what the forkserver of the local workers imports once
 # The embedded cluster's Dask settings (the nanny hands them to its worker).  Dask's periodic housekeeping cost
 # the idle cluster (scheduler and client here, two nannies, two workers) ~1.0 s of CPU per 15 s, ~4 s over a
-# catalog run, taken from the checks; with the last four settings 0.4-0.5 s (benchmarks/README.md, "Dask's
-# housekeeping").  None of them is read by the tasks or the order they run in.
+# catalog run, taken from the checks; with the last four settings 0.4-0.5 s (benchmarks/README.md, "The quick
+# catalog's CPU").  None of them is read by the tasks or the order they run in.
 LOCAL_CONFIG = {
     "distributed.scheduler.worker-saturation": 1.0,     # tasks queue on the scheduler: longest first
     "distributed.worker.profile.enabled": False,        # no sampling profiler
@@ -254,9 +255,9 @@ def prestart(names: Sequence[str], jobs: int | None, scheduler: str | None, full
 def _start_forkserver() -> bool:
     """Start the local workers' forkserver as the first worker's nanny would (best effort): under
     :data:`LOCAL_CONFIG`, preloading :data:`WARM_MODULES`, with the variables the nanny sets before it spawns a
-    worker (``distributed.nanny.pre-spawn-environ`` and ``PYTHONHASHSEED``; the user's own values win, as there,
-    and ``__DASK_PARENT_PID``, the process titles'), which the nanny then sets again, unchanged.  ``False`` where there is no forkserver, when one runs with
-    another environment, or on any failure."""
+    worker (``distributed.nanny.pre-spawn-environ`` and ``PYTHONHASHSEED``, the user's own values winning as
+    there; ``__DASK_PARENT_PID``, for the process titles), which the nanny then sets again, unchanged.  ``False``
+    where there is no forkserver, when one runs with another environment, or on any failure."""
     import multiprocessing
     if "forkserver" not in multiprocessing.get_all_start_methods():     # pragma: no cover - not POSIX
         return False
