@@ -211,18 +211,16 @@ def _dcs_loop(AT, bT, U, ex, w, e, R, Tk, Tmax, order, rorder, Uh, lam_sum, u, g
             den = e[bi] * (1.0 + beta)
             act = t <= Tk[bi]
             lam = (t + 1.0) * (1.0 if act else 0.0)
-            _signs(AT, bT, bi, u, inv, p, rorder, S)
-            _subgrads(AT, bi, S, g)
+            if act:              # a frozen instance's step is not used (numpy computes and discards it)
+                _signs(AT, bT, bi, u, inv, p, rorder, S)
+                _subgrads(AT, bi, S, g)
             for i in range(n):
-                z0 = (((ex[bi, i, 0] + eb * u[0, i]) - w[bi, i, 0]) - (0.0 + g[0, i]) / nf) / den
-                z1 = (((ex[bi, i, 1] + eb * u[1, i]) - w[bi, i, 1]) - (0.0 + g[1, i]) / nf) / den
-                if p == 3:
-                    z2 = (((ex[bi, i, 2] + eb * u[2, i]) - w[bi, i, 2]) - (0.0 + g[2, i]) / nf) / den
-                else:
-                    z2 = 0.0
-                nrm = np.sqrt(_sq_norm(z0, z1, z2, p, order))
-                gg = r / (r if nrm <= r else nrm)
                 if act:
+                    z0 = (((ex[bi, i, 0] + eb * u[0, i]) - w[bi, i, 0]) - (0.0 + g[0, i]) / nf) / den
+                    z1 = (((ex[bi, i, 1] + eb * u[1, i]) - w[bi, i, 1]) - (0.0 + g[1, i]) / nf) / den
+                    z2 = (((ex[bi, i, 2] + eb * u[2, i]) - w[bi, i, 2]) - (0.0 + g[2, i]) / nf) / den if p == 3 else 0.0
+                    nrm = np.sqrt(_sq_norm(z0, z1, z2, p, order))
+                    gg = r / (r if nrm <= r else nrm)
                     u[0, i] = z0 * gg
                     u[1, i] = z1 * gg
                     if p == 3:

@@ -522,7 +522,7 @@ def _run(fk, fA, fb, fM, gk, gA, gb, gM, w, eta, eps, beta, soft, conv_le, E, t0
     Tm3 = np.empty((1, L, B))
     Tm = Tm3[0]
     Tm2 = np.empty((L, B))
-    srt = np.empty(d + 1)
+    srt = np.empty(d)
     r8 = np.empty((8, B))
     l0 = np.empty(B)
     l1 = np.empty(B)

@@ -3,8 +3,9 @@
 The engine allocates and frees numpy temporaries of 0.1-10 MB every round.  With glibc's defaults the top of
 the heap is given back to the kernel as soon as 128 KiB of it is free (``M_TRIM_THRESHOLD``), and arrays above
 a threshold that starts at 128 KiB are fresh ``mmap`` mappings: the next round's temporaries fault the same pages
-in again, zero-filled by the kernel.  On the Table 2 CNN check that is 3.6 million page faults and 4.6 s of
-system time for 10.6 s of computing (``benchmarks/README.md``, "The C allocator").  :func:`tune_allocator` keeps
+in again, zero-filled by the kernel.  On the Table 2 CNN check that was 3.5 million page faults and 5.3 s of
+system time in an 18.7 s run (13.2 s with these settings: ``python benchmarks/allocator.py``; ``benchmarks/README.md``,
+"The quick catalog's CPU").  :func:`tune_allocator` keeps
 freed memory for reuse: the top of the heap is trimmed only above :data:`TRIM_THRESHOLD` free bytes, the heap
 grows by :data:`TOP_PAD` at a time, and arrays below :data:`MMAP_THRESHOLD` (glibc's own largest dynamic
 threshold) come from the heap.  A process's peak memory does not grow (the pages are reused, not added); up to
@@ -47,7 +48,8 @@ def _glibc():
 def tune_allocator(environ=None, libc=None) -> bool:
     """Apply the settings of the module doc once per process; whether they are in force (``False``: not glibc,
     the user's own ``MALLOC_*`` settings, ``FEDCHECK_TUNE_MALLOC=0``, or ``mallopt`` refused).  A process forked
-    after the call (the local workers' forkserver) inherits them.  ``environ``/``libc``: for tests."""
+    after the call inherits them (the local workers, from the forkserver that calls it in
+    :mod:`fedcheck.catalog.warm`).  ``environ``/``libc``: for tests."""
     env = os.environ if environ is None else environ
     if environ is None and libc is None and "applied" in _STATE:
         return _STATE["applied"]
