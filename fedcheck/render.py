@@ -25,7 +25,6 @@ stderr (``benchmarks/reports.py`` shows it).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import sys
@@ -332,8 +331,9 @@ def write_reports(doc: dict, out: Path | None = None, progress: Callable[[int, i
     ``pool``: where the pieces run (``None``: here).  On any exception the pool is stopped (see
     :meth:`RenderPool.abort`) before the staging folder is removed; on success it stays usable."""
     validate(doc)
+    from fedcheck.core.results import dumps
     try:
-        results_text = json.dumps(doc, indent=1, allow_nan=False)
+        results_text = dumps(doc)       # as ``verify --json`` writes it
     except ValueError as e:
         raise BadResults(f"results document is not valid JSON: {e}") from None
     checks = doc["checks"]
