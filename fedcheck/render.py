@@ -37,6 +37,7 @@ __all__ = ["write_reports", "plan_reports", "PAGE", "print_written", "merge_docu
            "stop_all"]
 
 from fedcheck.core.outputs import Outputs  # noqa: E402
+from fedcheck.core.usercode import main_not_imported  # noqa: E402
 from fedcheck.documents import (BadResults, FigureOut, figure_files, merge_documents, print_written,  # noqa: E402,F401
                                 report_name, validate)
 
@@ -154,24 +155,6 @@ def _init_worker() -> None:
 
 
 @contextlib.contextmanager
-def _main_not_imported():
-    """A renderer needs nothing of ``__main__``: without this, ``spawn`` runs the main script again in each
-    process (a script with no ``if __name__ == "__main__"`` guard would start its work over there)."""
-    main = sys.modules.get("__main__")
-    if main is None:
-        yield
-        return
-    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
-    try:
-        main.__dict__.pop("__file__", None)
-        main.__spec__ = None
-        yield
-    finally:
-        main.__dict__.pop("__spec__", None)
-        main.__dict__.update(saved)
-
-
-@contextlib.contextmanager
 def _sigint_blocked():
     """SIGINT blocked while the renderers start, so that they start with it blocked (the mask survives exec):
     a Ctrl-C in a terminal reaches the whole process group, and a Python still importing its site packages
@@ -233,7 +216,7 @@ class RenderPool:
                                        initializer=_init_worker)
         _LIVE.add(self)
         try:
-            with _main_not_imported(), _sigint_blocked(), _signals_deferred():
+            with main_not_imported(), _sigint_blocked(), _signals_deferred():
                 for _ in range(self.workers):   # start every process now (they start on demand otherwise)
                     self._ex.submit(_noop)
         except BaseException:

@@ -407,3 +407,44 @@ def test_search_cli_takes_jobs_and_scheduler(cluster, tmp_path, capsys):
                  "--no-shrink", "--no-report", "-q", "--scheduler", cluster, "--out", str(tmp_path)]) in (0, 1)
     assert main(["search", "theorem1", "--budget", "4", "-j", "0", "--out", str(tmp_path / "x")]) == 2
     assert "-j/--jobs must be >= 1" in capsys.readouterr().err
+
+
+UNGUARDED_SCRIPT = """
+import json
+import sympy as sp
+import fedcheck
+from fedcheck import Bound, BoundTest, Claim, Paper, Rounds
+from fedcheck import algorithms as engine
+from fedcheck.problems import RandomFamily
+from fedcheck.symbols import D, L, lambda_0, n, t
+
+print("script body ran", flush=True)
+mine = Claim(id="mine.fast_rate", paper=Paper(key="mine", title="mine", authors="me"), reference="conjecture",
+             statement="F(xbar^t) - F* <= 2 n L D^2 / (t + 1)",
+             evidence=BoundTest(Rounds(family=RandomFamily(loss="least_squares", set="l1", n=4, m=8, p=6),
+                                       algorithm=engine.fedfw, schedules={"eta": 2 / (t + 1),
+                                                                          "lam": lambda_0 * sp.sqrt(t + 1)},
+                                       valid_from=2, seeds=2, rounds=300),
+                                bounds=(Bound("conjecture", 2 * n * L * D**2 / (t + 1)),)),
+             params={"lambda_0": 1.0})
+res = fedcheck.verify(mine, "fedfw.lemma3", jobs=2, rounds=300)
+print(json.dumps([r.verdict for r in res]))
+"""
+
+
+def test_a_script_without_a_main_guard_runs_its_claims_on_workers(tmp_path):
+    """A user's script with no ``if __name__ == "__main__":`` guard, verifying with ``jobs=2`` a claim it defines
+    and one of the catalog: the workers (and their forkserver) do not run the script again -- it would start its
+    own cluster there and fail -- and the script's own claim reaches them by value."""
+    import os
+    import subprocess
+    import sys
+    (tmp_path / "mine.py").write_text(UNGUARDED_SCRIPT)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, str(tmp_path / "mine.py")], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    lines = run.stdout.strip().splitlines()
+    assert lines.count("script body ran") == 1, run.stdout      # once: in the user's process only
+    verdicts = json.loads(lines[-1])
+    assert len(verdicts) == 2 and all(v in ("holds", "violated", "inconclusive") for v in verdicts), verdicts

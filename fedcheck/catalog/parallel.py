@@ -175,10 +175,12 @@ def session(jobs: int = 1, scheduler: str | None = None):
             # as the CLI's process does (fedcheck.core.allocator).
             stack.enter_context(dask.config.set(LOCAL_CONFIG))
             forkserver = _preloading_forkserver(stack)
-            cluster = distributed.LocalCluster(n_workers=int(jobs), threads_per_worker=1, processes=True,
-                                               scheduler_port=0, memory_limit=0, silence_logs=logging.CRITICAL,
-                                               dashboard_address=None,     # no dashboard; its HTTP server
-                                               scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"})
+            from fedcheck.core.usercode import main_not_imported
+            with main_not_imported():   # the forkserver and the workers do not run the user's script again
+                cluster = distributed.LocalCluster(n_workers=int(jobs), threads_per_worker=1, processes=True,
+                                                   scheduler_port=0, memory_limit=0, silence_logs=logging.CRITICAL,
+                                                   dashboard_address=None,     # no dashboard; its HTTP server
+                                                   scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"})
             stack.callback(cluster.close)
             if forkserver and not _FORKSERVER:  # the workers have started it: the environment it inherited
                 _FORKSERVER["env"] = _environment()
@@ -277,7 +279,9 @@ def _start_forkserver() -> bool:
             os.environ.update(env)
             from distributed.proctitle import enable_proctitle_on_children
             enable_proctitle_on_children()                     # as the nanny's WorkerProcess does
-            forkserver.ensure_running()
+            from fedcheck.core.usercode import main_not_imported
+            with main_not_imported():                          # as session() starts it
+                forkserver.ensure_running()
         return True
     except Exception:  # noqa: BLE001  (speed only)
         return False

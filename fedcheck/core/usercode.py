@@ -14,6 +14,7 @@ packages: the catalog) is called as it is: an exception there is fedcheck's bug 
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import os
@@ -25,7 +26,8 @@ from typing import Any, Callable
 
 from fedcheck.core.errors import Terminated, UserCodeError
 
-__all__ = ["call_user", "guard", "is_own", "is_own_file", "user_error", "contract_error", "defined_at", "short_path"]
+__all__ = ["call_user", "guard", "is_own", "is_own_file", "user_error", "contract_error", "defined_at", "short_path",
+           "main_not_imported"]
 
 _PASS = (KeyboardInterrupt, Terminated, GeneratorExit, UserCodeError)
 
@@ -201,3 +203,25 @@ def guard(fn: Callable | None, role: str) -> Callable | None:
             raise user_error(e, fn, role) from None
     guarded.__fedcheck_guarded__ = True
     return guarded
+
+
+@contextlib.contextmanager
+def main_not_imported():
+    """The user's main script hidden from the processes started meanwhile (fedcheck's renderers, the forkserver and
+    the workers of ``-j N``).  Without this, ``multiprocessing``'s ``spawn`` and ``forkserver`` run the script
+    again in each of them, to rebuild its ``__main__`` module -- and a script without an ``if __name__ ==
+    "__main__":`` guard starts its work over there (calling ``fedcheck.verify(..., jobs=2)`` again, which fails
+    to start its cluster).  None of those processes needs ``__main__``: a claim or round function defined in the
+    script reaches a worker pickled by value (cloudpickle), not by the script's name."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
+    try:
+        main.__dict__.pop("__file__", None)
+        main.__spec__ = None
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
