@@ -1866,71 +1866,35 @@ def _wait_for_svgs(fdir: Path, keys: list[str], timeout: float = 900.0) -> dict[
 def _pdf_laid_out_first(html: str, holders: dict[str, tuple[str, str]], real: Callable[[], dict[str, str]],
                         path: Path, wp) -> bool:
     """Lay out the print page ``html``, whose figures are the placeholders ``holders`` (``{data URI: (key,
-    placeholder SVG)}``), paint it -- each figure once ``real()`` gives the drawn SVGs, when the painting reaches
-    it -- and write it to ``path``.  Layout (styles, line breaking, tables, pages) needs only each figure's size,
-    and the text and formulas before the first figure need none: both run while another renderer draws.  The
-    PDF is the one :func:`render_pdf` makes from the page with the drawn figures (tested).  ``False`` (nothing
-    written) when that cannot be guaranteed: a drawn figure whose size differs from its placeholder's, or a
-    WeasyPrint whose images are not as expected; the caller then renders the page from scratch.  A failure to
-    get the drawn figures (``real()`` raising) is raised here, after the painting, not swallowed as WeasyPrint
-    does with an image that fails to draw."""
+    placeholder SVG)}``), then -- once ``real()`` gives the drawn SVGs -- paint it with the drawn figures in
+    their places, and write it to ``path``.  Layout (styles, line breaking, tables, pages) needs only each
+    figure's size, so it runs while another renderer draws.  The PDF is the one :func:`render_pdf` makes from
+    the page with the drawn figures (tested).  ``False`` (nothing written) when that cannot be guaranteed: a
+    drawn figure whose size differs from its placeholder's, or a WeasyPrint whose images are not as expected;
+    the caller then renders the page from scratch."""
     from xml.etree import ElementTree
     cache: dict = {}
     with _QuietLogs():
         document = wp.HTML(string=html, base_url=str(Path(path).parent)).render(cache=cache)
+    svgs = real()
     try:
         from weasyprint.images import SVGImage
         from weasyprint.svg import SVG
-        slots = []
+        swaps = []
         for uri, (key, holder) in holders.items():
             img = cache.get(uri)
             old = getattr(img, "_svg", None)
-            if not isinstance(img, SVGImage) or old is None or not callable(getattr(old, "draw", None)):
+            if not isinstance(img, SVGImage) or old is None or _svg_box(svgs[key]) != _svg_box(holder):
                 return False
-            slots.append((img, key, holder, old))
+            real_uri = "data:image/svg+xml;base64," + base64.b64encode(svgs[key].encode("utf-8")).decode("ascii")
+            swaps.append((img, SVG(ElementTree.fromstring(svgs[key].encode("utf-8")), real_uri,
+                                   old.font_config, old.url_fetcher)))
     except Exception:
         return False
-
-    class _DrawnLater:
-        """Stands for a figure's SVG in the laid-out page: waits for the drawn figure when painted."""
-
-        def __init__(self, key: str, holder: str, old) -> None:
-            self.key, self.holder, self.old = key, holder, old
-
-        def __getattr__(self, name):                # sizes: the placeholder's, which the drawn figure's equal
-            return getattr(self.old, name)
-
-        def draw(self, stream, *args) -> None:
-            if failed:                              # the figures did not come: not waited for again
-                return
-            try:
-                svg = real()[self.key]
-            except BaseException as e:              # WeasyPrint logs an image's failure and goes on: kept,
-                failed.append(e)                    # raised once the painting is over
-                raise
-            try:
-                if _svg_box(svg) != _svg_box(self.holder):
-                    raise ValueError("drawn figure's size differs from its placeholder's")
-                real_uri = "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
-                drawn_svg = SVG(ElementTree.fromstring(svg.encode("utf-8")), real_uri, self.old.font_config,
-                                self.old.url_fetcher)
-            except Exception:
-                redo.append(self.key)               # the page is rendered from scratch (see below)
-                return
-            drawn_svg.draw(stream, *args)
-
-    failed: list[BaseException] = []
-    redo: list[str] = []
-    for img, key, holder, old in slots:
-        img._svg = _DrawnLater(key, holder, old)
+    for img, svg in swaps:
+        img._svg = svg
     with _QuietLogs(), _FixedFontDates():
-        data = document.write_pdf()
-    if failed:
-        raise failed[0]
-    svgs = real()                                   # every figure drawn, also any the painting did not reach
-    if redo or any(_svg_box(svgs[key]) != _svg_box(holder) for _, key, holder, _ in slots):
-        return False
-    Path(path).write_bytes(data)
+        document.write_pdf(str(path))
     return True
 
 

@@ -430,47 +430,6 @@ def test_page_waits_for_figures_drawn_elsewhere(run, tmp_path):
     assert (tmp_path / "s.pdf").read_bytes().startswith(b"%PDF")
 
 
-def test_page_is_painted_while_its_figures_are_drawn(run, tmp_path, monkeypatch):
-    """check_page(figures=None) waits for the drawn figures only when the painting reaches the first of them:
-    the layout and the text before it are done while another renderer draws (the same PDF: see above)."""
-    import weasyprint.document
-    chk, prov = run["check"], run["doc"]["provenance"]
-    links = {"pdf": "s.pdf", "index": None, "results": "results.json"}
-    report.draw_figures(chk, str(tmp_path / "s"), 0, 1, False)
-    painting, seen = [], []
-    real_write = weasyprint.document.Document.write_pdf
-
-    def write_pdf(self, *a, **k):
-        painting.append(True)
-        try:
-            return real_write(self, *a, **k)
-        finally:
-            painting.pop()
-    real_wait = report._wait_for_svgs
-    monkeypatch.setattr(weasyprint.document.Document, "write_pdf", write_pdf)
-    monkeypatch.setattr(report, "_wait_for_svgs", lambda *a, **k: seen.append(bool(painting)) or real_wait(*a, **k))
-    report.check_page(chk, prov, None, links, str(tmp_path), "s", True)
-    assert seen[0] is True                   # first asked for from inside the painting
-    assert (tmp_path / "s.pdf").read_bytes().startswith(b"%PDF")
-
-
-def test_page_whose_figures_never_come_fails_and_writes_no_pdf(run, tmp_path, monkeypatch):
-    """A failure to get the drawn figures (the other renderer's timeout) is raised by the page piece -- not
-    swallowed as WeasyPrint does with an image that fails to draw, which would give a PDF without its figures."""
-    chk, prov = run["check"], run["doc"]["provenance"]
-    links = {"pdf": "s.pdf", "index": None, "results": "results.json"}
-    calls = []
-
-    def never(fdir, keys, timeout=900.0):
-        calls.append(keys)
-        raise TimeoutError(f"figures of {fdir.name} not drawn within 0 s")
-    monkeypatch.setattr(report, "_wait_for_svgs", never)
-    with pytest.raises(TimeoutError, match="not drawn"):
-        report.check_page(chk, prov, None, links, str(tmp_path), "s", True)
-    assert len(calls) == 1                   # raised once, not waited for a second time
-    assert not (tmp_path / "s.pdf").exists()
-
-
 def test_results_file_of_the_reports_is_verify_json_s(run, tmp_path):
     """The reports' results.json is written as ``verify --json`` writes its file (one writer of results)."""
     from fedcheck.core.results import dumps
