@@ -53,7 +53,7 @@ from matplotlib.lines import Line2D
 
 from fedcheck.core import verdict as V
 
-__all__ = ["write_reports", "validate", "BadResults", "render_math_svg", "mathtext_ok", "drop_unresolved",
+__all__ = ["validate", "BadResults", "render_math_svg", "mathtext_ok", "drop_unresolved",
            "check_figures", "render_check_html", "render_index_html", "report_name", "card_html",
            "merge_documents", "pdf_engine", "tex_label", "figure_svg", "FigureOut", "draw_figures", "check_page",
            "figure_pdf_files", "index_page", "pdf_status", "warm_up"]

@@ -20,7 +20,7 @@ from fedcheck.algorithms.lanes import LANES, aligned_empty, blocks_of, lanes_con
 from fedcheck.problems.compiled import AVAILABLE, numba  # numba, unless FEDCHECK_JIT=0 (one switch)
 
 __all__ = ["AVAILABLE", "fedfw_round", "fedfw_round_factored", "bind_fedfw_round", "consensus_distance",
-           "least_squares_recorder", "fedfw_round_streamed"]
+           "least_squares_recorder"]
 
 L1, SIMPLEX = 0, 1
 

@@ -61,8 +61,7 @@ from fedcheck.problems.sets import make_set
 
 __all__ = ["SearchSpace", "Candidate", "SearchOutcome", "search", "search_seeds", "shrink", "NotSearchable",
            "evaluate_batch", "EvalConfig", "Score", "InstanceEncoding", "FamilyEncoding", "cma_maximize", "METHODS",
-           "check_budget",
-           "cmd_search"]
+           "check_budget"]
 
 SCHEMA = "fedcheck.search/1"
 METHODS = ("cma", "perturb", "random")     # the search methods (``--method``); cma is the default
