@@ -676,7 +676,6 @@ def _param_columns(params) -> dict:
 
 def _check_rows(chk: dict, prov: dict) -> list:
     """The rows of one result dict, as pandas frames (module doc)."""
-    import numpy as np
     import pandas as pd
     from fedcheck.core.verdict import POLICY
 

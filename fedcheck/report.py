@@ -35,7 +35,6 @@ import base64
 import csv
 import functools
 import io
-import json
 import math
 import os
 import re

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
-import sympy as sp
 
 from fedcheck.core.schedules import evaluate_schedule, record_grid
 from fedcheck.problems.instances import InstanceBatch

@@ -467,7 +467,6 @@ class StreamedRound:
     def __init__(self, ls_recorder, consensus: bool = False):
         d = ls_recorder.data
         self.R = R = d["R"]
-        k_rows, p = R.shape[-2], R.shape[-1]
         self.tri = upper_triangular(R)
         self.q, self.rho, self.scale = d["q"], d["rho"], float(d["scale"])
         self.radius, self.gauge, self.B = d["radius"], int(d["gauge"]), d["B"]

@@ -163,7 +163,7 @@ def session(jobs: int = 1, scheduler: str | None = None):
             wait = worker_timeout()
             try:                # a scheduler without workers would leave every task queued forever
                 client.wait_for_workers(1, timeout=wait)
-            except (TimeoutError, OSError) as e:
+            except (TimeoutError, OSError):
                 raise BadInput(f"--scheduler {scheduler}: no Dask worker joined the scheduler within {wait:g} s "
                                f"(start some: dask worker {address})") from None
         else:

@@ -42,7 +42,6 @@ import hashlib
 import json
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 import numpy as np
 

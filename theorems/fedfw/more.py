@@ -297,7 +297,6 @@ def measure_lambda0(ctx):
     I, G, Pn = len(insts), len(L0_GRID), len(P_GRID)
     runs = [(i, g, q, r) for i in range(I) for g in range(G) for q in range(Pn) for r in range(R)]
     batch = InstanceBatch([insts[i] for i, _, _, _ in runs])
-    B = batch.B
     l0 = np.array([L0_GRID[g] for _, g, _, _ in runs])
     pp = np.array([P_GRID[q] for _, _, q, _ in runs])
     tt = np.arange(1, T + 1, dtype=float)[:, None]

@@ -31,12 +31,12 @@ import sympy as sp
 from fedcheck import Source
 from fedcheck.algorithms.fedfw_variants import ProblemBatch, feddr, fedfw_variant, fw_recorder, replicate_seeds
 from fedcheck.core import verdict as V
-from fedcheck.core.claim import Claim, Domain, Paper, Reading
+from fedcheck.core.claim import Claim, Domain, Reading
 from fedcheck.core.evidence import Bound, BoundTest, Comparison, Finding, MeasureResult, Measurement, Observations, Observed
 from fedcheck.core.symbols import D, E_init, G, G_nc, L, T, lambda_0, n
 from theorems.fedfw.claims import FEDFW, Ghat_52, bound_12, delta_57     # declared before claims.py imports this module
 from theorems.fedfw.measurements import EXP_FEDDR_ETA, EXP_FEDDR_ETA_FULL, EXP_LAMBDA0, EXP_LAMBDA0_FULL
-from fedcheck.problems.networks import (MLP, NetworkFamily, NetworkInstance, log_softmax, repeat_runs, sampled_smoothness,
+from fedcheck.problems.networks import (NetworkFamily, NetworkInstance, log_softmax, repeat_runs, sampled_smoothness,
                                         network_solver)
 
 __all__ = ["NETWORK_CLAIMS", "PAPER_TABLE2", "run_table2", "measure_table2_dnn", "measure_table2_cnn",
