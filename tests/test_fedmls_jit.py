@@ -178,9 +178,9 @@ def test_dcs_inner_steps_compiled_equal_numpy_bit_for_bit(monkeypatch, n, m, p, 
               grid=np.arange(1, 14))
     calls = []
     real = J.dcs_inner
-    monkeypatch.setattr(D, "dcs_inner", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(D, "dcs_inner", lambda *a: calls.append(real(*a)) or calls[-1])
     fast = D.dcs(batch, **kw)
-    assert calls and all(c is not None for c in calls)
+    assert calls and all(c is not None for c in calls)          # every outer iteration took the compiled steps
     monkeypatch.setattr(D, "dcs_inner", lambda *a: None)
     ref = D.dcs(batch, **kw)
     for k in ref.metrics:

@@ -213,6 +213,14 @@ def _environment() -> tuple:
     return tuple(sorted(os.environ.items()))
 
 
+def _forkserver_usable() -> bool:
+    """A forkserver exists here (POSIX) and the one of our workers, if started, has this process's environment."""
+    import multiprocessing
+    if "forkserver" not in multiprocessing.get_all_start_methods():     # pragma: no cover - not POSIX
+        return False
+    return not _FORKSERVER or _FORKSERVER["env"] == _environment()
+
+
 def _preloading_forkserver(stack: contextlib.ExitStack) -> bool:
     """Start the local workers from a forkserver that has imported :mod:`fedcheck.catalog.warm` (the catalog,
     SymPy, SciPy, numba, statsmodels, the LaTeX parser) once, instead of spawning each worker to import them
@@ -223,12 +231,8 @@ def _preloading_forkserver(stack: contextlib.ExitStack) -> bool:
     spawned worker.  So the forkserver is used only while the environment is the one it started with (one
     ``fedcheck`` command: always); after a change (a long-lived process, tests) workers are spawned as before.
     Where there is no forkserver (Windows), workers are spawned.  Returns whether the forkserver is used."""
-    import multiprocessing
-
     import dask
-    if "forkserver" not in multiprocessing.get_all_start_methods():     # pragma: no cover - not POSIX
-        return False
-    if _FORKSERVER and _FORKSERVER["env"] != _environment():
+    if not _forkserver_usable():
         return False
     stack.enter_context(dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}))
     from distributed.utils import get_mp_context
@@ -260,10 +264,7 @@ def _start_forkserver() -> bool:
     worker (``distributed.nanny.pre-spawn-environ`` and ``PYTHONHASHSEED``, the user's own values winning as
     there; ``__DASK_PARENT_PID``, for the process titles), which the nanny then sets again, unchanged.  ``False``
     where there is no forkserver, when one runs with another environment, or on any failure."""
-    import multiprocessing
-    if "forkserver" not in multiprocessing.get_all_start_methods():     # pragma: no cover - not POSIX
-        return False
-    if _FORKSERVER and _FORKSERVER["env"] != _environment():
+    if not _forkserver_usable():
         return False
     try:
         import dask
