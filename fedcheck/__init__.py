@@ -10,8 +10,10 @@ The public API (imported lazily, so that ``import fedcheck`` stays light)::
     from fedcheck.problems import RandomFamily         # instance families, sets, losses, exact solves
     from fedcheck.symbols import t, T, L, D, n         # the named constants of bounds
     from fedcheck.testing import claim_instances       # hypothesis strategies for property suites
+    from fedcheck import verdicts as V                 # verdict names, the tolerance policy, rate fits
+    from fedcheck import steps as A                    # proof steps: ProofStep, prove_identity, check_on_grid
 
-These five modules are the public surface (``docs/DESIGN.md``); everything else is internal.
+These seven modules are the public surface (``docs/DESIGN.md``); everything else is internal.
 """
 __version__ = "0.2.0"
 
@@ -30,6 +32,12 @@ _EXPORTS = {
     "ProofStep": "fedcheck.core.steps", "StepOutcome": "fedcheck.core.steps",
     "BadInput": "fedcheck.core.errors", "DomainError": "fedcheck.core.errors",
     "verify": "fedcheck.api", "Results": "fedcheck.api",
+    # what a paper's measurements and proof steps build with (the catalog imports these, as a user's file does)
+    "Observations": "fedcheck.core.evidence", "Observed": "fedcheck.core.evidence", "MeasureContext": "fedcheck.core.evidence",
+    "clopper_pearson": "fedcheck.core.evidence", "order_fact": "fedcheck.core.evidence",
+    "geometric_horizons": "fedcheck.experiments", "instance_inequality": "fedcheck.experiments",
+    "evaluate_expr": "fedcheck.core.schedules", "jsonable": "fedcheck.core.results",
+    "atomic_write_text": "fedcheck.core.results", "cache_dir": "fedcheck.core.cache",
 }
 __all__ = ["__version__", *_EXPORTS]
 

@@ -337,9 +337,7 @@ class Rounds:
         return m
 
     def rounds_for(self, config) -> int:
-        if config.rounds:
-            return int(config.rounds)
-        return int((self.full_rounds or self.rounds) if config.full else self.rounds)
+        return config.horizon(self.rounds, self.full_rounds)
 
     def replicates_for(self, config) -> int:
         """Runs per instance in this mode."""
@@ -796,10 +794,8 @@ class HorizonCase:
         ``T <= R`` -- as it keeps the rounds ``t <= R`` of a claim over rounds: a violation at a declared horizon
         below ``R`` is never dropped -- and runs the single horizon ``T = R`` only when no declared horizon is
         ``<= R``; :func:`horizons_note` says which (in the terminal and in the claim's evidence)."""
-        seeds = config.seed_list(self.full_seeds if (config.full and self.full_seeds) else self.seeds)
-        hs = self.declared_horizons(config)
-        if config.rounds:
-            hs = [h for h in hs if h <= int(config.rounds)] or [int(config.rounds)]
+        seeds = config.seed_list(self.seeds, self.full_seeds)
+        hs = config.horizons(self.horizons, self.full_horizons)
         rs = self.full_run_seeds if (config.full and self.full_run_seeds) else self.run_seeds
         return seeds, hs, int(rs)
 

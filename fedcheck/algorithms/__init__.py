@@ -25,3 +25,25 @@ __all__ = ["Round", "federated", "Recorder", "Trace", "default_recorder", "evalu
            "with_iterates", "fedfw", "frank_wolfe", "naive_fw_averaging",
            "fedfw_variant", "fedfw_plus", "fedfw_sto", "fedfw_partial", "fedfw_split", "feddr",
            "FedAvgState", "fedavg_rounds", "run_fedavg"]
+
+# Methods and pieces whose modules load on first use (``from fedcheck.algorithms import fedsgm``): the federated methods
+# a user may run on their own problems, one name each (a name that is also a submodule's, fedmls and dcs, is not
+# given here: the import system would replace it by the module).
+_LAZY = {
+    **dict.fromkeys(("ProblemBatch", "fw_gap", "fw_recorder"), "fedcheck.algorithms.fedfw_variants"),
+    "replicate_seeds": "fedcheck.core.streams",
+    "fedsgm": "fedcheck.algorithms.switching",
+    **dict.fromkeys(("mopes", "scaffold", "scaffnew", "minibatch_oracle"), "fedcheck.algorithms.fedmls"),
+    **dict.fromkeys(("feddualavg", "feddualavg_osp", "fedmid", "fedmid_osp", "fedmid_no_server_prox",
+                     "fedavg_subgradient"), "fedcheck.algorithms.composite"),
+}
+__all__ += list(_LAZY)
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'fedcheck.algorithms' has no attribute {name!r}")

@@ -36,8 +36,28 @@ class RunConfig:
         if isinstance(self.seeds, (int, np.integer)) and not isinstance(self.seeds, bool):
             self.seeds = list(range(int(self.seeds)))
 
-    def seed_list(self, default: int) -> list[int]:
-        return list(self.seeds) if self.seeds is not None else list(range(int(default)))
+    # The one place a measurement reads ``--seeds``, ``--rounds`` and ``--full`` (every experiment asks these three).
+    def seed_list(self, default: int, full: int | None = None) -> list[int]:
+        """The seeds to run: the user's (``--seeds``), else ``range(full)`` under ``--full`` (when ``full`` is
+        given, non-zero), else ``range(default)``."""
+        if self.seeds is not None:
+            return list(self.seeds)
+        return list(range(int(full if (self.full and full) else default)))
+
+    def horizon(self, quick: int, full: int | None = None) -> int:
+        """The number of rounds to run: ``--rounds R`` when given, else ``full`` under ``--full`` (when given),
+        else ``quick``."""
+        if self.rounds:
+            return int(self.rounds)
+        return int(full if (self.full and full) else quick)
+
+    def horizons(self, quick, full=None) -> list[int]:
+        """Declared horizons in this mode (``full`` under ``--full`` when given, else ``quick``); under
+        ``--rounds R`` those ``<= R``, or ``[R]`` when none is."""
+        hs = [int(h) for h in (full if (self.full and full) else quick)]
+        if self.rounds:
+            hs = [h for h in hs if h <= int(self.rounds)] or [int(self.rounds)]
+        return hs
 
 
 @dataclass

@@ -35,6 +35,14 @@ _EXPORTS = {
     **dict.fromkeys(("MLP", "CNN", "NetworkInstance", "NetworkFamily", "network_constants", "network_solver"),
                     "fedcheck.problems.networks"),
     **dict.fromkeys(("synthetic_li", "federated_split"), "fedcheck.problems.datasets"),
+    **dict.fromkeys(("log_softmax", "repeat_runs", "sampled_smoothness"), "fedcheck.problems.networks"),
+    **dict.fromkeys(("Interval", "nonconvex_constants", "nonconvex_solver"), "fedcheck.problems.nonconvex"),
+    **dict.fromkeys(("Compressor", "UniformStream", "make_compressor"), "fedcheck.problems.compression"),
+    **dict.fromkeys(("ConstrainedBatch", "component"), "fedcheck.problems.constrained"),
+    **dict.fromkeys(("resolve_all",), "fedcheck.problems.constants"),
+    "sup_grad_norm_sq": "fedcheck.problems.suprema",
+    "take_rows": "fedcheck.problems.losses",
+    "SolutionCache": "fedcheck.problems.solve",
 }
 __all__ = sorted(_EXPORTS)
 
