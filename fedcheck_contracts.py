@@ -79,8 +79,13 @@ def lazy_maps(graph: grimp.ImportGraph, files: dict[str, Path]) -> dict[str, dic
         for node in tree.body:
             value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
             pairs = _string_map(value) if isinstance(value, ast.Dict) else None
-            if pairs and all(v in graph.modules for v in pairs.values()):
-                found.update(pairs)
+            if not pairs or not all(v.split(".")[0] == module.split(".")[0] for v in pairs.values()):
+                continue
+            missing = sorted(f"{k!r}: {v!r}" for k, v in pairs.items() if v not in graph.modules)
+            if missing:
+                raise ValueError(f"{path}:{node.lineno}: the lazy exports of {module} name modules that do not "
+                                 f"exist: {', '.join(missing)}")
+            found.update(pairs)
         if not found:
             raise ValueError(f"{path}: {module} defines __getattr__ but no {{name: 'module'}} map of its lazy "
                              f"exports; the contracts cannot see what it loads")

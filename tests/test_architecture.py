@@ -175,6 +175,10 @@ def test_a_lazy_loader_the_contracts_cannot_read_is_an_error(lint_available, tmp
                                      '    return importlib.import_module("fedcheck." + name)\n')
     out = _lint(repo)
     assert out.returncode != 0 and "fedcheck.planted defines __getattr__" in _flat(out.stdout + out.stderr), out.stdout
+    (pkg / "__init__.py").write_text('_EXPORTS = {"x": "fedcheck.planted.missing"}\n\n\ndef __getattr__(name):\n'
+                                     '    raise AttributeError(name)\n')
+    out = _lint(repo)
+    assert out.returncode != 0 and "'x': 'fedcheck.planted.missing'" in _flat(out.stdout + out.stderr), out.stdout
 
 
 TOY = '''"""A fifth paper, as a user would add it: one folder."""
