@@ -1,7 +1,8 @@
 """import-linter contract types that see what grimp alone does not (``[tool.importlinter]`` in pyproject.toml).
 
-grimp reads ``import`` statements.  Three kinds of import escape it here, and every contract type below adds them to
-the graph before checking, so that no contract has a hole there:
+grimp reads ``import`` statements (those under ``if TYPE_CHECKING:`` too, with
+``exclude_type_checking_imports = false``).  Two kinds of import escape it, and every contract type below adds them
+to the graph before checking, so that no contract has a hole there:
 
 * **Lazy exports.**  ``fedcheck``, ``fedcheck.problems`` and ``fedcheck.algorithms`` load names on first use through
   a module ``__getattr__`` and a map ``{name: "module.path"}``: ``from fedcheck import verify`` imports

@@ -42,7 +42,7 @@ def verdict_of_findings(findings: Sequence[Finding]) -> str:
     return V.combine(f.verdict for f in decisive)
 
 
-def _new_result(claim: "Claim", config: RunConfig, params: dict) -> Result:
+def _new_result(claim: Claim, config: RunConfig, params: dict) -> Result:
     res = Result(id=claim.id, title=claim.title, paper=claim.paper.key, reference=claim.reference,
                  claim=claim.statement, kind=claim.result_kind, verdict=V.INCONCLUSIVE, expected=claim.expected,
                  claimed_rate=None if claim.claimed_rate is None else float(claim.claimed_rate),
@@ -51,7 +51,7 @@ def _new_result(claim: "Claim", config: RunConfig, params: dict) -> Result:
     return res
 
 
-def run_claim(claim: "Claim", config: RunConfig) -> Result:
+def run_claim(claim: Claim, config: RunConfig) -> Result:
     t0 = time.perf_counter()
     if config.save_dir:     # every file a claim saves goes into its own folder (fedcheck.core.outputs.check_folder)
         import dataclasses
@@ -93,7 +93,7 @@ def printed_formulas(ev) -> dict:
     return {b.name: latex.check_bound(b) for b in ev.bounds if b.latex}
 
 
-def declared_findings(claim: "Claim") -> list[dict]:
+def declared_findings(claim: Claim) -> list[dict]:
     """The findings a claim declares before it runs, with the paper's words where given: ``{"name", "paper",
     "source" (or None), "deviation"}`` -- a bound test's (bound, reading) findings as the runner names them, a
     proof's facts, a measurement's declared ``sources`` (its other findings are made at run time)."""
@@ -363,7 +363,7 @@ def observation_record(finding: str, item, judgement: dict, st) -> dict:
     return rec
 
 
-def _bound_test(claim: "Claim", ev: BoundTest, config: RunConfig, params: dict, res: Result):
+def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, res: Result):
     obs = ev.experiment.observe(claim, ev, config, params)
     res.formula = dict(obs.formula)
     printed = printed_formulas(ev)
