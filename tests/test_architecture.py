@@ -66,7 +66,10 @@ def test_no_module_takes_part_in_an_import_circle():
     graph = grimp.build_graph("fedcheck", "theorems", exclude_type_checking_imports=False, cache_dir=None)
     C.add_resolved_imports(graph, C.module_files(graph))
     circles = C.import_circles(graph)
-    listed = ["; ".join(f"{a} -> {b} (l.{', l.'.join(str(d['line_number']) for d in graph.get_import_details(importer=a, imported=b))})"
+
+    def lines(a, b):
+        return ", ".join(f"l.{d['line_number']}" for d in graph.get_import_details(importer=a, imported=b))
+    listed = ["; ".join(f"{a} -> {b} ({lines(a, b)})"
                         for a in circle for b in sorted(graph.find_modules_directly_imported_by(a) & set(circle)))
               for circle in circles]
     assert circles == [], "\n".join(listed)
@@ -84,8 +87,8 @@ def test_the_contracts_read_the_maps_the_lazy_loaders_use():
         module = importlib.import_module(package)
         runtime = {}
         for value in vars(module).values():
-            if isinstance(value, dict) and value and all(isinstance(k, str) and isinstance(v, str) and v in graph.modules
-                                                         for k, v in value.items()):
+            if isinstance(value, dict) and value and all(isinstance(k, str) and isinstance(v, str)
+                                                         and v in graph.modules for k, v in value.items()):
                 runtime.update(value)
         assert static == runtime, package
         own = vars(module)
@@ -129,6 +132,9 @@ def _name(module: str) -> str:
     return module.replace("/", ".").removesuffix(".py").removesuffix(".__init__")
 
 
+TYPE_ONLY = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    "
+
+
 @pytest.mark.parametrize("module, text, imported, contract", [
     ("fedcheck/core/verdict.py", "import fedcheck.experiments", "fedcheck.experiments", "layers"),  # core -> experiments
     ("fedcheck/problems/sets.py", "from fedcheck.algorithms import federated", "fedcheck.algorithms", "layers"),
@@ -142,10 +148,8 @@ def _name(module: str) -> str:
      "layers"),
     ("fedcheck/problems/sets.py", "from fedcheck.algorithms import fedsgm", "fedcheck.algorithms:fedsgm", "layers"),
     # an import only type checkers run counts like any other
-    ("fedcheck/core/evidence.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from fedcheck.api import Results",
-     "fedcheck.api", "layers"),
-    ("fedcheck/core/verdict.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from fedcheck import Results",
-     "fedcheck.api", "layers"),
+    ("fedcheck/core/evidence.py", TYPE_ONLY + "from fedcheck.api import Results", "fedcheck.api", "layers"),
+    ("fedcheck/core/verdict.py", TYPE_ONLY + "from fedcheck import Results", "fedcheck.api", "layers"),
     # circles: two modules of one paper importing each other; a paper's module importing its package's __init__
     ("theorems/fedmls/claims.py", "from theorems.fedmls import planted", "theorems.fedmls.planted", "acyclic"),
     ("theorems/fedmls/claims.py", "from theorems.fedmls import planted", "theorems.fedmls.planted", "circles"),
