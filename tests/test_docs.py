@@ -115,3 +115,13 @@ def test_help_and_readme_say_pepit_is_a_dependency():
     with open(ROOT / "pyproject.toml", "rb") as fh:
         deps = tomllib.load(fh)["project"]["dependencies"]
     assert any(d.lower().startswith("pepit") for d in deps)
+
+
+def test_the_proof_step_example_runs():
+    """The one description of proof steps (``fedcheck.core.steps``; ``fedcheck.tools.audit`` refers to it) shows
+    an example that runs as written."""
+    import doctest
+
+    import fedcheck.core.steps as steps
+    failed, tried = doctest.testmod(steps, verbose=False)
+    assert tried >= 5 and failed == 0
