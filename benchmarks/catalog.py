@@ -27,6 +27,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from theorems import PAPERS  # noqa: E402  (the index: every paper of the catalog)
+
 BEFORE_SECONDS = 120.0       # the quick catalog on 2 cores before it ran on local workers (56 checks then)
 
 
@@ -68,7 +71,6 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from fedcheck.catalog.parallel import default_jobs
-    from theorems import PAPERS
     args.papers = args.papers or list(PAPERS)
     par = ["-j", args.jobs] if args.jobs else []
     if args.issue_checks:
