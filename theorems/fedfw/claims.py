@@ -7,31 +7,21 @@ import numpy as _np
 import sympy as sp
 
 from fedcheck import algorithms as engine
-from fedcheck.algorithms import fedfw_variants as _variants
-from fedcheck.core import verdict as V
-from fedcheck.core.claim import Claim, Domain, Paper, Reading, Source
-from fedcheck.core.evidence import MEAN, Bound, BoundTest, Fact, Measurement, Proof, order_fact
-from fedcheck.core.symbols import (D, E_init, G, G_nc, G_sup, L, T, Y_norm, grad_F_star, grad_hat_star,
-                                   grad_hat_x1, lambda_0, n, p_part, sigma, t)
-from fedcheck.experiments import (Cases, HorizonCase, Horizons, Metric, Rounds, SideCondition, instance_inequality,
-                                  objective_gap, recorded)
+from fedcheck import verdicts as V
+from fedcheck import (MEAN, Bound, BoundTest, Cases, Claim, Domain, Fact, HorizonCase, Horizons, Measurement, Metric, Proof,
+                      Reading, Rounds, SideCondition, Source, instance_inequality, objective_gap, order_fact, recorded)
+from fedcheck.problems import RandomFamily
+from fedcheck.symbols import (D, E_init, G, G_nc, G_sup, L, T, Y_norm, grad_F_star, grad_hat_star, grad_hat_x1,
+                              lambda_0, n, p_part, sigma, t)
 from theorems.fedfw import measurements as _P
+from theorems.fedfw import more as _M
+from theorems.fedfw import pep as _pep
 from theorems.fedfw import sources as SRC
-from fedcheck.problems.instances import RandomFamily
+from theorems.fedfw.bounds import FEDFW, Ghat_52, bound_12, bound_38, delta_57, eta_t, lambda_t
+from theorems.fedfw.methods import with_surrogate
+from theorems.fedfw.networks import NETWORK_CLAIMS  # Table 2, Figures 3-4, Theorem 2 on a DNN
 
-FEDFW = Paper(
-    key="fedfw",
-    title="Federated Frank-Wolfe Algorithm",
-    authors="A. Dadras, S. Banerjee, K. Prakhya, A. Yurtsever",
-    venue="ECML PKDD 2024",
-    source="shared/papers/fedfw-federated-frank-wolfe.md",
-)
-
-# ---- Theorem 1 (convex): schedules and the explicit bound (38) --------------------------------
-eta_t = 2 / (t + 1)
-lambda_t = lambda_0 * sp.sqrt(t + 1)
-bound_38 = (2 * n * D**2 * ((L / n) / t + lambda_0 / sp.sqrt(t))
-            + G * 2 / (lambda_0 * sp.sqrt(t)) * (Y_norm + D * sp.sqrt(lambda_0 * (L / sp.sqrt(t) + n * lambda_0))))
+# ---- Theorem 1 (convex): schedules and the explicit bound (38), declared in bounds.py ------------
 
 # the paper's notation, for the printed formulas (Bound.latex: verbatim from the paper's .md, proved equal to the
 # declared bound by fedcheck.core.latex; tests/test_latex.py checks all of them)
@@ -107,9 +97,8 @@ FACT_29 = Fact("(29): (1-eta_t)(lambda_t - lambda_{t-1}) - eta_t lambda_t <= 0 f
 def _theorem1_proof_steps():
     import numpy as npa
 
-    from fedcheck.core import steps as A
-    from fedcheck.problems.instances import Instance
-    from fedcheck.problems.sets import make_set
+    from fedcheck import steps as A
+    from fedcheck.problems import Instance, make_set
 
     i = sp.Symbol("i", integer=True, positive=True)       # summation index of (30)
     j = sp.Symbol("j", integer=True, positive=True)       # product index of (30)
@@ -255,7 +244,7 @@ def _theorem1_proof_steps():
 def _theorem1_more_steps():
     """(24)-(28) and (33)-(34) of Appendix B.1 (issue 17): the algebra of (25)-(28) with SymPy, (26) after one FedFW
     step and (34) at random points of D^n on Theorem 1's family."""
-    from fedcheck.core import steps as A
+    from fedcheck import steps as A
     from theorems.fedfw import steps as FS
     Fh, Fs_, d2, lt, ltm, e, c = sp.symbols("Fhat Fstar d2 lambda_t lambda_tm1 eta c", real=True)
 
@@ -282,7 +271,7 @@ def _theorem1_more_steps():
 
 def _theorem2_proof_steps():
     """Steps (53)-(55) and (58)-(62) of Theorem 2's proof (Appendix C.1), issue 17."""
-    from fedcheck.core import steps as A
+    from fedcheck import steps as A
     from theorems.fedfw import steps as FS
     Gs, lam, g, d = sp.symbols("G lambda g d", positive=True)
 
@@ -403,7 +392,7 @@ def _sto_kwargs(values, seeds):
 
 
 def _fw_rec(batch, sched):
-    return _variants.fw_recorder(batch, base=engine.default_recorder(batch))
+    return engine.fw_recorder(batch, base=engine.default_recorder(batch))
 
 
 _STO_ASSUMPTIONS = ("each f_i convex and L-smooth (least squares, exact L)",
@@ -425,7 +414,7 @@ theorem3 = Claim(
                "= O(t^{-1/3}), C = (81/2) n D^2 (L/n + lambda_0) + 9 D sqrt(Q), "
                "Q = max{||grad F^(X^1) - D^1||_F^2 7^{2/3}, 16 n sigma^2 + 81 L^2 D^2 / n}"),
     evidence=BoundTest(
-        Rounds(family=_STO_FAMILY, algorithm=_variants.fedfw_sto,
+        Rounds(family=_STO_FAMILY, algorithm=engine.fedfw_sto,
                schedules={"eta": eta_sto, "lam": lambda_sto, "rho": rho_sto},
                metrics={"(68)": objective_gap("F", "F(xbar^t) - F*")},
                seeds=3, rounds=2000, full_rounds=20000, replicates=48, full_replicates=200,
@@ -452,7 +441,7 @@ lemma3 = Claim(
     statement=("E F^(X^t) - F^(X*) <= 9^{1/3} C/(t+7)^{1/3} (66) and E dist^2(X^t, C) <= 2||Y*||_F/(lambda_0 sqrt(t+7)) "
                "+ 2 sqrt(2 9^{1/3} C/lambda_0)/(t+7)^{5/12} (67, as printed); (68) uses (67) as a bound on E dist"),
     evidence=BoundTest(
-        Rounds(family=_STO_FAMILY, algorithm=_variants.fedfw_sto,
+        Rounds(family=_STO_FAMILY, algorithm=engine.fedfw_sto,
                schedules={"eta": eta_sto, "lam": lambda_sto, "rho": rho_sto},
                metrics={"(66)": objective_gap("F_hat", "F^(X^t) - F*"),
                         "(67) as printed: E dist^2": recorded("dist", 2, "dist^2(X^t, C)"),
@@ -513,7 +502,7 @@ partial_convex = Claim(
                "(||Y*|| + D sqrt(lambda_0 (L + n lambda_0))))"),
     evidence=BoundTest(
         Rounds(family=RandomFamily(loss="least_squares", set="l1", n=10, m=20, p=10, radius=1.0, heterogeneity=1.0),
-               algorithm=_variants.fedfw_partial, schedules={"eta": eta_pp, "lam": lambda_pp},
+               algorithm=engine.fedfw_partial, schedules={"eta": eta_pp, "lam": lambda_pp},
                metrics={"(44)": objective_gap("F", "F(xbar^t) - F*")},
                seeds=3, rounds=1000, full_rounds=10000, replicates=24, full_replicates=128,
                run_kwargs=_pp_kwargs, recorder=_fw_rec,
@@ -547,7 +536,7 @@ partial_consensus = Claim(
                "E dist(X^t, C) <= (2/(sqrt(n) lambda_0 sqrt(pt+2-p)))(||Y*|| + D sqrt(lambda_0 (L + n lambda_0)))"),
     evidence=BoundTest(
         Rounds(family=RandomFamily(loss="least_squares", set="l1", n=30, m=20, p=10, radius=1.0, heterogeneity=1.0),
-               algorithm=_variants.fedfw_partial, schedules={"eta": eta_pp, "lam": lambda_pp},
+               algorithm=engine.fedfw_partial, schedules={"eta": eta_pp, "lam": lambda_pp},
                metrics={"consensus step": recorded("dist", 1, "dist(X^t, C)")},
                seeds=3, rounds=1000, full_rounds=10000, replicates=8, full_replicates=64,
                run_kwargs=_pp_kwargs, recorder=_fw_rec,
@@ -608,7 +597,7 @@ surrogate_31 = Claim(
     statement=("With eta_t = 2/(t+1), lambda_t = lambda_0 sqrt(t+1): F^_t(X^{t+1}) - F^(X*) <= 2nD^2((L/n)/(t+1) + "
                "lambda_0/sqrt(t+1)) at every round, i.e. at iterate k = t+1: <= 2nD^2((L/n)/k + lambda_0/sqrt k)"),
     evidence=BoundTest(
-        Rounds(family=THEOREM1_FAMILY, algorithm=_variants.with_surrogate(engine.fedfw),
+        Rounds(family=THEOREM1_FAMILY, algorithm=with_surrogate(engine.fedfw),
                schedules={"eta": eta_t, "lam": lambda_t}, metrics={"(31)": surrogate_gap},
                seeds=6, rounds=3000, valid_from=2),
         bounds=(Bound("(31)", bound_31, source=SRC.SURROGATE_31,
@@ -632,7 +621,7 @@ consensus_37 = Claim(
                "<= (2/(lambda_0 sqrt(t+1)))(||Y*|| + D sqrt(lambda_0 (L/sqrt(t+1) + n lambda_0))) "
                "<= (2/(lambda_0 sqrt(t+1)))(||Y*|| + D sqrt(lambda_0 (L + n lambda_0)))"),
     evidence=BoundTest(
-        Rounds(family=THEOREM1_FAMILY, algorithm=_variants.with_surrogate(engine.fedfw),
+        Rounds(family=THEOREM1_FAMILY, algorithm=with_surrogate(engine.fedfw),
                schedules={"eta": eta_t, "lam": lambda_t}, metrics={"(37)": consensus_distance},
                seeds=6, rounds=3000, valid_from=2),
         bounds=(Bound("(37)", bound_37,
@@ -655,10 +644,6 @@ consensus_37 = Claim(
 
 
 # ---- Theorem 2 (non-convex, fixed horizon): (12) through (52), (57), (62) ------------------------
-Ghat_52 = (E_init + n * D**2 * lambda_0 / 2) * T ** sp.Rational(-1, 3) + L * D**2 / 2 * T ** sp.Rational(-2, 3)
-delta_57 = G / (lambda_0 * T ** sp.Rational(1, 3)) + sp.sqrt((E_init / lambda_0 + n * D**2 / 2) * T ** sp.Rational(-2, 3)
-                                                             + L * D**2 / (2 * lambda_0) / T)
-bound_12 = Ghat_52 + (G + L * D) * delta_57
 def readings_nc(src: Source) -> tuple:
     """Theorem 2's G (and its partial-participation extension's), stated at ``src``."""
     return (
@@ -1043,9 +1028,7 @@ lemma2 = Claim(
 )
 
 
-# ---- issue 17: the rest of the paper -------------------------------------------------------------------
-from theorems.fedfw import more as _M          # noqa: E402
-from theorems.fedfw import pep as _pep                  # noqa: E402
+# ---- the rest of the paper: inexact and noisy LMOs, non-uniform participation, Section 5's figures, PEP --------
 
 inexact_lmo = Claim(
     id="fedfw.inexact_lmo",
@@ -1241,7 +1224,7 @@ _DOCS = (
      "fedcheck verify fedfw.privacy"),
     (experiments, "FedFW, FedFW+, FedFW-sto and FedDR on MCLR (digits).", "Section 5, Table 1 (MNIST columns) in shape.",
      "fedcheck verify fedfw.experiments   (--full: 5 splits, wider parameter grids)"),
-    (inexact_lmo, "FedFW with additive / multiplicative LMO errors (fedcheck.algorithms.fedfw_inexact).",
+    (inexact_lmo, "FedFW with additive / multiplicative LMO errors (theorems.fedfw.methods).",
      "Section 3.2: robustness to inexact LMOs (constants of [24]).", "fedcheck verify fedfw.inexact_lmo"),
     (lmo_noise, "FedFW whose clients send lmo(g + noise).", "Section 3.2: noise for privacy.", "fedcheck verify fedfw.lmo_noise"),
     (nonuniform_participation, "FedFW with client-specific participation p_i.", "Section 4.2: non-uniform participation.",
@@ -1262,8 +1245,6 @@ _DOCS = (
 DOCS = {_c.id: (f"{_c.title}\n\nAlgorithm: {_alg}\nTheorem: {_thm}\nReference: {FEDFW.title} "
                 f"({FEDFW.authors}, {FEDFW.venue}), {_c.reference}.\nExample: {_ex}\n")
         for _c, _alg, _thm, _ex in _DOCS}
-
-from theorems.fedfw.networks import NETWORK_CLAIMS  # noqa: E402  (Table 2, Figures 3-4, Theorem 2 on a DNN)
 
 CLAIMS = (theorem1, theorem1_rate, theorem3, lemma3, partial_convex, partial_consensus, surrogate_31, consensus_37, theorem2,
           partial_nonconvex, naive_averaging, naive_averaging_random, fedfw_plus, split_constraints, communication,

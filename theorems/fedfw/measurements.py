@@ -21,17 +21,15 @@ from typing import Sequence
 
 import numpy as np
 
-from fedcheck.core import verdict as V
-from fedcheck.core.evidence import Comparison, Finding, MeasureResult, reproduced_if
-from fedcheck.problems.constants import InstanceContext, sup_grad_norm_sq
-from fedcheck.problems.nonconvex import Interval, nonconvex_constants, nonconvex_solver  # noqa: F401  (re-exported)
+from fedcheck import verdicts as V
+from fedcheck import Case, Comparison, Finding, MeasureResult, reproduced_if
+from fedcheck.algorithms import (ProblemBatch, default_recorder, feddr, fedfw, fedfw_variant, frank_wolfe, fw_recorder,
+                                 naive_fw_averaging, record_grid, replicate_seeds)
+from fedcheck.problems import (Box, Instance, InstanceBatch, InstanceContext, L1Ball, L2Ball, Loss, NuclearBall,
+                               ProductSet, RandomFamily, instance_rng, make_set, save_instance, sup_grad_norm_sq,
+                               take_rows)
+from fedcheck.problems import Interval, nonconvex_constants, nonconvex_solver  # noqa: F401  (re-exported)
 from theorems.fedfw import sources as SRC
-from fedcheck.algorithms import default_recorder, fedfw, frank_wolfe, naive_fw_averaging, record_grid
-from fedcheck.algorithms.fedfw_variants import ProblemBatch, feddr, fedfw_variant, fw_recorder, replicate_seeds
-from fedcheck.problems.instances import Instance, InstanceBatch, RandomFamily, instance_rng, save_instance
-from fedcheck.experiments import Case
-from fedcheck.problems.losses import Loss, take_rows
-from fedcheck.problems.sets import Box, L1Ball, L2Ball, NuclearBall, ProductSet, make_set
 
 __all__ = ["ZeroMeanGradientFamily", "SignedQuadraticFamily", "SigmoidFamily", "instance_21",
            "nonconvex_constants", "Interval", "nonconvex_solver", "run_fedfw_horizon", "horizon_context",
@@ -263,7 +261,7 @@ def lemma2_cases(config, params) -> list:
     and the proof's step ``||grad F^(X*)||_F <= n ||grad F(x*)||``.  ``x*`` is the solver's point; its
     distance to the true minimizer is at most ``sqrt(2 gap / mu)`` (certified FW gap, strong convexity),
     which widens the right-hand sides into intervals."""
-    from fedcheck.problems.solve import solve_consensus
+    from fedcheck.problems import solve_consensus
     out = []
     for label, inst in _instances_for(config, LEMMA2_FAMILIES, 3):
         if inst.loss not in ("least_squares", "logistic"):
@@ -483,7 +481,7 @@ def measure_naive_random(ctx):
     """Procedure (20) (one local step, eta_t = 2/(t+1)) against centralized Frank-Wolfe on random least-squares
     instances.  A run *fails* when F(xbar^T) - F* exceeds the classical Frank-Wolfe guarantee 2 L D^2/(T+1)
     (L = max_i L_i, a bound FW with these steps satisfies); centralized FW on the same instance is the control."""
-    from fedcheck.problems.solve import solve_consensus
+    from fedcheck.problems import solve_consensus
     T = 20000 if ctx.full else 2000
     seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(10 if ctx.full else 3))
     rows, fails, total, fw_bad, failing = [], 0, 0, 0, []
@@ -559,7 +557,7 @@ def measure_fedfw_plus(ctx):
     the paper calls FedFW+ 'an empirically faster version' (Section 6) and reports mixed accuracies
     (Tables 1-2).  Compared: F(xbar^T) - F* with certified intervals, per lambda_0 and for each method's
     best lambda_0 of the grid (the tuned comparison)."""
-    from fedcheck.problems.solve import solve_consensus
+    from fedcheck.problems import solve_consensus
     T = 20000 if ctx.full else 3000
     grid_l = tuple(ctx.params.get("lambda_0_grid", PLUS_LAMBDA0))
     seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(6 if ctx.full else 3))
@@ -636,7 +634,7 @@ def measure_split(ctx):
     """Half of the clients (stragglers) use D_i = the l2 ball of the same radius (a superset of the l1 ball D,
     one LMO = one normalization), the others D itself, so the intersection is D.  Measured: does xbar^t stay
     in D, and does it converge to the same solution x* as FedFW on D?"""
-    from fedcheck.problems.solve import solve_consensus
+    from fedcheck.problems import solve_consensus
     T = 20000 if ctx.full else 3000
     lam0 = float(ctx.params.get("lambda_0", 1.0))
     seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(6 if ctx.full else 4))
@@ -950,7 +948,7 @@ def measure_partial_scaling(ctx):
     E gap_1(pt) (the same number of expected client updates)."""
     from scipy import stats as sst
 
-    from fedcheck.problems.solve import solve_consensus
+    from fedcheck.problems import solve_consensus
     T = 10000 if ctx.full else 2000
     R = 64 if ctx.full else 16
     lam0 = float(ctx.params.get("lambda_0", 1.0))
@@ -1156,7 +1154,7 @@ def _mclr_set(kind: str, radius: float, d1: int, K: int, B: int):
 
 
 def _minibatch_oracle(loss: MCLR, bs: int, seeds):
-    from fedcheck.problems.compression import UniformStream
+    from fedcheck.problems import UniformStream
     stream = UniformStream([int(s) for s in seeds], "fedfw:minibatch", (loss.n, bs))
     m = loss.counts[..., None]
 

@@ -2,9 +2,9 @@
 neural network.  Listed in ``theorems/fedfw/claims.py``'s ``CLAIMS`` through :data:`NETWORK_CLAIMS`.
 
 The networks, the data and their constants are the shared library :mod:`fedcheck.problems.networks` and
-:mod:`fedcheck.problems.datasets`; the methods are the engine's (:func:`fedcheck.algorithms.fedfw_variants.fedfw_variant`,
-:func:`~fedcheck.algorithms.fedfw_variants.feddr`).  Theorem 2's bound is the one declared in ``theorems/fedfw/claims.py``
-(``bound_12``, ``Ghat_52``, ``delta_57``; ``claims.py`` imports this module after declaring them).
+:mod:`fedcheck.problems.datasets`; the methods are the engine's (:func:`fedcheck.algorithms.fedfw_variant`,
+:func:`~fedcheck.algorithms.feddr`).  Theorem 2's bound is the one declared in ``theorems/fedfw/bounds.py``
+(``bound_12``, ``Ghat_52``, ``delta_57``), which ``claims.py`` declares its Theorem 2 with.
 
 Settings.  The paper states: a CNN on MNIST and "a DNN with two hidden layers" on the synthetic data of [52]
 (60 features, 10 labels, softmax labels), 10 clients, full participation, IID and non-IID (3 labels per
@@ -28,16 +28,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 import sympy as sp
 
-from fedcheck import Source
-from fedcheck.algorithms.fedfw_variants import ProblemBatch, feddr, fedfw_variant, fw_recorder, replicate_seeds
-from fedcheck.core import verdict as V
-from fedcheck.core.claim import Claim, Domain, Reading
-from fedcheck.core.evidence import Bound, BoundTest, Comparison, Finding, MeasureResult, Measurement, Observations, Observed
-from fedcheck.core.symbols import D, E_init, G, G_nc, L, T, lambda_0, n
-from theorems.fedfw.claims import FEDFW, Ghat_52, bound_12, delta_57     # declared before claims.py imports this module
+from fedcheck import verdicts as V
+from fedcheck import (Bound, BoundTest, Claim, Comparison, Domain, Finding, MeasureResult, Measurement, Observations,
+                      Observed, Reading, Source)
+from fedcheck.algorithms import ProblemBatch, feddr, fedfw_variant, fw_recorder, replicate_seeds
+from fedcheck.problems import (NetworkFamily, NetworkInstance, log_softmax, network_solver, repeat_runs,
+                               sampled_smoothness)
+from fedcheck.symbols import D, E_init, G, G_nc, L, T, lambda_0, n
+from theorems.fedfw.bounds import FEDFW, Ghat_52, bound_12, delta_57
 from theorems.fedfw.measurements import EXP_FEDDR_ETA, EXP_FEDDR_ETA_FULL, EXP_LAMBDA0, EXP_LAMBDA0_FULL
-from fedcheck.problems.networks import (NetworkFamily, NetworkInstance, log_softmax, repeat_runs, sampled_smoothness,
-                                        network_solver)
 
 __all__ = ["NETWORK_CLAIMS", "PAPER_TABLE2", "run_table2", "measure_table2_dnn", "measure_table2_cnn",
            "measure_figure3", "measure_figure4", "EveryHorizon"]
