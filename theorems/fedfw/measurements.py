@@ -236,7 +236,7 @@ def _instances_for(config, families: Sequence[tuple], default_seeds: int):
     """``[(label, instance)]``: the user's instances, else ``default_seeds`` draws of each family."""
     if config.instances:
         return [(f"user {inst.source}", inst) for inst in config.instances]
-    seeds = list(config.seeds) if config.seeds is not None else list(range(default_seeds))
+    seeds = config.seed_list(default_seeds)
     return [(f"{label}, seed {s}", fam.draw(s)) for label, fam in families for s in seeds]
 
 
@@ -483,7 +483,7 @@ def measure_naive_random(ctx):
     (L = max_i L_i, a bound FW with these steps satisfies); centralized FW on the same instance is the control."""
     from fedcheck.problems import solve_consensus
     T = 20000 if ctx.full else 2000
-    seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(10 if ctx.full else 3))
+    seeds = ctx.config.seed_list(3, 10)
     rows, fails, total, fw_bad, failing = [], 0, 0, 0, []
     grid = np.array([T + 1])
     if ctx.config.instances:        # the user's instances (e.g. a saved stall), one group per shape
@@ -560,7 +560,7 @@ def measure_fedfw_plus(ctx):
     from fedcheck.problems import solve_consensus
     T = 20000 if ctx.full else 3000
     grid_l = tuple(ctx.params.get("lambda_0_grid", PLUS_LAMBDA0))
-    seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(6 if ctx.full else 3))
+    seeds = ctx.config.seed_list(3, 6)
     grid = record_grid(T + 1, dense_until=100, per_decade=40)
     per_l = {l0: [0, 0, 0] for l0 in grid_l}
     tuned = [0, 0, 0]
@@ -637,7 +637,7 @@ def measure_split(ctx):
     from fedcheck.problems import solve_consensus
     T = 20000 if ctx.full else 3000
     lam0 = float(ctx.params.get("lambda_0", 1.0))
-    seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(6 if ctx.full else 4))
+    seeds = ctx.config.seed_list(4, 6)
     fam = RandomFamily(loss="least_squares", set="l1", n=10, m=20, p=20, radius=1.0)
     insts = [fam.draw(s) for s in seeds]
     sols = [solve_consensus(i, use_cache=ctx.config.use_cache) for i in insts]
@@ -707,7 +707,7 @@ def measure_messages(ctx):
     d1, d2 = 8, 6
     p = d1 * d2
     lam0 = float(ctx.params.get("lambda_0", 1.0))
-    seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(3))
+    seeds = ctx.config.seed_list(3)
     cases = [("l1 ball", "l1", None), ("nuclear ball (8 x 6 matrices)", None, NuclearBall(1.0, (d1, d2))),
              ("box", "box", None), ("l2 ball", "l2", None)]
     findings, rows, ev = [], [], {}
@@ -820,7 +820,7 @@ def measure_privacy(ctx):
     n = 10
     r = float(ctx.params.get("radius", 1.0))
     lam0 = float(ctx.params.get("lambda_0", 1.0))
-    seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(5 if ctx.full else 3))
+    seeds = ctx.config.seed_list(3, 5)
     rows, findings, ev, saved = [], [], {}, []
     cos_sets = {}
     if ctx.config.instances:        # the user's single-example logistic instances (e.g. a saved one)
@@ -952,7 +952,7 @@ def measure_partial_scaling(ctx):
     T = 10000 if ctx.full else 2000
     R = 64 if ctx.full else 16
     lam0 = float(ctx.params.get("lambda_0", 1.0))
-    seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(6 if ctx.full else 3))
+    seeds = ctx.config.seed_list(3, 6)
     fam = RandomFamily(loss="least_squares", set="l1", n=10, m=20, p=10)
     insts = [fam.draw(s) for s in seeds]
     sols = [solve_consensus(i, use_cache=ctx.config.use_cache) for i in insts]
@@ -1181,7 +1181,7 @@ def run_mclr_experiments(ctx) -> dict:
     eta) is chosen on a small grid by the final *training* objective, then its test accuracy is reported
     (mean and std over the seeds' splits)."""
     T = int(ctx.params.get("rounds", 100))
-    seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(5 if ctx.full else 2))
+    seeds = ctx.config.seed_list(2, 5)
     radius = float(ctx.params.get("radius", 10.0))
     out = {}
     for iid in (True, False):

@@ -23,7 +23,7 @@ FAMILY = RandomFamily(loss="least_squares", set="l1", n=5, m=20, p=10, radius=1.
 
 def _setup(ctx, family=FAMILY, seeds: int = 3, full_seeds: int = 6):
     from fedcheck.problems import solve_consensus
-    ss = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(full_seeds if ctx.full else seeds))
+    ss = ctx.config.seed_list(seeds, full_seeds)
     insts = [family.draw(s) for s in ss]
     sols = [solve_consensus(i, use_cache=ctx.config.use_cache) for i in insts]
     return insts, sols
@@ -475,7 +475,7 @@ def measure_table3(ctx):
     ordering: FedFW-sto more accurate than FedDR in all eight columns."""
     from theorems.fedfw.measurements import MCLR, _mclr_set, _minibatch_oracle, digits_federated
     T = int(ctx.params.get("rounds", 300))
-    seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(4 if ctx.full else 2))
+    seeds = ctx.config.seed_list(2, 4)
     lam_grid = (0.01, 0.1, 1.0, 10.0) if ctx.full else (0.1, 1.0)
     eta_grid = (0.1, 1.0, 10.0) if ctx.full else (1.0, 10.0)
     res, rows = {}, []

@@ -371,7 +371,7 @@ def _table2_findings(r: dict, data: str, source: Source, deviation: str) -> tupl
 
 
 def _seeds(ctx, quick: int, full: int) -> list[int]:
-    return list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(full if ctx.full else quick))
+    return ctx.config.seed_list(quick, full)
 
 
 PAPER_ROUNDS = 100         # "100 communication rounds" (Section 5.2); --full
@@ -379,7 +379,7 @@ QUICK_ROUNDS = 50          # quick mode (a deviation: its findings are analyses)
 
 
 def _rounds(ctx) -> int:
-    return int(ctx.config.rounds or (PAPER_ROUNDS if ctx.full else QUICK_ROUNDS))
+    return ctx.config.horizon(QUICK_ROUNDS, PAPER_ROUNDS)
 
 
 def _horizon_deviation(ctx) -> str:
@@ -611,8 +611,8 @@ class EveryHorizon:
     def observe(self, claim, test, config, params) -> Observations:
         exprs = {"(12)": bound_12, "(52)": Ghat_52, "(57)": delta_57}
         obs = Observations()
-        seeds = config.seed_list(self.full_seeds if config.full else self.seeds)
-        Tm = int(config.rounds or (self.full_horizon if config.full else self.horizon))
+        seeds = config.seed_list(self.seeds, self.full_seeds)
+        Tm = config.horizon(self.horizon, self.full_horizon)
         lam0 = float(params.get("lambda_0", 0.01))
         insts = list(config.instances) if config.instances else [self.family.draw(s) for s in seeds]
         sols = [network_solver(i, use_cache=config.use_cache) for i in insts]

@@ -428,7 +428,7 @@ def _pep_measure(index: int):
         if not ok:
             return MeasureResult([Finding("PEPit is installed", V.INCONCLUSIVE, True, why, evidence=why)], reason=why)
         p = ctx.params
-        s = PepSettings(horizon=int(p.get("horizon", ctx.config.rounds or 6)), clients=int(p.get("clients", 2)),
+        s = PepSettings(horizon=int(p.get("horizon", ctx.config.horizon(6))), clients=int(p.get("clients", 2)),
                         L=float(p.get("L", 1.0)), D=float(p.get("D", 2.0)), zeta=float(p.get("zeta", 2.0)),
                         use_cache=ctx.config.use_cache)
         d = run_pep(s)[index]
