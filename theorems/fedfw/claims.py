@@ -91,7 +91,7 @@ FACT_29 = Fact("(29): (1-eta_t)(lambda_t - lambda_{t-1}) - eta_t lambda_t <= 0 f
 
 
 # =================================================================================================
-# Proof audit of Theorem 1 (issue #9): the key steps of Appendix B.1 and of Lemma 2, each established
+# Proof audit of Theorem 1: the key steps of Appendix B.1 and of Lemma 2, each established
 # on its own (``fedcheck audit theorem1``); the machinery is in fedcheck.tools.audit.  Everything is local to
 # _theorem1_proof_steps(), so that no module-level name is rebound.
 def _theorem1_proof_steps():
@@ -242,7 +242,7 @@ def _theorem1_proof_steps():
 
 
 def _theorem1_more_steps():
-    """(24)-(28) and (33)-(34) of Appendix B.1 (issue 17): the algebra of (25)-(28) with SymPy, (26) after one FedFW
+    """(24)-(28) and (33)-(34) of Appendix B.1: the algebra of (25)-(28) with SymPy, (26) after one FedFW
     step and (34) at random points of D^n on Theorem 1's family."""
     from fedcheck import steps as A
     from theorems.fedfw import steps as FS
@@ -270,7 +270,7 @@ def _theorem1_more_steps():
 
 
 def _theorem2_proof_steps():
-    """Steps (53)-(55) and (58)-(62) of Theorem 2's proof (Appendix C.1), issue 17."""
+    """Steps (53)-(55) and (58)-(62) of Theorem 2's proof (Appendix C.1)."""
     from fedcheck import steps as A
     from theorems.fedfw import steps as FS
     Gs, lam, g, d = sp.symbols("G lambda g d", positive=True)
@@ -343,7 +343,7 @@ theorem1 = Claim(
 # Theorem 1's rate, where it shows.  On the default family (lambda_0 = 1) the bias of the penalty term is small
 # and the fitted slope is pre-asymptotic (about -1.1 in the last decade, far faster than claimed).  With
 # lambda_0 = 0.01 the penalty bias dominates early and the last decade of a 10^5-round run has slope -0.51
-# [-0.55, -0.48]: the claimed O(t^{-1/2}) is attained (issue 13.7).
+# [-0.55, -0.48]: the claimed O(t^{-1/2}) is attained.
 theorem1_rate = Claim(
     id="fedfw.theorem1_rate",
     title="FedFW, Theorem 1: the claimed O(t^{-1/2}) rate, on a family where it shows (lambda_0 = 0.01, 10^5 rounds)",
@@ -363,7 +363,7 @@ theorem1_rate = Claim(
 )
 
 # =================================================================================================
-# The rest of the paper (issue #4).  Every claim below is a declaration; the machinery is in
+# The rest of the paper.  Every claim below is a declaration; the machinery is in
 # fedcheck.experiments (Rounds, Horizons, Cases) and fedcheck.core.evidence (BoundTest, Measurement,
 # Proof), the paper's problems in theorems.fedfw.measurements.
 c_n = sp.Symbol("c_n", positive=True)   # the factor the G-term of (44) is divided by (sqrt(n) as printed)
@@ -866,7 +866,7 @@ privacy = Claim(
     params={"lambda_0": 1.0, "radius": 1.0},
     assumptions=["one example per client (digit images, centered pixels), labels +-1", "FedFW from X^1 = 0",
                  "the server knows x_i^1 and the schedules, so it can track every x_i from the messages"],
-    # 'holds' (issue 25): the paper states what one message reveals on the l1 ball ("merely reveals the sign of the
+    # 'holds' (in the paper's setting): the paper states what one message reveals on the l1 ball ("merely reveals the sign of the
     # maximum entry of the gradient") and on a box ("only reveals the gradient signs"): both hold.  For the l2 ball it
     # says only that retrieving the gradient is "generally unfeasible", with Deep Leakage on CIFAR-100 as evidence
     # (Figure 1); single-example logistic regression, where one message gives the data direction and a few its norm,
@@ -907,11 +907,11 @@ experiments = Claim(
                  "each parameter tensor (weights, bias) in its own ball, as the official code's per-layer LMO",
                  "parameters chosen on small grids by the final training objective, not by test accuracy",
                  "FedDR with one local gradient step for its prox (the paper: one local iteration per round)"],
-    # 'inconclusive' (issue 25): Table 1's orderings are the paper's for MNIST ("Table 1 presents the test accuracy
+    # 'inconclusive' (in the paper's setting): Table 1's orderings are the paper's for MNIST ("Table 1 presents the test accuracy
     # results ..."), a setting not run here; on digits all four go the other way, which is an analysis in another
     # setting (named as its deviation), not a refutation of Table 1.  The paper finding "Table 1's orderings, in the
     # paper's setting" is inconclusive, so the headline neither says 'holds' while the digits table contradicts the
-    # paper (issue "headlines") nor 'violated' for data the paper never used.
+    # paper (the headline verdicts) nor 'violated' for data the paper never used.
     expected="inconclusive",
 )
 
@@ -1062,7 +1062,7 @@ lmo_noise = Claim(
     assumptions=["clients send lmo(g_i + sigma_t xi), xi Gaussian (SeedSequence streams)", "sigma_t = sigma eta_t L/n "
                  "(decaying like [24]'s admissible error: the paper's reading) or sigma L/n (a fixed privacy level: an "
                  "analysis outside [24]'s hypothesis)", "expectation: mean over 8 replicates per instance"],
-    # 'holds' (issue 25): the sentence rests on [24] (Jaggi 2013), whose tolerated LMO errors shrink with the step;
+    # 'holds' (in the paper's setting): the sentence rests on [24] (Jaggi 2013), whose tolerated LMO errors shrink with the step;
     # noise decaying like eta_t keeps the rate (the paper's reading).  Noise of a fixed scale stalls FedFW, but it is
     # outside that hypothesis: an analysis, reported beside, no longer a refuted paper finding.
     expected="holds",
@@ -1125,7 +1125,7 @@ privacy_nuclear = Claim(
     evidence=Measurement(_M.measure_privacy_nuclear),
     assumptions=["MCLR on digits (W in R^{64 x 10}), nuclear ball of radius 10", "clients with 1 or 5 examples, W = 0 "
                  "or random"],
-    # 'holds' (issue 25): the paper's sentence, "s_i unveils only the top eigenvectors of the gradient", holds (a rank-one
+    # 'holds' (in the paper's setting): the paper's sentence, "s_i unveils only the top eigenvectors of the gradient", holds (a rank-one
     # message, the top singular pair).  That one example per client then leaks its data point is an analysis in a
     # setting the paper does not state (reported beside: refuted).
     expected="holds",
@@ -1142,7 +1142,7 @@ table3 = Claim(
     params={"rounds": 300},
     assumptions=["digits instead of EMNIST / CIFAR10 / synthetic; 20 clients instead of 100; minibatch 16 instead of 64",
                  "each method tuned on a small grid by the final training objective"],
-    # 'inconclusive' (issue 25): "FEDFW-STO outperformed FEDDR in our experiments in the stochastic setting" is about
+    # 'inconclusive' (in the paper's setting): "FEDFW-STO outperformed FEDDR in our experiments in the stochastic setting" is about
     # EMNIST, CIFAR10 and synthetic data with 100 clients, not run here; the digits runs (FedDR ahead) are analyses.
     expected="inconclusive",
 )
@@ -1171,7 +1171,7 @@ theorem1_pep = Claim(
                  "(38) is at least its floor (G = 0, Y* = 0) and at most its ceiling (G = (LD + zeta)/sqrt(n), ||Y*||_F = "
                  "zeta/sqrt(n)) on every instance of the class", "search: quadratic clients on the l2 ball in dimension 2"],
     kind="bound",
-    # 'inconclusive' (issue 25): worst case / floor reaches 2.05 (quick) at lambda_0/L = 0.1, zeta/(LD) = 4 -- there
+    # 'inconclusive' (in the paper's setting): worst case / floor reaches 2.05 (quick) at lambda_0/L = 0.1, zeta/(LD) = 4 -- there
     # the floor argument cannot decide, so the claim over the class is not "holds over all functions"; it holds (worst
     # <= floor) at every other quick grid point.  --full (measured): 0.0126-3.51; shared and separate starts decided at
     # 22 of 25 points (up to 3.08 at lambda_0/L = 0.1, zeta/(LD) = 4), starts anywhere at 19 of 25 (up to 3.51); at

@@ -1282,7 +1282,7 @@ def measure_experiments(ctx):
                                 deviation="scikit-learn's digits (8 x 8 images, 1347 training examples) instead of MNIST, "
                                           "parameters tuned by fedcheck on small grids by the training objective"))
     # the paper's Table 1 is about MNIST (and CIFAR-10, synthetic data), which are not run here: its orderings are
-    # neither confirmed nor refuted by the digits runs above (issue 25: a paper reading is refuted only in its setting)
+    # neither confirmed nor refuted by the digits runs above (a paper reading is refuted only in its setting)
     findings.insert(0, Finding("Table 1's orderings, in the paper's setting (MNIST)", V.INCONCLUSIVE, True,
                                "the paper's setting (MCLR on MNIST, 10 clients, 100 rounds, radius 10) is not run here "
                                "(MNIST is not available offline); the runs on digits are analyses in another setting",

@@ -1,4 +1,4 @@
-"""Measurements of the FedFW paper's remaining claims (issue 17): inexact and noisy LMOs, non-uniform participation,
+"""Measurements of the FedFW paper's remaining claims: inexact and noisy LMOs, non-uniform participation,
 the effect of lambda_0, plain stochastic gradients (Section 4.1), privacy on the nuclear ball, Table 3 in shape.
 
 Every function here is a :class:`fedcheck.core.evidence.Measurement` function ``measure(ctx) -> MeasureResult``,

@@ -461,7 +461,7 @@ def pep_checks():
 
 
 # ----------------------------------------------------------------------------------------------
-# FedFW itself, n >= 2 clients, with its penalty schedule (issue 17)
+# FedFW itself, n >= 2 clients, with its penalty schedule
 #
 # The class: n clients f_i, each L-smooth and convex, on a convex set of diameter D, with
 # ||grad f_i(x*)|| <= zeta at a minimizer x* of F = mean_i f_i over the set.  Without the last condition the
@@ -710,7 +710,7 @@ def fedfw_pep_table(clients=(2,), horizon: int = 2, L: float = 1.0, D: float = 2
     return rows
 
 
-# The class, swept (issue 25): only zeta/(L D) and lambda_0/L matter (x -> x/D, f -> f/(L D^2) maps the class and
+# The class, swept: only zeta/(L D) and lambda_0/L matter (x -> x/D, f -> f/(L D^2) maps the class and
 # FedFW's iterates onto L = D = 1 with these two ratios, and (38)/(L D^2) depends on them alone), so the claim fixes
 # L = 1, D = 2 and sweeps the ratios; starting points: all clients at one point of D ("shared"), each at its own point of
 # D ("separate": Algorithm 1 takes one x_i^1 per client, the proof needs only X^1 in D^n), and -- with --full -- each

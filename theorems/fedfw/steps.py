@@ -1,4 +1,4 @@
-"""Numerical audit steps of FedFW's proofs (issue 17): (24)-(26) and (33)-(34) of Theorem 1, (53)-(54) and
+"""Numerical audit steps of FedFW's proofs: (24)-(26) and (33)-(34) of Theorem 1, (53)-(54) and
 (58)-(62) of Theorem 2, each checked at random points X in D^n of a few instances (``check_on_grid`` over the
 grid ``case`` x ``point``: the instances and the number of points are stated in the step's evidence)."""
 from __future__ import annotations
