@@ -12,7 +12,7 @@ from fedcheck import (MEAN, Bound, BoundTest, Cases, Claim, Domain, Fact, Horizo
                       Reading, Rounds, SideCondition, Source, instance_inequality, objective_gap, order_fact, recorded)
 from fedcheck.problems import RandomFamily
 from fedcheck.symbols import (D, E_init, G, G_nc, G_sup, L, T, Y_norm, grad_F_star, grad_hat_star, grad_hat_x1,
-                              lambda_0, n, p_part, sigma, t)
+                              lambda_0, n, sigma, t)
 from theorems.fedfw import measurements as _P
 from theorems.fedfw import more as _M
 from theorems.fedfw import pep as _pep
@@ -20,6 +20,7 @@ from theorems.fedfw import sources as SRC
 from theorems.fedfw.bounds import FEDFW, Ghat_52, bound_12, bound_38, delta_57, eta_t, lambda_t
 from theorems.fedfw.methods import with_surrogate
 from theorems.fedfw.networks import NETWORK_CLAIMS  # Table 2, Figures 3-4, Theorem 2 on a DNN
+from theorems.fedfw.symbols import p_part
 
 # ---- Theorem 1 (convex): schedules and the explicit bound (38), declared in bounds.py ------------
 
