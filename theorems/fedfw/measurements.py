@@ -8,9 +8,9 @@ Used by ``theorems/fedfw/claims.py``.  Contents:
   :func:`instance_21` (the counterexample of Appendix A);
 * the constants of the non-convex families (E of (51), G = sup ||grad F^||_F, as certified intervals) are the
   shared library :mod:`fedcheck.problems.nonconvex`;
-* the runner and constant context of :class:`fedcheck.experiments.Horizons` (Theorem 2, (18)/(65));
-* cases for :class:`fedcheck.experiments.Cases` (Lemmas 1 and 2);
-* measurements (:class:`fedcheck.core.evidence.Measurement`) of the counterexample, FedFW+, split constraints,
+* the runner and constant context of :class:`fedcheck.Horizons` (Theorem 2, (18)/(65));
+* cases for :class:`fedcheck.Cases` (Lemmas 1 and 2);
+* measurements (:class:`fedcheck.Measurement`) of the counterexample, FedFW+, split constraints,
   messages, privacy, partial-participation scaling and the experiments of Section 5.
 """
 from __future__ import annotations
@@ -169,7 +169,7 @@ def _stat(x: np.ndarray, axis: int = -1):
 
 
 def run_fedfw_horizon(instances, sols, sched, T, settings, run_seeds) -> dict:
-    """Runner for :class:`fedcheck.experiments.Horizons`: FedFW with the constant ``eta``, ``lam`` of
+    """Runner for :class:`fedcheck.Horizons`: FedFW with the constant ``eta``, ``lam`` of
     one horizon ``T`` (``settings["p_part"]``: random participation; ``settings["replicates"]``: runs per
     row, averaged -- the claims with participation bound expectations).  Rows sharing an instance and a
     schedule are run once.  Metrics over the iterates ``t = 1..T``:
@@ -222,7 +222,7 @@ def run_fedfw_horizon(instances, sols, sched, T, settings, run_seeds) -> dict:
 
 def horizon_context(inst, sol, params):
     """``InstanceContext`` with the instance's loss (the providers L, D, G_nc, ... need it): the ``context``
-    of the :class:`fedcheck.experiments.Horizons` experiments of Theorem 2 and (18)/(65)."""
+    of the :class:`fedcheck.Horizons` experiments of Theorem 2 and (18)/(65)."""
     return InstanceContext(inst, inst.make_loss(), sol, params)
 
 
@@ -231,7 +231,7 @@ def save_npz(inst, path):
 
 
 # =============================================================================================
-# Lemma 2: G = sup ||grad F^(X)||_F under three readings (cases for fedcheck.experiments.Cases)
+# Lemma 2: G = sup ||grad F^(X)||_F under three readings (cases for fedcheck.Cases)
 def _instances_for(config, families: Sequence[tuple], default_seeds: int):
     """``[(label, instance)]``: the user's instances, else ``default_seeds`` draws of each family."""
     if config.instances:
@@ -1027,7 +1027,7 @@ def measure_partial_scaling(ctx):
 # Section 5 at small scale: MCLR on scikit-learn's digits
 class MCLR(Loss):
     """Multinomial logistic regression for a batch of federated splits, clients padded to a common size: a
-    :class:`~fedcheck.problems.losses.Loss` (``value``, ``grad``, ``full_value``, ``full_grad``, ``smoothness``,
+    :class:`~fedcheck.problems.Loss` (``value``, ``grad``, ``full_value``, ``full_grad``, ``smoothness``,
     ``map``/``take``/``stack``) with the arrays ``A``, ``y``, ``w`` and the number of classes ``K``.
 
     ``A`` ``(B, n, M, d+1)`` (features and a bias column of ones), ``y`` ``(B, n, M)`` integer labels, ``w``

@@ -1,7 +1,7 @@
 """Measurements of the FedFW paper's remaining claims: inexact and noisy LMOs, non-uniform participation,
 the effect of lambda_0, plain stochastic gradients (Section 4.1), privacy on the nuclear ball, Table 3 in shape.
 
-Every function here is a :class:`fedcheck.core.evidence.Measurement` function ``measure(ctx) -> MeasureResult``,
+Every function here is a :class:`fedcheck.Measurement` function ``measure(ctx) -> MeasureResult``,
 used by ``theorems/fedfw/claims.py``; quick settings by default, longer ones under ``--full``.
 """
 from __future__ import annotations

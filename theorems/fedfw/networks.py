@@ -593,7 +593,7 @@ class EveryHorizon:
     ``eta = T^(-2/3)``, ``lambda = lambda_0 T^(1/3)`` (all horizons and instances in one batch, the data shared),
     every iterate recorded; per run, ``min_{t <= T} gap(xbar^t)``, ``(1/T) sum_{t <= T} gap^(X^t)`` and
     ``dist(X^{t~}, C)`` against (12), (52), (57).  The constants ``E``, ``G``, ``L`` are certified intervals
-    (:func:`fedcheck.problems.networks.network_constants`); every bound grows with each of them, so the bound is
+    (:func:`fedcheck.problems.network_constants`); every bound grows with each of them, so the bound is
     known to lie in ``[bound(lower ends), bound(upper ends)]``: a point holds when the measured value is below the
     lower end (then it is below the bound with the exact constants), is violated when above the upper end, and is
     inconclusive in between."""

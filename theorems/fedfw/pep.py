@@ -762,7 +762,7 @@ def fedfw_pep_sweep(grid: dict, L: float = 1.0, D: float = 2.0, use_cache: bool 
 
 
 def measure_fedfw_pep(ctx):
-    """A :class:`~fedcheck.core.evidence.Measurement` function: the certified worst case of FedFW with n >= 2 clients
+    """A :class:`~fedcheck.Measurement` function: the certified worst case of FedFW with n >= 2 clients
     against (38), swept over the class (``PEP_GRID``; ``--full``: ``PEP_GRID_FULL``; params ``zeta_over_LD``,
     ``lambda0_over_L``, ``starts``, ``clients``, ``horizon`` override it).  One paper finding per kind of start: holds
     where every point of the grid is certified below (38)'s floor, inconclusive where the floor argument cannot decide
