@@ -298,7 +298,7 @@ def test_lmo_noise_paper_reading_is_the_one_inside_jaggis_hypothesis():
 def test_additive_error_lmo_is_what_it_says():
     """The message is in D and its error <s~, g> - min_D <s, g> is exactly min(eps, <v - s, g>)."""
     import numpy as np
-    from fedcheck.algorithms.fedfw_inexact import AdditiveErrorLMO, additive_error
+    from theorems.fedfw.methods import AdditiveErrorLMO, additive_error
     b = _small_batch()
     g = np.random.default_rng(0).standard_normal((b.B, b.n, b.p))
     for eps in (0.0, 0.05, 1e3):
@@ -310,7 +310,7 @@ def test_additive_error_lmo_is_what_it_says():
 
 def test_inexact_variants_reduce_to_fedfw():
     import numpy as np
-    from fedcheck.algorithms.fedfw_inexact import fedfw_inexact, fedfw_nonuniform, multiplicative_eta
+    from theorems.fedfw.methods import fedfw_inexact, fedfw_nonuniform, multiplicative_eta
     from fedcheck.algorithms.fedfw_variants import fedfw_variant
     b = _small_batch()
     eta, lam = _sched17(30, b.B)
