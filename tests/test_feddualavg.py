@@ -341,9 +341,9 @@ def test_fedmid_refutation_saves_its_instance(tmp_path):
     assert tr.metrics["Phi_avg"][0, 0] - sol.phi_lower > 4 * L_ * c["B"].interval[1] / R
 
 
-ISSUE17 = {"lemma_c2_stochastic": ("holds",), "theorem_4_1_fedmid_indicator": ("holds",),
-           "theorem_4_1_fedmid_osp": ("holds",), "theorem_4_1_fedmid_osp_stochastic": ("holds",),
-           "lr_robustness": ("inconclusive",), "entropic_simplex": ("holds",)}
+EXTENSIONS = {"lemma_c2_stochastic": ("holds",), "theorem_4_1_fedmid_indicator": ("holds",),
+              "theorem_4_1_fedmid_osp": ("holds",), "theorem_4_1_fedmid_osp_stochastic": ("holds",),
+              "lr_robustness": ("inconclusive",), "entropic_simplex": ("holds",)}
 
 
 def test_sweep_rule_and_declarations():
@@ -358,17 +358,17 @@ def test_sweep_rule_and_declarations():
     assert [len(c.proof_steps) for c in (T.theorem_4_1_tuned, T.theorem_4_2_tuned, T.theorem_4_3_tuned)] == [2, 2, 3]
     assert [c.id.split(".")[1] for c in T.CLAIMS] == list(EXPECTED)[:7] + [
         "lemma_c2", "lemma_c3", "claim_c5", "lemma_d2", "claim_d5", "variance_step", "curse_constrained",
-        "curse_l1_densification", "osp_long_horizon"] + list(SLOW) + list(ISSUE17)
+        "curse_l1_densification", "osp_long_horizon"] + list(SLOW) + list(EXTENSIONS)
     for c in T.CLAIMS:
         key = c.id.split(".")[1]
-        assert c.expected in (EXPECTED.get(key) or SLOW.get(key) or ISSUE17[key])
+        assert c.expected in (EXPECTED.get(key) or SLOW.get(key) or EXTENSIONS[key])
 
 
 def test_registered_in_the_catalog():
     from fedcheck.catalog.registry import default_registry
     reg = default_registry()
     ids = reg.papers["feddualavg"]
-    assert len(ids) == len(EXPECTED) + len(SLOW) + len(ISSUE17)
+    assert len(ids) == len(EXPECTED) + len(SLOW) + len(EXTENSIONS)
     assert reg.resolve(["feddualavg_curse"])[0].id == "feddualavg.curse_constrained"
 
 
@@ -491,7 +491,7 @@ def test_a_lowered_cached_optimum_leaves_the_verdict(tmp_path, monkeypatch):
     assert again.verdict == clean.verdict and again.max_ratio == pytest.approx(clean.max_ratio, rel=1e-12)
 
 
-# ---- issue 17: Lemma C.2 with sigma > 0; FedMiD with an indicator psi ----------------------------------------
+# ---- Lemma C.2 with sigma > 0; FedMiD with an indicator psi ----------------------------------------
 def test_indicator_counted_twice_is_the_indicator():
     reg = L2BallIndicator(1.0, 5)
     Z = 3 * np.random.default_rng(np.random.SeedSequence(17)).standard_normal((20, 5))
@@ -543,7 +543,7 @@ def test_entropic_feddualavg_one_client_k1_is_mirror_descent_and_certificate():
 
 
 @pytest.mark.parametrize("cid", ["feddualavg.entropic_simplex", "feddualavg.theorem_4_1_fedmid_osp_stochastic"])
-def test_issue17_feddualavg_claims_hold_small(cid):
+def test_extension_claims_hold_small(cid):
     from theorems import feddualavg as T
     claim = next(c for c in T.CLAIMS if c.id == cid)
     r = claim.run(RunConfig(seeds=[0], rounds=40))
@@ -555,7 +555,7 @@ def test_lr_robustness_grid_is_the_papers():
     assert len(LR_BOX_GRID) == 28 and all(0.003 - 1e-12 <= c * s <= 0.3 + 1e-12 for c, s in LR_BOX_GRID)
 
 
-# ---- issue 17: Proposition C.4, Claims C.6, D.4, D.6, D.7, Lemmas E.2, E.3 as audit steps ------------------
+# ---- Proposition C.4, Claims C.6, D.4, D.6, D.7, Lemmas E.2, E.3 as audit steps ------------------
 def test_feddualavg_audit_steps_of_the_appendix():
     from fedcheck.tools import audit as A
     from theorems.feddualavg import lemma_c2, lemma_d2, theorem_4_1

@@ -71,15 +71,32 @@ ASSUME_1 = ["Assumption 1: psi closed convex, h = 1/2||.||_2^2 (Legendre, 1-stro
 
 SWEEP_ETA_S = ("eta_s", (1.0, 10.0, 100.0), (1.0, 10.0, 100.0, 1000.0))
 
+
+def rate_experiment(family, algorithm, output: str, eta_c, *, tuned: bool, sweep: bool = False,
+                    deterministic: bool = False, **kw) -> HorizonExpectations:
+    """The experiment of the rate theorems: ``Phi(output_R) - Phi*`` of ``algorithm`` on ``family`` at every horizon
+    ``R`` of QUICK_R (FULL_R under --full), in expectation over 20 runs per instance (100 under --full; one run for a
+    ``deterministic`` family, sigma = 0).  ``eta_c`` is the client step; with ``sweep`` it is the step
+    ``eta = eta_s eta_c`` held fixed while ``eta_s`` sweeps SWEEP_ETA_S (``eta_c = eta / eta_s -> 0``), else
+    ``eta_s = 1``.  A ``tuned`` step (a min over branches) runs on 3 instances (8 under --full), a general one on 2
+    (6).  ``output``: ``Phi_avg`` (the average of the server iterates, E.1's) or ``Phi_hat`` ((4.4)); ``kw``: the
+    other fields of :class:`HorizonExpectations` (controls, rate_decides, save_instance)."""
+    schedules = {"eta_c": eta_c / eta_s, "eta_s": eta_s} if sweep else {"eta_c": eta_c, "eta_s": sp.Integer(1)}
+    what = {"Phi_avg": "Phi(avg_{r<=R} w_r)", "Phi_hat": "Phi(w_hat)"}[output]
+    seeds, full_seeds = (3, 8) if tuned else (2, 6)
+    replicates, full_replicates = (1, None) if deterministic else (20, 100)
+    return HorizonExpectations(family=family, algorithm=algorithm, output=output, schedules=schedules,
+                               sweep=SWEEP_ETA_S if sweep else None, solver=solve_composite, seeds=seeds,
+                               full_seeds=full_seeds, horizons=QUICK_R, full_horizons=FULL_R, replicates=replicates,
+                               full_replicates=full_replicates,
+                               metric_label=f"{what} - Phi*" if deterministic else f"E[{what}] - Phi*", **kw)
+
 # ---- Theorem 4.1 / E.1 (FedDualAvg) -------------------------------------------------------------------
 def _e1_general(algorithm) -> BoundTest:
     """(E.1) at the general step eta = c_eta/(4KL), in expectation over the noise, on the l1 shared-Hessian
     family with eta_s = 1, 10, 100 (small eta_c at fixed eta): the bound test of Theorem 4.1 for ``algorithm``."""
     return BoundTest(
-        HorizonExpectations(family=F1_EUCLID, algorithm=algorithm, output="Phi_avg",
-                            schedules={"eta_c": E_eta_general / eta_s, "eta_s": eta_s}, sweep=SWEEP_ETA_S,
-                            solver=solve_composite, seeds=2, full_seeds=6, horizons=QUICK_R, full_horizons=FULL_R,
-                            replicates=20, full_replicates=100, metric_label="E[Phi(avg_{r<=R} w_r)] - Phi*"),
+        rate_experiment(F1_EUCLID, algorithm, "Phi_avg", E_eta_general, tuned=False, sweep=True),
         bounds=(B_E1_GENERAL,),
         statistic=MEAN, findings="reading")
 
@@ -90,6 +107,12 @@ def _e1_general_readings(source):
 
 
 E1_GENERAL_READINGS = _e1_general_readings(SRC_E1)
+
+
+def _fedmid_readings(source):
+    """The readings of Theorem 4.1 for a method of the FedMiD family, with E.1's constants and output."""
+    return (Reading("(E.3)", {}, True, "(4.3) with E.1's constants: 4LB/R + 4 sigma B^{1/2}/(MKR)^{1/2}", source=source),
+            Reading("(E.1) at the step (E.2)", {}, True, "B/(eta K R) + 3 eta sigma^2/M", source=source))
 
 
 theorem_4_1 = Claim(
@@ -119,10 +142,7 @@ theorem_4_1_tuned = Claim(
                "E[Phi((1/R) sum_{r=1}^R w_r)] - Phi* <= 4LB/R + 4 sigma B^{1/2}/(MKR)^{1/2} = O(R^{-1/2}). Example: "
                "l1 shared-Hessian quadratics, Gaussian noise, eta_s = 1, 10, 100."),
     evidence=BoundTest(
-        HorizonExpectations(family=F1_EUCLID, algorithm=engine.feddualavg, output="Phi_avg",
-                            schedules={"eta_c": E2_eta / eta_s, "eta_s": eta_s}, sweep=SWEEP_ETA_S,
-                            solver=solve_composite, seeds=3, full_seeds=8, horizons=QUICK_R, full_horizons=FULL_R,
-                            replicates=20, full_replicates=100, metric_label="E[Phi(avg_{r<=R} w_r)] - Phi*"),
+        rate_experiment(F1_EUCLID, engine.feddualavg, "Phi_avg", E2_eta, tuned=True, sweep=True),
         bounds=(B_E3, B_E1_AT_E2),
         statistic=MEAN, findings="reading", rate=-0.5),
     readings=(Reading("(E.3)", {}, True, "the tuned bound", source=SRC_E1),
@@ -146,19 +166,15 @@ theorem_4_1_fedmid = Claim(
                "eta = 1/(4KL), eta_s = 1, 10, 100 (eta_c = eta/eta_s -> 0)."),
     # sigma = 0: one run per instance, compared pathwise
     evidence=BoundTest(
-        HorizonExpectations(family=F1_FEDMID, algorithm=engine.fedmid, output="Phi_avg",
-                            schedules={"eta_c": E2_eta / eta_s, "eta_s": eta_s}, sweep=SWEEP_ETA_S,
-                            solver=solve_composite, seeds=3, full_seeds=8, horizons=QUICK_R, full_horizons=FULL_R,
-                            replicates=1, rate_decides=True,
-                            controls={"FedMiD, last iterate w_R": (engine.fedmid, "Phi"),
-                                      "FedDualAvg (same steps)": engine.feddualavg,
-                                      "FedMiD without server prox (control: psi once)": engine.fedmid_no_server_prox},
-                            save_instance=save_fedmid_refutation, metric_label="Phi(avg_{r<=R} w_r) - Phi*"),
+        rate_experiment(F1_FEDMID, engine.fedmid, "Phi_avg", E2_eta, tuned=True, sweep=True, deterministic=True,
+                        rate_decides=True,
+                        controls={"FedMiD, last iterate w_R": (engine.fedmid, "Phi"),
+                                  "FedDualAvg (same steps)": engine.feddualavg,
+                                  "FedMiD without server prox (control: psi once)": engine.fedmid_no_server_prox},
+                        save_instance=save_fedmid_refutation),
         bounds=(B_E3, B_E1_AT_E2),
         statistic=PATHWISE, findings="reading", rate=-1.0, sources={"rate": SRC_41_MAIN}),
-    readings=(Reading("(E.3)", {}, True, "(4.3) with E.1's constants: 4LB/R + 4 sigma B^{1/2}/(MKR)^{1/2}",
-                      source=SRC_41_MAIN),
-              Reading("(E.1) at the step (E.2)", {}, True, "B/(eta K R) + 3 eta sigma^2/M", source=SRC_41_MAIN)),
+    readings=_fedmid_readings(SRC_41_MAIN),
     assumptions=ASSUME_1 + ["sigma = 0, so (E.2) is eta = 1/(4KL) and (4.3) is O(1/R): the claimed rate is -1",
                             "the output w_hat is not defined in the main text; the E.1 output (average of server "
                             "iterates) is used, and the last iterate is reported as a control"],
@@ -180,10 +196,7 @@ theorem_4_2 = Claim(
                "<= B/(eta_c K R) + eta_c sigma^2/M + 4 eta_c^2 L (K-1)^2 G^2 with w_hat the average (4.4). Example: "
                "l2-ball constrained quadratics, sphere noise, eta_c = 1/(4L)."),
     evidence=BoundTest(
-        HorizonExpectations(family=F2_L2, algorithm=engine.feddualavg, output="Phi_hat",
-                            schedules={"eta_c": c_eta / (4 * L), "eta_s": sp.Integer(1)},
-                            solver=solve_composite, seeds=2, full_seeds=6, horizons=QUICK_R, full_horizons=FULL_R,
-                            replicates=20, full_replicates=100, metric_label="E[Phi(w_hat)] - Phi*"),
+        rate_experiment(F2_L2, engine.feddualavg, "Phi_hat", c_eta / (4 * L), tuned=False),
         bounds=(B_C2,), statistic=MEAN, findings="reading"),
     readings=(Reading("(C.2)", {}, True, "eta_c = c_eta/(4L), c_eta = 1", source=SRC_C1),),
     params={"c_eta": 1.0}, assumptions=ASSUME_3, symbolic=SYM_C[:2], kind="expectation", expected="holds",
@@ -198,10 +211,7 @@ theorem_4_2_tuned = Claim(
                "4LB/(KR) + 2 sigma B^{1/2}/(MKR)^{1/2} + 5 L^{1/3} B^{2/3} G^{2/3}/R^{2/3}. Example: l2-ball "
                "constrained quadratics, sphere noise."),
     evidence=BoundTest(
-        HorizonExpectations(family=F2_L2, algorithm=engine.feddualavg, output="Phi_hat",
-                            schedules={"eta_c": C3_eta, "eta_s": sp.Integer(1)},
-                            solver=solve_composite, seeds=3, full_seeds=8, horizons=QUICK_R, full_horizons=FULL_R,
-                            replicates=20, full_replicates=100, metric_label="E[Phi(w_hat)] - Phi*"),
+        rate_experiment(F2_L2, engine.feddualavg, "Phi_hat", C3_eta, tuned=True),
         bounds=(B_C4, B_C2_AT_C3),
         statistic=MEAN, findings="reading", rate=-0.5),
     readings=(Reading("(C.4)", {}, True, source=SRC_C1), Reading("(C.2) at the step (C.3)", {}, True, source=SRC_C1)),
@@ -225,10 +235,7 @@ theorem_4_3 = Claim(
                "<= B/(eta_c K R) + eta_c sigma^2/M + 7 eta_c^2 L K sigma^2 + 14 eta_c^2 L K^2 zeta^2. Example: "
                "federated LASSO with a shared Hessian (Q geometry), Gaussian noise, eta_c = 1/(4L)."),
     evidence=BoundTest(
-        HorizonExpectations(family=F1_Q, algorithm=engine.feddualavg, output="Phi_hat",
-                            schedules={"eta_c": c_eta / (4 * L), "eta_s": sp.Integer(1)},
-                            solver=solve_composite, seeds=2, full_seeds=6, horizons=QUICK_R, full_horizons=FULL_R,
-                            replicates=20, full_replicates=100, metric_label="E[Phi(w_hat)] - Phi*"),
+        rate_experiment(F1_Q, engine.feddualavg, "Phi_hat", c_eta / (4 * L), tuned=False),
         bounds=(B_D1,), statistic=MEAN, findings="reading"),
     readings=(Reading("(D.1)", {}, True, "eta_c = c_eta/(4L), c_eta = 1", source=SRC_D1),),
     params={"c_eta": 1.0}, assumptions=ASSUME_2, symbolic=SYM_D[1:3], kind="expectation", expected="holds",
@@ -243,10 +250,7 @@ theorem_4_3_tuned = Claim(
                "4LB/(KR) + 2 sigma B^{1/2}/(MKR)^{1/2} + 8 L^{1/3} B^{2/3} sigma^{2/3}/(K^{1/3} R^{2/3}) + "
                "15 L^{1/3} B^{2/3} zeta^{2/3}/R^{2/3}. Example: shared-Hessian federated LASSO, Gaussian noise."),
     evidence=BoundTest(
-        HorizonExpectations(family=F1_Q, algorithm=engine.feddualavg, output="Phi_hat",
-                            schedules={"eta_c": D2_eta, "eta_s": sp.Integer(1)},
-                            solver=solve_composite, seeds=3, full_seeds=8, horizons=QUICK_R, full_horizons=FULL_R,
-                            replicates=20, full_replicates=100, metric_label="E[Phi(w_hat)] - Phi*"),
+        rate_experiment(F1_Q, engine.feddualavg, "Phi_hat", D2_eta, tuned=True),
         bounds=(B_D3, B_D1_AT_D2),
         statistic=MEAN, findings="reading", rate=-0.5),
     readings=(Reading("(D.3)", {}, True, source=SRC_D1), Reading("(D.1) at the step (D.2)", {}, True, source=SRC_D1)),
@@ -255,6 +259,9 @@ theorem_4_3_tuned = Claim(
 )
 
 
+# ====================================================================================================
+# intermediate results, checked pathwise or exactly (case builders in measurements.py)
+# ---- Lemma C.2 = 4.4, with sigma = 0 (pathwise) and sigma > 0 (in expectation over runs) -------------------
 lemma_c2 = Claim(
     id="feddualavg.lemma_c2",
     title="Lemma C.2 = 4.4 (perturbed iterate analysis), pathwise with sigma = 0",
@@ -300,7 +307,7 @@ lemma_c2_stochastic = Claim(
 )
 
 
-# ---- issue 17: Theorem 4.1 for FedMiD with an indicator psi (counting psi twice is harmless) ---------------
+# ---- Theorem 4.1 for FedMiD with an indicator psi (counting psi twice is harmless) -------------------------
 theorem_4_1_fedmid_indicator = Claim(
     id="feddualavg.theorem_4_1_fedmid_indicator",
     title="Theorem 4.1 for FedMiD with an indicator psi (l2 ball): psi counted twice is psi, small eta_c",
@@ -311,18 +318,12 @@ theorem_4_1_fedmid_indicator = Claim(
                "Phi* <= 4LB/R + 4 sigma B^{1/2}/(MKR)^{1/2}. Example: deterministic l2-ball constrained quadratics "
                "(sigma = 0), eta = 1/(4KL), eta_s = 1, 10, 100 (eta_c = eta/eta_s -> 0)."),
     evidence=BoundTest(
-        HorizonExpectations(family=F2_FEDMID, algorithm=engine.fedmid, output="Phi_avg",
-                            schedules={"eta_c": E2_eta / eta_s, "eta_s": eta_s}, sweep=SWEEP_ETA_S,
-                            solver=solve_composite, seeds=3, full_seeds=8, horizons=QUICK_R, full_horizons=FULL_R,
-                            replicates=1,
-                            controls={"FedMiD, last iterate w_R": (engine.fedmid, "Phi"),
-                                      "FedDualAvg (same steps)": engine.feddualavg},
-                            metric_label="Phi(avg_{r<=R} w_r) - Phi*"),
+        rate_experiment(F2_FEDMID, engine.fedmid, "Phi_avg", E2_eta, tuned=True, sweep=True, deterministic=True,
+                        controls={"FedMiD, last iterate w_R": (engine.fedmid, "Phi"),
+                                  "FedDualAvg (same steps)": engine.feddualavg}),
         bounds=(B_E3, B_E1_AT_E2),
         statistic=PATHWISE, findings="reading", rate=-1.0),
-    readings=(Reading("(E.3)", {}, True, "(4.3) with E.1's constants: 4LB/R + 4 sigma B^{1/2}/(MKR)^{1/2}",
-                      source=SRC_41_MAIN),
-              Reading("(E.1) at the step (E.2)", {}, True, "B/(eta K R) + 3 eta sigma^2/M", source=SRC_41_MAIN)),
+    readings=_fedmid_readings(SRC_41_MAIN),
     assumptions=ASSUME_1 + ["psi = indicator of the unit l2 ball: prox_{a psi} = projection for every a > 0, so "
                             "prox_{2 psi} = prox_psi", "sigma = 0: (E.2) is eta = 1/(4KL); the claimed rate is -1",
                             "output: average of the server iterates (E.1's), the last iterate as a control"],
@@ -330,8 +331,8 @@ theorem_4_1_fedmid_indicator = Claim(
 )
 
 
-# ---- issue 17: FedMiD-OSP's rates (Appendix A.1: "not hard to establish similar rates of Theorem 4.1 for
-# FedMiD-OSP with finite psi") -------------------------------------------------------------------------------
+# ---- FedMiD-OSP's rates (Appendix A.1: "not hard to establish similar rates of Theorem 4.1 for FedMiD-OSP with
+# finite psi") ---------------------------------------------------------------------------------------------------
 theorem_4_1_fedmid_osp = Claim(
     id="feddualavg.theorem_4_1_fedmid_osp",
     title="FedMiD-OSP (Alg. 4) with a finite psi (l1): 'similar rates of Theorem 4.1', read with E.1's constants",
@@ -342,19 +343,14 @@ theorem_4_1_fedmid_osp = Claim(
                "B^{1/2}/(MKR)^{1/2} and B/(eta K R) + 3 eta sigma^2/M at (E.2), for eta_c small. Example: deterministic "
                "l1 quadratics (sigma = 0; FedMiD's refuting family), eta = 1/(4KL), eta_s = 1, 10, 100."),
     evidence=BoundTest(
-        HorizonExpectations(family=F1_FEDMID, algorithm=engine.fedmid_osp, output="Phi_avg",
-                            schedules={"eta_c": E2_eta / eta_s, "eta_s": eta_s}, sweep=SWEEP_ETA_S,
-                            solver=solve_composite, seeds=3, full_seeds=8, horizons=QUICK_R, full_horizons=FULL_R,
-                            replicates=1, rate_decides=True,
-                            controls={"FedMiD-OSP, last iterate w_R": (engine.fedmid_osp, "Phi"),
-                                      "FedMiD (Alg. 2, psi twice)": engine.fedmid,
-                                      "FedDualAvg (same steps)": engine.feddualavg},
-                            metric_label="Phi(avg_{r<=R} w_r) - Phi*"),
+        rate_experiment(F1_FEDMID, engine.fedmid_osp, "Phi_avg", E2_eta, tuned=True, sweep=True, deterministic=True,
+                        rate_decides=True,
+                        controls={"FedMiD-OSP, last iterate w_R": (engine.fedmid_osp, "Phi"),
+                                  "FedMiD (Alg. 2, psi twice)": engine.fedmid,
+                                  "FedDualAvg (same steps)": engine.feddualavg}),
         bounds=(B_E3, B_E1_AT_E2),
         statistic=PATHWISE, findings="reading", rate=-1.0, sources={"rate": SRC_OSP}),
-    readings=(Reading("(E.3)", {}, True, "(4.3) with E.1's constants: 4LB/R + 4 sigma B^{1/2}/(MKR)^{1/2}",
-                      source=SRC_OSP),
-              Reading("(E.1) at the step (E.2)", {}, True, "B/(eta K R) + 3 eta sigma^2/M", source=SRC_OSP)),
+    readings=_fedmid_readings(SRC_OSP),
     assumptions=ASSUME_1 + ["psi = lambda ||.||_1 (finite); FedMiD-OSP applies psi once per round with the weight "
                             "eta_s eta_c K of the gradients (consistent, unlike FedMiD)",
                             "sigma = 0: (E.2) is eta = 1/(4KL), the claimed rate -1; output: average of the server "
@@ -378,6 +374,7 @@ theorem_4_1_fedmid_osp_stochastic = Claim(
 )
 
 
+# ---- Lemma C.3 (stability under bounded gradients), including k = K ----------------------------------------
 lemma_c3 = Claim(
     id="feddualavg.lemma_c3",
     title="Lemma C.3 (stability under bounded gradients): false at k = K",
@@ -398,6 +395,7 @@ lemma_c3 = Claim(
 )
 
 
+# ---- Claim C.5 (exact identity) and Proposition B.10, along runs and on random draws -----------------------
 claim_c5 = Claim(
     id="feddualavg.claim_c5",
     title="Claim C.5 (one-step identity of the dual shadow sequence) and Proposition B.10",
@@ -419,6 +417,7 @@ claim_c5 = Claim(
                  "values of the terms"],
 )
 
+# ---- Lemma D.2 = 4.5 (dual stability, Q geometry) ----------------------------------------------------------
 lemma_d2 = Claim(
     id="feddualavg.lemma_d2",
     title="Lemma D.2 = 4.5 (dual stability under Assumption 2), every r and k = 0..K",
@@ -437,6 +436,7 @@ lemma_d2 = Claim(
     proof_steps=lemma_d2_audit_steps(),
 )
 
+# ---- Claim D.5 (non-expansiveness in the Q^-1 norm) --------------------------------------------------------
 claim_d5 = Claim(
     id="feddualavg.claim_d5",
     title="Claim D.5: z -> z - eta_c Q grad h_{r,k}^*(z) is non-expansive in ||.||_{Q^-1}",
@@ -454,6 +454,7 @@ claim_d5 = Claim(
     assumptions=ASSUME_2, expected="holds",
 )
 
+# ---- the variance step E||(1/M) sum_m eps_m||_*^2 <= sigma^2/M in several dual norms -----------------------
 variance_step = Claim(
     id="feddualavg.variance_step",
     title="The variance step E||(1/M) sum_m eps_m||_*^2 <= sigma^2/M: holds in Hilbert norms, fails in l_inf",
@@ -476,6 +477,9 @@ variance_step = Claim(
                  "Hilbert norms: E||mean||_H^2 = (1/M^2) sum_m tr(H Sigma_m) exactly"],
 )
 
+# ====================================================================================================
+# counterexamples and measurements (measurements.py)
+# ---- the curse of primal averaging, constrained (note Sec. 4.2) and l1 (densification) ---------------------
 curse_constrained = Claim(
     id="feddualavg.curse_constrained",
     title="Curse of primal averaging (constrained): FedMiD stalls on a curved boundary, FedDualAvg converges",
@@ -510,6 +514,7 @@ curse_l1_densification = Claim(
     expected="reproduced",
 )
 
+# ---- FedDualAvg-OSP with l1 and exact gradients: the output becomes exactly 0 ------------------------------
 osp_long_horizon = Claim(
     id="feddualavg.osp_long_horizon",
     title="FedDualAvg-OSP with l1 and exact gradients: the output becomes exactly 0 (finite-horizon competitiveness only)",
@@ -526,6 +531,7 @@ osp_long_horizon = Claim(
     expected="reproduced",
 )
 
+# ---- Section 5 experiments, scaled down; a table puts the paper's claims beside the measurements -----------
 experiment_lasso = Claim(
     id="feddualavg.experiment_lasso",
     title="Section 5.1 (federated LASSO), scaled down: sparsity recovery, FedDualAvg vs FedMiD and the OSP variants",
@@ -543,7 +549,7 @@ experiment_lasso = Claim(
     assumptions=["partial participation and minibatch noise as in the paper", "h = 1/2||.||^2",
                  "quick: 15-point grid, 200 rounds, 5 runs; --full: the paper's 49-point grid, 500 rounds, 8 runs"],
     # Figure 3's caption is the paper's claim, but every finding here runs on a scaled-down generator (the deviation
-    # is named): the paper is not tested in its setting, so the claim is undecided (issue 25: was not_reproduced).
+    # is named): the paper is not tested in its setting, so the claim is undecided (it was not_reproduced).
     expected="inconclusive",
 )
 
@@ -576,6 +582,7 @@ experiment_logistic = Claim(
     expected="inconclusive",
 )
 
+# ---- robustness to the learning rate (A.4.2, Fig. 12) ------------------------------------------------------
 lr_robustness = Claim(
     id="feddualavg.lr_robustness",
     title="A.4.2 / Fig. 12: FedDualAvg is robust to the learning rates (most (eta_c, eta_s) give sparse, accurate models)",
@@ -596,6 +603,7 @@ lr_robustness = Claim(
     expected="inconclusive",      # was not_reproduced: every finding is an analysis outside the paper's setting
 )
 
+# ---- the entropic geometry on the simplex, end to end (entropic.py) ----------------------------------------
 entropic_simplex = Claim(
     id="feddualavg.entropic_simplex",
     title="FedDualAvg with the entropic mirror map on the simplex: Theorems 4.2/C.1 and 4.1/E.1 in the l1 geometry",

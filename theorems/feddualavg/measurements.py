@@ -142,7 +142,7 @@ def lemma_c2_cases(config, params):
 
 
 
-# ---- issue 17: Lemma C.2 with sigma > 0 (in expectation over runs) ------------------------------------------
+# ---- Lemma C.2 with sigma > 0 (in expectation over runs) ------------------------------------------
 def lemma_c2_stochastic_cases(config, params):
     """Lemma C.2 with Gaussian (F1) and sphere (F2) gradient noise: per run, the random part of the right-hand
     side (the measured discrepancy term L Disc/(MKR)) is moved to the left, so the comparison is
@@ -808,8 +808,8 @@ def measure_lasso(ctx):
                 "density averaged over the trajectory, paired over runs", evidence=i_dense),
         Finding("FedDualAvg's best eta_c is larger than FedMiD's (0.01 vs 0.001)", v_lr, False,
                 "a tuning outcome: depends on the grid and the scale", evidence=str(best)),
-        # Figure 3's caption states it ("FedDualAvg-OSP is also very competitive"): a paper finding (issue 13.4;
-        # until then an analysis, which hid that the experiment does not reproduce it)
+        # Figure 3's caption states it ("FedDualAvg-OSP is also very competitive"): a paper finding (it was an
+        # analysis, which hid that the experiment does not reproduce it)
         Finding("FedDualAvg-OSP is competitive: perfect F1 before FedMiD and FedMiD-OSP (Fig. 3, 6-7)", v_osp, True,
                 "Figure 3's caption ('also very competitive'); finite-horizon behaviour (see feddualavg.osp_long_horizon)"),
     ]
@@ -1000,7 +1000,7 @@ def measure_logistic(ctx):
 
 
 
-# ---- issue 17: robustness to the learning rate (A.4.2, Fig. 12) ------------------------------------------
+# ---- robustness to the learning rate (A.4.2, Fig. 12) ------------------------------------------
 # "we run four algorithms for various learning rate configurations (all the combinations ... such that eta_c eta_s
 # in [0.003, 0.3]) and record the validation accuracy and (sparsity) density after 10th, 30th, 100th, and 300th
 # round ... most FedDualAvg configurations reach the upper-left region of the box, which indicates sparse and
@@ -1092,7 +1092,7 @@ def measure_lr_robustness(ctx):
 
 
 
-# ---- issue 17: the entropic geometry on the simplex, end to end -------------------------------------------
+# ---- the entropic geometry on the simplex, end to end -------------------------------------------
 # FedDualAvg (Alg. 3) with h = negative entropy (1-strongly convex w.r.t. ||.||_1 on the simplex), psi = <u, w> +
 # chi_Delta, so grad(h + a psi)^* = softmax(. - a u) (theorems.feddualavg.entropic); Theorems 4.1/E.1 and 4.2/C.1
 # are stated for a general norm, here ||.||_1 with the dual ||.||_inf: L, G in that pair, B = KL(w* || w_0).
