@@ -153,6 +153,27 @@ def test_feddualavg_without_psi_equals_fedavg():
     np.testing.assert_allclose(a.metrics["Phi"], b.metrics["Phi"], rtol=1e-12)
 
 
+def test_the_public_composite_surface_runs_the_methods(tmp_path):
+    """What a user imports to run the composite methods on their own problems: ``fedcheck.problems`` builds and
+    saves the problem (``QuadInstance``, ``batch_of``, ``save_problem``, ``load_problem``), and
+    ``fedcheck.algorithms.primal_averaging`` with both proxes is FedMiD, bit for bit."""
+    from fedcheck.algorithms import fedmid, primal_averaging
+    from fedcheck.problems import FiniteSumLoss, QuadInstance, batch_of, load_problem, save_problem
+    inst = _quad(reg="l1", K=3, M=4, noise=0.2)
+    assert isinstance(inst, QuadInstance)
+    assert FiniteSumLoss.pooled_value("lsq", np.eye(2), np.zeros(2), np.ones(2)) == 1.0     # mean of (x^T w - y)^2
+    kw = dict(rounds=12, eta_c=0.05, eta_s=1.3, grid=np.arange(0, 13, 3), clients_per_round=3)
+    a = primal_averaging(batch_of([inst] * 2), client_prox=True, server_prox=True, rng=np.random.default_rng(4), **kw)
+    b = fedmid(batch_of([inst] * 2), rng=np.random.default_rng(4), **kw)
+    np.testing.assert_array_equal(a.final["w"], b.final["w"])
+    np.testing.assert_array_equal(a.metrics["Phi"], b.metrics["Phi"])
+    paths = save_problem(inst, tmp_path / "inst")
+    back = load_problem(paths[0])
+    assert isinstance(back, QuadInstance) and back.K == inst.K
+    np.testing.assert_array_equal(back.Q, inst.Q)
+    np.testing.assert_array_equal(back.c, inst.c)
+
+
 def test_fedmid_with_a_ball_and_unit_server_step_is_parallel_projected_sgd():
     """Section 3.1's sanity check: projection of a convex combination of feasible points changes nothing."""
     inst = PF.ConstrainedQuadraticFamily(d=5, M=4, K=5, noise=0.2).draw(1)
