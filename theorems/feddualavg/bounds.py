@@ -6,7 +6,7 @@ import sympy as sp
 
 from fedcheck import Bound, Fact, order_fact
 from fedcheck import verdicts as V
-from fedcheck.symbols import B, G, K, L, M, R, sigma, zeta, eta_c
+from fedcheck.symbols import B, G, K, L, M, R, eta_c, sigma, zeta
 from theorems.feddualavg.symbols import Disc, eta
 
 third, twothird = sp.Rational(1, 3), sp.Rational(2, 3)
@@ -192,4 +192,3 @@ SYM_E = (Fact("(E.1) at the step (E.2) is at most (E.3)",
                           E3_bound)),
          Fact("Theorem 4.1's eta_s is (E.2)/eta_c up to constants", _main_text_eta_s),
          _rate("(E.3)", E3_bound, -sp.Rational(1, 2)))
-

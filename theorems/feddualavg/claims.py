@@ -47,9 +47,9 @@ from theorems.feddualavg.sources import (DEV_FMRI, DEV_LASSO, DEV_NUCLEAR, SRC_4
                                          SRC_C3, SRC_C5, SRC_CURSE, SRC_CURSE_L1, SRC_D1, SRC_D2, SRC_D5, SRC_E1,
                                          SRC_ENTROPIC, SRC_FIG3, SRC_FIG4, SRC_FIG5, SRC_FIG12, SRC_OSP,
                                          SRC_OSP_NO_GUARANTEE, SRC_OVERCOMES, SRC_VARIANCE)
-from theorems.feddualavg.symbols import Disc, eta
 from theorems.feddualavg.steps import (lemma_c2_audit_steps, lemma_d2_audit_steps, symbolic_proof_steps,
                                        theorem_4_1_audit_steps)
+from theorems.feddualavg.symbols import Disc, eta
 
 FEDDUALAVG = Paper(
     key="feddualavg",
@@ -60,15 +60,12 @@ FEDDUALAVG = Paper(
 )
 
 
-# ---- the horizons and assumptions of the rate theorems ----------------------------------------------
-
+# ---- the horizons, assumptions and sweep of the rate theorems --------------------------------------
 QUICK_R = geometric_horizons(16, 512, 8)
 FULL_R = geometric_horizons(16, 4096, 9)
 ASSUME_1 = ["Assumption 1: psi closed convex, h = 1/2||.||_2^2 (Legendre, 1-strongly convex), f(.; xi) convex and "
             "L-smooth for every xi, E||grad f - grad F_m||_*^2 <= sigma^2, full participation",
             "additive-noise oracle grad f(w; xi) = grad F_m(w) + xi (every constant exact)", "w_0 = 0 (z_0 = 0)"]
-
-
 SWEEP_ETA_S = ("eta_s", (1.0, 10.0, 100.0), (1.0, 10.0, 100.0, 1000.0))
 
 
@@ -151,8 +148,6 @@ theorem_4_1_tuned = Claim(
     assumptions=ASSUME_1, symbolic=SYM_E[:1], kind="expectation", expected="holds",
     proof_steps=symbolic_proof_steps(SYM_E, "Appendix E, (E.1)-(E.3); Theorem 4.1", SRC_E1),
 )
-
-
 
 
 theorem_4_1_fedmid = Claim(

@@ -22,7 +22,7 @@ from theorems.feddualavg.problems import F1_Q, F2_L2, ConstrainedQuadraticFamily
 from theorems.feddualavg.symbols import eta
 
 
-# ---- the main text's claim that Theorem 4.1 covers FedMiD (l1) -----------------------------------------
+# ---- the main text's claim that Theorem 4.1 covers FedMiD (l1): the refuting instance, saved with a diagnosis ---
 def save_fedmid_refutation(inst, stem, extra=None):
     """Save a refuting instance with the diagnosis: FedMiD's limit (eta = 1/(4KL), eta_s = 100) against
     argmin F + psi and argmin F + 2 psi (the client prox and the server prox both apply psi)."""
@@ -43,8 +43,6 @@ def save_fedmid_refutation(inst, stem, extra=None):
     except Exception as e:  # the diagnosis is extra evidence; the instance is saved regardless
         extra["diagnosis"] = f"not computed: {e}"
     return save_problem(inst, stem, extra)
-
-
 
 
 # ====================================================================================================
@@ -140,8 +138,6 @@ def lemma_c2_cases(config, params):
     return cases
 
 
-
-
 # ---- Lemma C.2 with sigma > 0 (in expectation over runs) ------------------------------------------
 def lemma_c2_stochastic_cases(config, params):
     """Lemma C.2 with Gaussian (F1) and sphere (F2) gradient noise: per run, the random part of the right-hand
@@ -184,7 +180,6 @@ def lemma_c2_stochastic_cases(config, params):
                                   {**_instance_record(inst, sol, consts), "eta_c": ec, "rounds": R, "runs": reps},
                                   reason=sol.reason))
     return cases
-
 
 
 # ---- Lemma C.3 (stability under bounded gradients), including k = K ----------------------------------
@@ -236,8 +231,6 @@ def lemma_c3_cases(config, params):
                           _stab_inequalities(stab, inst.K, ec, consts["G"].value, True),
                           {**_instance_record(inst, sol, consts), "eta_c": ec, "rounds": R}))
     return cases
-
-
 
 
 # ---- Claim C.5 (exact identity) and Proposition B.10, along runs and on random draws --------------------
@@ -336,9 +329,6 @@ def _merge_readings(ineq: dict) -> dict:
     return out
 
 
-
-
-
 # ---- Lemma D.2 = 4.5 (dual stability, Q geometry) -------------------------------------------------------
 def lemma_d2_cases(config, params):
     cases = []
@@ -362,9 +352,6 @@ def lemma_d2_cases(config, params):
                                                    point_name="(r, k)")},
                               {**_instance_record(inst, sol, consts), "eta_c": ec, "rounds": R}))
     return cases
-
-
-
 
 
 # ---- Claim D.5 (non-expansiveness in the Q^-1 norm) -------------------------------------------------------
@@ -426,9 +413,6 @@ def claim_d5_cases(config, params):
     return cases
 
 
-
-
-
 # ---- the variance step E||(1/M) sum_m eps_m||_*^2 <= sigma^2/M in several dual norms ----------------------
 def _rademacher_linf(d, M):
     """Exact E||(1/M) sum_m eps_m||_inf^2 for i.i.d. eps_m uniform on {-1, +1}^d (then sigma^2 = 1)."""
@@ -466,9 +450,6 @@ def variance_cases(config, params):
                               {name: Comparison(lhs_lo=lhs, rhs_lo=sig2 / M_, relation="<=", scale=sig2)},
                               {"d": d, "M": M_, "sigma^2": sig2}))
     return cases
-
-
-
 
 
 # ====================================================================================================
@@ -568,9 +549,6 @@ def measure_curse(ctx):
                                             "FedDualAvg gap"], "rows": rows}])
 
 
-
-
-
 # ---- the curse of primal averaging, l1 (densification) -------------------------------------------------
 def measure_densification(ctx):
     inst, sol = PX.lasso_experiment(seed=0)
@@ -636,9 +614,6 @@ def measure_densification(ctx):
                                           f"{np.mean(tr['FedMiD-OSP'].metrics['Phi'][-1] - sol.phi_star):.4g}"]]}])
 
 
-
-
-
 # ---- FedDualAvg-OSP with l1 and exact gradients: the output becomes exactly 0 ---------------------------
 def measure_osp(ctx):
     fam = SharedQuadraticFamily(d=5, M=4, K=10, noise=0.0, reg="l1", lam=0.05, tau=0.5, geometry="euclidean")
@@ -702,9 +677,6 @@ def measure_osp(ctx):
                        tables=[{"title": "FedDualAvg-OSP with l1 and exact gradients (eta_c = 0.01, eta_s = 1, K = 10)",
                                 "columns": ["seed", "r0 (certificate)", "rounds run", "best gap (at R)",
                                             "final gap", "Phi(0) - Phi*", "FedDualAvg final gap"], "rows": rows}])
-
-
-
 
 
 # ====================================================================================================
@@ -997,9 +969,6 @@ def measure_logistic(ctx):
                                  "dataset": "sklearn.datasets.load_breast_cancer (569 x 30), standardized"})
 
 
-
-
-
 # ---- robustness to the learning rate (A.4.2, Fig. 12) ------------------------------------------
 # "we run four algorithms for various learning rate configurations (all the combinations ... such that eta_c eta_s
 # in [0.003, 0.3]) and record the validation accuracy and (sparsity) density after 10th, 30th, 100th, and 300th
@@ -1089,9 +1058,6 @@ def measure_lr_robustness(ctx):
                   "grid": [list(g) for g in LR_BOX_GRID], "rounds": [int(r) for r in record], "replicates": reps})
 
 
-
-
-
 # ---- the entropic geometry on the simplex, end to end -------------------------------------------
 # FedDualAvg (Alg. 3) with h = negative entropy (1-strongly convex w.r.t. ||.||_1 on the simplex), psi = <u, w> +
 # chi_Delta, so grad(h + a psi)^* = softmax(. - a u) (theorems.feddualavg.entropic); Theorems 4.1/E.1 and 4.2/C.1
@@ -1142,5 +1108,3 @@ def entropic_cases(config, params):
                "rounds": nR, "tuned_eta_c": dict(zip(map(int, Hs), ecs.tolist()))}
         cases.append(Case(f"simplex quadratics seed {seed}", ineq, rec, reason=sol.reason))
     return cases
-
-

@@ -8,6 +8,7 @@ named.
 """
 from fedcheck import Source
 
+# ---- the readings ------------------------------------------------------------------------------------------
 _A1 = ("Assumption 1: psi closed convex, h Legendre and 1-strongly convex, f(.; xi) convex and L-smooth, "
        "sigma^2-bounded variance in the dual norm, full participation (any norm)")
 SRC_E1 = Source(
@@ -186,4 +187,3 @@ SRC_STEP = {
                    "that", "(E.32)-(E.33), proof of Lemma E.3",
                    f"Theorem E.1's setting ({_A1}; sigma = 0 allowed); the product bounded by eta K sigma^2/L"),
 }
-
