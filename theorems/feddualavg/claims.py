@@ -106,6 +106,15 @@ def _e1_general_readings(source):
 E1_GENERAL_READINGS = _e1_general_readings(SRC_E1)
 
 
+def _fedmid_test(family, algorithm, sources=None, **kw) -> BoundTest:
+    """Theorem 4.1 read with E.1's constants and output for a method of the FedMiD family on a deterministic
+    ``family`` (sigma = 0: (E.2) is eta = 1/(4KL), the claimed rate -1), pathwise, eta_s swept at fixed eta."""
+    return BoundTest(rate_experiment(family, algorithm, "Phi_avg", E2_eta, tuned=True, sweep=True, deterministic=True,
+                                     **kw),
+                     bounds=(B_E3, B_E1_AT_E2), statistic=PATHWISE, findings="reading", rate=-1.0,
+                     **({} if sources is None else {"sources": sources}))
+
+
 def _fedmid_readings(source):
     """The readings of Theorem 4.1 for a method of the FedMiD family, with E.1's constants and output."""
     return (Reading("(E.3)", {}, True, "(4.3) with E.1's constants: 4LB/R + 4 sigma B^{1/2}/(MKR)^{1/2}", source=source),
@@ -160,15 +169,11 @@ theorem_4_1_fedmid = Claim(
                "and output (average of the server iterates). Example: deterministic l1 quadratics (sigma = 0), "
                "eta = 1/(4KL), eta_s = 1, 10, 100 (eta_c = eta/eta_s -> 0)."),
     # sigma = 0: one run per instance, compared pathwise
-    evidence=BoundTest(
-        rate_experiment(F1_FEDMID, engine.fedmid, "Phi_avg", E2_eta, tuned=True, sweep=True, deterministic=True,
-                        rate_decides=True,
-                        controls={"FedMiD, last iterate w_R": (engine.fedmid, "Phi"),
-                                  "FedDualAvg (same steps)": engine.feddualavg,
-                                  "FedMiD without server prox (control: psi once)": engine.fedmid_no_server_prox},
-                        save_instance=save_fedmid_refutation),
-        bounds=(B_E3, B_E1_AT_E2),
-        statistic=PATHWISE, findings="reading", rate=-1.0, sources={"rate": SRC_41_MAIN}),
+    evidence=_fedmid_test(F1_FEDMID, engine.fedmid, sources={"rate": SRC_41_MAIN}, rate_decides=True,
+                       controls={"FedMiD, last iterate w_R": (engine.fedmid, "Phi"),
+                                 "FedDualAvg (same steps)": engine.feddualavg,
+                                 "FedMiD without server prox (control: psi once)": engine.fedmid_no_server_prox},
+                       save_instance=save_fedmid_refutation),
     readings=_fedmid_readings(SRC_41_MAIN),
     assumptions=ASSUME_1 + ["sigma = 0, so (E.2) is eta = 1/(4KL) and (4.3) is O(1/R): the claimed rate is -1",
                             "the output w_hat is not defined in the main text; the E.1 output (average of server "
@@ -312,12 +317,9 @@ theorem_4_1_fedmid_indicator = Claim(
                "(feddualavg.theorem_4_1_fedmid) is harmless. Theorem 4.1 read with E.1's constants: Phi(avg_r w_r) - "
                "Phi* <= 4LB/R + 4 sigma B^{1/2}/(MKR)^{1/2}. Example: deterministic l2-ball constrained quadratics "
                "(sigma = 0), eta = 1/(4KL), eta_s = 1, 10, 100 (eta_c = eta/eta_s -> 0)."),
-    evidence=BoundTest(
-        rate_experiment(F2_FEDMID, engine.fedmid, "Phi_avg", E2_eta, tuned=True, sweep=True, deterministic=True,
-                        controls={"FedMiD, last iterate w_R": (engine.fedmid, "Phi"),
-                                  "FedDualAvg (same steps)": engine.feddualavg}),
-        bounds=(B_E3, B_E1_AT_E2),
-        statistic=PATHWISE, findings="reading", rate=-1.0),
+    evidence=_fedmid_test(F2_FEDMID, engine.fedmid,
+                       controls={"FedMiD, last iterate w_R": (engine.fedmid, "Phi"),
+                                 "FedDualAvg (same steps)": engine.feddualavg}),
     readings=_fedmid_readings(SRC_41_MAIN),
     assumptions=ASSUME_1 + ["psi = indicator of the unit l2 ball: prox_{a psi} = projection for every a > 0, so "
                             "prox_{2 psi} = prox_psi", "sigma = 0: (E.2) is eta = 1/(4KL); the claimed rate is -1",
@@ -337,14 +339,10 @@ theorem_4_1_fedmid_osp = Claim(
                "(not proved). Read with E.1's constants and output: Phi(avg_r w_r) - Phi* <= 4LB/R + 4 sigma "
                "B^{1/2}/(MKR)^{1/2} and B/(eta K R) + 3 eta sigma^2/M at (E.2), for eta_c small. Example: deterministic "
                "l1 quadratics (sigma = 0; FedMiD's refuting family), eta = 1/(4KL), eta_s = 1, 10, 100."),
-    evidence=BoundTest(
-        rate_experiment(F1_FEDMID, engine.fedmid_osp, "Phi_avg", E2_eta, tuned=True, sweep=True, deterministic=True,
-                        rate_decides=True,
-                        controls={"FedMiD-OSP, last iterate w_R": (engine.fedmid_osp, "Phi"),
-                                  "FedMiD (Alg. 2, psi twice)": engine.fedmid,
-                                  "FedDualAvg (same steps)": engine.feddualavg}),
-        bounds=(B_E3, B_E1_AT_E2),
-        statistic=PATHWISE, findings="reading", rate=-1.0, sources={"rate": SRC_OSP}),
+    evidence=_fedmid_test(F1_FEDMID, engine.fedmid_osp, sources={"rate": SRC_OSP}, rate_decides=True,
+                       controls={"FedMiD-OSP, last iterate w_R": (engine.fedmid_osp, "Phi"),
+                                 "FedMiD (Alg. 2, psi twice)": engine.fedmid,
+                                 "FedDualAvg (same steps)": engine.feddualavg}),
     readings=_fedmid_readings(SRC_OSP),
     assumptions=ASSUME_1 + ["psi = lambda ||.||_1 (finite); FedMiD-OSP applies psi once per round with the weight "
                             "eta_s eta_c K of the gradients (consistent, unlike FedMiD)",
