@@ -147,8 +147,8 @@ def case_fedavg(B=64, n=10, m=20, p=20, rounds=40, steps=5, paper=False) -> Case
 # ------------------------------------------------------------------------------------------------ composite
 def _composite_batch(B, d=6, M=4, K=5, noise=0.3):
     from fedcheck.problems import composite as P
-    fam = P.SharedQuadraticFamily(d=d, M=M, K=K, mu=0.1, tau=0.5, noise=noise, reg="l1", lam=0.2,
-                                  geometry="euclidean")
+    from theorems.feddualavg.problems import SharedQuadraticFamily
+    fam = SharedQuadraticFamily(d=d, M=M, K=K, mu=0.1, tau=0.5, noise=noise, reg="l1", lam=0.2, geometry="euclidean")
     return P.batch_of([fam.draw(s) for s in range(B)])
 
 
@@ -214,7 +214,8 @@ def case_composite(method, B=64, rounds=200) -> Case:
     prob = _composite_batch(B)
     ec = np.full(B, 0.05) * np.linspace(0.5, 1.5, B)
     es = np.full(B, 1.0)
-    alg = {"feddualavg": E.feddualavg, "fedmid": E.fedmid, "fedavg": E.fedavg}[method]
+    from theorems.feddualavg.methods import fedavg
+    alg = {"feddualavg": E.feddualavg, "fedmid": E.fedmid, "fedavg": fedavg}[method]
 
     def engine():
         rng = np.random.default_rng(np.random.SeedSequence(7))

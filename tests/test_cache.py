@@ -113,7 +113,8 @@ def test_nonsmooth_entries_are_reverified(cache):
 def test_composite_entries_are_reverified(cache):
     """FedDualAvg's composite problems use the same Solution and SolutionCache: a raised Phi* is solved again."""
     from fedcheck.problems import composite as P
-    inst = P.SharedQuadraticFamily().draw(0)
+    from theorems.feddualavg.problems import SharedQuadraticFamily
+    inst = SharedQuadraticFamily().draw(0)
     first = P.solve_composite(inst)
     assert isinstance(first, S.Solution) and first.certified
     meta = sorted(cache.glob("*.json"))[0]

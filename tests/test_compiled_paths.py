@@ -259,8 +259,8 @@ def test_compiled_l1_prox_is_numpys_bit_for_bit(lam_kind):
 def test_composite_runs_with_the_compiled_prox_are_numpys_bit_for_bit(monkeypatch, method):
     from fedcheck.algorithms import composite as E
     from fedcheck.problems import composite as P
-    fam = P.SharedQuadraticFamily(d=5, M=3, K=4, mu=0.1, tau=0.5, noise=0.3, reg="l1", lam=0.2,
-                                  geometry="euclidean")
+    from theorems.feddualavg.problems import SharedQuadraticFamily
+    fam = SharedQuadraticFamily(d=5, M=3, K=4, mu=0.1, tau=0.5, noise=0.3, reg="l1", lam=0.2, geometry="euclidean")
     prob = P.batch_of([fam.draw(s) for s in range(4)])
     alg = getattr(E, method)
     ec = np.linspace(0.02, 0.08, 4)
@@ -533,8 +533,8 @@ def test_feddualavg_step_fused_is_numpys_bit_for_bit(monkeypatch, d, M, S):
     in halves), and one coordinate (declined: numpy); zeros included by the l1 prox's sparsity."""
     from fedcheck.algorithms import composite as E
     from fedcheck.problems import composite as P
-    fam = P.SharedQuadraticFamily(d=d, M=M, K=3, mu=0.1, tau=0.5, noise=0.3, reg="l1", lam=0.2,
-                                  geometry="euclidean")
+    from theorems.feddualavg.problems import SharedQuadraticFamily
+    fam = SharedQuadraticFamily(d=d, M=M, K=3, mu=0.1, tau=0.5, noise=0.3, reg="l1", lam=0.2, geometry="euclidean")
     prob = P.batch_of([fam.draw(s) for s in range(5)])
     ec = np.linspace(0.02, 0.08, 5)
     calls = []

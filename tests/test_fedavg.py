@@ -14,6 +14,8 @@ from fedcheck.algorithms.fedavg import fedavg_rounds, run_fedavg
 from fedcheck.algorithms.protocol import Round, row_generators
 from fedcheck.problems import composite as PD
 from theorems.feddualavg import experiments as PDX
+from theorems.feddualavg import methods as PDM
+from theorems.feddualavg import problems as PDF
 from fedcheck.problems import constrained as PS
 from fedcheck.problems.instances import Instance, InstanceBatch, instance_rng
 from fedcheck.problems.sets import L2Ball
@@ -297,14 +299,14 @@ def test_generator_yields_the_start_and_every_round():
 # ================================================================================================
 # adapters against the frozen implementations, bit for bit
 def _composite_problems():
-    quad = PD.SharedQuadraticFamily(d=4, M=5, K=3, noise=0.3, reg="l1", lam=0.2, geometry="euclidean")
+    quad = PDF.SharedQuadraticFamily(d=4, M=5, K=3, noise=0.3, reg="l1", lam=0.2, geometry="euclidean")
     yield "quad", PD.batch_of([quad.draw(s) for s in range(3)])
-    ball = PD.ConstrainedQuadraticFamily(d=5, M=4, K=4, noise=0.2)
+    ball = PDF.ConstrainedQuadraticFamily(d=5, M=4, K=4, noise=0.2)
     yield "ball", PD.batch_of([ball.draw(s) for s in range(2)])
 
 
 @pytest.mark.parametrize("name,problem", list(_composite_problems()), ids=lambda v: v if isinstance(v, str) else "")
-@pytest.mark.parametrize("alg,flags", [(C.fedavg, (False, False, False)), (C.fedavg_subgradient, (False, False, True)),
+@pytest.mark.parametrize("alg,flags", [(PDM.fedavg, (False, False, False)), (C.fedavg_subgradient, (False, False, True)),
                                        (C.fedmid, (True, True, False)), (C.fedmid_osp, (False, True, False)),
                                        (C.fedmid_no_server_prox, (True, False, False))],
                          ids=["fedavg", "fedavg_d", "fedmid", "fedmid_osp", "fedmid_nsp"])
@@ -330,7 +332,7 @@ def test_composite_adapters_are_the_old_primal_family(name, problem, alg, flags,
 def test_composite_fedavg_on_finite_sums_with_epochs_is_the_old_one():
     problem = PD.batch_of([PDX.lasso_experiment(seed=0, d=8, d1=2, M=6, n=8, batch=2, clients_per_round=3)[0]])
     kw = dict(rounds=7, eta_c=0.05, eta_s=1.0, clients_per_round=3)
-    new = C.fedavg(problem, rng=np.random.default_rng(1), **kw)
+    new = PDM.fedavg(problem, rng=np.random.default_rng(1), **kw)
     old = _old_primal_family(problem, 7, 0.05, 1.0, False, False, rng=np.random.default_rng(1), clients_per_round=3)
     _same_trace(new, old)
 

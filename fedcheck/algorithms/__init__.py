@@ -35,7 +35,7 @@ _LAZY = {
     "fedsgm": "fedcheck.algorithms.switching",
     **dict.fromkeys(("mopes", "scaffold", "scaffnew", "minibatch_oracle"), "fedcheck.algorithms.fedmls"),
     **dict.fromkeys(("feddualavg", "feddualavg_osp", "fedmid", "fedmid_osp", "fedmid_no_server_prox",
-                     "fedavg_subgradient"), "fedcheck.algorithms.composite"),
+                     "fedavg_subgradient", "primal_averaging"), "fedcheck.algorithms.composite"),
 }
 __all__ += list(_LAZY)
 

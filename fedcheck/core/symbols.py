@@ -60,7 +60,7 @@ s = sp.Symbol("s", positive=True)                      # local-step counter (sch
 
 __all__ += ["G_max", "G_F", "r_0", "Delta_F", "xstar_norm", "s"]
 
-# FedDualAvg (federated composite optimization); values from fedcheck.problems.composite instances
+# federated composite optimization; values from fedcheck.problems.composite instances
 M = sp.Symbol("M", positive=True, integer=True)       # number of clients (all participate in the theory)
 K = sp.Symbol("K", positive=True, integer=True)       # local steps per round
 R = sp.Symbol("R", positive=True, integer=True)       # rounds (the horizon)
@@ -69,9 +69,7 @@ sigma = sp.Symbol("sigma", positive=True)             # gradient-noise standard 
 zeta = sp.Symbol("zeta", positive=True)               # heterogeneity sup ||grad F_m - grad F||_*
 eta_c = sp.Symbol("eta_c", positive=True)             # client learning rate
 eta_s = sp.Symbol("eta_s", positive=True)             # server learning rate
-eta = sp.Symbol("eta", positive=True)                 # eta_s * eta_c (Appendix E)
-Disc = sp.Symbol("Disc", nonnegative=True)            # measured discrepancy sum_{r,k<K,m} ||zbar - z^m||_*^2
-__all__ += ["M", "K", "R", "B", "sigma", "zeta", "eta_c", "eta_s", "eta", "Disc"]
+__all__ += ["M", "K", "R", "B", "sigma", "zeta", "eta_c", "eta_s"]
 
 # FedFW (Theorems 2 and 3); values from fedcheck.problems.constants (the participation p_part: theorems/fedfw/symbols.py)
 E_init = sp.Symbol("E_init", positive=True)            # (51): (1/n) sum_i f_i(x^1) - (1/n) sum_i min_D f_i
