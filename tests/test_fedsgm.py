@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from fedcheck.core import verdict as V
 from fedcheck.core.claim import RunConfig
 from fedcheck.algorithms.compression import Bernoulli, Identity, RandK, RandomQuantization, UniformStream, make_compressor
-from fedcheck.algorithms.switching import fedsgm, switching_subgradient, switching_weight
+from fedcheck.algorithms import fedsgm, switching_subgradient, switching_weight
 from theorems.fedsgm.methods import centralized_local_sgm, fedavg, fedsgm_lemma4
 from fedcheck.problems import constrained as P
 from theorems.fedsgm import problems as PX
