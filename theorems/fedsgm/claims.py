@@ -5,7 +5,7 @@ Source: ``shared/papers/fedsgm-switching-gradient-methods.tei.xml`` (display for
 extraction); the constants are rebuilt in ``shared/notes/fedsgm.md`` and marked there as read [V],
 rebuilt [R] or guessed [G].  Every schedule and bound below is declared once, as SymPy, and
 evaluated by the engine; where the exact form was lost, each plausible reading is its own
-:class:`~fedcheck.core.claim.Reading` (``paper=True``: within what the paper states or derives;
+:class:`~fedcheck.Reading` (``paper=True``: within what the paper states or derives;
 ``paper=False``: an analysis reported beside it).
 
 Problem (1): ``min f(w) = (1/n) sum_j f_j(w)  s.t.  g(w) = (1/n) sum_j g_j(w) <= 0`` over R^d,
@@ -237,7 +237,7 @@ SOFT_SLOPE = Fact("beta = 2/eps suffices in the soft proof's last step", _prove_
 
 
 # ---- proof audit: the epsilon algebra above as proof steps of Theorems 1 and 2 ---------------------
-# (``fedcheck audit fedsgm``; machinery in fedcheck.tools.audit)
+# (``fedcheck audit fedsgm``; the steps are fedcheck.steps.ProofStep)
 def _fedsgm_proof_steps(facts, reference, source=None):
     from fedcheck import steps as A
     return tuple(A.ProofStep(c.name, c.name, "symbolic", (lambda c=c: A.from_symbolic_claim(c)), reference=reference,

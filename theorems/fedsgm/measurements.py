@@ -2,7 +2,7 @@
 reduction checks declared in ``theorems/fedsgm/claims.py``.
 
 Every builder receives the SymPy schedules it runs with (declared once in ``theorems/fedsgm/claims.py``) and
-returns :class:`fedcheck.experiments.Case` objects (for :class:`fedcheck.experiments.Cases`); nothing here writes a step size or a threshold
+returns :class:`fedcheck.Case` objects (for :class:`fedcheck.Cases`); nothing here writes a step size or a threshold
 formula of its own (the experiment's fixed values are the paper's: eps = 0.1, E = 5, T = 100, n = 10).
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ from fedcheck import evaluate_expr  # noqa: E402  (one definition)
 
 
 def schedule_values(exprs: dict, inst, sol, settings: dict, T: int, subs: dict | None = None) -> dict:
-    """Evaluate SymPy schedules for one instance (constants from :mod:`fedcheck.constants`)."""
+    """Evaluate SymPy schedules for one instance (constants from :func:`fedcheck.problems.resolve`)."""
     ctx = InstanceContext(inst, None, sol, dict(settings))
     out = {}
     for name, e in exprs.items():

@@ -184,7 +184,7 @@ def breast_cancer_np(n: int = 10, seed: int = 0, kappa: float = 0.0, intercept: 
 
 
 # ------------------------------------------------------------------------------------------------
-# the runner of the horizon claims (the fedcheck.experiments.Horizons protocol)
+# the runner of the horizon claims (the fedcheck.Horizons protocol)
 def uplink_seed(inst: ConstrainedInstance, run_seed: int) -> int:
     """The seed of the uplink randomness of run ``run_seed`` on ``inst`` (one stream per instance and run)."""
     return int(inst.seed or 0) * 1_000_003 + int(run_seed)
