@@ -437,6 +437,22 @@ def _compressed_readings(v):
     return f"{v['name']}: every run (as stated)", f"{v['name']}: in expectation (proof)"
 
 
+def _compressed_test(schedules: dict, variants, *, configs, bound: str, metric: str) -> BoundTest:
+    """Theorems 1/2 under uplink compression: per run as stated (failure fractions) and in expectation as proved
+    (:func:`measurements.compression_cases` over ``configs``, each variant's schedules substituted)."""
+    return BoundTest(Cases(
+        partial(M.compression_cases, schedules=schedules, variants=variants, phi=Phi(ETA, Gamma_tight),
+                readings_of=_compressed_readings, configs=configs),
+        formula={"bound": bound, "schedules": {k: sp.latex(v) for k, v in schedules.items()}, "metric": metric}))
+
+
+def _compressed_reading_pairs(variants, descriptions, sources) -> tuple:
+    """Two paper readings per variant: every run (as stated) and in expectation (the proof, ``mean`` statistic)."""
+    return tuple(Reading(name, paper=True, description=desc, statistic=MEAN if i == 1 else None, source=sources[i])
+                 for v in variants
+                 for i, (name, desc) in enumerate(zip(_compressed_readings(v), descriptions)))
+
+
 compression = Claim(
     id="fedsgm.compression",
     title="FedSGM with uplink compression: Theorems 1/2 claim every run, the proof bounds an expectation",
@@ -445,29 +461,23 @@ compression = Claim(
     statement=("Under Assumptions 1 and 2, with the theorems' eta, eps (beta), 'A is nonempty, wbar is well-defined, "
                "and wbar is an eps-solution' -- stated without an expectation, although with q_u > 0 the iterates, A "
                "and wbar are random and the proof takes E_C in every round before telescoping"),
-    evidence=BoundTest(Cases(
-        partial(M.compression_cases, schedules=SCHEDULES_SOFT, variants=COMPRESSED_VARIANTS,
-                phi=Phi(ETA, Gamma_tight), readings_of=_compressed_readings, configs=(
-                    {"name": "axis d=50, Rand-1 (q_u=49), n=1, E=1", "family": AXIS50, "E": 1,
-                     "compressor": {"name": "rand_k", "k": 1}, "T": 240, "instances": 1, "runs": 1000,
-                     "full_runs": 4000},
-                    {"name": "F1 d=20, Rand-4 (q_u=4), n=4, E=2", "family": F1_d20, "E": 2,
-                     "compressor": {"name": "rand_k", "k": 4}, "T": 200, "instances": 2, "runs": 100,
-                     "full_runs": 400},
-                    {"name": "F2 d=10, QSGD s=1, n=4, E=2", "family": F2_d10, "E": 2,
-                     "compressor": {"name": "random_quantization", "s": 1}, "T": 200, "instances": 1, "runs": 100,
-                     "full_runs": 400})),
-        formula={"bound": r"\Pr[\text{run fails}] = 0 \;\text{(stated)};\quad "
-                          r"\mathbb{E}\big[\tfrac1T\sum_t h_t\big] \le \Phi(\eta;\Gamma_{tight}) \;\text{(proved)}",
-                 "schedules": {k: sp.latex(v) for k, v in SCHEDULES_SOFT.items()},
-                 "metric": "failing runs; (1/T) sum_t h_t"})),
-    readings=tuple(Reading(name, paper=True, description=desc, statistic=MEAN if i == 1 else None,
-                           source=(SRC_COMPRESSED_STATED, SRC_COMPRESSED_PROOF)[i])
-                   for v in COMPRESSED_VARIANTS
-                   for i, (name, desc) in enumerate(zip(
-                       _compressed_readings(v),
-                       ("every seeded run: A nonempty, f(wbar) - f* <= eps, g(wbar) <= eps",
-                        "mean over seeds of (1/T) sum_t h_t <= Phi(eta; Gamma_tight) (3 SE)")))),
+    evidence=_compressed_test(SCHEDULES_SOFT, COMPRESSED_VARIANTS, configs=(
+        {"name": "axis d=50, Rand-1 (q_u=49), n=1, E=1", "family": AXIS50, "E": 1,
+         "compressor": {"name": "rand_k", "k": 1}, "T": 240, "instances": 1, "runs": 1000,
+         "full_runs": 4000},
+        {"name": "F1 d=20, Rand-4 (q_u=4), n=4, E=2", "family": F1_d20, "E": 2,
+         "compressor": {"name": "rand_k", "k": 4}, "T": 200, "instances": 2, "runs": 100,
+         "full_runs": 400},
+        {"name": "F2 d=10, QSGD s=1, n=4, E=2", "family": F2_d10, "E": 2,
+         "compressor": {"name": "random_quantization", "s": 1}, "T": 200, "instances": 1, "runs": 100,
+         "full_runs": 400}),
+        bound=(r"\Pr[\text{run fails}] = 0 \;\text{(stated)};\quad "
+               r"\mathbb{E}\big[\tfrac1T\sum_t h_t\big] \le \Phi(\eta;\Gamma_{tight}) \;\text{(proved)}"),
+        metric="failing runs; (1/T) sum_t h_t"),
+    readings=_compressed_reading_pairs(
+        COMPRESSED_VARIANTS, ("every seeded run: A nonempty, f(wbar) - f* <= eps, g(wbar) <= eps",
+                              "mean over seeds of (1/T) sum_t h_t <= Phi(eta; Gamma_tight) (3 SE)"),
+        (SRC_COMPRESSED_STATED, SRC_COMPRESSED_PROOF)),
     assumptions=("Rand-K: q_u = d/K - 1 (exact); QSGD with s levels: q_u = min(d/s^2, sqrt(d)/s); compressors "
                  "independent across clients and rounds",
                  "the axis instance: f = ||w - 3 e_1||, g = w_1 - 1, w_0 = 2 e_1 (G = 1, D = 1, g(w_0) = G D): "
@@ -810,27 +820,22 @@ fedcom_compression = Claim(
                "Theorem 1 gives f(wbar) - f* <= eps_bad = sqrt(2 D^2 G^2 (2 + q_u/(2n))/T) = DG sqrt((4 + q_u/n)/T) at "
                "eta = eta*(Gamma_hard); stated for every run, proved in expectation over the compressors. Example: "
                "piecewise-linear and Euclidean-norm clients (n = 4, d = 10), Rand-K with q_u = 4 and 9"),
-    evidence=BoundTest(Cases(
-        partial(M.compression_cases, schedules=SCHEDULES_HARD, variants=FEDCOM_VARIANTS,
-                phi=Phi(ETA, Gamma_tight), readings_of=_compressed_readings, configs=(
-                    {"name": "g = 0, F1 f, Rand-2 (q_u = 4), n = 4, E = 1", "family": G0_PL, "E": 1,
-                     "compressor": {"name": "rand_k", "k": 2}, "T": 200, "instances": 1, "runs": 60,
-                     "full_runs": 400},
-                    {"name": "g = 0, F1 f, Rand-1 (q_u = 9), n = 4, E = 1", "family": G0_PL, "E": 1,
-                     "compressor": {"name": "rand_k", "k": 1}, "T": 200, "instances": 1, "runs": 60,
-                     "full_runs": 400},
-                    {"name": "g = 0, F2 f, Rand-2 (q_u = 4), n = 4, E = 1", "family": G0_NORM, "E": 1,
-                     "compressor": {"name": "rand_k", "k": 2}, "T": 200, "instances": 1, "runs": 60,
-                     "full_runs": 400})),
-        formula={"bound": r"f(\bar w) - f^\star \le DG\sqrt{(4 + q_u/n)/T}",
-                 "schedules": {k: sp.latex(v) for k, v in SCHEDULES_HARD.items()},
-                 "metric": "f(wbar) - f* per run; (1/T) sum_t h_t in the mean"})),
-    readings=tuple(Reading(name, paper=True, description=desc, statistic=MEAN if i == 1 else None, source=SRC_FEDCOM)
-                   for v in FEDCOM_VARIANTS
-                   for i, (name, desc) in enumerate(zip(
-                       _compressed_readings(v),
-                       ("every seeded run: f(wbar) - f* <= eps_bad (A is every round since g = 0)",
-                        "mean over runs of (1/T) sum_t h_t <= Phi(eta; Gamma_tight) (the proof's certificate)")))),
+    evidence=_compressed_test(SCHEDULES_HARD, FEDCOM_VARIANTS, configs=(
+        {"name": "g = 0, F1 f, Rand-2 (q_u = 4), n = 4, E = 1", "family": G0_PL, "E": 1,
+         "compressor": {"name": "rand_k", "k": 2}, "T": 200, "instances": 1, "runs": 60,
+         "full_runs": 400},
+        {"name": "g = 0, F1 f, Rand-1 (q_u = 9), n = 4, E = 1", "family": G0_PL, "E": 1,
+         "compressor": {"name": "rand_k", "k": 1}, "T": 200, "instances": 1, "runs": 60,
+         "full_runs": 400},
+        {"name": "g = 0, F2 f, Rand-2 (q_u = 4), n = 4, E = 1", "family": G0_NORM, "E": 1,
+         "compressor": {"name": "rand_k", "k": 2}, "T": 200, "instances": 1, "runs": 60,
+         "full_runs": 400}),
+        bound=r"f(\bar w) - f^\star \le DG\sqrt{(4 + q_u/n)/T}",
+        metric="f(wbar) - f* per run; (1/T) sum_t h_t in the mean"),
+    readings=_compressed_reading_pairs(
+        FEDCOM_VARIANTS, ("every seeded run: f(wbar) - f* <= eps_bad (A is every round since g = 0)",
+                          "mean over runs of (1/T) sum_t h_t <= Phi(eta; Gamma_tight) (the proof's certificate)"),
+        (SRC_FEDCOM, SRC_FEDCOM)),
     assumptions=("g_j = 0 exactly (affine with a = 0, e = 0): A = all rounds, wbar = mean of w_0..w_{T-1}",
                  "Rand-K: q_u = d/K - 1 (exact), independent across clients and rounds; G = the f clients' Lipschitz "
                  "constant; D = ||w_0 - w*|| with w* the unconstrained minimizer (Clarabel)",
