@@ -360,7 +360,8 @@ def loop_fedsgm(batch, rounds, eta, eps, E):
 def case_fedsgm(B=64, rounds=300, E=3, kind="pl", n=5) -> Case:
     from fedcheck.algorithms.switching import fedsgm
     from fedcheck.problems import constrained as P
-    fam = P.ConstrainedFamily(kind=kind, n=n, m=10, d=5, start="infeasible")
+    from theorems.fedsgm.problems import ConstrainedFamily
+    fam = ConstrainedFamily(kind=kind, n=n, m=10, d=5, start="infeasible")
     batch = P.ConstrainedBatch([fam.draw(s) for s in range(B)])
     eta = np.full(B, 0.02) * np.linspace(0.5, 1.5, B)
     eps = np.full(B, 0.05)

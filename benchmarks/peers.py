@@ -599,7 +599,8 @@ def case_fedsgm(B=64, T=300, E=3, n=5) -> Case:
     FAM = _families()
     from fedcheck.algorithms.switching import fedsgm
     from fedcheck.problems import constrained as P
-    fam = P.ConstrainedFamily(kind="pl", n=n, m=10, d=5, start="infeasible")
+    from theorems.fedsgm.problems import ConstrainedFamily
+    fam = ConstrainedFamily(kind="pl", n=n, m=10, d=5, start="infeasible")
     batch = P.ConstrainedBatch([fam.draw(s) for s in range(B)])
     eta = np.full(B, 0.02) * np.linspace(0.5, 1.5, B)
     eps = 0.05

@@ -117,10 +117,8 @@ def test_register_constant_refuses_duplicates(user_table):
 
 
 def test_problem_classes_supply_their_own_constants():
-    from fedcheck.problems import constrained as S
-    inst = S.ConstrainedFamily().draw(0) if hasattr(S, "ConstrainedFamily") else None
-    if inst is None:
-        pytest.skip("no ConstrainedFamily")
+    from theorems.fedsgm.problems import ConstrainedFamily
+    inst = ConstrainedFamily().draw(0)
     ctx = InstanceContext(inst, None, None, {"compressor": None})
     G, exact, _ = inst.lipschitz()
     assert resolve("G_lip", ctx).value == G

@@ -7,7 +7,7 @@ import pytest
 from fedcheck.algorithms import composite as C
 from fedcheck.algorithms import fedmls as M
 from fedcheck.algorithms import pieces
-from fedcheck.algorithms import switching as SW
+from theorems.fedsgm import methods as SW
 from fedcheck.algorithms.compression import RandK, UniformStream
 from fedcheck.algorithms.core import default_recorder as mls_default_recorder
 from fedcheck.algorithms.fedavg import fedavg_rounds, run_fedavg
@@ -17,6 +17,7 @@ from theorems.feddualavg import experiments as PDX
 from theorems.feddualavg import methods as PDM
 from theorems.feddualavg import problems as PDF
 from fedcheck.problems import constrained as PS
+from theorems.fedsgm import problems as PX
 from fedcheck.problems.instances import Instance, InstanceBatch, instance_rng
 from fedcheck.problems.sets import L2Ball
 
@@ -383,7 +384,7 @@ def test_fedmls_adapter_keeps_its_errors():
 
 @pytest.mark.parametrize("E", [1, 3])
 def test_switching_adapter_is_the_old_fedavg(E):
-    fam = PS.ConstrainedFamily(kind="pl", n=5, m=8, d=4, start="infeasible")
+    fam = PX.ConstrainedFamily(kind="pl", n=5, m=8, d=4, start="infeasible")
     b = PS.ConstrainedBatch([fam.draw(s) for s in range(3)])
     eta = np.array([0.01, 0.03, 0.1])
     np.testing.assert_array_equal(SW.fedavg(b, rounds=40, eta=eta, local_steps=E),

@@ -32,7 +32,7 @@ __all__ = ["Round", "federated", "Recorder", "Trace", "default_recorder", "evalu
 _LAZY = {
     **dict.fromkeys(("ProblemBatch", "fw_gap", "fw_recorder"), "fedcheck.algorithms.fedfw_variants"),
     "replicate_seeds": "fedcheck.core.streams",
-    "fedsgm": "fedcheck.algorithms.switching",
+    **dict.fromkeys(("fedsgm", "switching_subgradient", "switching_weight"), "fedcheck.algorithms.switching"),
     **dict.fromkeys(("mopes", "scaffold", "scaffnew", "minibatch_oracle"), "fedcheck.algorithms.fedmls"),
     **dict.fromkeys(("feddualavg", "feddualavg_osp", "fedmid", "fedmid_osp", "fedmid_no_server_prox",
                      "fedavg_subgradient", "primal_averaging"), "fedcheck.algorithms.composite"),

@@ -21,7 +21,7 @@ grad_hat_star = sp.Symbol("grad_hat_star", nonnegative=True)  # ||grad F^(X*)||_
 grad_F_star = sp.Symbol("grad_F_star", nonnegative=True)      # ||grad F(x*)||
 G_sup = sp.Symbol("G_sup", positive=True)              # sup_{X in D^n} ||grad F^(X)||_F
 
-# FedSGM (switching gradients under a functional constraint); providers in fedcheck.problems.constrained
+# Problems with a functional constraint (FedSGM's bounds); supplied by fedcheck.problems.constrained.ConstrainedInstance
 D_0 = sp.Symbol("D_0", positive=True)                  # ||w_0 - w*|| (distance of the start to a minimizer)
 G_lip = sp.Symbol("G_lip", positive=True)              # Lipschitz constant of every client f_j and g_j
 E = sp.Symbol("E", positive=True, integer=True)        # local steps per round
