@@ -301,7 +301,7 @@ def loop_mopes(A, bb, rounds, lam, T, R):
 
 
 def case_fedmls(method="fedmls", B=64, rounds=30, n=32) -> Case:
-    from fedcheck.algorithms import fedmls as M
+    from fedcheck.algorithms import mls as M
     from theorems.fedmls.measurements import LADFamily
     from fedcheck.problems.instances import InstanceBatch
     fam = LADFamily(n=n, m=12, p=3, heterogeneity=0.5)

@@ -19,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fedcheck.algorithms import fedmls as M  # noqa: E402
+from fedcheck.algorithms import mls as M  # noqa: E402
 from fedcheck.algorithms import fedmls_jit as J  # noqa: E402
 from fedcheck.problems.instances import InstanceBatch  # noqa: E402
 from theorems.fedmls.measurements import LADFamily  # noqa: E402

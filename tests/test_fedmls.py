@@ -6,10 +6,11 @@ import sympy as sp
 
 from fedcheck.core import verdict as V
 from fedcheck.core.claim import RunConfig
-from fedcheck.algorithms import fedmls as E
+from fedcheck.algorithms import mls as E
 from fedcheck.problems.instances import Instance, InstanceBatch, instance_rng
 from fedcheck.problems.losses import LAD, Hinge, MaxAffine
 from theorems.fedmls import measurements as P
+from theorems.fedmls.methods import fedavg
 from fedcheck.problems.sets import L2Ball
 
 
@@ -215,7 +216,7 @@ def test_fedavg_one_step_is_the_subgradient_method():
     batch = _lad_batch()
     K = 15
     eta = np.repeat(0.3 / np.sqrt(np.arange(1, K + 1))[:, None], batch.B, 1)
-    tr = E.fedavg(batch, rounds=K, eta=eta, T=np.ones((K, batch.B)))
+    tr = fedavg(batch, rounds=K, eta=eta, T=np.ones((K, batch.B)))
     x = np.zeros((batch.B, batch.p))
     for k in range(K):
         x = x - eta[k][:, None] * batch.loss.full_grad(x)
@@ -227,7 +228,7 @@ def test_one_client_fedavg_is_local_subgradient_steps():
     K = 6
     eta = np.full((K, batch.B), 0.05)
     T = np.repeat(np.arange(1, K + 1, dtype=float)[:, None], batch.B, 1)
-    tr = E.fedavg(batch, rounds=K, eta=eta, T=T)
+    tr = fedavg(batch, rounds=K, eta=eta, T=T)
     x = np.zeros((batch.B, batch.p))
     for k in range(K):
         for _ in range(k + 1):
@@ -241,7 +242,7 @@ def test_scaffold_with_one_client_and_unit_global_step_is_fedavg():
     eta = np.full((K, batch.B), 0.05)
     T = np.full((K, batch.B), 3.0)
     a = E.scaffold(batch, rounds=K, T=T, eta=eta, eta_g=np.ones((K, batch.B)))
-    b = E.fedavg(batch, rounds=K, T=T, eta=eta)
+    b = fedavg(batch, rounds=K, T=T, eta=eta)
     assert np.allclose(a.final["xbar"], b.final["xbar"], atol=1e-12)
 
 
@@ -407,7 +408,7 @@ def test_standard_parameters_measurement_small():
     import functools
     from types import SimpleNamespace
     from theorems import fedmls as T
-    from fedcheck.algorithms import fedmls as E
+    from fedcheck.algorithms import mls as E
     ctx = SimpleNamespace(config=RunConfig(rounds=20), full=False, params={"T_0": 1})
     res = P.measure_standard_parameters(
         ctx, baselines=T.STANDARD_BASELINES[:1] + T.STANDARD_BASELINES[2:],
@@ -510,7 +511,7 @@ def _dcs_loop(A, b, R, N, T, x0):
 
 
 def test_dcs_matches_a_per_client_loop():
-    from fedcheck.algorithms.dcs import dcs
+    from fedcheck.algorithms import dcs
     from fedcheck.problems.instances import InstanceBatch
     insts = [P.LADFamily(n=3, m=5, p=2, heterogeneity=0.5).draw(s) for s in (0, 1)]
     batch = InstanceBatch(insts)

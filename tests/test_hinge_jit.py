@@ -1,5 +1,5 @@
 """The compiled minibatch oracle of the hinge loss (:mod:`fedcheck.problems.hinge_jit`) against the numpy closure of
-:func:`fedcheck.algorithms.fedmls.minibatch_oracle` it replaces (the reference, what ``FEDCHECK_JIT=0`` runs).
+:func:`fedcheck.algorithms.mls.minibatch_oracle` it replaces (the reference, what ``FEDCHECK_JIT=0`` runs).
 
 * the threshold: the compiled selection returns the ``k``-th order statistic of numpy's sort exactly, ties included;
 * the rows: with the margins exact (integer data, ``U = 0``) and one coordinate per row, both oracles give the same
@@ -13,7 +13,7 @@
 import numpy as np
 import pytest
 
-from fedcheck.algorithms import fedmls as E
+from fedcheck.algorithms import mls as E
 from fedcheck.problems import hinge_jit as HJ
 from fedcheck.problems import losses as L
 from fedcheck.problems.instances import InstanceBatch

@@ -39,9 +39,12 @@ from typing import Sequence
 import numpy as np
 import sympy as sp
 
-from fedcheck.problems.instances import Instance, instance_rng
-from fedcheck.problems.sets import L2Ball
-from fedcheck.problems.solve import Solution, SolutionCache, close, _versions
+from fedcheck import Case, Comparison, Finding, MeasureResult as Measurement, reproduced_if
+from fedcheck import verdicts as V
+from fedcheck.algorithms import evaluate_schedule, fedmls, minibatch_oracle, mopes
+from fedcheck.problems import (Instance, InstanceBatch, InstanceContext, L2Ball, Solution, SolutionCache, instance_rng,
+                               resolve, save_instance, solver_versions)
+from fedcheck.symbols import T as T_sym, s as s_sym, t as t_sym
 
 __all__ = ["pieces", "solve_nonsmooth", "client_minimizers", "LADFamily", "HingeFamily", "MaxAffineFamily",
            "FamilyMix", "drift_instance", "breast_cancer_svm", "wisconsin_data", "wisconsin_svm", "FORMULATION_VERSION", "BALL_MARGIN"]
@@ -84,9 +87,14 @@ def pieces(inst: Instance) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
     return P, q, c, client
 
 
+def close(a: float, b: float, rtol: float = 1e-9, atol: float = 1e-12) -> bool:
+    """``a`` and ``b`` finite and equal within ``atol + rtol max(|a|, |b|)`` (the stored certificate's checks)."""
+    return bool(np.isfinite(a) and np.isfinite(b) and abs(a - b) <= atol + rtol * max(abs(a), abs(b)))
+
+
 def _key(inst: Instance) -> str:
     x0 = np.zeros(inst.p) if inst.x0 is None else np.asarray(inst.x0, dtype=float)
-    h = hashlib.sha256(f"{inst.content_hash()}|{FORMULATION_VERSION}|{_versions()}".encode())
+    h = hashlib.sha256(f"{inst.content_hash()}|{FORMULATION_VERSION}|{solver_versions()}".encode())
     h.update(np.ascontiguousarray(x0).tobytes())
     return h.hexdigest()
 
@@ -119,7 +127,7 @@ def solve_nonsmooth(inst: Instance, use_cache: bool = True) -> Solution:
         notes.append(str(e))
     nan = float("nan")
     if x.value is None or status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-        return Solution(nan, nan, np.full(p, nan), status, "CLARABEL", _versions(), time.perf_counter() - t0,
+        return Solution(nan, nan, np.full(p, nan), status, "CLARABEL", solver_versions(), time.perf_counter() - t0,
                         duals={"Y": np.full((inst.n, p), nan)}, info={"Y_norm": nan, "dual_residual": nan}, notes=notes)
     loss = inst.make_loss()
     x_hat = inst.set.project(np.asarray(x.value, dtype=float))
@@ -162,7 +170,7 @@ def solve_nonsmooth(inst: Instance, use_cache: bool = True) -> Solution:
         notes.append(f"||x*|| = {np.linalg.norm(x_star):.3g} > {BALL_MARGIN} * rho = {BALL_MARGIN * rho:.3g}: "
                      "the domain ball may be active, so F* may not be the unconstrained optimum")
     sol = Solution(F_star=F_hat, F_lower=F_hat - gap, x_star=x_star, status=status, solver="CLARABEL",
-                   solver_version=_versions(), solve_time=time.perf_counter() - t0,
+                   solver_version=solver_versions(), solve_time=time.perf_counter() - t0,
                    duals={"Y": g_clients, "w": w},
                    info={"Y_norm": float(np.linalg.norm(g_clients)), "dual_residual": float(np.linalg.norm(g))},
                    notes=notes)
@@ -444,10 +452,6 @@ def horizon_runner(algorithm, per_round: dict, metric: str = "gap", oracle_facto
     interval of ``F*`` and, as evidence, the initial gap, the subgradient calls per client and the
     ratio of the final gap to the initial one.  ``oracle_factory(batch, rng)`` makes a stochastic
     oracle (one random stream per row, from its run seed)."""
-    from fedcheck.algorithms.core import evaluate_schedule
-    from fedcheck.problems.instances import InstanceBatch
-    from fedcheck.core.symbols import T as T_sym
-    from fedcheck.core.symbols import t as t_sym
 
     def run(insts, sols, schedule, T, settings, run_seeds):
         B = len(insts)
@@ -515,7 +519,6 @@ class MethodRun:
 
 
 def _symbol_values(exprs, insts, sols, params_rows, skip=()) -> dict:
-    from fedcheck.problems.constants import InstanceContext, resolve
     names = set()
     for e in exprs:
         names |= {sym.name for sym in sp.sympify(e).free_symbols}
@@ -534,10 +537,6 @@ def run_method(method: Method, insts, sols, params: dict, rounds: int, *, replic
     import inspect
     import itertools
 
-    from fedcheck.algorithms.core import evaluate_schedule
-    from fedcheck.problems.instances import InstanceBatch
-    from fedcheck.core.symbols import s as s_sym
-    from fedcheck.core.symbols import t as t_sym
 
     combos = list(itertools.product(*method.tune.values())) if method.tune else [()]
     rows = [(i, c, rep) for i in range(len(insts)) for c in range(len(combos)) for rep in range(replicates)]
@@ -631,7 +630,6 @@ def series_of(run: MethodRun, panel: str, role: str, x: str = "rounds", ylabel: 
 def _fit_over_instances(x: np.ndarray, y: np.ndarray) -> dict | None:
     """Slope of ``log y`` against ``log x`` per instance (columns; every finite positive point, at least 3), pooled
     over instances with :func:`fedcheck.core.verdict.pooled_rate` (a single instance keeps its own interval)."""
-    from fedcheck.core import verdict as V
     fits = [V.fit_rate(x, y[:, j], 0.0, window="all", min_points=3) for j in range(y.shape[1])]
     pooled = V.pooled_rate(fits)
     if pooled is not None:
@@ -640,8 +638,6 @@ def _fit_over_instances(x: np.ndarray, y: np.ndarray) -> dict | None:
 
 
 def _rate_finding(name, pooled, claimed, paper, description):
-    from fedcheck.core import verdict as V
-    from fedcheck.core.evidence import Finding
     ci = pooled["ci"] if pooled else None
     verdict = V.rate_verdict(ci, claimed)
     ev = (f"fitted exponent {pooled['slope']:.3f}, {V.POLICY.confidence:.0%} CI [{ci[0]:.3f}, {ci[1]:.3f}] "
@@ -663,7 +659,6 @@ def stall_verdict(k, a, floor: float, flat: float | None = None):
     decreasing above it: ``inconclusive``.  With ``flat`` (a slope below 0), a plateau needs more: a settled fit (not
     ``pre_asymptotic``: the last two decades agree) whose whole HAC interval lies above ``flat`` (a transient -- a
     bump, a rise before a descent -- is not a plateau).  Returns ``(verdict, fit)``."""
-    from fedcheck.core import verdict as V
     k, a = np.asarray(k, dtype=float), np.asarray(a, dtype=float)
     pos = k > 0
     fa = V.fit_rate(k[pos], a[pos], floor)
@@ -695,9 +690,6 @@ def stall_findings(run_fail: MethodRun, run_work: MethodRun, floor: float, level
 
     With a predicted stall ``level``, an analysis finding compares the failing method's final gap with
     it (within a factor ``resolution_factor``)."""
-    from fedcheck.core import verdict as V
-    from fedcheck.core.evidence import Finding
-    from fedcheck.core.evidence import reproduced_if
     P_ = V.POLICY
     k = np.asarray(run_fail.k, dtype=float)
     a = np.nanmean(run_fail.gap if y_fail is None else y_fail, 1)
@@ -756,7 +748,6 @@ def _instance_record(inst, sol, run: MethodRun | None = None, constants: dict | 
 
 
 def _constants(inst, sol, names=("G_max", "G_F", "r_0", "Delta_F", "xstar_norm")) -> dict:
-    from fedcheck.problems.constants import InstanceContext, resolve
     out = {}
     for name in names:
         try:
@@ -775,7 +766,7 @@ def _unsolved(sols) -> str | None:
 def _solved_draws(ctx, family, seeds: tuple[int, int]):
     """The instances of a measurement (the run's seeds, else ``range(seeds[0])``, ``seeds[1]`` with ``--full``),
     their exact solutions, and why some could not be solved (``None``: all solved)."""
-    seeds_ = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(seeds[1] if ctx.full else seeds[0]))
+    seeds_ = ctx.config.seed_list(*seeds)
     insts = [family.draw(s) for s in seeds_]
     sols = [solve_nonsmooth(i, use_cache=ctx.config.use_cache) for i in insts]
     return insts, sols, _unsolved(sols)
@@ -783,14 +774,11 @@ def _solved_draws(ctx, family, seeds: tuple[int, int]):
 
 def measure_drift(ctx, *, fail: Method, work: Method, references=(), rounds=(400, 2000)):
     """Item 4: the client-drift toy (``f_i = |x - c_i|``, ``c = (0, 0, 3)``, ``x_0 = 2``)."""
-    from fedcheck.core import verdict as V
-    from fedcheck.core.evidence import Finding
-    from fedcheck.core.evidence import MeasureResult as Measurement
     inst = drift_instance()
     sol = solve_nonsmooth(inst, use_cache=ctx.config.use_cache)
     if sol.reason:
         return Measurement([Finding("exact optimum", V.INCONCLUSIVE, True, sol.reason)], reason=sol.reason)
-    K = int(ctx.config.rounds or (rounds[1] if ctx.full else rounds[0]))
+    K = ctx.config.horizon(*rounds)
     runs = [run_method(m, [inst], [sol], ctx.params, K) for m in (fail, work, *references)]
     xs = client_minimizers(inst)
     level = float(inst.make_loss().full_value(xs.mean(0))) - sol.F_star
@@ -819,14 +807,12 @@ def measure_drift(ctx, *, fail: Method, work: Method, references=(), rounds=(400
     if ctx.save_dir and any(f.paper and f.verdict == V.REPRODUCED for f in findings):
         from pathlib import Path
 
-        from fedcheck.problems.instances import save_instance
         saved.append(str(save_instance(inst, Path(ctx.save_dir) / f"{ctx.check.id}-instance.npz")))
     return Measurement(findings, evidence=ev, series=series, tables=tables, saved_instances=saved,
                        instances=[_instance_record(inst, sol, runs[1], _constants(inst, sol))])
 
 
 def _eval_per_instance(expr, insts, sols, params) -> np.ndarray:
-    from fedcheck.algorithms.core import evaluate_schedule
     vals = _symbol_values([expr], insts, sols, [params] * len(insts))
     return evaluate_schedule(expr, np.array([1.0]), vals, len(insts))[0]
 
@@ -841,9 +827,6 @@ def measure_tradeoff(ctx, *, family, eps_expr, horizon, corollary: Method, anyti
     reached its target; ``anytime`` methods (schedules independent of ``eps``) run once, and their
     first rounds below each target are read off the same trace.  Exponents of rounds and calls against
     ``1/eps`` are fitted per instance and pooled (``fedcheck.verdict.pooled_rate``)."""
-    from fedcheck.core import verdict as V
-    from fedcheck.core.evidence import Finding
-    from fedcheck.core.evidence import MeasureResult as Measurement
     eps_rel = list(eps_values[1] if ctx.full else eps_values[0])
     insts, sols, reason = _solved_draws(ctx, family, seeds)
     if reason:
@@ -868,9 +851,7 @@ def measure_tradeoff(ctx, *, family, eps_expr, horizon, corollary: Method, anyti
     any_runs = []
     for m in anytime:
         big = m.schedules.get("T") == 1 or m.schedules.get("T") == sp.Integer(1)
-        K = (subgradient_rounds if big else anytime_rounds)[1 if ctx.full else 0]
-        if ctx.config.rounds:
-            K = int(ctx.config.rounds)
+        K = ctx.config.horizon(*(subgradient_rounds if big else anytime_rounds))
         grid = np.unique(np.concatenate([np.arange(min(K, 2000) + 1), np.geomspace(1, K, 400).astype(int)]))
         any_runs.append(run_method(m, insts, sols, ctx.params, K, grid=grid))
     any_rounds = [np.array([first_hit(r.k, r.gap_hi, targets[a]) for a in range(len(eps_rel))]) for r in any_runs]
@@ -983,11 +964,8 @@ def measure_nscaling(ctx, *, family, n_values=((1, 2, 4, 8), (1, 2, 4, 8, 16, 32
     paper, description)`` runs to its horizon K(n); the claim ``f(x_K) - f* <= eps`` is compared with
     the tolerance policy, and the first round below ``eps`` is fitted against ``n`` and judged against the
     arm's ``claimed`` growth exponent (arms: ``(method, horizon, paper, description, claimed)``)."""
-    from fedcheck.core import verdict as V
-    from fedcheck.core.evidence import Finding
-    from fedcheck.core.evidence import MeasureResult as Measurement
     ns = list(n_values[1] if ctx.full else n_values[0])
-    seeds_ = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(seeds[1] if ctx.full else seeds[0]))
+    seeds_ = ctx.config.seed_list(*seeds)
     base = [family.draw(s) for s in seeds_]
     prm = {**ctx.params, "eps_rel": eps_rel}
     per_arm = {m.label: {"codes": [], "ratio": np.full((len(ns), len(base)), np.nan),
@@ -1069,10 +1047,9 @@ def _paper_experiment_runs(ctx, methods, fraction, rounds, seeds, step_points, r
     averaged, ``K`` rounds (a method run by local steps gets FedMLS's K(K+1)/2 with T_k = k), recorded on a
     geometric grid (every round when ``round_points`` is None).  ``(inst, sol, K, reps, runs)``, ``runs = None``
     when the exact solve is not accurate (``sol.reason``)."""
-    from fedcheck.algorithms.fedmls import minibatch_oracle
     inst = wisconsin_svm()
     sol = solve_nonsmooth(inst, use_cache=ctx.config.use_cache)
-    K = int(ctx.config.rounds or (rounds[1] if ctx.full else rounds[0]))
+    K = ctx.config.horizon(*rounds)
     reps = seeds[1] if ctx.full else seeds[0]
     if sol.reason:
         return inst, sol, K, reps, None
@@ -1095,9 +1072,6 @@ def measure_experiment(ctx, *, fail: Method, work: Method, others=(), fraction=0
     """Item 6: the SVM experiment on the paper's data (:func:`wisconsin_svm`), stochastic minibatch
     subgradients (``fraction`` of each client's samples), ``seeds`` replicates averaged, every method's
     step parameter tuned over its grid (powers of 10, as the paper), relative gap ``(F - F*)/F*``."""
-    from fedcheck.core import verdict as V
-    from fedcheck.core.evidence import Finding
-    from fedcheck.core.evidence import MeasureResult as Measurement
     inst, sol, K, reps, runs = _paper_experiment_runs(ctx, (fail, work, *others), fraction, rounds, seeds,
                                                       step_points=400)
     if runs is None:
@@ -1134,7 +1108,7 @@ def measure_experiment(ctx, *, fail: Method, work: Method, others=(), fraction=0
 
 
 # ----------------------------------------------------------------------------------------------
-# issue 17: stochastic subgradients with a known variance, and Algorithm 1 against MOPES over instances
+# stochastic subgradients with a known variance, and Algorithm 1 against MOPES over instances
 def gaussian_oracle_factory(name: str = "s_noise", tag: str = "fedmls:gaussian-oracle"):
     """``oracle_factory(batch, instance_seeds, run_seeds, values=)`` for :func:`horizon_runner`: the
     deterministic subgradient of each ``f_i`` plus ``xi_i ~ N(0, (s^2/p) I_p)`` with ``s`` the row's value of
@@ -1172,14 +1146,11 @@ def algorithm1_vs_mopes_cases(config, params, *, families, rounds=(12,), full_ro
     ``suffix`` is appended to the two reading names."""
     import functools
 
-    from fedcheck.algorithms import fedmls as A
-    from fedcheck.core.evidence import Comparison
-    from fedcheck.experiments import Case
-    from fedcheck.problems.instances import InstanceBatch
 
     cases = []
-    seed_list = list(config.seeds) if config.seeds is not None else list(range(full_seeds if config.full else seeds))
-    horizons = [int(config.rounds)] if config.rounds else list(full_rounds if config.full else rounds)
+    seed_list = config.seed_list(seeds, full_seeds)
+    # --rounds R runs the identity at R alone (not the declared horizons up to R)
+    horizons = [config.horizon(0)] if config.rounds else config.horizons(rounds, full_rounds)
     for fname, fam in families:
         for seed in seed_list:
             inst = fam.draw(seed)
@@ -1196,7 +1167,7 @@ def algorithm1_vs_mopes_cases(config, params, *, families, rounds=(12,), full_ro
                 def recorder(k, X, xbar, store=None):
                     store.append(xbar.copy())
                     return {"F": batch.loss.full_value(xbar)}
-                for name, alg in (("Algorithm 1", A.fedmls), ("MOPES", A.mopes)):
+                for name, alg in (("Algorithm 1", fedmls), ("MOPES", mopes)):
                     store: list = []
                     oracle = None
                     if noise > 0:
@@ -1226,7 +1197,7 @@ def algorithm1_vs_mopes_cases(config, params, *, families, rounds=(12,), full_ro
 
 
 # ----------------------------------------------------------------------------------------------
-# issue 17: "the standard parameters for FedAvg, Scaffold and Scaffnew are ineffective in the non-smooth
+# "the standard parameters for FedAvg, Scaffold and Scaffnew are ineffective in the non-smooth
 # convex setting" (Section 4), measured against FedMLS at the same number of communication rounds
 def measure_standard_parameters(ctx, *, baselines, work: Method, families, rounds=(200, 1000), seeds=(1, 3),
                                 replicates=(2, 8), fraction=0.1, local_steps=10, minibatches: bool = True):
@@ -1243,11 +1214,7 @@ def measure_standard_parameters(ctx, *, baselines, work: Method, families, round
     * analysis: *does not converge* -- the log-log slope of its mean gap over the last decade of rounds is not
       certainly negative (``reproduced``); certainly negative: ``inconclusive`` (a finite run cannot tell a slow
       descent from a plateau at this horizon)."""
-    from fedcheck.core import verdict as V
-    from fedcheck.core.evidence import Finding
-    from fedcheck.core.evidence import MeasureResult as Measurement
-    from fedcheck.algorithms.fedmls import minibatch_oracle
-    K = int(ctx.config.rounds or (rounds[1] if ctx.full else rounds[0]))
+    K = ctx.config.horizon(*rounds)
     n_seeds = seeds[1] if ctx.full else seeds[0]
     reps = replicates[1] if ctx.full else replicates[0]
     insts = [fam.draw(sd) for _, fam in families for sd in range(n_seeds)]
@@ -1325,9 +1292,6 @@ def measure_standard_parameters_paper(ctx, *, baselines, work: Method, fraction=
     horizon).  Beside it (analysis, fedcheck's reading): it ends above FedMLS after the same K rounds.
     ``analysis(ctx)``: a measurement in another setting whose findings are reported beside (the exact-subgradient
     arm), merged into this one."""
-    from fedcheck.core import verdict as V
-    from fedcheck.core.evidence import Finding
-    from fedcheck.core.evidence import MeasureResult as Measurement
     inst, sol, K, reps, runs = _paper_experiment_runs(ctx, (work, *baselines), fraction, rounds, seeds,
                                                       step_points=300, round_points=120)
     if runs is None:
@@ -1383,7 +1347,7 @@ def measure_standard_parameters_paper(ctx, *, baselines, work: Method, fraction=
 
 
 # ----------------------------------------------------------------------------------------------
-# issue 17: the DCS baseline (Lan, Lee & Zhou, Math. Program. 2020) against the paper's novelty statement
+# the DCS baseline (Lan, Lee & Zhou, Math. Program. 2020) against the paper's novelty statement
 def _pooled_text(f: dict | None) -> str:
     if f is None:
         return "no fit (too few resolved points)"
@@ -1398,9 +1362,6 @@ def measure_dcs(ctx, *, family, dcs: Method, work: Method, reference: Method, ho
     statement "no MLS method has been shown to achieve a provable reduction in the number of communication rounds
     in the non-smooth convex setting", contradicted when DCS's gap decays as O(1/communications) (pooled slope
     interval at or below -1: ``reproduced`` -- the counterexample -- , above: ``not_reproduced``)."""
-    from fedcheck.core import verdict as V
-    from fedcheck.core.evidence import Finding
-    from fedcheck.core.evidence import MeasureResult as Measurement
     Ns = list(horizons[1] if ctx.full else horizons[0])
     insts, sols, reason = _solved_draws(ctx, family, seeds)
     if reason:
