@@ -212,6 +212,18 @@ def test_approx_prox_average_weights():
     assert np.all(np.linalg.norm(np.stack(iterates), axis=-1) <= 10.0 + 1e-12)
 
 
+def test_the_methods_are_exported_by_name_even_after_their_modules_are_imported():
+    """FedMLS's and DCS's modules (mls, sliding) do not share the methods' names, so ``fedcheck.algorithms.fedmls``
+    and ``.dcs`` stay the functions once the modules are loaded; the paper's FedAvg is the one FedAvg."""
+    import fedcheck.algorithms as A
+    from fedcheck.algorithms import mls, sliding
+    for name, module in (("fedmls", mls), ("mopes", mls), ("scaffold", mls), ("scaffnew", mls),
+                         ("minibatch_oracle", mls), ("approx_prox", mls), ("start_point", mls),
+                         ("local_step_args", mls), ("drive_rounds", mls), ("dcs", sliding)):
+        assert getattr(A, name) is getattr(module, name) and callable(getattr(A, name)), name
+    assert set(A._LAZY) <= set(A.__all__) and not hasattr(mls, "fedavg")   # the adapter: theorems/fedmls/methods.py
+
+
 def test_fedavg_one_step_is_the_subgradient_method():
     batch = _lad_batch()
     K = 15
