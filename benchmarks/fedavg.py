@@ -40,7 +40,7 @@ from fedcheck.problems.sets import L2Ball
 
 
 def paper_batch(B: int) -> InstanceBatch:
-    from theorems.fedmls.measurements import LADFamily
+    from theorems.fedmls.problems import LADFamily
     fam = LADFamily(n=32, m=12, p=3, heterogeneity=0.5)
     return InstanceBatch([fam.draw(s) for s in range(B)])
 

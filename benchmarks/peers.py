@@ -490,7 +490,7 @@ def case_fedmls(B=64, T=100, n=32) -> Case:
     jax = _jax()
     FAM = _families()
     from fedcheck.algorithms import mls as M
-    from theorems.fedmls.measurements import LADFamily
+    from theorems.fedmls.problems import LADFamily
     from fedcheck.problems.instances import InstanceBatch
     fam = LADFamily(n=n, m=12, p=3, heterogeneity=0.5)
     batch = InstanceBatch([fam.draw(s) for s in range(B)])

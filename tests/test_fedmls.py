@@ -10,6 +10,7 @@ from fedcheck.algorithms import mls as E
 from fedcheck.problems.instances import Instance, InstanceBatch, instance_rng
 from fedcheck.problems.losses import LAD, Hinge, MaxAffine
 from theorems.fedmls import measurements as P
+from theorems.fedmls import problems as PR
 from theorems.fedmls.methods import fedavg
 from fedcheck.problems.sets import L2Ball
 
@@ -101,7 +102,7 @@ def test_lad_lipschitz_is_attained_by_the_enumerated_sign_vector():
 
 
 def test_minibatch_oracle_is_unbiased():
-    inst = P.breast_cancer_svm()
+    inst = PR.breast_cancer_svm()
     batch = InstanceBatch([inst])
     sizes = np.array(inst.params["client_sizes"])
     rng = _rng("minibatch")
@@ -128,18 +129,18 @@ def test_minibatch_oracle_is_unbiased():
 
 # ---- exact solves ------------------------------------------------------------------------------------------
 def test_drift_toy_optimum_is_the_median():
-    inst = P.drift_instance()
-    sol = P.solve_nonsmooth(inst)
+    inst = PR.drift_instance()
+    sol = PR.solve_nonsmooth(inst)
     assert sol.status == "optimal" and sol.F_lower <= 1.0 <= sol.F_star and sol.gap < 1e-8
     assert abs(sol.x_star[0]) < 1e-6
-    assert np.allclose(P.client_minimizers(inst).ravel(), [0, 0, 3], atol=1e-6)
+    assert np.allclose(PR.client_minimizers(inst).ravel(), [0, 0, 3], atol=1e-6)
 
 
-@pytest.mark.parametrize("family", [P.LADFamily(), P.HingeFamily(), P.MaxAffineFamily()], ids=lambda f: f.key)
+@pytest.mark.parametrize("family", [PR.LADFamily(), PR.HingeFamily(), PR.MaxAffineFamily()], ids=lambda f: f.key)
 def test_certified_optimum_brackets_a_direct_cvxpy_solve(family):
     import cvxpy as cp
     inst = family.draw(3)
-    sol = P.solve_nonsmooth(inst)
+    sol = PR.solve_nonsmooth(inst)
     assert sol.accurate, sol.reason
     loss = inst.make_loss()
     x = cp.Variable(inst.p)
@@ -360,10 +361,10 @@ def test_inaccurate_solve_makes_the_bound_check_inconclusive():
     from fedcheck.experiments import HorizonCase as Case
 
     def inaccurate(inst, use_cache=True):
-        return dataclasses.replace(P.solve_nonsmooth(inst, use_cache=use_cache), status="optimal_inaccurate")
+        return dataclasses.replace(PR.solve_nonsmooth(inst, use_cache=use_cache), status="optimal_inaccurate")
     ev = M.theorem31.evidence
     exp = dataclasses.replace(ev.experiment, solver=inaccurate,
-                              cases=(Case("LAD", P.LADFamily(n=2, m=12, p=3), seeds=1, horizons=(4,)),))
+                              cases=(Case("LAD", PR.LADFamily(n=2, m=12, p=3), seeds=1, horizons=(4,)),))
     chk = dataclasses.replace(M.theorem31, evidence=dataclasses.replace(ev, experiment=exp))
     res = chk.run(RunConfig())
     assert res.verdict == V.INCONCLUSIVE and "optimal_inaccurate" in res.reason
@@ -398,7 +399,7 @@ def test_gaussian_oracle_is_unbiased_with_the_declared_variance():
 
 def test_algorithm1_vs_mopes_cases_agree_to_rounding():
     cfg = RunConfig(seeds=[0])
-    fams = (("LAD", P.LADFamily(n=2, m=8, p=3)),)
+    fams = (("LAD", PR.LADFamily(n=2, m=8, p=3)),)
     for noise in (0.0, 1.0):
         cases = P.algorithm1_vs_mopes_cases(cfg, {}, families=fams, rounds=(6,), noise=noise)
         assert cases and all(c.evidence["max_dx"] < 1e-12 for c in cases)
@@ -425,7 +426,7 @@ def test_standard_parameters_measurement_small():
     res = P.measure_standard_parameters(
         ctx, baselines=T.STANDARD_BASELINES[:1] + T.STANDARD_BASELINES[2:],
         work=P.Method("FedMLS", E.fedmls, T.FEDMLS_REMARK, tune={"lambda_0": (1.0,)}),
-        families=(("LAD", P.LADFamily(n=2, m=6, p=2)),), replicates=(1, 1), local_steps=3)
+        families=(("LAD", PR.LADFamily(n=2, m=6, p=2)),), replicates=(1, 1), local_steps=3)
     names = [f.name for f in res.findings]
     assert len(names) == 2 * 2 * 2        # 2 oracles x 2 baselines x (ineffective, does not converge)
     assert all(f.verdict in (V.REPRODUCED, V.NOT_REPRODUCED, V.INCONCLUSIVE) for f in res.findings)
@@ -454,11 +455,11 @@ def test_standard_parameters_claim_declared():
 
 def test_wisconsin_data_is_the_papers():
     """Section 4: 699 samples, missing values imputed with column means; 9 attributes scored 1..10."""
-    X, y = P.wisconsin_data()
+    X, y = PR.wisconsin_data()
     assert X.shape == (699, 9) and np.isfinite(X).all()
     assert X.min() >= 1 and X.max() <= 10
     assert int((y > 0).sum()) == 241 and int((y < 0).sum()) == 458       # malignant / benign (MASS::biopsy)
-    inst = P.wisconsin_svm()
+    inst = PR.wisconsin_svm()
     assert inst.n == 10 and sum(inst.params["client_sizes"]) == 699 and inst.p == 10     # 9 attributes + bias
 
 
@@ -483,7 +484,7 @@ def test_standard_parameters_paper_setting_small():
     analysis = lambda c: P.measure_standard_parameters(   # noqa: E731
         c, baselines=T.STANDARD_BASELINES[:1], minibatches=False,
         work=P.Method("FedMLS", E.fedmls, T.FEDMLS_REMARK, tune={"lambda_0": (1.0,)}),
-        families=(("LAD", P.LADFamily(n=2, m=6, p=2)),), replicates=(1, 1), local_steps=3)
+        families=(("LAD", PR.LADFamily(n=2, m=6, p=2)),), replicates=(1, 1), local_steps=3)
     res = P.measure_standard_parameters_paper(
         ctx, baselines=T.STANDARD_PAPER_SETTING, seeds=(1, 1), analysis=analysis,
         work=P.Method("FedMLS (Remark 3.3)", E.fedmls, T.EXP_FEDMLS, tune={"lambda_0": (1.0,)}))
@@ -525,7 +526,7 @@ def _dcs_loop(A, b, R, N, T, x0):
 def test_dcs_matches_a_per_client_loop():
     from fedcheck.algorithms import dcs
     from fedcheck.problems.instances import InstanceBatch
-    insts = [P.LADFamily(n=3, m=5, p=2, heterogeneity=0.5).draw(s) for s in (0, 1)]
+    insts = [PR.LADFamily(n=3, m=5, p=2, heterogeneity=0.5).draw(s) for s in (0, 1)]
     batch = InstanceBatch(insts)
     N, T, R = 6, 4, 3.0
     tr = dcs(batch, rounds=N, T=T, R=R)

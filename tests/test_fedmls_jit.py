@@ -12,7 +12,7 @@ from fedcheck.algorithms import mls as M
 from fedcheck.algorithms import fedmls_jit as J
 from fedcheck.problems import losses as L
 from fedcheck.problems.instances import InstanceBatch
-from theorems.fedmls.measurements import HingeFamily, LADFamily
+from theorems.fedmls.problems import HingeFamily, LADFamily
 
 needs_numba = pytest.mark.skipif(J._lad_prox_c is None, reason="numba is off (FEDCHECK_JIT=0 or absent)")
 

@@ -124,7 +124,7 @@ def test_compiled_oracle_equals_numpy(seed):
 
 @needs_numba
 def test_compiled_oracle_on_the_paper_svm_equals_numpy():
-    from theorems.fedmls.measurements import wisconsin_svm
+    from theorems.fedmls.problems import wisconsin_svm
     inst = wisconsin_svm()
     batch = InstanceBatch([inst, inst])
     fast = E.minibatch_oracle(batch, 0.1, np.random.default_rng(1))

@@ -31,6 +31,7 @@ from fedcheck import verdicts as V
 from fedcheck.algorithms import dcs, fedmls, scaffnew, scaffold
 from fedcheck.symbols import G, G_F, G_max, T, Delta_F, m, n, r_0, t, xstar_norm
 from theorems.fedmls import measurements as P
+from theorems.fedmls.problems import HingeFamily, LADFamily, MaxAffineFamily, solve_nonsmooth
 from theorems.fedmls.methods import fedavg
 
 FEDMLS = Paper(
@@ -308,9 +309,9 @@ corollary32_derivation = Claim(
 
 # ---- Theorem 3.1 on FedMLS runs ----------------------------------------------------------------------
 def _families(n_clients: int = 2):
-    return (("LAD", P.LADFamily(n=n_clients, m=12, p=3, heterogeneity=0.5)),
-            ("hinge SVM", P.HingeFamily(n=n_clients, m=16, p=3, heterogeneity=0.5, flip=0.1)),
-            ("max-affine", P.MaxAffineFamily(n=n_clients, m0=4, p=2, heterogeneity=0.5)))
+    return (("LAD", LADFamily(n=n_clients, m=12, p=3, heterogeneity=0.5)),
+            ("hinge SVM", HingeFamily(n=n_clients, m=16, p=3, heterogeneity=0.5, flip=0.1)),
+            ("max-affine", MaxAffineFamily(n=n_clients, m0=4, p=2, heterogeneity=0.5)))
 
 
 THM31_SCHEDULES = {
@@ -354,7 +355,7 @@ theorem31 = Claim(
                "(the check's horizon T is the paper's K)"),
     evidence=BoundTest(
         Horizons(runner=P.horizon_runner(fedmls, THM31_PER_ROUND), schedules=THM31_SCHEDULES,
-                 cases=tuple(_thm31_cases()), solver=P.solve_nonsmooth, rate_metric="Theorem 3.1", accepts=_accepts),
+                 cases=tuple(_thm31_cases()), solver=solve_nonsmooth, rate_metric="Theorem 3.1", accepts=_accepts),
         bounds=(Bound("Theorem 3.1", expr=thm31_bound.subs(K, T), metric="gap",
                       description="F(x_K) - F* at the horizon", latex=THM31_LATEX,
                       latex_symbols=THM31_LATEX_SYMBOLS, latex_note=THM31_LATEX_NOTE),),
@@ -409,7 +410,7 @@ corollary32 = Claim(
                "eps = 6 sqrt(n) ||x_0-x*|| G / K so that K is its horizon T"),
     evidence=BoundTest(
         Horizons(runner=P.horizon_runner(fedmls, COR_PER_ROUND), schedules=COR_SCHEDULES, cases=tuple(_cor_cases()),
-                 solver=P.solve_nonsmooth, rate_metric="gap <= eps", accepts=_accepts),
+                 solver=solve_nonsmooth, rate_metric="gap <= eps", accepts=_accepts),
         bounds=(Bound("gap <= eps", expr=eps, metric="gap", description="f(x_K) - f* against the target eps",
                       latex=r"\epsilon", latex_symbols={}, latex_note="the corollary's bound is the target itself"),),
         findings="reading", rate=-1.0),
@@ -487,7 +488,7 @@ tradeoff = Claim(
            "round, O(1/eps^2) subgradient calls per client in total (measured: first round with f(x_k) - f* <= eps "
            "under Corollary 3.2's lambda and T, as eps shrinks)"),
     evidence=Measurement(functools.partial(
-        P.measure_tradeoff, family=P.LADFamily(n=2, m=12, p=3, heterogeneity=0.5), eps_expr=EPS,
+        P.measure_tradeoff, family=LADFamily(n=2, m=12, p=3, heterogeneity=0.5), eps_expr=EPS,
         horizon=COR_HORIZON,
         corollary=P.Method("FedMLS, Corollary 3.2", fedmls, COR_METHOD),
         anytime=(P.Method("FedMLS, Remark 3.3", fedmls, FEDMLS_REMARK, tune={"lambda_0": POWERS_OF_10}, role="measured",
@@ -525,7 +526,7 @@ nscaling = Claim(
            "an n-free schedule (lambda = n eps/G^2, K = ceil(6 r G/eps), T = ceil(108 r (4G^2+sigma^2)/(G eps))) "
            "that Theorem 3.1 gives with the exact product-space constants"),
     evidence=Measurement(functools.partial(
-        P.measure_nscaling, family=P.LADFamily(n=32, m=12, p=3, heterogeneity=0.5), eps_expr=EPS,
+        P.measure_nscaling, family=LADFamily(n=32, m=12, p=3, heterogeneity=0.5), eps_expr=EPS,
         arms=((P.Method("Corollary 3.2 as stated", fedmls, COR_METHOD), COR_HORIZON, True,
                "the paper's lambda = eps/G^2, T and K (both ~ sqrt(n))", 0.5),
               (P.Method("n-free schedule", fedmls, NFREE_METHOD), NFREE_HORIZON, False,
@@ -592,7 +593,7 @@ experiment = Claim(
     expected="inconclusive",
     assumptions=("the paper's data: the original Wisconsin Breast Cancer set (699 x 9, shipped with fedcheck), missing "
                  "values imputed with column means, raw attributes with a bias column, all 699 samples (the text "
-                 "mentions no split or scaling), k-means on the raw attributes (theorems.fedmls.measurements.wisconsin_svm)",
+                 "mentions no split or scaling), k-means on the raw attributes (theorems.fedmls.problems.wisconsin_svm)",
                  "objective (10) divided by the padded client size m (a constant), with m written into the schedules so "
                  "that lambda_0 and eta_0 are in the paper's units; tuned over the authors' grids (lambda_0 in {0.1, 1, "
                  "10}, eta_0 in {1e-4, 1e-3, 1e-2}) on the mean final gap",
@@ -632,7 +633,7 @@ theorem31_stochastic = Claim(
     evidence=BoundTest(
         Horizons(runner=P.horizon_runner(fedmls, THM31_PER_ROUND,
                                          oracle_factory=P.gaussian_oracle_factory("s_noise")),
-                 schedules=THM31_SCHEDULES_STOCH, cases=tuple(_thm31_stoch_cases()), solver=P.solve_nonsmooth,
+                 schedules=THM31_SCHEDULES_STOCH, cases=tuple(_thm31_stoch_cases()), solver=solve_nonsmooth,
                  rate_metric="Theorem 3.1", accepts=_accepts),
         bounds=(Bound("Theorem 3.1", expr=thm31_bound.subs(K, T), metric="gap",
                       description="E[F(x_K)] - F* at the horizon (mean over runs)", latex=THM31_LATEX,
@@ -669,7 +670,7 @@ corollary32_stochastic = Claim(
                "the clients' G = G_max); eps = 6 sqrt(n) ||x_0-x*|| G/K"),
     evidence=BoundTest(
         Horizons(runner=P.horizon_runner(fedmls, COR_PER_ROUND, oracle_factory=P.gaussian_oracle_factory("s_noise")),
-                 schedules=COR_SCHEDULES_STOCH, cases=tuple(_cor_stoch_cases()), solver=P.solve_nonsmooth,
+                 schedules=COR_SCHEDULES_STOCH, cases=tuple(_cor_stoch_cases()), solver=solve_nonsmooth,
                  rate_metric="gap <= eps", accepts=_accepts),
         bounds=(Bound("gap <= eps", expr=eps, metric="gap", description="E f(x_K) - f* against eps (mean over runs)",
                       latex=r"\epsilon", latex_symbols={}, latex_note="the corollary's bound is the target itself"),),
@@ -791,8 +792,8 @@ standard_parameters = Claim(
             P.measure_standard_parameters, baselines=STANDARD_BASELINES, minibatches=False,
             work=P.Method("FedMLS (Remark 3.3)", fedmls, FEDMLS_REMARK, tune={"lambda_0": POWERS_OF_10},
                           role="measured", description="lambda_k = lambda_0/k, T_k = k, lambda_0 in {0.1, 1, 10}"),
-            families=(("LAD", P.LADFamily(n=4, m=12, p=3, heterogeneity=0.5)),
-                      ("hinge SVM", P.HingeFamily(n=4, m=16, p=3, heterogeneity=0.5, flip=0.1))),
+            families=(("LAD", LADFamily(n=4, m=12, p=3, heterogeneity=0.5)),
+                      ("hinge SVM", HingeFamily(n=4, m=16, p=3, heterogeneity=0.5, flip=0.1))),
             local_steps=T_STD)), counterexample=True,
         sources={"FedAvg, constant step: ineffective": SRC_STANDARD,
                     "Scaffold, constant step: ineffective": SRC_STANDARD,
@@ -844,7 +845,7 @@ dcs_prior_mls = Claim(
                "reaches gap O(1/communications). Example: LAD clients (n = 2), FedMLS (Remark 3.3) and the subgradient "
                "method at equal communication rounds beside"),
     evidence=Measurement(functools.partial(
-        P.measure_dcs, family=P.LADFamily(n=2, m=12, p=3, heterogeneity=0.5),
+        P.measure_dcs, family=LADFamily(n=2, m=12, p=3, heterogeneity=0.5),
         dcs=P.Method("DCS", dcs, DCS_METHOD, tune={"d_rel": POWERS_OF_10},
                      description="alpha = theta = 1, eta = 2n, tau = n, beta_t = (t+1)/2, lambda_t = t+1, "
                                  "T = ceil(2 G^2 N/(n^4 d_rel r_0^2)), d_rel in {0.1, 1, 10}"),
