@@ -12,7 +12,7 @@ as not to clash with the diameter constant ``D``), ``lambda`` the Moreau paramet
 :class:`~fedcheck.experiments.Horizons` experiment is its symbol ``T``: **in this module that ``T`` is the
 paper's ``K``** (rounds), and the local steps are the schedule ``T_loc`` / the per-round ``T_k``.
 
-Constants of an instance (``fedcheck.constants``): ``G_max = max_i Lip(f_i)`` (the corollary's ``G``),
+Constants of an instance (``fedcheck.problems.resolve``): ``G_max = max_i Lip(f_i)`` (the corollary's ``G``),
 ``G_F = (1/n)(sum_i Lip(f_i)^2)^(1/2)`` (the exact Lipschitz constant of ``F(X) = (1/n) sum_i f_i(x^i)``
 in the Frobenius norm, Theorem 3.1's ``G``), ``r_0 = ||x_0 - x*||``, ``Delta_F = sqrt(n) r_0 =
 ||X_0 - X*||_F``, ``xstar_norm = ||x*||``.  The oracle is deterministic here (``sigma = 0``).

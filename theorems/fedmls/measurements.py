@@ -29,7 +29,7 @@ def horizon_runner(algorithm, per_round: dict, metric: str = "gap", oracle_facto
 
     ``per_round`` maps each keyword of the algorithm to a SymPy expression in the round ``t``, the
     horizon ``T`` and the names of the check's schedules (e.g. ``{"lam": lam, "T": ceiling(...),
-    "R": R}``); it is evaluated per row with :func:`fedcheck.algorithms.core.evaluate_schedule`, so the
+    "R": R}``); it is evaluated per row with :func:`fedcheck.algorithms.evaluate_schedule`, so the
     per-round schedule is the declared expression itself.  Returns ``{metric: F(x_T) - F*}`` with the
     interval of ``F*`` and, as evidence, the initial gap, the subgradient calls per client and the
     ratio of the final gap to the initial one.  ``oracle_factory(batch, rng)`` makes a stochastic
@@ -68,7 +68,7 @@ def horizon_runner(algorithm, per_round: dict, metric: str = "gap", oracle_facto
 # ----------------------------------------------------------------------------------------------
 # measurements: methods run side by side (the trade-off, the drift example, the n scaling, the
 # experiment).  Every schedule is a SymPy expression declared in theorems/fedmls/claims.py; here it is only
-# evaluated (constants from fedcheck.constants, parameters from the check and the tuning grids).
+# evaluated (constants from fedcheck.problems.resolve, parameters from the check and the tuning grids).
 @dataclass
 class Method:
     """A method with its schedules: ``schedules`` (keyword -> SymPy in the round ``t``), ``step_schedules``
@@ -211,7 +211,7 @@ def series_of(run: MethodRun, panel: str, role: str, x: str = "rounds", ylabel: 
 
 def _fit_over_instances(x: np.ndarray, y: np.ndarray) -> dict | None:
     """Slope of ``log y`` against ``log x`` per instance (columns; every finite positive point, at least 3), pooled
-    over instances with :func:`fedcheck.core.verdict.pooled_rate` (a single instance keeps its own interval)."""
+    over instances with :func:`fedcheck.verdicts.pooled_rate` (a single instance keeps its own interval)."""
     fits = [V.fit_rate(x, y[:, j], 0.0, window="all", min_points=3) for j in range(y.shape[1])]
     pooled = V.pooled_rate(fits)
     if pooled is not None:
@@ -408,7 +408,7 @@ def measure_tradeoff(ctx, *, family, eps_expr, horizon, corollary: Method, anyti
     absolute target, ``horizon`` the number of rounds, both SymPy) and stops when every instance has
     reached its target; ``anytime`` methods (schedules independent of ``eps``) run once, and their
     first rounds below each target are read off the same trace.  Exponents of rounds and calls against
-    ``1/eps`` are fitted per instance and pooled (``fedcheck.verdict.pooled_rate``)."""
+    ``1/eps`` are fitted per instance and pooled (``fedcheck.verdicts.pooled_rate``)."""
     eps_rel = list(eps_values[1] if ctx.full else eps_values[0])
     insts, sols, reason = _solved_draws(ctx, family, seeds)
     if reason:

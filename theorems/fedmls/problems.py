@@ -1,8 +1,8 @@
 """Non-smooth federated problems for the FedMLS paper (Palenzuela, Dadras, Yurtsever, Loefstedt).
 
 The problem is unconstrained, ``min_x f(x) = (1/n) sum_i f_i(x)`` with convex, Lipschitz, non-smooth
-client losses (:mod:`fedcheck.losses`: ``lad``, ``hinge``, ``max_affine``).  Every instance here is a
-:class:`fedcheck.instances.Instance` whose set is a Euclidean ball of radius ``rho`` chosen far larger
+client losses (:mod:`fedcheck.problems`: ``lad``, ``hinge``, ``max_affine``).  Every instance here is a
+:class:`fedcheck.problems.Instance` whose set is a Euclidean ball of radius ``rho`` chosen far larger
 than the minimizer (its *domain*, not the paper's ``X'``, whose radius ``R`` is an algorithm input):
 when the solver's minimizer lies strictly inside the ball, the ball is inactive and, by convexity, the
 ball-constrained optimum is the unconstrained one.
@@ -20,9 +20,9 @@ ball as one second-order cone, solved by cvxpy with Clarabel (status recorded: a
 ``x*`` is then taken as the point of the (certified-accuracy) optimal set closest to ``x_0`` (a second
 solve, ``min ||x - x_0||`` subject to ``F(x) <= F(x_hat) + gap``), since Theorem 3.1 holds for any
 minimizer and the closest one gives the tightest bound.  Solves are cached on disk like
-:mod:`fedcheck.solve` (``$FEDCHECK_CACHE``).
+:class:`fedcheck.problems.SolutionCache` (``$FEDCHECK_CACHE``).
 
-Families (seeded with :func:`fedcheck.instances.instance_rng`; heterogeneous clients):
+Families (seeded with :func:`fedcheck.problems.instance_rng`; heterogeneous clients):
 :class:`LADFamily`, :class:`HingeFamily`, :class:`MaxAffineFamily`, :class:`FamilyMix`; the drift toy
 :func:`drift_instance` (``f_i(x) = |x - c_i|``); the experiment's data :func:`wisconsin_svm` (the paper's
 699-sample Wisconsin data, shipped) and :func:`breast_cancer_svm` (scikit-learn's WDBC, a stand-in).
