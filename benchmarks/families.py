@@ -120,7 +120,7 @@ def case_fedavg(B=64, n=10, m=20, p=20, rounds=40, steps=5, paper=False) -> Case
     from fedcheck.problems.instances import Instance, InstanceBatch, instance_rng
     from fedcheck.problems.sets import L2Ball
     if paper:
-        from theorems.fedmls.measurements import LADFamily
+        from theorems.fedmls.problems import LADFamily
         fam = LADFamily(n=32, m=12, p=3, heterogeneity=0.5)
         batch = InstanceBatch([fam.draw(s) for s in range(B)])
     else:
@@ -302,8 +302,8 @@ def loop_mopes(A, bb, rounds, lam, T, R):
 
 
 def case_fedmls(method="fedmls", B=64, rounds=30, n=32) -> Case:
-    from fedcheck.algorithms import fedmls as M
-    from theorems.fedmls.measurements import LADFamily
+    from fedcheck.algorithms import mls as M
+    from theorems.fedmls.problems import LADFamily
     from fedcheck.problems.instances import InstanceBatch
     fam = LADFamily(n=n, m=12, p=3, heterogeneity=0.5)
     batch = InstanceBatch([fam.draw(s) for s in range(B)])

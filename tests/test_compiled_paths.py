@@ -94,7 +94,7 @@ def test_fedprox_round_function_compiled_equals_numpy(monkeypatch):
 @needs_numba
 def test_fedavg_least_squares_compiled_equals_numpy(monkeypatch):
     from fedcheck.algorithms import fedavg as FA
-    from fedcheck.algorithms.fedmls import fedavg
+    from theorems.fedmls.methods import fedavg
     batch = _batch(n=5, p=9, B=4)
     T = 40
     eta = np.broadcast_to(0.5 / np.asarray(batch.loss.smoothness()).max(-1), (T, batch.B)).copy()
@@ -120,7 +120,7 @@ def test_fused_fedavg_round_is_the_local_steps_bit_for_bit(monkeypatch, n, p, B)
     counts that are uniform in some rounds (fused) and not in others (the row kernel): the bits of the
     local-steps path, and within a few ulps of numpy."""
     from fedcheck.algorithms import fedavg as FA
-    from fedcheck.algorithms.fedmls import fedavg
+    from theorems.fedmls.methods import fedavg
     batch = _batch(n=n, p=p, B=B, seed=3)
     T = 25
     L_ = np.asarray(batch.loss.smoothness()).max(-1)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from fedcheck.algorithms import composite as C
-from fedcheck.algorithms import fedmls as M
+from fedcheck.algorithms import mls as M
 from fedcheck.algorithms import pieces
 from theorems.fedsgm import methods as SW
 from fedcheck.algorithms.compression import RandK, UniformStream
@@ -16,6 +16,7 @@ from fedcheck.problems import composite as PD
 from theorems.feddualavg import experiments as PDX
 from theorems.feddualavg import methods as PDM
 from theorems.feddualavg import problems as PDF
+from theorems.fedmls.methods import fedavg as mls_fedavg
 from fedcheck.problems import constrained as PS
 from theorems.fedsgm import problems as PX
 from fedcheck.problems.instances import Instance, InstanceBatch, instance_rng
@@ -63,11 +64,11 @@ def _old_primal_family(problem, rounds, eta_c, eta_s, client_prox, server_prox, 
 
 
 def _old_mls_local_steps(rounds, B, T, eta, eta_step):
-    Tk = M._counts(T, rounds, B)
+    Tk = M.step_counts(T, rounds, B)
     if (eta is None) == (eta_step is None):
         raise ValueError("give exactly one of eta (per round) and eta_step (per local step)")
     if eta is not None:
-        eta = M._rows(eta, rounds, B, "eta")
+        eta = M.round_rows(eta, rounds, B, "eta")
         return Tk, lambda k, t, cum: eta[k - 1]
     eta_step = np.asarray(eta_step, dtype=float)
     need = int(Tk.sum(0).max(initial=0))
@@ -82,7 +83,7 @@ def _old_mls_fedavg(batch, *, rounds, T, eta=None, eta_step=None, grid=None, rec
     B, n = batch.B, batch.n
     Tk, size = _old_mls_local_steps(rounds, B, T, eta, eta_step)
     oracle = oracle or batch.loss.grad
-    st = {"x": M._start(batch, x0)}
+    st = {"x": M.start_point(batch, x0)}
     st["X"] = np.repeat(st["x"][:, None, :], n, 1)
     extra = {"calls": np.zeros(B), "comms": np.zeros(B)}
     cum = np.zeros(B, dtype=np.int64)
@@ -101,8 +102,8 @@ def _old_mls_fedavg(batch, *, rounds, T, eta=None, eta_step=None, grid=None, rec
         extra["comms"] += 1.0
 
     rec = recorder or mls_default_recorder(batch)
-    trace = M._drive(rounds, grid, step, M._snapshot(rec, lambda: st["X"], lambda: st["x"], extra),
-                     M._stopper(stop, lambda: st["x"]))
+    trace = M.drive_rounds(rounds, grid, step, M.snapshot_of(rec, lambda: st["X"], lambda: st["x"], extra),
+                           M.stop_rule(stop, lambda: st["x"]))
     trace.final = {"xbar": st["x"].copy(), "X": st["X"].copy()}
     return trace
 
@@ -356,15 +357,15 @@ def test_fedmls_adapter_is_the_old_fedavg():
     T[:, 0] = np.ceil(k[:, 0] / 2)
     T[3, 1] = 0
     eta = np.repeat(0.3 / np.sqrt(k), B, 1) * (1 + np.arange(B))
-    _same_trace(M.fedavg(batch, rounds=K, T=T, eta=eta), _old_mls_fedavg(batch, rounds=K, T=T, eta=eta))
+    _same_trace(mls_fedavg(batch, rounds=K, T=T, eta=eta), _old_mls_fedavg(batch, rounds=K, T=T, eta=eta))
     S = int(T.sum(0).max())
     eta_step = np.repeat(0.2 / np.sqrt(np.arange(1, S + 1, dtype=float))[:, None], B, 1)
-    _same_trace(M.fedavg(batch, rounds=K, T=T, eta_step=eta_step, grid=[0, 3, 9]),
+    _same_trace(mls_fedavg(batch, rounds=K, T=T, eta_step=eta_step, grid=[0, 3, 9]),
                 _old_mls_fedavg(batch, rounds=K, T=T, eta_step=eta_step, grid=[0, 3, 9]))
     # uniform T, a stochastic oracle with its own seeded generator, a start point and a stop rule
     Tu = np.full((K, B), 3.0)
     stop = lambda k_, x: k_ >= 5                                    # noqa: E731
-    a = M.fedavg(batch, rounds=K, T=Tu, eta=eta, x0=np.ones(batch.p), stop=stop,
+    a = mls_fedavg(batch, rounds=K, T=Tu, eta=eta, x0=np.ones(batch.p), stop=stop,
                  oracle=M.minibatch_oracle(batch, 0.5, np.random.default_rng(np.random.SeedSequence(3))))
     b = _old_mls_fedavg(batch, rounds=K, T=Tu, eta=eta, x0=np.ones(batch.p), stop=stop,
                         oracle=M.minibatch_oracle(batch, 0.5, np.random.default_rng(np.random.SeedSequence(3))))
@@ -375,11 +376,11 @@ def test_fedmls_adapter_is_the_old_fedavg():
 def test_fedmls_adapter_keeps_its_errors():
     batch = _lad_batch()
     with pytest.raises(ValueError, match="exactly one"):
-        M.fedavg(batch, rounds=3, T=1)
+        mls_fedavg(batch, rounds=3, T=1)
     with pytest.raises(ValueError, match="eta_step has shape"):
-        M.fedavg(batch, rounds=3, T=2, eta_step=np.ones((3, batch.B)))
+        mls_fedavg(batch, rounds=3, T=2, eta_step=np.ones((3, batch.B)))
     with pytest.raises(ValueError, match="non-negative integers"):
-        M.fedavg(batch, rounds=3, T=1.5, eta=0.1)
+        mls_fedavg(batch, rounds=3, T=1.5, eta=0.1)
 
 
 @pytest.mark.parametrize("E", [1, 3])

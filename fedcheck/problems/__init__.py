@@ -42,6 +42,7 @@ _EXPORTS = {
     "sup_grad_norm_sq": "fedcheck.problems.suprema",
     "take_rows": "fedcheck.problems.losses",
     "SolutionCache": "fedcheck.problems.solve",
+    "solver_versions": "fedcheck.problems.solve",
 }
 __all__ = sorted(_EXPORTS)
 
