@@ -30,7 +30,7 @@ before the first round and after every round, so a caller records on its own gri
 likes.  :func:`run_fedavg` runs it to the end.  This is the library's one FedAvg: a paper that states
 FedAvg in its own notation keeps a thin translation of its arguments in its folder
 (``theorems/<paper>/methods.py``: FedDualAvg's on :func:`fedcheck.algorithms.primal_averaging`, FedMLS's
-and FedSGM's on :func:`fedavg_rounds`).
+on :func:`fedavg_rounds`, FedSGM's on :func:`run_fedavg`).
 """
 from __future__ import annotations
 
