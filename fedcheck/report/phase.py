@@ -13,6 +13,7 @@ from fedcheck.report.html import TEMPLATES, render_check_html, render_index_html
 from fedcheck.report.pdf import (FixedFontDates, PdfUnavailable, QuietLogs, figure_pdfs, pdf_engine,
                                  pdf_laid_out_first, render_pdf)
 
+
 # ------------------------------------------------------------------------------------------------
 # the pieces of the report phase (fedcheck.render.write_reports runs them here or in renderer processes)
 _SLOT = {"bound": 0, "rate": 1, "ratio": 2}

@@ -15,6 +15,7 @@ from matplotlib.font_manager import FontProperties
 
 from fedcheck.report.common import GREEK
 
+
 # ------------------------------------------------------------------------------------------------
 # formulas (matplotlib mathtext)
 def _math_prop(size: float) -> FontProperties:
