@@ -218,25 +218,41 @@ class Comparison:
         """Per run: does some point certainly fail (code 2)?"""
         return (self._codes(self.lhs_lo, self.lhs_hi) == 2).any(1)
 
+    def deciding_ends(self, val=None) -> tuple[np.ndarray, np.ndarray]:
+        """``(deciding, other)``: per point, the end of the bound's interval that decides the verdict -- the lower
+        end for ``lhs <= rhs`` (it holds only if it holds there), the upper end for ``lhs >= rhs``; for ``==`` the
+        end farther from the point value ``val`` -- and the other end."""
+        lo, hi = self.rhs_lo, self.rhs_hi
+        if self.relation == "<=":
+            return lo, hi
+        if self.relation == ">=":
+            return hi, lo
+        v = np.zeros_like(lo) if val is None else np.asarray(val, dtype=float)
+        far_lo = np.abs(v - lo) >= np.abs(v - hi)
+        return np.where(far_lo, lo, hi), np.where(far_lo, hi, lo)
+
+    def _ratio_excess(self, val, rhs):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if self.relation == "==":
+                return np.abs(val - rhs) / np.maximum(np.abs(self.scale), 1.0), np.abs(val - rhs)
+            if self.relation == "<=":
+                return np.where(rhs != 0, val / rhs, np.nan), val - rhs
+            return np.where(val != 0, rhs / val, np.nan), rhs - val
+
     def judge(self, statistic: Statistic = PATHWISE) -> dict:
         """The verdict of this comparison under ``statistic``, with its ratio, excess and where it fails.
 
         ``max_ratio`` (lhs/rhs for ``<=``, rhs/lhs for ``>=``) is reported only where the bound is not
         negligible (``|rhs| > POLICY.negligible_bound * scale``); ``max_excess`` (lhs - rhs for ``<=``)
-        is always reported: a bound that fails where it vanishes shows as an excess, not a tiny ratio."""
+        is always reported: a bound that fails where it vanishes shows as an excess, not a tiny ratio.
+
+        Where the bound is known to an interval (``rhs_lo < rhs_hi``), the ratio, the excess and the right-hand
+        sides reported are those at the ends that decide the verdict (:meth:`deciding_ends`); the largest ratio
+        at the other ends is kept as ``max_ratio_at_other_ends``."""
         lo, hi, val, se = self.measured(statistic)
         codes = self._codes(lo, hi).max(0)
-        rhs = self.rhs_hi
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if self.relation == "==":
-                ratio = np.abs(val - rhs) / np.maximum(np.abs(self.scale), 1.0)
-                excess = np.abs(val - rhs)
-            elif self.relation == "<=":
-                ratio = np.where(rhs != 0, val / rhs, np.nan)
-                excess = val - rhs
-            else:
-                ratio = np.where(val != 0, rhs / val, np.nan)
-                excess = rhs - val
+        rhs, other = self.deciding_ends(val)
+        ratio, excess = self._ratio_excess(val, rhs)
         if self.relation != "==":    # a bound that (numerically) vanishes: its ratio means nothing, its excess does
             size = np.maximum(np.maximum(np.abs(self.scale), 1.0), np.abs(val))
             negligible = np.abs(rhs) <= V.POLICY.negligible_bound * size
@@ -283,6 +299,10 @@ class Comparison:
                "max_excess_where_ratio_undefined": float(np.max(excess[bad_undef])) if bad_undef.size else None}
         if statistic.kind == "mean":
             out["se_max"] = float(np.nanmax(se)) if np.isfinite(se).any() else None
+        if not np.array_equal(rhs, other, equal_nan=True):     # constants known to an interval: the other ends too
+            r_o, _ = self._ratio_excess(val, other)
+            f_o = np.isfinite(r_o)
+            out["max_ratio_at_other_ends"] = float(np.max(np.where(f_o, r_o, -np.inf))) if f_o.any() else None
         return out
 
 
@@ -302,7 +322,10 @@ def merge_judgements(a: dict | None, b: dict) -> dict:
             if k.startswith("argmax_excess_") or k in ("lhs_at_max_excess", "rhs_at_max_excess",
                                                        "ratio_defined_at_max_excess"):
                 out[k] = b[k]
-    for k in ("max_ratio_where_bound_not_negligible", "max_excess", "se_max", "max_excess_where_ratio_undefined"):
+    for k in ("max_ratio_where_bound_not_negligible", "max_excess", "se_max", "max_excess_where_ratio_undefined",
+              "max_ratio_at_other_ends"):
+        if k == "max_ratio_at_other_ends" and k not in a and k not in b:
+            continue
         vals = [x for x in (a.get(k), b.get(k)) if x is not None]
         out[k] = max(vals) if vals else None
     if not any(a.get(k) is not None for k in a if k.startswith("first_violation_")):

@@ -411,6 +411,7 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
         excess = [s["max_excess"] for _, s, _ in lst if s["max_excess"] is not None and np.isfinite(s["max_excess"])]
         cases = sorted({str(i.case) for i, _, _ in lst})
         bad = [(i, s) for i, s, _ in lst if s["verdict"] == V.VIOLATED]
+        other = [s["max_ratio_at_other_ends"] for _, s, _ in lst if s.get("max_ratio_at_other_ends") is not None]
         extra = {"cases": len(cases), "observations": len(lst),
                  "max_ratio_including_negligible_bounds": max(raw) if raw else None,
                  "violated_observations": len(bad),
@@ -418,6 +419,8 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
                  "max_excess": max(excess) if excess else None,
                  "statistic": st.describe(), "points_checked": int(sum(s["points"] for _, s, _ in lst)),
                  "bounds": {}}
+        if other:       # constants known to intervals: max_ratio is at the deciding ends, this at the other ends
+            extra["max_ratio_at_other_ends"] = max(other)
         for i, s, _ in lst:
             e = extra["bounds"].setdefault(i.bound, {"verdicts": [], "ratios": []})
             e["verdicts"].append(s["verdict"])
