@@ -89,7 +89,12 @@ class Bound:
     notation maps to the declared symbols (``{"\\lambda_0": lambda_0, ...}`` or SymPy substitutions);
     ``latex_note``: an explained, exact difference between the printed formula and ``expr`` (a typo of the
     paper, a reading).  The parsed formula is proved equal to ``expr`` (or the difference reported):
-    :mod:`fedcheck.core.latex`, recorded in the results' ``formula["printed"]``.
+    :mod:`fedcheck.core.latex`, recorded in the results' ``formula["printed"]``.  A printed formula that differs
+    must come with ``latex_corrected``: the corrected formula (LaTeX in the paper's notation), proved equal to
+    ``expr`` -- a note alone does not pass the printed-formula check.  ``latex_definitions``: for a notation key
+    whose value is a definition the paper prints (``{"C": r"..."}``, (E.2)'s step), the paper's printed LaTeX of
+    it, proved equal to the map's value (a mistyped value would otherwise read "equal" with a bound mistyped
+    alike).
 
     ``source``: where the paper states this bound (:class:`fedcheck.core.readings.Source`), for findings named by
     bound (a reading's own source comes first when a finding is named by reading).
@@ -109,6 +114,8 @@ class Bound:
     latex_note: str = ""
     source: Any = None
     bites_from: Any = None
+    latex_corrected: str = ""
+    latex_definitions: Any = None
 
     def __post_init__(self):
         if self.source is not None and not isinstance(self.source, Source):
@@ -116,8 +123,12 @@ class Bound:
         if self.bites_from is not None and (isinstance(self.bites_from, bool) or
                                             not isinstance(self.bites_from, (int, float, str))):
             raise TypeError(f"bound {self.name!r}: bites_from must be a number on the axis (or a sentence)")
-        if not isinstance(self.latex, str) or not isinstance(self.latex_note, str):
-            raise TypeError(f"bound {self.name!r}: latex and latex_note must be strings")
+        if not all(isinstance(x, str) for x in (self.latex, self.latex_note, self.latex_corrected)):
+            raise TypeError(f"bound {self.name!r}: latex, latex_note and latex_corrected must be strings")
+        if self.latex_definitions is not None and not (
+                isinstance(self.latex_definitions, Mapping) and
+                all(isinstance(k, str) and isinstance(v, str) for k, v in self.latex_definitions.items())):
+            raise TypeError(f"bound {self.name!r}: latex_definitions maps notation keys to the paper's printed LaTeX")
         if self.latex_symbols is not None and not isinstance(self.latex_symbols, Mapping):
             raise TypeError(f"bound {self.name!r}: latex_symbols must be a mapping (the paper's notation -> SymPy)")
         if self.relation not in ("<=", ">=", "=="):
