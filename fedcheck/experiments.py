@@ -130,7 +130,7 @@ def fw_gap_trivial(G=None) -> Trivial:
     G``): ``G_sup`` (convex families, default) or ``G_nc`` (networks and other non-convex families)."""
     from fedcheck.core.symbols import D, G_sup, n
     G = G_sup if G is None else G
-    return Trivial(sp.sqrt(n) * G * D, f"the largest Frank-Wolfe gap on D (sqrt(n) {G} D)")
+    return Trivial(sp.sqrt(n) * G * D, "the largest Frank-Wolfe gap on D")
 
 
 @dataclass(frozen=True)
@@ -179,8 +179,7 @@ def objective_gap(key: str = "F", label: str | None = None) -> Metric:
         return F - Fs, F - Fs, F - Fl
     return Metric(label or f"{key} - F*", compute,
                   "objective gap of the server point; F* is known to lie in [F(x_hat) - FW gap, F(x_hat)]",
-                  Trivial(_objective_gap_trivial(key),
-                          "the largest objective gap on D (min of ||grad F(x*)|| D + L D^2/2 and G_max D)"))
+                  Trivial(_objective_gap_trivial(key), "the largest objective gap on D"))
 
 
 def recorded(key: str, power: float = 1.0, label: str | None = None, trivial=None) -> Metric:

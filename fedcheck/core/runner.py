@@ -160,6 +160,9 @@ def finding_vacuity(lst, bounds, axis: str) -> dict:
     out.update(points=int(sum(v["points"] for _, v in known)),
                vacuous_points=int(sum(v["vacuous_points"] for _, v in known)),
                unknown_points=int(sum(v["unknown_points"] for _, v in known)))
+    mins = [v["min_trivial"] for _, v in known if v.get("min_trivial") is not None]
+    if mins:
+        out["smallest_trivial_bound"] = min(mins)
     biting = [(i, v) for i, v in known if v.get("first_biting") is not None and not v.get("contradicted")]
     if biting:
         i, v = biting[0]
@@ -211,8 +214,7 @@ def vacuity_note(vac: dict, verdict: str) -> str:
     if vac["status"] == VACUOUS:
         return f" (vacuous at these {vac['axis']}: the bound exceeds {what} everywhere)"
     names = ", ".join(vac["vacuous_findings"])
-    return (f" (vacuous at these {vac['axis']} for {len(vac['vacuous_findings'])} of {len(vac['findings'])} "
-            f"findings: {names}; the bound exceeds {what} everywhere there)")
+    return f" (vacuous at these {vac['axis']} for {len(vac['vacuous_findings'])} of {len(vac['findings'])} findings: {names})"
 
 
 def finish(res: Result, findings: Sequence[Finding], reason: str | None = None) -> Result:
