@@ -214,7 +214,8 @@ def vacuity_note(vac: dict, verdict: str) -> str:
     if vac["status"] == VACUOUS:
         return f" (vacuous at these {vac['axis']}: the bound exceeds {what} everywhere)"
     names = ", ".join(vac["vacuous_findings"])
-    return f" (vacuous at these {vac['axis']} for {len(vac['vacuous_findings'])} of {len(vac['findings'])} findings: {names})"
+    return (f" (vacuous at these {vac['axis']} for {len(vac['vacuous_findings'])} of {len(vac['findings'])} "
+            f"findings: {names})")
 
 
 def finish(res: Result, findings: Sequence[Finding], reason: str | None = None) -> Result:

@@ -738,8 +738,8 @@ def climbed_smoothness(loss, S: FeasibleSet, X0: np.ndarray, rng, steps: int = 1
                        power_steps: int = 2) -> np.ndarray:
     """Per client, a certified lower bound on the smoothness constant on ``S`` by a local maximization: a hill climb
     of the start points ``X0`` ``(n, p)`` (in ``S``) over ``steps`` rounds of ``candidates`` projected random moves
-    along one coordinate each (a move that raises a client's quotient is kept; the step grows after an improvement, shrinks otherwise),
-    each candidate's quotient ``||grad f_i(y) - grad f_i(x)|| / ||y - x||`` refined along ``power_steps``
+    along one coordinate each (a move that raises a client's quotient is kept; the step grows after an improvement,
+    shrinks otherwise), each candidate's quotient ``||grad f_i(y) - grad f_i(x)|| / ||y - x||`` refined along ``power_steps``
     finite-difference power iterations from the best direction so far.  Every quotient is one between two points of
     ``S`` (``y = proj_S(x + e v)``), so the largest one found is a value attained: a true lower bound."""
     n, p = X0.shape
