@@ -106,3 +106,21 @@ def test_objective_gap_trivial_bound_is_certified_on_an_instance():
         x = S.project(rng.normal(size=(1, inst.p)) * 10)[0] if hasattr(S, "project") else sol.x_star
         F = float(loss.value(np.broadcast_to(x, (inst.n, inst.p))).mean())
         assert F - sol.F_star <= v * (1 + 1e-9)
+
+
+def test_a_declared_start_of_biting_is_reported_beside_the_runs_vacuity():
+    from fedcheck import Bound, BoundTest, Claim, Paper
+    from fedcheck.experiments import Case, Cases
+
+    def cases(config, params):
+        cmp = Comparison(lhs_lo=np.array([[0.1, 0.1, 0.1]]), rhs_lo=[9.0, 3.0, 1.0], trivial=2.0,
+                         trivial_what="the largest gap", points=[10, 100, 1000], point_name="T")
+        return [Case("one", {"r": cmp})]
+
+    claim = Claim(id="bites.demo", paper=Paper(key="bites", title="t", authors="a"), reference="r", title="t",
+                  statement="s", expected="holds",
+                  evidence=BoundTest(Cases(cases), bounds=(Bound("b", bites_from=1000),)))
+    res = claim.run()
+    v = res.readings["r"]["vacuity"]
+    assert res.headline == "holds" and res.vacuity["status"] == "not vacuous"
+    assert v["bites_from"] == {"b": 1000} and v["first_biting"]["T"] == 1000 and v["vacuous_points"] == 2
