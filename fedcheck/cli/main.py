@@ -11,7 +11,7 @@ from pathlib import Path
 
 from fedcheck.cli.tables import (printed_formula_warnings, summary_table, verdict_lines,  # noqa: F401  (re-exported)
                                  wrap_line)
-from fedcheck.catalog.inputs import parse_params, parse_seeds, validate_inputs  # noqa: F401  (re-exported)
+from fedcheck.catalog.inputs import parse_seeds  # noqa: F401  (re-exported)
 from fedcheck.core.allocator import tune_allocator
 from fedcheck.cli.errors import (EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK,
                                  EXIT_REFUTED, EXIT_SCHEDULER, EXIT_TERMINATED, BadInput, SchedulerLost, Terminated,
