@@ -1,4 +1,4 @@
-"""Speed-up from 1 to 2 local Dask workers on independent claims (issue 15.5).
+"""Speed-up from 1 to 2 local Dask workers on independent claims.
 
     python benchmarks/cluster.py                    # 8 independent claims of the catalog
     python benchmarks/cluster.py --jobs 4 fedfw     # other claims (ids, aliases, papers), other -j

@@ -1,9 +1,9 @@
 """Engine throughput, measured against a plain per-client loop and the bare gradient floor.
 
-    python benchmarks/engine.py                 # the measurement of issue #5 (a minute or so)
+    python benchmarks/engine.py                 # throughput against the loop and the floor (a minute or so)
     python benchmarks/engine.py --repeat 5      # more repetitions (medians are reported)
     python benchmarks/engine.py --scale         # also the scale curves (time and memory)
-    python benchmarks/engine.py --stream-only   # only the every-round stream overhead (issue: "for all t")
+    python benchmarks/engine.py --stream-only   # only the every-round stream overhead ("for all t")
 
 All numbers come from one process on the same instances: Theorem 1's default
 family (``theorems.fedfw.theorem1.family``), 64 instances x 10 clients x 20

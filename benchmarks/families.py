@@ -19,9 +19,9 @@ the catalog asks for) run on the same batch of instances.  Columns:
   2.2e-16), which must be ``<= ULPS`` (64); ``bitwise`` when every compared array is identical.  Bit identity is
   observed, not promised: engine and loop sum their products (``A_i @ w`` one client at a time against batched
   ``matmul``/``einsum``, BLAS, numpy's reductions) in orders that a numpy or BLAS release may change -- FedProx's
-  tiny case, bitwise on the releases the suite was first green with, is 0.5 ulp off with numpy 2.4.6 (issue 22).
+  tiny case, bitwise on the releases the suite was first green with, is 0.5 ulp off with numpy 2.4.6.
 
-Targets (issue 15, point 3): ``speedup >= 30`` for every family, FedFW's ``>= 100``.  Last line:
+Targets: ``speedup >= 30`` for every family, FedFW's ``>= 100``.  Last line:
 ``min_speedup=<..> fedfw_speedup=<..> all_equal=<True|False>``.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What each compiled piece of FedMLS buys (issue 28, point 2): the peer benchmark's FedMLS run (64 instances x 32
+"""What each compiled piece of FedMLS buys: the peer benchmark's FedMLS run (64 instances x 32
 clients x p = 3, LAD m = 12, 100 rounds, T_k = min(ceil(k/3), 8), R = 10, F every round) with the pieces of
 :mod:`fedcheck.algorithms.fedmls_jit` switched on one after the other, in one process, interleaved.
 

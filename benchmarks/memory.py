@@ -1,12 +1,12 @@
-"""Peak memory of `fedcheck verify theorem1 --instance` on a 40 MB instance (issue 14).
+"""Peak memory of `fedcheck verify theorem1 --instance` on a 40 MB instance.
 
     python benchmarks/memory.py [--rounds T]
 
-Builds the instance of the issue (n = 200 clients, m = 50 rows, p = 500 features: A is 40 MB), then runs,
+Builds the instance (n = 200 clients, m = 50 rows, p = 500 features: A is 40 MB), then runs,
 each in its own process, (a) the imports a run needs and (b) the whole check with `--no-report`, and prints
 their peak resident memory.  Target: (b) at most 0.5 GB.
 
-What it took (docs in benchmarks/README.md, "Memory"): least squares with m < p keeps its factored form
+What it took (benchmarks/HISTORY.md, "Memory"): least squares with m < p keeps its factored form
 (A_i^T (A_i x - b_i) / m, no stacked n p^2 Hessians: 400 MB here, and the kernel's transposed copy another
 400 MB), the vertex enumeration of sup ||grad f_i||^2 runs in chunks (it built an n x 2p x p array: 800 MB,
 and its square), and the stacked QR of the recorder forms R of [A | b] without Q.  Before: 2.6 GB, 111 s.

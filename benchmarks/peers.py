@@ -1,4 +1,4 @@
-"""fedcheck against the peer a performance-minded user would write: JAX on CPU (issue 28).
+"""fedcheck against the peer a performance-minded user would write: JAX on CPU.
 
     python benchmarks/peers.py                         # every family, 5 interleaved repeats, minima
     python benchmarks/peers.py --only fedfw fedavg --repeat 7
@@ -710,7 +710,7 @@ def case_fedprox(B=64, T=200, E=5, n=8, p=10) -> Case:
 
 
 def user_round_options(repeat: int) -> None:
-    """Issue 28, point 3: how a user's round function (the FedProx example) reaches compiled speed -- the
+    """How a user's round function (the FedProx example) reaches compiled speed -- the
     numpy path (the reference, before), the compiled building blocks (what fedcheck does now, nothing to change
     in the user's file), (a) numba on the user's round function, (b) JAX (the peer above: jit per shape)."""
     import numba
@@ -726,7 +726,7 @@ def user_round_options(repeat: int) -> None:
         finally:
             pieces._compiled_local_steps = saved
         now.append(_wall(case.fedcheck))
-    print(f"# point 3, the FedProx example's round function ({case.shape}, {case.rounds} rounds, F every round): "
+    print(f"# user round function, the FedProx example's ({case.shape}, {case.rounds} rounds, F every round): "
           f"numpy path {min(before):.4f} s, compiled building blocks {min(now):.4f} s: "
           f"user_round_speedup={min(before) / min(now):.2f}x (same iterates: tests/test_compiled_paths.py)")
     from fedcheck.algorithms.protocol import Round
@@ -768,8 +768,8 @@ def _block(out: dict) -> dict:
     return {k: np.asarray(v) for k, v in out.items()}
 
 
-class issue28_off:
-    """fedcheck as it was before issue 28's compiled paths (the numpy reference paths they replace): least
+class compiled_paths_off:
+    """fedcheck without its compiled paths of the methods (the numpy reference paths they replace): least
     squares' local steps (one FedAvg and its fused round, ``pieces.local_steps``), FedMLS's approx-prox passes,
     its fused LAD steps, compiled round and LAD's compiled ``F`` (:mod:`fedcheck.algorithms.fedmls_jit`), FedFW's
     factored compiled round, the by-columns ``F`` of large least squares, FedSGM's compiled run
@@ -807,7 +807,7 @@ class issue28_off:
 
 
 def _before(case: Case) -> float:
-    with issue28_off():
+    with compiled_paths_off():
         return _wall(case.fedcheck)
 
 
@@ -820,7 +820,7 @@ def measure(case: Case, repeat: int, with_loop: bool, before: bool = False) -> d
     diff = max_rel_diff(fc, ref, case.compare)
     tf, tj, tl, tg, tb = [], [], [], [], []
     if before:
-        with issue28_off():
+        with compiled_paths_off():
             case.fedcheck()                           # the recorder's F by rows, compiled once
     for _ in range(repeat):
         if before:
@@ -841,9 +841,9 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--no-loop", action="store_true")
     ap.add_argument("--extra", action="store_true", help="also the JAX peers with fedcheck's incremental gradient")
-    ap.add_argument("--no-user-round", action="store_true", help="skip point 3 (the FedProx example before/after)")
+    ap.add_argument("--no-user-round", action="store_true", help="skip the user round function (the FedProx example before/after)")
     ap.add_argument("--before", action="store_true",
-                    help="also time fedcheck without issue 28's compiled paths (column 'before s', same run)")
+                    help="also time fedcheck without its compiled paths (column 'before s', same run)")
     a = ap.parse_args(argv)
     try:
         jax = _jax()

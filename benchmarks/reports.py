@@ -1,5 +1,5 @@
 """Reports against no reports: `fedcheck verify theorem1` with its HTML/PDF reports takes at most 1.5x the same
-run with --no-report (issue 15.1).
+run with --no-report.
 
 The runs are measured in one session, as subprocesses of the same command line (same seeds, same rounds),
 after a warm-up run that fills the solve cache, alternating them so that a change of machine load hits all

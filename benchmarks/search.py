@@ -1,4 +1,4 @@
-"""Adversarial search methods at equal budgets, and against PEPit's certified worst case (issue 16, point 5).
+"""Adversarial search methods at equal budgets, and against PEPit's certified worst case.
 
     python benchmarks/search.py --rounds 500          # budgets 50 and 200, 3 seeds, the default claims (~10 min)
     python benchmarks/search.py --budgets 50 --seeds 2 --claims fedfw.theorem1

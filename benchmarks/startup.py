@@ -1,4 +1,4 @@
-"""Start-up of the command line (issue 15, point 2): ``fedcheck --help``, ``fedcheck list`` and the time
+"""Start-up of the command line: ``fedcheck --help``, ``fedcheck list`` and the time
 ``fedcheck verify`` takes to reach its first check, as ratios to ``python -c "import numpy"`` measured in
 the same run (interleaved subprocesses, medians).
 

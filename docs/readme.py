@@ -6,7 +6,8 @@ column table.
 
 Each generated part sits between ``<!-- BEGIN name -->`` and ``<!-- END name -->`` in README.md.
 
-* ``catalog``: one table per paper, one row per claim of the catalog: its id, the verdict its declaration
+* ``catalog``: one table per paper of the index (``theorems/__init__.py``: ``PAPERS``, in its order; a new paper
+  needs no change here), one row per claim of the catalog: its id, the verdict its declaration
   expects (``Claim.expected``, which tests/test_catalog.py compares with a run) or the run's headline where it
   says more (``partly reproduced: 3 of 5 paper findings refuted``), and a summary.  Both come from
   ``docs/catalog.toml`` when it has an entry for the claim (``summary``, ``headline``), else from the

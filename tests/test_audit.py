@@ -24,7 +24,7 @@ def test_theorem1_declares_the_key_steps(theorem1_steps):
         "(38) assembly": A.PROVEN,
         "Lemma 2, statement": A.REFUTED, "Lemma 2, proof line 1": A.VERIFIED, "Lemma 2, proof line 2": A.REFUTED,
         "Lemma 2, proof end": A.REFUTED,
-        # issue 17: (24)-(28) and (33)-(34) as audit steps
+        # (24)-(28) and (33)-(34) as audit steps
         "(24)-(26) at random points": A.VERIFIED, "(25)-(28) algebra": A.PROVEN,
         "(33)-(34) at random points": A.VERIFIED}
     assert {k: s["verdict"] for k, s in theorem1_steps.items()} == expected
@@ -96,7 +96,7 @@ USER = textwrap.dedent('''
 @pytest.mark.parametrize("step, outcome, code", [
     ("trivial", "A.prove_identity(x, x)", 0),
     ("unknown", "A.StepOutcome(A.INCONCLUSIVE, 'cannot tell')", 3),
-    ("broken", "1 / 0", 2),         # a user's step that raises is the user's error (issue 24): exit 2, its line named
+    ("broken", "1 / 0", 2),         # a user's step that raises is the user's error: exit 2, its line named
     ("false", "A.prove_nonnegative(x - 2)", 1),
 ])
 def test_audit_exit_codes_on_a_users_file(tmp_path, step, outcome, code):
@@ -154,7 +154,7 @@ def test_instance_inequality_and_step_records(tmp_path):
 
 
 def test_audit_cli_feddualavg_appendix_steps(tmp_path, capsys):
-    """Issue 17: FedDualAvg's Lemma E.3 is refuted at sigma = 0 (fixed-point bias), Lemma E.2 verified."""
+    """FedDualAvg's Lemma E.3 is refuted at sigma = 0 (fixed-point bias), Lemma E.2 verified."""
     rc = main(["audit", "feddualavg.theorem_4_1", "--json", str(tmp_path / "a.json"), "--out", str(tmp_path),
                "--no-report"])
     assert rc == 1

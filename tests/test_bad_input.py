@@ -1,4 +1,4 @@
-"""Bad input and faults (issue 14): exit 2 with one line naming the problem, no traceback, nothing written.
+"""Bad input and faults: exit 2 with one line naming the problem, no traceback, nothing written.
 
 Every case runs the command line in-process with ``--out`` in an empty temporary folder and checks the exit
 code, that stderr is one line mentioning what is wrong, and that the output folder stayed empty.

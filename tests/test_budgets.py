@@ -1,4 +1,4 @@
-"""Budgets with estimates, and a scheduler that is not there (issue 24).
+"""Budgets with estimates, and a scheduler that is not there.
 
 ``search`` streams its candidates (``--budget 1000000000`` once drew every candidate up front: 2.8 GB after 30 s, no
 output) and refuses a budget beyond a memory/time estimate before anything runs; ``pep`` refuses non-finite and

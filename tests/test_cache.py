@@ -1,4 +1,4 @@
-"""Stored values are re-verified (issue 13.2): a tampered, ill-typed or non-optimal cache entry is solved again
+"""Stored values are re-verified: a tampered, ill-typed or non-optimal cache entry is solved again
 with a warning, never trusted and never a crash."""
 import json
 import warnings

@@ -28,7 +28,7 @@ def test_verdict_as_declared(claim, catalog_run):
     assert res.verdict == claim.expected, f"{claim.id}: {res.verdict} (expected {claim.expected}): {res.reason}"
     if res.verdict in ("violated", "not_reproduced"):
         assert res.reason, f"{claim.id}: a refutation must say why"
-    # provenance (issue 25): every paper finding a run produces -- measurement findings are made at run time --
+    # provenance: every paper finding a run produces -- measurement findings are made at run time --
     # carries the paper's words, their place and the setting they are stated in
     from test_provenance import REVIEWED, bare_paper_findings
     if claim.paper.key in REVIEWED:

@@ -1,4 +1,4 @@
-"""The compiled paths of issue 28 against the numpy reference they replace (no timing here).
+"""The compiled paths (numba) against the numpy reference they replace (no timing here).
 
 * least squares' local steps (``fedavg_jit.ls_local_steps``: the one FedAvg's local steps, ``pieces.local_steps``
   and so FedProx through ``federated``): the blocked (vectorized) and the per-row kernel give the same bits;

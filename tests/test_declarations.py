@@ -1,4 +1,4 @@
-"""Declarations checked when a user's file loads, and options that would change what a claim states (issue 24).
+"""Declarations checked when a user's file loads, and options that would change what a claim states.
 
 Every free symbol of a bound or schedule is a parameter, a known constant or the axis variable (t over rounds, T over
 horizons: a horizon's schedule may depend on T only); anything else is exit 2 at load, one line naming the claim and

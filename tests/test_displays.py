@@ -1,4 +1,4 @@
-"""Displays that cannot mislead (issue 25): where a bound vanishes a violation shows its excess and says the ratio is
+"""Displays that cannot mislead: where a bound vanishes a violation shows its excess and says the ratio is
 undefined there; a reason names the first violation and the worst point separately, each with its own values."""
 import numpy as np
 import pytest

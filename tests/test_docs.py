@@ -115,3 +115,29 @@ def test_help_and_readme_say_pepit_is_a_dependency():
     with open(ROOT / "pyproject.toml", "rb") as fh:
         deps = tomllib.load(fh)["project"]["dependencies"]
     assert any(d.lower().startswith("pepit") for d in deps)
+
+
+def test_the_proof_step_example_runs():
+    """The one description of proof steps (``fedcheck.core.steps``; ``fedcheck.tools.audit`` refers to it) shows
+    an example that runs as written."""
+    import doctest
+
+    import fedcheck.core.steps as steps
+    failed, tried = doctest.testmod(steps, verbose=False)
+    assert tried >= 5 and failed == 0
+
+
+def test_every_benchmark_has_todays_figure_and_its_command():
+    """benchmarks/README.md has a section for every script of benchmarks/ with its command, its target and its
+    latest figure (dated), a row in the summary, and points to the log (benchmarks/HISTORY.md)."""
+    bench = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    assert "(HISTORY.md)" in bench and (ROOT / "benchmarks" / "HISTORY.md").is_file()
+    sections = dict(re.findall(r"^## `(\w+\.py)`: .*?\n(.*?)(?=^## |\Z)", bench, re.S | re.M))
+    scripts = sorted(p.name for p in (ROOT / "benchmarks").glob("*.py"))
+    assert sorted(sections) == scripts, "benchmarks/README.md: one section per script of benchmarks/"
+    for name, body in sections.items():
+        assert f"python benchmarks/{name}" in body, f"{name}: no command"
+        for part in ("**Measures.**", "**Command.**", "**Target", "**Latest.**"):
+            assert part in body, f"{name}: no {part}"
+        assert re.search(r"\*\*Latest\.\*\*\s+(?:[^\n]*\n)?[^\n]*20\d\d-\d\d-\d\d", body), f"{name}: undated figure"
+        assert re.search(rf"^\| \[`{re.escape(name)}`\]\(#", bench, re.M), f"{name}: not in the summary"

@@ -1,4 +1,4 @@
-"""CI's question "as expected?" (issue 26): ``fedcheck verify --expect`` compares every verdict with the one its claim
+"""CI's question "as expected?": ``fedcheck verify --expect`` compares every verdict with the one its claim
 declares (``expected=``) and exits 0 when all match -- refuted claims included -- and 1 listing each difference; the
 pytest plugin's expectation mode does the same.  A claim that declares nothing cannot be compared: exit 2 before any
 run."""

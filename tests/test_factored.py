@@ -1,4 +1,4 @@
-"""Least squares in factored form (issue 14: memory): ``A_i^T (A_i x - b_i) / m`` instead of stacked ``H_i``.
+"""Least squares in factored form (to save memory): ``A_i^T (A_i x - b_i) / m`` instead of stacked ``H_i``.
 
 The factored form is what large instances (``m < p`` and stacked ``H`` over ``FACTOR_LIMIT_BYTES``) use;
 these tests force it on small instances and compare every quantity with the ``H`` form."""

@@ -489,7 +489,7 @@ def test_a_lowered_cached_optimum_leaves_the_verdict(tmp_path, monkeypatch):
     assert again.verdict == clean.verdict and again.max_ratio == pytest.approx(clean.max_ratio, rel=1e-12)
 
 
-# ---- issue 17: Lemma C.2 with sigma > 0; FedMiD with an indicator psi ----------------------------------------
+# ---- Lemma C.2 with sigma > 0; FedMiD with an indicator psi ----------------------------------------
 def test_indicator_counted_twice_is_the_indicator():
     reg = L2BallIndicator(1.0, 5)
     Z = 3 * np.random.default_rng(np.random.SeedSequence(17)).standard_normal((20, 5))
@@ -503,7 +503,7 @@ def test_lemma_c2_stochastic_quick():
     assert r.verdict == V.HOLDS, r.reason
 
 
-# ---- issue 17: the entropic geometry on the simplex ---------------------------------------------------------
+# ---- the entropic geometry on the simplex ---------------------------------------------------------
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(2, 6), st.floats(0.0, 5.0), st.integers(0, 10_000))
 def test_entropic_mirror_matches_cvxpy(d, a, seed):
@@ -553,7 +553,7 @@ def test_lr_robustness_grid_is_the_papers():
     assert len(T.LR_BOX_GRID) == 28 and all(0.003 - 1e-12 <= c * s <= 0.3 + 1e-12 for c, s in T.LR_BOX_GRID)
 
 
-# ---- issue 17: Proposition C.4, Claims C.6, D.4, D.6, D.7, Lemmas E.2, E.3 as audit steps ------------------
+# ---- Proposition C.4, Claims C.6, D.4, D.6, D.7, Lemmas E.2, E.3 as audit steps ------------------
 def test_feddualavg_audit_steps_of_the_appendix():
     from fedcheck.tools import audit as A
     from theorems.feddualavg import lemma_c2, lemma_d2, theorem_4_1

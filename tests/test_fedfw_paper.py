@@ -1,4 +1,4 @@
-"""The whole FedFW paper (issue #4): engine variants, the counterexample, and every check's verdict on a quick run.
+"""The whole FedFW paper: engine variants, the counterexample, and every check's verdict on a quick run.
 
 Quick by default; the long sweeps are ``@pytest.mark.slow``.  ``FEDCHECK_CACHE`` is a per-session temporary
 directory (``conftest.py``)."""
@@ -229,7 +229,7 @@ def test_privacy_radius_10_finds_the_direction_recovered():
     assert r["l2 ball: one LMO message does not reveal the data direction"]["verdict"] == V.VIOLATED
     assert r["l2 ball: a few LMO messages do not reveal the data norm (the data point)"]["verdict"] == V.VIOLATED
     assert "1 - 1e-09" in r["l2 ball: one LMO message does not reveal the data direction"]["description"]
-    # issue 25: single-example logistic regression is not a setting the paper states ('generally unfeasible'; its l2
+    # single-example logistic regression is not a setting the paper states ('generally unfeasible'; its l2
     # evidence is Deep Leakage on CIFAR-100): the l2 findings are analyses, named with their deviation; the paper's
     # statements for the l1 ball and the box hold, so the claim holds, and the reason names the refuted analyses
     for name in ("l2 ball: one LMO message does not reveal the data direction",
@@ -269,7 +269,7 @@ def test_experiments_quick_run():
     assert len(table["rows"]) == 8 and len(table["columns"]) == 8
 
 
-# ---- issue 17 ------------------------------------------------------------------------------------------
+# ---- inexact LMOs, more claims of the paper --------------------------------------------------------------
 def _small_batch(seeds=(0, 1)):
     from fedcheck.problems.instances import InstanceBatch, RandomFamily
     fam = RandomFamily(loss="least_squares", set="l1", n=4, m=10, p=6, radius=1.0)
@@ -283,7 +283,7 @@ def _sched17(T, B):
 
 
 def test_lmo_noise_paper_reading_is_the_one_inside_jaggis_hypothesis():
-    """Issue 25: 'FW is robust against additive and multiplicative errors in the linear minimization step [24];
+    """'FW is robust against additive and multiplicative errors in the linear minimization step [24];
     consequently, we can introduce noise ...': [24]'s tolerated error shrinks with the step, so noise decaying like eta_t
     is the paper's reading; noise of a fixed scale is an analysis with its deviation named (it stalls: refuted)."""
     res = F.lmo_noise.run(RunConfig()).to_dict()
@@ -298,7 +298,7 @@ def test_lmo_noise_paper_reading_is_the_one_inside_jaggis_hypothesis():
 def test_additive_error_lmo_is_what_it_says():
     """The message is in D and its error <s~, g> - min_D <s, g> is exactly min(eps, <v - s, g>)."""
     import numpy as np
-    from fedcheck.algorithms.fedfw_inexact import AdditiveErrorLMO, additive_error
+    from theorems.fedfw.methods import AdditiveErrorLMO, additive_error
     b = _small_batch()
     g = np.random.default_rng(0).standard_normal((b.B, b.n, b.p))
     for eps in (0.0, 0.05, 1e3):
@@ -310,7 +310,7 @@ def test_additive_error_lmo_is_what_it_says():
 
 def test_inexact_variants_reduce_to_fedfw():
     import numpy as np
-    from fedcheck.algorithms.fedfw_inexact import fedfw_inexact, fedfw_nonuniform, multiplicative_eta
+    from theorems.fedfw.methods import fedfw_inexact, fedfw_nonuniform, multiplicative_eta
     from fedcheck.algorithms.fedfw_variants import fedfw_variant
     b = _small_batch()
     eta, lam = _sched17(30, b.B)

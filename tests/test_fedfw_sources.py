@@ -1,4 +1,4 @@
-"""Every quote of the FedFW review is the paper's own words (issue 25): each Source of theorems/fedfw/sources.py, and
+"""Every quote of the FedFW review is the paper's own words: each Source of theorems/fedfw/sources.py, and
 every source carried by a FedFW declaration, occurs verbatim in the paper's text (which sits beside the repository,
 as in CI)."""
 import re

@@ -1,4 +1,4 @@
-"""FedMLS (issue #8): non-smooth losses, exact solves, the engine's reductions, and every check's
+"""FedMLS: non-smooth losses, exact solves, the engine's reductions, and every check's
 quick verdict.  ``FEDCHECK_CACHE`` points at a per-session temporary directory (conftest.py)."""
 import numpy as np
 import pytest
@@ -365,7 +365,7 @@ def test_drift_instance_is_saved_and_loads(tmp_path):
     assert inst.loss == "lad" and np.allclose(inst.b.ravel(), [0, 0, 3]) and np.allclose(inst.x0, [2.0])
 
 
-# ---- issue 17: the Gaussian oracle, Theorem 3.1 / Corollary 3.2 with sigma > 0, Algorithm 1 = MOPES ------
+# ---- the Gaussian oracle, Theorem 3.1 / Corollary 3.2 with sigma > 0, Algorithm 1 = MOPES ------
 def test_gaussian_oracle_is_unbiased_with_the_declared_variance():
     batch = _lad_batch(n=3, B=2, m=5, p=4)
     fac = P.gaussian_oracle_factory("s_noise")
@@ -402,7 +402,7 @@ def test_issue17_fedmls_claims(cid):
 
 
 def test_standard_parameters_measurement_small():
-    """Issue 17: the 'standard parameters are ineffective' measurement on one tiny instance: findings per oracle
+    """The 'standard parameters are ineffective' measurement on one tiny instance: findings per oracle
     and baseline, FedMLS beside, ratios finite."""
     import functools
     from types import SimpleNamespace
@@ -423,7 +423,7 @@ def test_standard_parameters_measurement_small():
 
 
 def test_standard_parameters_claim_declared():
-    """Issue 25: the paper reading is tested in the paper's setting (undecided at the quick horizon); issue 17's
+    """The paper reading is tested in the paper's setting (undecided at the quick horizon); the
     synthetic exact-subgradient test is an analysis with its deviation named."""
     from fedcheck.core.evidence import Finding, attach_provenance
     from theorems import fedmls as T
@@ -481,7 +481,7 @@ def test_standard_parameters_paper_setting_small():
     assert res.tables[0]["rows"][0][0] == "FedMLS (Remark 3.3)" and len(res.tables) == 2
 
 
-# ---- issue 17: the DCS baseline -------------------------------------------------------------------------
+# ---- the DCS baseline ----------------------------------------------------------------------------------
 def _dcs_loop(A, b, R, N, T, x0):
     """DCS written out client by client (the module doc's recursions; LAD clients f_i = (1/m) sum |a^T x - b|)."""
     n, m, p = A.shape

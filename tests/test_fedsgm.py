@@ -464,7 +464,7 @@ def test_soft_ramp_is_the_interval_half_eps_to_eps():
     assert np.all(s[g >= eps] == 1) and np.all(s[g <= eps / 2] == 0)
 
 
-# ---- issue 17: Lemma 4, compression unbiasedness, the beta sweep, the variance across seeds --------------
+# ---- Lemma 4, compression unbiasedness, the beta sweep, the variance across seeds --------------
 def test_lemma4_replay_matches_fedsgm_and_holds():
     from fedcheck.algorithms.switching import fedsgm_lemma4
     fam = P.ConstrainedFamily(kind="pl", n=3, m=6, d=6, start="infeasible")
@@ -512,7 +512,7 @@ def test_seed_variance_is_across_seeds_at_a_fixed_step():
 
 
 def test_unconstrained_family_is_g_zero_and_fedcom_holds_small():
-    """Issue 17: the g = 0 family (FedCOM) and its claim on a few compressed runs."""
+    """The g = 0 family (FedCOM) and its claim on a few compressed runs."""
     from theorems import fedsgm as T
     fam = P.UnconstrainedFamily(P.ConstrainedFamily(kind="pl", n=3, m=6, d=4))
     inst = fam.draw(0)

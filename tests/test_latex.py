@@ -1,4 +1,4 @@
-"""Faithful formulas (issue 25): the paper's printed LaTeX of a bound, parsed with SymPy's LaTeX parser and proved
+"""Faithful formulas: the paper's printed LaTeX of a bound, parsed with SymPy's LaTeX parser and proved
 equal to the declared bound under the claim's notation map -- or the exact, explained difference recorded."""
 import os
 import subprocess

@@ -1,4 +1,4 @@
-"""An output folder fedcheck owns, and a cache it can prove is its own (issue 24).
+"""An output folder fedcheck owns, and a cache it can prove is its own.
 
 Per-check files live in checks/<check>/ and instances/<check>/ with injective folder names, so no id -- ``runs.x``,
 ``instances.x``, ``results``, ``index``, ``x`` beside ``x.html``, ``../evil`` -- collides with fedcheck's own names or

@@ -110,7 +110,7 @@ def test_fedfw_pep_worst_case_dominates_instance_21():
 @pytest.mark.pep
 @needs_pepit
 def test_fedfw_pep_reproduces_the_independent_model_over_starts_and_the_class():
-    """Issue 25: an independent PEP model (PEPit and a raw SDP) found, with L = 1, D = 2: worst/floor 0.257 at the default
+    """An independent PEP model (PEPit and a raw SDP) found, with L = 1, D = 2: worst/floor 0.257 at the default
     point (n = 2, t = 3), 0.342 with separate starts in D, 0.392 with starts anywhere (t = 2), 0.98 at lambda_0 = 0.1,
     zeta = 2, T = 5 and 3.08 at lambda_0 = 0.1, zeta = 8, T = 4 -- the last where the floor argument cannot decide."""
     def ratio(T, zeta, lam, starts):

@@ -1,4 +1,4 @@
-"""The one protocol: claims, evidence, the runner, the registry and users' own files (issue 12)."""
+"""The one protocol: claims, evidence, the runner, the registry and users' own files."""
 import json
 import textwrap
 from pathlib import Path
@@ -103,7 +103,7 @@ def test_measurement_and_proof_evidence():
     proof = Claim(id="tp.p", paper=P, reference="r", statement="s", evidence=Proof((
         Fact("x + 1/x >= 2", lambda: (V.HOLDS if sp.simplify((x + 1 / x - 2) - (x - 1) ** 2 / x) == 0 else V.INCONCLUSIVE, "AM-GM")),
         Fact("broken", lambda: 1 / 0))))
-    # a user's fact that raises is the user's error (issue 24), named with its line; fedcheck's own facts that
+    # a user's fact that raises is the user's error, named with its line; fedcheck's own facts that
     # SymPy cannot finish are inconclusive (tests/test_user_code.py)
     from fedcheck.core.errors import UserCodeError
     with pytest.raises(UserCodeError, match=r"proof fact .*test_protocol.py:105\): ZeroDivisionError"):
@@ -255,7 +255,7 @@ def test_search_works_on_a_users_claim(tmp_path):
     assert {t["instance"].split()[3] for t in out.trajectory} <= {"l2", "box"}
 
 
-# ---- every round (issue 13.1) -------------------------------------------------------------------
+# ---- every round --------------------------------------------------------------------------------
 def test_a_violation_between_recorded_rounds_is_found():
     """A method whose objective jumps at one round the recording grid skips: the bound is violated there
     only.  Checking the recorded rounds alone would say 'holds'."""
@@ -280,7 +280,7 @@ def test_a_violation_between_recorded_rounds_is_found():
     assert r.readings["as stated"]["points_checked"] == T
 
 
-# ---- domains (issue 13.3) -----------------------------------------------------------------------
+# ---- domains ------------------------------------------------------------------------------------
 def _one_client_fw():
     """Classical Frank-Wolfe, one client, on the simplex: 2 L D^2 / (t + 1) -- a claim about n = 1 only."""
     from fedcheck import algorithms as engine
@@ -332,7 +332,7 @@ def test_an_instance_outside_the_domain_is_never_a_refutation():
 
 
 def test_a_headline_never_hides_a_paper_finding():
-    """Issue 13.4: when the paper's own findings disagree, the headline says so with the count."""
+    """When the paper's own findings disagree, the headline says so with the count."""
     mixed = Claim(id="tp.mixed", paper=P, reference="r", statement="s", evidence=Measurement(
         lambda ctx: MeasureResult([Finding("the paper's first", V.REPRODUCED), Finding("the paper's second",
                                    V.NOT_REPRODUCED), Finding("an analysis", V.REPRODUCED, paper=False)]),

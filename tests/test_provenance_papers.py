@@ -1,10 +1,12 @@
-"""Provenance of the FedDualAvg, FedSGM and FedMLS readings (issue 25): every reading the paper states carries its
-Source, every quote is the paper's own words (its prose found in the paper file), and a reading tested outside the
-stated setting is an analysis with its deviation named.
+"""Provenance of every paper's readings, for every paper of the index (``theorems/__init__.py``: ``PAPERS``): every
+reading the paper states carries its Source, every quote is the paper's own words (its prose found in the file of
+the paper's text, which its ``Paper(source=...)`` names), and a reading tested outside the stated setting is an
+analysis with its deviation named.  A new paper is checked from the line that adds it to the index.
 
 A quote's mathematics is written in brackets ``[...]`` (the paper files keep formulas as extracted LaTeX, or lost
 them: FedSGM) and elisions as ``...``; every other fragment must occur in the paper's text, compared on letters and
 digits only (the files interleave prose with extraction artefacts)."""
+import functools
 import html
 import re
 from pathlib import Path
@@ -15,28 +17,38 @@ from fedcheck.core.evidence import BoundTest, Measurement, Proof
 from fedcheck.core.readings import Source
 from fedcheck.catalog.registry import default_registry
 
-PAPERS = ("feddualavg", "fedsgm", "fedmls")
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "papers"
-FILES = {"feddualavg": "feddualavg-federated-composite-optimization.md",
-         "fedsgm": "fedsgm-switching-gradient-methods.tei.xml",
-         "fedmls": "fedmls-communication-rounds-nonsmooth.md"}
-CLAIMS = [c for c in default_registry().checks.values() if c.paper.key in PAPERS]
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared" / "papers"
+REGISTRY = default_registry()
+PAPERS = tuple(REGISTRY.papers)          # every paper of the index (theorems/__init__.py: PAPERS)
+CLAIMS = [c for c in REGISTRY.checks.values() if c.paper.key in PAPERS]
 
 
 def _norm(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
-def _paper_text(key: str) -> str:
-    path = Path(__file__).resolve().parents[1].parent / "shared" / "papers" / FILES[key]
-    if not path.exists():
-        path = SHARED / FILES[key]
-    if not path.exists():
-        pytest.skip(f"the paper file {FILES[key]} is not available here")
-    raw = path.read_text()
+def paper_file(paper) -> Path:
+    """The file of a paper's text, as its ``Paper(source=...)`` declares it: a path beside the repository
+    (``shared/papers/<file>``), else the file of that name in ../shared/papers."""
+    assert paper.source, f"{paper.key}: Paper(source=...) does not name the file of the paper's text"
+    path = REPO.parent / paper.source
+    return path if path.exists() else SHARED / Path(paper.source).name
+
+
+@functools.lru_cache(maxsize=None)
+def _paper_text(path: Path) -> str:
+    raw = path.read_text(encoding="utf-8")
     if path.suffix == ".xml":
         raw = html.unescape(re.sub(r"<[^>]+>", " ", raw))
     return _norm(raw)
+
+
+def paper_text(paper) -> str:
+    path = paper_file(paper)
+    if not path.exists():
+        pytest.skip(f"the paper file {path.name} is not available here")
+    return _paper_text(path)
 
 
 def _prose(quote: str) -> list[str]:
@@ -68,26 +80,34 @@ def _sources(claim):
     return out
 
 
+# what a paper's review has not reached yet, by paper (each test says so as an expected failure, not a pass)
+OPEN = {"fedfw": "its proof steps and measurements carry no Source yet (the quotes of its review are in "
+                 "theorems/fedfw/sources.py, checked verbatim by tests/test_fedfw_sources.py)"}
+
+
 @pytest.mark.parametrize("claim", CLAIMS, ids=[c.id for c in CLAIMS])
 def test_paper_readings_have_their_source(claim):
     entries = _sources(claim)
-    missing = [what for what, paper, src, _ in entries if paper and src is None]
-    assert not missing, f"{claim.id}: paper readings without a Source: {missing}"
     bad = [what for what, paper, src, dev in entries if dev and paper]
     assert not bad, f"{claim.id}: tested outside the stated setting but labelled paper: {bad}"
-    if isinstance(claim.evidence, Measurement):      # its findings are named by the run: the map must say where
-        assert claim.evidence.sources, f"{claim.id}: a measurement of the paper declares no provenance"
+    missing = [what for what, paper, src, _ in entries if paper and src is None]
+    # a measurement's findings are named by the run: its provenance map must say where
+    unmapped = isinstance(claim.evidence, Measurement) and not claim.evidence.sources
+    if claim.paper.key in OPEN and (missing or unmapped):
+        pytest.xfail(f"{claim.paper.key}: {OPEN[claim.paper.key]}")
+    assert not missing, f"{claim.id}: paper readings without a Source: {missing}"
+    assert not unmapped, f"{claim.id}: a measurement of the paper declares no provenance"
 
 
 @pytest.mark.parametrize("claim", CLAIMS, ids=[c.id for c in CLAIMS])
 def test_quotes_are_the_papers_words(claim):
-    text = _paper_text(claim.paper.key)
+    text = paper_text(claim.paper)
     for what, _, src, _ in _sources(claim):
         if src is None:
             continue
         assert isinstance(src, Source)
         for frag in _prose(src.quote):
-            assert _norm(frag) in text, f"{claim.id} {what}: {frag.strip()!r} is not in {FILES[claim.paper.key]}"
+            assert _norm(frag) in text, f"{claim.id} {what}: {frag.strip()!r} is not in {paper_file(claim.paper).name}"
 
 
 def test_prose_fragments():

@@ -573,7 +573,7 @@ def test_templates_ship_with_the_package():
 
 
 # ------------------------------------------------------------------------------------------------
-# figures a paper can use (issue 16.4), one drawing per figure (issue 15.1)
+# figures a paper can use, one drawing per figure
 def read_csv(path: Path) -> dict:
     import csv
     out: dict = {}

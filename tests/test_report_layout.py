@@ -1,4 +1,4 @@
-"""Reports a person reads (issue 26): figures first, then the evidence as tables with 4 significant digits (the JSON
+"""Reports a person reads: figures first, then the evidence as tables with 4 significant digits (the JSON
 keeps every value), no heading left apart from its content, titles in one notation, a user claim's own words as its
 title and a schedule that is a parameter shown with its value; the rate's two intervals named for what they are."""
 import json

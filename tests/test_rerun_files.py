@@ -1,4 +1,4 @@
-"""One problem file format (issue 12): every claim that runs on instances reruns from a saved file of its own
+"""One problem file format: every claim that runs on instances reruns from a saved file of its own
 family's problem kind, through ``load_problem`` -- what ``verify --instance`` and the rerun hints use."""
 import pytest
 

@@ -1,4 +1,4 @@
-"""Every command a report prints runs as printed and reproduces its verdict (issue 26).
+"""Every command a report prints runs as printed and reproduces its verdict.
 
 A report prints "Reproduce this check with:" (the command rerunning the check as the run ran it) and, under
 "Refuting instances saved", "Rerun this claim on it:" for each saved refuting instance.  These tests run

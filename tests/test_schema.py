@@ -1,4 +1,4 @@
-"""Results files validated by a JSON Schema (jsonschema), and the API's arguments (issue 24).
+"""Results files validated by a JSON Schema (jsonschema), and the API's arguments.
 
 ``fedcheck report``, ``Results.read`` and ``Results(...)`` refuse a file or dict that is not a results document --
 JSON's NaN literal (which Python's json.dump writes), string rounds, a reading that is not an object, deep nesting --

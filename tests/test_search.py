@@ -184,7 +184,7 @@ def test_a_claim_that_builds_its_own_cases_is_searched_over_its_seeds_and_parame
     assert doc["schema"] == "fedcheck.search/1" and len(doc["trajectory"]["search"]) == 4
 
 
-# ---- CMA-ES (issue 16.5): the default method ---------------------------------------------------------------
+# ---- CMA-ES: the default method ------------------------------------------------------------------------
 PLANTED = textwrap.dedent('''
     import sympy as sp
     from fedcheck import Bound, BoundTest, Claim, Domain, Paper, Rounds

@@ -1,4 +1,4 @@
-"""Start-up, the catalog manifest, ``fedcheck cache info/clear`` and the progress display (issues 15.2, 16.6).
+"""Start-up, the catalog manifest, ``fedcheck cache info/clear`` and the progress display.
 
 Speed itself is measured in ``benchmarks/startup.py`` (ratios); these tests check what makes it fast: which
 modules ``fedcheck list`` / ``--help`` import, and that the cached listing is never stale."""

@@ -1,4 +1,4 @@
-"""The tidy table stands alone (issue 26): every verdict of a catalog run is recomputed from its Parquet file with
+"""The tidy table stands alone: every verdict of a catalog run is recomputed from its Parquet file with
 pandas in a process that never imports fedcheck (tests/table_recompute.py, the procedure of docs/TABLE.md, with the
 tolerances the file stores); ``--param`` values are columns; the columns are documented in docs/TABLE.md and in the
 file itself."""

@@ -1,4 +1,4 @@
-"""The terminal fits (issue 26): ``fedcheck verify`` prints within 100 columns when its output is not a terminal (the
+"""The terminal fits: ``fedcheck verify`` prints within 100 columns when its output is not a terminal (the
 terminal's width when it is one), a check's headline on a line of its own, long commands broken with shell
 continuations that still run as printed; ``--wide`` prints every row on one line."""
 import shlex

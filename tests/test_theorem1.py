@@ -104,7 +104,7 @@ def test_theorem1_property_suite(inst):
 
 
 def test_the_claimed_rate_shows_where_the_penalty_bias_dominates():
-    """Issue 13.7: on the default family the fit is pre-asymptotic (reported, not 'holds'); with lambda_0 = 0.01
+    """On the default family the fit is pre-asymptotic (reported, not 'holds'); with lambda_0 = 0.01
     and 10^5 rounds the last decade's slope contains -1/2: the rate is attained ('tight')."""
     from theorems.fedfw import theorem1, theorem1_rate
     default = theorem1.run(RunConfig(seeds=4))

@@ -1,4 +1,4 @@
-"""One boundary between fedcheck and a user's code (issue 24).
+"""One boundary between fedcheck and a user's code.
 
 Every user callable (round function, init, batched algorithm, measurement, case builder, family draw, recorder,
 metric, runner, constant provider, a Fact's prove, a ProofStep's establish, a bound's evaluation) fails as the user's

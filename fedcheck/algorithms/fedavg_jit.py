@@ -1,4 +1,5 @@
-"""Compiled local steps and FedAvg rounds of least-squares clients (issue 28, points 2 and 3).
+"""Compiled local steps and FedAvg rounds of least-squares clients (for the library's FedAvg, and for users'
+round functions through ``pieces.local_steps``).
 
 Three things, all on the library's least squares in its ``H`` form (``kernels.plain_least_squares``), every
 instance and client in one compiled call, the client rows in blocks of ``lanes.LANES`` = 8 (``kernels.blocked_layout``:

@@ -176,7 +176,7 @@ def fedfw(batch: InstanceBatch, eta: np.ndarray, lam: np.ndarray, rounds: int,
 
 REFRESH = 64  # the incremental gradient is recomputed exactly every REFRESH rounds
 # Whether the compiled round also streams the consensus distance (F and infeasibility always).  It costs as
-# much as F: with it the every-round stream costs ~1.38x a run, without ~1.20x (benchmarks/README.md, section
+# much as F: with it the every-round stream costs ~1.38x a run, without ~1.20x (benchmarks/HISTORY.md, section
 # "Every-round stream"); no claim bounds the default recorder's consensus, so it is off.  The numpy path and
 # the other algorithms stream every scalar metric of the recorder.
 STREAM_CONSENSUS = False

@@ -21,8 +21,8 @@ participant and ``s~_i = x_i`` otherwise, which equals ``mean_i x_i^{t+1}`` (so 
 paper's (9) and server step exactly).
 
 Also here: :func:`gaussian_oracle` (additive Gaussian noise of exact variance sigma^2), recorders of
-the Frank-Wolfe gap of ``xbar``, the surrogate gap of ``X``, the surrogate value and the consensus
-distance (:func:`fw_recorder`, :func:`with_surrogate`), and :func:`feddr` (FedDR, the baseline of
+the Frank-Wolfe gap of ``xbar``, the surrogate gap of ``X`` and the consensus
+distance (:func:`fw_recorder`), and :func:`feddr` (FedDR, the baseline of
 the paper's experiments).  A ``batch`` is anything with ``loss``, ``set``, ``B``, ``n``, ``p`` and
 ``x0()`` -- an :class:`fedcheck.instances.InstanceBatch` or a :class:`ProblemBatch`.
 """
@@ -38,7 +38,7 @@ import numpy as np
 from fedcheck.algorithms.core import Recorder, Trace, default_recorder, record_grid, run_recorded, scalar_source
 
 __all__ = ["ProblemBatch", "fedfw_variant", "fedfw_plus", "fedfw_sto", "fedfw_partial", "fedfw_split",
-           "gaussian_oracle", "replicate_seeds", "fw_recorder", "with_surrogate", "feddr", "fw_gap"]
+           "gaussian_oracle", "replicate_seeds", "fw_recorder", "feddr", "fw_gap"]
 
 
 @dataclass
@@ -205,29 +205,6 @@ def fw_recorder(batch, lam_fixed: np.ndarray | None = None, base: Recorder | Non
             out["gap_hat"] = np.einsum("bip,bip->b", g, X - S.lmo(g))
         return out
     return rec
-
-
-def with_surrogate(algorithm: Callable[..., Trace]) -> Callable[..., Trace]:
-    """Wrap an algorithm so that its recorder also records the surrogate of the iterate ``X^k``,
-    ``surrogate = F^_{k-1}(X^k) = (1/n) sum_i f_i(x_i^k) + (lambda_{k-1}/2) dist^2(X^k, C)`` (the left
-    side of (31)/(35); NaN at ``k = 1``), ``dist = dist(X^k, C)`` and ``F_hat = F^(X^k)``."""
-    def run(batch, eta, lam, rounds, grid=None, recorder=None, stream=None, **kw):
-        base = recorder or default_recorder(batch)
-        loss = batch.loss
-
-        def rec(k, X, xbar):
-            out = dict(base(k, X, xbar))
-            d2 = ((X - xbar[:, None, :]) ** 2).sum((-2, -1))
-            Fh = loss.value(X).mean(-1)
-            lam_prev = lam[k - 2] if k >= 2 else np.full(batch.B, np.nan)
-            out["F_hat"], out["dist"], out["surrogate"] = Fh, np.sqrt(d2), Fh + 0.5 * lam_prev * d2
-            return out
-        if stream is not None:      # the wrapped algorithm streams every round's metrics (the surrogate included)
-            kw["stream"] = stream
-        return algorithm(batch, eta=eta, lam=lam, rounds=rounds, grid=grid, recorder=rec, **kw)
-    run.__name__ = f"{getattr(algorithm, '__name__', 'algorithm')}_with_surrogate"
-    run.__doc__ = with_surrogate.__doc__
-    return run
 
 
 # ---------------------------------------------------------------------------------------------

@@ -207,7 +207,7 @@ class L1Vertex(VertexLMO):
     """l1 ball: ``j = argmax |g|`` (lowest index on ties), value ``-r sign(g_j)`` with sign(0) = +1.
 
     (A branch-free argmax over the transposed magnitudes was tried: inside the engine it was no faster
-    than numpy's row-wise ``argmax``, see benchmarks/README.md.)"""
+    than numpy's row-wise ``argmax``, see benchmarks/HISTORY.md.)"""
 
     def __init__(self, radius, shape):
         super().__init__(radius, shape)

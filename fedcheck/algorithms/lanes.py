@@ -2,7 +2,7 @@
 
 numba compiles its own loops over a small block of rows with the accumulators in memory (each ``acc[l] += ...``
 a load and a store; on this project's 2-core Xeon ~4 G multiply-adds/s); written as ``<LANES x double>``
-values the accumulators stay in registers (7-15 G/s, ``benchmarks/README.md``, "Least-squares steps in vector
+values the accumulators stay in registers (7-15 G/s, ``benchmarks/HISTORY.md``, "Least-squares steps in vector
 lanes").  Every operation here is an IEEE ``fmul``/``fadd``/``fsub``/``fdiv``/``sqrt`` without fast-math flags
 (no fused multiply-add, no reordering), applied lane by lane in the order of the scalar code it replaces: each
 lane gives that code's bits (values, NaN positions, signs of zeros; which NaN an addition of two NaNs returns is
@@ -309,7 +309,7 @@ def aligned_empty(shape) -> np.ndarray:
     """An uninitialised C-contiguous float64 array whose data start on an :data:`ALIGN`-byte boundary.
 
     Every vector of a block (``[..., 0:LANES]``) then lies in one cache line; numpy aligns only to 16 bytes, and
-    a block array straddling lines costs ~12 % of a local step (``benchmarks/README.md``)."""
+    a block array straddling lines costs ~12 % of a local step (``benchmarks/HISTORY.md``)."""
     shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
     size = math.prod(shape)
     buf = np.empty(size + ALIGN // 8)

@@ -194,7 +194,7 @@ def session(jobs: int = 1, scheduler: str | None = None):
 WARM_MODULES = ("distributed", "fedcheck.catalog.warm")   # what the forkserver of the local workers imports once
 # The embedded cluster's Dask settings (the nanny hands them to its worker).  Dask's periodic housekeeping cost
 # the idle cluster (scheduler and client here, two nannies, two workers) ~1.0 s of CPU per 15 s, ~4 s over a
-# catalog run, taken from the checks; with the last four settings 0.4-0.5 s (benchmarks/README.md, "The quick
+# catalog run, taken from the checks; with the last four settings 0.4-0.5 s (benchmarks/HISTORY.md, "The quick
 # catalog's CPU").  None of them is read by the tasks or the order they run in.
 LOCAL_CONFIG = {
     "distributed.scheduler.worker-saturation": 1.0,     # tasks queue on the scheduler: longest first

@@ -4,7 +4,7 @@ The engine allocates and frees numpy temporaries of 0.1-10 MB every round.  With
 the heap is given back to the kernel as soon as 128 KiB of it is free (``M_TRIM_THRESHOLD``), and arrays above
 a threshold that starts at 128 KiB are fresh ``mmap`` mappings: the next round's temporaries fault the same pages
 in again, zero-filled by the kernel.  On the Table 2 CNN check that was 3.5 million page faults and 5.3 s of
-system time in an 18.7 s run (13.2 s with these settings: ``python benchmarks/allocator.py``; ``benchmarks/README.md``,
+system time in an 18.7 s run (13.2 s with these settings: ``python benchmarks/allocator.py``; ``benchmarks/HISTORY.md``,
 "The quick catalog's CPU").  :func:`tune_allocator` keeps
 freed memory for reuse: the top of the heap is trimmed only above :data:`TRIM_THRESHOLD` free bytes, the heap
 grows by :data:`TOP_PAD` at a time, and arrays below :data:`MMAP_THRESHOLD` (glibc's own largest dynamic

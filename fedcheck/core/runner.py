@@ -9,7 +9,7 @@ comes from a run or a SymPy proof, never from the declaration.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -19,8 +19,8 @@ from fedcheck.core.results import Result, RunConfig
 from fedcheck.core.evidence import (BoundTest, Finding, Measurement, MeasureContext, Proof, attach_provenance,
                                     clopper_pearson)
 
-if TYPE_CHECKING:       # the runner sits below the declaration type: Claim.run calls it
-    from fedcheck.core.claim import Claim
+# ``Claim`` (fedcheck.core.claim) is named in annotations only and never imported, not even for type checkers:
+# claim.py imports this module (Claim.run calls run_claim), and the runner sits below the declaration type.
 
 __all__ = ["run_claim", "verdict_of_findings", "outside_the_setting", "finish", "printed_formulas", "finding_source",
            "declared_findings", "result_parts_error", "observation_record"]

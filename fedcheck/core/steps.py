@@ -1,15 +1,18 @@
-"""Proof steps: the key steps of a theorem's proof, declared beside its claim, each checked on its own
+"""Proof steps: the key steps of a theorem's proof, declared with its claim, each checked on its own
 (``fedcheck audit ID`` runs them: :mod:`fedcheck.tools.audit`).
 
-A bound can hold on every instance while its proof is wrong in a step.  A check may declare its proof's
-key steps next to its bound::
+A bound can hold on every instance while its proof is wrong in a step.  A claim declares its proof's key steps
+in its declaration, ``Claim(..., proof_steps=(step, ...))`` (a claim is frozen: ``dataclasses.replace(claim,
+proof_steps=...)`` gives a copy with other steps).  A step names what it shows, says how, and establishes it
+when evaluated (public names: :mod:`fedcheck.steps`)::
 
-    theorem1.proof_steps = (
-        ProofStep("(30) => (31)", "sum_i L_i eta_i^2 prod_j (1 - eta_j) <= ...", "symbolic", prove_31,
-                  reference="(30)-(31)"),
-        ProofStep("(30) => (31) on a grid", "...", "grid", grid_31),
-        ProofStep("Lemma 2 (statement)", "...", "witness", lemma2_statement),
-    )
+    >>> import sympy as sp
+    >>> from fedcheck.steps import ProofStep, prove_le
+    >>> t = sp.Symbol("t", positive=True)
+    >>> step = ProofStep("(30) => (31)", "1/(t+1) <= 1/t for t > 0", "symbolic",
+    ...                  lambda: prove_le(1 / (t + 1), 1 / t), reference="(30)-(31)")
+    >>> step.evaluate()["verdict"]
+    'proven'
 
 ``ProofStep.method`` says how the step is established: ``symbolic`` (a SymPy proof), ``grid`` (a
 numerical verification on a grid that the evidence states) or ``witness`` (a search for an instance
@@ -23,10 +26,12 @@ whose verdict is one of
 
 A verdict comes from a computation, never from a literal: use the helpers below
 (:func:`prove_identity`, :func:`prove_equal`, :func:`prove_nonnegative`, :func:`prove_le`, :func:`all_of`,
-:func:`check_on_grid`, :func:`from_symbolic_claim`, :func:`instance_inequality`).  ``paper=False`` marks a step that is an analysis (a repair), reported beside
-the paper's own steps; only the paper's steps decide the audit's verdict.
+:func:`check_on_grid`, :func:`from_symbolic_claim`, :func:`instance_inequality`).  ``paper=False`` marks a step
+that is an analysis (a repair), reported beside the paper's own steps; only the paper's steps decide the audit's
+verdict.
 
-Exit codes of ``fedcheck audit``: 1 if a step of the paper is refuted, 3 if one is inconclusive, else 0.
+Exit codes of ``fedcheck audit`` (:mod:`fedcheck.cli.audit`): 1 if a step of the paper is refuted, 3 if one is
+inconclusive, else 0.
 """
 from __future__ import annotations
 

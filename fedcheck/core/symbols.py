@@ -73,9 +73,8 @@ eta = sp.Symbol("eta", positive=True)                 # eta_s * eta_c (Appendix 
 Disc = sp.Symbol("Disc", nonnegative=True)            # measured discrepancy sum_{r,k<K,m} ||zbar - z^m||_*^2
 __all__ += ["M", "K", "R", "B", "sigma", "zeta", "eta_c", "eta_s", "eta", "Disc"]
 
-# FedFW (Theorems 2 and 3, Section 4.2); values from theorems.fedfw.measurements
+# FedFW (Theorems 2 and 3); values from fedcheck.problems.constants (the participation p_part: theorems/fedfw/symbols.py)
 E_init = sp.Symbol("E_init", positive=True)            # (51): (1/n) sum_i f_i(x^1) - (1/n) sum_i min_D f_i
-p_part = sp.Symbol("p_part", positive=True)            # participation probability of each client (Section 4.2)
 grad_hat_x1 = sp.Symbol("grad_hat_x1", nonnegative=True)  # ||grad F^(X^1) - D^1||_F with D^1 = 0 (Lemma 3's Q)
 G_nc = sp.Symbol("G_nc", positive=True)                # sup_{X in D^n} ||grad F^(X)||_F for the non-convex families
-__all__ += ["E_init", "p_part", "grad_hat_x1", "G_nc"]
+__all__ += ["E_init", "grad_hat_x1", "G_nc"]

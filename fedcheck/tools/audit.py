@@ -1,31 +1,7 @@
-"""Proof audits: the key steps of a theorem's proof, each checked on its own (``fedcheck audit ID``).
+"""Proof audits: the key steps of a claim's proof, each checked on its own (``fedcheck audit ID``).
 
-A bound can hold on every instance while its proof is wrong in a step.  A check may declare its proof's
-key steps next to its bound::
-
-    theorem1.proof_steps = (
-        ProofStep("(30) => (31)", "sum_i L_i eta_i^2 prod_j (1 - eta_j) <= ...", "symbolic", prove_31,
-                  reference="(30)-(31)"),
-        ProofStep("(30) => (31) on a grid", "...", "grid", grid_31),
-        ProofStep("Lemma 2 (statement)", "...", "witness", lemma2_statement),
-    )
-
-``ProofStep.method`` says how the step is established: ``symbolic`` (a SymPy proof), ``grid`` (a
-numerical verification on a grid that the evidence states) or ``witness`` (a search for an instance
-that makes the step false, over stated candidates).  ``establish()`` returns a :class:`StepOutcome`
-whose verdict is one of
-
-* ``proven``           -- SymPy proved the statement;
-* ``verified on grid`` -- every point of the stated grid satisfies it (within the tolerance policy);
-* ``refuted``          -- a witness makes it false (given in the evidence);
-* ``inconclusive``     -- none of the above could be decided.
-
-A verdict comes from a computation, never from a literal: use the helpers below
-(:func:`prove_identity`, :func:`prove_equal`, :func:`prove_nonnegative`, :func:`prove_le`, :func:`all_of`,
-:func:`check_on_grid`, :func:`from_symbolic_claim`, :func:`instance_inequality`).  ``paper=False`` marks a step that is an analysis (a repair), reported beside
-the paper's own steps; only the paper's steps decide the audit's verdict.
-
-Exit codes of ``fedcheck audit`` (:mod:`fedcheck.cli.audit`): 1 if a step of the paper is refuted, 3 if one is inconclusive, else 0.
+What a proof step is, how a claim declares its steps (with an example), the verdicts a step gets and the exit
+codes of ``fedcheck audit``: :mod:`fedcheck.core.steps`, whose vocabulary this module re-exports.
 """
 from __future__ import annotations
 

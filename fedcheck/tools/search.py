@@ -428,7 +428,7 @@ class EvalConfig:
 
     rounds: int | None = None
     use_cache: bool = False
-    # Dask (issue 15.5): with jobs > 1 or a scheduler, each chunk is a task; ``ref`` is how a worker finds the
+    # Dask: with jobs > 1 or a scheduler, each chunk is a task; ``ref`` is how a worker finds the
     # claim (fedcheck.catalog.parallel's reference: by id for the catalog and users' files, else by value) and
     # ``quick`` whether the worker evaluates ``_quick(claim)`` (as the search does here).
     jobs: int = 1

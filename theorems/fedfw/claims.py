@@ -7,31 +7,22 @@ import numpy as _np
 import sympy as sp
 
 from fedcheck import algorithms as engine
-from fedcheck.algorithms import fedfw_variants as _variants
-from fedcheck.core import verdict as V
-from fedcheck.core.claim import Claim, Domain, Paper, Reading, Source
-from fedcheck.core.evidence import MEAN, Bound, BoundTest, Fact, Measurement, Proof, order_fact
-from fedcheck.core.symbols import (D, E_init, G, G_nc, G_sup, L, T, Y_norm, grad_F_star, grad_hat_star,
-                                   grad_hat_x1, lambda_0, n, p_part, sigma, t)
-from fedcheck.experiments import (Cases, HorizonCase, Horizons, Metric, Rounds, SideCondition, instance_inequality,
-                                  objective_gap, recorded)
+from fedcheck import verdicts as V
+from fedcheck import (MEAN, Bound, BoundTest, Cases, Claim, Domain, Fact, HorizonCase, Horizons, Measurement, Metric, Proof,
+                      Reading, Rounds, SideCondition, Source, instance_inequality, objective_gap, order_fact, recorded)
+from fedcheck.problems import RandomFamily
+from fedcheck.symbols import (D, E_init, G, G_nc, G_sup, L, T, Y_norm, grad_F_star, grad_hat_star, grad_hat_x1,
+                              lambda_0, n, sigma, t)
 from theorems.fedfw import measurements as _P
+from theorems.fedfw import more as _M
+from theorems.fedfw import pep as _pep
 from theorems.fedfw import sources as SRC
-from fedcheck.problems.instances import RandomFamily
+from theorems.fedfw.bounds import FEDFW, Ghat_52, bound_12, bound_38, delta_57, eta_t, lambda_t
+from theorems.fedfw.methods import with_surrogate
+from theorems.fedfw.networks import NETWORK_CLAIMS  # Table 2, Figures 3-4, Theorem 2 on a DNN
+from theorems.fedfw.symbols import p_part
 
-FEDFW = Paper(
-    key="fedfw",
-    title="Federated Frank-Wolfe Algorithm",
-    authors="A. Dadras, S. Banerjee, K. Prakhya, A. Yurtsever",
-    venue="ECML PKDD 2024",
-    source="shared/papers/fedfw-federated-frank-wolfe.md",
-)
-
-# ---- Theorem 1 (convex): schedules and the explicit bound (38) --------------------------------
-eta_t = 2 / (t + 1)
-lambda_t = lambda_0 * sp.sqrt(t + 1)
-bound_38 = (2 * n * D**2 * ((L / n) / t + lambda_0 / sp.sqrt(t))
-            + G * 2 / (lambda_0 * sp.sqrt(t)) * (Y_norm + D * sp.sqrt(lambda_0 * (L / sp.sqrt(t) + n * lambda_0))))
+# ---- Theorem 1 (convex): schedules and the explicit bound (38), declared in bounds.py ------------
 
 # the paper's notation, for the printed formulas (Bound.latex: verbatim from the paper's .md, proved equal to the
 # declared bound by fedcheck.core.latex; tests/test_latex.py checks all of them)
@@ -101,15 +92,14 @@ FACT_29 = Fact("(29): (1-eta_t)(lambda_t - lambda_{t-1}) - eta_t lambda_t <= 0 f
 
 
 # =================================================================================================
-# Proof audit of Theorem 1 (issue #9): the key steps of Appendix B.1 and of Lemma 2, each established
+# Proof audit of Theorem 1: the key steps of Appendix B.1 and of Lemma 2, each established
 # on its own (``fedcheck audit theorem1``); the machinery is in fedcheck.tools.audit.  Everything is local to
 # _theorem1_proof_steps(), so that no module-level name is rebound.
 def _theorem1_proof_steps():
     import numpy as npa
 
-    from fedcheck.core import steps as A
-    from fedcheck.problems.instances import Instance
-    from fedcheck.problems.sets import make_set
+    from fedcheck import steps as A
+    from fedcheck.problems import Instance, make_set
 
     i = sp.Symbol("i", integer=True, positive=True)       # summation index of (30)
     j = sp.Symbol("j", integer=True, positive=True)       # product index of (30)
@@ -253,9 +243,9 @@ def _theorem1_proof_steps():
 
 
 def _theorem1_more_steps():
-    """(24)-(28) and (33)-(34) of Appendix B.1 (issue 17): the algebra of (25)-(28) with SymPy, (26) after one FedFW
+    """(24)-(28) and (33)-(34) of Appendix B.1: the algebra of (25)-(28) with SymPy, (26) after one FedFW
     step and (34) at random points of D^n on Theorem 1's family."""
-    from fedcheck.core import steps as A
+    from fedcheck import steps as A
     from theorems.fedfw import steps as FS
     Fh, Fs_, d2, lt, ltm, e, c = sp.symbols("Fhat Fstar d2 lambda_t lambda_tm1 eta c", real=True)
 
@@ -281,8 +271,8 @@ def _theorem1_more_steps():
 
 
 def _theorem2_proof_steps():
-    """Steps (53)-(55) and (58)-(62) of Theorem 2's proof (Appendix C.1), issue 17."""
-    from fedcheck.core import steps as A
+    """Steps (53)-(55) and (58)-(62) of Theorem 2's proof (Appendix C.1)."""
+    from fedcheck import steps as A
     from theorems.fedfw import steps as FS
     Gs, lam, g, d = sp.symbols("G lambda g d", positive=True)
 
@@ -354,7 +344,7 @@ theorem1 = Claim(
 # Theorem 1's rate, where it shows.  On the default family (lambda_0 = 1) the bias of the penalty term is small
 # and the fitted slope is pre-asymptotic (about -1.1 in the last decade, far faster than claimed).  With
 # lambda_0 = 0.01 the penalty bias dominates early and the last decade of a 10^5-round run has slope -0.51
-# [-0.55, -0.48]: the claimed O(t^{-1/2}) is attained (issue 13.7).
+# [-0.55, -0.48]: the claimed O(t^{-1/2}) is attained.
 theorem1_rate = Claim(
     id="fedfw.theorem1_rate",
     title="FedFW, Theorem 1: the claimed O(t^{-1/2}) rate, on a family where it shows (lambda_0 = 0.01, 10^5 rounds)",
@@ -374,7 +364,7 @@ theorem1_rate = Claim(
 )
 
 # =================================================================================================
-# The rest of the paper (issue #4).  Every claim below is a declaration; the machinery is in
+# The rest of the paper.  Every claim below is a declaration; the machinery is in
 # fedcheck.experiments (Rounds, Horizons, Cases) and fedcheck.core.evidence (BoundTest, Measurement,
 # Proof), the paper's problems in theorems.fedfw.measurements.
 c_n = sp.Symbol("c_n", positive=True)   # the factor the G-term of (44) is divided by (sqrt(n) as printed)
@@ -403,7 +393,7 @@ def _sto_kwargs(values, seeds):
 
 
 def _fw_rec(batch, sched):
-    return _variants.fw_recorder(batch, base=engine.default_recorder(batch))
+    return engine.fw_recorder(batch, base=engine.default_recorder(batch))
 
 
 _STO_ASSUMPTIONS = ("each f_i convex and L-smooth (least squares, exact L)",
@@ -425,7 +415,7 @@ theorem3 = Claim(
                "= O(t^{-1/3}), C = (81/2) n D^2 (L/n + lambda_0) + 9 D sqrt(Q), "
                "Q = max{||grad F^(X^1) - D^1||_F^2 7^{2/3}, 16 n sigma^2 + 81 L^2 D^2 / n}"),
     evidence=BoundTest(
-        Rounds(family=_STO_FAMILY, algorithm=_variants.fedfw_sto,
+        Rounds(family=_STO_FAMILY, algorithm=engine.fedfw_sto,
                schedules={"eta": eta_sto, "lam": lambda_sto, "rho": rho_sto},
                metrics={"(68)": objective_gap("F", "F(xbar^t) - F*")},
                seeds=3, rounds=2000, full_rounds=20000, replicates=48, full_replicates=200,
@@ -452,7 +442,7 @@ lemma3 = Claim(
     statement=("E F^(X^t) - F^(X*) <= 9^{1/3} C/(t+7)^{1/3} (66) and E dist^2(X^t, C) <= 2||Y*||_F/(lambda_0 sqrt(t+7)) "
                "+ 2 sqrt(2 9^{1/3} C/lambda_0)/(t+7)^{5/12} (67, as printed); (68) uses (67) as a bound on E dist"),
     evidence=BoundTest(
-        Rounds(family=_STO_FAMILY, algorithm=_variants.fedfw_sto,
+        Rounds(family=_STO_FAMILY, algorithm=engine.fedfw_sto,
                schedules={"eta": eta_sto, "lam": lambda_sto, "rho": rho_sto},
                metrics={"(66)": objective_gap("F_hat", "F^(X^t) - F*"),
                         "(67) as printed: E dist^2": recorded("dist", 2, "dist^2(X^t, C)"),
@@ -513,7 +503,7 @@ partial_convex = Claim(
                "(||Y*|| + D sqrt(lambda_0 (L + n lambda_0))))"),
     evidence=BoundTest(
         Rounds(family=RandomFamily(loss="least_squares", set="l1", n=10, m=20, p=10, radius=1.0, heterogeneity=1.0),
-               algorithm=_variants.fedfw_partial, schedules={"eta": eta_pp, "lam": lambda_pp},
+               algorithm=engine.fedfw_partial, schedules={"eta": eta_pp, "lam": lambda_pp},
                metrics={"(44)": objective_gap("F", "F(xbar^t) - F*")},
                seeds=3, rounds=1000, full_rounds=10000, replicates=24, full_replicates=128,
                run_kwargs=_pp_kwargs, recorder=_fw_rec,
@@ -547,7 +537,7 @@ partial_consensus = Claim(
                "E dist(X^t, C) <= (2/(sqrt(n) lambda_0 sqrt(pt+2-p)))(||Y*|| + D sqrt(lambda_0 (L + n lambda_0)))"),
     evidence=BoundTest(
         Rounds(family=RandomFamily(loss="least_squares", set="l1", n=30, m=20, p=10, radius=1.0, heterogeneity=1.0),
-               algorithm=_variants.fedfw_partial, schedules={"eta": eta_pp, "lam": lambda_pp},
+               algorithm=engine.fedfw_partial, schedules={"eta": eta_pp, "lam": lambda_pp},
                metrics={"consensus step": recorded("dist", 1, "dist(X^t, C)")},
                seeds=3, rounds=1000, full_rounds=10000, replicates=8, full_replicates=64,
                run_kwargs=_pp_kwargs, recorder=_fw_rec,
@@ -608,7 +598,7 @@ surrogate_31 = Claim(
     statement=("With eta_t = 2/(t+1), lambda_t = lambda_0 sqrt(t+1): F^_t(X^{t+1}) - F^(X*) <= 2nD^2((L/n)/(t+1) + "
                "lambda_0/sqrt(t+1)) at every round, i.e. at iterate k = t+1: <= 2nD^2((L/n)/k + lambda_0/sqrt k)"),
     evidence=BoundTest(
-        Rounds(family=THEOREM1_FAMILY, algorithm=_variants.with_surrogate(engine.fedfw),
+        Rounds(family=THEOREM1_FAMILY, algorithm=with_surrogate(engine.fedfw),
                schedules={"eta": eta_t, "lam": lambda_t}, metrics={"(31)": surrogate_gap},
                seeds=6, rounds=3000, valid_from=2),
         bounds=(Bound("(31)", bound_31, source=SRC.SURROGATE_31,
@@ -632,7 +622,7 @@ consensus_37 = Claim(
                "<= (2/(lambda_0 sqrt(t+1)))(||Y*|| + D sqrt(lambda_0 (L/sqrt(t+1) + n lambda_0))) "
                "<= (2/(lambda_0 sqrt(t+1)))(||Y*|| + D sqrt(lambda_0 (L + n lambda_0)))"),
     evidence=BoundTest(
-        Rounds(family=THEOREM1_FAMILY, algorithm=_variants.with_surrogate(engine.fedfw),
+        Rounds(family=THEOREM1_FAMILY, algorithm=with_surrogate(engine.fedfw),
                schedules={"eta": eta_t, "lam": lambda_t}, metrics={"(37)": consensus_distance},
                seeds=6, rounds=3000, valid_from=2),
         bounds=(Bound("(37)", bound_37,
@@ -655,10 +645,6 @@ consensus_37 = Claim(
 
 
 # ---- Theorem 2 (non-convex, fixed horizon): (12) through (52), (57), (62) ------------------------
-Ghat_52 = (E_init + n * D**2 * lambda_0 / 2) * T ** sp.Rational(-1, 3) + L * D**2 / 2 * T ** sp.Rational(-2, 3)
-delta_57 = G / (lambda_0 * T ** sp.Rational(1, 3)) + sp.sqrt((E_init / lambda_0 + n * D**2 / 2) * T ** sp.Rational(-2, 3)
-                                                             + L * D**2 / (2 * lambda_0) / T)
-bound_12 = Ghat_52 + (G + L * D) * delta_57
 def readings_nc(src: Source) -> tuple:
     """Theorem 2's G (and its partial-participation extension's), stated at ``src``."""
     return (
@@ -881,7 +867,7 @@ privacy = Claim(
     params={"lambda_0": 1.0, "radius": 1.0},
     assumptions=["one example per client (digit images, centered pixels), labels +-1", "FedFW from X^1 = 0",
                  "the server knows x_i^1 and the schedules, so it can track every x_i from the messages"],
-    # 'holds' (issue 25): the paper states what one message reveals on the l1 ball ("merely reveals the sign of the
+    # 'holds' (in the paper's setting): the paper states what one message reveals on the l1 ball ("merely reveals the sign of the
     # maximum entry of the gradient") and on a box ("only reveals the gradient signs"): both hold.  For the l2 ball it
     # says only that retrieving the gradient is "generally unfeasible", with Deep Leakage on CIFAR-100 as evidence
     # (Figure 1); single-example logistic regression, where one message gives the data direction and a few its norm,
@@ -922,11 +908,11 @@ experiments = Claim(
                  "each parameter tensor (weights, bias) in its own ball, as the official code's per-layer LMO",
                  "parameters chosen on small grids by the final training objective, not by test accuracy",
                  "FedDR with one local gradient step for its prox (the paper: one local iteration per round)"],
-    # 'inconclusive' (issue 25): Table 1's orderings are the paper's for MNIST ("Table 1 presents the test accuracy
+    # 'inconclusive' (in the paper's setting): Table 1's orderings are the paper's for MNIST ("Table 1 presents the test accuracy
     # results ..."), a setting not run here; on digits all four go the other way, which is an analysis in another
     # setting (named as its deviation), not a refutation of Table 1.  The paper finding "Table 1's orderings, in the
     # paper's setting" is inconclusive, so the headline neither says 'holds' while the digits table contradicts the
-    # paper (issue "headlines") nor 'violated' for data the paper never used.
+    # paper (the headline verdicts) nor 'violated' for data the paper never used.
     expected="inconclusive",
 )
 
@@ -1043,9 +1029,7 @@ lemma2 = Claim(
 )
 
 
-# ---- issue 17: the rest of the paper -------------------------------------------------------------------
-from theorems.fedfw import more as _M          # noqa: E402
-from theorems.fedfw import pep as _pep                  # noqa: E402
+# ---- the rest of the paper: inexact and noisy LMOs, non-uniform participation, Section 5's figures, PEP --------
 
 inexact_lmo = Claim(
     id="fedfw.inexact_lmo",
@@ -1079,7 +1063,7 @@ lmo_noise = Claim(
     assumptions=["clients send lmo(g_i + sigma_t xi), xi Gaussian (SeedSequence streams)", "sigma_t = sigma eta_t L/n "
                  "(decaying like [24]'s admissible error: the paper's reading) or sigma L/n (a fixed privacy level: an "
                  "analysis outside [24]'s hypothesis)", "expectation: mean over 8 replicates per instance"],
-    # 'holds' (issue 25): the sentence rests on [24] (Jaggi 2013), whose tolerated LMO errors shrink with the step;
+    # 'holds' (in the paper's setting): the sentence rests on [24] (Jaggi 2013), whose tolerated LMO errors shrink with the step;
     # noise decaying like eta_t keeps the rate (the paper's reading).  Noise of a fixed scale stalls FedFW, but it is
     # outside that hypothesis: an analysis, reported beside, no longer a refuted paper finding.
     expected="holds",
@@ -1142,7 +1126,7 @@ privacy_nuclear = Claim(
     evidence=Measurement(_M.measure_privacy_nuclear),
     assumptions=["MCLR on digits (W in R^{64 x 10}), nuclear ball of radius 10", "clients with 1 or 5 examples, W = 0 "
                  "or random"],
-    # 'holds' (issue 25): the paper's sentence, "s_i unveils only the top eigenvectors of the gradient", holds (a rank-one
+    # 'holds' (in the paper's setting): the paper's sentence, "s_i unveils only the top eigenvectors of the gradient", holds (a rank-one
     # message, the top singular pair).  That one example per client then leaks its data point is an analysis in a
     # setting the paper does not state (reported beside: refuted).
     expected="holds",
@@ -1159,7 +1143,7 @@ table3 = Claim(
     params={"rounds": 300},
     assumptions=["digits instead of EMNIST / CIFAR10 / synthetic; 20 clients instead of 100; minibatch 16 instead of 64",
                  "each method tuned on a small grid by the final training objective"],
-    # 'inconclusive' (issue 25): "FEDFW-STO outperformed FEDDR in our experiments in the stochastic setting" is about
+    # 'inconclusive' (in the paper's setting): "FEDFW-STO outperformed FEDDR in our experiments in the stochastic setting" is about
     # EMNIST, CIFAR10 and synthetic data with 100 clients, not run here; the digits runs (FedDR ahead) are analyses.
     expected="inconclusive",
 )
@@ -1188,7 +1172,7 @@ theorem1_pep = Claim(
                  "(38) is at least its floor (G = 0, Y* = 0) and at most its ceiling (G = (LD + zeta)/sqrt(n), ||Y*||_F = "
                  "zeta/sqrt(n)) on every instance of the class", "search: quadratic clients on the l2 ball in dimension 2"],
     kind="bound",
-    # 'inconclusive' (issue 25): worst case / floor reaches 2.05 (quick) at lambda_0/L = 0.1, zeta/(LD) = 4 -- there
+    # 'inconclusive' (in the paper's setting): worst case / floor reaches 2.05 (quick) at lambda_0/L = 0.1, zeta/(LD) = 4 -- there
     # the floor argument cannot decide, so the claim over the class is not "holds over all functions"; it holds (worst
     # <= floor) at every other quick grid point.  --full (measured): 0.0126-3.51; shared and separate starts decided at
     # 22 of 25 points (up to 3.08 at lambda_0/L = 0.1, zeta/(LD) = 4), starts anywhere at 19 of 25 (up to 3.51); at
@@ -1241,7 +1225,7 @@ _DOCS = (
      "fedcheck verify fedfw.privacy"),
     (experiments, "FedFW, FedFW+, FedFW-sto and FedDR on MCLR (digits).", "Section 5, Table 1 (MNIST columns) in shape.",
      "fedcheck verify fedfw.experiments   (--full: 5 splits, wider parameter grids)"),
-    (inexact_lmo, "FedFW with additive / multiplicative LMO errors (fedcheck.algorithms.fedfw_inexact).",
+    (inexact_lmo, "FedFW with additive / multiplicative LMO errors (theorems.fedfw.methods).",
      "Section 3.2: robustness to inexact LMOs (constants of [24]).", "fedcheck verify fedfw.inexact_lmo"),
     (lmo_noise, "FedFW whose clients send lmo(g + noise).", "Section 3.2: noise for privacy.", "fedcheck verify fedfw.lmo_noise"),
     (nonuniform_participation, "FedFW with client-specific participation p_i.", "Section 4.2: non-uniform participation.",
@@ -1262,8 +1246,6 @@ _DOCS = (
 DOCS = {_c.id: (f"{_c.title}\n\nAlgorithm: {_alg}\nTheorem: {_thm}\nReference: {FEDFW.title} "
                 f"({FEDFW.authors}, {FEDFW.venue}), {_c.reference}.\nExample: {_ex}\n")
         for _c, _alg, _thm, _ex in _DOCS}
-
-from theorems.fedfw.networks import NETWORK_CLAIMS  # noqa: E402  (Table 2, Figures 3-4, Theorem 2 on a DNN)
 
 CLAIMS = (theorem1, theorem1_rate, theorem3, lemma3, partial_convex, partial_consensus, surrogate_31, consensus_37, theorem2,
           partial_nonconvex, naive_averaging, naive_averaging_random, fedfw_plus, split_constraints, communication,

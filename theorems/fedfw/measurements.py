@@ -8,9 +8,9 @@ Used by ``theorems/fedfw/claims.py``.  Contents:
   :func:`instance_21` (the counterexample of Appendix A);
 * the constants of the non-convex families (E of (51), G = sup ||grad F^||_F, as certified intervals) are the
   shared library :mod:`fedcheck.problems.nonconvex`;
-* the runner and constant context of :class:`fedcheck.experiments.Horizons` (Theorem 2, (18)/(65));
-* cases for :class:`fedcheck.experiments.Cases` (Lemmas 1 and 2);
-* measurements (:class:`fedcheck.core.evidence.Measurement`) of the counterexample, FedFW+, split constraints,
+* the runner and constant context of :class:`fedcheck.Horizons` (Theorem 2, (18)/(65));
+* cases for :class:`fedcheck.Cases` (Lemmas 1 and 2);
+* measurements (:class:`fedcheck.Measurement`) of the counterexample, FedFW+, split constraints,
   messages, privacy, partial-participation scaling and the experiments of Section 5.
 """
 from __future__ import annotations
@@ -21,17 +21,15 @@ from typing import Sequence
 
 import numpy as np
 
-from fedcheck.core import verdict as V
-from fedcheck.core.evidence import Comparison, Finding, MeasureResult, reproduced_if
-from fedcheck.problems.constants import InstanceContext, sup_grad_norm_sq
-from fedcheck.problems.nonconvex import Interval, nonconvex_constants, nonconvex_solver  # noqa: F401  (re-exported)
+from fedcheck import verdicts as V
+from fedcheck import Case, Comparison, Finding, MeasureResult, reproduced_if
+from fedcheck.algorithms import (ProblemBatch, default_recorder, feddr, fedfw, fedfw_variant, frank_wolfe, fw_recorder,
+                                 naive_fw_averaging, record_grid, replicate_seeds)
+from fedcheck.problems import (Box, Instance, InstanceBatch, InstanceContext, L1Ball, L2Ball, Loss, NuclearBall,
+                               ProductSet, RandomFamily, instance_rng, make_set, save_instance, sup_grad_norm_sq,
+                               take_rows)
+from fedcheck.problems import Interval, nonconvex_constants, nonconvex_solver  # noqa: F401  (re-exported)
 from theorems.fedfw import sources as SRC
-from fedcheck.algorithms import default_recorder, fedfw, frank_wolfe, naive_fw_averaging, record_grid
-from fedcheck.algorithms.fedfw_variants import ProblemBatch, feddr, fedfw_variant, fw_recorder, replicate_seeds
-from fedcheck.problems.instances import Instance, InstanceBatch, RandomFamily, instance_rng, save_instance
-from fedcheck.experiments import Case
-from fedcheck.problems.losses import Loss, take_rows
-from fedcheck.problems.sets import Box, L1Ball, L2Ball, NuclearBall, ProductSet, make_set
 
 __all__ = ["ZeroMeanGradientFamily", "SignedQuadraticFamily", "SigmoidFamily", "instance_21",
            "nonconvex_constants", "Interval", "nonconvex_solver", "run_fedfw_horizon", "horizon_context",
@@ -171,7 +169,7 @@ def _stat(x: np.ndarray, axis: int = -1):
 
 
 def run_fedfw_horizon(instances, sols, sched, T, settings, run_seeds) -> dict:
-    """Runner for :class:`fedcheck.experiments.Horizons`: FedFW with the constant ``eta``, ``lam`` of
+    """Runner for :class:`fedcheck.Horizons`: FedFW with the constant ``eta``, ``lam`` of
     one horizon ``T`` (``settings["p_part"]``: random participation; ``settings["replicates"]``: runs per
     row, averaged -- the claims with participation bound expectations).  Rows sharing an instance and a
     schedule are run once.  Metrics over the iterates ``t = 1..T``:
@@ -224,7 +222,7 @@ def run_fedfw_horizon(instances, sols, sched, T, settings, run_seeds) -> dict:
 
 def horizon_context(inst, sol, params):
     """``InstanceContext`` with the instance's loss (the providers L, D, G_nc, ... need it): the ``context``
-    of the :class:`fedcheck.experiments.Horizons` experiments of Theorem 2 and (18)/(65)."""
+    of the :class:`fedcheck.Horizons` experiments of Theorem 2 and (18)/(65)."""
     return InstanceContext(inst, inst.make_loss(), sol, params)
 
 
@@ -233,12 +231,12 @@ def save_npz(inst, path):
 
 
 # =============================================================================================
-# Lemma 2: G = sup ||grad F^(X)||_F under three readings (cases for fedcheck.experiments.Cases)
+# Lemma 2: G = sup ||grad F^(X)||_F under three readings (cases for fedcheck.Cases)
 def _instances_for(config, families: Sequence[tuple], default_seeds: int):
     """``[(label, instance)]``: the user's instances, else ``default_seeds`` draws of each family."""
     if config.instances:
         return [(f"user {inst.source}", inst) for inst in config.instances]
-    seeds = list(config.seeds) if config.seeds is not None else list(range(default_seeds))
+    seeds = config.seed_list(default_seeds)
     return [(f"{label}, seed {s}", fam.draw(s)) for label, fam in families for s in seeds]
 
 
@@ -263,7 +261,7 @@ def lemma2_cases(config, params) -> list:
     and the proof's step ``||grad F^(X*)||_F <= n ||grad F(x*)||``.  ``x*`` is the solver's point; its
     distance to the true minimizer is at most ``sqrt(2 gap / mu)`` (certified FW gap, strong convexity),
     which widens the right-hand sides into intervals."""
-    from fedcheck.problems.solve import solve_consensus
+    from fedcheck.problems import solve_consensus
     out = []
     for label, inst in _instances_for(config, LEMMA2_FAMILIES, 3):
         if inst.loss not in ("least_squares", "logistic"):
@@ -483,9 +481,9 @@ def measure_naive_random(ctx):
     """Procedure (20) (one local step, eta_t = 2/(t+1)) against centralized Frank-Wolfe on random least-squares
     instances.  A run *fails* when F(xbar^T) - F* exceeds the classical Frank-Wolfe guarantee 2 L D^2/(T+1)
     (L = max_i L_i, a bound FW with these steps satisfies); centralized FW on the same instance is the control."""
-    from fedcheck.problems.solve import solve_consensus
+    from fedcheck.problems import solve_consensus
     T = 20000 if ctx.full else 2000
-    seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(10 if ctx.full else 3))
+    seeds = ctx.config.seed_list(3, 10)
     rows, fails, total, fw_bad, failing = [], 0, 0, 0, []
     grid = np.array([T + 1])
     if ctx.config.instances:        # the user's instances (e.g. a saved stall), one group per shape
@@ -559,10 +557,10 @@ def measure_fedfw_plus(ctx):
     the paper calls FedFW+ 'an empirically faster version' (Section 6) and reports mixed accuracies
     (Tables 1-2).  Compared: F(xbar^T) - F* with certified intervals, per lambda_0 and for each method's
     best lambda_0 of the grid (the tuned comparison)."""
-    from fedcheck.problems.solve import solve_consensus
+    from fedcheck.problems import solve_consensus
     T = 20000 if ctx.full else 3000
     grid_l = tuple(ctx.params.get("lambda_0_grid", PLUS_LAMBDA0))
-    seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(6 if ctx.full else 3))
+    seeds = ctx.config.seed_list(3, 6)
     grid = record_grid(T + 1, dense_until=100, per_decade=40)
     per_l = {l0: [0, 0, 0] for l0 in grid_l}
     tuned = [0, 0, 0]
@@ -636,10 +634,10 @@ def measure_split(ctx):
     """Half of the clients (stragglers) use D_i = the l2 ball of the same radius (a superset of the l1 ball D,
     one LMO = one normalization), the others D itself, so the intersection is D.  Measured: does xbar^t stay
     in D, and does it converge to the same solution x* as FedFW on D?"""
-    from fedcheck.problems.solve import solve_consensus
+    from fedcheck.problems import solve_consensus
     T = 20000 if ctx.full else 3000
     lam0 = float(ctx.params.get("lambda_0", 1.0))
-    seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(6 if ctx.full else 4))
+    seeds = ctx.config.seed_list(4, 6)
     fam = RandomFamily(loss="least_squares", set="l1", n=10, m=20, p=20, radius=1.0)
     insts = [fam.draw(s) for s in seeds]
     sols = [solve_consensus(i, use_cache=ctx.config.use_cache) for i in insts]
@@ -709,7 +707,7 @@ def measure_messages(ctx):
     d1, d2 = 8, 6
     p = d1 * d2
     lam0 = float(ctx.params.get("lambda_0", 1.0))
-    seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(3))
+    seeds = ctx.config.seed_list(3)
     cases = [("l1 ball", "l1", None), ("nuclear ball (8 x 6 matrices)", None, NuclearBall(1.0, (d1, d2))),
              ("box", "box", None), ("l2 ball", "l2", None)]
     findings, rows, ev = [], [], {}
@@ -822,7 +820,7 @@ def measure_privacy(ctx):
     n = 10
     r = float(ctx.params.get("radius", 1.0))
     lam0 = float(ctx.params.get("lambda_0", 1.0))
-    seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(5 if ctx.full else 3))
+    seeds = ctx.config.seed_list(3, 5)
     rows, findings, ev, saved = [], [], {}, []
     cos_sets = {}
     if ctx.config.instances:        # the user's single-example logistic instances (e.g. a saved one)
@@ -950,11 +948,11 @@ def measure_partial_scaling(ctx):
     E gap_1(pt) (the same number of expected client updates)."""
     from scipy import stats as sst
 
-    from fedcheck.problems.solve import solve_consensus
+    from fedcheck.problems import solve_consensus
     T = 10000 if ctx.full else 2000
     R = 64 if ctx.full else 16
     lam0 = float(ctx.params.get("lambda_0", 1.0))
-    seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(6 if ctx.full else 3))
+    seeds = ctx.config.seed_list(3, 6)
     fam = RandomFamily(loss="least_squares", set="l1", n=10, m=20, p=10)
     insts = [fam.draw(s) for s in seeds]
     sols = [solve_consensus(i, use_cache=ctx.config.use_cache) for i in insts]
@@ -1029,7 +1027,7 @@ def measure_partial_scaling(ctx):
 # Section 5 at small scale: MCLR on scikit-learn's digits
 class MCLR(Loss):
     """Multinomial logistic regression for a batch of federated splits, clients padded to a common size: a
-    :class:`~fedcheck.problems.losses.Loss` (``value``, ``grad``, ``full_value``, ``full_grad``, ``smoothness``,
+    :class:`~fedcheck.problems.Loss` (``value``, ``grad``, ``full_value``, ``full_grad``, ``smoothness``,
     ``map``/``take``/``stack``) with the arrays ``A``, ``y``, ``w`` and the number of classes ``K``.
 
     ``A`` ``(B, n, M, d+1)`` (features and a bias column of ones), ``y`` ``(B, n, M)`` integer labels, ``w``
@@ -1156,7 +1154,7 @@ def _mclr_set(kind: str, radius: float, d1: int, K: int, B: int):
 
 
 def _minibatch_oracle(loss: MCLR, bs: int, seeds):
-    from fedcheck.problems.compression import UniformStream
+    from fedcheck.problems import UniformStream
     stream = UniformStream([int(s) for s in seeds], "fedfw:minibatch", (loss.n, bs))
     m = loss.counts[..., None]
 
@@ -1183,7 +1181,7 @@ def run_mclr_experiments(ctx) -> dict:
     eta) is chosen on a small grid by the final *training* objective, then its test accuracy is reported
     (mean and std over the seeds' splits)."""
     T = int(ctx.params.get("rounds", 100))
-    seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(5 if ctx.full else 2))
+    seeds = ctx.config.seed_list(2, 5)
     radius = float(ctx.params.get("radius", 10.0))
     out = {}
     for iid in (True, False):
@@ -1284,7 +1282,7 @@ def measure_experiments(ctx):
                                 deviation="scikit-learn's digits (8 x 8 images, 1347 training examples) instead of MNIST, "
                                           "parameters tuned by fedcheck on small grids by the training objective"))
     # the paper's Table 1 is about MNIST (and CIFAR-10, synthetic data), which are not run here: its orderings are
-    # neither confirmed nor refuted by the digits runs above (issue 25: a paper reading is refuted only in its setting)
+    # neither confirmed nor refuted by the digits runs above (a paper reading is refuted only in its setting)
     findings.insert(0, Finding("Table 1's orderings, in the paper's setting (MNIST)", V.INCONCLUSIVE, True,
                                "the paper's setting (MCLR on MNIST, 10 clients, 100 rounds, radius 10) is not run here "
                                "(MNIST is not available offline); the runs on digits are analyses in another setting",

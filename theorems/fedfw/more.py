@@ -1,20 +1,19 @@
-"""Measurements of the FedFW paper's remaining claims (issue 17): inexact and noisy LMOs, non-uniform participation,
+"""Measurements of the FedFW paper's remaining claims: inexact and noisy LMOs, non-uniform participation,
 the effect of lambda_0, plain stochastic gradients (Section 4.1), privacy on the nuclear ball, Table 3 in shape.
 
-Every function here is a :class:`fedcheck.core.evidence.Measurement` function ``measure(ctx) -> MeasureResult``,
+Every function here is a :class:`fedcheck.Measurement` function ``measure(ctx) -> MeasureResult``,
 used by ``theorems/fedfw/claims.py``; quick settings by default, longer ones under ``--full``.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from fedcheck.algorithms import record_grid
-from fedcheck.algorithms.fedfw_inexact import fedfw_inexact, fedfw_nonuniform
-from fedcheck.algorithms.fedfw_variants import ProblemBatch, feddr, fedfw_sto, fedfw_variant, fw_gap, replicate_seeds
-from fedcheck.core import verdict as V
-from fedcheck.core.evidence import Finding, MeasureResult, reproduced_if
-from fedcheck.problems.instances import InstanceBatch, RandomFamily
+from fedcheck import verdicts as V
+from fedcheck import Finding, MeasureResult, reproduced_if
+from fedcheck.algorithms import ProblemBatch, feddr, fedfw_sto, fedfw_variant, fw_gap, record_grid, replicate_seeds
+from fedcheck.problems import InstanceBatch, RandomFamily
 from theorems.fedfw import sources as SRC
+from theorems.fedfw.methods import fedfw_inexact, fedfw_nonuniform
 
 __all__ = ["measure_inexact_lmo", "measure_lmo_noise", "measure_nonuniform", "measure_lambda0",
            "measure_plain_stochastic", "measure_privacy_nuclear", "measure_table3"]
@@ -23,8 +22,8 @@ FAMILY = RandomFamily(loss="least_squares", set="l1", n=5, m=20, p=10, radius=1.
 
 
 def _setup(ctx, family=FAMILY, seeds: int = 3, full_seeds: int = 6):
-    from fedcheck.problems.solve import solve_consensus
-    ss = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(full_seeds if ctx.full else seeds))
+    from fedcheck.problems import solve_consensus
+    ss = ctx.config.seed_list(seeds, full_seeds)
     insts = [family.draw(s) for s in ss]
     sols = [solve_consensus(i, use_cache=ctx.config.use_cache) for i in insts]
     return insts, sols
@@ -413,7 +412,7 @@ def measure_privacy_nuclear(ctx):
     recovered up to scale); for k = 5, u1's cosine with the client's nearest example and its share in their span."""
     from sklearn.datasets import load_digits
 
-    from fedcheck.problems.sets import NuclearBall
+    from fedcheck.problems import NuclearBall
     X, y = load_digits(return_X_y=True)
     X = X / 16.0
     rng = np.random.default_rng(np.random.SeedSequence(1717))
@@ -476,7 +475,7 @@ def measure_table3(ctx):
     ordering: FedFW-sto more accurate than FedDR in all eight columns."""
     from theorems.fedfw.measurements import MCLR, _mclr_set, _minibatch_oracle, digits_federated
     T = int(ctx.params.get("rounds", 300))
-    seeds = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(4 if ctx.full else 2))
+    seeds = ctx.config.seed_list(2, 4)
     lam_grid = (0.01, 0.1, 1.0, 10.0) if ctx.full else (0.1, 1.0)
     eta_grid = (0.1, 1.0, 10.0) if ctx.full else (1.0, 10.0)
     res, rows = {}, []

@@ -2,9 +2,9 @@
 neural network.  Listed in ``theorems/fedfw/claims.py``'s ``CLAIMS`` through :data:`NETWORK_CLAIMS`.
 
 The networks, the data and their constants are the shared library :mod:`fedcheck.problems.networks` and
-:mod:`fedcheck.problems.datasets`; the methods are the engine's (:func:`fedcheck.algorithms.fedfw_variants.fedfw_variant`,
-:func:`~fedcheck.algorithms.fedfw_variants.feddr`).  Theorem 2's bound is the one declared in ``theorems/fedfw/claims.py``
-(``bound_12``, ``Ghat_52``, ``delta_57``; ``claims.py`` imports this module after declaring them).
+:mod:`fedcheck.problems.datasets`; the methods are the engine's (:func:`fedcheck.algorithms.fedfw_variant`,
+:func:`~fedcheck.algorithms.feddr`).  Theorem 2's bound is the one declared in ``theorems/fedfw/bounds.py``
+(``bound_12``, ``Ghat_52``, ``delta_57``), which ``claims.py`` declares its Theorem 2 with.
 
 Settings.  The paper states: a CNN on MNIST and "a DNN with two hidden layers" on the synthetic data of [52]
 (60 features, 10 labels, softmax labels), 10 clients, full participation, IID and non-IID (3 labels per
@@ -28,16 +28,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 import sympy as sp
 
-from fedcheck import Source
-from fedcheck.algorithms.fedfw_variants import ProblemBatch, feddr, fedfw_variant, fw_recorder, replicate_seeds
-from fedcheck.core import verdict as V
-from fedcheck.core.claim import Claim, Domain, Reading
-from fedcheck.core.evidence import Bound, BoundTest, Comparison, Finding, MeasureResult, Measurement, Observations, Observed
-from fedcheck.core.symbols import D, E_init, G, G_nc, L, T, lambda_0, n
-from theorems.fedfw.claims import FEDFW, Ghat_52, bound_12, delta_57     # declared before claims.py imports this module
+from fedcheck import verdicts as V
+from fedcheck import (Bound, BoundTest, Claim, Comparison, Domain, Finding, MeasureResult, Measurement, Observations,
+                      Observed, Reading, Source)
+from fedcheck.algorithms import ProblemBatch, feddr, fedfw_variant, fw_recorder, replicate_seeds
+from fedcheck.problems import (NetworkFamily, NetworkInstance, log_softmax, network_solver, repeat_runs,
+                               sampled_smoothness)
+from fedcheck.symbols import D, E_init, G, G_nc, L, T, lambda_0, n
+from theorems.fedfw.bounds import FEDFW, Ghat_52, bound_12, delta_57
 from theorems.fedfw.measurements import EXP_FEDDR_ETA, EXP_FEDDR_ETA_FULL, EXP_LAMBDA0, EXP_LAMBDA0_FULL
-from fedcheck.problems.networks import (NetworkFamily, NetworkInstance, log_softmax, repeat_runs, sampled_smoothness,
-                                        network_solver)
 
 __all__ = ["NETWORK_CLAIMS", "PAPER_TABLE2", "run_table2", "measure_table2_dnn", "measure_table2_cnn",
            "measure_figure3", "measure_figure4", "EveryHorizon"]
@@ -372,7 +371,7 @@ def _table2_findings(r: dict, data: str, source: Source, deviation: str) -> tupl
 
 
 def _seeds(ctx, quick: int, full: int) -> list[int]:
-    return list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(full if ctx.full else quick))
+    return ctx.config.seed_list(quick, full)
 
 
 PAPER_ROUNDS = 100         # "100 communication rounds" (Section 5.2); --full
@@ -380,7 +379,7 @@ QUICK_ROUNDS = 50          # quick mode (a deviation: its findings are analyses)
 
 
 def _rounds(ctx) -> int:
-    return int(ctx.config.rounds or (PAPER_ROUNDS if ctx.full else QUICK_ROUNDS))
+    return ctx.config.horizon(QUICK_ROUNDS, PAPER_ROUNDS)
 
 
 def _horizon_deviation(ctx) -> str:
@@ -594,7 +593,7 @@ class EveryHorizon:
     ``eta = T^(-2/3)``, ``lambda = lambda_0 T^(1/3)`` (all horizons and instances in one batch, the data shared),
     every iterate recorded; per run, ``min_{t <= T} gap(xbar^t)``, ``(1/T) sum_{t <= T} gap^(X^t)`` and
     ``dist(X^{t~}, C)`` against (12), (52), (57).  The constants ``E``, ``G``, ``L`` are certified intervals
-    (:func:`fedcheck.problems.networks.network_constants`); every bound grows with each of them, so the bound is
+    (:func:`fedcheck.problems.network_constants`); every bound grows with each of them, so the bound is
     known to lie in ``[bound(lower ends), bound(upper ends)]``: a point holds when the measured value is below the
     lower end (then it is below the bound with the exact constants), is violated when above the upper end, and is
     inconclusive in between."""
@@ -612,8 +611,8 @@ class EveryHorizon:
     def observe(self, claim, test, config, params) -> Observations:
         exprs = {"(12)": bound_12, "(52)": Ghat_52, "(57)": delta_57}
         obs = Observations()
-        seeds = config.seed_list(self.full_seeds if config.full else self.seeds)
-        Tm = int(config.rounds or (self.full_horizon if config.full else self.horizon))
+        seeds = config.seed_list(self.seeds, self.full_seeds)
+        Tm = config.horizon(self.horizon, self.full_horizon)
         lam0 = float(params.get("lambda_0", 0.01))
         insts = list(config.instances) if config.instances else [self.family.draw(s) for s in seeds]
         sols = [network_solver(i, use_cache=config.use_cache) for i in insts]

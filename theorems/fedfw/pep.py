@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fedcheck.core import verdict as V
+from fedcheck import verdicts as V
 
 __all__ = ["available", "require", "PepUnavailable", "frank_wolfe_worst_case", "naive_averaging_worst_case",
            "instance21_gaps", "paper_floor", "jaggi_bound", "pep_checks", "run_pep",
@@ -86,7 +86,7 @@ def _versions() -> dict:
 # ----------------------------------------------------------------------------------------------
 # solving, with the solver and status recorded (and a cache)
 def _cache_path(key: dict) -> Path | None:
-    from fedcheck.problems.solve import cache_dir
+    from fedcheck import cache_dir
     d = cache_dir()
     if d is None:
         return None
@@ -152,7 +152,7 @@ def _cached(key: dict, build, solver: str, use_cache: bool) -> dict:
     if path is not None and out.get("dual") is not None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            from fedcheck.core.results import atomic_write_text
+            from fedcheck import atomic_write_text
             atomic_write_text(path, json.dumps(out))
         except OSError:
             pass
@@ -308,7 +308,7 @@ def _fw_result(s: PepSettings, log=None):
 
 def run_pep(settings: PepSettings | None = None, log=None) -> list[dict]:
     """The two certified-worst-case results (dicts in the results format)."""
-    from fedcheck.core.claim import Result as CheckResult, jsonable as _jsonable
+    from fedcheck import Result as CheckResult, jsonable as _jsonable
     require()
     s = settings or PepSettings()
     Ts = list(range(1, s.horizon + 1))
@@ -365,7 +365,7 @@ def run_pep(settings: PepSettings | None = None, log=None) -> list[dict]:
     in_class = s.L >= 1.0 and s.D >= 2.0 and s.zeta >= 2.0 and s.clients == 2
     n_lo = [_interval(a)[0] for a in naive]
     c_hi = [_interval(b)[1] for b in cent]
-    from fedcheck.core.evidence import reproduced_if
+    from fedcheck import reproduced_if
     f_inst = reproduced_if(min(inst) > 0) if in_class else V.INCONCLUSIVE
     if not all(np.isfinite(n_lo)):
         f_pep = V.INCONCLUSIVE
@@ -423,12 +423,12 @@ def run_pep(settings: PepSettings | None = None, log=None) -> list[dict]:
 
 def _pep_measure(index: int):
     def measure(ctx):
-        from fedcheck.core.evidence import Finding, MeasureResult
+        from fedcheck import Finding, MeasureResult
         ok, why = available()
         if not ok:
             return MeasureResult([Finding("PEPit is installed", V.INCONCLUSIVE, True, why, evidence=why)], reason=why)
         p = ctx.params
-        s = PepSettings(horizon=int(p.get("horizon", ctx.config.rounds or 6)), clients=int(p.get("clients", 2)),
+        s = PepSettings(horizon=int(p.get("horizon", ctx.config.horizon(6))), clients=int(p.get("clients", 2)),
                         L=float(p.get("L", 1.0)), D=float(p.get("D", 2.0)), zeta=float(p.get("zeta", 2.0)),
                         use_cache=ctx.config.use_cache)
         d = run_pep(s)[index]
@@ -446,9 +446,8 @@ def pep_checks():
         pep_frank_wolfe, pep_naive_averaging = pep_checks()
 
     (``fedcheck verify --theorem-file FILE fedfw.pep_frank_wolfe``; inconclusive when PEPit is missing)."""
-    from fedcheck.core.claim import Claim
-    from fedcheck.core.evidence import Measurement
-    from theorems.fedfw.claims import FEDFW
+    from fedcheck import Claim, Measurement
+    from theorems.fedfw.bounds import FEDFW
 
     return (Claim(id="fedfw.pep_frank_wolfe", paper=FEDFW, reference="Theorem 1 at n = 1; PEP",
                   title="FedFW at n = 1: certified worst case (PEP) vs the paper's bound",
@@ -462,7 +461,7 @@ def pep_checks():
 
 
 # ----------------------------------------------------------------------------------------------
-# FedFW itself, n >= 2 clients, with its penalty schedule (issue 17)
+# FedFW itself, n >= 2 clients, with its penalty schedule
 #
 # The class: n clients f_i, each L-smooth and convex, on a convex set of diameter D, with
 # ||grad f_i(x*)|| <= zeta at a minimizer x* of F = mean_i f_i over the set.  Without the last condition the
@@ -560,9 +559,9 @@ def fedfw_worst_case(T: int, clients: int = 2, L: float = 1.0, D: float = 2.0, z
 
 
 def fedfw_bound_38(t: int, clients: int, L: float, D: float, lambda_0: float, G: float, Y: float) -> float:
-    """Bound (38) at iterate ``t`` -- the expression declared in ``theorems/fedfw/claims.py`` (one source of truth)."""
-    from fedcheck.core import symbols as S
-    from theorems.fedfw.claims import bound_38
+    """Bound (38) at iterate ``t`` -- the expression declared in ``theorems/fedfw/bounds.py`` (one source of truth)."""
+    from fedcheck import symbols as S
+    from theorems.fedfw.bounds import bound_38
     v = bound_38.subs({S.t: t, S.n: clients, S.L: L, S.D: D, S.lambda_0: lambda_0, S.G: G, S.Y_norm: Y})
     return float(v)
 
@@ -711,7 +710,7 @@ def fedfw_pep_table(clients=(2,), horizon: int = 2, L: float = 1.0, D: float = 2
     return rows
 
 
-# The class, swept (issue 25): only zeta/(L D) and lambda_0/L matter (x -> x/D, f -> f/(L D^2) maps the class and
+# The class, swept: only zeta/(L D) and lambda_0/L matter (x -> x/D, f -> f/(L D^2) maps the class and
 # FedFW's iterates onto L = D = 1 with these two ratios, and (38)/(L D^2) depends on them alone), so the claim fixes
 # L = 1, D = 2 and sweeps the ratios; starting points: all clients at one point of D ("shared"), each at its own point of
 # D ("separate": Algorithm 1 takes one x_i^1 per client, the proof needs only X^1 in D^n), and -- with --full -- each
@@ -763,14 +762,13 @@ def fedfw_pep_sweep(grid: dict, L: float = 1.0, D: float = 2.0, use_cache: bool 
 
 
 def measure_fedfw_pep(ctx):
-    """A :class:`~fedcheck.core.evidence.Measurement` function: the certified worst case of FedFW with n >= 2 clients
+    """A :class:`~fedcheck.Measurement` function: the certified worst case of FedFW with n >= 2 clients
     against (38), swept over the class (``PEP_GRID``; ``--full``: ``PEP_GRID_FULL``; params ``zeta_over_LD``,
     ``lambda0_over_L``, ``starts``, ``clients``, ``horizon`` override it).  One paper finding per kind of start: holds
     where every point of the grid is certified below (38)'s floor, inconclusive where the floor argument cannot decide
     at some point (never 'holds over all functions' there).  The reason gives the range of worst case / floor."""
-    from fedcheck.core.evidence import Finding, MeasureResult
+    from fedcheck import Finding, MeasureResult, Source
     from theorems.fedfw import sources as SRC
-    from fedcheck.core.readings import Source
     ok, why = available()
     if not ok:
         return MeasureResult([Finding("PEPit is installed", V.INCONCLUSIVE, True, why, evidence=why,

@@ -4,7 +4,7 @@
 ``tests/test_fedfw_sources.py`` checks every quote against the paper's text.  A reading tested in another setting is
 an analysis (``paper=False``) that names its deviation beside the source of the statement it departs from.
 """
-from fedcheck.core.readings import Source
+from fedcheck import Source
 
 CONVEX = "L-smooth convex f_i, D convex compact of diameter D, any n; FedFW (Algorithm 1), full participation"
 THM1_SETTING = CONVEX + "; eta_t = 2/(t+1), lambda_t = lambda_0 sqrt(t+1), any lambda_0 > 0; iterates t >= 2"

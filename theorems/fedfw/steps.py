@@ -1,12 +1,12 @@
-"""Numerical audit steps of FedFW's proofs (issue 17): (24)-(26) and (33)-(34) of Theorem 1, (53)-(54) and
+"""Numerical audit steps of FedFW's proofs: (24)-(26) and (33)-(34) of Theorem 1, (53)-(54) and
 (58)-(62) of Theorem 2, each checked at random points X in D^n of a few instances (``check_on_grid`` over the
 grid ``case`` x ``point``: the instances and the number of points are stated in the step's evidence)."""
 from __future__ import annotations
 
 import numpy as np
 
-from fedcheck.algorithms.fedfw_variants import fw_gap
-from fedcheck.problems.instances import InstanceBatch, RandomFamily
+from fedcheck.algorithms import fw_gap
+from fedcheck.problems import InstanceBatch, RandomFamily
 
 POINTS = 64
 
@@ -35,7 +35,7 @@ def _batch(family, seeds):
 def theorem1_steps_data(seeds=(0, 1, 2)):
     """Values of both sides of (26) after one FedFW step from random X^t, and of (34) at random X, on Theorem 1's
     family (least squares, l1 ball)."""
-    from fedcheck.problems.solve import solve_consensus
+    from fedcheck.problems import solve_consensus
     fam = RandomFamily(loss="least_squares", set="l1", n=10, m=20, p=20, radius=1.0, heterogeneity=1.0)
     insts = [fam.draw(s) for s in seeds]
     sols = [solve_consensus(i) for i in insts]
@@ -106,7 +106,7 @@ def theorem2_steps_data(seeds=(0, 1, 2)):
 def grid_step(data_fn, key, what, relation="<="):
     """A ``grid`` ProofStep body: ``lhs <= rhs`` at every (point, case) of ``data_fn()[key]``."""
     def run():
-        from fedcheck.core import steps as A
+        from fedcheck import steps as A
         d = data_fn()
         lhs, rhs = d[key]
         k, B = lhs.shape

@@ -1,4 +1,5 @@
-"""FedFW with inexact linear minimization, noisy LMOs (privacy) and non-uniform participation (issue 17).
+"""FedFW as the paper's claims instrument it: inexact linear minimization, noisy LMOs (privacy), non-uniform
+participation, and a recorder of the surrogate of (31)/(35) (:func:`with_surrogate`).
 
 The paper (Section 3.2) says "FW is robust against additive and multiplicative errors in the linear minimization
 step [24]; consequently, we can introduce noise to augment data privacy without compromising the convergence
@@ -19,19 +20,24 @@ the error models here are the standard ones of its reference [24] (Jaggi 2013) a
   ``p_i``; a non-participant keeps ``x_i``; the server point is ``mean_i x_i``.
 
 The wrappers are sets (``lmo`` plus everything else delegated to the wrapped set), passed as the batch's set to
-:func:`fedcheck.algorithms.fedfw_variants.fedfw_variant`, which calls ``lmo`` once per round on the whole
+:func:`fedcheck.algorithms.fedfw_variant`, which calls ``lmo`` once per round on the whole
 ``(B, n, p)`` array of directions (vectorized over instances and clients).
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
-from fedcheck.algorithms.fedfw_variants import ProblemBatch, _uniform_stream, fedfw_variant
+from fedcheck.algorithms import ProblemBatch, Trace, default_recorder, fedfw_variant
+from fedcheck.problems import UniformStream
 
 __all__ = ["AdditiveErrorLMO", "NoisyLMO", "multiplicative_eta", "with_set", "fedfw_inexact", "fedfw_nonuniform",
-           "additive_error"]
+           "additive_error", "with_surrogate"]
+
+
+def _uniform_stream(seeds, key, shape):
+    return UniformStream([int(s) for s in seeds], key, shape)
 
 
 class _Wrapped:
@@ -143,3 +149,26 @@ def fedfw_nonuniform(batch, eta, lam, rounds, grid=None, X0=None, recorder=None,
         prev["X"] = X.copy()
     x_start = batch.x0() if X0 is None else np.array(X0, dtype=float)
     return fedfw_variant(batch, eta, lam, rounds, grid, X0=x_start, recorder=recorder, hook=hook, **kw)
+
+
+def with_surrogate(algorithm: Callable[..., Trace]) -> Callable[..., Trace]:
+    """Wrap an algorithm so that its recorder also records the surrogate of the iterate ``X^k``,
+    ``surrogate = F^_{k-1}(X^k) = (1/n) sum_i f_i(x_i^k) + (lambda_{k-1}/2) dist^2(X^k, C)`` (the left
+    side of (31)/(35); NaN at ``k = 1``), ``dist = dist(X^k, C)`` and ``F_hat = F^(X^k)``."""
+    def run(batch, eta, lam, rounds, grid=None, recorder=None, stream=None, **kw):
+        base = recorder or default_recorder(batch)
+        loss = batch.loss
+
+        def rec(k, X, xbar):
+            out = dict(base(k, X, xbar))
+            d2 = ((X - xbar[:, None, :]) ** 2).sum((-2, -1))
+            Fh = loss.value(X).mean(-1)
+            lam_prev = lam[k - 2] if k >= 2 else np.full(batch.B, np.nan)
+            out["F_hat"], out["dist"], out["surrogate"] = Fh, np.sqrt(d2), Fh + 0.5 * lam_prev * d2
+            return out
+        if stream is not None:      # the wrapped algorithm streams every round's metrics (the surrogate included)
+            kw["stream"] = stream
+        return algorithm(batch, eta=eta, lam=lam, rounds=rounds, grid=grid, recorder=rec, **kw)
+    run.__name__ = f"{getattr(algorithm, '__name__', 'algorithm')}_with_surrogate"
+    run.__doc__ = with_surrogate.__doc__
+    return run
