@@ -15,7 +15,6 @@ ALLOWED = {
        for n in ("_counts", "_drive", "_radius", "_rows", "_snapshot", "_start", "_stopper")},
     ("fedcheck.algorithms.fedmls_jit", "_pairwise"): "fedcheck/algorithms/composite_jit.py: FedDualAvg's",
     ("fedcheck.algorithms.kernels", "_pairwise_sq"): "fedcheck/algorithms/composite_jit.py: FedDualAvg's",
-    ("fedcheck.algorithms.fedfw_variants", "_uniform_stream"): "fedcheck/algorithms/fedfw_inexact.py: FedFW's",
     ("fedcheck.problems.suprema", "_trs_max"): "fedcheck/problems/composite.py: FedDualAvg's",
     ("fedcheck.problems.losses", "_lam_max_gram"): "fedcheck/problems/composite.py: FedDualAvg's",
     ("fedcheck.problems.solve", "_versions"): "fedcheck/problems/composite.py (FedDualAvg's), "
