@@ -120,7 +120,7 @@ def case_fedavg(B=64, n=10, m=20, p=20, rounds=40, steps=5, paper=False) -> Case
     from fedcheck.problems.instances import Instance, InstanceBatch, instance_rng
     from fedcheck.problems.sets import L2Ball
     if paper:
-        from theorems.fedmls.measurements import LADFamily
+        from theorems.fedmls.problems import LADFamily
         fam = LADFamily(n=32, m=12, p=3, heterogeneity=0.5)
         batch = InstanceBatch([fam.draw(s) for s in range(B)])
     else:
@@ -147,8 +147,8 @@ def case_fedavg(B=64, n=10, m=20, p=20, rounds=40, steps=5, paper=False) -> Case
 # ------------------------------------------------------------------------------------------------ composite
 def _composite_batch(B, d=6, M=4, K=5, noise=0.3):
     from fedcheck.problems import composite as P
-    fam = P.SharedQuadraticFamily(d=d, M=M, K=K, mu=0.1, tau=0.5, noise=noise, reg="l1", lam=0.2,
-                                  geometry="euclidean")
+    from theorems.feddualavg.problems import SharedQuadraticFamily
+    fam = SharedQuadraticFamily(d=d, M=M, K=K, mu=0.1, tau=0.5, noise=noise, reg="l1", lam=0.2, geometry="euclidean")
     return P.batch_of([fam.draw(s) for s in range(B)])
 
 
@@ -214,7 +214,8 @@ def case_composite(method, B=64, rounds=200) -> Case:
     prob = _composite_batch(B)
     ec = np.full(B, 0.05) * np.linspace(0.5, 1.5, B)
     es = np.full(B, 1.0)
-    alg = {"feddualavg": E.feddualavg, "fedmid": E.fedmid, "fedavg": E.fedavg}[method]
+    from theorems.feddualavg.methods import fedavg
+    alg = {"feddualavg": E.feddualavg, "fedmid": E.fedmid, "fedavg": fedavg}[method]
 
     def engine():
         rng = np.random.default_rng(np.random.SeedSequence(7))
@@ -301,8 +302,8 @@ def loop_mopes(A, bb, rounds, lam, T, R):
 
 
 def case_fedmls(method="fedmls", B=64, rounds=30, n=32) -> Case:
-    from fedcheck.algorithms import fedmls as M
-    from theorems.fedmls.measurements import LADFamily
+    from fedcheck.algorithms import mls as M
+    from theorems.fedmls.problems import LADFamily
     from fedcheck.problems.instances import InstanceBatch
     fam = LADFamily(n=n, m=12, p=3, heterogeneity=0.5)
     batch = InstanceBatch([fam.draw(s) for s in range(B)])
@@ -359,7 +360,8 @@ def loop_fedsgm(batch, rounds, eta, eps, E):
 def case_fedsgm(B=64, rounds=300, E=3, kind="pl", n=5) -> Case:
     from fedcheck.algorithms.switching import fedsgm
     from fedcheck.problems import constrained as P
-    fam = P.ConstrainedFamily(kind=kind, n=n, m=10, d=5, start="infeasible")
+    from theorems.fedsgm.problems import ConstrainedFamily
+    fam = ConstrainedFamily(kind=kind, n=n, m=10, d=5, start="infeasible")
     batch = P.ConstrainedBatch([fam.draw(s) for s in range(B)])
     eta = np.full(B, 0.02) * np.linspace(0.5, 1.5, B)
     eps = np.full(B, 0.05)

@@ -5,7 +5,7 @@
     python benchmarks/fedavg.py --synthetic --n 10 --m 20 --p 20   # only the synthetic instances
 
 Instances: least-absolute-deviation clients ``f_i(x) = (1/m) ||A_i x - b_i||_1`` (the non-smooth FedAvg of
-``fedcheck.algorithms.fedmls``): FedMLS's own family of its n-scaling claim (``LADFamily(n=32, m=12, p=3,
+``theorems.fedmls.methods``): FedMLS's own family of its n-scaling claim (``LADFamily(n=32, m=12, p=3,
 heterogeneity=0.5)``, ``theorems/fedmls/claims.py``), ``B`` seeds; and a synthetic family with ``--n --m --p``
 (default 10 x 20 x 20).  Step ``eta_k = eta_0 / sqrt(k)`` varying per instance.  The batched subgradient
 oracle is the floor of the one FedAvg (its round is the oracle plus a few array operations), so the
@@ -15,7 +15,7 @@ Three ways of running the same rounds:
 
 * one      -- :func:`fedcheck.algorithms.fedavg.run_fedavg` with the batch's subgradient oracle
               (all instances and clients at once);
-* adapter  -- :func:`fedcheck.algorithms.fedmls.fedavg` (the paper module's entry point, recording ``F``,
+* adapter  -- :func:`theorems.fedmls.methods.fedavg` (the paper's entry point, recording ``F``,
               ``calls``, ``comms`` at the start and the end);
 * loop     -- Python loops over instances, rounds, clients and local steps, one client's numpy update
               at a time.
@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from fedcheck.algorithms import fedmls as M
+from theorems.fedmls.methods import fedavg as mls_fedavg
 from fedcheck.algorithms.fedavg import run_fedavg
 from fedcheck.algorithms.pieces import static_oracle
 from fedcheck.problems.instances import Instance, InstanceBatch, instance_rng
@@ -40,7 +40,7 @@ from fedcheck.problems.sets import L2Ball
 
 
 def paper_batch(B: int) -> InstanceBatch:
-    from theorems.fedmls.measurements import LADFamily
+    from theorems.fedmls.problems import LADFamily
     fam = LADFamily(n=32, m=12, p=3, heterogeneity=0.5)
     return InstanceBatch([fam.draw(s) for s in range(B)])
 
@@ -89,7 +89,7 @@ def measure(batch: InstanceBatch, label: str, rounds: int, steps: int, repeat: i
         return run_fedavg(x0, static_oracle(batch.loss.grad), rounds=rounds, n=n, eta=eta, steps=T).x
 
     def adapter():
-        return M.fedavg(batch, rounds=rounds, T=T, eta=eta, grid=[0, rounds]).final["xbar"]
+        return mls_fedavg(batch, rounds=rounds, T=T, eta=eta, grid=[0, rounds]).final["xbar"]
 
     def loop():
         return loop_fedavg(A, b, rounds, steps, eta)

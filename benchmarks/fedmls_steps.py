@@ -19,10 +19,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fedcheck.algorithms import fedmls as M  # noqa: E402
+from fedcheck.algorithms import mls as M  # noqa: E402
 from fedcheck.algorithms import fedmls_jit as J  # noqa: E402
 from fedcheck.problems.instances import InstanceBatch  # noqa: E402
-from theorems.fedmls.measurements import LADFamily  # noqa: E402
+from theorems.fedmls.problems import LADFamily  # noqa: E402
 
 VARIANTS = {  # name -> the pieces on
     "numpy (the FEDCHECK_JIT=0 paths)": dict(lad=False, rnd=False, F=False, K=False),

@@ -277,8 +277,8 @@ RECORDED = ("F", "consensus", "infeasibility")      # what fedcheck's default re
 
 def case_fedavg(B=64, n=10, m=20, p=20, T=1000, E=5, loop_rounds=20) -> Case:
     jax = _jax()
-    from fedcheck.algorithms import fedmls as M
     from fedcheck.problems.instances import InstanceBatch, RandomFamily
+    from theorems.fedmls.methods import fedavg
     fam = RandomFamily(loss="least_squares", set="l2", n=n, m=m, p=p, radius=1.0, heterogeneity=1.0)
     batch = InstanceBatch([fam.draw(s) for s in range(B)])
     loss = batch.loss
@@ -296,7 +296,7 @@ def case_fedavg(B=64, n=10, m=20, p=20, T=1000, E=5, loop_rounds=20) -> Case:
         return {"xbar": x, **{k: np.asarray(v).T for k, v in zip(RECORDED, rec)}}
 
     def run_fedcheck():
-        tr = M.fedavg(batch, rounds=T, T=E, eta=eta, grid=np.arange(T + 1))
+        tr = fedavg(batch, rounds=T, T=E, eta=eta, grid=np.arange(T + 1))
         return {"xbar": tr.final["xbar"], **{k: tr.metrics[k] for k in RECORDED}}
 
     H, c = loss.H, loss.c
@@ -489,8 +489,8 @@ def jax_fedmls(jax, n, R):
 def case_fedmls(B=64, T=100, n=32) -> Case:
     jax = _jax()
     FAM = _families()
-    from fedcheck.algorithms import fedmls as M
-    from theorems.fedmls.measurements import LADFamily
+    from fedcheck.algorithms import mls as M
+    from theorems.fedmls.problems import LADFamily
     from fedcheck.problems.instances import InstanceBatch
     fam = LADFamily(n=n, m=12, p=3, heterogeneity=0.5)
     batch = InstanceBatch([fam.draw(s) for s in range(B)])
@@ -599,7 +599,8 @@ def case_fedsgm(B=64, T=300, E=3, n=5) -> Case:
     FAM = _families()
     from fedcheck.algorithms.switching import fedsgm
     from fedcheck.problems import constrained as P
-    fam = P.ConstrainedFamily(kind="pl", n=n, m=10, d=5, start="infeasible")
+    from theorems.fedsgm.problems import ConstrainedFamily
+    fam = ConstrainedFamily(kind="pl", n=n, m=10, d=5, start="infeasible")
     batch = P.ConstrainedBatch([fam.draw(s) for s in range(B)])
     eta = np.full(B, 0.02) * np.linspace(0.5, 1.5, B)
     eps = 0.05
@@ -779,7 +780,7 @@ class compiled_paths_off:
         import importlib
         fedavg, fedfw, fedmls, fedmls_jit, jit, pieces, composite = (
             importlib.import_module(f"fedcheck.algorithms.{m}")
-            for m in ("fedavg", "fedfw", "fedmls", "fedmls_jit", "jit", "pieces", "composite"))
+            for m in ("fedavg", "fedfw", "mls", "fedmls_jit", "jit", "pieces", "composite"))
         self.saved = [(pieces, "_compiled_local_steps", pieces._compiled_local_steps),
                       (fedavg, "ls_local_steps", fedavg.ls_local_steps), (fedavg, "ls_fedavg", fedavg.ls_fedavg),
                       (fedmls, "_compiled_prox_steps", fedmls._compiled_prox_steps),

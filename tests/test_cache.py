@@ -99,7 +99,7 @@ def test_a_lowered_cached_optimum_cannot_refute_theorem1(cache):
 
 
 def test_nonsmooth_entries_are_reverified(cache):
-    from theorems.fedmls import measurements as P
+    from theorems.fedmls import problems as P
     inst = P.LADFamily(n=2, m=12, p=3, heterogeneity=0.5).draw(0)
     first = P.solve_nonsmooth(inst)
     meta, arr = sorted(cache.glob("*.json"))[0], None
@@ -113,7 +113,8 @@ def test_nonsmooth_entries_are_reverified(cache):
 def test_composite_entries_are_reverified(cache):
     """FedDualAvg's composite problems use the same Solution and SolutionCache: a raised Phi* is solved again."""
     from fedcheck.problems import composite as P
-    inst = P.SharedQuadraticFamily().draw(0)
+    from theorems.feddualavg.problems import SharedQuadraticFamily
+    inst = SharedQuadraticFamily().draw(0)
     first = P.solve_composite(inst)
     assert isinstance(first, S.Solution) and first.certified
     meta = sorted(cache.glob("*.json"))[0]

@@ -94,7 +94,7 @@ def test_fedprox_round_function_compiled_equals_numpy(monkeypatch):
 @needs_numba
 def test_fedavg_least_squares_compiled_equals_numpy(monkeypatch):
     from fedcheck.algorithms import fedavg as FA
-    from fedcheck.algorithms.fedmls import fedavg
+    from theorems.fedmls.methods import fedavg
     batch = _batch(n=5, p=9, B=4)
     T = 40
     eta = np.broadcast_to(0.5 / np.asarray(batch.loss.smoothness()).max(-1), (T, batch.B)).copy()
@@ -120,7 +120,7 @@ def test_fused_fedavg_round_is_the_local_steps_bit_for_bit(monkeypatch, n, p, B)
     counts that are uniform in some rounds (fused) and not in others (the row kernel): the bits of the
     local-steps path, and within a few ulps of numpy."""
     from fedcheck.algorithms import fedavg as FA
-    from fedcheck.algorithms.fedmls import fedavg
+    from theorems.fedmls.methods import fedavg
     batch = _batch(n=n, p=p, B=B, seed=3)
     T = 25
     L_ = np.asarray(batch.loss.smoothness()).max(-1)
@@ -259,8 +259,8 @@ def test_compiled_l1_prox_is_numpys_bit_for_bit(lam_kind):
 def test_composite_runs_with_the_compiled_prox_are_numpys_bit_for_bit(monkeypatch, method):
     from fedcheck.algorithms import composite as E
     from fedcheck.problems import composite as P
-    fam = P.SharedQuadraticFamily(d=5, M=3, K=4, mu=0.1, tau=0.5, noise=0.3, reg="l1", lam=0.2,
-                                  geometry="euclidean")
+    from theorems.feddualavg.problems import SharedQuadraticFamily
+    fam = SharedQuadraticFamily(d=5, M=3, K=4, mu=0.1, tau=0.5, noise=0.3, reg="l1", lam=0.2, geometry="euclidean")
     prob = P.batch_of([fam.draw(s) for s in range(4)])
     alg = getattr(E, method)
     ec = np.linspace(0.02, 0.08, 4)
@@ -533,8 +533,8 @@ def test_feddualavg_step_fused_is_numpys_bit_for_bit(monkeypatch, d, M, S):
     in halves), and one coordinate (declined: numpy); zeros included by the l1 prox's sparsity."""
     from fedcheck.algorithms import composite as E
     from fedcheck.problems import composite as P
-    fam = P.SharedQuadraticFamily(d=d, M=M, K=3, mu=0.1, tau=0.5, noise=0.3, reg="l1", lam=0.2,
-                                  geometry="euclidean")
+    from theorems.feddualavg.problems import SharedQuadraticFamily
+    fam = SharedQuadraticFamily(d=d, M=M, K=3, mu=0.1, tau=0.5, noise=0.3, reg="l1", lam=0.2, geometry="euclidean")
     prob = P.batch_of([fam.draw(s) for s in range(5)])
     ec = np.linspace(0.02, 0.08, 5)
     calls = []

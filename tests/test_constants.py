@@ -117,10 +117,8 @@ def test_register_constant_refuses_duplicates(user_table):
 
 
 def test_problem_classes_supply_their_own_constants():
-    from fedcheck.problems import constrained as S
-    inst = S.ConstrainedFamily().draw(0) if hasattr(S, "ConstrainedFamily") else None
-    if inst is None:
-        pytest.skip("no ConstrainedFamily")
+    from theorems.fedsgm.problems import ConstrainedFamily
+    inst = ConstrainedFamily().draw(0)
     ctx = InstanceContext(inst, None, None, {"compressor": None})
     G, exact, _ = inst.lipschitz()
     assert resolve("G_lip", ctx).value == G
@@ -173,8 +171,8 @@ def test_importing_problem_modules_registers_nothing(modules):
 
 
 def test_feddualavg_instance_constants():
-    from fedcheck.problems import composite as P
-    inst = P.SharedQuadraticFamily(d=3, M=2, K=4, noise=0.2, geometry="euclidean").draw(0)
+    from theorems.feddualavg.problems import SharedQuadraticFamily
+    inst = SharedQuadraticFamily(d=3, M=2, K=4, noise=0.2, geometry="euclidean").draw(0)
     ctx = InstanceContext(inst, None, None, {})
     assert resolve("K", ctx).value == 4 and resolve("M", ctx).value == 2 and resolve("d", ctx).value == 3
     assert resolve("sigma", ctx).value == pytest.approx(0.2 * np.sqrt(3))

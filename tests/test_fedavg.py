@@ -5,16 +5,20 @@ import numpy as np
 import pytest
 
 from fedcheck.algorithms import composite as C
-from fedcheck.algorithms import fedmls as M
+from fedcheck.algorithms import mls as M
 from fedcheck.algorithms import pieces
-from fedcheck.algorithms import switching as SW
+from theorems.fedsgm import methods as SW
 from fedcheck.algorithms.compression import RandK, UniformStream
 from fedcheck.algorithms.core import default_recorder as mls_default_recorder
 from fedcheck.algorithms.fedavg import fedavg_rounds, run_fedavg
 from fedcheck.algorithms.protocol import Round, row_generators
 from fedcheck.problems import composite as PD
 from theorems.feddualavg import experiments as PDX
+from theorems.feddualavg import methods as PDM
+from theorems.feddualavg import problems as PDF
+from theorems.fedmls.methods import fedavg as mls_fedavg
 from fedcheck.problems import constrained as PS
+from theorems.fedsgm import problems as PX
 from fedcheck.problems.instances import Instance, InstanceBatch, instance_rng
 from fedcheck.problems.sets import L2Ball
 
@@ -60,11 +64,11 @@ def _old_primal_family(problem, rounds, eta_c, eta_s, client_prox, server_prox, 
 
 
 def _old_mls_local_steps(rounds, B, T, eta, eta_step):
-    Tk = M._counts(T, rounds, B)
+    Tk = M.step_counts(T, rounds, B)
     if (eta is None) == (eta_step is None):
         raise ValueError("give exactly one of eta (per round) and eta_step (per local step)")
     if eta is not None:
-        eta = M._rows(eta, rounds, B, "eta")
+        eta = M.round_rows(eta, rounds, B, "eta")
         return Tk, lambda k, t, cum: eta[k - 1]
     eta_step = np.asarray(eta_step, dtype=float)
     need = int(Tk.sum(0).max(initial=0))
@@ -79,7 +83,7 @@ def _old_mls_fedavg(batch, *, rounds, T, eta=None, eta_step=None, grid=None, rec
     B, n = batch.B, batch.n
     Tk, size = _old_mls_local_steps(rounds, B, T, eta, eta_step)
     oracle = oracle or batch.loss.grad
-    st = {"x": M._start(batch, x0)}
+    st = {"x": M.start_point(batch, x0)}
     st["X"] = np.repeat(st["x"][:, None, :], n, 1)
     extra = {"calls": np.zeros(B), "comms": np.zeros(B)}
     cum = np.zeros(B, dtype=np.int64)
@@ -98,8 +102,8 @@ def _old_mls_fedavg(batch, *, rounds, T, eta=None, eta_step=None, grid=None, rec
         extra["comms"] += 1.0
 
     rec = recorder or mls_default_recorder(batch)
-    trace = M._drive(rounds, grid, step, M._snapshot(rec, lambda: st["X"], lambda: st["x"], extra),
-                     M._stopper(stop, lambda: st["x"]))
+    trace = M.drive_rounds(rounds, grid, step, M.snapshot_of(rec, lambda: st["X"], lambda: st["x"], extra),
+                           M.stop_rule(stop, lambda: st["x"]))
     trace.final = {"xbar": st["x"].copy(), "X": st["X"].copy()}
     return trace
 
@@ -297,14 +301,14 @@ def test_generator_yields_the_start_and_every_round():
 # ================================================================================================
 # adapters against the frozen implementations, bit for bit
 def _composite_problems():
-    quad = PD.SharedQuadraticFamily(d=4, M=5, K=3, noise=0.3, reg="l1", lam=0.2, geometry="euclidean")
+    quad = PDF.SharedQuadraticFamily(d=4, M=5, K=3, noise=0.3, reg="l1", lam=0.2, geometry="euclidean")
     yield "quad", PD.batch_of([quad.draw(s) for s in range(3)])
-    ball = PD.ConstrainedQuadraticFamily(d=5, M=4, K=4, noise=0.2)
+    ball = PDF.ConstrainedQuadraticFamily(d=5, M=4, K=4, noise=0.2)
     yield "ball", PD.batch_of([ball.draw(s) for s in range(2)])
 
 
 @pytest.mark.parametrize("name,problem", list(_composite_problems()), ids=lambda v: v if isinstance(v, str) else "")
-@pytest.mark.parametrize("alg,flags", [(C.fedavg, (False, False, False)), (C.fedavg_subgradient, (False, False, True)),
+@pytest.mark.parametrize("alg,flags", [(PDM.fedavg, (False, False, False)), (C.fedavg_subgradient, (False, False, True)),
                                        (C.fedmid, (True, True, False)), (C.fedmid_osp, (False, True, False)),
                                        (C.fedmid_no_server_prox, (True, False, False))],
                          ids=["fedavg", "fedavg_d", "fedmid", "fedmid_osp", "fedmid_nsp"])
@@ -330,7 +334,7 @@ def test_composite_adapters_are_the_old_primal_family(name, problem, alg, flags,
 def test_composite_fedavg_on_finite_sums_with_epochs_is_the_old_one():
     problem = PD.batch_of([PDX.lasso_experiment(seed=0, d=8, d1=2, M=6, n=8, batch=2, clients_per_round=3)[0]])
     kw = dict(rounds=7, eta_c=0.05, eta_s=1.0, clients_per_round=3)
-    new = C.fedavg(problem, rng=np.random.default_rng(1), **kw)
+    new = PDM.fedavg(problem, rng=np.random.default_rng(1), **kw)
     old = _old_primal_family(problem, 7, 0.05, 1.0, False, False, rng=np.random.default_rng(1), clients_per_round=3)
     _same_trace(new, old)
 
@@ -353,15 +357,15 @@ def test_fedmls_adapter_is_the_old_fedavg():
     T[:, 0] = np.ceil(k[:, 0] / 2)
     T[3, 1] = 0
     eta = np.repeat(0.3 / np.sqrt(k), B, 1) * (1 + np.arange(B))
-    _same_trace(M.fedavg(batch, rounds=K, T=T, eta=eta), _old_mls_fedavg(batch, rounds=K, T=T, eta=eta))
+    _same_trace(mls_fedavg(batch, rounds=K, T=T, eta=eta), _old_mls_fedavg(batch, rounds=K, T=T, eta=eta))
     S = int(T.sum(0).max())
     eta_step = np.repeat(0.2 / np.sqrt(np.arange(1, S + 1, dtype=float))[:, None], B, 1)
-    _same_trace(M.fedavg(batch, rounds=K, T=T, eta_step=eta_step, grid=[0, 3, 9]),
+    _same_trace(mls_fedavg(batch, rounds=K, T=T, eta_step=eta_step, grid=[0, 3, 9]),
                 _old_mls_fedavg(batch, rounds=K, T=T, eta_step=eta_step, grid=[0, 3, 9]))
     # uniform T, a stochastic oracle with its own seeded generator, a start point and a stop rule
     Tu = np.full((K, B), 3.0)
     stop = lambda k_, x: k_ >= 5                                    # noqa: E731
-    a = M.fedavg(batch, rounds=K, T=Tu, eta=eta, x0=np.ones(batch.p), stop=stop,
+    a = mls_fedavg(batch, rounds=K, T=Tu, eta=eta, x0=np.ones(batch.p), stop=stop,
                  oracle=M.minibatch_oracle(batch, 0.5, np.random.default_rng(np.random.SeedSequence(3))))
     b = _old_mls_fedavg(batch, rounds=K, T=Tu, eta=eta, x0=np.ones(batch.p), stop=stop,
                         oracle=M.minibatch_oracle(batch, 0.5, np.random.default_rng(np.random.SeedSequence(3))))
@@ -372,16 +376,16 @@ def test_fedmls_adapter_is_the_old_fedavg():
 def test_fedmls_adapter_keeps_its_errors():
     batch = _lad_batch()
     with pytest.raises(ValueError, match="exactly one"):
-        M.fedavg(batch, rounds=3, T=1)
+        mls_fedavg(batch, rounds=3, T=1)
     with pytest.raises(ValueError, match="eta_step has shape"):
-        M.fedavg(batch, rounds=3, T=2, eta_step=np.ones((3, batch.B)))
+        mls_fedavg(batch, rounds=3, T=2, eta_step=np.ones((3, batch.B)))
     with pytest.raises(ValueError, match="non-negative integers"):
-        M.fedavg(batch, rounds=3, T=1.5, eta=0.1)
+        mls_fedavg(batch, rounds=3, T=1.5, eta=0.1)
 
 
 @pytest.mark.parametrize("E", [1, 3])
 def test_switching_adapter_is_the_old_fedavg(E):
-    fam = PS.ConstrainedFamily(kind="pl", n=5, m=8, d=4, start="infeasible")
+    fam = PX.ConstrainedFamily(kind="pl", n=5, m=8, d=4, start="infeasible")
     b = PS.ConstrainedBatch([fam.draw(s) for s in range(3)])
     eta = np.array([0.01, 0.03, 0.1])
     np.testing.assert_array_equal(SW.fedavg(b, rounds=40, eta=eta, local_steps=E),

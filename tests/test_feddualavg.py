@@ -14,6 +14,8 @@ from fedcheck.core.claim import RunConfig
 from fedcheck.algorithms import composite as E
 from fedcheck.problems import composite as P
 from theorems.feddualavg import experiments as PX
+from theorems.feddualavg import problems as PF
+from theorems.feddualavg.methods import fedavg
 from fedcheck.problems.constants import InstanceContext, resolve, resolve_all
 from fedcheck.problems.regularizers import (L1, L1BallIndicator, L2BallIndicator, Nuclear, SquaredL2, Zero, make_regularizer,
                                    stack_regularizers)
@@ -120,7 +122,7 @@ def test_svt_tolerates_a_diverged_run():
 # ------------------------------------------------------------------------------------------------
 # algorithms: reductions and paper identities
 def _quad(seed=0, reg="zero", d=4, M=3, K=1, noise=0.0, lam=0.2):
-    fam = P.SharedQuadraticFamily(d=d, M=M, K=K, noise=noise, reg=reg, lam=lam, geometry="euclidean")
+    fam = PF.SharedQuadraticFamily(d=d, M=M, K=K, noise=noise, reg=reg, lam=lam, geometry="euclidean")
     return fam.draw(seed)
 
 
@@ -133,7 +135,7 @@ def _gd(inst, eta, rounds):
     return np.array(out)
 
 
-@pytest.mark.parametrize("alg", [E.fedavg, E.feddualavg, E.fedmid, E.fedmid_osp, E.feddualavg_osp, E.fedavg_subgradient,
+@pytest.mark.parametrize("alg", [fedavg, E.feddualavg, E.fedmid, E.fedmid_osp, E.feddualavg_osp, E.fedavg_subgradient,
                                  E.fedmid_no_server_prox])
 def test_k1_full_participation_no_regularizer_is_gradient_descent(alg):
     inst = _quad(reg="zero", K=1)
@@ -145,15 +147,36 @@ def test_feddualavg_without_psi_equals_fedavg():
     """Note Sec. 2.5: with psi = 0 (and h Euclidean) FedDualAvg is FedAvg, for any K, eta_s, noise, participation."""
     inst = _quad(reg="zero", K=5, M=6, noise=0.3)
     kw = dict(rounds=40, eta_c=0.05, eta_s=1.7, grid=np.arange(0, 41), clients_per_round=3)
-    a = E.fedavg(P.batch_of([inst] * 2), rng=np.random.default_rng(3), **kw)
+    a = fedavg(P.batch_of([inst] * 2), rng=np.random.default_rng(3), **kw)
     b = E.feddualavg(P.batch_of([inst] * 2), rng=np.random.default_rng(3), **kw)
     np.testing.assert_allclose(a.final["w"], b.final["w"], rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(a.metrics["Phi"], b.metrics["Phi"], rtol=1e-12)
 
 
+def test_the_public_composite_surface_runs_the_methods(tmp_path):
+    """What a user imports to run the composite methods on their own problems: ``fedcheck.problems`` builds and
+    saves the problem (``QuadInstance``, ``batch_of``, ``save_problem``, ``load_problem``), and
+    ``fedcheck.algorithms.primal_averaging`` with both proxes is FedMiD, bit for bit."""
+    from fedcheck.algorithms import fedmid, primal_averaging
+    from fedcheck.problems import FiniteSumLoss, QuadInstance, batch_of, load_problem, save_problem
+    inst = _quad(reg="l1", K=3, M=4, noise=0.2)
+    assert isinstance(inst, QuadInstance)
+    assert FiniteSumLoss.pooled_value("lsq", np.eye(2), np.zeros(2), np.ones(2)) == 1.0     # mean of (x^T w - y)^2
+    kw = dict(rounds=12, eta_c=0.05, eta_s=1.3, grid=np.arange(0, 13, 3), clients_per_round=3)
+    a = primal_averaging(batch_of([inst] * 2), client_prox=True, server_prox=True, rng=np.random.default_rng(4), **kw)
+    b = fedmid(batch_of([inst] * 2), rng=np.random.default_rng(4), **kw)
+    np.testing.assert_array_equal(a.final["w"], b.final["w"])
+    np.testing.assert_array_equal(a.metrics["Phi"], b.metrics["Phi"])
+    paths = save_problem(inst, tmp_path / "inst")
+    back = load_problem(paths[0])
+    assert isinstance(back, QuadInstance) and back.K == inst.K
+    np.testing.assert_array_equal(back.Q, inst.Q)
+    np.testing.assert_array_equal(back.c, inst.c)
+
+
 def test_fedmid_with_a_ball_and_unit_server_step_is_parallel_projected_sgd():
     """Section 3.1's sanity check: projection of a convex combination of feasible points changes nothing."""
-    inst = P.ConstrainedQuadraticFamily(d=5, M=4, K=5, noise=0.2).draw(1)
+    inst = PF.ConstrainedQuadraticFamily(d=5, M=4, K=5, noise=0.2).draw(1)
     kw = dict(rounds=30, eta_c=0.05, eta_s=1.0, grid=np.arange(1, 31))
     a = E.fedmid(P.batch_of([inst]), rng=np.random.default_rng(0), **kw)
     b = E.fedmid_no_server_prox(P.batch_of([inst]), rng=np.random.default_rng(0), **kw)
@@ -213,7 +236,7 @@ def _constants(inst, sol):
 
 
 def test_instance_constants_go_through_resolve():
-    inst = P.SharedQuadraticFamily(d=3, M=2, K=4, noise=0.2).draw(0)
+    inst = PF.SharedQuadraticFamily(d=3, M=2, K=4, noise=0.2).draw(0)
     sol = P.solve_composite(inst)
     ctx = InstanceContext(inst, None, sol, {})
     assert inst.constant_names(sol)[-1] == "B" and "B" not in inst.constant_names(None)
@@ -227,7 +250,7 @@ def test_instance_constants_go_through_resolve():
 
 
 def test_constants_of_the_constrained_family_are_exact():
-    inst = P.ConstrainedQuadraticFamily(d=3, M=2, K=2, noise=0.3, ball="l1ball").draw(0)
+    inst = PF.ConstrainedQuadraticFamily(d=3, M=2, K=2, noise=0.3, ball="l1ball").draw(0)
     sol = P.solve_composite(inst)
     c = _constants(inst, sol)
     rng = np.random.default_rng(0)
@@ -238,7 +261,7 @@ def test_constants_of_the_constrained_family_are_exact():
 
 
 def test_q_geometry_constants():
-    inst = P.SharedQuadraticFamily(d=4, M=3, noise=0.5, geometry="Q").draw(0)
+    inst = PF.SharedQuadraticFamily(d=4, M=3, noise=0.5, geometry="Q").draw(0)
     c = _constants(inst, P.solve_composite(inst))
     Q = inst.Qbar
     nQ = np.linalg.norm(Q, 2)
@@ -254,7 +277,7 @@ def test_q_geometry_constants():
 
 def test_solution_is_certified_and_cached(tmp_path, monkeypatch):
     monkeypatch.setenv("FEDCHECK_CACHE", str(tmp_path))
-    inst = P.SharedQuadraticFamily(d=6, reg="l1").draw(0)
+    inst = PF.SharedQuadraticFamily(d=6, reg="l1").draw(0)
     s1 = P.solve_composite(inst)
     assert s1.status == "optimal" and s1.certified and 0 <= s1.gap < 1e-10 and not s1.cached
     s2 = P.solve_composite(inst)
@@ -262,7 +285,7 @@ def test_solution_is_certified_and_cached(tmp_path, monkeypatch):
 
 
 def test_saved_problem_round_trip(tmp_path):
-    inst = P.SharedQuadraticFamily(d=4, reg="l1").draw(3)
+    inst = PF.SharedQuadraticFamily(d=4, reg="l1").draw(3)
     files = P.save_problem(inst, tmp_path / "feddualavg.check-seed3", {"why": "test"})
     assert [f.rsplit(".", 1)[1] for f in files] == ["npz", "json"]
     back = P.load_problem(files[0])
@@ -339,9 +362,9 @@ def test_fedmid_refutation_saves_its_instance(tmp_path):
     assert tr.metrics["Phi_avg"][0, 0] - sol.phi_lower > 4 * L_ * c["B"].interval[1] / R
 
 
-ISSUE17 = {"lemma_c2_stochastic": ("holds",), "theorem_4_1_fedmid_indicator": ("holds",),
-           "theorem_4_1_fedmid_osp": ("holds",), "theorem_4_1_fedmid_osp_stochastic": ("holds",),
-           "lr_robustness": ("inconclusive",), "entropic_simplex": ("holds",)}
+EXTENSIONS = {"lemma_c2_stochastic": ("holds",), "theorem_4_1_fedmid_indicator": ("holds",),
+              "theorem_4_1_fedmid_osp": ("holds",), "theorem_4_1_fedmid_osp_stochastic": ("holds",),
+              "lr_robustness": ("inconclusive",), "entropic_simplex": ("holds",)}
 
 
 def test_sweep_rule_and_declarations():
@@ -356,17 +379,17 @@ def test_sweep_rule_and_declarations():
     assert [len(c.proof_steps) for c in (T.theorem_4_1_tuned, T.theorem_4_2_tuned, T.theorem_4_3_tuned)] == [2, 2, 3]
     assert [c.id.split(".")[1] for c in T.CLAIMS] == list(EXPECTED)[:7] + [
         "lemma_c2", "lemma_c3", "claim_c5", "lemma_d2", "claim_d5", "variance_step", "curse_constrained",
-        "curse_l1_densification", "osp_long_horizon"] + list(SLOW) + list(ISSUE17)
+        "curse_l1_densification", "osp_long_horizon"] + list(SLOW) + list(EXTENSIONS)
     for c in T.CLAIMS:
         key = c.id.split(".")[1]
-        assert c.expected in (EXPECTED.get(key) or SLOW.get(key) or ISSUE17[key])
+        assert c.expected in (EXPECTED.get(key) or SLOW.get(key) or EXTENSIONS[key])
 
 
 def test_registered_in_the_catalog():
     from fedcheck.catalog.registry import default_registry
     reg = default_registry()
     ids = reg.papers["feddualavg"]
-    assert len(ids) == len(EXPECTED) + len(SLOW) + len(ISSUE17)
+    assert len(ids) == len(EXPECTED) + len(SLOW) + len(EXTENSIONS)
     assert reg.resolve(["feddualavg_curse"])[0].id == "feddualavg.curse_constrained"
 
 
@@ -412,7 +435,7 @@ def test_finite_sum_stochastic_oracle_is_the_minibatch_gradient():
 
 def test_quadratic_clients_are_losses():
     from fedcheck.problems.losses import Loss
-    inst = P.SharedQuadraticFamily(d=4, reg="l1").draw(0)
+    inst = PF.SharedQuadraticFamily(d=4, reg="l1").draw(0)
     b = P.batch_of([inst, inst])
     assert isinstance(b, Loss) and b.n == b.M
     X = np.random.default_rng(4).standard_normal((2, b.M, b.d))
@@ -441,7 +464,7 @@ def _lower_by(meta, delta):
 def test_composite_solution_is_the_one_solution_type(tmp_path, monkeypatch):
     from fedcheck.problems.solve import Solution
     monkeypatch.setenv("FEDCHECK_CACHE", str(tmp_path))
-    sol = P.solve_composite(P.SharedQuadraticFamily(d=4, reg="l1").draw(0))
+    sol = P.solve_composite(PF.SharedQuadraticFamily(d=4, reg="l1").draw(0))
     assert isinstance(sol, Solution) and sol.F_star == sol.phi_star and sol.F_lower == sol.phi_lower
     assert sol.certified and np.isfinite(sol.dist_bound) and sol.F_lower <= sol.F_star
 
@@ -451,7 +474,7 @@ def test_tampered_composite_entries_are_solved_again(tmp_path, monkeypatch, how)
     import warnings
     from fedcheck.problems import solve as S
     monkeypatch.setenv("FEDCHECK_CACHE", str(tmp_path))
-    inst = P.SharedQuadraticFamily(d=4, reg="l1").draw(0)
+    inst = PF.SharedQuadraticFamily(d=4, reg="l1").draw(0)
     first = P.solve_composite(inst)
     meta = _composite_entry(tmp_path)
     m = json.loads(meta.read_text())
@@ -509,7 +532,7 @@ def test_lemma_c2_stochastic_quick():
 def test_entropic_mirror_matches_cvxpy(d, a, seed):
     """grad(h + a psi)^*(z) = argmin_simplex -<z, w> + a <u, w> + sum w log w = softmax(z - a u), against Clarabel."""
     import cvxpy as cp
-    from fedcheck.algorithms.entropic import mirror
+    from theorems.feddualavg.entropic import mirror
     rng = np.random.default_rng(seed)
     z, u = 3 * rng.standard_normal(d), rng.standard_normal(d)
     w = cp.Variable(d)
@@ -524,7 +547,7 @@ def test_entropic_mirror_matches_cvxpy(d, a, seed):
 
 
 def test_entropic_feddualavg_one_client_k1_is_mirror_descent_and_certificate():
-    from fedcheck.algorithms.entropic import feddualavg_entropic, mirror
+    from theorems.feddualavg.entropic import feddualavg_entropic, mirror
     from theorems.feddualavg.entropic import SimplexQuadraticFamily, solve_simplex
     inst = SimplexQuadraticFamily(d=4, M=1, K=1, lam=0.0).draw(3)
     out = feddualavg_entropic(inst.Q[None], inst.c[None], rounds=3, K=1, eta_c=0.1, eta_s=1.0)
@@ -541,7 +564,7 @@ def test_entropic_feddualavg_one_client_k1_is_mirror_descent_and_certificate():
 
 
 @pytest.mark.parametrize("cid", ["feddualavg.entropic_simplex", "feddualavg.theorem_4_1_fedmid_osp_stochastic"])
-def test_issue17_feddualavg_claims_hold_small(cid):
+def test_extension_claims_hold_small(cid):
     from theorems import feddualavg as T
     claim = next(c for c in T.CLAIMS if c.id == cid)
     r = claim.run(RunConfig(seeds=[0], rounds=40))
@@ -549,8 +572,8 @@ def test_issue17_feddualavg_claims_hold_small(cid):
 
 
 def test_lr_robustness_grid_is_the_papers():
-    from theorems import feddualavg as T
-    assert len(T.LR_BOX_GRID) == 28 and all(0.003 - 1e-12 <= c * s <= 0.3 + 1e-12 for c, s in T.LR_BOX_GRID)
+    from theorems.feddualavg.measurements import LR_BOX_GRID
+    assert len(LR_BOX_GRID) == 28 and all(0.003 - 1e-12 <= c * s <= 0.3 + 1e-12 for c, s in LR_BOX_GRID)
 
 
 # ---- Proposition C.4, Claims C.6, D.4, D.6, D.7, Lemmas E.2, E.3 as audit steps ------------------

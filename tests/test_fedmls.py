@@ -6,10 +6,12 @@ import sympy as sp
 
 from fedcheck.core import verdict as V
 from fedcheck.core.claim import RunConfig
-from fedcheck.algorithms import fedmls as E
+from fedcheck.algorithms import mls as E
 from fedcheck.problems.instances import Instance, InstanceBatch, instance_rng
 from fedcheck.problems.losses import LAD, Hinge, MaxAffine
 from theorems.fedmls import measurements as P
+from theorems.fedmls import problems as PR
+from theorems.fedmls.methods import fedavg
 from fedcheck.problems.sets import L2Ball
 
 
@@ -100,7 +102,7 @@ def test_lad_lipschitz_is_attained_by_the_enumerated_sign_vector():
 
 
 def test_minibatch_oracle_is_unbiased():
-    inst = P.breast_cancer_svm()
+    inst = PR.breast_cancer_svm()
     batch = InstanceBatch([inst])
     sizes = np.array(inst.params["client_sizes"])
     rng = _rng("minibatch")
@@ -127,18 +129,18 @@ def test_minibatch_oracle_is_unbiased():
 
 # ---- exact solves ------------------------------------------------------------------------------------------
 def test_drift_toy_optimum_is_the_median():
-    inst = P.drift_instance()
-    sol = P.solve_nonsmooth(inst)
+    inst = PR.drift_instance()
+    sol = PR.solve_nonsmooth(inst)
     assert sol.status == "optimal" and sol.F_lower <= 1.0 <= sol.F_star and sol.gap < 1e-8
     assert abs(sol.x_star[0]) < 1e-6
-    assert np.allclose(P.client_minimizers(inst).ravel(), [0, 0, 3], atol=1e-6)
+    assert np.allclose(PR.client_minimizers(inst).ravel(), [0, 0, 3], atol=1e-6)
 
 
-@pytest.mark.parametrize("family", [P.LADFamily(), P.HingeFamily(), P.MaxAffineFamily()], ids=lambda f: f.key)
+@pytest.mark.parametrize("family", [PR.LADFamily(), PR.HingeFamily(), PR.MaxAffineFamily()], ids=lambda f: f.key)
 def test_certified_optimum_brackets_a_direct_cvxpy_solve(family):
     import cvxpy as cp
     inst = family.draw(3)
-    sol = P.solve_nonsmooth(inst)
+    sol = PR.solve_nonsmooth(inst)
     assert sol.accurate, sol.reason
     loss = inst.make_loss()
     x = cp.Variable(inst.p)
@@ -211,11 +213,23 @@ def test_approx_prox_average_weights():
     assert np.all(np.linalg.norm(np.stack(iterates), axis=-1) <= 10.0 + 1e-12)
 
 
+def test_the_methods_are_exported_by_name_even_after_their_modules_are_imported():
+    """FedMLS's and DCS's modules (mls, sliding) do not share the methods' names, so ``fedcheck.algorithms.fedmls``
+    and ``.dcs`` stay the functions once the modules are loaded; the paper's FedAvg is the one FedAvg."""
+    import fedcheck.algorithms as A
+    from fedcheck.algorithms import mls, sliding
+    for name, module in (("fedmls", mls), ("mopes", mls), ("scaffold", mls), ("scaffnew", mls),
+                         ("minibatch_oracle", mls), ("approx_prox", mls), ("start_point", mls),
+                         ("local_step_args", mls), ("drive_rounds", mls), ("dcs", sliding)):
+        assert getattr(A, name) is getattr(module, name) and callable(getattr(A, name)), name
+    assert set(A._LAZY) <= set(A.__all__) and not hasattr(mls, "fedavg")   # the adapter: theorems/fedmls/methods.py
+
+
 def test_fedavg_one_step_is_the_subgradient_method():
     batch = _lad_batch()
     K = 15
     eta = np.repeat(0.3 / np.sqrt(np.arange(1, K + 1))[:, None], batch.B, 1)
-    tr = E.fedavg(batch, rounds=K, eta=eta, T=np.ones((K, batch.B)))
+    tr = fedavg(batch, rounds=K, eta=eta, T=np.ones((K, batch.B)))
     x = np.zeros((batch.B, batch.p))
     for k in range(K):
         x = x - eta[k][:, None] * batch.loss.full_grad(x)
@@ -227,7 +241,7 @@ def test_one_client_fedavg_is_local_subgradient_steps():
     K = 6
     eta = np.full((K, batch.B), 0.05)
     T = np.repeat(np.arange(1, K + 1, dtype=float)[:, None], batch.B, 1)
-    tr = E.fedavg(batch, rounds=K, eta=eta, T=T)
+    tr = fedavg(batch, rounds=K, eta=eta, T=T)
     x = np.zeros((batch.B, batch.p))
     for k in range(K):
         for _ in range(k + 1):
@@ -241,7 +255,7 @@ def test_scaffold_with_one_client_and_unit_global_step_is_fedavg():
     eta = np.full((K, batch.B), 0.05)
     T = np.full((K, batch.B), 3.0)
     a = E.scaffold(batch, rounds=K, T=T, eta=eta, eta_g=np.ones((K, batch.B)))
-    b = E.fedavg(batch, rounds=K, T=T, eta=eta)
+    b = fedavg(batch, rounds=K, T=T, eta=eta)
     assert np.allclose(a.final["xbar"], b.final["xbar"], atol=1e-12)
 
 
@@ -347,10 +361,10 @@ def test_inaccurate_solve_makes_the_bound_check_inconclusive():
     from fedcheck.experiments import HorizonCase as Case
 
     def inaccurate(inst, use_cache=True):
-        return dataclasses.replace(P.solve_nonsmooth(inst, use_cache=use_cache), status="optimal_inaccurate")
+        return dataclasses.replace(PR.solve_nonsmooth(inst, use_cache=use_cache), status="optimal_inaccurate")
     ev = M.theorem31.evidence
     exp = dataclasses.replace(ev.experiment, solver=inaccurate,
-                              cases=(Case("LAD", P.LADFamily(n=2, m=12, p=3), seeds=1, horizons=(4,)),))
+                              cases=(Case("LAD", PR.LADFamily(n=2, m=12, p=3), seeds=1, horizons=(4,)),))
     chk = dataclasses.replace(M.theorem31, evidence=dataclasses.replace(ev, experiment=exp))
     res = chk.run(RunConfig())
     assert res.verdict == V.INCONCLUSIVE and "optimal_inaccurate" in res.reason
@@ -385,7 +399,7 @@ def test_gaussian_oracle_is_unbiased_with_the_declared_variance():
 
 def test_algorithm1_vs_mopes_cases_agree_to_rounding():
     cfg = RunConfig(seeds=[0])
-    fams = (("LAD", P.LADFamily(n=2, m=8, p=3)),)
+    fams = (("LAD", PR.LADFamily(n=2, m=8, p=3)),)
     for noise in (0.0, 1.0):
         cases = P.algorithm1_vs_mopes_cases(cfg, {}, families=fams, rounds=(6,), noise=noise)
         assert cases and all(c.evidence["max_dx"] < 1e-12 for c in cases)
@@ -407,12 +421,12 @@ def test_standard_parameters_measurement_small():
     import functools
     from types import SimpleNamespace
     from theorems import fedmls as T
-    from fedcheck.algorithms import fedmls as E
+    from fedcheck.algorithms import mls as E
     ctx = SimpleNamespace(config=RunConfig(rounds=20), full=False, params={"T_0": 1})
     res = P.measure_standard_parameters(
         ctx, baselines=T.STANDARD_BASELINES[:1] + T.STANDARD_BASELINES[2:],
         work=P.Method("FedMLS", E.fedmls, T.FEDMLS_REMARK, tune={"lambda_0": (1.0,)}),
-        families=(("LAD", P.LADFamily(n=2, m=6, p=2)),), replicates=(1, 1), local_steps=3)
+        families=(("LAD", PR.LADFamily(n=2, m=6, p=2)),), replicates=(1, 1), local_steps=3)
     names = [f.name for f in res.findings]
     assert len(names) == 2 * 2 * 2        # 2 oracles x 2 baselines x (ineffective, does not converge)
     assert all(f.verdict in (V.REPRODUCED, V.NOT_REPRODUCED, V.INCONCLUSIVE) for f in res.findings)
@@ -441,11 +455,11 @@ def test_standard_parameters_claim_declared():
 
 def test_wisconsin_data_is_the_papers():
     """Section 4: 699 samples, missing values imputed with column means; 9 attributes scored 1..10."""
-    X, y = P.wisconsin_data()
+    X, y = PR.wisconsin_data()
     assert X.shape == (699, 9) and np.isfinite(X).all()
     assert X.min() >= 1 and X.max() <= 10
     assert int((y > 0).sum()) == 241 and int((y < 0).sum()) == 458       # malignant / benign (MASS::biopsy)
-    inst = P.wisconsin_svm()
+    inst = PR.wisconsin_svm()
     assert inst.n == 10 and sum(inst.params["client_sizes"]) == 699 and inst.p == 10     # 9 attributes + bias
 
 
@@ -470,7 +484,7 @@ def test_standard_parameters_paper_setting_small():
     analysis = lambda c: P.measure_standard_parameters(   # noqa: E731
         c, baselines=T.STANDARD_BASELINES[:1], minibatches=False,
         work=P.Method("FedMLS", E.fedmls, T.FEDMLS_REMARK, tune={"lambda_0": (1.0,)}),
-        families=(("LAD", P.LADFamily(n=2, m=6, p=2)),), replicates=(1, 1), local_steps=3)
+        families=(("LAD", PR.LADFamily(n=2, m=6, p=2)),), replicates=(1, 1), local_steps=3)
     res = P.measure_standard_parameters_paper(
         ctx, baselines=T.STANDARD_PAPER_SETTING, seeds=(1, 1), analysis=analysis,
         work=P.Method("FedMLS (Remark 3.3)", E.fedmls, T.EXP_FEDMLS, tune={"lambda_0": (1.0,)}))
@@ -510,9 +524,9 @@ def _dcs_loop(A, b, R, N, T, x0):
 
 
 def test_dcs_matches_a_per_client_loop():
-    from fedcheck.algorithms.dcs import dcs
+    from fedcheck.algorithms import dcs
     from fedcheck.problems.instances import InstanceBatch
-    insts = [P.LADFamily(n=3, m=5, p=2, heterogeneity=0.5).draw(s) for s in (0, 1)]
+    insts = [PR.LADFamily(n=3, m=5, p=2, heterogeneity=0.5).draw(s) for s in (0, 1)]
     batch = InstanceBatch(insts)
     N, T, R = 6, 4, 3.0
     tr = dcs(batch, rounds=N, T=T, R=R)

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fedcheck.algorithms import fedmls as M
+from fedcheck.algorithms import mls as M
 from fedcheck.algorithms import fedmls_jit as J
 from fedcheck.problems import losses as L
 from fedcheck.problems.instances import InstanceBatch
-from theorems.fedmls.measurements import HingeFamily, LADFamily
+from theorems.fedmls.problems import HingeFamily, LADFamily
 
 needs_numba = pytest.mark.skipif(J._lad_prox_c is None, reason="numba is off (FEDCHECK_JIT=0 or absent)")
 
@@ -170,7 +170,7 @@ def test_lad_prox_steps_equal_numpy_on_random_shapes(n, m, p, seed, steps, radiu
 def test_dcs_inner_steps_compiled_equal_numpy_bit_for_bit(monkeypatch, n, m, p, T):
     """DCS's communication sliding with the LAD subgradient fused in (``dcs_inner``) gives numpy's iterates, the
     whole trace and the final state, bit for bit -- all instances stepping, and instances with fewer (or no) steps."""
-    from fedcheck.algorithms import dcs as D
+    from fedcheck.algorithms import sliding as D
     if J._probe("dcs", m, p, D._numpy_inner) is None:
         pytest.skip(f"this numpy sums LAD's DCS steps for m={m}, p={p} in another order: the compiled path declines")
     batch = _lad_batch(n, m, p)
@@ -191,7 +191,7 @@ def test_dcs_inner_steps_compiled_equal_numpy_bit_for_bit(monkeypatch, n, m, p, 
 
 @needs_numba
 def test_dcs_inner_declines_what_it_does_not_cover():
-    from fedcheck.algorithms import dcs as D
+    from fedcheck.algorithms import sliding as D
     batch = _lad_batch(3, 5, 4)                                         # p = 4: not a covered shape
     x = np.zeros((4, 3, 4))
     e = np.ones((4, 1, 1))

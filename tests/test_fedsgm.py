@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from fedcheck.core import verdict as V
 from fedcheck.core.claim import RunConfig
 from fedcheck.algorithms.compression import Bernoulli, Identity, RandK, RandomQuantization, UniformStream, make_compressor
-from fedcheck.algorithms.switching import (centralized_local_sgm, fedavg, fedsgm, switching_subgradient,
-                                       switching_weight)
+from fedcheck.algorithms import fedsgm, switching_subgradient, switching_weight
+from theorems.fedsgm.methods import centralized_local_sgm, fedavg, fedsgm_lemma4
 from fedcheck.problems import constrained as P
 from theorems.fedsgm import problems as PX
 from fedcheck.problems.solve import Solution, SolutionWarning
@@ -25,7 +25,7 @@ KINDS = ("pl", "norm", "logistic_np", "huber", "axis")
 
 
 def _family(kind, n=3, d=4):
-    return P.ConstrainedFamily(kind=kind, n=n, m=6, d=d, start="infeasible" if kind in ("pl", "huber") else "zero")
+    return PX.ConstrainedFamily(kind=kind, n=n, m=6, d=d, start="infeasible" if kind in ("pl", "huber") else "zero")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -126,7 +126,7 @@ def test_constrained_solve_is_feasible_and_bracketed(kind):
 
 
 def test_axis_instance_has_the_known_optimum():
-    inst = P.ConstrainedFamily(kind="axis", n=1, d=5).draw(0)
+    inst = PX.ConstrainedFamily(kind="axis", n=1, d=5).draw(0)
     sol = P.solve_constrained(inst)
     assert sol.F_star == pytest.approx(2.0, abs=1e-6)
     assert sol.D == pytest.approx(1.0, abs=1e-6)
@@ -271,7 +271,7 @@ def test_switching_weights():
 @pytest.mark.parametrize("rule", ("hard", "soft"))
 @pytest.mark.parametrize("kind", ("pl", "norm", "logistic_np"))
 def test_n1_E1_uncompressed_is_centralized_sgm_bit_for_bit(rule, kind):
-    fam = P.ConstrainedFamily(kind=kind, n=1, m=8, d=4, start="infeasible" if kind == "pl" else "zero")
+    fam = PX.ConstrainedFamily(kind=kind, n=1, m=8, d=4, start="infeasible" if kind == "pl" else "zero")
     b = P.ConstrainedBatch([fam.draw(s) for s in range(3)])
     kw = dict(rounds=150, eta=np.array([0.01, 0.03, 0.1]), eps=0.05, rule=rule, beta=40.0 if rule == "soft" else None)
     tr = fedsgm(b, local_steps=1, **kw)
@@ -281,7 +281,7 @@ def test_n1_E1_uncompressed_is_centralized_sgm_bit_for_bit(rule, kind):
 
 
 def test_zero_constraint_is_fedavg():
-    fam = P.ConstrainedFamily(kind="pl", n=5, m=8, d=4, start="infeasible")
+    fam = PX.ConstrainedFamily(kind="pl", n=5, m=8, d=4, start="infeasible")
     insts = [fam.draw(s) for s in range(3)]
     zero = [P.ConstrainedInstance(i.f, Affine(a=np.zeros((1, i.n, i.d)), b=np.zeros((1, i.n))), w0=i.w0)
             for i in insts]
@@ -294,7 +294,7 @@ def test_zero_constraint_is_fedavg():
 
 
 def test_identical_clients_are_one_client_with_E_inner_steps():
-    fam = P.ConstrainedFamily(kind="norm", n=1, m=8, d=4)
+    fam = PX.ConstrainedFamily(kind="norm", n=1, m=8, d=4)
     one = [fam.draw(s) for s in range(2)]
     many = [P.ConstrainedInstance(L2Residual(A=np.repeat(i.f.A, 3, 1), b=np.repeat(i.f.b, 3, 1)),
                                   Distance(c=np.repeat(i.g.c, 3, 1), r=np.repeat(i.g.r, 3, 1)), w0=i.w0) for i in one]
@@ -466,8 +466,7 @@ def test_soft_ramp_is_the_interval_half_eps_to_eps():
 
 # ---- Lemma 4, compression unbiasedness, the beta sweep, the variance across seeds --------------
 def test_lemma4_replay_matches_fedsgm_and_holds():
-    from fedcheck.algorithms.switching import fedsgm_lemma4
-    fam = P.ConstrainedFamily(kind="pl", n=3, m=6, d=6, start="infeasible")
+    fam = PX.ConstrainedFamily(kind="pl", n=3, m=6, d=6, start="infeasible")
     insts = [fam.draw(s) for s in (0, 1)]
     sols = [P.solve_constrained(i) for i in insts]
     batch = P.ConstrainedBatch(insts)
@@ -514,7 +513,7 @@ def test_seed_variance_is_across_seeds_at_a_fixed_step():
 def test_unconstrained_family_is_g_zero_and_fedcom_holds_small():
     """The g = 0 family (FedCOM) and its claim on a few compressed runs."""
     from theorems import fedsgm as T
-    fam = P.UnconstrainedFamily(P.ConstrainedFamily(kind="pl", n=3, m=6, d=4))
+    fam = PX.UnconstrainedFamily(PX.ConstrainedFamily(kind="pl", n=3, m=6, d=4))
     inst = fam.draw(0)
     W = np.random.default_rng(0).standard_normal((5, 4))
     assert np.all(np.array([inst.Gc(w) for w in W]) == 0.0)

@@ -1,5 +1,5 @@
 """The compiled minibatch oracle of the hinge loss (:mod:`fedcheck.problems.hinge_jit`) against the numpy closure of
-:func:`fedcheck.algorithms.fedmls.minibatch_oracle` it replaces (the reference, what ``FEDCHECK_JIT=0`` runs).
+:func:`fedcheck.algorithms.mls.minibatch_oracle` it replaces (the reference, what ``FEDCHECK_JIT=0`` runs).
 
 * the threshold: the compiled selection returns the ``k``-th order statistic of numpy's sort exactly, ties included;
 * the rows: with the margins exact (integer data, ``U = 0``) and one coordinate per row, both oracles give the same
@@ -13,7 +13,7 @@
 import numpy as np
 import pytest
 
-from fedcheck.algorithms import fedmls as E
+from fedcheck.algorithms import mls as E
 from fedcheck.problems import hinge_jit as HJ
 from fedcheck.problems import losses as L
 from fedcheck.problems.instances import InstanceBatch
@@ -124,7 +124,7 @@ def test_compiled_oracle_equals_numpy(seed):
 
 @needs_numba
 def test_compiled_oracle_on_the_paper_svm_equals_numpy():
-    from theorems.fedmls.measurements import wisconsin_svm
+    from theorems.fedmls.problems import wisconsin_svm
     inst = wisconsin_svm()
     batch = InstanceBatch([inst, inst])
     fast = E.minibatch_oracle(batch, 0.1, np.random.default_rng(1))

@@ -66,7 +66,8 @@ def test_the_peers_record_what_fedcheck_records():
     records, not only F (FedSGM records 13, the default recorder F, consensus and infeasibility)."""
     from fedcheck.algorithms.switching import fedsgm
     from fedcheck.problems import constrained as C
-    batch = C.ConstrainedBatch([C.ConstrainedFamily(kind="pl", n=2, m=3, d=2, start="infeasible").draw(s)
+    from theorems.fedsgm.problems import ConstrainedFamily
+    batch = C.ConstrainedBatch([ConstrainedFamily(kind="pl", n=2, m=3, d=2, start="infeasible").draw(s)
                                 for s in range(2)])
     tr = fedsgm(batch, rounds=3, eta=np.full(2, 0.1), eps=np.full(2, 0.05), local_steps=2, comparator=np.zeros((2, 2)))
     assert set(tr.metrics) == set(P.FEDSGM_EVERY + P.FEDSGM_ROUNDS)

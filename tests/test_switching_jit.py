@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from fedcheck.algorithms import switching as S
 from fedcheck.algorithms import switching_jit as J
 from fedcheck.problems import constrained as P
+from theorems.fedsgm.problems import ConstrainedFamily, UnconstrainedFamily
 from fedcheck.problems.compression import UniformStream, make_compressor
 from fedcheck.problems.losses import LAD, MaxAffine
 
@@ -65,7 +66,7 @@ def _kw(B, d, rng, rule, comp, E, T=40, comparator=True):
 def test_compiled_fedsgm_equals_numpy_bit_for_bit(kind, n, m, d, rule, comp, monkeypatch):
     if comp and comp.get("k", 0) > d:
         pytest.skip("Rand-K with K > d")
-    fam = P.ConstrainedFamily(kind=kind, n=n, m=m, d=d, start="zero" if kind == "norm" else "infeasible")
+    fam = ConstrainedFamily(kind=kind, n=n, m=m, d=d, start="zero" if kind == "norm" else "infeasible")
     B = 5
     batch = P.ConstrainedBatch([fam.draw(s) for s in range(B)])
     rng = np.random.default_rng(n * 100 + m * 10 + d)
@@ -81,7 +82,7 @@ def test_compiled_fedsgm_equals_numpy_bit_for_bit(kind, n, m, d, rule, comp, mon
 def test_compiled_fedsgm_equals_numpy_on_random_shapes(n, m, d, E, seed, soft, a_set, comparator, start):
     mp = pytest.MonkeyPatch()
     try:
-        fam = P.ConstrainedFamily(kind="pl", n=n, m=m, d=d, pieces=1 + seed % 4, start=start)
+        fam = ConstrainedFamily(kind="pl", n=n, m=m, d=d, pieces=1 + seed % 4, start=start)
         batch = P.ConstrainedBatch([fam.draw(seed + s) for s in range(3)])
         rng = np.random.default_rng(seed)
         kw = _kw(3, d, rng, "soft" if soft else "hard", None, E, T=25, comparator=comparator)
@@ -93,7 +94,7 @@ def test_compiled_fedsgm_equals_numpy_on_random_shapes(n, m, d, E, seed, soft, a
 
 @needs_numba
 def test_unconstrained_family_g_zero(monkeypatch):
-    fam = P.UnconstrainedFamily()
+    fam = UnconstrainedFamily()
     batch = P.ConstrainedBatch([fam.draw(s) for s in range(4)])
     rng = np.random.default_rng(0)
     fast, ref = _both(batch, monkeypatch, **_kw(4, batch.d, rng, "hard", {"name": "rand_k", "k": 3}, E=2))
@@ -108,7 +109,7 @@ def _tied_run_is_numpys(monkeypatch, levels, n, d, B, k, E, T, seed):
             return np.floor(super().next() * levels) / levels
 
     monkeypatch.setattr(S, "UniformStream", Coarse)
-    fam = P.ConstrainedFamily(kind="pl", n=n, m=6, d=d)
+    fam = ConstrainedFamily(kind="pl", n=n, m=6, d=d)
     batch = P.ConstrainedBatch([fam.draw(s) for s in range(B)])
     kw = _kw(B, d, np.random.default_rng(seed), "hard", {"name": "rand_k", "k": k}, E=E, T=T)
     results = []
@@ -130,7 +131,7 @@ def test_tied_rand_k_uniforms_fall_back_to_numpy(monkeypatch):
 def test_rand_k_by_selection_and_by_sorting_keeps_numpys_coordinates(k, monkeypatch):
     """The kernel finds the K + 1 smallest uniforms by selection (K < 8) or by an insertion sort (K >= 8): the
     kept coordinates (``U_i <= v_K``) are those of numpy's ``argpartition``, K = d - 1 included."""
-    fam = P.ConstrainedFamily(kind="pl", n=3, m=6, d=20)
+    fam = ConstrainedFamily(kind="pl", n=3, m=6, d=20)
     batch = P.ConstrainedBatch([fam.draw(s) for s in range(4)])
     rng = np.random.default_rng(k)
     for rule in ("hard", "soft"):
@@ -148,16 +149,16 @@ def test_tied_rand_k_uniforms_fall_back_to_numpy_on_both_branches(k, monkeypatch
 @needs_numba
 def test_declines_what_it_does_not_cover():
     Id = make_compressor(None)
-    npf = P.ConstrainedFamily(kind="logistic_np", n=2, m=4, d=3)
+    npf = ConstrainedFamily(kind="logistic_np", n=2, m=4, d=3)
     batch = P.ConstrainedBatch([npf.draw(0)])
     assert isinstance(J.eligible(batch, Id, "hard", 1), str)                 # logistic: numpy's tanh/log1p
-    inst = P.ConstrainedFamily(kind="pl", n=2, m=4, d=3).draw(0)
+    inst = ConstrainedFamily(kind="pl", n=2, m=4, d=3).draw(0)
     mat = P.ConstrainedInstance(LAD(A=inst.f.A, b=inst.f.b), MaxAffine(A=inst.g.A, b=inst.g.b), w0=inst.w0)
     assert "BLAS" in J.eligible(P.ConstrainedBatch([mat]), Id, "hard", 1)   # the matmul kernels
     pl = P.ConstrainedBatch([inst])
     assert isinstance(J.eligible(pl, Id, "hard", 0), str)
     assert isinstance(J.eligible(pl, Id, "other", 1), str)
-    big = P.ConstrainedBatch([P.ConstrainedFamily(kind="pl", n=2, m=130, d=3).draw(0)])
+    big = P.ConstrainedBatch([ConstrainedFamily(kind="pl", n=2, m=130, d=3).draw(0)])
     assert "128" in J.eligible(big, Id, "hard", 1)
     assert J.numpy_orders_hold()                                            # this numpy sums as the kernel does
 
@@ -169,7 +170,7 @@ def test_a_run_that_overflows_gives_numpys_infinities_and_nans(kind, rule, monke
     """Starts near the largest float (and one infinite, one NaN coordinate) and steps of 1e300: the residuals,
     signs, argmax (first NaN), clipping and norms meet inf and NaN; the compiled run still gives numpy's values
     (NaN where numpy has NaN)."""
-    fam = P.ConstrainedFamily(kind=kind, n=3, m=4, d=3, start="zero" if kind == "norm" else "infeasible")
+    fam = ConstrainedFamily(kind=kind, n=3, m=4, d=3, start="zero" if kind == "norm" else "infeasible")
     B = 4
     batch = P.ConstrainedBatch([fam.draw(s) for s in range(B)])
     rng = np.random.default_rng(7)

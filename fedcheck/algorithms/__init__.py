@@ -27,15 +27,17 @@ __all__ = ["Round", "federated", "Recorder", "Trace", "default_recorder", "evalu
            "FedAvgState", "fedavg_rounds", "run_fedavg"]
 
 # Methods and pieces whose modules load on first use (``from fedcheck.algorithms import fedsgm``): the federated methods
-# a user may run on their own problems, one name each (a name that is also a submodule's, fedmls and dcs, is not
-# given here: the import system would replace it by the module).
+# a user may run on their own problems, one name each (no submodule shares a name given here: the import system
+# would replace the function by the module once that is imported -- FedMLS's module is mls, DCS's sliding).
 _LAZY = {
     **dict.fromkeys(("ProblemBatch", "fw_gap", "fw_recorder"), "fedcheck.algorithms.fedfw_variants"),
     "replicate_seeds": "fedcheck.core.streams",
-    "fedsgm": "fedcheck.algorithms.switching",
-    **dict.fromkeys(("mopes", "scaffold", "scaffnew", "minibatch_oracle"), "fedcheck.algorithms.fedmls"),
+    **dict.fromkeys(("fedsgm", "switching_subgradient", "switching_weight"), "fedcheck.algorithms.switching"),
+    **dict.fromkeys(("fedmls", "mopes", "scaffold", "scaffnew", "minibatch_oracle", "approx_prox", "start_point",
+                     "local_step_args", "drive_rounds"), "fedcheck.algorithms.mls"),
+    "dcs": "fedcheck.algorithms.sliding",
     **dict.fromkeys(("feddualavg", "feddualavg_osp", "fedmid", "fedmid_osp", "fedmid_no_server_prox",
-                     "fedavg_subgradient"), "fedcheck.algorithms.composite"),
+                     "fedavg_subgradient", "primal_averaging"), "fedcheck.algorithms.composite"),
 }
 __all__ += list(_LAZY)
 

@@ -4,7 +4,8 @@ Algorithms (all with ``h = 1/2 ||.||_2^2``, the paper's choice in every experime
 ``grad h`` is the identity and ``grad (h + a psi)^*`` is ``prox_{a psi}``):
 
 ================================  =====================================================================
-:func:`fedavg`                    Algorithm 1 (FedAvg with a server learning rate; ``psi`` ignored)
+:func:`primal_averaging`          the primal-averaging family (FedAvg with a server learning rate and
+                                  optional client / server proxes); the methods below but FedDualAvg
 :func:`fedavg_subgradient`        FedAvg(d): local subgradient steps on ``f + psi`` (Fig. 1 baseline)
 :func:`fedmid`                    Algorithm 2 (FedMiD): client prox steps, server prox of weight
                                   ``eta_s eta_c K``, *as written*
@@ -54,7 +55,7 @@ from fedcheck.algorithms.fedavg import fedavg_rounds
 from fedcheck.algorithms.kernels import clients_mean
 from fedcheck.algorithms.pieces import subset_clients
 
-__all__ = ["fedavg", "fedavg_subgradient", "fedmid", "fedmid_no_server_prox", "fedmid_osp", "feddualavg",
+__all__ = ["primal_averaging", "fedavg_subgradient", "fedmid", "fedmid_no_server_prox", "fedmid_osp", "feddualavg",
            "feddualavg_osp", "default_recorder", "ALGORITHMS"]
 
 Recorder = Callable[[object, int, Mapping[str, np.ndarray]], Mapping[str, np.ndarray]]
@@ -112,9 +113,10 @@ class _Run:
         return Trace(rounds=self.grid.copy(), metrics={k: np.stack(v) for k, v in self.rows.items()}, final=final)
 
 
-def _primal_family(problem, rounds, eta_c, eta_s, client_prox, server_prox, subgradient=False, grid=None,
-                   recorder=None, rng=None, clients_per_round=None, hook=None, w0=None):
-    """FedAvg / FedAvg(d) / FedMiD / FedMiD-OSP / FedMiD without server prox (primal averaging): the one
+def primal_averaging(problem, *, rounds, eta_c, eta_s=1.0, client_prox: bool, server_prox: bool, subgradient=False,
+                     grid=None, recorder=None, rng=None, clients_per_round=None, hook=None, w0=None) -> Trace:
+    """The primal-averaging family of composite methods -- FedAvg (no prox), FedAvg(d) (``subgradient``), FedMiD
+    (both proxes), FedMiD-OSP (``server_prox`` only), FedMiD without server prox (``client_prox`` only): the one
     FedAvg (:func:`fedcheck.algorithms.fedavg.fedavg_rounds`) with this module's oracle, client sampling,
     server step ``eta_s`` and the prox hooks (line 8: client ``grad(h + eta_c psi)^*``; line 10: server
     ``grad(h + eta_s eta_c K psi)^*``); recording on the grid of completed rounds."""
@@ -145,35 +147,31 @@ def _primal_family(problem, rounds, eta_c, eta_s, client_prox, server_prox, subg
     return run.trace({"w": st.x})
 
 
-def fedavg(problem, *, rounds, eta_c, eta_s=1.0, **kw) -> Trace:
-    """Algorithm 1: ``w^m_{r,k+1} = w^m_{r,k} - eta_c g``; ``w_{r+1} = w_r + eta_s Delta_r`` (``psi`` ignored)."""
-    return _primal_family(problem, rounds, eta_c, eta_s, client_prox=False, server_prox=False, **kw)
-
-
 def fedavg_subgradient(problem, *, rounds, eta_c, eta_s=1.0, **kw) -> Trace:
     """FedAvg(d), the subgradient baseline of Fig. 1 ("local subgradient method in lieu of SGD"):
     ``w <- w - eta_c (g + s)`` with ``s`` in ``d psi(w)`` at the current point (``sign(0) = 0``), plain
     FedAvg server step."""
-    return _primal_family(problem, rounds, eta_c, eta_s, client_prox=False, server_prox=False, subgradient=True, **kw)
+    return primal_averaging(problem, rounds=rounds, eta_c=eta_c, eta_s=eta_s, client_prox=False, server_prox=False,
+                            subgradient=True, **kw)
 
 
 def fedmid(problem, *, rounds, eta_c, eta_s=1.0, **kw) -> Trace:
     """Algorithm 2 (FedMiD) exactly as written: client ``w <- prox_{eta_c psi}(w - eta_c g)``; server
     ``w_{r+1} = prox_{eta_s eta_c K psi}(w_r + eta_s Delta_r)`` -- which applies ``psi`` on the clients *and*
     again on the server (see :func:`fedmid_no_server_prox`)."""
-    return _primal_family(problem, rounds, eta_c, eta_s, client_prox=True, server_prox=True, **kw)
+    return primal_averaging(problem, rounds=rounds, eta_c=eta_c, eta_s=eta_s, client_prox=True, server_prox=True, **kw)
 
 
 def fedmid_no_server_prox(problem, *, rounds, eta_c, eta_s=1.0, **kw) -> Trace:
     """Control (not in the paper): Algorithm 2 with the server line ``w_{r+1} = w_r + eta_s Delta_r``, so that
     ``psi`` carries the weight ``eta_s eta_c K`` per round, like the gradients (the literal Algorithm 2
     applies it twice for a non-idempotent ``psi``)."""
-    return _primal_family(problem, rounds, eta_c, eta_s, client_prox=True, server_prox=False, **kw)
+    return primal_averaging(problem, rounds=rounds, eta_c=eta_c, eta_s=eta_s, client_prox=True, server_prox=False, **kw)
 
 
 def fedmid_osp(problem, *, rounds, eta_c, eta_s=1.0, **kw) -> Trace:
     """Algorithm 4 (FedMiD-OSP): client ``w <- w - eta_c g`` (line 8, no prox); server prox as Algorithm 2."""
-    return _primal_family(problem, rounds, eta_c, eta_s, client_prox=False, server_prox=True, **kw)
+    return primal_averaging(problem, rounds=rounds, eta_c=eta_c, eta_s=eta_s, client_prox=False, server_prox=True, **kw)
 
 
 def _dual_family(problem, rounds, eta_c, eta_s, client_prox, grid=None, recorder=None, rng=None,
@@ -268,6 +266,6 @@ def feddualavg_osp(problem, *, rounds, eta_c, eta_s=1.0, **kw) -> Trace:
     return _dual_family(problem, rounds, eta_c, eta_s, client_prox=False, **kw)
 
 
-ALGORITHMS = {"FedAvg": fedavg, "FedAvg(d)": fedavg_subgradient, "FedMiD": fedmid,
+ALGORITHMS = {"FedAvg(d)": fedavg_subgradient, "FedMiD": fedmid,
               "FedMiD (no server prox)": fedmid_no_server_prox, "FedMiD-OSP": fedmid_osp,
               "FedDualAvg": feddualavg, "FedDualAvg-OSP": feddualavg_osp}

@@ -1,4 +1,4 @@
-"""The composite family's prox of the l1 regularizer, compiled (issue 28, point 2).
+"""The composite family's prox of the l1 regularizer, compiled.
 
 FedDualAvg and FedMiD (:mod:`.composite`) call ``prox_{a psi}`` eleven times per round of five local steps on
 arrays of a few hundred numbers; ``L1.prox`` is soft-thresholding, ``sign(z) * maximum(|z| - a lam mask, 0)``,

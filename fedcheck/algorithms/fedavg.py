@@ -27,9 +27,10 @@ bit, so each caller keeps the order it always had.
 
 :func:`fedavg_rounds` is a generator: it yields one :class:`FedAvgState` (the same object, updated)
 before the first round and after every round, so a caller records on its own grid and stops when it
-likes (the adapters :func:`fedcheck.algorithms.composite.fedavg`,
-:func:`fedcheck.algorithms.fedmls.fedavg`, :func:`fedcheck.algorithms.switching.fedavg` are thin
-translations of their arguments).  :func:`run_fedavg` runs it to the end.
+likes.  :func:`run_fedavg` runs it to the end.  This is the library's one FedAvg: a paper that states
+FedAvg in its own notation keeps a thin translation of its arguments in its folder
+(``theorems/<paper>/methods.py``: FedDualAvg's on :func:`fedcheck.algorithms.primal_averaging`, FedMLS's
+on :func:`fedavg_rounds`, FedSGM's on :func:`run_fedavg`).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Compiled FedMLS pieces: least absolute deviations (the library's :class:`~fedcheck.problems.losses.LAD`) and
 the round.
 
-* :func:`lad_prox_steps` -- :func:`fedcheck.algorithms.fedmls.approx_prox` with the LAD subgradient fused in:
+* :func:`lad_prox_steps` -- :func:`fedcheck.algorithms.mls.approx_prox` with the LAD subgradient fused in:
   one compiled call runs every step of every client row (instance by instance, step by step, the client rows
   the innermost, vectorized loop), instead of a numpy oracle call (two stacked ``matmul``, ``sign``) and two
   kernels per step;
@@ -156,7 +156,7 @@ def _step2(u, v, w, g, om, a, f, r, c, act):
 
 
 def _lad_prox_loop(AT, bT, U, Ut, V, scale, T, R, Tmax, order, rorder, u, w, v, g, S):
-    """Every step of :func:`fedcheck.algorithms.fedmls.approx_prox` with ``oracle = LAD.grad``, in place on
+    """Every step of :func:`fedcheck.algorithms.mls.approx_prox` with ``oracle = LAD.grad``, in place on
     ``U, Ut``.  Per step ``t`` and row: ``G = (sign(A u - b) / m)^T A``; ``Uh = ((1 - a) u + a v) - G (a sc)``;
     ``Uh *= R / max(||Uh||, R)``; active rows ``u = Uh``; ``ut += (th [t <= T]) (u - ut)``.  Instance by
     instance (its ``A_b`` stays in L1), step by step, the client rows innermost.  ``u, w, v, g`` are ``(p, n)``
@@ -191,9 +191,9 @@ def _lad_prox_loop(AT, bT, U, Ut, V, scale, T, R, Tmax, order, rorder, u, w, v, 
 
 
 def _dcs_loop(AT, bT, U, ex, w, e, R, Tk, Tmax, order, rorder, Uh, lam_sum, u, g, S):
-    """Every inner step of :func:`fedcheck.algorithms.dcs.dcs`'s communication sliding with ``oracle = LAD.grad``,
+    """Every inner step of :func:`fedcheck.algorithms.sliding.dcs`'s communication sliding with ``oracle = LAD.grad``,
     in place on ``U``, ``Uh``, ``lam_sum`` (``(B, n, p)``, ``(B, n, p)``, ``(B,)``).  Per step ``t`` and row, as
-    :func:`fedcheck.algorithms.dcs._numpy_inner`: ``beta = (t + 1) / 2``; ``H = (0 + (sign(A u - b) / m)^T A) / n``;
+    :func:`fedcheck.algorithms.sliding._numpy_inner`: ``beta = (t + 1) / 2``; ``H = (0 + (sign(A u - b) / m)^T A) / n``;
     ``z = (((ex + (e beta) u) - w) - H) / (e (1 + beta))``; ``z *= R / max(||z||, R)``; rows of an active
     instance (``t <= Tk``) take ``u = z``; ``Uh += lam u`` and ``lam_sum += lam`` with ``lam = (t + 1) [t <= Tk]``.
     Instance by instance, step by step, the client rows innermost.  ``u, g`` ``(p, n)`` scratch, ``S`` ``(m, n)``."""
@@ -523,7 +523,7 @@ def _probe_setup(m: int, p: int):
 
 def _probe_prox(m: int, p: int, reference):
     """The orders, if with them the compiled prox steps also equal numpy's reference loop ``reference`` (the
-    caller's: :func:`fedcheck.algorithms.fedmls._numpy_prox_steps`) bit for bit on random data of this shape
+    caller's: :func:`fedcheck.algorithms.mls._numpy_prox_steps`) bit for bit on random data of this shape
     (several step counts, frozen rows, the ball active), else ``None``."""
     got = _probe_setup(m, p)
     if got is None:
@@ -565,7 +565,7 @@ def _probe_F(m: int, p: int):
 
 def _probe_dcs(m: int, p: int, reference):
     """The orders, if with them the compiled DCS inner steps equal numpy's (``reference``: the caller's
-    :func:`fedcheck.algorithms.dcs._numpy_inner`) bit for bit on random data of this shape (instances with fewer
+    :func:`fedcheck.algorithms.sliding._numpy_inner`) bit for bit on random data of this shape (instances with fewer
     steps, the ball active and not), else ``None``."""
     got = _probe_setup(m, p)
     if got is None:
@@ -621,7 +621,7 @@ def lad_prox_steps(oracle, U, Ut, V, scale, T, R, Tmax, reference):
 
 
 def dcs_inner(oracle, x, ex, w, e, R, Tk, Tmax, reference):
-    """DCS's inner steps (:func:`fedcheck.algorithms.dcs._numpy_inner`, the ``reference`` the probe compares with)
+    """DCS's inner steps (:func:`fedcheck.algorithms.sliding._numpy_inner`, the ``reference`` the probe compares with)
     compiled with the LAD subgradient fused in: ``(U, Uh, lam_sum)`` with ``lam_sum`` ``(B, 1, 1)``, or ``None``
     when ``oracle`` is not the library LAD's own ``grad`` of a covered shape, an array is not of the expected
     shape, or the probe found this machine's numpy summing in another order (then numpy runs)."""

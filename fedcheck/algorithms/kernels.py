@@ -432,7 +432,7 @@ def plain_least_squares(loss) -> bool:
 
 
 # ----------------------------------------------------------------------------------------------
-# FedMLS's approx-prox step (fedcheck.algorithms.fedmls.approx_prox) around the numpy oracle and numpy's
+# FedMLS's approx-prox step (fedcheck.algorithms.mls.approx_prox) around the numpy oracle and numpy's
 # ``einsum`` norm: the two elementwise stretches of a step, each one compiled pass instead of ~6 numpy calls
 # on (B, n, p) arrays, with the numpy formulas' exact operations (no contraction into FMAs): the same bits.
 def _approx_prox_pre(U, V, G, a, sc, out):

@@ -21,7 +21,7 @@ grad_hat_star = sp.Symbol("grad_hat_star", nonnegative=True)  # ||grad F^(X*)||_
 grad_F_star = sp.Symbol("grad_F_star", nonnegative=True)      # ||grad F(x*)||
 G_sup = sp.Symbol("G_sup", positive=True)              # sup_{X in D^n} ||grad F^(X)||_F
 
-# FedSGM (switching gradients under a functional constraint); providers in fedcheck.problems.constrained
+# Problems with a functional constraint (FedSGM's bounds); supplied by fedcheck.problems.constrained.ConstrainedInstance
 D_0 = sp.Symbol("D_0", positive=True)                  # ||w_0 - w*|| (distance of the start to a minimizer)
 G_lip = sp.Symbol("G_lip", positive=True)              # Lipschitz constant of every client f_j and g_j
 E = sp.Symbol("E", positive=True, integer=True)        # local steps per round
@@ -60,7 +60,7 @@ s = sp.Symbol("s", positive=True)                      # local-step counter (sch
 
 __all__ += ["G_max", "G_F", "r_0", "Delta_F", "xstar_norm", "s"]
 
-# FedDualAvg (federated composite optimization); values from fedcheck.problems.composite instances
+# federated composite optimization; values from fedcheck.problems.composite instances
 M = sp.Symbol("M", positive=True, integer=True)       # number of clients (all participate in the theory)
 K = sp.Symbol("K", positive=True, integer=True)       # local steps per round
 R = sp.Symbol("R", positive=True, integer=True)       # rounds (the horizon)
@@ -69,9 +69,7 @@ sigma = sp.Symbol("sigma", positive=True)             # gradient-noise standard 
 zeta = sp.Symbol("zeta", positive=True)               # heterogeneity sup ||grad F_m - grad F||_*
 eta_c = sp.Symbol("eta_c", positive=True)             # client learning rate
 eta_s = sp.Symbol("eta_s", positive=True)             # server learning rate
-eta = sp.Symbol("eta", positive=True)                 # eta_s * eta_c (Appendix E)
-Disc = sp.Symbol("Disc", nonnegative=True)            # measured discrepancy sum_{r,k<K,m} ||zbar - z^m||_*^2
-__all__ += ["M", "K", "R", "B", "sigma", "zeta", "eta_c", "eta_s", "eta", "Disc"]
+__all__ += ["M", "K", "R", "B", "sigma", "zeta", "eta_c", "eta_s"]
 
 # FedFW (Theorems 2 and 3); values from fedcheck.problems.constants (the participation p_part: theorems/fedfw/symbols.py)
 E_init = sp.Symbol("E_init", positive=True)            # (51): (1/n) sum_i f_i(x^1) - (1/n) sum_i min_D f_i

@@ -27,10 +27,9 @@ _EXPORTS = {
     **dict.fromkeys(("Solution", "solve_consensus"), "fedcheck.problems.solve"),
     **dict.fromkeys(("Value", "InstanceContext", "register_constant", "known_constants", "resolve"),
                     "fedcheck.problems.constants"),
-    **dict.fromkeys(("QuadInstance", "FiniteSumInstance", "SharedQuadraticFamily", "ConstrainedQuadraticFamily",
-                     "solve_composite"), "fedcheck.problems.composite"),
-    **dict.fromkeys(("ConstrainedInstance", "ConstrainedFamily", "UnconstrainedFamily", "solve_constrained"),
-                    "fedcheck.problems.constrained"),
+    **dict.fromkeys(("QuadInstance", "FiniteSumInstance", "FiniteSumLoss", "solve_composite", "batch_of", "save_problem"),
+                    "fedcheck.problems.composite"),
+    **dict.fromkeys(("ConstrainedInstance", "solve_constrained"), "fedcheck.problems.constrained"),
     "load_problem": "fedcheck.problems.io",
     **dict.fromkeys(("MLP", "CNN", "NetworkInstance", "NetworkFamily", "network_constants", "network_solver"),
                     "fedcheck.problems.networks"),
@@ -43,6 +42,7 @@ _EXPORTS = {
     "sup_grad_norm_sq": "fedcheck.problems.suprema",
     "take_rows": "fedcheck.problems.losses",
     "SolutionCache": "fedcheck.problems.solve",
+    "solver_versions": "fedcheck.problems.solve",
 }
 __all__ = sorted(_EXPORTS)
 

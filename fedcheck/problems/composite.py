@@ -17,9 +17,8 @@ Exact optima: :func:`solve_composite` (cvxpy + Clarabel, then prox-gradient poli
 Fenchel-duality certificate ``Phi* >= Phi(w_hat) - gap`` whenever ``F`` is a quadratic with
 ``Qbar > 0``); cached on disk like :mod:`fedcheck.solve`.
 
-Families (seeded with :func:`fedcheck.problems.instances.instance_rng`): :class:`SharedQuadraticFamily`
-and :class:`ConstrainedQuadraticFamily`.  The FedDualAvg paper's own instances and experiments live in its
-folder (``theorems/feddualavg/experiments.py``).
+The FedDualAvg paper's families of instances, its own instances and its experiments live in its folder
+(``theorems/feddualavg/problems.py``, ``theorems/feddualavg/experiments.py``).
 """
 from __future__ import annotations
 
@@ -36,16 +35,14 @@ import numpy as np
 from fedcheck.core.results import atomic_write
 from fedcheck.problems.constants import Value
 from fedcheck.problems.suprema import _trs_max
-from fedcheck.problems.instances import instance_rng
 from fedcheck.problems.losses import Loss, _lam_max_gram, take_rows
-from fedcheck.problems.regularizers import (L1, L1BallIndicator, L2BallIndicator, Nuclear, Regularizer, Zero, make_regularizer,
-                            stack_regularizers)
+from fedcheck.problems.regularizers import (L1BallIndicator, L2BallIndicator, Regularizer, make_regularizer,
+                                           stack_regularizers)
 from fedcheck.problems.solve import Solution, SolutionCache, close, _versions
 from fedcheck.core.verdict import POLICY
 
 __all__ = ["QuadInstance", "QuadraticClients", "FiniteSumInstance", "FiniteSumClients", "FiniteSumLoss",
-           "solve_composite", "verify_composite", "SharedQuadraticFamily", "ConstrainedQuadraticFamily",
-           "save_problem", "load_problem", "batch_of"]
+           "solve_composite", "verify_composite", "save_problem", "load_problem", "batch_of"]
 
 
 def _sqrtm_psd(Q):
@@ -839,100 +836,3 @@ def load_problem(path: str | os.PathLike):
                              clients_per_round=int(meta["clients_per_round"]), seed=meta["seed"],
                              source=f"file:{path}", params=meta.get("params", {}))
 
-
-# =============================================================================================
-# families
-@dataclass(frozen=True)
-class SharedQuadraticFamily:
-    """F1 (note Sec. 6.1): shared Hessian ``Q = A^T A / n_A + mu I``, ``F_m = 1/2 w^T Q w + c_m^T w`` with
-    ``c_m = c_0 + tau N(0, I)``, Gaussian noise ``N(0, s^2 I)``, ``psi`` = ``l1`` (``lam``), ``nuclear``
-    (``lam``, a ``p x p`` matrix with ``d = p^2``) or ``l2ball`` / ``l1ball`` (``radius``).  In the Q geometry of
-    Assumption 2 every constant of Theorem 4.3 / D.1 is exact."""
-
-    d: int = 8
-    M: int = 4
-    K: int = 5
-    mu: float = 0.1
-    tau: float = 0.5
-    noise: float = 0.3
-    reg: str = "l1"
-    lam: float = 0.1
-    radius: float = 1.0
-    geometry: str = "Q"
-    scale_c: float = 1.0
-
-    @property
-    def key(self) -> str:
-        return ("feddualavg:F1:" + ":".join(f"{k}={getattr(self, k)}" for k in
-                ("d", "M", "K", "mu", "tau", "noise", "reg", "lam", "radius", "geometry", "scale_c")))
-
-    def draw(self, seed: int) -> QuadInstance:
-        rng = instance_rng(seed, self.key)
-        d = self.d
-        A = rng.standard_normal((2 * d, d))
-        Q = A.T @ A / (2 * d) + self.mu * np.eye(d)
-        c0 = self.scale_c * rng.standard_normal(d)
-        c = c0 + self.tau * rng.standard_normal((self.M, d))
-        reg = _make_reg(self.reg, d, self.lam, self.radius)
-        return QuadInstance(Q=Q, c=c, reg=reg, K=self.K, noise="gaussian" if self.noise > 0 else "none",
-                            noise_scale=float(self.noise), geometry=self.geometry, seed=int(seed), source=self.key,
-                            params={k: getattr(self, k) for k in ("d", "M", "K", "mu", "tau", "noise", "reg", "lam",
-                                                                   "radius", "geometry")})
-
-
-@dataclass(frozen=True)
-class ConstrainedQuadraticFamily:
-    """F2 (note Sec. 6.1): ``psi = chi_C`` with ``C`` an l2 or l1 ball, client Hessians
-    ``Q_m = A_m^T A_m / n_A + mu I`` (different per client), ``c_m = c_0 + tau N(0, I)`` with ``c_0`` scaled so
-    that the unconstrained optimum lies ``outside`` times the radius away (optimum on the boundary), noise
-    uniform on the sphere of radius ``s`` (Assumption 3 needs bounded gradients: ``sigma = s`` and
-    ``G = max_m sup_C ||Q_m w + c_m|| + s``, both exact)."""
-
-    d: int = 6
-    M: int = 4
-    K: int = 5
-    mu: float = 0.2
-    tau: float = 0.5
-    noise: float = 0.3
-    ball: str = "l2ball"
-    radius: float = 1.0
-    outside: float = 2.0
-
-    @property
-    def key(self) -> str:
-        return ("feddualavg:F2:" + ":".join(f"{k}={getattr(self, k)}" for k in
-                ("d", "M", "K", "mu", "tau", "noise", "ball", "radius", "outside")))
-
-    def draw(self, seed: int) -> QuadInstance:
-        rng = instance_rng(seed, self.key)
-        d, M = self.d, self.M
-        A = rng.standard_normal((M, 2 * d, d))
-        Q = np.einsum("mki,mkj->mij", A, A) / (2 * d) + self.mu * np.eye(d)
-        u = rng.standard_normal(d)
-        Qbar = Q.mean(0)
-        # unconstrained minimizer -Qbar^-1 c0 at `outside * radius` (in the ball's own norm)
-        target = u / (np.abs(u).sum() if self.ball == "l1ball" else np.linalg.norm(u)) * self.outside * self.radius
-        c0 = -Qbar @ target
-        c = c0 + self.tau * rng.standard_normal((M, d))
-        reg = _make_reg(self.ball, d, 0.0, self.radius)
-        return QuadInstance(Q=Q, c=c, reg=reg, K=self.K, noise="sphere" if self.noise > 0 else "none",
-                            noise_scale=float(self.noise), geometry="euclidean", seed=int(seed), source=self.key,
-                            params={k: getattr(self, k) for k in ("d", "M", "K", "mu", "tau", "noise", "ball",
-                                                                   "radius", "outside")})
-
-
-def _make_reg(kind, d, lam, radius) -> Regularizer:
-    if kind == "l1":
-        return L1(lam, d)
-    if kind == "nuclear":
-        p = int(round(np.sqrt(d)))
-        if p * p != d:
-            raise ValueError("the nuclear-norm family needs d = p^2")
-        return Nuclear(lam, (p, p))
-    if kind == "l2ball":
-        return L2BallIndicator(radius, d)
-    if kind == "l1ball":
-        return L1BallIndicator(radius, d)
-    if kind == "zero":
-        return Zero(d)
-    raise ValueError(f"unknown regularizer kind {kind!r}")

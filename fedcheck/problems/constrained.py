@@ -1,10 +1,10 @@
-"""Federated problems with a functional constraint (the problem class of FedSGM and switching methods).
+"""Federated problems with a functional constraint (the problem class of switching subgradient methods such as
+:func:`fedcheck.algorithms.fedsgm`).
 
     minimize  f(w) = (1/n) sum_j f_j(w)   subject to   g(w) = (1/n) sum_j g_j(w) <= 0,   w in R^d,
 
-with convex, G-Lipschitz, possibly non-smooth client functions (Assumption 1 of the
-paper).  Client functions are losses of :mod:`fedcheck.problems.losses` batched over ``(B, n)``
-(B instances, n clients): ``value(W)`` (B, n), ``grad(W)`` = ``subgrad(W)`` (B, n, d),
+with convex, G-Lipschitz, possibly non-smooth client functions.  Client functions are losses of
+:mod:`fedcheck.problems.losses` batched over ``(B, n)`` (B instances, n clients): ``value(W)`` (B, n), ``grad(W)`` = ``subgrad(W)`` (B, n, d),
 ``lipschitz()`` (an upper bound on each client's Lipschitz constant, flagged exact where it
 is), and ``cvx(k, j, w)``.  No Python loop over clients.
 
@@ -22,15 +22,13 @@ feasible by moving it towards a known Slater point, so that ``f(w*)`` of the
 returned point is a *certified upper bound* on ``f*``; the lower end of the interval
 is the solver's duality-gap stopping criterion.
 
-Families (:class:`ConstrainedFamily`, seeded with ``SeedSequence``): ``pl`` (F1),
-``norm`` (F2), ``logistic_np`` (F3), ``huber`` (F4) and ``axis`` (a one-direction
-instance on which the compressed theorems fail on a fraction of runs), and :class:`UnconstrainedFamily`
-(``g = 0``).  The FedSGM paper's experiment and runner live in its folder (``theorems/fedsgm/problems.py``).
+Instances come from a user's arrays (:class:`ConstrainedInstance` of two :func:`component` s) or a file
+(:func:`load_constrained`); the FedSGM paper's random families, experiment and runner live in its folder
+(``theorems/fedsgm/problems.py``).
 """
 from __future__ import annotations
 
 import hashlib
-import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,22 +38,20 @@ import numpy as np
 
 from fedcheck.core.results import atomic_write
 from fedcheck.problems.constants import Value
-from fedcheck.problems.instances import instance_rng
 from fedcheck.problems.solve import Solution, SolutionCache, close, _versions
 from fedcheck.problems.losses import LAD, Affine, Distance, Huber, L2Residual, Loss, MaxAffine, WeightedLogistic
 
 __all__ = ["component", "component_kind", "component_arrays", "ConstrainedInstance", "ConstrainedBatch",
-           "ConstrainedFamily", "verify_constrained",
-           "solve_constrained", "UnconstrainedFamily", "save_constrained", "load_constrained", "COMPONENTS",
+           "verify_constrained", "solve_constrained", "save_constrained", "load_constrained", "COMPONENTS",
            "CLARABEL_SETTINGS"]
 
-FORMULATION_VERSION = "fedsgm-constrained-v1"
+FORMULATION_VERSION = "fedsgm-constrained-v1"   # the solve cache's namespace (unchanged, so cached solves stay valid)
 CLARABEL_SETTINGS = {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8}
 
 
 # ------------------------------------------------------------------------------------------------
-# client functions: losses of fedcheck.problems.losses, named in files by FedSGM's kinds
-#   kind -> (class, options FedSGM's numbers were recorded with, file arrays <- loss arrays)
+# client functions: losses of fedcheck.problems.losses, named in files and content hashes by their kinds
+#   kind -> (class, the options the kind fixes), file arrays <- loss arrays where they differ
 def _neg(x):
     return 0.0 - np.asarray(x, dtype=float)   # -x exactly, and +0.0 for either zero
 
@@ -74,7 +70,7 @@ _FILE_ARRAYS = {
     "max_affine": (("C", "e"), lambda z: {"A": z["C"], "b": _neg(z["e"])}, lambda l: {"C": l.A, "e": _neg(l.b)}),
     "affine": (("a", "e"), lambda z: {"a": z["a"], "b": _neg(z["e"])}, lambda l: {"a": l.a, "e": _neg(l.b)}),
 }
-# Lipschitz notes recorded in FedSGM's results (its own notation), where they differ from the loss's
+# Lipschitz notes of the kinds (in the files' notation: client j, row i), where they differ from the loss's
 _LIP_NOTES = {
     "l1_residual": "upper bound (1/m) sum_i ||a_ji|| (the exact constant is a max over sign patterns)",
     "max_affine": "max_k ||c_jk|| (exact: the longest piece is active far along its own direction)",
@@ -82,8 +78,8 @@ _LIP_NOTES = {
 
 
 def component(kind: str, **arrays) -> Loss:
-    """The loss FedSGM calls ``kind``, from the arrays under their file names (batch axes ``(B, n)``),
-    with the options FedSGM's numbers were recorded with."""
+    """The client function of kind ``kind`` (:data:`COMPONENTS`), from the arrays under their file names (batch
+    axes ``(B, n)``), with the options the kind fixes."""
     cls, opts = COMPONENTS[kind]
     if kind in _FILE_ARRAYS:
         arrays = _FILE_ARRAYS[kind][1](arrays)
@@ -94,7 +90,8 @@ def component_kind(loss: Loss) -> str:
     for kind, (cls, _) in COMPONENTS.items():
         if type(loss) is cls:
             return kind
-    raise TypeError(f"{type(loss).__name__} is not a FedSGM client function (kinds: {sorted(COMPONENTS)})")
+    raise TypeError(f"{type(loss).__name__} is not a constrained problem's client function "
+                    f"(kinds: {sorted(COMPONENTS)})")
 
 
 def component_arrays(loss: Loss) -> dict:
@@ -158,7 +155,7 @@ class ConstrainedInstance:
         return (float(max(lf.max(), lg.max())), bool(ef and eg),
                 f"max_j max(Lip f_j, Lip g_j); f: {nf}; g: {ng}")
 
-    # -- constants of the FedSGM bounds (symbols D_0, G_lip, q_u, E of fedcheck.core.symbols), read by
+    # -- constants of bounds on constrained problems (symbols D_0, G_lip, q_u, E of fedcheck.symbols), read by
     # fedcheck.problems.constants.resolve after the check's parameters
     CONSTANT_NAMES = ("D_0", "G_lip", "q_u", "E")
 
@@ -328,111 +325,6 @@ def solve_constrained(inst: ConstrainedInstance, use_cache: bool = True) -> Solu
 
 
 # ------------------------------------------------------------------------------------------------
-# families
-def _unit(v):
-    return v / np.linalg.norm(v, axis=-1, keepdims=True)
-
-
-@dataclass(frozen=True)
-class ConstrainedFamily:
-    """Seeded random families with an exact constrained optimum (notes' F1-F4) and the ``axis``
-    instance.  In F1-F4 a planted model ``w_true`` (norm 3) fits the objective, the constraint
-    excludes it (active constraint) and ``w = 0`` (or a large intercept, for NP) is strictly
-    feasible.  Data rows have norm about 1, so that f and g have Lipschitz constants of the same
-    order (the theorems use one G for both: a G set by a steep f makes eps too large for g to matter).  ``start``: ``zero`` (w0 = 0) or ``infeasible`` (w0 = w_true)."""
-
-    kind: str = "pl"
-    n: int = 5
-    m: int = 10
-    d: int = 5
-    pieces: int = 3
-    heterogeneity: float = 1.0
-    noise: float = 0.1
-    start: str = "zero"
-    axis_start: float = 1.0
-
-    def __post_init__(self):
-        if self.kind not in ("pl", "norm", "logistic_np", "huber", "axis"):
-            raise ValueError(f"unknown family kind {self.kind!r}")
-        if self.start not in ("zero", "infeasible"):
-            raise ValueError("start must be 'zero' or 'infeasible'")
-
-    @property
-    def key(self) -> str:
-        return (f"fedsgm:{self.kind}:n={self.n}:m={self.m}:d={self.d}:k={self.pieces}:h={self.heterogeneity}:"
-                f"s={self.noise}:start={self.start}:a={self.axis_start}")
-
-    @property
-    def label(self) -> str:
-        return {"pl": "F1 piecewise-linear (LP)", "norm": "F2 Euclidean norms (SOCP)",
-                "logistic_np": "F3 logistic Neyman-Pearson", "huber": "F4 Huber + linear constraint",
-                "axis": "axis-aligned linear constraint"}[self.kind] + f", n={self.n}, d={self.d}"
-
-    def draw(self, seed: int) -> ConstrainedInstance:
-        rng = instance_rng(seed, self.key)
-        n, m, d = self.n, self.m, self.d
-        params = {k: getattr(self, k) for k in ("kind", "n", "m", "d", "pieces", "heterogeneity", "noise", "start")}
-        if self.kind == "axis":
-            e1 = np.zeros(d)
-            e1[0] = 1.0
-            f = component("distance", c=np.broadcast_to(3 * e1, (1, n, d)), r=np.zeros((1, n)))
-            g = component("affine", a=np.broadcast_to(e1, (1, n, d)), e=np.ones((1, n)))
-            return ConstrainedInstance(f, g, w0=(1 + self.axis_start) * e1, slater=np.zeros(d), seed=int(seed),
-                                       source=self.key, params=params)
-        u = _unit(rng.standard_normal(d))
-        w_true = 3.0 * u
-        W = w_true + self.heterogeneity * rng.standard_normal((n, d)) / math.sqrt(d)
-        slater = np.zeros(d)
-        if self.kind in ("pl", "norm", "huber"):
-            A = rng.standard_normal((n, m, d)) / math.sqrt(d)     # rows of norm ~1: G of f ~ G of g
-            b = np.einsum("nmd,nd->nm", A, W)
-            if self.kind == "huber":
-                b = b + self.noise * rng.standard_t(2, (n, m))
-            else:
-                b = b + self.noise * rng.standard_normal((n, m))
-            if self.kind == "pl":
-                f = component("l1_residual", A=A[None], b=b[None])
-                C = _unit(u + 0.7 * rng.standard_normal((n, self.pieces, d)) / math.sqrt(d))
-                e = rng.uniform(0.5, 1.5, (n, self.pieces))
-                g = component("max_affine", C=C[None], e=e[None])
-            elif self.kind == "norm":
-                f = component("l2_residual", A=A[None], b=b[None])
-                c = 0.5 * rng.standard_normal((n, d)) / math.sqrt(d)
-                inside = np.linalg.norm(c, axis=-1).mean()
-                outside = np.linalg.norm(w_true - c, axis=-1).mean()
-                r = np.full(n, 0.5 * (inside + outside))
-                g = component("distance", c=c[None], r=r[None])
-            else:
-                f = component("huber", A=A[None], b=b[None], M=np.full((1, n), 0.5))
-                a = u + 0.3 * rng.standard_normal((n, d)) / math.sqrt(d)
-                e = rng.uniform(0.5, 1.5, n)
-                g = component("affine", a=a[None], e=e[None])
-            w0 = np.zeros(d) if self.start == "zero" else w_true.copy()
-        else:  # logistic_np: overlapping Gaussian classes, intercept as the last feature
-            p = d - 1
-            if p < 1:
-                raise ValueError("logistic_np needs d >= 2 (features + intercept)")
-            mu = rng.standard_normal((n, p)) * self.heterogeneity / math.sqrt(p)
-            direction = _unit(rng.standard_normal(p))
-            X0 = mu[:, None, :] - 0.75 * direction + rng.standard_normal((n, m, p))
-            X1 = mu[:, None, :] + 0.75 * direction + rng.standard_normal((n, m, p))
-            one = np.ones((n, m, 1))
-            X0, X1 = np.concatenate([X0, one], -1), np.concatenate([X1, one], -1)
-            v = np.full((n, m), 1.0 / m)
-            kappa = 0.4
-            f = component("logistic", X=X0[None], y=np.zeros((1, n, m)), v=v[None], kappa=np.zeros((1, n)))
-            g = component("logistic", X=X1[None], y=np.ones((1, n, m)), v=v[None], kappa=np.full((1, n), kappa))
-            slater = np.zeros(d)
-            slater[-1] = 1.0 - math.log(math.expm1(kappa))  # intercept with class-1 loss < kappa
-            w0 = np.zeros(d)
-            if self.start == "infeasible":  # scores class 1 below class 0: minority loss well above kappa
-                w0[:-1] = -1.5 * direction
-        inst = ConstrainedInstance(f, g, w0=w0, slater=slater, seed=int(seed), source=self.key, params=params)
-        inst.params["constraint_active_at_w_true"] = bool(inst.Gc(w_true) > 0) if self.kind != "logistic_np" else True
-        return inst
-
-
-# ------------------------------------------------------------------------------------------------
 # files (.npz, no pickle): f_kind, g_kind, f_<array>, g_<array>, w0, optional slater
 def save_constrained(inst: ConstrainedInstance, path) -> Path:
     path = Path(path)
@@ -455,29 +347,3 @@ def load_constrained(path) -> ConstrainedInstance:
             comps[tag] = component(kind, **{k: z[f"{tag}_{k}"][None] for k in _file_keys(kind)})
         slater = z["slater"] if "slater" in z.files else None
         return ConstrainedInstance(comps["f"], comps["g"], w0=z["w0"], slater=slater, source=f"file:{path}")
-
-
-@dataclass(frozen=True)
-class UnconstrainedFamily:
-    """``g_j = 0`` for every client (the paper's FedCOM special case, "g_j = 0, E = 1": unconstrained FedAvg with
-    uplink compression): the objective of a :class:`ConstrainedFamily` draw (``base``), the constraint replaced by
-    the affine ``g_j(w) = <0, w> - 0 = 0``, so every round is in ``A = {t: g(w_t) <= eps}`` and ``wbar`` is the
-    average of all iterates; ``f*`` is the unconstrained minimum (the constraint ``0 <= 0`` never binds; no Slater
-    point is needed or given)."""
-
-    base: ConstrainedFamily = field(default_factory=lambda: ConstrainedFamily(kind="pl", n=4, m=10, d=10))
-
-    @property
-    def key(self) -> str:
-        return f"fedsgm:g=0:{self.base.key}"
-
-    @property
-    def label(self) -> str:
-        return f"g = 0 (FedCOM), f of {self.base.label}"
-
-    def draw(self, seed: int) -> ConstrainedInstance:
-        b = self.base.draw(seed)
-        n, d = b.n, b.d
-        g = component("affine", a=np.zeros((1, n, d)), e=np.zeros((1, n)))
-        params = {**b.params, "constraint": "g = 0", "base": self.base.key}
-        return ConstrainedInstance(b.f, g, w0=b.w0.copy(), slater=None, seed=int(seed), source=self.key, params=params)

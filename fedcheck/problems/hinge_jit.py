@@ -1,6 +1,6 @@
 """The minibatch subgradient oracle of the hinge loss, compiled (numba): draw, selection and weighted sum in one pass.
 
-:func:`fedcheck.algorithms.fedmls.minibatch_oracle` (the reference, kept as the numpy path) draws one uniform key per
+:func:`fedcheck.algorithms.mls.minibatch_oracle` (the reference, kept as the numpy path) draws one uniform key per
 row, ``keys = rng.random((B, n, m))``, puts ``inf`` on the padding rows, takes the ``kth`` smallest key of each client
 by a full sort and weights the rows with ``key <= threshold``; then :meth:`Hinge.grad` computes the margins of *every*
 row (a batched ``matmul``) and sums the weighted active rows (a second one).  On the paper's SVM (9 x 10 clients x
@@ -112,7 +112,7 @@ def _overridden(loss) -> bool:
 
 def minibatch_hinge_oracle(loss, rng: np.random.Generator, real: np.ndarray, kth: np.ndarray, weight: np.ndarray,
                            fallback):
-    """The compiled form of :func:`fedcheck.algorithms.fedmls.minibatch_oracle`'s closure for a :class:`Hinge` loss,
+    """The compiled form of :func:`fedcheck.algorithms.mls.minibatch_oracle`'s closure for a :class:`Hinge` loss,
     or ``fallback`` (that closure) when it does not apply.  ``real`` ``(B, n, m)`` (a prefix of each client's rows),
     ``kth`` ``(B, n, 1)`` the order statistic of the threshold, ``weight`` ``(B, n, 1)`` the weight of a selected
     row, as the numpy closure has them.  A call with a ``U`` of another shape or dtype runs ``fallback`` (the same

@@ -456,7 +456,7 @@ def _pattern_max_norm(V: np.ndarray, signs: bool) -> np.ndarray:
 
 class LAD(Loss):
     """Least absolute deviations ``f_i(x) = (1/m) sum_j |a_ij^T x - b_ij| = (1/m) ||A_i x - b_i||_1``
-    (FedSGM's ``l1_residual``).
+    (the ``l1_residual`` kind of :mod:`fedcheck.problems.constrained`).
 
     Subgradient ``(1/m) A_i^T sign(A_i x - b_i)`` (``sign(0) = 0``, in the subdifferential, whichever
     ``kernel``).  ``Lip(f_i) = max_{||d|| <= 1} (1/m) ||A_i d||_1 = max_{s in {-1,1}^m} ||A_i^T s|| / m``
@@ -467,12 +467,12 @@ class LAD(Loss):
     ``lipschitz_bound``
         ``"exact"`` (default): the constant above, exact by enumeration for ``m <= MAX_PATTERN_ROWS``,
         else the upper bound ``min((1/m) sum_j ||a_ij||, ||A_i||_2 / sqrt(m))``;
-        ``"row_norms"``: the upper bound ``(1/m) sum_j ||a_ij||`` (never flagged exact), the constant
-        FedSGM's bounds were recorded with.
+        ``"row_norms"``: the upper bound ``(1/m) sum_j ||a_ij||`` (never flagged exact; cheap for any ``m``),
+        the constant of the ``l1_residual`` kind.
     ``kernel``
         the floating-point evaluation order, nothing else: ``"matmul"`` (default; residual by
         ``matmul``, subgradient ``(sign / m)^T A``) or ``"einsum"`` (residual by ``einsum``, subgradient
-        ``(A^T sign) / m``: FedSGM's numbers bit for bit).  The two differ in the last bits only."""
+        ``(A^T sign) / m``: the order of the ``l1_residual`` kind).  The two differ in the last bits only."""
 
     name = "lad"
     smooth = False
@@ -576,12 +576,12 @@ class Hinge(Loss):
 
 class MaxAffine(Loss):
     """Max of affine functions ``f_i(x) = max_j (a_ij^T x + b_ij)`` (``A`` holds the slopes, ``b`` the
-    offsets; FedSGM's ``max_affine`` ``max_k (c_k^T w - e_k)`` is ``A = C, b = -e``).  Subgradient
+    offsets; the constrained problems' ``max_affine`` ``max_k (c_k^T w - e_k)`` is ``A = C, b = -e``).  Subgradient
     ``a_{i, j*}`` at a maximizing piece ``j*`` (lowest index on ties, whichever ``kernel``).
     ``Lip(f_i) = max_j ||a_ij||`` exactly (the longest slope is active far along its own direction).
 
     Option ``kernel``: the floating-point evaluation order of the pieces only, ``"matmul"`` (default) or
-    ``"einsum"`` (FedSGM's numbers bit for bit); they differ in the last bits (and so, rarely, in the
+    ``"einsum"`` (the order of the ``max_affine`` kind); they differ in the last bits (and so, rarely, in the
     piece picked at a near-tie)."""
 
     name = "max_affine"
@@ -626,7 +626,7 @@ __all__ += ["LAD", "Hinge", "MaxAffine", "MAX_PATTERN_ROWS"]
 
 
 # ---------------------------------------------------------------------------------------------
-# Convex, Lipschitz client functions of constrained problems (FedSGM: objectives and constraints
+# Convex, Lipschitz client functions of constrained problems (objectives and constraints
 # g(x) <= 0).  Levels are subtracted (``||x - c|| - r``, ``loss - kappa``), offsets added (``a^T x + b``).
 def _sigmoid_tanh(z):
     """``1 / (1 + exp(-z))`` as ``(1 + tanh(z / 2)) / 2`` (stable; :class:`WeightedLogistic`'s numbers)."""
@@ -777,7 +777,7 @@ class Huber(Loss):
 
 class Affine(Loss):
     """``f_i(x) = a_i^T x + b_i`` (``a = 0, b = 0`` is the zero function); gradient ``a_i``,
-    ``smoothness`` 0, Lipschitz constant ``||a_i||`` exactly.  FedSGM's ``affine`` ``a^T w - e`` is
+    ``smoothness`` 0, Lipschitz constant ``||a_i||`` exactly.  The constrained problems' ``affine`` ``a^T w - e`` is
     ``b = -e``."""
 
     name = "affine"

@@ -217,6 +217,12 @@ def _versions() -> str:
         return f"cvxpy={cvxpy.__version__};clarabel={getattr(clarabel, '__version__', '?')}"
 
 
+def solver_versions() -> str:
+    """cvxpy's and Clarabel's versions as they enter every solve cache key: an exact solver of one's own (a paper's)
+    keys its :class:`SolutionCache` with them too, so an upgrade of either invalidates its entries."""
+    return _versions()
+
+
 def _key(inst: Instance) -> str:
     return hashlib.sha256(f"{inst.content_hash()}|{FORMULATION_VERSION}|{_versions()}".encode()).hexdigest()
 

@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fedcheck.core import verdict as V
-from fedcheck.core.evidence import Comparison, Finding, Observations, Observed
-from fedcheck.core.symbols import R as R_sym
-from fedcheck.core.verdict import POLICY
-from fedcheck.problems.composite import FiniteSumInstance, QuadInstance, solve_composite
-from fedcheck.problems.constants import InstanceContext, Value, resolve_all
-from fedcheck.problems.instances import instance_rng
-from fedcheck.problems.regularizers import L1, L2BallIndicator, Nuclear
+from fedcheck import Comparison, Finding, Observations, Observed, evaluate_expr
+from fedcheck import verdicts as V
+from fedcheck.problems import (L1, FiniteSumInstance, InstanceContext, L2BallIndicator, Nuclear, QuadInstance, Value,
+                               instance_rng, resolve_all, solve_composite)
+from fedcheck.symbols import R as R_sym
+from fedcheck.verdicts import POLICY
+
+
 def curse_instance(K: int = 100, noise: float = 0.0) -> QuadInstance:
     """Note Sec. 4.2: ``d = M = 2``, ``C`` the unit l2 ball, ``F_m(w) = 1/2 ||w - a_m||^2`` with
     ``a_1 = (3, 1)``, ``a_2 = (3, -1)``; ``w* = (1, 0)``, ``Phi* = 2.5``.  FedMiD's server average of the
@@ -145,12 +145,6 @@ def breast_cancer_logistic(seed: int = 0, M: int = 12, n: int = 32, batch: int =
 
 # =============================================================================================
 # the experiment of the rate theorems: expectation bounds at horizon-dependent parameters
-from fedcheck.core.schedules import evaluate_expr  # noqa: E402, F401  (one definition)
-from fedcheck.experiments import geometric_horizons  # noqa: E402, F401  (one definition)
-
-
-
-
 def fit_horizon_rate(R, mean, floor, policy=POLICY) -> dict | None:
     """The one rate fitter over every horizon (``fit_rate(window="all")``): the slope of ``log mean`` against
     ``log R`` over the points above ``policy.resolution_factor * floor``; ``None`` with fewer than
@@ -280,11 +274,8 @@ class HorizonExpectations:
 
     def _pick(self, config):
         full = bool(config.full)
-        seeds = list(config.seeds) if config.seeds is not None else \
-            list(range((self.full_seeds or self.seeds) if full else self.seeds))
-        hs = list(self.full_horizons if (full and self.full_horizons) else self.horizons)
-        if config.rounds:
-            hs = [h for h in hs if h <= config.rounds] or [int(config.rounds)]
+        seeds = config.seed_list(self.seeds, self.full_seeds)
+        hs = config.horizons(self.horizons, self.full_horizons)
         reps = (self.full_replicates or self.replicates) if full else self.replicates
         sw = None
         if self.sweep is not None:

@@ -12,28 +12,27 @@ as not to clash with the diameter constant ``D``), ``lambda`` the Moreau paramet
 :class:`~fedcheck.experiments.Horizons` experiment is its symbol ``T``: **in this module that ``T`` is the
 paper's ``K``** (rounds), and the local steps are the schedule ``T_loc`` / the per-round ``T_k``.
 
-Constants of an instance (``fedcheck.constants``): ``G_max = max_i Lip(f_i)`` (the corollary's ``G``),
+Constants of an instance (``fedcheck.problems.resolve``): ``G_max = max_i Lip(f_i)`` (the corollary's ``G``),
 ``G_F = (1/n)(sum_i Lip(f_i)^2)^(1/2)`` (the exact Lipschitz constant of ``F(X) = (1/n) sum_i f_i(x^i)``
 in the Frobenius norm, Theorem 3.1's ``G``), ``r_0 = ||x_0 - x*||``, ``Delta_F = sqrt(n) r_0 =
 ||X_0 - X*||_F``, ``xstar_norm = ||x*||``.  The oracle is deterministic here (``sigma = 0``).
 
 Initial conditions (Algorithm 1 leaves ``z_0``, ``y_1``, ``y_1^i`` unset): ``y_1 = y_1^i = z_1 = z_0 =
 z_0^i = x_0 = x_0^i = y_0 = 0`` (the paper's experiments start at zero); see
-:mod:`fedcheck.algorithms.fedmls`.  The ball radius is ``R = 2||x*|| + 1`` (any ``R >= ||x*||`` is allowed).
+:mod:`fedcheck.algorithms.mls`.  The ball radius is ``R = 2||x*|| + 1`` (any ``R >= ||x*||`` is allowed).
 """
 import functools
 
 import sympy as sp
 
-from fedcheck.algorithms import dcs as D
-from fedcheck.algorithms import fedmls as E
-from fedcheck.core import verdict as V
-from fedcheck.core.claim import Claim, Paper, Reading, Source
-from fedcheck.core.evidence import MEAN, PATHWISE, Bound, BoundTest, Fact, Measurement, Proof, order_fact
-from fedcheck.experiments import Cases, HorizonCase as Case, Horizons
+from fedcheck import (MEAN, PATHWISE, Bound, BoundTest, Cases, Claim, Fact, HorizonCase as Case, Horizons, Measurement,
+                      Paper, Proof, Reading, Source, geometric_horizons, order_fact)
+from fedcheck import verdicts as V
+from fedcheck.algorithms import dcs, fedmls, scaffnew, scaffold
+from fedcheck.symbols import G, G_F, G_max, T, Delta_F, m, n, r_0, t, xstar_norm
 from theorems.fedmls import measurements as P
-from fedcheck.experiments import geometric_horizons
-from fedcheck.core.symbols import G, G_F, G_max, T, Delta_F, m, n, r_0, t, xstar_norm
+from theorems.fedmls.problems import HingeFamily, LADFamily, MaxAffineFamily, solve_nonsmooth
+from theorems.fedmls.methods import fedavg
 
 FEDMLS = Paper(
     key="fedmls",
@@ -310,9 +309,9 @@ corollary32_derivation = Claim(
 
 # ---- Theorem 3.1 on FedMLS runs ----------------------------------------------------------------------
 def _families(n_clients: int = 2):
-    return (("LAD", P.LADFamily(n=n_clients, m=12, p=3, heterogeneity=0.5)),
-            ("hinge SVM", P.HingeFamily(n=n_clients, m=16, p=3, heterogeneity=0.5, flip=0.1)),
-            ("max-affine", P.MaxAffineFamily(n=n_clients, m0=4, p=2, heterogeneity=0.5)))
+    return (("LAD", LADFamily(n=n_clients, m=12, p=3, heterogeneity=0.5)),
+            ("hinge SVM", HingeFamily(n=n_clients, m=16, p=3, heterogeneity=0.5, flip=0.1)),
+            ("max-affine", MaxAffineFamily(n=n_clients, m0=4, p=2, heterogeneity=0.5)))
 
 
 THM31_SCHEDULES = {
@@ -355,8 +354,8 @@ theorem31 = Claim(
                "steps, F(x_K) - F* <= (10 ||X_0-X*||_F^2 + 8D)/(lambda K(K+1)) + G^2 lambda/2 for any lambda, D > 0 "
                "(the check's horizon T is the paper's K)"),
     evidence=BoundTest(
-        Horizons(runner=P.horizon_runner(E.fedmls, THM31_PER_ROUND), schedules=THM31_SCHEDULES,
-                 cases=tuple(_thm31_cases()), solver=P.solve_nonsmooth, rate_metric="Theorem 3.1", accepts=_accepts),
+        Horizons(runner=P.horizon_runner(fedmls, THM31_PER_ROUND), schedules=THM31_SCHEDULES,
+                 cases=tuple(_thm31_cases()), solver=solve_nonsmooth, rate_metric="Theorem 3.1", accepts=_accepts),
         bounds=(Bound("Theorem 3.1", expr=thm31_bound.subs(K, T), metric="gap",
                       description="F(x_K) - F* at the horizon", latex=THM31_LATEX,
                       latex_symbols=THM31_LATEX_SYMBOLS, latex_note=THM31_LATEX_NOTE),),
@@ -391,7 +390,7 @@ def _cor_cases():
 def _fedmls_proof_steps():
     """Corollary 3.2 derived from Theorem 3.1: the SymPy derivations as proof steps (``fedcheck audit
     fedmls.corollary32``).  Steps named "analysis: ..." are repairs (paper=False)."""
-    from fedcheck.core import steps as A
+    from fedcheck import steps as A
     facts = [c for c in (CORRECTNESS_FACT,) + tuple(DERIVATION_SYMBOLIC)
              if not c.name.startswith("the bound is of order")]     # rate facts are not steps of the proof
     return tuple(A.ProofStep(c.name if len(c.name) <= 72 else c.name[:69] + "...", c.name, "symbolic",
@@ -410,8 +409,8 @@ corollary32 = Claim(
                "f(x_K) - f(x*) <= eps after K = ceil(6 sqrt(n) ||x_0-x*|| G/eps) rounds; the check sets "
                "eps = 6 sqrt(n) ||x_0-x*|| G / K so that K is its horizon T"),
     evidence=BoundTest(
-        Horizons(runner=P.horizon_runner(E.fedmls, COR_PER_ROUND), schedules=COR_SCHEDULES, cases=tuple(_cor_cases()),
-                 solver=P.solve_nonsmooth, rate_metric="gap <= eps", accepts=_accepts),
+        Horizons(runner=P.horizon_runner(fedmls, COR_PER_ROUND), schedules=COR_SCHEDULES, cases=tuple(_cor_cases()),
+                 solver=solve_nonsmooth, rate_metric="gap <= eps", accepts=_accepts),
         bounds=(Bound("gap <= eps", expr=eps, metric="gap", description="f(x_K) - f* against the target eps",
                       latex=r"\epsilon", latex_symbols={}, latex_note="the corollary's bound is the target itself"),),
         findings="reading", rate=-1.0),
@@ -451,10 +450,10 @@ drift = Claim(
            "1/3) while FedMLS with the practical schedule (lambda_k = lambda_0/k, T_k = k) converges"),
     evidence=Measurement(functools.partial(
         P.measure_drift,
-        fail=P.Method("FedAvg (eta_k = eta_0/sqrt k, T_k = k)", E.fedavg, FEDAVG_PAPER),
-        work=P.Method("FedMLS (lambda_k = lambda_0/k, T_k = k)", E.fedmls, FEDMLS_REMARK, role="measured"),
-        references=(P.Method("subgradient method (T_k = 1, eta_k = r/(G sqrt k))", E.fedavg, SUBGRADIENT),
-                    P.Method("FedAvg with eta_k T_k -> 0 (eta_k = r/(G k^1.5), T_k = k)", E.fedavg, FEDAVG_VANISHING))),
+        fail=P.Method("FedAvg (eta_k = eta_0/sqrt k, T_k = k)", fedavg, FEDAVG_PAPER),
+        work=P.Method("FedMLS (lambda_k = lambda_0/k, T_k = k)", fedmls, FEDMLS_REMARK, role="measured"),
+        references=(P.Method("subgradient method (T_k = 1, eta_k = r/(G sqrt k))", fedavg, SUBGRADIENT),
+                    P.Method("FedAvg with eta_k T_k -> 0 (eta_k = r/(G k^1.5), T_k = k)", fedavg, FEDAVG_VANISHING))),
         counterexample=True,
         sources={"FedAvg (eta_k = eta_0/sqrt k, T_k = k) does not converge": SRC_DRIFT,
                     "FedMLS (lambda_k = lambda_0/k, T_k = k) converges": (
@@ -489,14 +488,14 @@ tradeoff = Claim(
            "round, O(1/eps^2) subgradient calls per client in total (measured: first round with f(x_k) - f* <= eps "
            "under Corollary 3.2's lambda and T, as eps shrinks)"),
     evidence=Measurement(functools.partial(
-        P.measure_tradeoff, family=P.LADFamily(n=2, m=12, p=3, heterogeneity=0.5), eps_expr=EPS,
+        P.measure_tradeoff, family=LADFamily(n=2, m=12, p=3, heterogeneity=0.5), eps_expr=EPS,
         horizon=COR_HORIZON,
-        corollary=P.Method("FedMLS, Corollary 3.2", E.fedmls, COR_METHOD),
-        anytime=(P.Method("FedMLS, Remark 3.3", E.fedmls, FEDMLS_REMARK, tune={"lambda_0": POWERS_OF_10}, role="measured",
+        corollary=P.Method("FedMLS, Corollary 3.2", fedmls, COR_METHOD),
+        anytime=(P.Method("FedMLS, Remark 3.3", fedmls, FEDMLS_REMARK, tune={"lambda_0": POWERS_OF_10}, role="measured",
                           description="lambda_k = lambda_0/k, T_k = k, lambda_0 tuned over powers of 10 (outside the theorem)"),
-                 P.Method("FedAvg (paper's schedule)", E.fedavg, FEDAVG_PAPER, tune={"eta_0": POWERS_OF_10},
+                 P.Method("FedAvg (paper's schedule)", fedavg, FEDAVG_PAPER, tune={"eta_0": POWERS_OF_10},
                           description="eta_k = eta_0/sqrt k, T_k = k, eta_0 tuned over powers of 10"),
-                 P.Method("subgradient method (T_k = 1)", E.fedavg, SUBGRADIENT,
+                 P.Method("subgradient method (T_k = 1)", fedavg, SUBGRADIENT,
                           description="FedAvg with one local step, eta_k = r/(G sqrt k): O(1/eps^2) rounds in theory"))),
         sources={"rounds to eps = O(1/eps) (Corollary 3.2 schedule)": SRC_ABSTRACT,
                     "subgradient calls to eps = O(1/eps^2) (Corollary 3.2 schedule)": SRC_ABSTRACT}),
@@ -527,10 +526,10 @@ nscaling = Claim(
            "an n-free schedule (lambda = n eps/G^2, K = ceil(6 r G/eps), T = ceil(108 r (4G^2+sigma^2)/(G eps))) "
            "that Theorem 3.1 gives with the exact product-space constants"),
     evidence=Measurement(functools.partial(
-        P.measure_nscaling, family=P.LADFamily(n=32, m=12, p=3, heterogeneity=0.5), eps_expr=EPS,
-        arms=((P.Method("Corollary 3.2 as stated", E.fedmls, COR_METHOD), COR_HORIZON, True,
+        P.measure_nscaling, family=LADFamily(n=32, m=12, p=3, heterogeneity=0.5), eps_expr=EPS,
+        arms=((P.Method("Corollary 3.2 as stated", fedmls, COR_METHOD), COR_HORIZON, True,
                "the paper's lambda = eps/G^2, T and K (both ~ sqrt(n))", 0.5),
-              (P.Method("n-free schedule", E.fedmls, NFREE_METHOD), NFREE_HORIZON, False,
+              (P.Method("n-free schedule", fedmls, NFREE_METHOD), NFREE_HORIZON, False,
                "lambda = n eps/G^2, K = ceil(6rG/eps), T = ceil(108 r 4G^2/(G eps)); proven from Theorem 3.1 with "
                "G_F = G/sqrt(n), sigma_F^2 = sigma^2/n (symbolic claim)", 0.0))),
         sources={"Corollary 3.2 as stated: f(x_K) - f* <= eps at every n": SRC_COR32}),
@@ -572,15 +571,15 @@ experiment = Claim(
            "converges to the ground truth; Scaffold and Scaffnew shown beside"),
     evidence=Measurement(functools.partial(
         P.measure_experiment,
-        fail=P.Method("FedAvg", E.fedavg, EXP_FEDAVG, tune={"eta_0": ETA_GRID},
+        fail=P.Method("FedAvg", fedavg, EXP_FEDAVG, tune={"eta_0": ETA_GRID},
                       description="eta_k = eta_0/sqrt k, T_k = k"),
-        work=P.Method("FedMLS", E.fedmls, EXP_FEDMLS, tune={"lambda_0": LAMBDA_GRID}, role="measured",
+        work=P.Method("FedMLS", fedmls, EXP_FEDMLS, tune={"lambda_0": LAMBDA_GRID}, role="measured",
                       description="lambda_k = lambda_0/k, T_k = k (Remark 3.3; OUTSIDE Theorem 3.1, which needs a "
                                   "constant lambda)"),
-        others=(P.Method("Scaffold", E.scaffold, SCAFFOLD_PAPER, step_schedules=EXP_SCAFFOLD_STEP, steps=remark_T,
+        others=(P.Method("Scaffold", scaffold, SCAFFOLD_PAPER, step_schedules=EXP_SCAFFOLD_STEP, steps=remark_T,
                          tune={"eta_0": ETA_GRID},
                          description="eta_g = sqrt n, local eta_t = eta_0/(eta_g t) with t the local steps so far, T_k = k"),
-                P.Method("Scaffnew", E.scaffnew, {}, step_schedules=EXP_SCAFFNEW_STEP, by_steps=True,
+                P.Method("Scaffnew", scaffnew, {}, step_schedules=EXP_SCAFFNEW_STEP, by_steps=True,
                          tune={"eta_0": ETA_GRID},
                          description="eta_t = eta_0/sqrt t, communication with probability p_t = 1/sqrt t, as many "
                                      "local steps as FedMLS")),
@@ -589,11 +588,12 @@ experiment = Claim(
     params={"T_0": 1},
     # Figure 1 is a limit (K = 10^4 in the paper): at the quick horizon (K = 100) FedAvg is still decreasing
     # and FedMLS has not converged either, so neither "FedAvg does not converge" nor the 10x separation can be
-    # decided there (until issue 13 this reported not_reproduced).  --full runs K = 1000; still short of 10^4.
+    # decided there (an earlier reading, which did not treat the claim as a limit, reported not_reproduced).
+    # --full runs K = 1000; still short of 10^4.
     expected="inconclusive",
     assumptions=("the paper's data: the original Wisconsin Breast Cancer set (699 x 9, shipped with fedcheck), missing "
                  "values imputed with column means, raw attributes with a bias column, all 699 samples (the text "
-                 "mentions no split or scaling), k-means on the raw attributes (theorems.fedmls.measurements.wisconsin_svm)",
+                 "mentions no split or scaling), k-means on the raw attributes (theorems.fedmls.problems.wisconsin_svm)",
                  "objective (10) divided by the padded client size m (a constant), with m written into the schedules so "
                  "that lambda_0 and eta_0 are in the paper's units; tuned over the authors' grids (lambda_0 in {0.1, 1, "
                  "10}, eta_0 in {1e-4, 1e-3, 1e-2}) on the mean final gap",
@@ -602,7 +602,7 @@ experiment = Claim(
 )
 
 
-# ---- issue 17: Theorem 3.1 and Corollary 3.2 with stochastic subgradients (sigma > 0) ------------------
+# ---- Theorem 3.1 and Corollary 3.2 with stochastic subgradients (sigma > 0) ----------------------------
 # The oracle: g_i(x) + xi_i, xi_i ~ N(0, (s^2/p) I) (theorems.fedmls.measurements.gaussian_oracle_factory), so each
 # client's variance is s^2 exactly and the product-space oracle of F(X) = (1/n) sum_i f_i(x^i) has
 # sigma_F^2 = s^2/n (the theorem's sigma, beside its G = G_F).  The bounds are in expectation: the MEAN
@@ -631,9 +631,9 @@ theorem31_stochastic = Claim(
                "Gaussian subgradient noise of variance s^2 per client (sigma_F = s/sqrt(n)), lambda = lambda*(K), "
                "D = ||X_0-X*||_F^2"),
     evidence=BoundTest(
-        Horizons(runner=P.horizon_runner(E.fedmls, THM31_PER_ROUND,
+        Horizons(runner=P.horizon_runner(fedmls, THM31_PER_ROUND,
                                          oracle_factory=P.gaussian_oracle_factory("s_noise")),
-                 schedules=THM31_SCHEDULES_STOCH, cases=tuple(_thm31_stoch_cases()), solver=P.solve_nonsmooth,
+                 schedules=THM31_SCHEDULES_STOCH, cases=tuple(_thm31_stoch_cases()), solver=solve_nonsmooth,
                  rate_metric="Theorem 3.1", accepts=_accepts),
         bounds=(Bound("Theorem 3.1", expr=thm31_bound.subs(K, T), metric="gap",
                       description="E[F(x_K)] - F* at the horizon (mean over runs)", latex=THM31_LATEX,
@@ -669,8 +669,8 @@ corollary32_stochastic = Claim(
                "Example: Gaussian subgradient noise of variance s^2 per client (sigma = s, the clients' level, beside "
                "the clients' G = G_max); eps = 6 sqrt(n) ||x_0-x*|| G/K"),
     evidence=BoundTest(
-        Horizons(runner=P.horizon_runner(E.fedmls, COR_PER_ROUND, oracle_factory=P.gaussian_oracle_factory("s_noise")),
-                 schedules=COR_SCHEDULES_STOCH, cases=tuple(_cor_stoch_cases()), solver=P.solve_nonsmooth,
+        Horizons(runner=P.horizon_runner(fedmls, COR_PER_ROUND, oracle_factory=P.gaussian_oracle_factory("s_noise")),
+                 schedules=COR_SCHEDULES_STOCH, cases=tuple(_cor_stoch_cases()), solver=solve_nonsmooth,
                  rate_metric="gap <= eps", accepts=_accepts),
         bounds=(Bound("gap <= eps", expr=eps, metric="gap", description="E f(x_K) - f* against eps (mean over runs)",
                       latex=r"\epsilon", latex_symbols={}, latex_note="the corollary's bound is the target itself"),),
@@ -691,7 +691,7 @@ corollary32_stochastic = Claim(
 )
 
 
-# ---- issue 17: Algorithm 1 is MOPES (eq. 4-5) on the consensus reformulation (7), as a check ---------
+# ---- Algorithm 1 is MOPES (eq. 4-5) on the consensus reformulation (7), as a check -------------------
 # The derivation (8)-(9) is written with a constant lambda (beta_k = 4/(lambda k)); Algorithm 1 takes a sequence
 # lambda_k, so the identity with lambda_k = lambda_0/k (MOPES run with the same sequence) is fedcheck's extension.
 ALG1_VARYING = ", lambda_k = lambda_0/k"
@@ -725,46 +725,46 @@ alg1_is_mopes = Claim(
                       source=SRC_ALG1, deviation=ALG1_DEVIATION),
               Reading("|F(x_k(Alg. 1)) - F(x_k(MOPES))|" + ALG1_VARYING, {}, False, "the same with lambda_k = "
                       "lambda_0/k", source=SRC_ALG1, deviation=ALG1_DEVIATION)),
-    assumptions=("the initial conditions of Algorithm 1 left unset are y_0 (see fedcheck.algorithms.fedmls)",
+    assumptions=("the initial conditions of Algorithm 1 left unset are y_0 (see fedcheck.algorithms.mls)",
                  "rounding slack: the verdict policy's tolerance times max(1, ||x_k||)"),
     kind="measurement",
     expected="holds",
 )
 
 
-# ---- issue 17 / 25: "the standard parameters for FedAvg, Scaffold and Scaffnew are ineffective" ------------
+# ---- "the standard parameters for FedAvg, Scaffold and Scaffnew are ineffective" --------------------------
 # Section 4: "The standard parameters for FedAvg, Scaffold, and Scaffnew are ineffective in the non-smooth convex
 # setting. To address this, we adjusted their parameters through trial and error, experimenting with both constant and
-# decreasing learning rates ...".  The sentence reports the paper's own experiment, so it is tested there (issue 25):
+# decreasing learning rates ...".  The sentence reports the paper's own experiment, so it is tested there:
 # the SVM (10) on the paper's 699-sample Wisconsin data, 10 k-means clients, 10% mini-batches, T_k = k, Scaffold with
 # eta_g = sqrt(n), Scaffnew with p_t = 1/sqrt t.  The paper defines neither term: "standard parameters" is read as
 # constant learning rates (the smooth theory's form; decreasing rates are the paper's adjustment), tuned over the
 # authors' grid eta_0 in {1e-4, 1e-3, 1e-2} in the paper's units; "ineffective" as its natural meaning, no
-# convergence (a plateau of the relative gap).  Issue 17's test (synthetic LAD/hinge clients, exact subgradients,
+# convergence (a plateau of the relative gap).  The synthetic test (LAD/hinge clients, exact subgradients,
 # T = 10 fixed local steps, Scaffold eta_g = 1, Scaffnew p = 1/10, "ineffective" = ends above FedMLS at K = 200) is
 # a setting the paper never ran: it is kept as an analysis with its deviation named.
 STANDARD_PAPER_SETTING = (
-    P.Method("FedAvg, constant step", E.fedavg, {"eta": m * eta_0, "T": remark_T}, tune={"eta_0": ETA_GRID},
+    P.Method("FedAvg, constant step", fedavg, {"eta": m * eta_0, "T": remark_T}, tune={"eta_0": ETA_GRID},
              description="eta_k = eta_0 (constant), T_k = k, eta_0 in {1e-4, 1e-3, 1e-2}"),
-    P.Method("Scaffold, constant step", E.scaffold, {"T": remark_T, "eta_g": eta_g},
+    P.Method("Scaffold, constant step", scaffold, {"T": remark_T, "eta_g": eta_g},
              step_schedules={"eta_step": m * eta_0 / eta_g}, steps=remark_T, tune={"eta_0": ETA_GRID},
              description="eta_g = sqrt n, local eta_t = eta_0/eta_g (constant), T_k = k, eta_0 in {1e-4, 1e-3, 1e-2}"),
-    P.Method("Scaffnew, constant step", E.scaffnew, {}, step_schedules={"eta_step": m * eta_0, "p_step": 1 / sp.sqrt(s_step)},
+    P.Method("Scaffnew, constant step", scaffnew, {}, step_schedules={"eta_step": m * eta_0, "p_step": 1 / sp.sqrt(s_step)},
              by_steps=True, tune={"eta_0": ETA_GRID},
              description="eta_t = eta_0 (constant), aggregation with probability p_t = 1/sqrt t, as many local steps as "
                          "FedMLS, eta_0 in {1e-4, 1e-3, 1e-2}"),
 )
-# issue 17's analysis: synthetic clients, exact subgradients, fixed local steps
+# the analysis beside: synthetic clients, exact subgradients, fixed local steps
 c_std = sp.Symbol("c_std", positive=True)
 T_STD = 10
 STD_STEP = c_std * r_0 / (G_max * T_STD)
 STD_GRID = (0.01, 0.1, 1.0)
 STANDARD_BASELINES = (
-    P.Method("FedAvg, constant step", E.fedavg, {"eta": STD_STEP, "T": sp.Integer(T_STD)}, tune={"c_std": STD_GRID},
+    P.Method("FedAvg, constant step", fedavg, {"eta": STD_STEP, "T": sp.Integer(T_STD)}, tune={"c_std": STD_GRID},
              description=f"eta = c r/(G T), T = {T_STD} local steps, c in {STD_GRID}"),
-    P.Method("Scaffold, constant steps", E.scaffold, {"eta": STD_STEP, "T": sp.Integer(T_STD), "eta_g": sp.Integer(1)},
+    P.Method("Scaffold, constant steps", scaffold, {"eta": STD_STEP, "T": sp.Integer(T_STD), "eta_g": sp.Integer(1)},
              tune={"c_std": STD_GRID}, description=f"eta_l = c r/(G T), eta_g = 1, T = {T_STD}, c in {STD_GRID}"),
-    P.Method("Scaffnew, constant step and p", E.scaffnew, {}, by_steps=True, tune={"c_std": STD_GRID},
+    P.Method("Scaffnew, constant step and p", scaffnew, {}, by_steps=True, tune={"c_std": STD_GRID},
              step_schedules={"eta_step": STD_STEP, "p_step": sp.Integer(1) / T_STD},
              description=f"gamma = c r/(G T), p = 1/{T_STD}, c in {STD_GRID}"),
 )
@@ -782,18 +782,18 @@ standard_parameters = Claim(
                "clients, stochastic subgradients on 10% mini-batches, T_k = k, Scaffold with eta_g = sqrt(n), Scaffnew "
                "aggregating with probability 1/sqrt t -- FedAvg, Scaffold and Scaffnew with their standard parameters "
                "(read: constant learning rates, tuned over the authors' grid) are ineffective (read: do not converge, "
-               "their relative gap plateaus), FedMLS (Remark 3.3) beside. Analysis beside: issue 17's test on synthetic "
-               "clients with exact subgradients and fixed local steps"),
+               "their relative gap plateaus), FedMLS (Remark 3.3) beside. Analysis beside: a test on synthetic clients "
+               "with exact subgradients and fixed local steps"),
     evidence=Measurement(functools.partial(
         P.measure_standard_parameters_paper, baselines=STANDARD_PAPER_SETTING, rounds=(100, 1000), seeds=(2, 10),
-        work=P.Method("FedMLS (Remark 3.3)", E.fedmls, EXP_FEDMLS, tune={"lambda_0": LAMBDA_GRID}, role="measured",
+        work=P.Method("FedMLS (Remark 3.3)", fedmls, EXP_FEDMLS, tune={"lambda_0": LAMBDA_GRID}, role="measured",
                       description="lambda_k = lambda_0/k, T_k = k, lambda_0 in {0.1, 1, 10}"),
         analysis=functools.partial(
             P.measure_standard_parameters, baselines=STANDARD_BASELINES, minibatches=False,
-            work=P.Method("FedMLS (Remark 3.3)", E.fedmls, FEDMLS_REMARK, tune={"lambda_0": POWERS_OF_10},
+            work=P.Method("FedMLS (Remark 3.3)", fedmls, FEDMLS_REMARK, tune={"lambda_0": POWERS_OF_10},
                           role="measured", description="lambda_k = lambda_0/k, T_k = k, lambda_0 in {0.1, 1, 10}"),
-            families=(("LAD", P.LADFamily(n=4, m=12, p=3, heterogeneity=0.5)),
-                      ("hinge SVM", P.HingeFamily(n=4, m=16, p=3, heterogeneity=0.5, flip=0.1))),
+            families=(("LAD", LADFamily(n=4, m=12, p=3, heterogeneity=0.5)),
+                      ("hinge SVM", HingeFamily(n=4, m=16, p=3, heterogeneity=0.5, flip=0.1))),
             local_steps=T_STD)), counterexample=True,
         sources={"FedAvg, constant step: ineffective": SRC_STANDARD,
                     "Scaffold, constant step: ineffective": SRC_STANDARD,
@@ -815,18 +815,18 @@ standard_parameters = Claim(
                  "'ineffective' read as no convergence: a finite run decides it only once the tuned constant step has "
                  "reached its plateau; 'ends above FedMLS' is reported beside as fedcheck's reading",
                  "quick: K = 100 rounds, 2 seeds; --full: K = 1000, 10 seeds (the paper: 20 seeds, horizon not stated)",
-                 "analysis beside (deviation named): issue 17's synthetic LAD/hinge test with exact subgradients"),
+                 "analysis beside (deviation named): a synthetic LAD/hinge test with exact subgradients"),
 )
 
 
-# ---- issue 17: the DCS baseline (Lan, Lee & Zhou, "Communication-efficient algorithms for decentralized and
+# ---- the DCS baseline (Lan, Lee & Zhou, "Communication-efficient algorithms for decentralized and
 # stochastic optimization", Math. Program. 2020) -----------------------------------------------------------------
 # The paper neither runs nor cites DCS: its experiments compare FedMLS with FedAvg, Scaffold and Scaffnew only.  What
 # it says that DCS bears on is Section 2's "To our knowledge, no MLS method has been shown to achieve a provable
 # reduction in the number of communication rounds in the non-smooth convex setting" (and Table 1).  DCS is such a
 # method (O(1/eps) communications, O(1/eps^2) subgradients, general convex non-smooth), so the claim is encoded as
 # its counterexample, measured on the paper's kind of problem (LAD clients, server network).  DCS's parameters
-# (fedcheck.algorithms.dcs): alpha = theta = 1, eta = 2||L|| = 2n, tau = ||L|| = n, beta_t = (t+1)/2,
+# (fedcheck.algorithms.sliding): alpha = theta = 1, eta = 2||L|| = 2n, tau = ||L|| = n, beta_t = (t+1)/2,
 # lambda_t = t+1 and T = ceil(m M^2 N/(||L||^2 D~)) with m = n agents, M = G_max/n (phi_i = f_i/n) and D~ = d_rel
 # V(x^0, x*) = d_rel n r_0^2/2, d_rel tuned over powers of 10 (as the paper tunes its baselines).
 N_h = sp.Symbol("N_h", positive=True)            # DCS's horizon (outer iterations); T depends on it
@@ -845,13 +845,13 @@ dcs_prior_mls = Claim(
                "reaches gap O(1/communications). Example: LAD clients (n = 2), FedMLS (Remark 3.3) and the subgradient "
                "method at equal communication rounds beside"),
     evidence=Measurement(functools.partial(
-        P.measure_dcs, family=P.LADFamily(n=2, m=12, p=3, heterogeneity=0.5),
-        dcs=P.Method("DCS", D.dcs, DCS_METHOD, tune={"d_rel": POWERS_OF_10},
+        P.measure_dcs, family=LADFamily(n=2, m=12, p=3, heterogeneity=0.5),
+        dcs=P.Method("DCS", dcs, DCS_METHOD, tune={"d_rel": POWERS_OF_10},
                      description="alpha = theta = 1, eta = 2n, tau = n, beta_t = (t+1)/2, lambda_t = t+1, "
                                  "T = ceil(2 G^2 N/(n^4 d_rel r_0^2)), d_rel in {0.1, 1, 10}"),
-        work=P.Method("FedMLS (Remark 3.3)", E.fedmls, FEDMLS_REMARK, tune={"lambda_0": POWERS_OF_10}, role="measured",
+        work=P.Method("FedMLS (Remark 3.3)", fedmls, FEDMLS_REMARK, tune={"lambda_0": POWERS_OF_10}, role="measured",
                       description="lambda_k = lambda_0/k, T_k = k, lambda_0 in {0.1, 1, 10}"),
-        reference=P.Method("subgradient method (T_k = 1)", E.fedavg, SUBGRADIENT,
+        reference=P.Method("subgradient method (T_k = 1)", fedavg, SUBGRADIENT,
                            description="FedAvg with one local step, eta_k = r/(G sqrt k)")), counterexample=True,
         sources={"Section 2: no MLS method": SRC_NO_MLS}),
     params={"T_0": 1},

@@ -1,434 +1,24 @@
-"""Non-smooth federated problems for the FedMLS paper (Palenzuela, Dadras, Yurtsever, Loefstedt).
-
-The problem is unconstrained, ``min_x f(x) = (1/n) sum_i f_i(x)`` with convex, Lipschitz, non-smooth
-client losses (:mod:`fedcheck.losses`: ``lad``, ``hinge``, ``max_affine``).  Every instance here is a
-:class:`fedcheck.instances.Instance` whose set is a Euclidean ball of radius ``rho`` chosen far larger
-than the minimizer (its *domain*, not the paper's ``X'``, whose radius ``R`` is an algorithm input):
-when the solver's minimizer lies strictly inside the ball, the ball is inactive and, by convexity, the
-ball-constrained optimum is the unconstrained one.
-
-Exact optima (:func:`solve_nonsmooth`).  All three losses are sums/maxima of affine pieces, so
-``F(x) = sum_tau c_tau max_k (P_tau,k^T x + q_tau,k)`` and ``F*`` is an LP over ``(x, t)`` with the
-ball as one second-order cone, solved by cvxpy with Clarabel (status recorded: anything but
-``optimal`` makes the checks that use it inconclusive).  Two certificates that do not trust the solver:
-
-* upper end: ``F(x_hat)`` evaluated in numpy at the solver's point (projected into the ball);
-* lower end: the LP duals ``mu_tau,k >= 0`` normalized per term to convex weights ``theta`` give,
-  for every ``x`` in the ball, ``F(x) >= sum c theta (P x + q) >= sum c theta q - rho ||g||`` with
-  ``g = sum c theta P`` (``max_k >= any convex combination``) -- a certified lower bound on ``F*``.
-
-``x*`` is then taken as the point of the (certified-accuracy) optimal set closest to ``x_0`` (a second
-solve, ``min ||x - x_0||`` subject to ``F(x) <= F(x_hat) + gap``), since Theorem 3.1 holds for any
-minimizer and the closest one gives the tightest bound.  Solves are cached on disk like
-:mod:`fedcheck.solve` (``$FEDCHECK_CACHE``).
-
-Families (seeded with :func:`fedcheck.instances.instance_rng`; heterogeneous clients):
-:class:`LADFamily`, :class:`HingeFamily`, :class:`MaxAffineFamily`, :class:`FamilyMix`; the drift toy
-:func:`drift_instance` (``f_i(x) = |x - c_i|``); the experiment's data :func:`wisconsin_svm` (the paper's
-699-sample Wisconsin data, shipped) and :func:`breast_cancer_svm` (scikit-learn's WDBC, a stand-in).
+"""The FedMLS paper's measurements (Palenzuela, Dadras, Yurtsever, Loefstedt): methods run side by side on the
+problems of :mod:`theorems.fedmls.problems` with their exact optima -- the runner of the bound checks
+(:func:`horizon_runner`), the tuned runs of :class:`Method` (:func:`run_method`) and the measurement functions
+(drift, trade-off, scaling in n, the paper's experiment, stochastic subgradients, Algorithm 1 against MOPES, the
+standard parameters, the DCS baseline).  Every schedule is a SymPy expression declared in
+``theorems/fedmls/claims.py``; here it is only evaluated.
 """
 from __future__ import annotations
 
-import hashlib
-import time
-import warnings
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import sympy as sp
 
-from fedcheck.problems.instances import Instance, instance_rng
-from fedcheck.problems.sets import L2Ball
-from fedcheck.problems.solve import Solution, SolutionCache, close, _versions
-
-__all__ = ["pieces", "solve_nonsmooth", "client_minimizers", "LADFamily", "HingeFamily", "MaxAffineFamily",
-           "FamilyMix", "drift_instance", "breast_cancer_svm", "wisconsin_data", "wisconsin_svm", "FORMULATION_VERSION", "BALL_MARGIN"]
-
-FORMULATION_VERSION = "nonsmooth-pl-v1"
-BALL_MARGIN = 0.5   # the minimizer must lie within BALL_MARGIN * rho for the domain ball to count as inactive
-CLARABEL_SETTINGS = {"tol_feas": 1e-9, "tol_gap_abs": 1e-9, "tol_gap_rel": 1e-9}
-# the closest-minimizer point is accepted when F(x) <= F(x_hat) + gap + CLOSE_SLACK (1 + |F(x_hat)|):
-# ten times the solver's requested tolerance, since its constraints hold only to that tolerance
-CLOSE_SLACK = 1e-8
-
-
-# ----------------------------------------------------------------------------------------------
-# piecewise-linear form and the exact solve
-def pieces(inst: Instance) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(P, q, c, client)``: ``F(x) = sum_tau c_tau max_k (P[tau, k] x + q[tau, k])`` for one instance
-    (``P`` ``(N, K, p)``, ``q`` ``(N, K)``, ``c`` ``(N,)``, ``client`` ``(N,)`` the client of each term)."""
-    A, b = inst.A, inst.b
-    n, m, p = A.shape
-    if inst.loss == "lad":
-        a = A.reshape(n * m, p)
-        r = b.reshape(n * m)
-        P = np.stack([a, -a], axis=1)
-        q = np.stack([-r, r], axis=1)
-        c = np.full(n * m, 1.0 / (n * m))
-        client = np.repeat(np.arange(n), m)
-    elif inst.loss == "hinge":
-        real = (b != 0).reshape(-1)
-        ba = (A * b[..., None]).reshape(n * m, p)[real]
-        P = np.stack([np.zeros_like(ba), -ba], axis=1)
-        q = np.stack([np.zeros(len(ba)), np.ones(len(ba))], axis=1)
-        c = np.full(len(ba), 1.0 / (n * m))
-        client = np.repeat(np.arange(n), m)[real]
-    elif inst.loss == "max_affine":
-        P, q = A.copy(), b.copy()
-        c = np.full(n, 1.0 / n)
-        client = np.arange(n)
-    else:
-        raise ValueError(f"no piecewise-linear form for the {inst.loss!r} loss")
-    return P, q, c, client
-
-
-def _key(inst: Instance) -> str:
-    x0 = np.zeros(inst.p) if inst.x0 is None else np.asarray(inst.x0, dtype=float)
-    h = hashlib.sha256(f"{inst.content_hash()}|{FORMULATION_VERSION}|{_versions()}".encode())
-    h.update(np.ascontiguousarray(x0).tobytes())
-    return h.hexdigest()
-
-
-def solve_nonsmooth(inst: Instance, use_cache: bool = True) -> Solution:
-    """Exact ``F*`` of a piecewise-linear instance, certified, with ``x*`` the minimizer closest to
-    ``x_0`` (see the module doc).  ``Y_star`` holds the clients' shares ``g_i`` of the certificate's
-    subgradient (consensus duals: ``sum_i g_i = 0`` up to ``dual_residual``)."""
-    key = _key(inst)
-    if use_cache:
-        hit = CACHE.load(key, lambda s: verify_nonsmooth(inst, s))
-        if hit is not None:
-            return hit
-    import cvxpy as cp
-    P, q, c, client = pieces(inst)
-    N, K, p = P.shape
-    rho = float(inst.set.radius)
-    x0 = np.zeros(p) if inst.x0 is None else np.asarray(inst.x0, dtype=float)
-    x, tt = cp.Variable(p), cp.Variable(N)
-    cons = [tt >= P[:, k, :] @ x + q[:, k] for k in range(K)]
-    ball = [cp.norm2(x) <= rho]
-    prob = cp.Problem(cp.Minimize(c @ tt), cons + ball)
-    notes: list[str] = []
-    t0 = time.perf_counter()
-    try:
-        prob.solve(solver=cp.CLARABEL, **CLARABEL_SETTINGS)
-        status = str(prob.status)
-    except cp.error.SolverError as e:
-        status = "solver_error"
-        notes.append(str(e))
-    nan = float("nan")
-    if x.value is None or status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-        return Solution(nan, nan, np.full(p, nan), status, "CLARABEL", _versions(), time.perf_counter() - t0,
-                        duals={"Y": np.full((inst.n, p), nan)}, info={"Y_norm": nan, "dual_residual": nan}, notes=notes)
-    loss = inst.make_loss()
-    x_hat = inst.set.project(np.asarray(x.value, dtype=float))
-    F_hat = float(loss.full_value(x_hat))
-    # certified lower bound from the duals, normalized to convex weights per term
-    mu = np.stack([np.maximum(np.asarray(cc.dual_value, dtype=float).reshape(N), 0.0) for cc in cons], axis=1)
-    tot = mu.sum(1, keepdims=True)
-    act = np.zeros_like(mu)
-    act[np.arange(N), np.argmax(np.einsum("nkp,p->nk", P, x_hat) + q, axis=1)] = 1.0
-    theta = np.where(tot > 0, mu / np.where(tot > 0, tot, 1.0), act)
-    w = c[:, None] * theta
-    g_clients = np.zeros((inst.n, p))
-    np.add.at(g_clients, client, np.einsum("nk,nkp->np", w, P))
-    g = g_clients.sum(0)
-    lower = float((w * q).sum() - rho * np.linalg.norm(g))
-    gap = max(F_hat - lower, 0.0)
-    # x*: the point of the optimal set (to the certified accuracy) closest to x_0
-    x_star = x_hat
-    xc = cp.Variable(p)
-    tc = cp.Variable(N)
-    close = cp.Problem(cp.Minimize(cp.norm2(xc - x0)),
-                       [tc >= P[:, k, :] @ xc + q[:, k] for k in range(K)]
-                       + [cp.norm2(xc) <= rho, c @ tc <= F_hat + gap])
-    try:
-        with warnings.catch_warnings():  # its answer is verified below, whatever the solver's status
-            warnings.simplefilter("ignore")
-            close.solve(solver=cp.CLARABEL)
-        if close.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) and xc.value is not None:
-            cand = inst.set.project(np.asarray(xc.value, dtype=float))
-            if float(loss.full_value(cand)) <= F_hat + gap + CLOSE_SLACK * (1.0 + abs(F_hat)):
-                x_star = cand
-            else:
-                notes.append("closest-minimizer solve left the optimal set; x* is the solver's point")
-        else:
-            notes.append(f"closest-minimizer solve: status {close.status}; x* is the solver's point")
-    except cp.error.SolverError as e:
-        notes.append(f"closest-minimizer solve failed: {e}")
-    if np.linalg.norm(x_star) > BALL_MARGIN * rho:
-        status = "ball_active"
-        notes.append(f"||x*|| = {np.linalg.norm(x_star):.3g} > {BALL_MARGIN} * rho = {BALL_MARGIN * rho:.3g}: "
-                     "the domain ball may be active, so F* may not be the unconstrained optimum")
-    sol = Solution(F_star=F_hat, F_lower=F_hat - gap, x_star=x_star, status=status, solver="CLARABEL",
-                   solver_version=_versions(), solve_time=time.perf_counter() - t0,
-                   duals={"Y": g_clients, "w": w},
-                   info={"Y_norm": float(np.linalg.norm(g_clients)), "dual_residual": float(np.linalg.norm(g))},
-                   notes=notes)
-    if use_cache and sol.accurate:
-        CACHE.store(key, sol)
-    return sol
-
-
-CACHE = SolutionCache(FORMULATION_VERSION)
-
-
-def verify_nonsmooth(inst: Instance, sol: Solution) -> str | None:
-    """Re-verify a stored solution without trusting it: shapes, status, the dual lower bound recomputed from the
-    stored weights, ``F`` at the stored point inside the certified interval, the duals' norms."""
-    P, q, c, client = pieces(inst)
-    N, K, p = P.shape
-    x, Y, w = (np.asarray(sol.x_star, float), np.asarray(sol.duals.get("Y"), float),
-               np.asarray(sol.duals.get("w"), float))
-    if x.shape != (p,) or Y.shape != (inst.n, p) or w.shape != (N, K):
-        return f"shapes x {x.shape}, Y {Y.shape}, w {w.shape} for n={inst.n}, p={p}, {N}x{K} pieces"
-    if sol.reason:
-        return sol.reason
-    if not (np.all(w >= 0) and np.allclose(w.sum(1), c, rtol=1e-9, atol=1e-12)):
-        return "the stored dual weights are not a certificate (negative, or not summing to the pieces' weights)"
-    rho = float(inst.set.radius)
-    g = np.einsum("nk,nkp->p", w, P)
-    lower = float((w * q).sum() - rho * np.linalg.norm(g))
-    if not close(lower, sol.F_lower, rtol=1e-9, atol=1e-12) and not lower >= sol.F_lower:
-        return f"the dual lower bound recomputes to {lower:.17g}, the entry says {sol.F_lower:.17g}"
-    F = float(inst.make_loss().full_value(x))
-    tol = CLOSE_SLACK * (1.0 + abs(sol.F_star))
-    if not (sol.F_lower - tol <= F <= sol.F_star + sol.gap + tol):
-        return f"F at the stored point is {F:.17g}, outside the certified interval [{sol.F_lower:.17g}, {sol.F_star:.17g}]"
-    if not close(float(np.linalg.norm(Y)), float(sol.info.get("Y_norm", np.nan))):
-        return "||Y||_F does not match the stored duals"
-    return None
-
-
-def client_minimizers(inst: Instance) -> np.ndarray:
-    """Each client's own minimizer of ``f_i`` over the domain ball (cvxpy, Clarabel), ``(n, p)``.
-    Their average is where FedAvg with many exact local steps per round ends up (client drift)."""
-    import cvxpy as cp
-    loss = inst.make_loss()
-    out = np.empty((inst.n, inst.p))
-    for i in range(inst.n):
-        x = cp.Variable(inst.p)
-        prob = cp.Problem(cp.Minimize(loss.cvx(None, i, x)), inst.set.cvx_constraints(x))
-        prob.solve(solver=cp.CLARABEL, **CLARABEL_SETTINGS)
-        if prob.status != cp.OPTIMAL or x.value is None:
-            out[i] = np.nan
-        else:
-            out[i] = np.asarray(x.value, dtype=float)
-    return out
-
-
-# ----------------------------------------------------------------------------------------------
-# families
-def _domain(scale: float) -> float:
-    """A domain ball far larger than the data's scale (checked after the solve, see BALL_MARGIN)."""
-    return float(10.0 * scale + 10.0)
-
-
-@dataclass(frozen=True)
-class LADFamily:
-    """Federated least absolute deviations: client ``i`` has its own model ``w_i = w_0 + h u_i`` and
-    data ``b_i = A_i w_i + noise`` (Laplace noise, scale ``noise``), ``A_i`` standard normal.  ``m <=
-    16`` keeps the Lipschitz constant exact.  Starts at ``x_0 = 0``."""
-
-    n: int = 4
-    m: int = 8
-    p: int = 5
-    heterogeneity: float = 1.0
-    noise: float = 0.1
-
-    @property
-    def key(self) -> str:
-        return f"fedmls:lad:{self.n}x{self.m}x{self.p}:h={self.heterogeneity}:s={self.noise}"
-
-    def draw(self, seed: int) -> Instance:
-        rng = instance_rng(seed, self.key)
-        n, m, p = self.n, self.m, self.p
-        w0 = rng.standard_normal(p)
-        W = w0 + self.heterogeneity * rng.standard_normal((n, p))
-        A = rng.standard_normal((n, m, p))
-        b = np.einsum("nmp,np->nm", A, W) + self.noise * rng.laplace(size=(n, m))
-        rho = _domain(np.linalg.norm(W, axis=1).max())
-        return Instance(A=A, b=b, loss="lad", set=L2Ball(rho, p), seed=int(seed), source=self.key,
-                        params={"family": "lad", "n": n, "m": m, "p": p, "heterogeneity": self.heterogeneity,
-                                "noise": self.noise})
-
-
-@dataclass(frozen=True)
-class HingeFamily:
-    """Federated hinge-loss SVM (no regularizer) with a bias column: client ``i``'s features are
-    shifted by its own mean ``h v_i`` (covariate shift), labels ``sign(a^T w + bias)`` with a
-    fraction ``flip`` flipped so that the data are not separable (``f* > 0``, bounded minimizers)."""
-
-    n: int = 4
-    m: int = 8
-    p: int = 5
-    heterogeneity: float = 1.0
-    flip: float = 0.25
-
-    @property
-    def key(self) -> str:
-        return f"fedmls:hinge:{self.n}x{self.m}x{self.p}:h={self.heterogeneity}:f={self.flip}"
-
-    def draw(self, seed: int) -> Instance:
-        rng = instance_rng(seed, self.key)
-        n, m, p = self.n, self.m, self.p
-        w = rng.standard_normal(p - 1)
-        shift = self.heterogeneity * rng.standard_normal((n, 1, p - 1))
-        F = rng.standard_normal((n, m, p - 1)) + shift
-        y = np.where(F @ w + 0.3 * rng.standard_normal((n, m)) >= 0, 1.0, -1.0)
-        flip = rng.random((n, m)) < self.flip
-        y[flip] *= -1
-        # make sure every client sees both labels (non-separable per client as well as overall)
-        y[:, 0], y[:, 1] = 1.0, -1.0
-        A = np.concatenate([F, np.ones((n, m, 1))], axis=-1)
-        rho = _domain(10.0)
-        return Instance(A=A, b=y, loss="hinge", set=L2Ball(rho, p), seed=int(seed), source=self.key,
-                        params={"family": "hinge", "n": n, "m": m, "p": p, "heterogeneity": self.heterogeneity,
-                                "flip": self.flip})
-
-
-@dataclass(frozen=True)
-class MaxAffineFamily:
-    """Max of affine functions: client ``i`` has ``m0`` random pieces and the ``2p`` pieces
-    ``+-s (x_l - w_il)`` that make ``f_i >= s ||x - w_i||_inf`` coercive around its own centre
-    ``w_i = w_0 + h u_i``.  ``Lip(f_i) = max(max_j ||a_ij||, s)`` exactly."""
-
-    n: int = 4
-    m0: int = 6
-    p: int = 5
-    heterogeneity: float = 1.0
-    s: float = 1.0
-
-    @property
-    def key(self) -> str:
-        return f"fedmls:maxaff:{self.n}x{self.m0}x{self.p}:h={self.heterogeneity}:s={self.s}"
-
-    def draw(self, seed: int) -> Instance:
-        rng = instance_rng(seed, self.key)
-        n, m0, p, s = self.n, self.m0, self.p, self.s
-        w0 = rng.standard_normal(p)
-        W = w0 + self.heterogeneity * rng.standard_normal((n, p))
-        Ar = rng.standard_normal((n, m0, p)) / np.sqrt(p)
-        cr = rng.standard_normal((n, m0))
-        E = np.concatenate([np.eye(p), -np.eye(p)])
-        Ab = np.broadcast_to(s * E, (n, 2 * p, p))
-        cb = -s * np.einsum("kp,np->nk", E, W)
-        A = np.concatenate([Ar, Ab], axis=1)
-        b = np.concatenate([cr, cb], axis=1)
-        rho = _domain(np.linalg.norm(W, axis=1).max() + np.abs(cr).max() / s)
-        return Instance(A=A, b=b, loss="max_affine", set=L2Ball(rho, p), seed=int(seed), source=self.key,
-                        params={"family": "max_affine", "n": n, "m0": m0, "p": p,
-                                "heterogeneity": self.heterogeneity, "s": s})
-
-
-@dataclass(frozen=True)
-class FamilyMix:
-    """Cycles through families by seed: seed ``k`` is drawn from ``families[k % len(families)]``."""
-
-    families: tuple = field(default_factory=lambda: (LADFamily(), HingeFamily(), MaxAffineFamily()))
-
-    @property
-    def key(self) -> str:
-        return "mix(" + ",".join(f.key for f in self.families) + ")"
-
-    def draw(self, seed: int) -> Instance:
-        return self.families[int(seed) % len(self.families)].draw(seed)
-
-
-def drift_instance(c: Sequence[float] = (0.0, 0.0, 3.0), x0: float = 2.0) -> Instance:
-    """The client-drift toy: ``f_i(x) = |x - c_i|`` in one dimension (LAD with one row per client).
-    ``f*`` is attained at the median of ``c``; FedAvg with many exact local steps goes to the mean."""
-    c = np.asarray(c, dtype=float)
-    A = np.ones((len(c), 1, 1))
-    b = c[:, None]
-    return Instance(A=A, b=b, loss="lad", set=L2Ball(_domain(np.abs(c).max() + abs(x0)), 1), seed=None,
-                    source=f"fedmls:drift:c={tuple(c.tolist())}:x0={x0}", x0=np.array([float(x0)]),
-                    params={"family": "drift", "c": c.tolist(), "x0": float(x0)})
-
-
-def _padded_clients(Z: np.ndarray, y: np.ndarray, labels: np.ndarray, n_clients: int):
-    """Rows ``Z`` with labels ``y`` split by the cluster ``labels`` into ``n_clients`` clients, padded to a common
-    size with label-0 rows (ignored by the hinge loss): ``(A, b, sizes)``."""
-    sizes = np.bincount(labels, minlength=n_clients)
-    m = int(sizes.max())
-    A = np.zeros((n_clients, m, Z.shape[1]))
-    b = np.zeros((n_clients, m))
-    for i in range(n_clients):  # data preparation, not the engine
-        rows = np.nonzero(labels == i)[0]
-        A[i, :len(rows)] = Z[rows]
-        b[i, :len(rows)] = y[rows]
-    return A, b, sizes
-
-
-def breast_cancer_svm(n_clients: int = 10, seed: int = 0, features: int = 9, train_fraction: float = 0.8) -> Instance:
-    """The paper's experiment at small scale, on the dataset scikit-learn ships.
-
-    *Substitution*: scikit-learn ships the Wisconsin **Diagnostic** Breast Cancer data (569 samples,
-    30 features), not the paper's original Wisconsin data (699 samples, 9 features + id).  The first
-    ``features = 9`` columns are used (with all 30 the data are linearly separable, ``f* = 0`` and the
-    hinge minimizers are unbounded), standardized with the training split's mean and deviation, plus a
-    bias column of ones; labels ``+-1``.  As in the authors' code, an ``train_fraction`` train split is
-    taken first and the training samples are partitioned into ``n_clients`` clients by k-means on the
-    raw training features (10 restarts).  Clients are padded to a common size with label-0 rows.
-
-    The objective is the paper's (10) divided by the padded client size ``m`` (a constant): ``f_i =
-    (1/m) sum_j hinge``; it rescales ``lambda_0`` and ``eta_0`` by ``m``, which are tuned anyway."""
-    from sklearn.cluster import KMeans
-    from sklearn.datasets import load_breast_cancer
-    X, y = load_breast_cancer(return_X_y=True)
-    X = X[:, :features]
-    y = np.where(y == 1, 1.0, -1.0)
-    rng = instance_rng(seed, f"fedmls:breast_cancer:{n_clients}:{features}:{train_fraction}")
-    perm = rng.permutation(len(y))
-    ntr = int(round(train_fraction * len(y)))
-    tr = perm[:ntr]
-    Xtr, ytr = X[tr], y[tr]
-    labels = KMeans(n_clusters=n_clients, n_init=10, random_state=int(seed)).fit_predict(Xtr)
-    mu, sd = Xtr.mean(0), Xtr.std(0)
-    Z = np.concatenate([(Xtr - mu) / sd, np.ones((ntr, 1))], axis=1)
-    A, b, sizes = _padded_clients(Z, ytr, labels, n_clients)
-    return Instance(A=A, b=b, loss="hinge", set=L2Ball(_domain(100.0), Z.shape[1]), seed=int(seed),
-                    source=f"sklearn:load_breast_cancer[:, :{features}]:kmeans{n_clients}",
-                    params={"family": "breast_cancer", "client_sizes": sizes.tolist(), "features": features,
-                            "train_samples": ntr, "dataset": "scikit-learn load_breast_cancer (WDBC 569x30)"})
-
-
-WISCONSIN_CSV = Path(__file__).with_name("data") / "wisconsin_breast_cancer.csv"
-
-
-def wisconsin_data() -> tuple[np.ndarray, np.ndarray]:
-    """The paper's data set (Section 4): the original Wisconsin Breast Cancer data, 699 biopsies, 9 attributes
-    scored 1..10, the 16 missing 'bare nuclei' values imputed with the column mean ("Missing values were imputed
-    using column-wise means"); labels +1 malignant, -1 benign.  Shipped with fedcheck
-    (``theorems/fedmls/data/wisconsin_breast_cancer.csv``, copied from R's MASS::biopsy; see its header)."""
-    rows = [ln.split(",") for ln in WISCONSIN_CSV.read_text().splitlines() if ln and not ln.startswith("#")][1:]
-    X = np.array([[float(v) if v else np.nan for v in r[:9]] for r in rows])
-    y = np.array([1.0 if r[9] == "malignant" else -1.0 for r in rows])
-    if X.shape != (699, 9) or np.isnan(X).sum() != 16:
-        raise ValueError(f"{WISCONSIN_CSV}: expected 699 x 9 attributes with 16 missing values")
-    X = np.where(np.isnan(X), np.nanmean(X, axis=0)[None, :], X)
-    return X, y
-
-
-def wisconsin_svm(n_clients: int = 10, seed: int = 0) -> Instance:
-    """Section 4's problem (10) on the paper's data: the hinge-loss SVM with a bias, no regularizer, on all 699
-    samples of :func:`wisconsin_data` (raw attributes: the paper mentions no scaling, only the imputation), split
-    among ``n_clients = 10`` clients by k-means ("we partitioned data among n=10 clients using k-means clustering";
-    the paper states neither the features k-means runs on nor its seed: raw attributes, scikit-learn's KMeans with
-    10 restarts, ``random_state=seed``).  Clients are padded to a common size with label-0 rows (ignored by the
-    hinge loss).  The objective is (10) divided by the padded client size ``m``: ``f_i = (1/m) sum_j hinge``, a
-    constant factor that schedules written with ``m`` undo exactly (same iterates as in the paper's units)."""
-    from sklearn.cluster import KMeans
-    X, y = wisconsin_data()
-    labels = KMeans(n_clusters=n_clients, n_init=10, random_state=int(seed)).fit_predict(X)
-    Z = np.concatenate([X, np.ones((len(y), 1))], axis=1)
-    A, b, sizes = _padded_clients(Z, y, labels, n_clients)
-    return Instance(A=A, b=b, loss="hinge", set=L2Ball(_domain(100.0), Z.shape[1]), seed=int(seed),
-                    source=f"fedmls:wisconsin699:kmeans{n_clients}",
-                    params={"family": "wisconsin_breast_cancer", "client_sizes": sizes.tolist(), "features": 9,
-                            "train_samples": int(len(y)),
-                            "dataset": "original Wisconsin Breast Cancer (699 x 9, Wolberg & Mangasarian 1990)"})
+from fedcheck import Case, Comparison, Finding, MeasureResult as Measurement, reproduced_if
+from fedcheck import verdicts as V
+from fedcheck.algorithms import evaluate_schedule, fedmls, minibatch_oracle, mopes
+from fedcheck.problems import InstanceBatch, InstanceContext, instance_rng, resolve, save_instance
+from fedcheck.symbols import T as T_sym, s as s_sym, t as t_sym
+from theorems.fedmls.problems import client_minimizers, drift_instance, solve_nonsmooth, subset_clients, wisconsin_svm
 
 
 # ----------------------------------------------------------------------------------------------
@@ -439,15 +29,11 @@ def horizon_runner(algorithm, per_round: dict, metric: str = "gap", oracle_facto
 
     ``per_round`` maps each keyword of the algorithm to a SymPy expression in the round ``t``, the
     horizon ``T`` and the names of the check's schedules (e.g. ``{"lam": lam, "T": ceiling(...),
-    "R": R}``); it is evaluated per row with :func:`fedcheck.algorithms.core.evaluate_schedule`, so the
+    "R": R}``); it is evaluated per row with :func:`fedcheck.algorithms.evaluate_schedule`, so the
     per-round schedule is the declared expression itself.  Returns ``{metric: F(x_T) - F*}`` with the
     interval of ``F*`` and, as evidence, the initial gap, the subgradient calls per client and the
     ratio of the final gap to the initial one.  ``oracle_factory(batch, rng)`` makes a stochastic
     oracle (one random stream per row, from its run seed)."""
-    from fedcheck.algorithms.core import evaluate_schedule
-    from fedcheck.problems.instances import InstanceBatch
-    from fedcheck.core.symbols import T as T_sym
-    from fedcheck.core.symbols import t as t_sym
 
     def run(insts, sols, schedule, T, settings, run_seeds):
         B = len(insts)
@@ -482,7 +68,7 @@ def horizon_runner(algorithm, per_round: dict, metric: str = "gap", oracle_facto
 # ----------------------------------------------------------------------------------------------
 # measurements: methods run side by side (the trade-off, the drift example, the n scaling, the
 # experiment).  Every schedule is a SymPy expression declared in theorems/fedmls/claims.py; here it is only
-# evaluated (constants from fedcheck.constants, parameters from the check and the tuning grids).
+# evaluated (constants from fedcheck.problems.resolve, parameters from the check and the tuning grids).
 @dataclass
 class Method:
     """A method with its schedules: ``schedules`` (keyword -> SymPy in the round ``t``), ``step_schedules``
@@ -515,7 +101,6 @@ class MethodRun:
 
 
 def _symbol_values(exprs, insts, sols, params_rows, skip=()) -> dict:
-    from fedcheck.problems.constants import InstanceContext, resolve
     names = set()
     for e in exprs:
         names |= {sym.name for sym in sp.sympify(e).free_symbols}
@@ -534,10 +119,6 @@ def run_method(method: Method, insts, sols, params: dict, rounds: int, *, replic
     import inspect
     import itertools
 
-    from fedcheck.algorithms.core import evaluate_schedule
-    from fedcheck.problems.instances import InstanceBatch
-    from fedcheck.core.symbols import s as s_sym
-    from fedcheck.core.symbols import t as t_sym
 
     combos = list(itertools.product(*method.tune.values())) if method.tune else [()]
     rows = [(i, c, rep) for i in range(len(insts)) for c in range(len(combos)) for rep in range(replicates)]
@@ -630,8 +211,7 @@ def series_of(run: MethodRun, panel: str, role: str, x: str = "rounds", ylabel: 
 
 def _fit_over_instances(x: np.ndarray, y: np.ndarray) -> dict | None:
     """Slope of ``log y`` against ``log x`` per instance (columns; every finite positive point, at least 3), pooled
-    over instances with :func:`fedcheck.core.verdict.pooled_rate` (a single instance keeps its own interval)."""
-    from fedcheck.core import verdict as V
+    over instances with :func:`fedcheck.verdicts.pooled_rate` (a single instance keeps its own interval)."""
     fits = [V.fit_rate(x, y[:, j], 0.0, window="all", min_points=3) for j in range(y.shape[1])]
     pooled = V.pooled_rate(fits)
     if pooled is not None:
@@ -640,8 +220,6 @@ def _fit_over_instances(x: np.ndarray, y: np.ndarray) -> dict | None:
 
 
 def _rate_finding(name, pooled, claimed, paper, description):
-    from fedcheck.core import verdict as V
-    from fedcheck.core.evidence import Finding
     ci = pooled["ci"] if pooled else None
     verdict = V.rate_verdict(ci, claimed)
     ev = (f"fitted exponent {pooled['slope']:.3f}, {V.POLICY.confidence:.0%} CI [{ci[0]:.3f}, {ci[1]:.3f}] "
@@ -663,7 +241,6 @@ def stall_verdict(k, a, floor: float, flat: float | None = None):
     decreasing above it: ``inconclusive``.  With ``flat`` (a slope below 0), a plateau needs more: a settled fit (not
     ``pre_asymptotic``: the last two decades agree) whose whole HAC interval lies above ``flat`` (a transient -- a
     bump, a rise before a descent -- is not a plateau).  Returns ``(verdict, fit)``."""
-    from fedcheck.core import verdict as V
     k, a = np.asarray(k, dtype=float), np.asarray(a, dtype=float)
     pos = k > 0
     fa = V.fit_rate(k[pos], a[pos], floor)
@@ -695,9 +272,6 @@ def stall_findings(run_fail: MethodRun, run_work: MethodRun, floor: float, level
 
     With a predicted stall ``level``, an analysis finding compares the failing method's final gap with
     it (within a factor ``resolution_factor``)."""
-    from fedcheck.core import verdict as V
-    from fedcheck.core.evidence import Finding
-    from fedcheck.core.evidence import reproduced_if
     P_ = V.POLICY
     k = np.asarray(run_fail.k, dtype=float)
     a = np.nanmean(run_fail.gap if y_fail is None else y_fail, 1)
@@ -756,7 +330,6 @@ def _instance_record(inst, sol, run: MethodRun | None = None, constants: dict | 
 
 
 def _constants(inst, sol, names=("G_max", "G_F", "r_0", "Delta_F", "xstar_norm")) -> dict:
-    from fedcheck.problems.constants import InstanceContext, resolve
     out = {}
     for name in names:
         try:
@@ -775,7 +348,7 @@ def _unsolved(sols) -> str | None:
 def _solved_draws(ctx, family, seeds: tuple[int, int]):
     """The instances of a measurement (the run's seeds, else ``range(seeds[0])``, ``seeds[1]`` with ``--full``),
     their exact solutions, and why some could not be solved (``None``: all solved)."""
-    seeds_ = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(seeds[1] if ctx.full else seeds[0]))
+    seeds_ = ctx.config.seed_list(*seeds)
     insts = [family.draw(s) for s in seeds_]
     sols = [solve_nonsmooth(i, use_cache=ctx.config.use_cache) for i in insts]
     return insts, sols, _unsolved(sols)
@@ -783,14 +356,11 @@ def _solved_draws(ctx, family, seeds: tuple[int, int]):
 
 def measure_drift(ctx, *, fail: Method, work: Method, references=(), rounds=(400, 2000)):
     """Item 4: the client-drift toy (``f_i = |x - c_i|``, ``c = (0, 0, 3)``, ``x_0 = 2``)."""
-    from fedcheck.core import verdict as V
-    from fedcheck.core.evidence import Finding
-    from fedcheck.core.evidence import MeasureResult as Measurement
     inst = drift_instance()
     sol = solve_nonsmooth(inst, use_cache=ctx.config.use_cache)
     if sol.reason:
         return Measurement([Finding("exact optimum", V.INCONCLUSIVE, True, sol.reason)], reason=sol.reason)
-    K = int(ctx.config.rounds or (rounds[1] if ctx.full else rounds[0]))
+    K = ctx.config.horizon(*rounds)
     runs = [run_method(m, [inst], [sol], ctx.params, K) for m in (fail, work, *references)]
     xs = client_minimizers(inst)
     level = float(inst.make_loss().full_value(xs.mean(0))) - sol.F_star
@@ -819,14 +389,12 @@ def measure_drift(ctx, *, fail: Method, work: Method, references=(), rounds=(400
     if ctx.save_dir and any(f.paper and f.verdict == V.REPRODUCED for f in findings):
         from pathlib import Path
 
-        from fedcheck.problems.instances import save_instance
         saved.append(str(save_instance(inst, Path(ctx.save_dir) / f"{ctx.check.id}-instance.npz")))
     return Measurement(findings, evidence=ev, series=series, tables=tables, saved_instances=saved,
                        instances=[_instance_record(inst, sol, runs[1], _constants(inst, sol))])
 
 
 def _eval_per_instance(expr, insts, sols, params) -> np.ndarray:
-    from fedcheck.algorithms.core import evaluate_schedule
     vals = _symbol_values([expr], insts, sols, [params] * len(insts))
     return evaluate_schedule(expr, np.array([1.0]), vals, len(insts))[0]
 
@@ -840,10 +408,7 @@ def measure_tradeoff(ctx, *, family, eps_expr, horizon, corollary: Method, anyti
     absolute target, ``horizon`` the number of rounds, both SymPy) and stops when every instance has
     reached its target; ``anytime`` methods (schedules independent of ``eps``) run once, and their
     first rounds below each target are read off the same trace.  Exponents of rounds and calls against
-    ``1/eps`` are fitted per instance and pooled (``fedcheck.verdict.pooled_rate``)."""
-    from fedcheck.core import verdict as V
-    from fedcheck.core.evidence import Finding
-    from fedcheck.core.evidence import MeasureResult as Measurement
+    ``1/eps`` are fitted per instance and pooled (``fedcheck.verdicts.pooled_rate``)."""
     eps_rel = list(eps_values[1] if ctx.full else eps_values[0])
     insts, sols, reason = _solved_draws(ctx, family, seeds)
     if reason:
@@ -868,9 +433,7 @@ def measure_tradeoff(ctx, *, family, eps_expr, horizon, corollary: Method, anyti
     any_runs = []
     for m in anytime:
         big = m.schedules.get("T") == 1 or m.schedules.get("T") == sp.Integer(1)
-        K = (subgradient_rounds if big else anytime_rounds)[1 if ctx.full else 0]
-        if ctx.config.rounds:
-            K = int(ctx.config.rounds)
+        K = ctx.config.horizon(*(subgradient_rounds if big else anytime_rounds))
         grid = np.unique(np.concatenate([np.arange(min(K, 2000) + 1), np.geomspace(1, K, 400).astype(int)]))
         any_runs.append(run_method(m, insts, sols, ctx.params, K, grid=grid))
     any_rounds = [np.array([first_hit(r.k, r.gap_hi, targets[a]) for a in range(len(eps_rel))]) for r in any_runs]
@@ -970,12 +533,6 @@ def measure_tradeoff(ctx, *, family, eps_expr, horizon, corollary: Method, anyti
                        rate_verdict=V.rate_verdict(fit_r["ci"] if fit_r else None, 1.0))
 
 
-def subset_clients(inst: Instance, n: int) -> Instance:
-    """The instance made of the first ``n`` clients (nested families: clients i.i.d. from one generator)."""
-    return Instance(A=inst.A[:n].copy(), b=inst.b[:n].copy(), loss=inst.loss, set=inst.set, seed=inst.seed,
-                    source=f"{inst.source}[:{n} clients]", x0=inst.x0, params={**inst.params, "n": n})
-
-
 def measure_nscaling(ctx, *, family, n_values=((1, 2, 4, 8), (1, 2, 4, 8, 16, 32)), eps_expr, eps_rel=0.3,
                      arms=(), seeds=(2, 6)):
     """Item 5: is the sqrt(n) of Corollary 3.2's K (and T) needed?  For each n the instances are the
@@ -983,11 +540,8 @@ def measure_nscaling(ctx, *, family, n_values=((1, 2, 4, 8), (1, 2, 4, 8, 16, 32
     paper, description)`` runs to its horizon K(n); the claim ``f(x_K) - f* <= eps`` is compared with
     the tolerance policy, and the first round below ``eps`` is fitted against ``n`` and judged against the
     arm's ``claimed`` growth exponent (arms: ``(method, horizon, paper, description, claimed)``)."""
-    from fedcheck.core import verdict as V
-    from fedcheck.core.evidence import Finding
-    from fedcheck.core.evidence import MeasureResult as Measurement
     ns = list(n_values[1] if ctx.full else n_values[0])
-    seeds_ = list(ctx.config.seeds) if ctx.config.seeds is not None else list(range(seeds[1] if ctx.full else seeds[0]))
+    seeds_ = ctx.config.seed_list(*seeds)
     base = [family.draw(s) for s in seeds_]
     prm = {**ctx.params, "eps_rel": eps_rel}
     per_arm = {m.label: {"codes": [], "ratio": np.full((len(ns), len(base)), np.nan),
@@ -1069,10 +623,9 @@ def _paper_experiment_runs(ctx, methods, fraction, rounds, seeds, step_points, r
     averaged, ``K`` rounds (a method run by local steps gets FedMLS's K(K+1)/2 with T_k = k), recorded on a
     geometric grid (every round when ``round_points`` is None).  ``(inst, sol, K, reps, runs)``, ``runs = None``
     when the exact solve is not accurate (``sol.reason``)."""
-    from fedcheck.algorithms.fedmls import minibatch_oracle
     inst = wisconsin_svm()
     sol = solve_nonsmooth(inst, use_cache=ctx.config.use_cache)
-    K = int(ctx.config.rounds or (rounds[1] if ctx.full else rounds[0]))
+    K = ctx.config.horizon(*rounds)
     reps = seeds[1] if ctx.full else seeds[0]
     if sol.reason:
         return inst, sol, K, reps, None
@@ -1095,9 +648,6 @@ def measure_experiment(ctx, *, fail: Method, work: Method, others=(), fraction=0
     """Item 6: the SVM experiment on the paper's data (:func:`wisconsin_svm`), stochastic minibatch
     subgradients (``fraction`` of each client's samples), ``seeds`` replicates averaged, every method's
     step parameter tuned over its grid (powers of 10, as the paper), relative gap ``(F - F*)/F*``."""
-    from fedcheck.core import verdict as V
-    from fedcheck.core.evidence import Finding
-    from fedcheck.core.evidence import MeasureResult as Measurement
     inst, sol, K, reps, runs = _paper_experiment_runs(ctx, (fail, work, *others), fraction, rounds, seeds,
                                                       step_points=400)
     if runs is None:
@@ -1134,7 +684,7 @@ def measure_experiment(ctx, *, fail: Method, work: Method, others=(), fraction=0
 
 
 # ----------------------------------------------------------------------------------------------
-# issue 17: stochastic subgradients with a known variance, and Algorithm 1 against MOPES over instances
+# stochastic subgradients with a known variance, and Algorithm 1 against MOPES over instances
 def gaussian_oracle_factory(name: str = "s_noise", tag: str = "fedmls:gaussian-oracle"):
     """``oracle_factory(batch, instance_seeds, run_seeds, values=)`` for :func:`horizon_runner`: the
     deterministic subgradient of each ``f_i`` plus ``xi_i ~ N(0, (s^2/p) I_p)`` with ``s`` the row's value of
@@ -1172,14 +722,11 @@ def algorithm1_vs_mopes_cases(config, params, *, families, rounds=(12,), full_ro
     ``suffix`` is appended to the two reading names."""
     import functools
 
-    from fedcheck.algorithms import fedmls as A
-    from fedcheck.core.evidence import Comparison
-    from fedcheck.experiments import Case
-    from fedcheck.problems.instances import InstanceBatch
 
     cases = []
-    seed_list = list(config.seeds) if config.seeds is not None else list(range(full_seeds if config.full else seeds))
-    horizons = [int(config.rounds)] if config.rounds else list(full_rounds if config.full else rounds)
+    seed_list = config.seed_list(seeds, full_seeds)
+    # --rounds R runs the identity at R alone (not the declared horizons up to R)
+    horizons = [config.horizon(0)] if config.rounds else config.horizons(rounds, full_rounds)
     for fname, fam in families:
         for seed in seed_list:
             inst = fam.draw(seed)
@@ -1196,7 +743,7 @@ def algorithm1_vs_mopes_cases(config, params, *, families, rounds=(12,), full_ro
                 def recorder(k, X, xbar, store=None):
                     store.append(xbar.copy())
                     return {"F": batch.loss.full_value(xbar)}
-                for name, alg in (("Algorithm 1", A.fedmls), ("MOPES", A.mopes)):
+                for name, alg in (("Algorithm 1", fedmls), ("MOPES", mopes)):
                     store: list = []
                     oracle = None
                     if noise > 0:
@@ -1226,7 +773,7 @@ def algorithm1_vs_mopes_cases(config, params, *, families, rounds=(12,), full_ro
 
 
 # ----------------------------------------------------------------------------------------------
-# issue 17: "the standard parameters for FedAvg, Scaffold and Scaffnew are ineffective in the non-smooth
+# "the standard parameters for FedAvg, Scaffold and Scaffnew are ineffective in the non-smooth
 # convex setting" (Section 4), measured against FedMLS at the same number of communication rounds
 def measure_standard_parameters(ctx, *, baselines, work: Method, families, rounds=(200, 1000), seeds=(1, 3),
                                 replicates=(2, 8), fraction=0.1, local_steps=10, minibatches: bool = True):
@@ -1243,11 +790,7 @@ def measure_standard_parameters(ctx, *, baselines, work: Method, families, round
     * analysis: *does not converge* -- the log-log slope of its mean gap over the last decade of rounds is not
       certainly negative (``reproduced``); certainly negative: ``inconclusive`` (a finite run cannot tell a slow
       descent from a plateau at this horizon)."""
-    from fedcheck.core import verdict as V
-    from fedcheck.core.evidence import Finding
-    from fedcheck.core.evidence import MeasureResult as Measurement
-    from fedcheck.algorithms.fedmls import minibatch_oracle
-    K = int(ctx.config.rounds or (rounds[1] if ctx.full else rounds[0]))
+    K = ctx.config.horizon(*rounds)
     n_seeds = seeds[1] if ctx.full else seeds[0]
     reps = replicates[1] if ctx.full else replicates[0]
     insts = [fam.draw(sd) for _, fam in families for sd in range(n_seeds)]
@@ -1325,9 +868,6 @@ def measure_standard_parameters_paper(ctx, *, baselines, work: Method, fraction=
     horizon).  Beside it (analysis, fedcheck's reading): it ends above FedMLS after the same K rounds.
     ``analysis(ctx)``: a measurement in another setting whose findings are reported beside (the exact-subgradient
     arm), merged into this one."""
-    from fedcheck.core import verdict as V
-    from fedcheck.core.evidence import Finding
-    from fedcheck.core.evidence import MeasureResult as Measurement
     inst, sol, K, reps, runs = _paper_experiment_runs(ctx, (work, *baselines), fraction, rounds, seeds,
                                                       step_points=300, round_points=120)
     if runs is None:
@@ -1383,7 +923,7 @@ def measure_standard_parameters_paper(ctx, *, baselines, work: Method, fraction=
 
 
 # ----------------------------------------------------------------------------------------------
-# issue 17: the DCS baseline (Lan, Lee & Zhou, Math. Program. 2020) against the paper's novelty statement
+# the DCS baseline (Lan, Lee & Zhou, Math. Program. 2020) against the paper's novelty statement
 def _pooled_text(f: dict | None) -> str:
     if f is None:
         return "no fit (too few resolved points)"
@@ -1398,9 +938,6 @@ def measure_dcs(ctx, *, family, dcs: Method, work: Method, reference: Method, ho
     statement "no MLS method has been shown to achieve a provable reduction in the number of communication rounds
     in the non-smooth convex setting", contradicted when DCS's gap decays as O(1/communications) (pooled slope
     interval at or below -1: ``reproduced`` -- the counterexample -- , above: ``not_reproduced``)."""
-    from fedcheck.core import verdict as V
-    from fedcheck.core.evidence import Finding
-    from fedcheck.core.evidence import MeasureResult as Measurement
     Ns = list(horizons[1] if ctx.full else horizons[0])
     insts, sols, reason = _solved_draws(ctx, family, seeds)
     if reason:

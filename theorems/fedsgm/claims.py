@@ -5,7 +5,7 @@ Source: ``shared/papers/fedsgm-switching-gradient-methods.tei.xml`` (display for
 extraction); the constants are rebuilt in ``shared/notes/fedsgm.md`` and marked there as read [V],
 rebuilt [R] or guessed [G].  Every schedule and bound below is declared once, as SymPy, and
 evaluated by the engine; where the exact form was lost, each plausible reading is its own
-:class:`~fedcheck.core.claim.Reading` (``paper=True``: within what the paper states or derives;
+:class:`~fedcheck.Reading` (``paper=True``: within what the paper states or derives;
 ``paper=False``: an analysis reported beside it).
 
 Problem (1): ``min f(w) = (1/n) sum_j f_j(w)  s.t.  g(w) = (1/n) sum_j g_j(w) <= 0`` over R^d,
@@ -23,14 +23,12 @@ from functools import partial
 
 import sympy as sp
 
-from fedcheck.core import verdict as V
-from fedcheck.core.claim import Claim, Paper, Reading, Source
-from fedcheck.core.evidence import MEAN, Bound, BoundTest, Fact
-from fedcheck.experiments import Cases, HorizonCase, Horizons
-from fedcheck.problems import constrained as P
+from fedcheck import verdicts as V
+from fedcheck import MEAN, Bound, BoundTest, Cases, Claim, Fact, HorizonCase, Horizons, Paper, Reading, Source
+from fedcheck import problems as P
 from theorems.fedsgm import problems as PX
 from theorems.fedsgm import measurements as M
-from fedcheck.core.symbols import D_0, E, G_lip, T, n, q_u
+from fedcheck.symbols import D_0, E, G_lip, T, n, q_u
 
 FEDSGM = Paper(
     key="fedsgm",
@@ -238,10 +236,10 @@ SYMBOLIC = (
 SOFT_SLOPE = Fact("beta = 2/eps suffices in the soft proof's last step", _prove_soft_slope)
 
 
-# ---- proof audit (issue #9): the epsilon algebra above as proof steps of Theorems 1 and 2 --------
-# (``fedcheck audit fedsgm``; machinery in fedcheck.tools.audit)
+# ---- proof audit: the epsilon algebra above as proof steps of Theorems 1 and 2 ---------------------
+# (``fedcheck audit fedsgm``; the steps are fedcheck.steps.ProofStep)
 def _fedsgm_proof_steps(facts, reference, source=None):
-    from fedcheck.core import steps as A
+    from fedcheck import steps as A
     return tuple(A.ProofStep(c.name, c.name, "symbolic", (lambda c=c: A.from_symbolic_claim(c)), reference=reference,
                              source=source)
                  for c in facts)
@@ -251,12 +249,12 @@ def _accepts(inst) -> bool:
     return isinstance(inst, P.ConstrainedInstance)
 
 # ---- families and cases -------------------------------------------------------------------------
-F1 = P.ConstrainedFamily(kind="pl", n=5, m=10, d=5, start="infeasible")
-F2 = P.ConstrainedFamily(kind="norm", n=5, m=10, d=5)
-F3 = P.ConstrainedFamily(kind="logistic_np", n=5, m=20, d=4, start="infeasible")
-F4 = P.ConstrainedFamily(kind="huber", n=5, m=10, d=5, start="infeasible")
-F1_single = P.ConstrainedFamily(kind="pl", n=1, m=20, d=5, start="infeasible")
-AXIS = P.ConstrainedFamily(kind="axis", n=1, d=5)
+F1 = PX.ConstrainedFamily(kind="pl", n=5, m=10, d=5, start="infeasible")
+F2 = PX.ConstrainedFamily(kind="norm", n=5, m=10, d=5)
+F3 = PX.ConstrainedFamily(kind="logistic_np", n=5, m=20, d=4, start="infeasible")
+F4 = PX.ConstrainedFamily(kind="huber", n=5, m=10, d=5, start="infeasible")
+F1_single = PX.ConstrainedFamily(kind="pl", n=1, m=20, d=5, start="infeasible")
+AXIS = PX.ConstrainedFamily(kind="axis", n=1, d=5)
 
 QUICK_T = (30, 42, 58, 81, 112, 156, 216, 300)            # 8 horizons over one decade (rate fit)
 NP_T = (100, 140, 190, 270, 370, 520, 720, 1000)             # logistic: g varies much less than G D
@@ -284,6 +282,14 @@ ASSUMPTIONS = (
     "A = {t : g(w_t) <= eps} for hard switching (the boundary convention is a guess [G]), {g(w_t) < eps} for soft",
 )
 
+
+def _theorem_test(rule: str, schedules: dict) -> BoundTest:
+    """Theorems 1 and 2: the eps-solution bounds over horizons, FedSGM with the ``rule`` switching and ``schedules``."""
+    return BoundTest(Horizons(runner=PX.run_fedsgm, cases=_cases(rule), solver=P.solve_constrained,
+                              schedules=schedules, rate_metric="accuracy", accepts=_accepts),
+                     bounds=BOUNDS_THEOREM, findings="reading", rate=-0.5)
+
+
 # ---- Theorem 1 (= Theorem 6, and A.3 for q_u = 0): hard switching --------------------------------
 theorem1 = Claim(
     id="fedsgm.theorem1",
@@ -294,10 +300,7 @@ theorem1 = Claim(
     statement=("With eta = sqrt(D^2/(2G^2 E T Gamma)), Gamma = 2E^2 + E q_u/(2n) and eps >= eps_bad = "
                "sqrt(2 D^2 G^2 Gamma/(E T)) ('for some N >= 0', exact form lost), A = {t: g(w_t) <= eps} is "
                "nonempty and wbar = mean_{t in A} w_t satisfies f(wbar) - f(w*) <= eps and g(wbar) <= eps"),
-    evidence=BoundTest(
-        Horizons(runner=PX.run_fedsgm, cases=_cases("hard"), solver=P.solve_constrained, schedules=SCHEDULES_HARD,
-                 rate_metric="accuracy", accepts=_accepts),
-        bounds=BOUNDS_THEOREM, findings="reading", rate=-0.5),
+    evidence=_theorem_test("hard", SCHEDULES_HARD),
     readings=(
         Reading("N=0: eps = eps_bad", {Gamma: Gamma_hard, c_eps: 1}, paper=True,
                 description="the edge case of 'eps >= eps_bad for some N >= 0' (both parametrisations give it)",
@@ -323,10 +326,7 @@ theorem2 = Claim(
     statement=("With eta = sqrt(D^2/(2G^2 E T Gamma)), eps = 2 sqrt(2 D^2 G^2 Gamma/(E T)) and beta = 2/eps, "
                "A = {t: g(w_t) < eps} is nonempty and wbar = sum_A (1 - sigma_t) w_t / sum_A (1 - sigma_t) "
                "satisfies f(wbar) - f(w*) <= eps and g(wbar) <= eps"),
-    evidence=BoundTest(
-        Horizons(runner=PX.run_fedsgm, cases=_cases("soft"), solver=P.solve_constrained, schedules=SCHEDULES_SOFT,
-                 rate_metric="accuracy", accepts=_accepts),
-        bounds=BOUNDS_THEOREM, findings="reading", rate=-0.5),
+    evidence=_theorem_test("soft", SCHEDULES_SOFT),
     readings=(
         Reading("Thm 2/7: Gamma_hard", {Gamma: Gamma_hard, c_eps: 2}, paper=True,
                 description="Gamma = 2E^2 + E q_u/(2n) (fragment [V]), eps = 2 eps_bad, beta = 2/eps", source=SRC_THM2),
@@ -344,9 +344,9 @@ theorem2 = Claim(
 )
 
 # ---- the proof's per-round recursion and Lemma 3 -------------------------------------------------
-F1_wide = P.ConstrainedFamily(kind="pl", n=4, m=10, d=10, start="infeasible")
-F2_wide = P.ConstrainedFamily(kind="norm", n=4, m=10, d=10)
-F4_wide = P.ConstrainedFamily(kind="huber", n=4, m=10, d=10, start="infeasible")
+F1_wide = PX.ConstrainedFamily(kind="pl", n=4, m=10, d=10, start="infeasible")
+F2_wide = PX.ConstrainedFamily(kind="norm", n=4, m=10, d=10)
+F4_wide = PX.ConstrainedFamily(kind="huber", n=4, m=10, d=10, start="infeasible")
 def _step_readings(source):
     return (Reading("theorem step", {Gamma: Gamma_hard, c_eps: 2}, paper=True,
                     description="eta = eta*(Gamma_hard), eps = 2 eps_bad, beta = 2/eps (Theorems 1/2)", source=source),
@@ -423,9 +423,9 @@ lemma5 = Claim(
 )
 
 # ---- Theorems 1/2 with compression: a guarantee on every run, a proof in expectation -------------
-AXIS50 = P.ConstrainedFamily(kind="axis", n=1, d=50)
-F1_d20 = P.ConstrainedFamily(kind="pl", n=4, m=10, d=20, start="infeasible")
-F2_d10 = P.ConstrainedFamily(kind="norm", n=4, m=10, d=10)
+AXIS50 = PX.ConstrainedFamily(kind="axis", n=1, d=50)
+F1_d20 = PX.ConstrainedFamily(kind="pl", n=4, m=10, d=20, start="infeasible")
+F2_d10 = PX.ConstrainedFamily(kind="norm", n=4, m=10, d=10)
 COMPRESSED_VARIANTS = (
     {"name": "hard, eps = eps_bad (N=0)", "rule": "hard", "subs": {Gamma: Gamma_hard, c_eps: 1}},
     {"name": "hard, eps = 2 eps_bad (N=1)", "rule": "hard", "subs": {Gamma: Gamma_hard, c_eps: 2}},
@@ -437,6 +437,22 @@ def _compressed_readings(v):
     return f"{v['name']}: every run (as stated)", f"{v['name']}: in expectation (proof)"
 
 
+def _compressed_test(schedules: dict, variants, *, configs, bound: str, metric: str) -> BoundTest:
+    """Theorems 1/2 under uplink compression: per run as stated (failure fractions) and in expectation as proved
+    (:func:`measurements.compression_cases` over ``configs``, each variant's schedules substituted)."""
+    return BoundTest(Cases(
+        partial(M.compression_cases, schedules=schedules, variants=variants, phi=Phi(ETA, Gamma_tight),
+                readings_of=_compressed_readings, configs=configs),
+        formula={"bound": bound, "schedules": {k: sp.latex(v) for k, v in schedules.items()}, "metric": metric}))
+
+
+def _compressed_reading_pairs(variants, descriptions, sources) -> tuple:
+    """Two paper readings per variant: every run (as stated) and in expectation (the proof, ``mean`` statistic)."""
+    return tuple(Reading(name, paper=True, description=desc, statistic=MEAN if i == 1 else None, source=sources[i])
+                 for v in variants
+                 for i, (name, desc) in enumerate(zip(_compressed_readings(v), descriptions)))
+
+
 compression = Claim(
     id="fedsgm.compression",
     title="FedSGM with uplink compression: Theorems 1/2 claim every run, the proof bounds an expectation",
@@ -445,29 +461,23 @@ compression = Claim(
     statement=("Under Assumptions 1 and 2, with the theorems' eta, eps (beta), 'A is nonempty, wbar is well-defined, "
                "and wbar is an eps-solution' -- stated without an expectation, although with q_u > 0 the iterates, A "
                "and wbar are random and the proof takes E_C in every round before telescoping"),
-    evidence=BoundTest(Cases(
-        partial(M.compression_cases, schedules=SCHEDULES_SOFT, variants=COMPRESSED_VARIANTS,
-                phi=Phi(ETA, Gamma_tight), readings_of=_compressed_readings, configs=(
-                    {"name": "axis d=50, Rand-1 (q_u=49), n=1, E=1", "family": AXIS50, "E": 1,
-                     "compressor": {"name": "rand_k", "k": 1}, "T": 240, "instances": 1, "runs": 1000,
-                     "full_runs": 4000},
-                    {"name": "F1 d=20, Rand-4 (q_u=4), n=4, E=2", "family": F1_d20, "E": 2,
-                     "compressor": {"name": "rand_k", "k": 4}, "T": 200, "instances": 2, "runs": 100,
-                     "full_runs": 400},
-                    {"name": "F2 d=10, QSGD s=1, n=4, E=2", "family": F2_d10, "E": 2,
-                     "compressor": {"name": "random_quantization", "s": 1}, "T": 200, "instances": 1, "runs": 100,
-                     "full_runs": 400})),
-        formula={"bound": r"\Pr[\text{run fails}] = 0 \;\text{(stated)};\quad "
-                          r"\mathbb{E}\big[\tfrac1T\sum_t h_t\big] \le \Phi(\eta;\Gamma_{tight}) \;\text{(proved)}",
-                 "schedules": {k: sp.latex(v) for k, v in SCHEDULES_SOFT.items()},
-                 "metric": "failing runs; (1/T) sum_t h_t"})),
-    readings=tuple(Reading(name, paper=True, description=desc, statistic=MEAN if i == 1 else None,
-                           source=(SRC_COMPRESSED_STATED, SRC_COMPRESSED_PROOF)[i])
-                   for v in COMPRESSED_VARIANTS
-                   for i, (name, desc) in enumerate(zip(
-                       _compressed_readings(v),
-                       ("every seeded run: A nonempty, f(wbar) - f* <= eps, g(wbar) <= eps",
-                        "mean over seeds of (1/T) sum_t h_t <= Phi(eta; Gamma_tight) (3 SE)")))),
+    evidence=_compressed_test(SCHEDULES_SOFT, COMPRESSED_VARIANTS, configs=(
+        {"name": "axis d=50, Rand-1 (q_u=49), n=1, E=1", "family": AXIS50, "E": 1,
+         "compressor": {"name": "rand_k", "k": 1}, "T": 240, "instances": 1, "runs": 1000,
+         "full_runs": 4000},
+        {"name": "F1 d=20, Rand-4 (q_u=4), n=4, E=2", "family": F1_d20, "E": 2,
+         "compressor": {"name": "rand_k", "k": 4}, "T": 200, "instances": 2, "runs": 100,
+         "full_runs": 400},
+        {"name": "F2 d=10, QSGD s=1, n=4, E=2", "family": F2_d10, "E": 2,
+         "compressor": {"name": "random_quantization", "s": 1}, "T": 200, "instances": 1, "runs": 100,
+         "full_runs": 400}),
+        bound=(r"\Pr[\text{run fails}] = 0 \;\text{(stated)};\quad "
+               r"\mathbb{E}\big[\tfrac1T\sum_t h_t\big] \le \Phi(\eta;\Gamma_{tight}) \;\text{(proved)}"),
+        metric="failing runs; (1/T) sum_t h_t"),
+    readings=_compressed_reading_pairs(
+        COMPRESSED_VARIANTS, ("every seeded run: A nonempty, f(wbar) - f* <= eps, g(wbar) <= eps",
+                              "mean over seeds of (1/T) sum_t h_t <= Phi(eta; Gamma_tight) (3 SE)"),
+        (SRC_COMPRESSED_STATED, SRC_COMPRESSED_PROOF)),
     assumptions=("Rand-K: q_u = d/K - 1 (exact); QSGD with s levels: q_u = min(d/s^2, sqrt(d)/s); compressors "
                  "independent across clients and rounds",
                  "the axis instance: f = ||w - 3 e_1||, g = w_1 - 1, w_0 = 2 e_1 (G = 1, D = 1, g(w_0) = G D): "
@@ -478,8 +488,8 @@ compression = Claim(
 )
 
 # ---- the sqrt(4E + q_u/n) dependence ---------------------------------------------------------------
-F1_n1 = P.ConstrainedFamily(kind="pl", n=1, m=10, d=20, start="infeasible")
-F1_n16 = P.ConstrainedFamily(kind="pl", n=16, m=10, d=20, start="infeasible")
+F1_n1 = PX.ConstrainedFamily(kind="pl", n=1, m=10, d=20, start="infeasible")
+F1_n16 = PX.ConstrainedFamily(kind="pl", n=16, m=10, d=20, start="infeasible")
 scaling = Claim(
     id="fedsgm.scaling",
     title="FedSGM: accuracy against 4E + q_u/n (local steps, compression, clients) at fixed T",
@@ -516,9 +526,9 @@ scaling = Claim(
 )
 
 # ---- hard against soft switching ------------------------------------------------------------------
-F1_n10 = P.ConstrainedFamily(kind="pl", n=10, m=10, d=5, start="infeasible")
-F3_n10 = P.ConstrainedFamily(kind="logistic_np", n=10, m=20, d=4, start="infeasible")
-F4_n10 = P.ConstrainedFamily(kind="huber", n=10, m=10, d=5, start="infeasible")
+F1_n10 = PX.ConstrainedFamily(kind="pl", n=10, m=10, d=5, start="infeasible")
+F3_n10 = PX.ConstrainedFamily(kind="logistic_np", n=10, m=20, d=4, start="infeasible")
+F4_n10 = PX.ConstrainedFamily(kind="huber", n=10, m=10, d=5, start="infeasible")
 SWITCH_READINGS = (
     Reading("soft has no more violating rounds than hard", paper=True,
             description="E[violations(hard) - violations(soft)] >= 0 (3 SE); violations = #{t < T: g(w_t) > eps}",
@@ -599,7 +609,7 @@ experiment = Claim(
         formula={"bound": r"\#\{t: g(w_t) > 0.1\}_{hard} \approx 4\,\#\{t: g(w_t) > 0.1\}_{soft}",
                  "metric": "violating rounds, oscillations"}),
         statistic=MEAN),
-    # issue "headlines": the paper states 'around 4x fewer violating rounds' for this experiment (Section 4,
+    # the paper's headline: it states 'around 4x fewer violating rounds' for this experiment (Section 4,
     # Figure 1), so that reading is a paper finding decided on its own; the threshold-shift explanation (hard
     # switching at 0.75 eps and 0.5 eps against soft) lives only in the two 'control' readings, which are
     # analyses.  On the synthetic families (hard_vs_soft) the 4x is fedcheck's extension: an analysis there.
@@ -649,7 +659,7 @@ reductions = Claim(
 )
 
 
-# ---- issue 17: Lemma 4 on its own ------------------------------------------------------------------------
+# ---- Lemma 4 on its own ---------------------------------------------------------------------------------
 LEMMA4_READINGS = (
     Reading("Lemma 4 (hard switching, as stated)", paper=True, source=SRC_LEMMA4,
             description="-2 eta <w_t - w*, (1/n) sum_j X_j> <= (1/n) sum_j sum_tau [(eta/alpha)||w_t - w_{j,tau}||^2 + "
@@ -682,13 +692,13 @@ lemma4 = Claim(
                  "metric": "left side - right side, every round t and alpha"})),
     readings=LEMMA4_READINGS,
     assumptions=("convexity and ||subgradient|| <= G at the visited points; G = the instance's constant",
-                 "the rounds are replayed by fedcheck.algorithms.switching.fedsgm_lemma4 (same iterates as fedsgm; "
+                 "the rounds are replayed by theorems.fedsgm.methods.fedsgm_lemma4 (same iterates as fedsgm; "
                  "a test compares them)"),
     expected="holds",
 )
 
 
-# ---- issue 17: 'soft switching recovers the hard regime when beta >= 2/eps' (Conclusion), a sweep over beta ----
+# ---- 'soft switching recovers the hard regime when beta >= 2/eps' (Conclusion), a sweep over beta ----
 BETA_GUARANTEE = "eps-solution at every beta >= 2/eps (the rate is recovered)"
 BETA_RULE = "analysis: the soft run takes only the hard rule's pure steps"
 BETA_OUTPUT = "analysis: the soft output equals the hard output"
@@ -721,7 +731,7 @@ soft_beta_sweep = Claim(
 )
 
 
-# ---- issue 17: the paper's 'smaller variance' across seeds at a fixed step size -------------------------
+# ---- the paper's 'smaller variance' across seeds at a fixed step size ----------------------------------
 VAR_READINGS = {"g": "variance of g(w_t) across seeds: soft <= hard", "f": "variance of f(w_t) across seeds: soft <= hard",
                 "violations": "variance of the violation count across seeds: soft <= hard"}
 experiment_variance = Claim(
@@ -790,15 +800,15 @@ DOCS = {c.id: (f"{c.title}\n\nAlgorithm: {alg}\nTheorem: {thm}\nReference: {FEDS
                f"({FEDSGM.authors}, {FEDSGM.venue}), {c.reference}.\nExample: {ex}\n")
         for c, alg, thm, ex in _DOCS}
 
-# ---- issue 17: FedCOM with compression (the g_j = 0, E = 1 special case) -----------------------------------
+# ---- FedCOM with compression (the g_j = 0, E = 1 special case) ---------------------------------------------
 # "g_j = 0, E = 1 (FedCOM): O(DG sqrt((1 + q_u/n)/T)), recovering the standard rate" -- Theorem 1 at E = 1 gives
 # eps_bad = DG sqrt((4 + q_u/n)/T) (fedsgm.reductions proves the algebra); here it is run: FedSGM on a g = 0
 # family (every round in A, wbar the average of all iterates) with Rand-K uplink compression.
 FEDCOM_VARIANTS = (
     {"name": "FedCOM, eps = eps_bad(E = 1)", "rule": "hard", "subs": {Gamma: Gamma_hard, c_eps: 1}},
 )
-G0_PL = P.UnconstrainedFamily(P.ConstrainedFamily(kind="pl", n=4, m=10, d=10, start="infeasible"))
-G0_NORM = P.UnconstrainedFamily(P.ConstrainedFamily(kind="norm", n=4, m=10, d=10))
+G0_PL = PX.UnconstrainedFamily(PX.ConstrainedFamily(kind="pl", n=4, m=10, d=10, start="infeasible"))
+G0_NORM = PX.UnconstrainedFamily(PX.ConstrainedFamily(kind="norm", n=4, m=10, d=10))
 
 fedcom_compression = Claim(
     id="fedsgm.fedcom_compression",
@@ -810,27 +820,22 @@ fedcom_compression = Claim(
                "Theorem 1 gives f(wbar) - f* <= eps_bad = sqrt(2 D^2 G^2 (2 + q_u/(2n))/T) = DG sqrt((4 + q_u/n)/T) at "
                "eta = eta*(Gamma_hard); stated for every run, proved in expectation over the compressors. Example: "
                "piecewise-linear and Euclidean-norm clients (n = 4, d = 10), Rand-K with q_u = 4 and 9"),
-    evidence=BoundTest(Cases(
-        partial(M.compression_cases, schedules=SCHEDULES_HARD, variants=FEDCOM_VARIANTS,
-                phi=Phi(ETA, Gamma_tight), readings_of=_compressed_readings, configs=(
-                    {"name": "g = 0, F1 f, Rand-2 (q_u = 4), n = 4, E = 1", "family": G0_PL, "E": 1,
-                     "compressor": {"name": "rand_k", "k": 2}, "T": 200, "instances": 1, "runs": 60,
-                     "full_runs": 400},
-                    {"name": "g = 0, F1 f, Rand-1 (q_u = 9), n = 4, E = 1", "family": G0_PL, "E": 1,
-                     "compressor": {"name": "rand_k", "k": 1}, "T": 200, "instances": 1, "runs": 60,
-                     "full_runs": 400},
-                    {"name": "g = 0, F2 f, Rand-2 (q_u = 4), n = 4, E = 1", "family": G0_NORM, "E": 1,
-                     "compressor": {"name": "rand_k", "k": 2}, "T": 200, "instances": 1, "runs": 60,
-                     "full_runs": 400})),
-        formula={"bound": r"f(\bar w) - f^\star \le DG\sqrt{(4 + q_u/n)/T}",
-                 "schedules": {k: sp.latex(v) for k, v in SCHEDULES_HARD.items()},
-                 "metric": "f(wbar) - f* per run; (1/T) sum_t h_t in the mean"})),
-    readings=tuple(Reading(name, paper=True, description=desc, statistic=MEAN if i == 1 else None, source=SRC_FEDCOM)
-                   for v in FEDCOM_VARIANTS
-                   for i, (name, desc) in enumerate(zip(
-                       _compressed_readings(v),
-                       ("every seeded run: f(wbar) - f* <= eps_bad (A is every round since g = 0)",
-                        "mean over runs of (1/T) sum_t h_t <= Phi(eta; Gamma_tight) (the proof's certificate)")))),
+    evidence=_compressed_test(SCHEDULES_HARD, FEDCOM_VARIANTS, configs=(
+        {"name": "g = 0, F1 f, Rand-2 (q_u = 4), n = 4, E = 1", "family": G0_PL, "E": 1,
+         "compressor": {"name": "rand_k", "k": 2}, "T": 200, "instances": 1, "runs": 60,
+         "full_runs": 400},
+        {"name": "g = 0, F1 f, Rand-1 (q_u = 9), n = 4, E = 1", "family": G0_PL, "E": 1,
+         "compressor": {"name": "rand_k", "k": 1}, "T": 200, "instances": 1, "runs": 60,
+         "full_runs": 400},
+        {"name": "g = 0, F2 f, Rand-2 (q_u = 4), n = 4, E = 1", "family": G0_NORM, "E": 1,
+         "compressor": {"name": "rand_k", "k": 2}, "T": 200, "instances": 1, "runs": 60,
+         "full_runs": 400}),
+        bound=r"f(\bar w) - f^\star \le DG\sqrt{(4 + q_u/n)/T}",
+        metric="f(wbar) - f* per run; (1/T) sum_t h_t in the mean"),
+    readings=_compressed_reading_pairs(
+        FEDCOM_VARIANTS, ("every seeded run: f(wbar) - f* <= eps_bad (A is every round since g = 0)",
+                          "mean over runs of (1/T) sum_t h_t <= Phi(eta; Gamma_tight) (the proof's certificate)"),
+        (SRC_FEDCOM, SRC_FEDCOM)),
     assumptions=("g_j = 0 exactly (affine with a = 0, e = 0): A = all rounds, wbar = mean of w_0..w_{T-1}",
                  "Rand-K: q_u = d/K - 1 (exact), independent across clients and rounds; G = the f clients' Lipschitz "
                  "constant; D = ||w_0 - w*|| with w* the unconstrained minimizer (Clarabel)",

@@ -2,7 +2,7 @@
 reduction checks declared in ``theorems/fedsgm/claims.py``.
 
 Every builder receives the SymPy schedules it runs with (declared once in ``theorems/fedsgm/claims.py``) and
-returns :class:`fedcheck.experiments.Case` objects (for :class:`fedcheck.experiments.Cases`); nothing here writes a step size or a threshold
+returns :class:`fedcheck.Case` objects (for :class:`fedcheck.Cases`); nothing here writes a step size or a threshold
 formula of its own (the experiment's fixed values are the paper's: eps = 0.1, E = 5, T = 100, n = 10).
 """
 from __future__ import annotations
@@ -13,25 +13,23 @@ from typing import Sequence
 import numpy as np
 import sympy as sp
 
-from fedcheck.core import verdict as V
-from fedcheck.core.claim import RunConfig
-from fedcheck.core.evidence import Comparison, clopper_pearson
-from fedcheck.problems.compression import make_compressor
-from fedcheck.problems.constants import InstanceContext, resolve
-from fedcheck.algorithms.switching import centralized_local_sgm, fedavg, fedsgm, switching_subgradient
-from fedcheck.experiments import Case
-from fedcheck.core.symbols import T as T_sym
-from fedcheck.problems import constrained as P
+from fedcheck import verdicts as V
+from fedcheck import Case, Comparison, RunConfig, clopper_pearson
+from fedcheck import problems as P
+from fedcheck.problems import InstanceContext, make_compressor, resolve
+from fedcheck.algorithms import fedsgm, switching_subgradient
+from fedcheck.symbols import T as T_sym
 from theorems.fedsgm import problems as PX
+from theorems.fedsgm.methods import centralized_local_sgm, fedavg, fedsgm_lemma4
 __all__ = ["evaluate_expr", "schedule_values", "compression_cases", "scaling_cases", "switching_cases", "experiment_cases",
            "reduction_cases", "violations", "oscillations"]
 
 
-from fedcheck.core.schedules import evaluate_expr  # noqa: E402  (one definition)
+from fedcheck import evaluate_expr  # noqa: E402  (one definition)
 
 
 def schedule_values(exprs: dict, inst, sol, settings: dict, T: int, subs: dict | None = None) -> dict:
-    """Evaluate SymPy schedules for one instance (constants from :mod:`fedcheck.constants`)."""
+    """Evaluate SymPy schedules for one instance (constants from :func:`fedcheck.problems.resolve`)."""
     ctx = InstanceContext(inst, None, sol, dict(settings))
     out = {}
     for name, e in exprs.items():
@@ -52,12 +50,6 @@ def oscillations(g: np.ndarray, eps) -> np.ndarray:
     return (s[1:] != s[:-1]).sum(0)
 
 
-def _seeds(config: RunConfig, quick: int, full: int) -> list[int]:
-    if config.seeds is not None:
-        return list(config.seeds)
-    return list(range(full if config.full else quick))
-
-
 def _tag(x) -> str:
     return f"{x:.4g}" if isinstance(x, float) else str(x)
 
@@ -72,9 +64,9 @@ def compression_cases(config: RunConfig, params: dict, *, schedules: dict, varia
     per run; the expectation readings declare the ``mean`` statistic, the pathwise ones get failure fractions."""
     cases = []
     for cfg in configs:
-        fam, T = cfg["family"], int(config.rounds or cfg["T"])
+        fam, T = cfg["family"], config.horizon(cfg["T"])
         runs = int(cfg.get("full_runs", cfg["runs"]) if config.full else cfg["runs"])
-        inst_seeds = list(config.seeds) if config.seeds is not None else list(range(cfg.get("instances", 1)))
+        inst_seeds = config.seed_list(cfg.get("instances", 1))
         settings = {"E": cfg["E"], "compressor": cfg["compressor"]}
         C = make_compressor(cfg["compressor"])
         for s in inst_seeds:
@@ -137,9 +129,9 @@ def scaling_cases(config: RunConfig, params: dict, *, schedules: dict, sweeps: S
     cases = []
     series = []
     for sw in sweeps:
-        T = int(config.rounds or sw["T"])
+        T = config.horizon(sw["T"])
         runs = int(sw.get("full_runs", sw["runs"]) if config.full else sw["runs"])
-        inst_seeds = list(config.seeds) if config.seeds is not None else list(range(sw["instances"]))
+        inst_seeds = config.seed_list(sw["instances"])
         cs, acc_mean, bound_norm, pts, samples_pw, samples_ex, rows = [], [], [], [], [], [], []
         for cfg in sw["configs"]:
             fam = cfg["family"]
@@ -260,8 +252,8 @@ def switching_cases(config: RunConfig, params: dict, *, schedules: dict, subs: d
     (the paper's experimental protocol); otherwise the theorem's schedules."""
     cases = []
     for cfg in configs:
-        fam, T, E = cfg["family"], int(config.rounds or cfg["T"]), cfg["E"]
-        seeds = _seeds(config, cfg["instances"], cfg.get("full_instances", 4 * cfg["instances"]))
+        fam, T, E = cfg["family"], config.horizon(cfg["T"]), cfg["E"]
+        seeds = config.seed_list(cfg["instances"], cfg.get("full_instances", 4 * cfg["instances"]))
         runs_per = cfg["runs"]
         insts = [fam.draw(s) for s in seeds]
         rows_i = [i for i in insts for _ in range(runs_per)]
@@ -277,7 +269,7 @@ def switching_cases(config: RunConfig, params: dict, *, schedules: dict, subs: d
             eta = np.array([x["eta"] for x in sch])
             eps = np.array([x["epsilon"] for x in sch])
         batch = P.ConstrainedBatch(rows_i)
-        run_seeds = [PX._run_seed(i, k % runs_per) for k, i in enumerate(rows_i)]
+        run_seeds = [PX.uplink_seed(i, k % runs_per) for k, i in enumerate(rows_i)]
         runs = _switch_runs(batch, eta, eps, E, cfg["compressor"], run_seeds, T)
         t = list(range(T + 1))
         series = []
@@ -329,8 +321,8 @@ def experiment_cases(config: RunConfig, params: dict, *, n: int = 10, E: int = 5
     """Breast cancer, ``n`` IID clients, ``E`` local steps, ``T`` rounds, tolerance ``eps`` on the minority
     loss (g = minority-class loss; switching at g(w_t) > eps), ``beta = 2/eps``, Rand-K with K/d in
     ``fractions`` (K not reported) and eta in ``etas`` (not reported), ``seeds`` uplink seeds."""
-    T = int(config.rounds or T)
-    split_seeds = list(config.seeds) if config.seeds is not None else [0]
+    T = config.horizon(T)
+    split_seeds = config.seed_list(1)
     s_list = list(range(4 * seeds if config.full else seeds))
     runs_all = {}
     rows_meta = []
@@ -421,11 +413,11 @@ def experiment_cases(config: RunConfig, params: dict, *, n: int = 10, E: int = 5
 # reductions: centralized switching subgradient, FedAvg, identical clients
 def reduction_cases(config: RunConfig, params: dict, *, T: int = 200) -> list[Case]:
     """Exact identities of the engine against independent references (the paper's special cases)."""
-    T = int(config.rounds or T)
-    seeds = _seeds(config, 3, 8)
+    T = config.horizon(T)
+    seeds = config.seed_list(3, 8)
     cases = []
-    fam1 = P.ConstrainedFamily(kind="pl", n=1, m=20, d=5, start="infeasible")
-    fam5 = P.ConstrainedFamily(kind="pl", n=5, m=10, d=5, start="infeasible")
+    fam1 = PX.ConstrainedFamily(kind="pl", n=1, m=20, d=5, start="infeasible")
+    fam5 = PX.ConstrainedFamily(kind="pl", n=5, m=10, d=5, start="infeasible")
     insts1 = [fam1.draw(s) for s in seeds]
     b1 = P.ConstrainedBatch(insts1)
     eta, eps = 0.02, 0.1
@@ -468,18 +460,17 @@ def reduction_cases(config: RunConfig, params: dict, *, T: int = 200) -> list[Ca
 
 
 # ------------------------------------------------------------------------------------------------
-# issue 17: Lemma 4 on its own; the beta sweep of soft switching; the variance across seeds
+# Lemma 4 on its own; the beta sweep of soft switching; the variance across seeds
 def lemma4_cases(config: RunConfig, params: dict, *, schedules: dict, subs: dict, configs: Sequence[dict],
                  alphas_rel: Sequence[float] = (0.1, 1.0, 10.0)) -> list[Case]:
     """Lemma 4 at every round of FedSGM runs (theorem step ``eta``, ``eps``; ``alpha = c eta`` for ``c`` in
     ``alphas_rel``, and the proof's ``alpha = eta``), comparator ``u = w*``, ``G`` the instance's constant.
     ``configs``: ``{"name", "reading", "family", "rule", "E", "compressor", "T", "instances"}``; the
     inequality is written ``lhs - rhs(alpha) <= 0`` per ``(t, alpha)`` point, one sample per run."""
-    from fedcheck.algorithms.switching import fedsgm_lemma4
     cases = []
     for cfg in configs:
-        fam, T, E = cfg["family"], int(config.rounds or cfg["T"]), int(cfg["E"])
-        insts = [fam.draw(s) for s in _seeds(config, cfg["instances"], 3 * cfg["instances"])]
+        fam, T, E = cfg["family"], config.horizon(cfg["T"]), int(cfg["E"])
+        insts = [fam.draw(s) for s in config.seed_list(cfg["instances"], 3 * cfg["instances"])]
         sols = [P.solve_constrained(i, use_cache=config.use_cache) for i in insts]
         settings = {"E": E, "compressor": cfg["compressor"]}
         sch = [schedule_values(schedules, i, s, settings, T, subs) for i, s in zip(insts, sols)]
@@ -491,7 +482,7 @@ def lemma4_cases(config: RunConfig, params: dict, *, schedules: dict, subs: dict
         u = np.stack([s.x_star for s in sols])
         alphas = np.asarray(alphas_rel, float)
         res = fedsgm_lemma4(batch, rounds=T, eta=eta, eps=eps, rule=cfg["rule"], beta=beta, local_steps=E,
-                            compressor=make_compressor(cfg["compressor"]), seeds=[PX._run_seed(i, 0) for i in insts],
+                            compressor=make_compressor(cfg["compressor"]), seeds=[PX.uplink_seed(i, 0) for i in insts],
                             comparator=u, alphas=eta[:, None] * alphas[None, :], G=Gs)
         lhs, rhs, scale = res["lhs"], res["rhs"], res["scale"]
         excess = (lhs[..., None] - rhs)                                # (T, B, A)
@@ -525,8 +516,8 @@ def beta_sweep_cases(config: RunConfig, params: dict, *, schedules: dict, subs: 
     * ``same_output``: ||wbar_soft - wbar_hard|| = 0."""
     cases = []
     for cfg in configs:
-        fam, T, E = cfg["family"], int(config.rounds or cfg["T"]), int(cfg["E"])
-        insts = [fam.draw(s) for s in _seeds(config, cfg["instances"], 3 * cfg["instances"])]
+        fam, T, E = cfg["family"], config.horizon(cfg["T"]), int(cfg["E"])
+        insts = [fam.draw(s) for s in config.seed_list(cfg["instances"], 3 * cfg["instances"])]
         sols = [P.solve_constrained(i, use_cache=config.use_cache) for i in insts]
         settings = {"E": E, "compressor": None}
         sch = [schedule_values(schedules, i, s, settings, T, subs) for i, s in zip(insts, sols)]
@@ -592,8 +583,8 @@ def seed_variance_cases(config: RunConfig, params: dict, *, n: int = 10, E: int 
     (in [-1, 1]); the claim is decided on their mean (``mean`` statistic: mean + z SE <= 0), since a variance
     estimated from a few seeds is itself noisy (``readings`` maps "g", "f", "violations" to the reading names).
     Nothing is pooled across step sizes or K: each variance is across seeds at one (K/d, eta)."""
-    T = int(config.rounds or T)
-    split = (list(config.seeds) if config.seeds is not None else [0])[0]
+    T = config.horizon(T)
+    split = config.seed_list(1)[0]
     S = full_seeds if config.full else seeds
     inst = PX.breast_cancer_np(n=n, seed=split)
     d = inst.d

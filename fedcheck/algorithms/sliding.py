@@ -28,14 +28,15 @@ the general-convex choice of the DCS analysis as used in ``theorems/fedmls/claim
 linearly with the horizon ``N`` (``T ~ m M^2 N/(||L||^2 D~)``).  These constants are quoted from memory of that
 paper (only its abstract is in the library used here), so they are named as a choice; the defaults below are
 those.  Every trace records ``F`` at the server point, ``calls`` (subgradient calls per client) and ``comms``
-(two per outer iteration), as :mod:`fedcheck.algorithms.fedmls` does.
+(two per outer iteration), as :mod:`fedcheck.algorithms.mls` does.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from fedcheck.algorithms.core import Recorder, Trace, default_recorder
-from fedcheck.algorithms.fedmls import Oracle, Stop, _counts, _drive, _radius, _rows, _snapshot, _start, _stopper
+from fedcheck.algorithms.mls import (Oracle, Stop, ball_radii, drive_rounds, round_rows, snapshot_of, start_point,
+                                     step_counts, stop_rule)
 from fedcheck.algorithms.fedmls_jit import dcs_inner
 from fedcheck.problems.instances import InstanceBatch
 
@@ -81,13 +82,13 @@ def dcs(batch: InstanceBatch, *, rounds: int, T, R, eta=None, tau=None, alpha=1.
     (default ``2n`` and ``n``, i.e. ``2||L||`` and ``||L||``) and ``alpha`` per outer iteration; ``R`` the radius of
     the clients' balls ``X_i``."""
     B, n = batch.B, batch.n
-    Tk = _counts(T, rounds, B)
-    eta = _rows(2.0 * n if eta is None else eta, rounds, B, "eta")
-    tau = _rows(float(n) if tau is None else tau, rounds, B, "tau")
-    alpha = _rows(alpha, rounds, B, "alpha")
-    Rb = _radius(R, B)
+    Tk = step_counts(T, rounds, B)
+    eta = round_rows(2.0 * n if eta is None else eta, rounds, B, "eta")
+    tau = round_rows(float(n) if tau is None else tau, rounds, B, "tau")
+    alpha = round_rows(alpha, rounds, B, "alpha")
+    Rb = ball_radii(R, B)
     oracle = oracle or batch.loss.grad
-    X0 = np.repeat(_start(batch, x0)[:, None, :], n, 1)
+    X0 = np.repeat(start_point(batch, x0)[:, None, :], n, 1)
     st = {"x": X0.copy(), "x_prev": X0.copy(), "xh": X0.copy(), "y": np.zeros_like(X0), "xbar_sum": np.zeros_like(X0),
           "k": 0}
     extra = {"calls": np.zeros(B), "comms": np.zeros(B)}
@@ -117,7 +118,7 @@ def dcs(batch: InstanceBatch, *, rounds: int, T, R, eta=None, tau=None, alpha=1.
         return st["xbar_sum"] / st["k"] if st["k"] > 0 else st["x"]
 
     rec = recorder or default_recorder(batch)
-    trace = _drive(rounds, grid, step, _snapshot(rec, clients, server, extra), _stopper(stop, server))
+    trace = drive_rounds(rounds, grid, step, snapshot_of(rec, clients, server, extra), stop_rule(stop, server))
     trace.final = {"x": st["x"].copy(), "xh": st["xh"].copy(), "y": st["y"].copy(), "xbar": server().copy(),
                    "xbar_clients": clients().copy()}
     return trace

@@ -6,7 +6,6 @@
 * :func:`mopes` -- MOPES, eq. (4)-(5) of the same paper, run literally on the product space
   ``R^{n x p}`` (the method Algorithm 1 rewrites); ``consensus=False`` makes ``proj_X`` the identity,
   which is centralized MOPES on ``f`` when ``n = 1``;
-* :func:`fedavg` -- FedAvg / local subgradient method (``T = 1``: the distributed subgradient method);
 * :func:`scaffold` -- Scaffold with option-II control variates (Karimireddy et al. 2020);
 * :func:`scaffnew` -- Scaffnew / ProxSkip (Mishchenko et al. 2022): a local step, then a
   communication with probability ``p_s``, control variates ``h_i`` updated after it.
@@ -29,6 +28,12 @@ subgradient scale ``1/(n beta_k) = lambda_k k/(4n)`` does).  The ball of radius 
 ``X'`` (line 10).  The local step count ``T_k`` may differ between instances of a batch: shorter
 instances are frozen (masked) once their ``T_k`` steps are done.
 
+FedAvg (the local subgradient method; ``T = 1``: the distributed subgradient method) is the library's one
+FedAvg, :func:`fedcheck.algorithms.fedavg.fedavg_rounds`; the helpers below (:func:`start_point`,
+:func:`local_step_args`, :func:`drive_rounds`) are what a method in this indexing needs to record it the same way
+(the FedMLS paper's adapter, ``theorems/fedmls/methods.py``, is one).  DCS (:mod:`fedcheck.algorithms.sliding`)
+shares them.
+
 Oracles: ``oracle(U) -> (B, n, p)`` subgradients of the ``f_i`` at the clients' points; the default is
 the deterministic ``batch.loss.grad``; :func:`minibatch_oracle` samples rows without replacement.
 Schedules (``lam``, ``T``, ``eta`` ...) are ``(rounds, B)`` arrays made from the SymPy expressions of
@@ -42,26 +47,28 @@ import numpy as np
 
 from fedcheck.problems.instances import InstanceBatch
 from fedcheck.algorithms.core import Recorder, Trace, default_recorder
-from fedcheck.algorithms.fedavg import fedavg_rounds
-from fedcheck.algorithms.pieces import static_oracle, step_sizes
+from fedcheck.algorithms.pieces import step_sizes
 from fedcheck.algorithms.fedmls_jit import lad_prox_steps, numpy_shift, numpy_tail, round_kernels
 
-__all__ = ["fedmls", "mopes", "fedavg", "scaffold", "scaffnew", "minibatch_oracle", "Oracle", "approx_prox"]
+__all__ = ["fedmls", "mopes", "scaffold", "scaffnew", "minibatch_oracle", "Oracle", "Stop", "approx_prox", "start_point",
+           "round_rows", "step_counts", "ball_radii", "drive_rounds", "snapshot_of", "stop_rule", "local_step_args"]
 
 Oracle = Callable[[np.ndarray], np.ndarray]
 Stop = Callable[[int, np.ndarray], bool]
 
 
 # ----------------------------------------------------------------------------------------------
-# helpers
-def _start(batch: InstanceBatch, x0) -> np.ndarray:
+# helpers: the paper's indexing (``x_0`` the start, round ``k = 1..K``), shared by the methods here and DCS
+def start_point(batch: InstanceBatch, x0) -> np.ndarray:
     """Server start ``(B, p)``: ``x0`` if given, else each instance's ``x0`` (0 when unset)."""
     if x0 is not None:
         return np.broadcast_to(np.asarray(x0, dtype=float), (batch.B, batch.p)).copy()
     return batch.x0()[:, 0, :].copy()
 
 
-def _rows(a, rounds: int, B: int, name: str) -> np.ndarray:
+def round_rows(a, rounds: int, B: int, name: str) -> np.ndarray:
+    """A schedule as ``(rounds, B)`` rows (row ``k-1`` is round ``k``): a scalar or ``(B,)`` broadcast, a longer
+    array accepted; ``ValueError`` naming ``name`` otherwise."""
     a = np.asarray(a, dtype=float)
     if a.ndim == 0:
         a = np.full((rounds, B), float(a))
@@ -72,15 +79,17 @@ def _rows(a, rounds: int, B: int, name: str) -> np.ndarray:
     return a
 
 
-def _counts(T, rounds: int, B: int) -> np.ndarray:
-    T = _rows(T, rounds, B, "T")
+def step_counts(T, rounds: int, B: int) -> np.ndarray:
+    """Local step counts ``T`` as ``(rounds, B)`` non-negative integers (``ValueError`` for fractions)."""
+    T = round_rows(T, rounds, B, "T")
     Ti = np.rint(T).astype(np.int64)
     if np.any(np.abs(T - Ti) > 1e-9) or np.any(Ti < 0):
         raise ValueError("local step counts T must be non-negative integers (ceil them in the schedule)")
     return Ti
 
 
-def _radius(R, B: int) -> np.ndarray:
+def ball_radii(R, B: int) -> np.ndarray:
+    """Ball radii ``(B,)`` from a scalar, ``(B,)`` or a schedule's rows (the first row); positive."""
     R = np.asarray(R, dtype=float)
     R = R[0] if R.ndim == 2 else R
     R = np.broadcast_to(R, (B,)).astype(float)
@@ -89,7 +98,7 @@ def _radius(R, B: int) -> np.ndarray:
     return R
 
 
-def _drive(rounds: int, grid, step: Callable[[int], None], snapshot: Callable[[int], dict],
+def drive_rounds(rounds: int, grid, step: Callable[[int], None], snapshot: Callable[[int], dict],
            stop: Callable[[int], bool] | None = None) -> Trace:
     """Run ``step(k)`` for ``k = 1..rounds`` and record ``snapshot(k)`` at the grid indices (``0`` is
     the start); ``stop(k)`` ends the run early (the stopping round is always recorded)."""
@@ -115,7 +124,9 @@ def _drive(rounds: int, grid, step: Callable[[int], None], snapshot: Callable[[i
     return Trace(rounds=np.asarray(ks), metrics={name: np.stack(v) for name, v in rows.items()})
 
 
-def _snapshot(rec: Recorder, X: Callable[[], np.ndarray], xbar: Callable[[], np.ndarray], extra: dict):
+def snapshot_of(rec: Recorder, X: Callable[[], np.ndarray], xbar: Callable[[], np.ndarray], extra: dict):
+    """``snapshot(k)`` for :func:`drive_rounds`: the recorder's metrics at the current clients' points ``X()`` and
+    server point ``xbar()``, and a copy of each counter of ``extra`` (e.g. ``calls``, ``comms``)."""
     def snap(k):
         out = dict(rec(k, X(), xbar()))
         out.update({name: np.array(v, dtype=float) for name, v in extra.items()})
@@ -123,7 +134,8 @@ def _snapshot(rec: Recorder, X: Callable[[], np.ndarray], xbar: Callable[[], np.
     return snap
 
 
-def _stopper(stop: Stop | None, xbar: Callable[[], np.ndarray]):
+def stop_rule(stop: Stop | None, xbar: Callable[[], np.ndarray]):
+    """``stop(k, xbar)`` as the ``stop(k)`` of :func:`drive_rounds` (``None`` stays ``None``)."""
     return None if stop is None else (lambda k: bool(stop(k, xbar())))
 
 
@@ -241,11 +253,11 @@ def fedmls(batch: InstanceBatch, *, rounds: int, lam, T, R, grid=None, recorder:
 
     with ``g_k = 2/(k+1)``.  The returned point after ``K`` rounds is the server's ``x_K``."""
     B, n = batch.B, batch.n
-    lam = _rows(lam, rounds, B, "lam")
-    Tk = _counts(T, rounds, B)
-    Rb = _radius(R, B)
+    lam = round_rows(lam, rounds, B, "lam")
+    Tk = step_counts(T, rounds, B)
+    Rb = ball_radii(R, B)
     oracle = oracle or batch.loss.grad
-    y0 = _start(batch, x0)
+    y0 = start_point(batch, x0)
     st = {"x": y0.copy(), "y": y0.copy(), "z": y0.copy(), "xi": np.repeat(y0[:, None, :], n, 1)}
     st["yi"], st["zi"] = st["xi"].copy(), st["xi"].copy()
     extra = {"calls": np.zeros(B), "comms": np.zeros(B)}
@@ -262,8 +274,8 @@ def fedmls(batch: InstanceBatch, *, rounds: int, lam, T, R, grid=None, recorder:
         extra["comms"] += 1.0
 
     rec = recorder or default_recorder(batch)
-    trace = _drive(rounds, grid, step, _snapshot(rec, lambda: st["xi"], lambda: st["x"], extra),
-                   _stopper(stop, lambda: st["x"]))
+    trace = drive_rounds(rounds, grid, step, snapshot_of(rec, lambda: st["xi"], lambda: st["x"], extra),
+                         stop_rule(stop, lambda: st["x"]))
     trace.final = {k: v.copy() for k, v in st.items()}
     trace.final["xbar"] = st["x"].copy()
     return trace
@@ -281,11 +293,11 @@ def mopes(batch: InstanceBatch, *, rounds: int, lam, T, R, consensus: bool = Tru
     ``proj_X`` averages the columns (``consensus=True``, the FL reformulation (7)) or is the identity.
     The gradient of ``F(X) = (1/n) sum_i f_i(x^i)`` has columns ``(1/n) g_i``.  Records ``mean_i X``."""
     B, n = batch.B, batch.n
-    lam = _rows(lam, rounds, B, "lam")
-    Tk = _counts(T, rounds, B)
-    Rb = _radius(R, B)
+    lam = round_rows(lam, rounds, B, "lam")
+    Tk = step_counts(T, rounds, B)
+    Rb = ball_radii(R, B)
     oracle = oracle or batch.loss.grad
-    X0 = np.repeat(_start(batch, x0)[:, None, :], n, 1)
+    X0 = np.repeat(start_point(batch, x0)[:, None, :], n, 1)
     st = {"X": X0.copy(), "Xp": X0.copy(), "Z": X0.copy(), "Zp": X0.copy()}
     extra = {"calls": np.zeros(B), "comms": np.zeros(B)}
 
@@ -305,20 +317,20 @@ def mopes(batch: InstanceBatch, *, rounds: int, lam, T, R, consensus: bool = Tru
         extra["comms"] += 1.0
 
     rec = recorder or default_recorder(batch)
-    trace = _drive(rounds, grid, step, _snapshot(rec, lambda: st["Xp"], lambda: st["X"].mean(1), extra))
+    trace = drive_rounds(rounds, grid, step, snapshot_of(rec, lambda: st["Xp"], lambda: st["X"].mean(1), extra))
     trace.final = {k: v.copy() for k, v in st.items()}
     trace.final["xbar"] = st["X"].mean(1)
     return trace
 
 
-def _step_args(rounds, B, T, eta, eta_step):
+def local_step_args(rounds, B, T, eta, eta_step):
     """Validated per-round step counts ``(rounds, B)`` and exactly one of ``eta`` ``(rounds, B)`` (per round)
     and ``eta_step`` ``(S, B)`` (per local step, a counter over all rounds)."""
-    Tk = _counts(T, rounds, B)
+    Tk = step_counts(T, rounds, B)
     if (eta is None) == (eta_step is None):
         raise ValueError("give exactly one of eta (per round) and eta_step (per local step)")
     if eta is not None:
-        return Tk, _rows(eta, rounds, B, "eta"), None
+        return Tk, round_rows(eta, rounds, B, "eta"), None
     eta_step = np.asarray(eta_step, dtype=float)
     need = int(Tk.sum(0).max(initial=0))
     if eta_step.shape[0] < need or eta_step.shape[1] != B:
@@ -328,28 +340,9 @@ def _step_args(rounds, B, T, eta, eta_step):
 
 def _local_steps(rounds, B, T, eta, eta_step):
     """Per-round step counts and a function ``step_size(k, t, cum)`` -> ``(B,)`` (round ``k`` 1-based)."""
-    Tk, eta, eta_step = _step_args(rounds, B, T, eta, eta_step)
+    Tk, eta, eta_step = local_step_args(rounds, B, T, eta, eta_step)
     size = step_sizes(B, eta, eta_step)
     return Tk, lambda k, t, cum: size(k - 1, t, cum)
-
-
-def fedavg(batch: InstanceBatch, *, rounds: int, T, eta=None, eta_step=None, grid=None,
-           recorder: Recorder | None = None, oracle: Oracle | None = None, x0=None,
-           stop: Stop | None = None) -> Trace:
-    """FedAvg (local subgradient method): every client starts from the server point, takes ``T_k``
-    steps ``x^i <- x^i - eta g_i(x^i)`` on its own ``f_i``, and the server averages.  ``eta`` is per
-    round ``(rounds, B)`` or ``eta_step`` per local step (``(S, B)``, counter over all rounds).
-    The one FedAvg (:func:`fedcheck.algorithms.fedavg.fedavg_rounds`) with plain averaging."""
-    Tk, eta, eta_step = _step_args(rounds, batch.B, T, eta, eta_step)
-    states = fedavg_rounds(_start(batch, x0), static_oracle(oracle or batch.loss.grad), rounds=rounds, n=batch.n,
-                           eta=eta, eta_step=eta_step, steps=Tk)
-    st = next(states)
-    rec = recorder or default_recorder(batch)
-    trace = _drive(rounds, grid, lambda k: next(states),
-                   _snapshot(rec, lambda: st.X, lambda: st.x, {"calls": st.calls, "comms": st.comms}),
-                   _stopper(stop, lambda: st.x))
-    trace.final = {"xbar": st.x.copy(), "X": st.X.copy()}
-    return trace
 
 
 def scaffold(batch: InstanceBatch, *, rounds: int, T, eta_g, eta=None, eta_step=None, grid=None,
@@ -364,9 +357,9 @@ def scaffold(batch: InstanceBatch, *, rounds: int, T, eta_g, eta=None, eta_step=
     (with a constant step the divisor is ``T_k eta``, as in the paper).  ``eta_g`` is per round."""
     B, n = batch.B, batch.n
     Tk, size = _local_steps(rounds, B, T, eta, eta_step)
-    eg = _rows(eta_g, rounds, B, "eta_g")
+    eg = round_rows(eta_g, rounds, B, "eta_g")
     oracle = oracle or batch.loss.grad
-    st = {"x": _start(batch, x0), "c": np.zeros((B, batch.p)), "ci": np.zeros((B, n, batch.p))}
+    st = {"x": start_point(batch, x0), "c": np.zeros((B, batch.p)), "ci": np.zeros((B, n, batch.p))}
     st["Y"] = np.repeat(st["x"][:, None, :], n, 1)
     extra = {"calls": np.zeros(B), "comms": np.zeros(B)}
     cum = np.zeros(B, dtype=np.int64)
@@ -394,8 +387,8 @@ def scaffold(batch: InstanceBatch, *, rounds: int, T, eta_g, eta=None, eta_step=
         extra["comms"] += 1.0
 
     rec = recorder or default_recorder(batch)
-    trace = _drive(rounds, grid, step, _snapshot(rec, lambda: st["Y"], lambda: st["x"], extra),
-                   _stopper(stop, lambda: st["x"]))
+    trace = drive_rounds(rounds, grid, step, snapshot_of(rec, lambda: st["Y"], lambda: st["x"], extra),
+                         stop_rule(stop, lambda: st["x"]))
     trace.final = {"xbar": st["x"].copy(), "c": st["c"].copy(), "ci": st["ci"].copy()}
     return trace
 
@@ -412,12 +405,12 @@ def scaffnew(batch: InstanceBatch, *, steps: int, eta_step, p_step, rng: np.rand
     The control variates are updated *after* the communication (so they do move; cf. the note on the
     authors' code).  Traces are indexed by local steps; the server point is the last average."""
     B, n = batch.B, batch.n
-    eta_step = _rows(eta_step, steps, B, "eta_step")
-    p_step = _rows(p_step, steps, B, "p_step")
+    eta_step = round_rows(eta_step, steps, B, "eta_step")
+    p_step = round_rows(p_step, steps, B, "p_step")
     if np.any(p_step <= 0) or np.any(p_step > 1):
         raise ValueError("communication probabilities must be in (0, 1]")
     oracle = oracle or batch.loss.grad
-    x = _start(batch, x0)
+    x = start_point(batch, x0)
     st = {"xbar": x, "X": np.repeat(x[:, None, :], n, 1), "H": np.zeros((B, n, batch.p))}
     extra = {"calls": np.zeros(B), "comms": np.zeros(B)}
 
@@ -434,6 +427,6 @@ def scaffnew(batch: InstanceBatch, *, steps: int, eta_step, p_step, rng: np.rand
         extra["comms"] += coin
 
     rec = recorder or default_recorder(batch)
-    trace = _drive(steps, grid, step, _snapshot(rec, lambda: st["X"], lambda: st["xbar"], extra))
+    trace = drive_rounds(steps, grid, step, snapshot_of(rec, lambda: st["X"], lambda: st["xbar"], extra))
     trace.final = {"xbar": st["xbar"].copy(), "H": st["H"].copy()}
     return trace
