@@ -11,8 +11,6 @@ ROOT = Path(__file__).resolve().parent.parent
 # paper uses and that moves into that paper's folder (where its imports come from the public modules); an entry
 # nothing imports any more must be removed (test_the_allow_list_is_current).
 ALLOWED = {
-    ("fedcheck.algorithms.fedmls_jit", "_pairwise"): "fedcheck/algorithms/composite_jit.py: FedDualAvg's",
-    ("fedcheck.algorithms.kernels", "_pairwise_sq"): "fedcheck/algorithms/composite_jit.py: FedDualAvg's",
     ("fedcheck.problems.suprema", "_trs_max"): "fedcheck/problems/composite.py: FedDualAvg's",
     ("fedcheck.problems.losses", "_lam_max_gram"): "fedcheck/problems/composite.py: FedDualAvg's",
     ("fedcheck.problems.solve", "_versions"): "fedcheck/problems/composite.py: FedDualAvg's (public: solver_versions)",

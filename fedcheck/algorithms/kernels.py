@@ -36,7 +36,7 @@ from fedcheck.problems.sets import FeasibleSet, L1Ball, ProductSet, Simplex
 
 __all__ = ["GradKernel", "make_grad_kernel", "make_full_grad_kernel", "VertexLMO", "make_vertex_lmo",
            "slice_set", "uniform_rows", "FUSE_LIMIT_BYTES", "FactoredGrad", "L1Vertex", "SimplexVertex",
-           "client_mean_compiled", "ls_local_steps_compiled", "blocked_layout"]
+           "client_mean_compiled", "ls_local_steps_compiled", "blocked_layout", "pairwise_sq"]
 
 # Precomputing (w H)^T doubles the memory of H; above this size the product is taken on H as stored.
 FUSE_LIMIT_BYTES = 256 * 2**20
@@ -338,7 +338,7 @@ from fedcheck.problems.compiled import quad_noisy_grad, quad_value  # noqa: E402
 # one pass per client with its H_i in L1.  The same formula and the same elementwise order as numpy's; the
 # product H_i w is summed in index order (BLAS's gemv sums in another order: the last bits differ) and the
 # projection's norm is numpy's pairwise sum (``np.add.reduce`` of the squares, bit for bit).
-def _pairwise_sq(v, p):
+def pairwise_sq(v, p):
     """``np.add.reduce(v[:p] * v[:p])``, numpy's pairwise order (8 accumulators for 8 <= p <= 128)."""
     if p < 8:
         s = 0.0
@@ -348,7 +348,7 @@ def _pairwise_sq(v, p):
     if p > 128:       # numpy splits recursively above 128 elements: halves (a multiple of 8)
         h = p // 2
         h -= h % 8
-        return _pairwise_sq(v, h) + _pairwise_sq(v[h:], p - h)
+        return pairwise_sq(v, h) + pairwise_sq(v[h:], p - h)
     r0, r1, r2, r3 = v[0] * v[0], v[1] * v[1], v[2] * v[2], v[3] * v[3]
     r4, r5, r6, r7 = v[4] * v[4], v[5] * v[5], v[6] * v[6], v[7] * v[7]
     i = 8
@@ -395,7 +395,7 @@ def _ls_local_steps_loop(W, H, c, eta, steps, anchor, mu, prox, rad, proj, buf):
                 for k in range(p):
                     w[k] = w[k] - e * g[k]
                 if proj:
-                    nrm = np.sqrt(_pairwise_sq(w, p))
+                    nrm = np.sqrt(pairwise_sq(w, p))
                     r = rad[b]
                     if nrm > r:
                         sc = r / (nrm if nrm > 0 else 1.0)
@@ -405,7 +405,7 @@ def _ls_local_steps_loop(W, H, c, eta, steps, anchor, mu, prox, rad, proj, buf):
 
 
 try:
-    _pairwise_sq = _numba.njit(cache=True, fastmath=False, nogil=True)(_pairwise_sq) if _JIT else _pairwise_sq
+    pairwise_sq = _numba.njit(cache=True, fastmath=False, nogil=True)(pairwise_sq) if _JIT else pairwise_sq
     # the local steps of least-squares clients, compiled (None when numba is off): fedcheck.algorithms.fedavg_jit
     ls_local_steps_compiled = (_numba.njit(cache=True, fastmath=False, nogil=True)(_ls_local_steps_loop)
                                if _JIT else None)
