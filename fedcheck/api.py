@@ -8,13 +8,13 @@
     >>> res.report("reports/")      # HTML + PDF, as ``fedcheck verify`` writes them
     >>> res.to_json("theorem1.json")
 
-In a notebook a result renders as its verdict card with its main figure.  Bad input raises
-:class:`fedcheck.BadInput` with the one-line message the command line prints (and exits 2 with).
-
 :func:`verify` is :func:`prepare` (resolve the names, parse and check every input: a :class:`Plan`, nothing run)
 then :func:`run` (run the plan: :class:`Results`, with hooks for progress and for where saved instances go).  The
 command line and the pytest plugin are front ends on these two and on :func:`parse_seeds`, :func:`parse_params`,
 :func:`check_outputs` and :func:`theorem_file_of`: they parse their arguments and print, nothing else.
+
+In a notebook a result renders as its verdict card with its main figure.  Bad input raises
+:class:`fedcheck.BadInput` with the one-line message the command line prints (and exits 2 with).
 
 The tidy table (:func:`to_frame`; ``fedcheck verify --table FILE.csv|.parquet`` writes the same) is derived
 from the result dicts alone -- it works on a results file read back from disk as well: one row per observation
