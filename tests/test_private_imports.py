@@ -1,5 +1,6 @@
 """No module of fedcheck/ or theorems/ imports another module's private name (``from fedcheck.x import _y``): a name
-shared between modules is public (no leading underscore, documented) or the code lives where it is used.
+shared between modules is public (no leading underscore, documented) or the code lives where it is used.  The modules
+of one paper's folder (``theorems/<paper>/``) are one unit: they may share their helpers.
 
 ``python tests/test_private_imports.py`` lists every such import (file, line, module, name)."""
 import ast
@@ -7,14 +8,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# (module, name) -> why it is still imported from another module.  Each entry is imported by a module that only one
-# paper uses and that moves into that paper's folder (where its imports come from the public modules); an entry
-# nothing imports any more must be removed (test_the_allow_list_is_current).
-ALLOWED = {
-    ("fedcheck.problems.suprema", "_trs_max"): "fedcheck/problems/composite.py: FedDualAvg's",
-    ("fedcheck.problems.losses", "_lam_max_gram"): "fedcheck/problems/composite.py: FedDualAvg's",
-    ("fedcheck.problems.solve", "_versions"): "fedcheck/problems/composite.py: FedDualAvg's (public: solver_versions)",
-}
+# (module, name) -> why another module may import this private name (none: every shared name is public; a name
+# kept here must say why, and an entry nothing imports any more is removed: test_the_allow_list_is_current)
+ALLOWED: dict = {}
 
 
 def _module_of(path: Path, root: Path = ROOT) -> str:
