@@ -120,20 +120,18 @@ def resolve(*names, theorem_file=None, ids_only: bool = False) -> tuple[list, li
 
 
 def theorem_file_of(claim, theorem_files=()) -> str | None:
-    """The theorem file ``claim`` was declared in, as an absolute path: one of ``theorem_files`` when it comes from
-    one of them, else the user's module that holds it (:func:`fedcheck.testing.claim_file`); ``None`` for the
-    catalog's claims.  What a reproducing command passes as ``--theorem-file``."""
-    from fedcheck.testing import claim_file
+    """The one of ``theorem_files`` that declares ``claim``, as an absolute path (what a reproducing command passes
+    as ``--theorem-file``); ``None`` when none does (or they no longer load).  A claim of a module the user imported
+    is found by :func:`fedcheck.testing.claim_file`."""
     files = [str(f) for f in theorem_files or ()]
-    if files:
-        from fedcheck.catalog.registry import load_registry
-        try:
-            origin = load_registry(files).origin.get(claim.id)
-        except Exception:      # noqa: BLE001 - a file that no longer loads: the module that holds the claim
-            origin = None
-        if origin in files:
-            return os.path.abspath(origin)
-    return claim_file(claim)
+    if not files:
+        return None
+    from fedcheck.catalog.registry import load_registry
+    try:
+        origin = load_registry(files).origin.get(claim.id)
+    except Exception:      # noqa: BLE001 - a file that no longer loads: the caller looks elsewhere
+        return None
+    return os.path.abspath(origin) if origin in files else None
 
 
 _SEEDS_EXPECTED = "expected a count (8), a list (3,5,9) or a range (10-19) of non-negative integers"

@@ -151,7 +151,8 @@ def _params(value) -> dict:
 def _file_of(claim, files) -> str | None:
     """The theorem file a claim comes from (for the reproducing command), ``None`` for the catalog's."""
     from fedcheck.api import theorem_file_of
-    return theorem_file_of(claim, files)
+    from fedcheck.testing import claim_file
+    return theorem_file_of(claim, files) or claim_file(claim)
 
 
 def _run_and_judge(claim, *, instance=None, rounds=None, seeds=None, params=None, allow_inconclusive=True,
