@@ -8,6 +8,11 @@
     >>> res.report("reports/")      # HTML + PDF, as ``fedcheck verify`` writes them
     >>> res.to_json("theorem1.json")
 
+:func:`verify` is :func:`prepare` (resolve the names, parse and check every input: a :class:`Plan`, nothing run)
+then :func:`run` (run the plan: :class:`Results`, with hooks for progress and for where saved instances go).  The
+command line and the pytest plugin are front ends on these two and on :func:`parse_seeds`, :func:`parse_params`,
+:func:`check_outputs` and :func:`theorem_file_of`: they parse their arguments and print, nothing else.
+
 In a notebook a result renders as its verdict card with its main figure.  Bad input raises
 :class:`fedcheck.BadInput` with the one-line message the command line prints (and exits 2 with).
 
@@ -27,7 +32,8 @@ from typing import Any
 from fedcheck.core.claim import Result as _CoreResult
 from fedcheck.core.errors import BadInput
 
-__all__ = ["verify", "Results", "Result", "resolve", "to_frame", "write_table", "check_table_path", "table_metadata",
+__all__ = ["verify", "prepare", "run", "Plan", "check_outputs", "parse_seeds", "parse_params", "load_instances",
+           "theorem_file_of", "Results", "Result", "resolve", "to_frame", "write_table", "check_table_path", "table_metadata",
            "keep_run", "attach_reruns", "expectation_errors", "expectation_differences", "expectation_report", "TABLE_COLUMNS", "TABLE_DOC",
            "TABLE_SUFFIXES"]
 
@@ -50,11 +56,13 @@ def _flatten(items) -> list:
     return out
 
 
-def resolve(*names, theorem_file=None) -> tuple[list, list[str]]:
+def resolve(*names, theorem_file=None, ids_only: bool = False) -> tuple[list, list[str]]:
     """The claims named by ids, aliases, paper names, :class:`~fedcheck.Claim` objects and users' files
-    (``.py`` paths: all the claims they declare), and the theorem files involved."""
+    (``.py`` paths: all the claims they declare), and the theorem files involved.
+
+    Only the paper modules of the catalog that the names need are imported.  ``ids_only``: every string is an id,
+    alias or paper name (as on the command line, where theorem files come through ``--theorem-file`` only)."""
     from fedcheck.core.claim import Claim
-    from fedcheck.catalog.registry import load_registry
     names = _flatten(names)
     if theorem_file is None:
         tf = []
@@ -67,9 +75,16 @@ def resolve(*names, theorem_file=None) -> tuple[list, list[str]]:
     bad = [f for f in tf if not isinstance(f, (str, os.PathLike))]
     if bad:
         raise BadInput(f"theorem_file={bad[0]!r}: expected the path of a Python file (or a list of them)")
+
+    def is_file(x) -> bool:
+        return not ids_only and _is_file(x)
     files = [str(f) for f in tf]
-    files += [str(x) for x in names if _is_file(x) and str(x) not in files]
-    reg = load_registry(files)
+    files += [str(x) for x in names if is_file(x) and str(x) not in files]
+    wanted = [x for x in names if isinstance(x, str) and not is_file(x)]
+    reg = None
+    if files or wanted:         # Claim objects alone need no registry
+        from fedcheck.catalog.registry import load_registry
+        reg = load_registry(files, wanted)
     from_file = {f: [cid for cid, origin in reg.origin.items() if origin == f] for f in files}
     claims: list = []
 
@@ -80,7 +95,7 @@ def resolve(*names, theorem_file=None) -> tuple[list, list[str]]:
     for x in names:
         if isinstance(x, Claim):
             add([x])
-        elif _is_file(x):
+        elif is_file(x):
             add(reg.checks[i] for i in from_file[str(x)])
         elif isinstance(x, str):
             add(reg.resolve([x]))
@@ -94,30 +109,52 @@ def resolve(*names, theorem_file=None) -> tuple[list, list[str]]:
     return claims, files
 
 
-def _seeds(seeds) -> list[int] | None:
-    from fedcheck.catalog.inputs import parse_seeds
+def theorem_file_of(claim, theorem_files=()) -> str | None:
+    """The one of ``theorem_files`` that declares ``claim``, as an absolute path (what a reproducing command passes
+    as ``--theorem-file``); ``None`` when none does (or they no longer load).  A claim of a module the user imported
+    is found by :func:`fedcheck.testing.claim_file`."""
+    files = [str(f) for f in theorem_files or ()]
+    if not files:
+        return None
+    from fedcheck.catalog.registry import load_registry
+    try:
+        origin = load_registry(files).origin.get(claim.id)
+    except Exception:      # noqa: BLE001 - a file that no longer loads: the caller looks elsewhere
+        return None
+    return os.path.abspath(origin) if origin in files else None
+
+
+_SEEDS_EXPECTED = "expected a count (8), a list (3,5,9) or a range (10-19) of non-negative integers"
+
+
+def parse_seeds(seeds) -> list[int] | None:
+    """Seeds as :func:`verify` and the command line take them: ``None`` (each claim's own), a count (``8``: seeds
+    0..7), a string as ``--seeds`` takes it (``"3,5,9"``, ``"10-19"``, ``"0-3,7"``) or a list of non-negative
+    integers; repeated seeds are dropped, the order is kept.  Anything else raises :class:`BadInput` with the
+    ``--seeds`` message."""
+    from fedcheck.catalog.inputs import parse_seeds as parse_text
     import numpy as np
     if seeds is None:
         return None
     if isinstance(seeds, bool):
-        raise BadInput(f"--seeds {seeds!r}: expected a count (8), a list (3,5,9) or a range (10-19) of "
-                       "non-negative integers")
+        raise BadInput(f"--seeds {seeds!r}: {_SEEDS_EXPECTED}")
     if isinstance(seeds, (int, np.integer)):
-        return parse_seeds(str(int(seeds)))
+        return parse_text(str(int(seeds)))
     if isinstance(seeds, str):
-        return parse_seeds(seeds)
+        return parse_text(seeds)
     try:
         lst = list(seeds)
     except TypeError:
         lst = None
     if not lst or not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0 for s in lst):
-        raise BadInput(f"--seeds {seeds!r}: expected a count (8), a list (3,5,9) or a range (10-19) of "
-                       "non-negative integers")
+        raise BadInput(f"--seeds {seeds!r}: {_SEEDS_EXPECTED}")
     return list(dict.fromkeys(int(s) for s in lst))
 
 
-def _params(params) -> dict:
-    from fedcheck.catalog.inputs import parse_params as _parse_params
+def parse_params(params) -> dict:
+    """Parameters of the bounds as ``{name: float}``, from ``None``, a dict ``{name: number}`` or ``NAME=VALUE``
+    strings (one, or a list, as ``--param`` takes them).  Anything else raises :class:`BadInput` (one line)."""
+    from fedcheck.catalog.inputs import parse_params as parse_items
     import numbers
     if params is None:
         return {}
@@ -129,13 +166,16 @@ def _params(params) -> dict:
                 raise BadInput(f"params: {k!r} is not a parameter name (a string)")
             if isinstance(v, bool) or not isinstance(v, (numbers.Real, str)):
                 raise BadInput(f"params: {k}={v!r} is not a number")
-        return _parse_params([f"{k}={v if isinstance(v, str) else repr(float(v))}" for k, v in params.items()])
+        return parse_items([f"{k}={v if isinstance(v, str) else repr(float(v))}" for k, v in params.items()])
     if not isinstance(params, (list, tuple)) or not all(isinstance(x, str) for x in params):
         raise BadInput(f"params={params!r:.80}: expected a dict {{name: number}} or NAME=VALUE strings")
-    return _parse_params(list(params))
+    return parse_items(list(params))
 
 
-def _instances(instances) -> list[tuple[str, Any]]:
+def load_instances(instances) -> list[tuple[str, Any]]:
+    """``(source, problem)`` pairs from instance files (``.npz``, loaded; their path is the source) and problem
+    objects in memory (kept; source ``<TypeName>`` unless they have a ``source``): one, a list, or ``None``.  A file
+    that does not load, or anything else, raises :class:`BadInput` (one line)."""
     from fedcheck.problems.instances import InstanceError
     from fedcheck.problems.io import load_problem
     if instances is None:
@@ -174,9 +214,145 @@ def _argv(claims, files, seeds, rounds, params, paths, full) -> list[str]:
     return argv
 
 
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """A verify request resolved and checked by :func:`prepare` (nothing has run yet): the claims, the theorem files
+    they come from, and the run's seeds, rounds, parameters, instances (``(source, problem)`` pairs), mode, number
+    of processes (``None``: chosen by the run's expected length) and Dask scheduler.  :func:`run` runs it."""
+
+    claims: list
+    theorem_files: list
+    seeds: list | None = None
+    rounds: int | None = None
+    params: dict = dataclasses.field(default_factory=dict)
+    instances: list = dataclasses.field(default_factory=list)
+    full: bool = False
+    jobs: int | None = 1
+    scheduler: str | None = None
+
+    @property
+    def instance_paths(self) -> list[str]:
+        """The instance files of the run (problem objects given in memory have no path)."""
+        return [p for p, _ in self.instances if not p.startswith("<")]
+
+    def config(self, *, progress: bool = False, use_cache: bool = True, save_dir=None):
+        """The :class:`fedcheck.RunConfig` every claim of the plan runs with."""
+        from fedcheck.core.claim import RunConfig
+        return RunConfig(seeds=self.seeds, rounds=self.rounds, instances=[i for _, i in self.instances] or None,
+                         params=self.params, full=self.full, progress=progress, use_cache=use_cache,
+                         save_dir=str(save_dir) if save_dir is not None else None)
+
+    def run_options(self) -> dict:
+        """The options that decide the verdicts, as recorded in the provenance
+        (:func:`fedcheck.core.results.run_options`)."""
+        from fedcheck.core.results import run_options
+        return run_options(theorem_files=self.theorem_files, seeds=self.seeds, rounds=self.rounds,
+                           params=self.params, instances=self.instance_paths, full=self.full)
+
+    def argv(self) -> list[str]:
+        """The ``fedcheck`` command line equivalent to the plan."""
+        return _argv(self.claims, self.theorem_files, self.seeds, self.rounds, self.params, self.instance_paths,
+                     self.full)
+
+    def provenance(self, argv: list[str] | None = None) -> dict:
+        """The provenance of the plan's results; ``argv``: the command line to record (default: :meth:`argv`)."""
+        from fedcheck.core.results import provenance
+        return provenance(self.argv() if argv is None else argv, self.seeds, self.run_options())
+
+    def notes(self) -> list[str]:
+        """One line per claim whose statement an option narrows (``--rounds`` on a claim over horizons), to show
+        before the run (:func:`fedcheck.catalog.inputs.option_notes`)."""
+        from fedcheck.catalog.inputs import option_notes
+        return option_notes(self.claims, self.rounds, self.full)
+
+
+def prepare(*claims, seeds=None, rounds: int | None = None, params=None, instances=None, full: bool = False,
+            jobs: int | None = 1, theorem_file=None, scheduler: str | None = None, expect: bool = False,
+            ids_only: bool = False) -> Plan:
+    """Resolve and check a verify request without running anything: the :class:`Plan` that :func:`run` runs.
+
+    The arguments are those of :func:`verify` (the command line's options, parsed or not); ``expect``: every claim
+    must declare its expected verdict (``--expect``); ``ids_only``: see :func:`resolve`.  Every refusal raises
+    :class:`BadInput` with the command line's one-line message, in the command line's order: names, seeds, rounds,
+    instances, parameters (their names and ranges, instances against each claim's domain, rounds against the
+    memory), jobs, scheduler, expected verdicts."""
+    from fedcheck.catalog.inputs import validate_inputs
+    if not isinstance(full, bool):
+        raise BadInput(f"full={full!r}: expected True or False")
+    if jobs is None or (isinstance(jobs, int) and not isinstance(jobs, bool)):
+        from fedcheck.catalog.parallel import prestart          # speed only: the local workers' imports start
+        prestart([x for x in _flatten(claims) if isinstance(x, str)], jobs, scheduler, full)    # beside ours
+    claim_list, files = resolve(*claims, theorem_file=theorem_file, ids_only=ids_only)
+    seed_list = parse_seeds(seeds)
+    if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1):
+        raise BadInput("--rounds must be >= 1")
+    loaded = load_instances(instances)
+    pars = parse_params(params)
+    validate_inputs(claim_list, pars, loaded, rounds, seed_list)
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0):
+        raise BadInput("--jobs must be >= 0")
+    if scheduler is not None:
+        from fedcheck.catalog.parallel import check_scheduler
+        if not isinstance(scheduler, str):
+            raise BadInput(f"scheduler={scheduler!r:.60}: expected a Dask scheduler address or scheduler file")
+        check_scheduler(scheduler)
+    if expect:
+        missing = expectation_errors(claim_list)
+        if missing:
+            raise BadInput(missing)
+    return Plan(claims=claim_list, theorem_files=files, seeds=seed_list, rounds=rounds, params=pars,
+                instances=loaded, full=full, jobs=jobs, scheduler=scheduler)
+
+
+def check_outputs(plan: Plan, *, out=None, json=None, table=None):
+    """Check, before anything runs, every place ``fedcheck verify`` writes: the reports under the folder ``out``
+    (each file declared and checked; returned as an :class:`fedcheck.core.outputs.Outputs`, ``None`` without
+    ``out``), the results file ``json`` and the tidy table ``table``.  One that cannot be written raises
+    :class:`BadInput` (one line)."""
+    from fedcheck.core.results import check_writable
+    outputs = None
+    if out is not None:
+        from fedcheck.core.outputs import Outputs
+        from fedcheck.render import plan_reports
+        outputs = plan_reports(Outputs(out, "verify"), [c.id for c in plan.claims])
+        for c in plan.claims:
+            outputs.replaces(outputs.instances_dir(c.id), "dir")
+        outputs.adds_to("runs").check()
+    if json:
+        check_writable(json, "--json", directory=False)
+    if table:
+        check_table_path(table)
+    return outputs
+
+
+def run(plan: Plan, *, progress: bool = False, use_cache: bool = True, save_dir=None, on_done=None,
+        audit: bool = False, place_instances=None, argv: list[str] | None = None) -> "Results":
+    """Run a :class:`Plan` and return its :class:`Results` (in the order of its claims), each with the commands
+    rerunning its saved refuting instances (:func:`attach_reruns`).
+
+    ``save_dir``: where refuting instances are saved; ``on_done(claim)``: called as each claim finishes (a
+    progress display); ``audit``: also check the declared proof steps (``--with-audit``,
+    :func:`fedcheck.tools.audit.attach_audit`); ``place_instances(dicts)``: called with the result dicts before the
+    rerun commands are made (the command line moves the saved instances to their final folder there and points the
+    results at them); ``argv``: the command line the provenance records (default: :meth:`Plan.argv`)."""
+    from fedcheck.catalog.parallel import auto_jobs, default_jobs, run_checks
+    config = plan.config(progress=progress, use_cache=use_cache, save_dir=save_dir)
+    jobs = auto_jobs(plan.claims, config) if plan.jobs is None else (plan.jobs or default_jobs())
+    done = run_checks(plan.claims, config, jobs, plan.theorem_files, on_done=on_done, scheduler=plan.scheduler)
+    dicts = [r.to_dict() for r in done]
+    if audit:
+        from fedcheck.tools.audit import attach_audit
+        for claim, d in zip(plan.claims, dicts):
+            attach_audit(d, claim)
+    if place_instances is not None:
+        place_instances(dicts)
+    attach_reruns(dicts, plan.claims, plan.run_options())
+    return Results([Result.from_dict(d) for d in dicts], plan.provenance(argv), plan.claims)
+
+
 def verify(*claims, seeds=None, rounds: int | None = None, params=None, instances=None, full: bool = False,
-           jobs: int = 1, theorem_file=None, progress: bool = False, use_cache: bool = True,
-           save_dir: str | os.PathLike | None = None) -> "Results":
+           jobs: int | None = 1, theorem_file=None, progress: bool = False, use_cache: bool = True,
+           save_dir: str | os.PathLike | None = None, scheduler: str | None = None, audit: bool = False) -> "Results":
     """Run claims and return their :class:`Results` (the Python face of ``fedcheck verify``).
 
     ``claims``: ids (``"fedfw.theorem1"``), aliases (``"theorem1"``), paper names (``"fedfw"``), Claim
@@ -184,44 +360,24 @@ def verify(*claims, seeds=None, rounds: int | None = None, params=None, instance
     files whose claims the names may refer to (all of them when no name is given).  ``seeds``: a count,
     a list or a string as on the command line (``"0-3,7"``); ``rounds``: T; ``params``: ``{"lambda_0": 0.5}``
     (or ``["lambda_0=0.5"]``); ``instances``: problem files (``.npz``) or problem objects to run on instead
-    of the random family; ``full``: the long sweeps; ``jobs``: processes (0: one per CPU; results
-    identical to 1); ``save_dir``: where refuting instances are saved (default: nowhere).
+    of the random family; ``full``: the long sweeps; ``jobs``: processes (0: one per CPU; ``None``: one per CPU
+    when the run is long enough to gain from it; results identical to 1); ``scheduler``: a Dask cluster to run on;
+    ``save_dir``: where refuting instances are saved (default: nowhere); ``audit``: also check the declared proof
+    steps.
 
-    Everything is checked before anything runs: bad input raises :class:`fedcheck.BadInput` with the
-    command line's one-line message."""
-    from fedcheck.catalog.inputs import validate_inputs
-    from fedcheck.core.claim import RunConfig
-    from fedcheck.core.results import check_writable, provenance, run_options
-    for name, flag in (("full", full), ("progress", progress), ("use_cache", use_cache)):
+    Everything is checked before anything runs (:func:`prepare`, then :func:`run`): bad input raises
+    :class:`fedcheck.BadInput` with the command line's one-line message."""
+    from fedcheck.core.results import check_writable
+    for name, flag in (("full", full), ("progress", progress), ("use_cache", use_cache), ("audit", audit)):
         if not isinstance(flag, bool):
             raise BadInput(f"{name}={flag!r}: expected True or False")
     if save_dir is not None:
         if isinstance(save_dir, bool) or not isinstance(save_dir, (str, os.PathLike)):
             raise BadInput(f"save_dir={save_dir!r}: expected a folder path")
         check_writable(save_dir, "save_dir", directory=True)
-    claim_list, files = resolve(*claims, theorem_file=theorem_file)
-    seed_list = _seeds(seeds)
-    if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1):
-        raise BadInput("--rounds must be >= 1")
-    loaded = _instances(instances)
-    pars = _params(params)
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:
-        raise BadInput("--jobs must be >= 0")
-    validate_inputs(claim_list, pars, loaded, rounds, seed_list)
-    config = RunConfig(seeds=seed_list, rounds=rounds, instances=[i for _, i in loaded] or None, params=pars,
-                       full=bool(full), progress=bool(progress), use_cache=use_cache,
-                       save_dir=str(save_dir) if save_dir is not None else None)
-    if jobs != 1:
-        from fedcheck.catalog.parallel import default_jobs, run_checks
-        done = run_checks(claim_list, config, jobs or default_jobs(), files)
-    else:
-        done = [c.run(config) for c in claim_list]
-    paths = [p for p, _ in loaded if not p.startswith("<")]
-    argv = _argv(claim_list, files, seed_list, rounds, pars, paths, full)
-    run = run_options(theorem_files=files, seeds=seed_list, rounds=rounds, params=pars, instances=paths, full=full)
-    dicts = [r.to_dict() for r in done]
-    attach_reruns(dicts, claim_list, run)
-    return Results([Result.from_dict(d) for d in dicts], provenance(argv, seed_list, run), claim_list)
+    plan = prepare(*claims, seeds=seeds, rounds=rounds, params=params, instances=instances, full=full, jobs=jobs,
+                   theorem_file=theorem_file, scheduler=scheduler)
+    return run(plan, progress=progress, use_cache=use_cache, save_dir=save_dir, audit=audit)
 
 
 def attach_reruns(results: list[dict], claims, run: dict) -> None:

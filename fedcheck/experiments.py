@@ -294,7 +294,7 @@ def _readings_formula(readings, bound_expr=None) -> dict:
     return out
 
 
-def _streams(algorithm) -> bool:
+def streams_every_round(algorithm) -> bool:
     """Whether an algorithm can stream every round's metrics (``stream=`` in its signature)."""
     import inspect
     try:
@@ -560,7 +560,7 @@ class Rounds:
                 rec = with_progress(rec, rounds + 1, f"{claim.id}{' ' + gtag if gtag else ''}", config.progress)
                 triv = trivial_bounds(claim, {b.name: self.metric_of(b.name) for b in bounds}, bounds, ctxs)
                 every = None
-                if _streams(self.algorithm):
+                if streams_every_round(self.algorithm):
                     every = _EveryRound(self, claim, test, vals, I, R, run_sols, [sols[k] for k in idxs])
                     every.trivial = triv
                     kwargs["stream"] = every
@@ -677,7 +677,7 @@ class Rounds:
                                for n, d in side.items()}
         obs.evidence = {"rounds": rounds, "instances": len(insts), "replicates_per_instance": R,
                         "batches": len(groups), "record_points": int(len(grid)),
-                        "rounds_checked": "every round" if _streams(self.algorithm) else
+                        "rounds_checked": "every round" if streams_every_round(self.algorithm) else
                         f"the {len(grid)} recorded rounds (the algorithm does not stream every round)",
                         "mode": "full" if config.full else "quick"}
         if len(self.param_grid) > 1:
