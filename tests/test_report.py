@@ -888,3 +888,12 @@ def test_a_pooled_run_imports_no_renderer_in_the_main_process(tmp_path):
                        text=True, env={**os.environ, "FEDCHECK_REPORT_WORKERS": "2"}, timeout=300)
     assert r.stdout.strip().splitlines()[-1] == "0 []", r.stderr
     assert page(tmp_path / "out", "demo.stall", "pdf").is_file() and page(tmp_path / "out", "demo.stall").is_file()
+
+
+def test_figure_labels_typeset_mathtexts_own_greek_names():
+    """A label's Greek names are mathtext's (nu, pi, Theta typeset; 'eps', which mathtext has no command for, is a
+    word): the title's name -> letter map once replaced this set and left nu, xi, pi, chi, Theta, Psi, Omega plain."""
+    from fedcheck.report.typeset import tex_label
+    assert tex_label("nu_t <= pi") == r"$\nu_t \leq \pi$"
+    assert tex_label("Theta_k") == r"$\Theta_k$"
+    assert "\\eps" not in tex_label("eps")

@@ -16,8 +16,8 @@ PARAGRAPH_RATE = ("A claimed rate r means metric = O(t^r): the rate is consisten
                   "confidence interval of the fitted log-log slope lies at or below r.")
 
 
-# the Greek letters by name: a title's names as letters (title_html), and the names a figure's label typesets as
-# mathtext (tex_label)
+# the Greek letters by name: a title's names as letters (title_html); a figure's label typesets mathtext's own
+# names (typeset.LABEL_GREEK)
 GREEK = {"alpha": "\u03b1", "beta": "\u03b2", "gamma": "\u03b3", "Gamma": "\u0393", "delta": "\u03b4",
          "Delta": "\u0394", "eps": "\u03b5", "epsilon": "\u03b5", "zeta": "\u03b6", "eta": "\u03b7",
          "theta": "\u03b8", "kappa": "\u03ba", "lambda": "\u03bb", "Lambda": "\u039b", "mu": "\u03bc",

@@ -13,7 +13,6 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 
-from fedcheck.report.common import GREEK
 
 
 # ------------------------------------------------------------------------------------------------
@@ -175,6 +174,11 @@ def split_tspans(svg: str) -> str:
 
 # ------------------------------------------------------------------------------------------------
 # labels: the ASCII of the results (F(xbar^t) - F*) typeset by mathtext ($F(\bar{x}^{t}) - F^\star$)
+# The Greek letters a figure's label typesets as mathtext (``\\alpha`` ...): mathtext's own names -- not the title's
+# name -> letter map of report.common, which has ``eps`` (no mathtext command) and lacks nu, xi, pi, chi, Theta, Psi, Omega.
+LABEL_GREEK = frozenset({"alpha", "beta", "gamma", "delta", "epsilon", "eta", "theta", "lambda", "mu", "nu", "rho",
+                         "sigma", "tau", "phi", "psi", "omega", "kappa", "xi", "zeta", "chi", "pi", "Gamma", "Delta",
+                         "Theta", "Lambda", "Sigma", "Phi", "Psi", "Omega"})
 _FUNCS = {"max": r"\max", "min": r"\min", "log": r"\log", "exp": r"\exp", "sup": r"\sup", "dist": r"\mathrm{dist}"}
 _OPS = {"-": "-", "+": "+", "=": "=", "<=": r"\leq", ">=": r"\geq", "<": "<", ">": ">", "/": "/", "~": r"\sim"}
 
@@ -185,7 +189,7 @@ def _alpha_ok(tok: str) -> bool:
         return False
     if all(r in _FUNCS for r in runs) and not re.search(r"[_^(]", tok):
         return False                        # "log", "max": words
-    return all(len(r) == 1 or r in GREEK or r == "hat" or re.fullmatch(r"[A-Za-z]bar", r) or r in _FUNCS for r in runs)
+    return all(len(r) == 1 or r in LABEL_GREEK or r == "hat" or re.fullmatch(r"[A-Za-z]bar", r) or r in _FUNCS for r in runs)
 
 
 def _is_math(tok: str) -> bool:
@@ -200,7 +204,7 @@ def _to_tex(expr: str) -> str:
     s = re.sub(r"<=", r"\\leq ", s)
     s = re.sub(r">=", r"\\geq ", s)
     s = re.sub(r"(?<![A-Za-z\\])([A-Za-z])bar(?![A-Za-z])", r"\\overline{\1}", s)
-    s = re.sub(r"(?<![A-Za-z\\])(" + "|".join(sorted(GREEK, key=len, reverse=True)) + r")(?![A-Za-z])", r"\\\1", s)
+    s = re.sub(r"(?<![A-Za-z\\])(" + "|".join(sorted(LABEL_GREEK, key=len, reverse=True)) + r")(?![A-Za-z])", r"\\\1", s)
     s = re.sub(r"(?<![A-Za-z\\])(" + "|".join(_FUNCS) + r")(?![A-Za-z])", lambda m: _FUNCS[m.group(1)] + " ", s)
     s = s.replace("^*", r"^\star")
     s = re.sub(r"(?<=[A-Za-z0-9)}])\*", r"^\\star", s)
