@@ -94,8 +94,12 @@ TABLE_DOC: dict[str, str] = {
     "rtol": "the tolerance policy's relative slack (fedcheck/core/verdict.py)",
     "atol": "the tolerance policy's absolute slack",
     "confidence": "the policy's confidence level (Clopper-Pearson intervals of a fraction)",
-    "ratio": "measured/bound for <=, bound/measured for >=, |measured - bound| for ==; empty where the bound is "
-             "negligible",
+    "ratio": "measured/bound for <=, bound/measured for >=, |measured - bound| for ==, at the bound's deciding end "
+             "(bound_lo for <=, bound_value for >= and ==); empty where the bound is negligible",
+    "trivial": "the trivial bound of the measured quantity there: the largest value it can take over the claim's "
+               "class (the smallest for >=), certified; empty where the metric declares none",
+    "vacuous": "whether the bound could not have failed there: bound_lo >= trivial for <= (bound_value <= trivial "
+               "for >=); empty where the trivial bound is unknown",
     "point_verdict": "this point's verdict by the slack rule: holds if stat_hi <= bound_lo + slack(bound_lo), "
                      "violated if stat_lo > bound_value + slack(bound_value), else inconclusive (>=: the roles "
                      "swapped; ==: both; a value that is not finite: inconclusive)",
@@ -110,10 +114,10 @@ TABLE_DOC: dict[str, str] = {
 }
 TABLE_COLUMNS = tuple(TABLE_DOC)
 _FLOATS = ("z", "max_fraction", "sweep_value", "t", "measured", "measured_lo", "measured_hi", "se", "stat_lo", "stat_hi", "bound_lo",
-           "bound_value", "scale", "rtol", "atol", "confidence", "ratio")
+           "bound_value", "scale", "rtol", "atol", "confidence", "ratio", "trivial")
 _INTS = ("finding_index", "seed", "idx_rep", "n_replicates", "points_judged", "violations_judged", "undecided_judged",
          "sweep_index", "sweep_values")
-_BOOLS = ("run_failed", "feasibility_decides")
+_BOOLS = ("run_failed", "feasibility_decides", "vacuous")
 
 
 def _finding_of(chk: dict, bound: str, reading: str) -> str:
@@ -286,9 +290,15 @@ def _check_rows(chk: dict, prov: dict) -> list:
     return out
 
 
-def _point_frame(cols, frame, pts, lo, hi, val, se, z, b_lo, b_hi, scale, rel, idx_rep, n_rep):
+def _point_frame(cols, frame, pts, lo, hi, val, se, z, b_lo, b_hi, scale, rel, idx_rep, n_rep, trivial=None):
     import numpy as np
     n = len(pts)
+    decide = b_lo if rel == "<=" else b_hi          # the end of the bound's interval that decides the verdict
+    if trivial is None:
+        trivial = np.full(n, np.nan)
+    with np.errstate(invalid="ignore"):
+        vac = decide >= trivial if rel == "<=" else (decide <= trivial if rel == ">=" else np.zeros(n, bool))
+    vacuous = [None if not np.isfinite(tv) or rel == "==" else bool(v) for tv, v in zip(trivial, vac)]
     num = np.array([_point(p) if not isinstance(p, (list, tuple)) else np.nan for p in pts], dtype=float)
     label = [None if not isinstance(p, (list, tuple)) and _num(p) is not None else str(p) for p in pts]
     if se is not None:
@@ -300,7 +310,8 @@ def _point_frame(cols, frame, pts, lo, hi, val, se, z, b_lo, b_hi, scale, rel, i
     return frame({**cols, "relation": rel, "row": "point"}, n, {
         "t": num, "point": label, "measured": val, "measured_lo": lo, "measured_hi": hi,
         "se": se if se is not None else np.full(n, np.nan), "stat_lo": s_lo, "stat_hi": s_hi, "bound_lo": b_lo,
-        "bound_value": b_hi, "scale": scale, "ratio": _ratio(val, b_hi, rel),
+        "bound_value": b_hi, "scale": scale, "ratio": _ratio(val, decide, rel), "trivial": trivial,
+        "vacuous": vacuous,
         "point_verdict": [_VERDICT_OF_CODE[int(c)] for c in codes], "idx_rep": [idx_rep] * n,
         "n_replicates": [n_rep] * n})
 
@@ -317,6 +328,7 @@ def _comparison_rows(ob: dict, cols: dict, frame) -> list:
     scale = np.full(P, _point(sc)) if not isinstance(sc, list) else _arr(sc, P)
     if b_lo is None or b_hi is None or scale is None:
         return []
+    trivial = _arr(ob.get("trivial"), P) if ob.get("trivial") is not None else None
     axis = {"round": "round", "T": "horizon", "R": "horizon"}.get(ob.get("point_name"), "point")
     cols = {**cols, "axis": axis}
     S = int(ob.get("samples") or 1)
@@ -327,7 +339,8 @@ def _comparison_rows(ob: dict, cols: dict, frame) -> list:
         if lo is None or hi is None or se is None:
             return []
         val = _arr(ob.get("value"), P) if ob.get("value") is not None else (hi if rel != ">=" else lo)
-        return [_point_frame(cols, frame, pts, lo, hi, val, se, float(ob.get("z")), b_lo, b_hi, scale, rel, None, S)]
+        return [_point_frame(cols, frame, pts, lo, hi, val, se, float(ob.get("z")), b_lo, b_hi, scale, rel, None, S,
+                             trivial)]
     lo = _arr(ob.get("lo"))
     hi = _arr(ob.get("hi")) if ob.get("hi") is not None else lo
     if lo is None or hi is None or lo.size != S * P or hi.size != S * P:
@@ -338,7 +351,7 @@ def _comparison_rows(ob: dict, cols: dict, frame) -> list:
     out = []
     for q in range(S):
         v = val[q] if val.shape[0] == S else val[0]
-        out.append(_point_frame(cols, frame, pts, lo[q], hi[q], v, None, None, b_lo, b_hi, scale, rel, q, S))
+        out.append(_point_frame(cols, frame, pts, lo[q], hi[q], v, None, None, b_lo, b_hi, scale, rel, q, S, trivial))
     return out
 
 

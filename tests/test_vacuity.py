@@ -27,17 +27,19 @@ def _claim_file(tmp_path, factor: str | None, trivial: bool = True) -> Path:
     return f
 
 
-def _run(tmp_path, factor, trivial=True):
+def _run(tmp_path, factor, trivial=True, frame=False):
     res = fedcheck.verify(theorem_file=str(_claim_file(tmp_path, factor, trivial)))
     (r,) = list(res)
-    return r
+    return (r, res.to_frame()) if frame else r
 
 
 @pytest.mark.parametrize("factor", ["1e6", None])
 def test_a_bound_above_the_largest_fw_gap_everywhere_is_reported_vacuous(tmp_path, factor):
     # Theorem 2's bound on this MLP is ~1e4 at T <= 40 while sqrt(n) G D (the largest FW gap, G at its certified
     # upper end) is ~44: the bound as written is already vacuous at these horizons; times 1e6 all the more
-    r = _run(tmp_path, factor)
+    r, df = _run(tmp_path, factor, frame=True)
+    pts = df[df["row"] == "point"]
+    assert len(pts) and pts["vacuous"].all() and (pts["bound_lo"] >= pts["trivial"]).all()   # the tidy table says so
     assert r.verdict == "holds"
     assert r.headline.startswith("holds (vacuous at these horizons: the bound exceeds the largest Frank-Wolfe gap")
     assert r.vacuity["status"] == "vacuous"
@@ -49,7 +51,10 @@ def test_a_bound_above_the_largest_fw_gap_everywhere_is_reported_vacuous(tmp_pat
 
 
 def test_a_bound_below_the_trivial_bound_bites_and_is_not_vacuous(tmp_path):
-    r = _run(tmp_path, "1e-3")
+    r, df = _run(tmp_path, "1e-3", frame=True)
+    pts = df[df["row"] == "point"]
+    assert not pts["vacuous"].all() and pts["trivial"].notna().all()
+    assert (pts["ratio"] == pts["measured"] / pts["bound_lo"]).all()          # the deciding (lower) end of the bound
     assert r.verdict == "holds" and r.headline == "holds"
     assert r.vacuity["status"] == "not vacuous"
     f = next(iter(r.readings.values()))["vacuity"]
