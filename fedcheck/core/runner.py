@@ -212,6 +212,8 @@ def vacuity_note(vac: dict, verdict: str) -> str:
         return ""
     what = vac.get("trivial") or "the largest value the metric can take"
     if vac["status"] == VACUOUS:
+        if ";" in what:     # several measured quantities, each with its own trivial bound (each in the JSON)
+            return f" (vacuous at these {vac['axis']}: each bound exceeds the largest value its quantity can take everywhere)"
         return f" (vacuous at these {vac['axis']}: the bound exceeds {what} everywhere)"
     names = ", ".join(vac["vacuous_findings"])
     return (f" (vacuous at these {vac['axis']} for {len(vac['vacuous_findings'])} of {len(vac['findings'])} "
