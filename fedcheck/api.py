@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import html as _html
-import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -445,16 +444,8 @@ def _path_arg(what: str, path) -> None:
 
 # ------------------------------------------------------------------------------------------------
 # results
-def _num(x) -> float | None:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
 def _short(x) -> str:
-    v = _num(x)
+    v = finite_float(x)
     return "-" if v is None else f"{v:.3g}"
 
 
@@ -648,8 +639,8 @@ def _card(chk: dict, figure: bool = True) -> str:
 
 # ------------------------------------------------------------------------------------------------
 # the tidy table: fedcheck.table (docs/TABLE.md documents every column)
-from fedcheck.table import (TABLE_COLUMNS, TABLE_DOC, TABLE_SUFFIXES, check_table_path, table_metadata,  # noqa: E402
-                            to_frame, write_table)
+from fedcheck.table import (TABLE_COLUMNS, TABLE_DOC, TABLE_SUFFIXES, check_table_path, finite_float,  # noqa: E402
+                            table_metadata, to_frame, write_table)
 
 
 def keep_run(doc: dict, runs_dir=None, written: "Path | None" = None, outputs=None) -> Path:

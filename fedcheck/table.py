@@ -27,7 +27,8 @@ __all__ = ["to_frame", "write_table", "check_table_path", "table_metadata", "TAB
 TABLE_SUFFIXES = (".csv", ".parquet")
 
 
-def _num(x) -> float | None:
+def finite_float(x) -> float | None:
+    """``float(x)`` when it is a finite number, else ``None``."""
     try:
         v = float(x)
     except (TypeError, ValueError):
@@ -167,7 +168,7 @@ def _ratio(m, b, relation):
 
 
 def _point(x) -> float:
-    v = _num(x)
+    v = finite_float(x)
     return float("nan") if v is None else v
 
 
@@ -202,7 +203,7 @@ def _param_columns(params) -> dict:
     for k, v in (params or {}).items():
         if isinstance(v, bool):
             out[f"p_{k}"] = float(v)
-        elif isinstance(v, (int, float)) or (isinstance(v, str) and _num(v) is not None):
+        elif isinstance(v, (int, float)) or (isinstance(v, str) and finite_float(v) is not None):
             out[f"p_{k}"] = _point(v)
         elif v is not None:
             out[f"p_{k}"] = str(v)
@@ -233,7 +234,7 @@ def _check_rows(chk: dict, prov: dict) -> list:
         return pd.DataFrame({**{c: [v] * n for c, v in cols.items()}, **arrays})
 
     instances = [r for r in (chk.get("instances") or []) if isinstance(r, dict)]
-    valid_from = _num((chk.get("formula") or {}).get("valid_from"))
+    valid_from = finite_float((chk.get("formula") or {}).get("valid_from"))
     observed = set()
     for ob in chk.get("observations") or []:
         if not isinstance(ob, dict):
@@ -300,7 +301,7 @@ def _point_frame(cols, frame, pts, lo, hi, val, se, z, b_lo, b_hi, scale, rel, i
         vac = decide >= trivial if rel == "<=" else (decide <= trivial if rel == ">=" else np.zeros(n, bool))
     vacuous = [None if not np.isfinite(tv) or rel == "==" else bool(v) for tv, v in zip(trivial, vac)]
     num = np.array([_point(p) if not isinstance(p, (list, tuple)) else np.nan for p in pts], dtype=float)
-    label = [None if not isinstance(p, (list, tuple)) and _num(p) is not None else str(p) for p in pts]
+    label = [None if not isinstance(p, (list, tuple)) and finite_float(p) is not None else str(p) for p in pts]
     if se is not None:
         with np.errstate(invalid="ignore"):
             s_lo, s_hi = lo - z * se, hi + z * se
@@ -408,7 +409,7 @@ def _legacy_frames(chk: dict, run: dict, finding_cols) -> list:
     import pandas as pd
     out = []
     first_bound = _first_bound(chk)
-    valid_from = _num((chk.get("formula") or {}).get("valid_from"))
+    valid_from = finite_float((chk.get("formula") or {}).get("valid_from"))
     for j, rec in enumerate(chk.get("instances") or []):
         if not isinstance(rec, dict):
             continue

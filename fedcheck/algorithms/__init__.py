@@ -32,7 +32,7 @@ __all__ = ["Round", "federated", "Recorder", "Trace", "default_recorder", "evalu
 _LAZY = {
     **dict.fromkeys(("ProblemBatch", "fw_gap", "fw_recorder"), "fedcheck.algorithms.fedfw_variants"),
     "replicate_seeds": "fedcheck.core.streams",
-    **dict.fromkeys(("fedsgm", "switching_subgradient", "switching_weight"), "fedcheck.algorithms.switching"),
+    **dict.fromkeys(("fedsgm", "switching_subgradient", "switching_weight", "per_row"), "fedcheck.algorithms.switching"),
     **dict.fromkeys(("fedmls", "mopes", "scaffold", "scaffnew", "minibatch_oracle", "approx_prox", "start_point",
                      "local_step_args", "drive_rounds"), "fedcheck.algorithms.mls"),
     "dcs": "fedcheck.algorithms.sliding",

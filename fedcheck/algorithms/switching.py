@@ -64,7 +64,9 @@ def switching_weight(z: np.ndarray, rule: str, beta=None) -> np.ndarray:
     raise ValueError(f"unknown switching rule {rule!r} (hard or soft)")
 
 
-def _per_row(x, B, name):
+def per_row(x, B, name):
+    """A per-row value ``(B,)`` from a number, a ``(B,)`` array or a constant ``(rounds, B)`` schedule (FedSGM's
+    schedules do not vary with t; a varying one is refused naming ``name``)."""
     if x is None:
         return None
     a = np.asarray(x, dtype=float)
@@ -89,7 +91,7 @@ def fedsgm(batch, *, rounds: int, eta, eps, rule: str = "hard", beta=None, local
     switching threshold (and the level defining ``A``).  ``seeds``: per-row seeds of the uplink
     randomness (required with a random compressor).  ``comparator``: (B, d) point ``u``."""
     B, n, d, E, T = batch.B, batch.n, batch.d, int(local_steps), int(rounds)
-    eta, eps, beta = _per_row(eta, B, "eta"), _per_row(eps, B, "eps"), _per_row(beta, B, "beta")
+    eta, eps, beta = per_row(eta, B, "eta"), per_row(eps, B, "eps"), per_row(beta, B, "beta")
     if rule == "soft" and beta is None:
         raise ValueError("soft switching needs beta")
     C = compressor or Identity()
@@ -181,7 +183,7 @@ def switching_subgradient(batch, *, rounds: int, eta, eps, rule: str = "hard", b
     ``g = mean_j g_j``: ``w_{t+1} = w_t - eta [(1 - sigma_t) df(w_t) + sigma_t dg(w_t)]``.
     A reference written independently of :func:`fedsgm`; returns the iterates ``(T+1, B, d)``."""
     B, n = batch.B, batch.n
-    eta, eps, beta = _per_row(eta, B, "eta"), _per_row(eps, B, "eps"), _per_row(beta, B, "beta")
+    eta, eps, beta = per_row(eta, B, "eta"), per_row(eps, B, "eps"), per_row(beta, B, "beta")
     w = np.array(batch.w0 if w0 is None else w0, dtype=float)
     out = [w]
     for _ in range(int(rounds)):

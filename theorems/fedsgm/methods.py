@@ -6,29 +6,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedcheck.algorithms import pieces, run_fedavg, switching_weight
+from fedcheck.algorithms import pieces, per_row, run_fedavg, switching_weight
 from fedcheck.problems import Compressor, UniformStream, make_compressor
 
 __all__ = ["fedavg", "centralized_local_sgm", "fedsgm_lemma4"]
-
-
-def _per_row(x, B, name):
-    """A per-row value ``(B,)`` from a number, a ``(B,)`` array or a constant ``(rounds, B)`` schedule."""
-    if x is None:
-        return None
-    a = np.asarray(x, dtype=float)
-    if a.ndim == 2:  # a (rounds, B) schedule of a constant step: FedSGM's schedules do not vary with t
-        if not np.all(a == a[:1]):
-            raise ValueError(f"{name}: FedSGM uses a constant {name} within a run")
-        a = a[0]
-    return np.broadcast_to(a, (B,)).astype(float)
 
 
 def fedavg(batch, *, rounds: int, eta, local_steps: int = 1, w0=None) -> np.ndarray:
     """FedAvg on ``f`` alone (E local subgradient steps, then model averaging); iterates ``(T+1, B, d)``.
     The one FedAvg (:func:`fedcheck.algorithms.run_fedavg`) with plain averaging."""
     return run_fedavg(np.array(batch.w0 if w0 is None else w0, dtype=float), pieces.static_oracle(batch.f.subgrad),
-                      rounds=int(rounds), n=batch.n, eta=_per_row(eta, batch.B, "eta"), steps=int(local_steps),
+                      rounds=int(rounds), n=batch.n, eta=per_row(eta, batch.B, "eta"), steps=int(local_steps),
                       iterates=True).iterates
 
 
@@ -37,7 +25,7 @@ def centralized_local_sgm(batch, *, rounds: int, eta, eps, rule: str = "hard", b
     """Centralized switching subgradient with ``E`` inner steps per round at the round's weight
     ``sigma(g(w_t) - eps)`` (what FedSGM does when all clients are identical); iterates ``(T+1, B, d)``."""
     B, n = batch.B, batch.n
-    eta, eps, beta = _per_row(eta, B, "eta"), _per_row(eps, B, "eps"), _per_row(beta, B, "beta")
+    eta, eps, beta = per_row(eta, B, "eta"), per_row(eps, B, "eps"), per_row(beta, B, "beta")
     w = np.array(batch.w0 if w0 is None else w0, dtype=float)
     out = [w]
     for _ in range(int(rounds)):
@@ -69,7 +57,7 @@ def fedsgm_lemma4(batch, *, rounds: int, eta, eps, comparator, alphas, G, rule: 
     Returns ``lhs`` ``(T, B)``, ``rhs`` ``(T, B, A)``, ``scale`` ``(T, B)`` (the size of the terms, for
     the rounding slack), ``f``, ``g`` ``(T+1, B)`` (to compare with :func:`fedcheck.algorithms.fedsgm`)."""
     B, n, d, E, T = batch.B, batch.n, batch.d, int(local_steps), int(rounds)
-    eta, eps, beta = _per_row(eta, B, "eta"), _per_row(eps, B, "eps"), _per_row(beta, B, "beta")
+    eta, eps, beta = per_row(eta, B, "eta"), per_row(eps, B, "eps"), per_row(beta, B, "beta")
     al = np.asarray(alphas, dtype=float)
     al = np.broadcast_to(al.reshape(1, -1) if al.ndim <= 1 else al, (B, al.shape[-1] if al.ndim else 1))
     Gv = np.broadcast_to(np.asarray(G, dtype=float), (B,))
