@@ -1,0 +1,83 @@
+"""Bad input on the newer surfaces: network families, declared sizes, complex values, the OS's refusals and shared
+output folders.  Each case is the user's mistake: exit 2 with one line naming it (never a verdict computed from
+impossible input, never an internal error), nothing written."""
+import re
+from pathlib import Path
+
+import pytest
+
+from fedcheck.cli import main
+from fedcheck.core.errors import BadInput
+
+ROOT = Path(__file__).resolve().parents[1]
+MLP_EXAMPLE = (ROOT / "examples" / "mlp_claims.py").read_text()
+FAMILY_LINE = re.compile(r"SMALL_MLP = NetworkFamily\(.*?\)\n", re.S)
+
+
+def _run(capsys, argv):
+    code = main(argv + ["-q"])
+    err = capsys.readouterr().err.strip().splitlines()
+    return code, err
+
+
+def _one_line_exit_2(capsys, argv, message, out=None):
+    code, err = _run(capsys, argv)
+    assert code == 2, err
+    assert len(err) == 1 and "Traceback" not in err[0], err
+    assert message in err[0], err[0]
+    if out is not None:
+        assert not out.exists() or not any(out.rglob("*")), sorted(out.rglob("*"))
+    return err[0]
+
+
+# -- network families ----------------------------------------------------------------------------------------------
+NETWORK_CASES = [
+    ("radius=-1.0", "radius must be a finite number > 0"),
+    ("radius=0.0", "radius must be a finite number > 0"),
+    ("radius=float('nan')", "radius must be a finite number > 0"),
+    ("samples=0", "samples must be an integer >= 1"),
+    ("classes=1", "classes must be an integer >= 2"),
+    ("hidden=(-3,)", "hidden must be a tuple of integers >= 1"),
+    ("hidden=(0,)", "hidden must be a tuple of integers >= 1"),
+    ("n=0", "n must be an integer >= 1"),
+    ("features=0", "features must be an integer >= 1"),
+    ("activation='swish'", "activation must be one of 'tanh', 'relu', not 'swish'"),
+    ("hidden=(100000, 100000)", "GiB of memory"),
+    ("samples=10**9", "GiB of memory"),
+]
+
+
+def _family_file(tmp_path, fields: str) -> str:
+    base = dict(data="'synthetic'", model="'mlp'", hidden="(8,)", activation="'tanh'", n="4", features="10",
+                classes="3", samples="20", set="'l2'", radius="2.0")
+    for item in fields.split(";"):
+        k, v = item.split("=", 1)
+        base[k.strip()] = v
+    text = FAMILY_LINE.sub("SMALL_MLP = NetworkFamily(" + ", ".join(f"{k}={v}" for k, v in base.items()) + ")\n",
+                           MLP_EXAMPLE)
+    f = tmp_path / "mine.py"
+    f.write_text(text)
+    return str(f)
+
+
+@pytest.mark.parametrize("fields, message", NETWORK_CASES, ids=[c[0] for c in NETWORK_CASES])
+def test_network_family_fields_are_checked_at_load(tmp_path, capsys, fields, message):
+    out = tmp_path / "out"
+    line = _one_line_exit_2(capsys, ["verify", "--theorem-file", _family_file(tmp_path, fields), "mlpdemo",
+                                     "--out", str(out)], message, out)
+    assert "NetworkFamily" in line
+
+
+@pytest.mark.parametrize("fields, message", NETWORK_CASES, ids=[c[0] for c in NETWORK_CASES])
+def test_network_family_fields_through_the_api_are_bad_input(fields, message):
+    from fedcheck.problems import NetworkFamily
+    kw = eval(f"dict({fields})")
+    with pytest.raises(BadInput, match=re.escape(message)) as e:
+        NetworkFamily(**kw)
+    assert isinstance(e.value, ValueError)          # what the constructor raised before
+
+
+def test_network_family_client_without_data_is_refused_at_draw():
+    from fedcheck.problems import NetworkFamily
+    with pytest.raises(BadInput, match="client 1797 of 2000 gets no training sample"):
+        NetworkFamily(data="digits", n=2000).draw(0)
