@@ -81,3 +81,46 @@ def test_network_family_client_without_data_is_refused_at_draw():
     from fedcheck.problems import NetworkFamily
     with pytest.raises(BadInput, match="client 1797 of 2000 gets no training sample"):
         NetworkFamily(data="digits", n=2000).draw(0)
+
+
+# -- real numbers only -----------------------------------------------------------------------------------------------
+CLAIM = '''
+import sympy as sp
+from fedcheck import Bound, BoundTest, Claim, Paper, Rounds
+from fedcheck import algorithms as engine
+from fedcheck.problems.instances import RandomFamily
+from fedcheck.symbols import D, L, lambda_0, t
+c = Claim(id="mine.x", paper=Paper(key="mine", title="x", authors="y"), reference="r", statement="s",
+          evidence=BoundTest(Rounds(family=RandomFamily(n=2, m=3, p=2), algorithm=engine.fedfw,
+                                    schedules={{"eta": {eta}, "lam": lambda_0 * sp.sqrt(t + 1)}}, rounds={rounds}
+                                    {more}),
+                             bounds=(Bound("b", {bound}),)), params={{"lambda_0": 1.0}})
+'''
+
+
+def _claim_file(tmp_path, eta="2 / (t + 1)", bound="10 * L * D**2", rounds="10", more="", name="user.py") -> str:
+    f = tmp_path / name
+    f.write_text(CLAIM.format(eta=eta, bound=bound, rounds=rounds, more=more))
+    return str(f)
+
+
+@pytest.mark.parametrize("where, kw", [("schedule", {"eta": "sp.sqrt(-1 / L) / t"}),
+                                       ("bound", {"bound": "10 * L * D**2 * sp.sqrt(-t)"})])
+def test_a_complex_schedule_or_bound_is_refused_not_read_as_its_real_part(tmp_path, capsys, where, kw):
+    out = tmp_path / "out"
+    line = _one_line_exit_2(capsys, ["verify", "--theorem-file", _claim_file(tmp_path, **kw), "mine.x",
+                                     "--out", str(out)], "is not a real number at", out)
+    assert "t=1" in line and where in line
+
+
+def test_evaluation_names_the_expression_and_the_point():
+    import numpy as np
+    import sympy as sp
+
+    from fedcheck.core.schedules import evaluate_expr, evaluate_schedule
+    from fedcheck.symbols import L, T, t
+    with pytest.raises(BadInput, match=r"is not a real number at L=2, t=3 "):
+        evaluate_schedule(sp.Piecewise((1 / t, t <= 2), (sp.sqrt(-L) / t, True)), np.arange(1, 5), {"L": 2.0}, 1)
+    with pytest.raises(BadInput, match=r"I\*L\*sqrt\(T\) is not a real number at L=2, T=1"):
+        evaluate_expr(sp.sqrt(-T) * L, {"T": np.array([1.0, 2.0]), "L": 2.0})
+    assert evaluate_expr(sp.sqrt(T) * L, {"T": np.array([1.0, 4.0]), "L": 2.0}).tolist() == [2.0, 4.0]
