@@ -124,3 +124,49 @@ def test_evaluation_names_the_expression_and_the_point():
     with pytest.raises(BadInput, match=r"I\*L\*sqrt\(T\) is not a real number at L=2, T=1"):
         evaluate_expr(sp.sqrt(-T) * L, {"T": np.array([1.0, 2.0]), "L": 2.0})
     assert evaluate_expr(sp.sqrt(T) * L, {"T": np.array([1.0, 4.0]), "L": 2.0}).tolist() == [2.0, 4.0]
+
+
+# -- concurrent runs on one output folder ----------------------------------------------------------------------------
+RACER = r'''
+import sys, tempfile
+from pathlib import Path
+from fedcheck.core.outputs import Outputs
+root, tag, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+for k in range(count):
+    o = Outputs(root).adds_to("runs").replaces("results.json")
+    st = o.stage()
+    (st / "r.json").write_text(f"{tag} {k}")
+    (st / "res.json").write_text(f"results of {tag} {k}")
+    o.publish({"runs/20260101T000000Z-same.json": st / "r.json"}, new=True)
+    o.publish({"results.json": st / "res.json"})
+    o.discard()
+'''
+
+
+def test_two_runs_on_one_folder_never_lose_an_entry_of_the_record(tmp_path):
+    """Two processes publish into one --out at the same time, each a new runs/ file of the same name and the shared
+    results.json, many times: every file is recorded with its content, none is lost or overwritten."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from fedcheck.core.outputs import MANIFEST, Outputs, _sha
+    script = tmp_path / "racer.py"
+    script.write_text(RACER)
+    root = tmp_path / "out"
+    count = 60
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    procs = [subprocess.Popen([sys.executable, str(script), str(root), tag, str(count)], env=env,
+                              stderr=subprocess.PIPE, text=True) for tag in ("a", "b")]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    record = json.loads((root / MANIFEST).read_text())["paths"]
+    runs = sorted((root / "runs").iterdir())
+    assert len(runs) == 2 * count
+    assert sorted(p.read_text() for p in runs) == sorted(f"{t} {k}" for t in "ab" for k in range(count))
+    for p in [*runs, root / "results.json"]:
+        rel = p.relative_to(root).as_posix()
+        assert record.get(rel, {}).get("sha256") == _sha(p), rel
+    Outputs(root).adds_to("runs").replaces("results.json").check()       # and the next run is not refused

@@ -267,7 +267,13 @@ class Outputs:
         if not items:
             return []
         self.root.mkdir(parents=True, exist_ok=True)
+        with _folder_locked(self.root):
+            return self._publish(items, new)
+
+    def _publish(self, items: dict[str, Path], new: bool) -> list[Path]:
         paths = self._manifest()
+        if new:                 # another run may have taken the name meanwhile: the next free one
+            items = {_free_name(self.root, rel): src for rel, src in items.items()}
         for rel in items:
             declared = rel.rpartition("/")[0] in self._adds if new else rel in self._replaces
             if not declared:
@@ -295,6 +301,35 @@ class Outputs:
                 _move_into(Path(src), dest)
                 done.append(dest)
         return done
+
+
+@contextlib.contextmanager
+def _folder_locked(root: Path):
+    """An exclusive lock on the output folder itself (``flock`` on its descriptor: no lock file of its own), held
+    while the record is read, updated and the files moved in: two runs on one folder never lose each other's
+    entries.  Without ``fcntl`` (Windows): no lock."""
+    try:
+        import fcntl
+    except ImportError:         # pragma: no cover - not POSIX
+        yield
+        return
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)            # releases the lock
+
+
+def _free_name(root: Path, rel: str) -> str:
+    """``rel``, or ``stem-2.ext``, ``stem-3.ext`` ... when a file of that name is already there."""
+    head, _, name = rel.rpartition("/")
+    stem, dot, ext = name.rpartition(".") if "." in name else (name, "", "")
+    k, cand = 1, rel
+    while (root / cand).exists() or (root / cand).is_symlink():
+        k += 1
+        cand = f"{head}/{stem}-{k}{dot}{ext}" if head else f"{stem}-{k}{dot}{ext}"
+    return cand
 
 
 def _move_into(src: Path, dest: Path) -> None:
