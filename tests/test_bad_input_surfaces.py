@@ -170,3 +170,13 @@ def test_two_runs_on_one_folder_never_lose_an_entry_of_the_record(tmp_path):
         rel = p.relative_to(root).as_posix()
         assert record.get(rel, {}).get("sha256") == _sha(p), rel
     Outputs(root).adds_to("runs").replaces("results.json").check()       # and the next run is not refused
+
+
+# -- latex= symbol maps ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("value", ['"foo bar"', "object()"])
+def test_a_latex_symbol_map_that_is_not_sympy_is_refused_at_load(tmp_path, capsys, value):
+    bound = f'10 * L * D**2, latex="10 L D^2", latex_symbols={{"L": {value}, "D": D}}'
+    out = tmp_path / "out"
+    line = _one_line_exit_2(capsys, ["verify", "--theorem-file", _claim_file(tmp_path, bound=bound), "mine.x",
+                                     "--out", str(out)], "latex_symbols['L']", out)
+    assert "is not a SymPy expression" in line
