@@ -367,8 +367,8 @@ class Rounds:
 
     def memory_estimate(self, claim, config) -> float:
         """Bytes a run needs at least: every schedule is a ``(rounds, runs)`` array."""
-        n = len(config.instances) if config.instances else len(config.seed_list(
-            (self.full_seeds or self.seeds) if config.full else self.seeds))
+        n = len(config.instances) if config.instances else config.seed_count(
+            (self.full_seeds or self.seeds) if config.full else self.seeds)
         R = self.replicates_for(config)
         return 8.0 * self.rounds_for(config) * n * R * (len(self.schedules) + 2)
 
@@ -652,7 +652,18 @@ def check_declaration(claim) -> None:
     if not isinstance(exp, (Rounds, Horizons)):
         return
     _check_symbols(claim, ev, exp, known_constants)
+    _check_sizes(claim, exp)
     _DECLARATIONS_CHECKED.add(claim)
+
+
+def _check_sizes(claim, exp) -> None:
+    """The declared rounds, horizons and seeds against the memory estimate the ``--rounds`` option gets."""
+    from fedcheck.core.claim import RunConfig
+    from fedcheck.core.memory import refuse_if_too_big
+    sizes = (f"rounds={exp.rounds}, seeds={exp.seeds}" if isinstance(exp, Rounds) else
+             "; ".join(f"{c.name!r}: horizons up to {max(c.horizons)}, seeds={c.seeds}" for c in exp.cases))
+    refuse_if_too_big(exp.memory_estimate(claim, RunConfig()), f"{claim.id} ({sizes})",
+                      "declare fewer rounds, horizons or seeds")
 
 
 def _check_symbols(claim, ev, exp, known_constants) -> None:
@@ -854,6 +865,15 @@ class Horizons:
         missing = [b.name for b in test.bounds if b.expr is None]
         if missing:
             raise TypeError(f"{claim.id}: Horizons evaluates SymPy bounds; bound(s) {missing} have no expression")
+
+    def memory_estimate(self, claim, config) -> float:
+        """Bytes the largest case needs at least: every schedule is a ``(T, rows)`` array at its largest horizon."""
+        need = 0.0
+        for c in self.cases:
+            rows = (len(config.instances) if config.instances else config.seed_count(c.seeds, c.full_seeds)) * (
+                c.full_run_seeds if (config.full and c.full_run_seeds) else c.run_seeds)
+            need = max(need, 8.0 * max(config.horizons(c.horizons, c.full_horizons)) * rows * (len(self.schedules) + 2))
+        return need
 
     def _ctx(self, inst, sol, params):
         if self.context is not None:

@@ -180,3 +180,24 @@ def test_a_latex_symbol_map_that_is_not_sympy_is_refused_at_load(tmp_path, capsy
     line = _one_line_exit_2(capsys, ["verify", "--theorem-file", _claim_file(tmp_path, bound=bound), "mine.x",
                                      "--out", str(out)], "latex_symbols['L']", out)
     assert "is not a SymPy expression" in line
+
+
+# -- sizes declared in a claim ---------------------------------------------------------------------------------------
+def _horizons_file(tmp_path, horizons: str) -> str:
+    f = tmp_path / "mine.py"
+    f.write_text(MLP_EXAMPLE.replace("horizons=(5, 10, 20, 40)", f"horizons={horizons}"))
+    return str(f)
+
+
+@pytest.mark.parametrize("case", ["rounds", "seeds", "horizons"])
+def test_declared_sizes_get_the_memory_estimate_of_the_options(tmp_path, capsys, case):
+    out = tmp_path / "out"
+    if case == "horizons":
+        argv = ["verify", "--theorem-file", _horizons_file(tmp_path, "(10**12,)"), "mlpdemo"]
+    else:
+        f = _claim_file(tmp_path, rounds="10**12" if case == "rounds" else "10",
+                        more=", seeds=10**9" if case == "seeds" else "")
+        argv = ["verify", "--theorem-file", f, "mine.x"]
+    line = _one_line_exit_2(capsys, argv + ["--out", str(out)], "GiB of memory", out)
+    assert {"rounds": "rounds=1000000000000", "seeds": "seeds=1000000000",
+            "horizons": "horizons up to 1000000000000"}[case] in line

@@ -44,6 +44,12 @@ class RunConfig:
             return list(self.seeds)
         return list(range(int(full if (self.full and full) else default)))
 
+    def seed_count(self, default: int, full: int | None = None) -> int:
+        """``len(seed_list(default, full))`` without making the list (a size checked before anything runs)."""
+        if self.seeds is not None:
+            return len(self.seeds)
+        return int(full if (self.full and full) else default)
+
     def horizon(self, quick: int, full: int | None = None) -> int:
         """The number of rounds to run: ``--rounds R`` when given, else ``full`` under ``--full`` (when given),
         else ``quick``."""
