@@ -201,3 +201,42 @@ def test_declared_sizes_get_the_memory_estimate_of_the_options(tmp_path, capsys,
     line = _one_line_exit_2(capsys, argv + ["--out", str(out)], "GiB of memory", out)
     assert {"rounds": "rounds=1000000000000", "seeds": "seeds=1000000000",
             "horizons": "horizons up to 1000000000000"}[case] in line
+
+
+# -- the OS's refusals -----------------------------------------------------------------------------------------------
+LONG = "a" * 300
+
+
+def _os_case(tp, case):
+    import os
+    out = tp / "out"
+    return {
+        "--out name too long": (["verify", "theorem1", "--out", str(tp / LONG)], "File name too long"),
+        "--json name too long": (["verify", "theorem1", "--out", str(out), "--json", str(tp / f"{LONG}.json")],
+                                 "File name too long"),
+        "--table name too long": (["verify", "theorem1", "--out", str(out), "--table", str(tp / f"{LONG}.csv")],
+                                  "File name too long"),
+        "--table name too long in a new folder": (["verify", "theorem1", "--out", str(out), "--table",
+                                                   str(tp / LONG / "t.csv")], "File name too long"),
+        "--theorem-file name too long": (["verify", "--theorem-file", str(tp / f"{LONG}.py"), "x", "--out", str(out)],
+                                         "File name too long"),
+        "--out not UTF-8": (["verify", "theorem1", "--out", str(tp) + "/" + os.fsdecode(b"x\xff")], "not valid UTF-8"),
+        "--json not UTF-8": (["verify", "theorem1", "--out", str(out), "--json", str(tp) + "/" + os.fsdecode(b"r\xff.json")],
+                             "not valid UTF-8"),
+        "--table on /proc": (["verify", "theorem1", "--out", str(out), "--table", "/proc/x.csv"],
+                             "no file can be created in /proc"),
+        "--json on /proc": (["verify", "theorem1", "--out", str(out), "--json", "/proc/x.json"],
+                            "no file can be created in /proc"),
+    }[case]
+
+
+OS_CASES = ["--out name too long", "--json name too long", "--table name too long",
+            "--table name too long in a new folder", "--theorem-file name too long", "--out not UTF-8",
+            "--json not UTF-8", "--table on /proc", "--json on /proc"]
+
+
+@pytest.mark.parametrize("case", OS_CASES)
+def test_paths_the_os_refuses_are_bad_input_before_computing(tmp_path, capsys, case):
+    argv, message = _os_case(tmp_path, case)
+    _one_line_exit_2(capsys, argv + ["--rounds", "5", "--seeds", "1"], message)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []          # nothing written anywhere
