@@ -28,7 +28,7 @@ import sympy as sp
 from fedcheck.core import verdict as V
 from fedcheck.core.streams import replicate_seeds  # noqa: F401  (re-exported: one definition)
 from fedcheck.core.evidence import Comparison, Observations, Observed
-from fedcheck.core.errors import BadInput, Terminated, UserCodeError
+from fedcheck.core.errors import BadInput, BadValue, Terminated, UserCodeError
 from fedcheck.core.schedules import evaluate_schedule, record_grid
 from fedcheck.core.symbols import T as T_sym, latex, t as t_sym
 from fedcheck.core.usercode import call_user, contract_error, guard, is_own, short_path
@@ -317,7 +317,7 @@ class Rounds:
                      "full_rounds", "full_replicates"):
             v = getattr(self, name)
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
-                raise ValueError(f"{claim.id}: Rounds({name}=...) must be an integer >= 1, not {v!r}")
+                raise BadValue(f"{claim.id}: Rounds({name}=...) must be an integer >= 1, not {v!r}")
         if not all(isinstance(g, dict) for g in self.param_grid) or not self.param_grid:
             raise TypeError(f"{claim.id}: Rounds(param_grid=...) must be a tuple of dicts {{name: value}}")
         bad = [k for k, m in self.metrics.items() if not callable(m)]
@@ -855,11 +855,11 @@ class Horizons:
                 hs = getattr(c, name)
                 if hs is not None and (not hs or not all(isinstance(h, (int, np.integer)) and not isinstance(h, bool)
                                                          and h >= 1 for h in hs)):
-                    raise ValueError(f"{claim.id}: HorizonCase {c.name!r}: {name} must be integers >= 1, not {hs!r}")
+                    raise BadValue(f"{claim.id}: HorizonCase {c.name!r}: {name} must be integers >= 1, not {hs!r}")
             for name in ("seeds", "full_seeds", "run_seeds", "full_run_seeds"):
                 v = getattr(c, name)
                 if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
-                    raise ValueError(f"{claim.id}: HorizonCase {c.name!r}: {name} must be an integer >= 1, not {v!r}")
+                    raise BadValue(f"{claim.id}: HorizonCase {c.name!r}: {name} must be an integer >= 1, not {v!r}")
             if not callable(getattr(c.family, "draw", None)):
                 raise TypeError(f"{claim.id}: HorizonCase {c.name!r}: its family must have draw(seed)")
         missing = [b.name for b in test.bounds if b.expr is None]

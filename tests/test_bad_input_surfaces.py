@@ -240,3 +240,165 @@ def test_paths_the_os_refuses_are_bad_input_before_computing(tmp_path, capsys, c
     argv, message = _os_case(tmp_path, case)
     _one_line_exit_2(capsys, argv + ["--rounds", "5", "--seeds", "1"], message)
     assert sorted(p.name for p in tmp_path.iterdir()) == []          # nothing written anywhere
+
+
+# -- property tests: every field of the public families and declarations ---------------------------------------------
+# Each draws the fields from a mix of valid (small) values and values outside the field's domain.  A declaration
+# either is refused when it is made -- one line, as ``--theorem-file`` reports it (exit 2) -- or runs: a family draws
+# an instance with finite data, a set projects into itself, a claim's verify ends with exit 0-3 or BadInput (exit 2);
+# anything else would be fedcheck's internal error (exit 4).
+from hypothesis import HealthCheck, event, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+PROPERTY = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+WRONG = st.sampled_from([0, -1, -2.5, float("nan"), float("inf"), -float("inf"), True, None, "x", 10**9, 1.5, (),
+                         (0,), (-3,), [1, "a"]])
+
+
+def _ints(lo, hi):
+    return st.integers(lo, hi) | WRONG
+
+
+def _reals(lo, hi):
+    return st.floats(lo, hi, allow_nan=False) | WRONG
+
+
+def _refused_or(make, then):
+    """``make()`` refused with one line (BadInput, or any exception for what a theorem file's load reports), or
+    ``then(made)``, which may itself refuse with BadInput only."""
+    try:
+        made = make()
+    except (BadInput, TypeError, ValueError) as e:      # a theorem file's load: exit 2 with this one line
+        assert "\n" not in str(e) and str(e), repr(e)
+        event(f"refused when made ({type(e).__name__})")
+        return
+    try:
+        then(made)
+        event("ran")
+    except BadInput as e:
+        assert "\n" not in str(e) and str(e), repr(e)
+        event("refused at run (BadInput)")
+
+
+def _finite_instance(inst):
+    import numpy as np
+    for a in (inst.A, inst.b, inst.start()):
+        assert np.all(np.isfinite(np.asarray(a, dtype=float)))
+    assert inst.n >= 1 and inst.p >= 1
+    assert bool(np.all(inst.set.contains(inst.start()[None], 1e-9)))
+
+
+@PROPERTY
+@given(st.fixed_dictionaries({}, optional={
+    "data": st.sampled_from(["synthetic", "digits", "mnist", 3]), "model": st.sampled_from(["mlp", "cnn", "rnn"]),
+    "iid": st.booleans() | WRONG, "n": _ints(1, 4), "hidden": st.lists(_ints(1, 6), max_size=2).map(tuple) | WRONG,
+    "activation": st.sampled_from(["tanh", "relu", "swish", ""]), "set": st.sampled_from(["l1", "l2", "linf"]),
+    "radius": _reals(0.1, 20), "blocks": st.sampled_from(["whole", "tensor", "layer"]),
+    "samples": st.none() | _ints(1, 30), "features": _ints(1, 8), "classes": _ints(1, 4),
+    "labels_per_client": _ints(1, 4), "alpha": _reals(0, 2), "beta": _reals(0, 2), "channels": st.just((2,)) | WRONG,
+    "kernel": _ints(1, 4), "pool": _ints(1, 3), "pooling": st.sampled_from(["max", "avg", "min"]),
+    "test_fraction": _reals(0, 0.9)}))
+def test_property_network_family_fields(fields):
+    import numpy as np
+
+    from fedcheck.problems import NetworkFamily
+    fields = {k: v for k, v in fields.items() if not (k == "samples" and v is None and fields.get("data") != "digits")}
+    fields.setdefault("samples", 10)
+    fields.setdefault("features", 5)
+    fields.setdefault("hidden", (3,))
+
+    def drawn(fam):
+        inst = fam.draw(0)
+        assert np.all(np.isfinite(inst.A)) and np.all(np.isfinite(inst.x0)) and inst.p == fam.parameters()
+        assert float(np.max(inst.w.sum(-1))) == pytest.approx(1.0) and float(np.min(inst.w.sum(-1))) > 0.99
+        assert np.all(np.isfinite(inst.make_loss().value(np.broadcast_to(inst.x0, (inst.n, inst.p)))))
+    _refused_or(lambda: NetworkFamily(**fields), drawn)
+
+
+@PROPERTY
+@given(st.fixed_dictionaries({}, optional={
+    "loss": st.sampled_from(["least_squares", "logistic", "cubic", 1]), "set": st.sampled_from(["l1", "l2", "box",
+                                                                                              "simplex", "ball"]),
+    "n": _ints(1, 4), "m": _ints(1, 6), "p": _ints(1, 5), "radius": _reals(0.01, 10), "heterogeneity": _reals(0, 3),
+    "noise": _reals(0, 1), "outside": _reals(0.1, 4)}))
+def test_property_random_family_fields(fields):
+    from fedcheck.problems.instances import RandomFamily
+    _refused_or(lambda: RandomFamily(**fields), lambda fam: _finite_instance(fam.draw(0)))
+
+
+@PROPERTY
+@given(st.sampled_from(["l1", "l2", "box", "simplex", "nuclear", "l3"]), _reals(0, 10), _ints(1, 6))
+def test_property_sets(kind, radius, dim):
+    import numpy as np
+
+    from fedcheck.problems.sets import NuclearBall, ProductSet, make_set
+
+    def make():
+        if kind == "nuclear":
+            return NuclearBall(radius, (dim, 2) if isinstance(dim, int) and not isinstance(dim, bool) else dim)
+        return ProductSet((make_set(kind, radius, dim), make_set("l2", 1.0, 2)))
+
+    def works(S):
+        x = np.random.default_rng(0).standard_normal((3, S.dim)) * 5
+        assert np.all(S.contains(S.project(x), 1e-7)) and np.all(np.isfinite(S.lmo(x)))
+    _refused_or(make, works)
+
+
+@pytest.fixture(scope="module")
+def _gd():
+    from fedcheck.algorithms import federated
+
+    def gd_round(X, x, ctx, *, eta):
+        Y = ctx.project(ctx.broadcast(x) - ctx.col(eta) * ctx.grad(ctx.broadcast(x)))
+        return Y, Y.mean(1)
+    return federated(gd_round, name="GD")
+
+
+_FAM = None
+
+
+def _small_family():
+    global _FAM
+    if _FAM is None:
+        from fedcheck.problems.instances import RandomFamily
+        _FAM = RandomFamily(loss="least_squares", set="l2", n=2, m=3, p=2, heterogeneity=0.0, noise=0.0, outside=0.5)
+    return _FAM
+
+
+def _verified(claim_of):
+    import fedcheck
+
+    def run(claim):
+        res = fedcheck.verify(claim, rounds=None)
+        assert res.exit_code in (0, 1, 2, 3), res
+    _refused_or(claim_of, run)
+
+
+@PROPERTY
+@given(st.fixed_dictionaries({}, optional={
+    "rounds": _ints(1, 12), "seeds": _ints(1, 2), "replicates": _ints(1, 2), "valid_from": _ints(1, 3),
+    "full_rounds": st.none() | _ints(1, 12), "dense_until": _ints(1, 20), "per_decade": _ints(1, 10)}))
+def test_property_rounds_declarations(_gd, fields):
+    from fedcheck import Bound, BoundTest, Claim, Paper, Rounds
+    from fedcheck.symbols import D, L, t
+    fields.setdefault("rounds", 5)
+    fields.setdefault("seeds", 1)
+    _verified(lambda: Claim(id="prop.rounds", paper=Paper(key="prop", title="t", authors="a"), reference="r",
+                            statement="s", evidence=BoundTest(Rounds(family=_small_family(), algorithm=_gd,
+                                                                     schedules={"eta": 1 / L}, **fields),
+                                                              bounds=(Bound("b", L * D**2 / t),))))
+
+
+@PROPERTY
+@given(st.fixed_dictionaries({}, optional={
+    "seeds": _ints(1, 2), "horizons": st.lists(_ints(1, 12), min_size=0, max_size=3).map(tuple) | WRONG,
+    "run_seeds": _ints(1, 2), "full_horizons": st.none() | st.just((3, 6)) | WRONG}))
+def test_property_horizon_case_declarations(_gd, fields):
+    from fedcheck import Bound, BoundTest, Claim, HorizonCase, Horizons, Paper
+    from fedcheck.symbols import D, L, T
+    fields.setdefault("seeds", 1)
+    _verified(lambda: Claim(id="prop.horizons", paper=Paper(key="prop", title="t", authors="a"), reference="r",
+                            statement="s", evidence=BoundTest(
+                                Horizons(algorithm=_gd, schedules={"eta": 1 / (L * T)},
+                                         cases=(HorizonCase("c", _small_family(), **fields),)),
+                                bounds=(Bound("b", 10 * L * D**2, metric="gap"),))))
