@@ -9,6 +9,8 @@ import pytest
 from fedcheck.cli import main
 from fedcheck.core.errors import BadInput
 
+pytest_plugins = ["pytester"]
+
 ROOT = Path(__file__).resolve().parents[1]
 MLP_EXAMPLE = (ROOT / "examples" / "mlp_claims.py").read_text()
 FAMILY_LINE = re.compile(r"SMALL_MLP = NetworkFamily\(.*?\)\n", re.S)
@@ -402,3 +404,90 @@ def test_property_horizon_case_declarations(_gd, fields):
                                 Horizons(algorithm=_gd, schedules={"eta": 1 / (L * T)},
                                          cases=(HorizonCase("c", _small_family(), **fields),)),
                                 bounds=(Bound("b", 10 * L * D**2, metric="gap"),))))
+
+
+# -- --json and --table inside --out ---------------------------------------------------------------------------------
+def _verify_claim(tmp_path, out, *extra):
+    f = tmp_path / "user.py"
+    if not f.exists():
+        _claim_file(tmp_path)
+    return main(["verify", "--theorem-file", str(f), "mine.x", "--out", str(out), "-q", *extra])
+
+
+def test_json_inside_out_is_recorded_and_the_next_run_is_not_refused(tmp_path, capsys):
+    import json
+
+    from fedcheck.core.outputs import MANIFEST, _sha
+    out = tmp_path / "D"
+    for _ in range(2):
+        code = _verify_claim(tmp_path, out, "--json", str(out / "results.json"), "--table", str(out / "t.csv"))
+        assert code in (0, 1, 3), capsys.readouterr().err
+    record = json.loads((out / MANIFEST).read_text())["paths"]
+    for name in ("results.json", "t.csv"):
+        assert record[name]["sha256"] == _sha(out / name)
+
+
+def test_table_inside_out_never_replaces_a_users_file(tmp_path, capsys):
+    out = tmp_path / "D"
+    out.mkdir()
+    (out / "notes.csv").write_text("mine")
+    _one_line_exit_2(capsys, ["verify", "--theorem-file", _claim_file(tmp_path), "mine.x", "--out", str(out),
+                              "--table", str(out / "notes.csv")], "was not written by fedcheck")
+    assert (out / "notes.csv").read_text() == "mine" and sorted(p.name for p in out.iterdir()) == ["notes.csv"]
+
+
+# -- the API and the pytest plugin -----------------------------------------------------------------------------------
+def test_the_api_accepts_numpy_integers(tmp_path):
+    import numpy as np
+
+    import fedcheck
+    from fedcheck.catalog.registry import load_user_file
+    claim = load_user_file(_claim_file(tmp_path)).c
+    res = fedcheck.verify(claim, rounds=np.int64(10), seeds=np.int64(1))
+    assert res.exit_code in (0, 1, 3)
+
+
+@pytest.mark.parametrize("seeds", [10**11, "100000000000", "0-99999999999"])
+def test_a_huge_seed_count_is_refused_before_any_seed_list_is_built(tmp_path, capsys, seeds):
+    import fedcheck
+    from fedcheck.catalog.registry import load_user_file
+    claim = load_user_file(_claim_file(tmp_path)).c
+    with pytest.raises(BadInput, match="GiB of memory"):
+        fedcheck.verify(claim, seeds=seeds, rounds=10)
+    _one_line_exit_2(capsys, ["verify", "--theorem-file", _claim_file(tmp_path), "mine.x", "--no-report",
+                              "--seeds", str(seeds)], "GiB of memory")
+
+
+PLUGIN_TEST = '''
+import pytest
+from fedcheck import Bound, BoundTest, Claim, Paper, Rounds
+from fedcheck.algorithms import federated
+from fedcheck.problems import RandomFamily
+from fedcheck.symbols import D, L, t
+
+
+def broken(X, x, ctx, *, eta):
+    raise RuntimeError("my round function is broken")
+
+
+C = Claim(id="mine.broken", paper=Paper(key="mine", title="t", authors="me"), reference="r", statement="s",
+          evidence=BoundTest(Rounds(family=RandomFamily(n=2, m=3, p=2), algorithm=federated(broken),
+                                    schedules={"eta": 1 / L}, seeds=1, rounds=5), bounds=(Bound("b", L * D**2 / t),)),
+          expected="holds")
+
+
+@pytest.mark.fedcheck(C, expect=EXPECT)
+def test_claim():
+    pass
+'''
+
+
+@pytest.mark.parametrize("expect", [False, True])
+def test_the_plugins_failure_for_a_users_error_is_one_line_in_every_mode(pytester, expect):
+    pytester.makepyfile(PLUGIN_TEST.replace("EXPECT", str(expect)))
+    r = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:xdist")
+    r.assert_outcomes(failed=1)
+    text = r.stdout.str()
+    lines = [ln for ln in text.splitlines() if "my round function is broken" in ln]
+    assert len(lines) == 1 and "error in your" in lines[0], text
+    assert "Traceback" not in text and "fedcheck/core" not in text, text
