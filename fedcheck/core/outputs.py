@@ -156,6 +156,33 @@ class Outputs:
         self._adds.add(rel.strip("/"))
         return self
 
+    def own_path(self, path, what: str) -> str | None:
+        """A file the user named (``--json``, ``--table``) that lies inside the output folder is one of this command's
+        outputs there: declared as replaced (so :meth:`check` refuses it when it is a file of the user's) and written
+        with :meth:`write_own` (so it is recorded, and the next run is not refused).  Returns its path relative to the
+        folder, or ``None`` when it lies outside."""
+        rel = None
+        for norm in (os.path.abspath, os.path.realpath):
+            try:
+                rel = Path(norm(path)).relative_to(Path(norm(self.root))).as_posix()
+                break
+            except ValueError:
+                continue
+        if rel is None or rel in ("", "."):
+            return None
+        if rel == MANIFEST:
+            raise BadInput(f"{what} {path}: that is fedcheck's record of the files it wrote under --out "
+                           f"{self.root}; choose another name")
+        self.replaces(rel)
+        return rel
+
+    def write_own(self, rel: str, write) -> Path:
+        """``write(path)`` into the staging folder, then published as ``rel`` (declared with :meth:`own_path`)."""
+        src = self.stage() / "own" / rel
+        src.parent.mkdir(parents=True, exist_ok=True)
+        write(src)
+        return self.publish({rel: src})[0]
+
     def _manifest(self) -> dict:
         p = self.root / MANIFEST
         if p.is_symlink():
