@@ -22,8 +22,8 @@ def available_memory() -> float:
 
 
 def refuse_if_too_big(need: float, what: str, advice: str) -> None:
-    """:class:`~fedcheck.core.errors.BadValue` (one line: ``what`` would need about X GiB ...; ``advice``) when ``need`` bytes exceed
-    :data:`SHARE` of the available memory."""
+    """:class:`~fedcheck.core.errors.BadValue` (one line: ``what`` would need about X GiB ...; ``advice``) when
+    ``need`` bytes exceed :data:`SHARE` of the available memory."""
     avail = available_memory()
     if avail and need > SHARE * avail:
         raise BadValue(f"{what} would need about {need / GIB:.3g} GiB of memory (about {avail / GIB:.3g} GiB "

@@ -45,6 +45,7 @@ from typing import Sequence
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from fedcheck.core.errors import BadValue
 from fedcheck.problems.cnn_jit import conv_pool_backward, max_pool, max_pool_backward
 from fedcheck.problems.instances import memoized_by_content
 from fedcheck.problems.losses import Loss
@@ -210,7 +211,7 @@ class MLP(_Network):
 
     def __init__(self, A, y, w, *, K: int, hidden: Sequence[int] = (20, 20), activation: str = "tanh"):
         if activation not in _ACTIVATIONS:
-            raise ValueError(f"MLP: activation {activation!r}; expected one of {_ACTIVATIONS}")
+            raise BadValue(f"MLP: activation {activation!r}; expected one of {_ACTIVATIONS}")
         hidden = tuple(int(h) for h in hidden)
         super().__init__(A, y, w, K=int(K), hidden=hidden, activation=activation)
         self.activation = activation
@@ -241,9 +242,9 @@ class CNN(_Network):
                  kernel: int = 3, pool: int = 2, pooling: str = "max", hidden: Sequence[int] = (32,),
                  activation: str = "relu"):
         if activation not in _ACTIVATIONS:
-            raise ValueError(f"CNN: activation {activation!r}; expected one of {_ACTIVATIONS}")
+            raise BadValue(f"CNN: activation {activation!r}; expected one of {_ACTIVATIONS}")
         if pooling not in ("max", "avg"):
-            raise ValueError(f"CNN: pooling {pooling!r}; expected 'max' or 'avg'")
+            raise BadValue(f"CNN: pooling {pooling!r}; expected 'max' or 'avg'")
         image, channels, hidden = (tuple(int(v) for v in image), tuple(int(c) for c in channels),
                                    tuple(int(h) for h in hidden))
         super().__init__(A, y, w, K=int(K), image=image, channels=channels, kernel=int(kernel), pool=int(pool),
@@ -546,7 +547,6 @@ def _init_params(loss: _Network, rng: np.random.Generator) -> np.ndarray:
 
 
 def _bad(what: str):
-    from fedcheck.core.errors import BadValue
     return BadValue(f"NetworkFamily: {what}")
 
 

@@ -423,8 +423,9 @@ class ProductSet(FeasibleSet):
 
 
 def _check_fields(S) -> None:
-    """A set's radius (a number or one per instance) finite and >= 0 (0: the point 0), its dimension (or matrix shape) integers >= 1,
-    a product's blocks sets: :class:`~fedcheck.core.errors.BadValue` naming the field, when the set is made."""
+    """A set's radius (a number or one per instance) finite and >= 0 (0: the point 0), its dimension (or matrix
+    shape) integers >= 1, a product's blocks sets: :class:`~fedcheck.core.errors.BadValue` naming the field, when
+    the set is made."""
     from fedcheck.core.errors import BadValue
     fields = getattr(S, "__dataclass_fields__", {})
     kind = type(S).__name__
