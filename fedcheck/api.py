@@ -283,8 +283,10 @@ def prepare(*claims, seeds=None, rounds: int | None = None, params=None, instanc
         prestart([x for x in _flatten(claims) if isinstance(x, str)], jobs, scheduler, full)    # beside ours
     claim_list, files = resolve(*claims, theorem_file=theorem_file, ids_only=ids_only)
     seed_list = parse_seeds(seeds)
-    if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1):
+    import numpy as np
+    if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1):
         raise BadInput("--rounds must be >= 1")
+    rounds = None if rounds is None else int(rounds)
     loaded = load_instances(instances)
     pars = parse_params(params)
     validate_inputs(claim_list, pars, loaded, rounds, seed_list)
@@ -316,6 +318,9 @@ def check_outputs(plan: Plan, *, out=None, json=None, table=None):
         outputs = plan_reports(Outputs(out, "verify"), [c.id for c in plan.claims])
         for c in plan.claims:
             outputs.replaces(outputs.instances_dir(c.id), "dir")
+        for path, what in ((json, "--json"), (table, "--table")):
+            if path:            # inside --out: one of the folder's files (recorded, never a file of the user's)
+                outputs.own_path(path, what)
         outputs.adds_to("runs").check()
     if json:
         check_writable(json, "--json", directory=False)

@@ -28,7 +28,7 @@ import sympy as sp
 from fedcheck.core import verdict as V
 from fedcheck.core.streams import replicate_seeds  # noqa: F401  (re-exported: one definition)
 from fedcheck.core.evidence import Comparison, Observations, Observed
-from fedcheck.core.errors import BadInput, Terminated, UserCodeError
+from fedcheck.core.errors import BadInput, BadValue, Terminated, UserCodeError
 from fedcheck.core.schedules import evaluate_schedule, record_grid
 from fedcheck.core.symbols import T as T_sym, latex, t as t_sym
 from fedcheck.core.usercode import call_user, contract_error, guard, is_own, short_path
@@ -441,7 +441,7 @@ class Rounds:
                      "full_rounds", "full_replicates"):
             v = getattr(self, name)
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
-                raise ValueError(f"{claim.id}: Rounds({name}=...) must be an integer >= 1, not {v!r}")
+                raise BadValue(f"{claim.id}: Rounds({name}=...) must be an integer >= 1, not {v!r}")
         if not all(isinstance(g, dict) for g in self.param_grid) or not self.param_grid:
             raise TypeError(f"{claim.id}: Rounds(param_grid=...) must be a tuple of dicts {{name: value}}")
         bad = [k for k, m in self.metrics.items() if not callable(m)]
@@ -491,8 +491,8 @@ class Rounds:
 
     def memory_estimate(self, claim, config) -> float:
         """Bytes a run needs at least: every schedule is a ``(rounds, runs)`` array."""
-        n = len(config.instances) if config.instances else len(config.seed_list(
-            (self.full_seeds or self.seeds) if config.full else self.seeds))
+        n = len(config.instances) if config.instances else config.seed_count(
+            (self.full_seeds or self.seeds) if config.full else self.seeds)
         R = self.replicates_for(config)
         return 8.0 * self.rounds_for(config) * n * R * (len(self.schedules) + 2)
 
@@ -780,7 +780,18 @@ def check_declaration(claim) -> None:
     if not isinstance(exp, (Rounds, Horizons)):
         return
     _check_symbols(claim, ev, exp, known_constants)
+    _check_sizes(claim, exp)
     _DECLARATIONS_CHECKED.add(claim)
+
+
+def _check_sizes(claim, exp) -> None:
+    """The declared rounds, horizons and seeds against the memory estimate the ``--rounds`` option gets."""
+    from fedcheck.core.claim import RunConfig
+    from fedcheck.core.memory import refuse_if_too_big
+    sizes = (f"rounds={exp.rounds}, seeds={exp.seeds}" if isinstance(exp, Rounds) else
+             "; ".join(f"{c.name!r}: horizons up to {max(c.horizons)}, seeds={c.seeds}" for c in exp.cases))
+    refuse_if_too_big(exp.memory_estimate(claim, RunConfig()), f"{claim.id} ({sizes})",
+                      "declare fewer rounds, horizons or seeds")
 
 
 def _check_symbols(claim, ev, exp, known_constants) -> None:
@@ -975,16 +986,25 @@ class Horizons:
                 hs = getattr(c, name)
                 if hs is not None and (not hs or not all(isinstance(h, (int, np.integer)) and not isinstance(h, bool)
                                                          and h >= 1 for h in hs)):
-                    raise ValueError(f"{claim.id}: HorizonCase {c.name!r}: {name} must be integers >= 1, not {hs!r}")
+                    raise BadValue(f"{claim.id}: HorizonCase {c.name!r}: {name} must be integers >= 1, not {hs!r}")
             for name in ("seeds", "full_seeds", "run_seeds", "full_run_seeds"):
                 v = getattr(c, name)
                 if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
-                    raise ValueError(f"{claim.id}: HorizonCase {c.name!r}: {name} must be an integer >= 1, not {v!r}")
+                    raise BadValue(f"{claim.id}: HorizonCase {c.name!r}: {name} must be an integer >= 1, not {v!r}")
             if not callable(getattr(c.family, "draw", None)):
                 raise TypeError(f"{claim.id}: HorizonCase {c.name!r}: its family must have draw(seed)")
         missing = [b.name for b in test.bounds if b.expr is None]
         if missing:
             raise TypeError(f"{claim.id}: Horizons evaluates SymPy bounds; bound(s) {missing} have no expression")
+
+    def memory_estimate(self, claim, config) -> float:
+        """Bytes the largest case needs at least: every schedule is a ``(T, rows)`` array at its largest horizon."""
+        need = 0.0
+        for c in self.cases:
+            rows = (len(config.instances) if config.instances else config.seed_count(c.seeds, c.full_seeds)) * (
+                c.full_run_seeds if (config.full and c.full_run_seeds) else c.run_seeds)
+            need = max(need, 8.0 * max(config.horizons(c.horizons, c.full_horizons)) * rows * (len(self.schedules) + 2))
+        return need
 
     def _ctx(self, inst, sol, params):
         if self.context is not None:

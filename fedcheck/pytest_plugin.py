@@ -240,8 +240,17 @@ def _run_expecting(item, claims, rounds, seeds, params) -> None:
     """Expectation mode: run every claim and fail, one line per difference, where a verdict is not the declared one."""
     __tracebackhide__ = True
     from fedcheck.api import expectation_report, prepare, run
-    results = [run(prepare(c, seeds=seeds, rounds=rounds, params={k: v for k, v in params.items() if k in c.params}))[0]
-               for c in claims]
+    from fedcheck.core.errors import BadInput
+    results, msg = [], None
+    for c in claims:
+        try:                # a user's error fails the test with the command line's one line, as without expect
+            results.append(run(prepare(c, seeds=seeds, rounds=rounds,
+                                       params={k: v for k, v in params.items() if k in c.params}))[0])
+        except BadInput as e:
+            msg = f"fedcheck: {c.id}: {e}"
+            break
+    if msg:
+        _fail(msg)
     item.fedcheck_results = results
     differ, text = expectation_report(results)
     if differ:

@@ -18,6 +18,7 @@ def parse_seeds(text: str) -> list[int]:
             k = int(text)
             if k < 1:
                 raise ValueError
+            _refuse_many_seeds(text, k)
             return list(range(k))
         out: list[int] = []
         for part in text.split(","):
@@ -27,6 +28,7 @@ def parse_seeds(text: str) -> list[int]:
                 a, b = int(a), int(b)
                 if b < a:
                     raise ValueError
+                _refuse_many_seeds(text, len(out) + b - a + 1)
                 out.extend(range(a, b + 1))
             else:
                 out.append(int(part))
@@ -36,6 +38,16 @@ def parse_seeds(text: str) -> list[int]:
     except ValueError:
         raise BadInput(f"--seeds {text!r}: expected a count (8), a list (3,5,9) or a range (10-19) of "
                        "non-negative integers") from None
+
+
+def _refuse_many_seeds(text: str, count: int) -> None:
+    """A seed list too large to hold (about 100 bytes a seed: the list, its check for repeats), refused before it is
+    built; the runs' own memory is estimated by :func:`validate_inputs`."""
+    from fedcheck.core.memory import refuse_if_too_big
+    try:
+        refuse_if_too_big(100.0 * count, f"--seeds {text} ({count} seeds)", "use fewer seeds")
+    except BadInput as e:       # as a plain BadInput: not the parser's ValueError
+        raise BadInput(str(e)) from None
 
 
 def parse_params(items) -> dict:
@@ -83,13 +95,15 @@ def validate_inputs(checks, params: dict, instances: list, rounds: int | None = 
                 c.domain.check_param(name, value, param_domain(c, name))
             except BadInput as e:
                 raise BadInput(f"--param {name}={value!r}: {c.id}: {e}") from None
-    if rounds:
+    if rounds or seeds is not None:
         avail = available_memory()
         for c in checks:
             est = getattr(getattr(c.evidence, "experiment", None), "memory_estimate", None)
             need = est(c, RunConfig(rounds=rounds, seeds=seeds)) if est else 0.0
             if avail and need > 0.8 * avail:
-                raise BadInput(f"--rounds {rounds}: {c.id} would need about {need / 2**30:.3g} GiB of memory "
+                opts = " ".join(o for o in (f"--rounds {rounds}" if rounds else "",
+                                            f"--seeds ({len(seeds)} seeds)" if seeds is not None else "") if o)
+                raise BadInput(f"{opts}: {c.id} would need about {need / 2**30:.3g} GiB of memory "
                                f"(about {avail / 2**30:.3g} GiB available); use fewer rounds or seeds")
     for path, inst in instances:
         for c in checks:

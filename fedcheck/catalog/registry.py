@@ -154,7 +154,12 @@ def load_user_file(path: str | Path):
     """Run a user's theorem file inside a guard: any exception, and ``SystemExit``, becomes one
     :class:`~fedcheck.core.errors.BadInput` line naming the file and the line."""
     path = Path(path)
-    if not path.is_file():
+    try:
+        found = path.is_file()
+    except OSError as e:        # a name the file system refuses (too long, ...)
+        from fedcheck.core.results import shown_path
+        raise BadInput(f"--theorem-file {shown_path(path)}: {e.strerror}") from None
+    if not found:
         raise BadInput(f"--theorem-file {path}: no such file")
     name = f"fedcheck_user_{abs(hash(str(path.resolve())))}"
     try:

@@ -208,7 +208,8 @@ def _verify(args, argv, plan, outputs) -> int:
     print(verdict_lines(results, wide=args.wide))
     if args.json:
         from fedcheck.core.results import write_json
-        path = write_json(doc, args.json)
+        rel = outputs.own_path(args.json, "--json") if outputs is not None else None
+        path = outputs.write_own(rel, lambda p: write_json(doc, p)) if rel else write_json(doc, args.json)
         print(f"results: {path}")
     if outputs is not None:     # results.json is written first, then the reports with a progress bar
         from fedcheck.render import print_written, write_reports
@@ -221,7 +222,13 @@ def _verify(args, argv, plan, outputs) -> int:
         print(f"run: {keep_run(doc, written=written[0], outputs=outputs)}")
     if getattr(args, "table", None):
         from fedcheck.api import to_frame, write_table
-        print(f"table: {write_table(to_frame(results, doc['provenance']), args.table, doc['provenance'])}")
+        frame = to_frame(results, doc["provenance"])
+        rel = outputs.own_path(args.table, "--table") if outputs is not None else None
+        if rel:                 # inside --out: one of the folder's files, recorded
+            path = outputs.write_own(rel, lambda p: write_table(frame, p, doc["provenance"]))
+        else:
+            path = write_table(frame, args.table, doc["provenance"])
+        print(f"table: {path}")
     if args.expect:             # CI: as declared (0) or not (1), whatever the verdicts are
         from fedcheck.api import expectation_report
         differ, text = expectation_report(results)

@@ -23,12 +23,17 @@ front end (the command line, the API's ``Results.exit_code``, the pytest plugin)
 """
 from __future__ import annotations
 
-__all__ = ["BadInput", "DomainError", "UserCodeError", "Terminated", "SchedulerLost", "EXIT_OK", "EXIT_REFUTED", "EXIT_BAD_INPUT", "EXIT_INCONCLUSIVE", "EXIT_INTERNAL",
+__all__ = ["BadInput", "BadValue", "DomainError", "UserCodeError", "Terminated", "SchedulerLost", "EXIT_OK", "EXIT_REFUTED", "EXIT_BAD_INPUT", "EXIT_INCONCLUSIVE", "EXIT_INTERNAL",
            "EXIT_INTERRUPTED", "EXIT_TERMINATED", "EXIT_SCHEDULER", "exit_code"]
 
 
 class BadInput(Exception):
     """A file, option, parameter or declaration that fedcheck refuses, with a one-line message."""
+
+
+class BadValue(BadInput, ValueError):
+    """A field of a declared object outside its domain (a family's size, radius or name, a claim's declared
+    rounds): refused when the object is made, before anything is computed; a ``ValueError`` too, as before."""
 
 
 class DomainError(BadInput, ValueError):

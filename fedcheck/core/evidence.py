@@ -131,6 +131,12 @@ class Bound:
             raise TypeError(f"bound {self.name!r}: latex_definitions maps notation keys to the paper's printed LaTeX")
         if self.latex_symbols is not None and not isinstance(self.latex_symbols, Mapping):
             raise TypeError(f"bound {self.name!r}: latex_symbols must be a mapping (the paper's notation -> SymPy)")
+        for key, value in (self.latex_symbols or {}).items():       # refused now, not after the computation
+            try:
+                sp.sympify(value)
+            except (sp.SympifyError, TypeError, SyntaxError, ValueError) as exc:
+                raise TypeError(f"bound {self.name!r}: latex_symbols[{key!r}] = {value!r} is not a SymPy expression "
+                                f"({' '.join(str(exc).split())[:120]})") from None
         if self.relation not in ("<=", ">=", "=="):
             raise ValueError(f"bound {self.name!r}: relation must be <=, >= or ==, not {self.relation!r}")
         if isinstance(self.expr, str):

@@ -156,6 +156,33 @@ class Outputs:
         self._adds.add(rel.strip("/"))
         return self
 
+    def own_path(self, path, what: str) -> str | None:
+        """A file the user named (``--json``, ``--table``) that lies inside the output folder is one of this command's
+        outputs there: declared as replaced (so :meth:`check` refuses it when it is a file of the user's) and written
+        with :meth:`write_own` (so it is recorded, and the next run is not refused).  Returns its path relative to the
+        folder, or ``None`` when it lies outside."""
+        rel = None
+        for norm in (os.path.abspath, os.path.realpath):
+            try:
+                rel = Path(norm(path)).relative_to(Path(norm(self.root))).as_posix()
+                break
+            except ValueError:
+                continue
+        if rel is None or rel in ("", "."):
+            return None
+        if rel == MANIFEST:
+            raise BadInput(f"{what} {path}: that is fedcheck's record of the files it wrote under --out "
+                           f"{self.root}; choose another name")
+        self.replaces(rel)
+        return rel
+
+    def write_own(self, rel: str, write) -> Path:
+        """``write(path)`` into the staging folder, then published as ``rel`` (declared with :meth:`own_path`)."""
+        src = self.stage() / "own" / rel
+        src.parent.mkdir(parents=True, exist_ok=True)
+        write(src)
+        return self.publish({rel: src})[0]
+
     def _manifest(self) -> dict:
         p = self.root / MANIFEST
         if p.is_symlink():
@@ -267,7 +294,13 @@ class Outputs:
         if not items:
             return []
         self.root.mkdir(parents=True, exist_ok=True)
+        with _folder_locked(self.root):
+            return self._publish(items, new)
+
+    def _publish(self, items: dict[str, Path], new: bool) -> list[Path]:
         paths = self._manifest()
+        if new:                 # another run may have taken the name meanwhile: the next free one
+            items = {_free_name(self.root, rel): src for rel, src in items.items()}
         for rel in items:
             declared = rel.rpartition("/")[0] in self._adds if new else rel in self._replaces
             if not declared:
@@ -295,6 +328,35 @@ class Outputs:
                 _move_into(Path(src), dest)
                 done.append(dest)
         return done
+
+
+@contextlib.contextmanager
+def _folder_locked(root: Path):
+    """An exclusive lock on the output folder itself (``flock`` on its descriptor: no lock file of its own), held
+    while the record is read, updated and the files moved in: two runs on one folder never lose each other's
+    entries.  Without ``fcntl`` (Windows): no lock."""
+    try:
+        import fcntl
+    except ImportError:         # pragma: no cover - not POSIX
+        yield
+        return
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)            # releases the lock
+
+
+def _free_name(root: Path, rel: str) -> str:
+    """``rel``, or ``stem-2.ext``, ``stem-3.ext`` ... when a file of that name is already there."""
+    head, _, name = rel.rpartition("/")
+    stem, dot, ext = name.rpartition(".") if "." in name else (name, "", "")
+    k, cand = 1, rel
+    while (root / cand).exists() or (root / cand).is_symlink():
+        k += 1
+        cand = f"{head}/{stem}-{k}{dot}{ext}" if head else f"{stem}-{k}{dot}{ext}"
+    return cand
 
 
 def _move_into(src: Path, dest: Path) -> None:

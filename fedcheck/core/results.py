@@ -44,6 +44,12 @@ class RunConfig:
             return list(self.seeds)
         return list(range(int(full if (self.full and full) else default)))
 
+    def seed_count(self, default: int, full: int | None = None) -> int:
+        """``len(seed_list(default, full))`` without making the list (a size checked before anything runs)."""
+        if self.seeds is not None:
+            return len(self.seeds)
+        return int(full if (self.full and full) else default)
+
     def horizon(self, quick: int, full: int | None = None) -> int:
         """The number of rounds to run: ``--rounds R`` when given, else ``full`` under ``--full`` (when given),
         else ``quick``."""
@@ -245,25 +251,61 @@ def _umask() -> int:
     return mask
 
 
+def shown_path(path) -> str:
+    """A path as a message can print it: a name longer than 80 characters shortened in the middle, bytes that are
+    not UTF-8 (``surrogateescape``) as ``\\xNN``."""
+    s = os.fspath(path)
+    s = s.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace") if isinstance(s, str) else repr(s)
+    return s if len(s) <= 80 else f"{s[:40]}...{s[-30:]}"
+
+
 def check_writable(path: str | os.PathLike, what: str, directory: bool) -> None:
-    """Refuse (``BadInput``), before any computation, an output location that cannot be written."""
+    """Refuse (``BadInput``, one line), before any computation, an output location that cannot be written: a name
+    that is not UTF-8 (the reports link their files by URL) or longer than the file system allows, a place where a
+    file cannot be created -- tried by creating (and removing) a temporary file there, since ``os.access`` says yes
+    to root everywhere (``/proc``, a read-only mount)."""
+    import tempfile
+
     from fedcheck.core.errors import BadInput
     p = Path(path)
-    if p.exists():
+    shown = shown_path(p)
+    try:
+        os.fspath(p).encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadInput(f"{what} {shown}: the name is not valid UTF-8; choose a UTF-8 name") from None
+    try:
+        exists = p.exists()
+    except OSError as e:        # ENAMETOOLONG and the like
+        raise BadInput(f"{what} {shown}: {e.strerror}") from None
+    if exists:
         if directory and not p.is_dir():
-            raise BadInput(f"{what} {p}: exists and is not a directory")
+            raise BadInput(f"{what} {shown}: exists and is not a directory")
         if not directory and p.is_dir():
-            raise BadInput(f"{what} {p}: is a directory, expected a file")
+            raise BadInput(f"{what} {shown}: is a directory, expected a file")
         target = p if directory else p.parent
     else:
         target = p.parent if not directory else p
         while not target.exists():
             target = target.parent
         if not target.is_dir():
-            raise BadInput(f"{what} {p}: {target} is not a directory")
+            raise BadInput(f"{what} {shown}: {target} is not a directory")
     probe = target if target.exists() else target.parent
     if not os.access(probe, os.W_OK | os.X_OK):
-        raise BadInput(f"{what} {p}: {probe} is not writable")
+        raise BadInput(f"{what} {shown}: {probe} is not writable")
+    try:
+        name_max = os.pathconf(probe, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        name_max = 255
+    for part in p.parts:
+        if len(os.fsencode(part)) > name_max:
+            raise BadInput(f"{what} {shown}: a name of {len(os.fsencode(part))} bytes; the file system allows "
+                           f"{name_max}")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".fedcheck-probe-", dir=probe)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        raise BadInput(f"{what} {shown}: no file can be created in {probe} ({e.strerror})") from None
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:

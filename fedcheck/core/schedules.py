@@ -61,7 +61,7 @@ def evaluate_schedule(expr: sp.Expr, t_values: np.ndarray, values: Mapping[str, 
     tv = np.asarray(t_values, dtype=float)[:, None]
     args = [np.broadcast_to(np.asarray(values[s.name], dtype=float), (B,))[None, :] for s in free]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        out = np.asarray(fn(tv, *args), dtype=float)
+        out = _real(np.asarray(fn(tv, *args)), expr, [(tsym.name, tv), *((s.name, a) for s, a in zip(free, args))])
     return np.broadcast_to(out, (len(tv), B)).copy()
 
 
@@ -76,5 +76,27 @@ def evaluate_expr(expr, values: Mapping, n: int | None = None) -> np.ndarray:
     fn = _lambdified_free(expr, tuple(free))
     args = [np.asarray(values[s.name], dtype=float) for s in free]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        out = np.asarray(fn(*args), dtype=float)
+        out = _real(np.asarray(fn(*args)), expr, [(s.name, a) for s, a in zip(free, args)])
     return out if n is None else np.broadcast_to(out, (n,)).copy()
+
+
+def _real(out: np.ndarray, expr, named_args) -> np.ndarray:
+    """``out`` as floats; a value with a non-zero imaginary part (``sqrt(-t)``, ``(-1/L)**(1/2)``) is the user's
+    error -- :class:`~fedcheck.core.errors.BadInput` naming the expression and the first such point -- never read as
+    its real part."""
+    if not np.iscomplexobj(out):
+        return np.asarray(out, dtype=float)
+    bad = np.isfinite(out.imag) & (out.imag != 0)
+    if bad.any():
+        from fedcheck.core.errors import BadInput
+        idx = np.unravel_index(int(np.flatnonzero(bad)[0]), bad.shape)
+        point = []
+        for name, a in sorted(named_args):
+            try:
+                point.append(f"{name}={float(np.broadcast_to(np.asarray(a), bad.shape)[idx]):g}")
+            except ValueError:          # a constant expression: the same at every point
+                pass
+        val = complex(out[idx])
+        raise BadInput(f"{sp.sstr(expr)} is not a real number at {', '.join(point) or 'every point'} "
+                       f"({val.real:g}{val.imag:+g}i): a schedule or bound must be real wherever it is evaluated")
+    return np.asarray(out.real, dtype=float)

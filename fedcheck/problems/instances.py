@@ -168,22 +168,23 @@ class RandomFamily:
     outside: float = 2.0
 
     def __post_init__(self):
-        if self.loss not in LOSSES:
-            raise ValueError(f"unknown loss {self.loss!r}")
-        if self.set not in SET_NAMES:
-            raise ValueError(f"unknown set {self.set!r}")
+        from fedcheck.core.errors import BadValue
+        if not isinstance(self.loss, str) or self.loss not in LOSSES:
+            raise BadValue(f"unknown loss {self.loss!r}")
+        if not isinstance(self.set, str) or self.set not in SET_NAMES:
+            raise BadValue(f"unknown set {self.set!r}")
         import math
         for name in ("n", "m", "p"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"RandomFamily: {name} must be an integer >= 1, not {v!r}")
+                raise BadValue(f"RandomFamily: {name} must be an integer >= 1, not {v!r}")
         for name, lo, strict in (("radius", 0.0, True), ("outside", 0.0, True), ("heterogeneity", 0.0, False),
                                  ("noise", 0.0, False)):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
                     or not math.isfinite(float(v)) or (v <= lo if strict else v < lo):
-                raise ValueError(f"RandomFamily: {name} must be a finite number {'>' if strict else '>='} {lo:g}, "
-                                 f"not {v!r}")
+                raise BadValue(f"RandomFamily: {name} must be a finite number {'>' if strict else '>='} {lo:g}, "
+                               f"not {v!r}")
 
     @property
     def key(self) -> str:

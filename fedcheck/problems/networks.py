@@ -45,6 +45,7 @@ from typing import Sequence
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from fedcheck.core.errors import BadValue
 from fedcheck.problems.cnn_jit import conv_pool_backward, max_pool, max_pool_backward
 from fedcheck.problems.instances import memoized_by_content
 from fedcheck.problems.losses import Loss
@@ -210,7 +211,7 @@ class MLP(_Network):
 
     def __init__(self, A, y, w, *, K: int, hidden: Sequence[int] = (20, 20), activation: str = "tanh"):
         if activation not in _ACTIVATIONS:
-            raise ValueError(f"MLP: activation {activation!r}; expected one of {_ACTIVATIONS}")
+            raise BadValue(f"MLP: activation {activation!r}; expected one of {_ACTIVATIONS}")
         hidden = tuple(int(h) for h in hidden)
         super().__init__(A, y, w, K=int(K), hidden=hidden, activation=activation)
         self.activation = activation
@@ -241,9 +242,9 @@ class CNN(_Network):
                  kernel: int = 3, pool: int = 2, pooling: str = "max", hidden: Sequence[int] = (32,),
                  activation: str = "relu"):
         if activation not in _ACTIVATIONS:
-            raise ValueError(f"CNN: activation {activation!r}; expected one of {_ACTIVATIONS}")
+            raise BadValue(f"CNN: activation {activation!r}; expected one of {_ACTIVATIONS}")
         if pooling not in ("max", "avg"):
-            raise ValueError(f"CNN: pooling {pooling!r}; expected 'max' or 'avg'")
+            raise BadValue(f"CNN: pooling {pooling!r}; expected 'max' or 'avg'")
         image, channels, hidden = (tuple(int(v) for v in image), tuple(int(c) for c in channels),
                                    tuple(int(h) for h in hidden))
         super().__init__(A, y, w, K=int(K), image=image, channels=channels, kernel=int(kernel), pool=int(pool),
@@ -545,6 +546,27 @@ def _init_params(loss: _Network, rng: np.random.Generator) -> np.ndarray:
     return x
 
 
+def _bad(what: str):
+    return BadValue(f"NetworkFamily: {what}")
+
+
+def _check_int(name: str, v, lo: int) -> None:
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < lo:
+        raise _bad(f"{name} must be an integer >= {lo}, not {v!r}")
+
+
+def _check_sizes(name: str, v, allow_empty: bool) -> None:
+    if isinstance(v, (str, bytes)) or not isinstance(v, (tuple, list)) or (not v and not allow_empty) or any(
+            isinstance(h, (bool, np.bool_)) or not isinstance(h, (int, np.integer)) or h < 1 for h in v):
+        raise _bad(f"{name} must be a tuple of integers >= 1 (the layers' sizes), not {v!r}")
+
+
+def _check_real(name: str, v, lo: float, strict: bool) -> None:
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(float(v)) or (v <= lo if strict else v < lo):
+        raise _bad(f"{name} must be a finite number {'>' if strict else '>='} {lo:g}, not {v!r}")
+
+
 def network_set(kind: str, radius: float, loss: _Network, blocks: str = "whole") -> FeasibleSet:
     """The l1 or l2 ball of ``radius`` on the whole parameter vector (``blocks="whole"``) or one ball per
     parameter tensor (``"tensor"``: a :class:`ProductSet`, the official FedFW code's per-layer LMO)."""
@@ -591,14 +613,75 @@ class NetworkFamily:
     test_fraction: float = 0.25
 
     def __post_init__(self):
-        if self.data not in ("synthetic", "digits"):
-            raise ValueError(f"data must be 'synthetic' or 'digits', not {self.data!r}")
-        if self.model not in NETWORKS:
-            raise ValueError(f"model must be one of {sorted(NETWORKS)}, not {self.model!r}")
-        if self.set not in ("l1", "l2"):
-            raise ValueError(f"set must be 'l1' or 'l2', not {self.set!r}")
+        """Every field against its domain, and the memory a run of one instance needs against what is available:
+        :class:`~fedcheck.core.errors.BadValue` (a ``ValueError`` too) naming the field, before anything is drawn."""
+        for name, allowed in (("data", ("synthetic", "digits")), ("model", tuple(sorted(NETWORKS))),
+                              ("set", ("l1", "l2")), ("blocks", ("whole", "tensor")), ("activation", _ACTIVATIONS),
+                              ("pooling", ("max", "avg"))):
+            v = getattr(self, name)
+            if not isinstance(v, str) or v not in allowed:
+                raise _bad(f"{name} must be one of {', '.join(map(repr, allowed))}, not {v!r}")
         if self.model == "cnn" and self.data != "digits":
-            raise ValueError("the CNN runs on images: data='digits'")
+            raise _bad("the CNN runs on images: data='digits'")
+        for name in ("iid", "source_iid"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise _bad(f"{name} must be True or False, not {getattr(self, name)!r}")
+        for name, lo in (("n", 1), ("features", 1), ("classes", 2), ("labels_per_client", 1), ("kernel", 1),
+                         ("pool", 1)):
+            _check_int(name, getattr(self, name), lo)
+        if self.samples is not None:
+            _check_int("samples", self.samples, 1)
+        K = self.classes if self.data == "synthetic" else 10
+        if not self.iid and self.labels_per_client > K:
+            raise _bad(f"labels_per_client must be at most the number of classes ({K}), not {self.labels_per_client!r}")
+        _check_sizes("hidden", self.hidden, allow_empty=True)
+        _check_sizes("channels", self.channels, allow_empty=self.model != "cnn")
+        _check_real("radius", self.radius, lo=0.0, strict=True)
+        _check_real("alpha", self.alpha, lo=0.0, strict=False)
+        _check_real("beta", self.beta, lo=0.0, strict=False)
+        _check_real("test_fraction", self.test_fraction, lo=0.0, strict=False)
+        if self.test_fraction >= 1:
+            raise _bad(f"test_fraction must be < 1 (a share of each client's samples), not {self.test_fraction!r}")
+        if self.model == "cnn":
+            H = 8
+            for _ in self.channels:
+                if H < self.kernel:
+                    raise _bad(f"kernel={self.kernel} does not fit the {H} x {H} input of a convolution layer "
+                               "(digits are 8 x 8 images)")
+                H = (H - self.kernel + 1) // self.pool
+                if H < 1:
+                    raise _bad(f"pool={self.pool} leaves no pixel after a convolution layer (digits are 8 x 8)")
+        from fedcheck.core.memory import refuse_if_too_big
+        refuse_if_too_big(self.memory_estimate(), f"NetworkFamily({self._fields_text()})",
+                          "use smaller hidden layers, fewer samples or fewer clients")
+
+    def _fields_text(self) -> str:
+        return ", ".join(f"{k}={getattr(self, k)!r}" for k in ("model", "hidden", "n", "samples", "features")
+                         if getattr(self, k) != self.__dataclass_fields__[k].default)
+
+    def parameters(self) -> int:
+        """The number ``p`` of the model's parameters (from the fields alone: no data drawn)."""
+        K = self.classes if self.model == "mlp" else 10
+        if self.model == "mlp":
+            widths = (self.features if self.data == "synthetic" else 64, *self.hidden, K)
+        else:
+            H, C, p = 8, 1, 0
+            for c in self.channels:
+                p += C * self.kernel ** 2 * c + c
+                H, C = (H - self.kernel + 1) // self.pool, c
+            widths = (H * H * C, *self.hidden, K)
+        return sum(int(a) * int(b) + int(b) for a, b in zip(widths[:-1], widths[1:])) + (
+            0 if self.model == "mlp" else p)
+
+    def memory_estimate(self) -> float:
+        """Bytes one instance needs at least: its data (features, labels, weights), the clients' parameter vectors
+        and gradients, and the activations of a forward and backward pass."""
+        d = self.features if self.data == "synthetic" else 64
+        rows = (self.n * self.samples if self.samples is not None else self.n * 1000) if self.data == "synthetic" \
+            else 1797.0
+        widths = sum(int(h) for h in self.hidden) + sum(int(c) * 64 for c in self.channels if self.model == "cnn")
+        K = self.classes if self.data == "synthetic" else 10
+        return 8.0 * (2 * rows * (d + 3) + 6 * self.n * self.parameters() + 3 * rows * (widths + K))
 
     @property
     def key(self) -> str:
@@ -629,6 +712,10 @@ class NetworkFamily:
         rng = data_rng(seed, self.key + ":split")
         fd = federated_split(X, y, self.n, rng, iid=self.iid, labels_per_client=self.labels_per_client, classes=K,
                              test_fraction=self.test_fraction, max_per_client=cap)
+        empty = np.flatnonzero(np.asarray(fd.counts) == 0)
+        if empty.size:              # a client without data: its loss is 0, every bound on it holds vacuously
+            raise _bad(f"client {int(empty[0])} of {self.n} gets no training sample (seed {seed}); use fewer clients, "
+                       "more samples or a smaller test_fraction")
         arch = self.arch()
         loss = NETWORKS[self.model](fd.A, fd.y, fd.w, **arch)
         S = network_set(self.set, self.radius, loss, self.blocks)

@@ -53,6 +53,9 @@ class FeasibleSet:
     name: str = "set"
     dim: int
 
+    def __post_init__(self):
+        _check_fields(self)
+
     # -- radius broadcasting -------------------------------------------------
     def _r(self, x: np.ndarray) -> np.ndarray | float:
         r = np.asarray(self.radius, dtype=float)
@@ -419,6 +422,37 @@ class ProductSet(FeasibleSet):
         return {"set": "product", "blocks": [b.spec() for b in self.blocks], "dim": self.dim}
 
 
+def _check_fields(S) -> None:
+    """A set's radius (a number or one per instance) finite and >= 0 (0: the point 0), its dimension (or matrix
+    shape) integers >= 1, a product's blocks sets: :class:`~fedcheck.core.errors.BadValue` naming the field, when
+    the set is made."""
+    from fedcheck.core.errors import BadValue
+    fields = getattr(S, "__dataclass_fields__", {})
+    kind = type(S).__name__
+    if "radius" in fields:
+        r = S.radius
+        try:
+            ok = not isinstance(r, (bool, str, bytes)) and bool(np.all(np.isfinite(np.asarray(r, dtype=float)))) \
+                and bool(np.all(np.asarray(r, dtype=float) >= 0)) and np.size(r) > 0
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise BadValue(f"{kind}: radius must be a finite number >= 0 (or an array of them), not {r!r}")
+    for name in ("dim",) if "dim" in fields else ():
+        v = S.dim
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise BadValue(f"{kind}: dim must be an integer >= 1, not {v!r}")
+    if "shape" in fields:
+        v = S.shape
+        if not isinstance(v, (tuple, list)) or len(v) != 2 or any(
+                isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1 for k in v):
+            raise BadValue(f"{kind}: shape must be two integers >= 1, not {v!r}")
+    if "blocks" in fields:
+        b = S.blocks
+        if not isinstance(b, (tuple, list)) or not b or not all(isinstance(x, FeasibleSet) for x in b):
+            raise BadValue(f"{kind}: blocks must be a non-empty tuple of sets, not {b!r}")
+
+
 SET_NAMES = {"l1": L1Ball, "l2": L2Ball, "box": Box, "simplex": Simplex}
 
 
@@ -427,7 +461,8 @@ def make_set(name: str, radius, dim: int) -> FeasibleSet:
     try:
         cls = SET_NAMES[name]
     except KeyError:
-        raise ValueError(f"unknown set {name!r}; expected one of {sorted(SET_NAMES)}") from None
+        from fedcheck.core.errors import BadValue
+        raise BadValue(f"unknown set {name!r}; expected one of {sorted(SET_NAMES)}") from None
     return cls(radius, dim)
 
 
