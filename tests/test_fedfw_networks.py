@@ -95,6 +95,13 @@ def test_accuracy_rule_needs_every_configuration_to_miss_before_it_refutes():
     assert N._accuracy_finding(other, "IID", "l2", "FedFW", "Synthetic", N.SOURCE_T2_DNN, "").verdict == V.INCONCLUSIVE
     far = _res([[30.0, 31.0, 32.0], [40.0, 41.0, 42.0]])
     assert N._accuracy_finding(far, "IID", "l2", "FedFW", "Synthetic", N.SOURCE_T2_DNN, "").verdict == V.VIOLATED
+    # the paper's setting at a smaller size (5,000 of 60,000 images): a printed accuracy above every configuration
+    # is not refuted (the size may explain it); one below every configuration still is
+    size = (Deviation("images", paper=60000, run=5000),)
+    f = N._accuracy_finding(far, "IID", "l2", "FedFW", "Synthetic", N.SOURCE_T2_DNN, size)
+    assert f.verdict == V.INCONCLUSIVE and f.paper
+    high = _res([[95.0, 96.0, 97.0], [94.0, 95.0, 96.0]])
+    assert N._accuracy_finding(high, "IID", "l2", "FedFW", "Synthetic", N.SOURCE_T2_DNN, size).verdict == V.VIOLATED
 
 
 def test_ordering_rule_is_paired_over_draws():

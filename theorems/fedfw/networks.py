@@ -331,7 +331,7 @@ def _accuracy_finding(res, split, kind, method, data, source, deviation) -> Find
     sd = math.sqrt(r["acc_sd"] ** 2 / max(k, 1) + ps ** 2) if k > 1 else float("nan")
     z = V.POLICY.statistical_z
     lo_b, hi_b = r["band"]
-    smaller = any(d.of_size for d in deviation)
+    smaller = bool(deviation) and _paper(deviation)      # the paper's setting at a smaller size (not an analysis)
     if k > 1 and abs(pv - r["acc_mean"]) <= z * sd:
         v = V.HOLDS
     elif pv < lo_b - z * ps or (pv > hi_b + z * ps and not smaller):
