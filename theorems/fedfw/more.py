@@ -9,10 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from fedcheck import verdicts as V
-from fedcheck import Finding, MeasureResult, reproduced_if
+from fedcheck import Deviation, Finding, MeasureResult, reproduced_if
 from fedcheck.algorithms import ProblemBatch, feddr, fedfw_sto, fedfw_variant, fw_gap, record_grid, replicate_seeds
 from fedcheck.problems import InstanceBatch, RandomFamily
 from theorems.fedfw import sources as SRC
+from theorems.fedfw.measurements import PRIVACY_DEVIATIONS, PRIVACY_USED
 from theorems.fedfw.methods import fedfw_inexact, fedfw_nonuniform
 
 __all__ = ["measure_inexact_lmo", "measure_lmo_noise", "measure_nonuniform", "measure_lambda0",
@@ -202,12 +203,13 @@ def measure_lmo_noise(ctx):
                 f"analysis: lmo(g + sigma xi) with a fixed sigma = {sigma:g} x L/n, fitted slope of E gap against -1/2",
                 evidence=f"slope {out['fixed sigma'][1]['slope']:.3f} CI {np.round(out['fixed sigma'][1]['ci'], 3).tolist()}"
                 if out["fixed sigma"][1] else "no fit", source=SRC.NOISE,
-                deviation="noise of a fixed scale: its LMO error does not shrink with eta_t, outside the hypothesis of "
-                          "[24] that the paper's sentence rests on")]
+                # noise of a fixed scale: its LMO error does not shrink with eta_t, outside the hypothesis of [24]
+                # that the paper's sentence rests on
+                deviation=Deviation("noise scale", paper="shrinking like eta_t ([24]'s hypothesis)", run="fixed"))]
     tables = [{"title": f"FedFW with noisy LMOs, T={T}, {R} replicates per instance, sigma = {sigma:g} L/n",
                "columns": ["noise", "median E F(xbar^T) - F*", "fitted slope", "95% CI"], "rows": rows}]
     return MeasureResult(findings=findings, tables=tables, series=series,
-                         evidence={"rounds": T, "replicates": R, "sigma": sigma})
+                         evidence={"rounds": T, "replicates": R, "sigma": sigma}, used={"noise scale": "fixed"})
 
 
 # =============================================================================================
@@ -451,20 +453,24 @@ def measure_privacy_nuclear(ctx):
                         "point leaks",
                         evidence=f"min |cos(u1, x)| over {len(cos1)} single-example messages = {min(cos1):.12f}",
                         source=SRC.PRIVACY_GENERAL,
-                        deviation="one example per client (its gradient is rank one, so its top singular pair is all of "
-                                  "it): a setting the paper does not state; its sentence says 'generally', its "
-                                  "experiment is Deep Leakage on CIFAR-100 (Figure 1)")]
+                        # one example per client (its gradient is rank one, so its top singular pair is all of it): a
+                        # setting the paper does not state; its sentence says 'generally', its experiment is Deep
+                        # Leakage on CIFAR-100 (Figure 1)
+                        deviation=PRIVACY_DEVIATIONS)]
     tables = [{"title": "Nuclear-ball LMO messages of MCLR clients (digits): what u1 reveals",
                "columns": ["examples k", "trial", "W", "rank of s", "max |cos(u1, x_j)|", "share of u1 in span(x_j)",
                            "sigma2/sigma1 of the gradient"], "rows": rows}]
     return MeasureResult(findings=findings, tables=tables,
-                         evidence={"single_example_min_cos": min(cos1), "radius": r})
+                         evidence={"single_example_min_cos": min(cos1), "radius": r}, used=PRIVACY_USED)
 
 
 # =============================================================================================
 # Table 3 in shape: FedFW-sto vs FedDR with minibatch gradients (MCLR, l2 ball)
 PAPER_TABLE3 = {("IID", "FedDR"): (92.18, 39.58, 67.68, 36.39), ("IID", "FedFW-sto"): (93.79, 41.22, 72.01, 38.52),
                 ("non-IID", "FedDR"): (85.70, 41.09, 84.70, 34.91), ("non-IID", "FedFW-sto"): (91.88, 60.51, 87.32, 37.83)}
+
+
+TABLE3_ROUNDS = 300        # "ran the algorithms for 300 communication rounds" (Section 5.3)
 
 
 def measure_table3(ctx):
@@ -474,7 +480,7 @@ def measure_table3(ctx):
     minibatch oracle; each method's parameter chosen on a small grid by the final training objective.  The paper's
     ordering: FedFW-sto more accurate than FedDR in all eight columns."""
     from theorems.fedfw.measurements import MCLR, _mclr_set, _minibatch_oracle, digits_federated
-    T = int(ctx.params.get("rounds", 300))
+    T = int(ctx.params.get("rounds", TABLE3_ROUNDS))
     seeds = ctx.config.seed_list(2, 4)
     lam_grid = (0.01, 0.1, 1.0, 10.0) if ctx.full else (0.1, 1.0)
     eta_grid = (0.1, 1.0, 10.0) if ctx.full else (1.0, 10.0)
@@ -502,6 +508,13 @@ def measure_table3(ctx):
             acc = 100 * big.accuracy(tr.final["xbar"], At, yt).reshape(G, S_)
             g = int(np.nanargmin(Ftr.mean(1)))
             res[(split, algo)] = (float(acc[g].mean()), float(acc[g].std()), vals[g])
+    # digits (8 x 8) instead of EMNIST / CIFAR10 / synthetic, 20 clients instead of 100, minibatch 16 instead of 64
+    # (parameters tuned on fedcheck's grids: the paper does not say how it chose them)
+    used = {"data": "scikit-learn's digits", "clients": 20, "minibatch": 16, "rounds": T}
+    devs = (Deviation("data", paper="EMNIST-10, EMNIST-62, CIFAR10, synthetic", run=used["data"]),
+            Deviation("clients", paper=100, run=used["clients"]), Deviation("minibatch", paper=64, run=used["minibatch"]))
+    if T != TABLE3_ROUNDS:
+        devs += (Deviation("rounds", paper=TABLE3_ROUNDS, run=T),)
     findings = []
     for split in ("IID", "non-IID"):
         a, b = res[(split, "FedFW-sto")], res[(split, "FedDR")]
@@ -511,9 +524,7 @@ def measure_table3(ctx):
                                 V.HOLDS if gap > noise else (V.VIOLATED if gap < -noise else V.INCONCLUSIVE), False,
                                 "analysis: Table 3's ordering (FedFW-sto above FedDR in every column) re-measured on "
                                 "digits", evidence=f"difference {gap:+.2f} points", source=SRC.TABLE3,
-                                deviation=f"digits (8 x 8) instead of EMNIST / CIFAR10 / synthetic, 20 clients instead "
-                                          f"of 100, minibatch 16 instead of 64, {T} rounds, parameters tuned on "
-                                          "fedcheck's grids"))
+                                deviation=devs))
         for algo in ("FedDR", "FedFW-sto"):
             m, s_, prm = res[(split, algo)]
             rows.append([split, algo, f"{m:.2f} (±{s_:.2f})", str(PAPER_TABLE3[(split, algo)]), prm])
@@ -525,4 +536,4 @@ def measure_table3(ctx):
     tables = [{"title": f"Table 3 in shape: MCLR test accuracy (%), digits, 20 clients, l2 ball 10, minibatch 16, {T} rounds",
                "columns": ["split", "method", "digits (here)", "paper (EMNIST-10, EMNIST-62, synthetic, CIFAR10)",
                            "tuned parameter"], "rows": rows}]
-    return MeasureResult(findings=findings, tables=tables, evidence={"rounds": T, "seeds": seeds})
+    return MeasureResult(findings=findings, tables=tables, evidence={"rounds": T, "seeds": seeds}, used=used)

