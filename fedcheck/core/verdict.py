@@ -234,3 +234,26 @@ def pooled_rate(fits: list[dict | None], policy: TolerancePolicy = POLICY) -> di
     return {"slope": m, "ci": between, "ci_hac": [m - half_hac, m + half_hac], "ci_ols": [m - half_ols, m + half_ols],
             "ci_between_instances": between, "within_run_half_width_hac": within_hac,
             "within_run_half_width_ols": within_ols, "instances": int(s.size), **extra}
+
+
+def paired_difference(a, b, policy: TolerancePolicy = POLICY) -> dict:
+    """Is ``a`` larger than ``b``, judged on paired draws (``a[s]``, ``b[s]`` on the same data draw ``s``)?  A t
+    interval of the mean difference with ``k - 1`` degrees of freedom, at the two-sided level of ``z =
+    policy.statistical_z`` standard errors (``2 Phi(z) - 1``, 0.9973 for z = 3): ``holds`` when it lies above 0,
+    ``violated`` below, else ``inconclusive`` -- with fewer than two draws, or draws whose differences do not vary
+    enough to decide, the comparison says so instead of taking z standard errors of one degree of freedom.
+    ``detectable``: the smallest mean difference this sample could have decided (the interval's half-width)."""
+    from scipy import stats
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    k = int(d.size)
+    level = 2.0 * stats.norm.cdf(policy.statistical_z) - 1.0
+    out = {"mean": float(d.mean()) if k else float("nan"), "draws": k, "dof": k - 1, "level": float(level)}
+    if k < 2 or not np.all(np.isfinite(d)):
+        return {**out, "verdict": INCONCLUSIVE, "half_width": float("inf"), "detectable": float("inf"),
+                "why": "fewer than two paired draws" if k < 2 else "a draw is not finite"}
+    half = float(stats.t.ppf(0.5 + level / 2, k - 1) * d.std(ddof=1) / np.sqrt(k))
+    m = out["mean"]
+    v = HOLDS if m - half > 0 else (VIOLATED if m + half < 0 else INCONCLUSIVE)
+    return {**out, "verdict": v, "half_width": half, "detectable": half,
+            "why": "" if v != INCONCLUSIVE else f"|mean difference| {abs(m):.3g} within the t interval's half-width "
+                                                 f"{half:.3g} ({k} draws, {k - 1} degrees of freedom)"}
