@@ -60,8 +60,10 @@ def evaluate_schedule(expr: sp.Expr, t_values: np.ndarray, values: Mapping[str, 
     fn = _lambdified(expr, tsym, tuple(free))
     tv = np.asarray(t_values, dtype=float)[:, None]
     args = [np.broadcast_to(np.asarray(values[s.name], dtype=float), (B,))[None, :] for s in free]
+    named = [(tsym.name, tv), *((s.name, a) for s, a in zip(free, args))]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        out = _real(np.asarray(fn(tv, *args)), expr, [(tsym.name, tv), *((s.name, a) for s, a in zip(free, args))])
+        out = _real(np.asarray(fn(tv, *args)), expr, named)
+    _nan_is_real(out, fn, [tv, *args], expr, named)
     return np.broadcast_to(out, (len(tv), B)).copy()
 
 
@@ -75,9 +77,28 @@ def evaluate_expr(expr, values: Mapping, n: int | None = None) -> np.ndarray:
         raise KeyError(f"{expr} needs values for {missing}")
     fn = _lambdified_free(expr, tuple(free))
     args = [np.asarray(values[s.name], dtype=float) for s in free]
+    named = [(s.name, a) for s, a in zip(free, args)]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        out = _real(np.asarray(fn(*args)), expr, [(s.name, a) for s, a in zip(free, args)])
+        out = _real(np.asarray(fn(*args)), expr, named)
+    _nan_is_real(out, fn, args, expr, named)
     return out if n is None else np.broadcast_to(out, (n,)).copy()
+
+
+def _nan_is_real(out: np.ndarray, fn, args, expr, named_args) -> None:
+    """numpy evaluates ``sqrt(2 - t)`` at ``t = 3`` on floats as NaN, not as ``i``: where ``out`` is NaN at finite
+    inputs, evaluate again on complex numbers, and a non-real value there is the user's error as in :func:`_real`
+    (a NaN that stays NaN -- ``0/0`` -- is left to the caller: inconclusive where it is judged)."""
+    nan = np.isnan(out)
+    if not nan.any() or not all(np.all(np.isfinite(a)) for a in args):
+        return
+    try:
+        with np.errstate(all="ignore"):
+            c = np.asarray(fn(*[np.asarray(a, dtype=complex) for a in args]))
+        c = np.broadcast_to(c, out.shape)
+    except (TypeError, ValueError):     # an operation numpy has no complex form of (max, comparisons): as before
+        return
+    if np.iscomplexobj(c):
+        _real(np.where(nan, c, 0.0), expr, named_args)
 
 
 def _real(out: np.ndarray, expr, named_args) -> np.ndarray:
