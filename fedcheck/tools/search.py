@@ -39,9 +39,12 @@ cache).
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import math
+import os
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -128,7 +131,8 @@ class SeedCandidate:
 
     def rerun(self, claim_id: str, defaults: dict) -> str:
         changed = {k: v for k, v in self.params.items() if defaults.get(k) != v}
-        return f"fedcheck verify {claim_id} --seeds {','.join(map(str, self.seeds))}{_param_args(changed)}"
+        return (f"fedcheck verify {claim_id}{_file_args(claim_id)} --seeds {','.join(map(str, self.seeds))}"
+                f"{_param_args(changed)}")
 
 
 class ParamEncoding:
@@ -1242,11 +1246,25 @@ def _param_args(params: dict) -> str:
     return "".join(f" --param {k}={float(v)!r}" for k, v in params.items())   # exact: reproduces the run
 
 
+def _file_args(check_id: str) -> str:
+    """`` --theorem-file PATH`` when ``check_id`` is declared in a user's theorem file loaded in this process (a
+    rerun command must load it again), else nothing."""
+    import shlex
+    for name, mod in list(sys.modules.items()):
+        f = getattr(mod, "__file__", None)
+        if not name.startswith("fedcheck_user_") or not f:
+            continue
+        with contextlib.suppress(Exception):
+            if any(isinstance(v, Claim) and v.id == check_id for v in vars(mod).values()):
+                return f" --theorem-file {shlex.quote(os.path.abspath(f))}"
+    return ""
+
+
 def rerun_command(check_id: str, path: str | None, params: dict, default_params: dict) -> str | None:
     if not path:
         return None
     changed = {k: v for k, v in params.items() if default_params.get(k) != v}
-    return f"fedcheck verify {check_id} --instance {path}{_param_args(changed)}"
+    return f"fedcheck verify {check_id}{_file_args(check_id)} --instance {path}{_param_args(changed)}"
 
 
 def search_document(outcome: SearchOutcome, check: BoundCheck) -> dict:
