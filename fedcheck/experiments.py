@@ -751,6 +751,8 @@ def param_domain(claim, name: str) -> tuple:
     for e in exprs:
         for s_ in sp.sympify(e).free_symbols:
             if s_.name == name:
+                if s_.is_integer:
+                    return "int > 0" if s_.is_positive else "int >= 0" if s_.is_nonnegative else "int"
                 if s_.is_positive:
                     return ">0"
                 if s_.is_nonnegative:

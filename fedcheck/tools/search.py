@@ -168,10 +168,11 @@ def search_seeds(check: Claim, budget: int = 40, seed: int = 0, vary_params: boo
     ranges = {}
     if vary_params:
         for k, v in check.params.items():
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and float(v) > 0:
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and float(v) > 0 and k not in grid_params(check):
                 ranges[k] = (float(v) / 10.0, float(v) * 10.0)
 
     def evaluate(c: SeedCandidate) -> SeedCandidate:
+        c.params = integral_params(check, c.params)
         try:
             for name, val in c.params.items():
                 if name in ranges:
@@ -267,8 +268,16 @@ class SearchSpace:
         base = RandomFamily()   # a family of another type: its fields where it has them, else the defaults
         get = lambda name: getattr(fam, name, getattr(base, name))  # noqa: E731
         params = {}
+        grid = grid_params(check)
+        bad = sorted(set(param_ranges or {}) & grid)
+        if bad:
+            from fedcheck.core.errors import DomainError
+            raise DomainError(f"--param-range {bad[0]}: {check.id} runs {bad[0]} over its own param_grid; "
+                              "searching it would change nothing")
         if vary_params:
             for k, v in check.params.items():
+                if k in grid:       # the claim's grid sets it: not a coordinate of the search
+                    continue
                 if isinstance(v, (int, float)) and not isinstance(v, bool) and float(v) > 0:
                     params[k] = (float(v) / 10.0, float(v) * 10.0)
                     if k in dom.params and isinstance(dom.params[k], tuple):
@@ -529,6 +538,25 @@ def _evaluate_chunk_remote(ref: tuple, chunk: Sequence[Candidate], config: EvalC
     return _evaluate_chunk(claim, chunk, dataclasses.replace(config, jobs=1, scheduler=None, ref=None))
 
 
+def grid_params(check: Claim) -> set:
+    """The parameters a claim's ``Rounds(param_grid=...)`` sets itself: searching or passing them changes nothing."""
+    exp = getattr(check.evidence, "experiment", None)
+    return {k for g in (getattr(exp, "param_grid", None) or ()) for k in g}
+
+
+def integral_params(check: Claim, params: dict) -> dict:
+    """``params`` with the claim's integer parameters (range ``"int ..."``, or an integer symbol such as
+    ``fedcheck.symbols.E``) rounded to the nearest integer: what a search draws and reports."""
+    from fedcheck.experiments import param_domain
+    out = dict(params)
+    for k, v in params.items():
+        rng = param_domain(check, k)
+        if isinstance(rng, str) and rng.strip().startswith("int") and isinstance(v, (float, np.floating)) \
+                and np.isfinite(v):
+            out[k] = float(round(float(v)))
+    return out
+
+
 def evaluate_batch(check: Claim, cands: Sequence[Candidate], config: EvalConfig) -> list[float]:
     """Evaluate candidates (one generation of a search) through the claim's own runner and verdict policy; fill
     each candidate's ``ratio``/``verdict``/``reading`` and return the ratios (max measured/bound over the
@@ -536,6 +564,8 @@ def evaluate_batch(check: Claim, cands: Sequence[Candidate], config: EvalConfig)
     Candidates sharing parameters run as one batch when the experiment allows it; the chunks are independent
     tasks (the one place to spread over processes)."""
     from fedcheck.experiments import param_domain
+    for c in cands:
+        c.params = integral_params(check, c.params)
     ranges = {k: param_domain(check, k) for c in cands for k in c.params}
     run: list[Candidate] = []
     for c in cands:
