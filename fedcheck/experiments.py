@@ -735,6 +735,7 @@ def takes_instance(claim, inst) -> str | None:
     props = getattr(inst, "properties", None)
     if props is not None:
         claim.domain.check_instance(props())
+    claim.domain.check_premises(inst)
     return None
 
 

@@ -56,12 +56,25 @@ class Domain:
     unbounded); ``"int"``, ``"int >= 1"``: an integer parameter (``--param``, ``search`` and the API refuse or never
     draw other values).  Without a declared range, a parameter's symbol's own assumptions decide
     (``fedcheck.symbols.E`` is a positive integer).
-    Properties are read from an instance's ``properties()`` (problem library)."""
+    Properties are read from an instance's ``properties()`` (problem library).
+    ``premises``: ``{name: predicate(instance) -> bool}``, the hypotheses no property says (the clients share a
+    minimizer, it lies inside the set): an instance where one is false lies outside the domain -- ``search`` never
+    runs it, ``verify --instance`` refuses it::
+
+        Domain(fixed={"loss": "least_squares"}, premises={"common minimizer inside the set": common_minimizer})
+    """
 
     fixed: Mapping = field(default_factory=dict)
     free: Mapping = field(default_factory=dict)
     params: Mapping = field(default_factory=dict)
     description: str = ""
+    premises: Mapping = field(default_factory=dict)
+
+    def check_premises(self, instance) -> None:
+        """Refuse (:class:`DomainError`) an instance where one of the ``premises`` is false."""
+        for name, holds in self.premises.items():
+            if not bool(holds(instance)):
+                raise DomainError(f"premise {name!r} is false on this instance: outside the claim's domain")
 
     def check_instance(self, props: Mapping) -> None:
         for key, want in self.fixed.items():
@@ -87,7 +100,7 @@ class Domain:
         return {"fixed": {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.fixed.items()},
                 "free": {k: (None if v is None else list(v)) for k, v in self.free.items()},
                 "params": {k: (v if isinstance(v, str) else list(v)) for k, v in self.params.items()},
-                "description": self.description}
+                "description": self.description, **({"premises": list(self.premises)} if self.premises else {})}
 
 
 def check_range(name: str, value, rng) -> None:
