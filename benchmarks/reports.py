@@ -64,7 +64,7 @@ def steps(results: Path, profile: bool) -> list[tuple[str, float]]:
         for chk in doc["checks"]:
             t = time.perf_counter(); ctx = R.check_context(chk, doc); tot["context + formulas"] += time.perf_counter() - t
             t = time.perf_counter(); figs = R.check_figures(chk); tot["figures: build"] += time.perf_counter() - t
-            t = time.perf_counter(); R._render_svgs(figs); tot["figures: draw SVG (once)"] += time.perf_counter() - t
+            t = time.perf_counter(); R.html._render_svgs(figs); tot["figures: draw SVG (once)"] += time.perf_counter() - t
             t = time.perf_counter()
             R.figure_pdfs(figs, engine)
             tot["figures: own PDF files"] += time.perf_counter() - t

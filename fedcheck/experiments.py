@@ -34,6 +34,7 @@ from fedcheck.core.symbols import T as T_sym, latex, t as t_sym
 from fedcheck.core.usercode import call_user, contract_error, guard, is_own, short_path
 
 __all__ = ["Rounds", "Horizons", "HorizonCase", "algorithm_runner", "Cases", "Case", "Metric", "objective_gap", "recorded", "SideCondition",
+           "Trivial", "fw_gap_trivial",
            "replicate_seeds", "geometric_horizons", "with_progress", "measured", "takes_instance", "param_domain",
            "check_declaration", "declared"]
 
@@ -41,12 +42,111 @@ __all__ = ["Rounds", "Horizons", "HorizonCase", "algorithm_runner", "Cases", "Ca
 # ---------------------------------------------------------------------------------------------------
 # metrics: recorded arrays -> (value, lo, hi) of the quantity a bound controls
 @dataclass(frozen=True)
+class Trivial:
+    """The trivial bound of a metric: a certified upper value of what it can take over the claim's class (the
+    largest Frank-Wolfe gap on the set, the largest objective gap), so that a bound at least as large could not
+    have failed (:meth:`fedcheck.core.evidence.Comparison.vacuity`).
+
+    ``value``: a SymPy expression in named constants, each resolved for the instance as the bounds' constants are
+    (:func:`fedcheck.problems.constants.resolve`; a constant known to an interval resolves to its upper end, so the
+    expression must grow with each constant), or a function ``ctx -> float`` of the instance's
+    :class:`~fedcheck.problems.constants.InstanceContext` (``None``: unknown); ``what``: what it is, as the
+    headline says it (``"sup ||grad F|| diam(D) (sqrt(n) G D)"``).  A constant that does not resolve, or a value
+    that is not finite, leaves vacuity unknown."""
+
+    value: Any
+    what: str = ""
+
+    def __post_init__(self):
+        if not callable(self.value) or isinstance(self.value, sp.Basic):
+            object.__setattr__(self, "value", sp.sympify(self.value))
+
+    @property
+    def text(self) -> str:
+        return self.what or f"the trivial bound {sp.sstr(self.value)}"
+
+    def evaluate(self, ctx) -> float | None:
+        """The certified upper value for ``ctx`` (``None``: unknown here)."""
+        if isinstance(self.value, sp.Basic):
+            from fedcheck.problems.constants import resolve
+            vals = {}
+            for sym in self.value.free_symbols:
+                try:
+                    vals[sym] = resolve(sym.name, ctx).value
+                except (KeyError, ValueError, TypeError, AttributeError):
+                    return None
+            try:
+                v = float(self.value.subs(vals))
+            except (TypeError, ValueError):
+                return None
+        else:
+            v = call_user(self.value, ctx, role="trivial bound") if not is_own(self.value) else self.value(ctx)
+        if v is None:
+            return None
+        v = float(v)
+        return v if np.isfinite(v) else None
+
+
+def as_trivial(x) -> "Trivial | None":
+    """A :class:`Trivial` from what a declaration gives (a Trivial, a SymPy expression, a number; ``None``)."""
+    return x if x is None or isinstance(x, Trivial) else Trivial(x)
+
+
+def _first_resolved(ctx, *names):
+    from fedcheck.problems.constants import resolve
+    out = []
+    for nm in names:
+        try:
+            out.append(float(resolve(nm, ctx).value))
+        except Exception:  # noqa: BLE001 - a constant this instance does not have: no trivial bound from it
+            return None
+    return out if all(np.isfinite(v) for v in out) else None
+
+
+def _objective_gap_trivial(key: str) -> Callable:
+    """``sup over D of F - F*`` certified from the instance's constants, the smaller of: ``||grad F(x*)|| D +
+    L D^2 / 2`` (``L``-smooth clients: ``F(x) - F(x*) <= <grad F(x*), x - x*> + L ||x - x*||^2 / 2``; for the
+    average ``F^(X) = (1/n) sum_i f_i(x_i)`` of points ``x_i`` in ``D`` the gradient term is ``(1/n) sum_i
+    ||grad f_i(x*)|| <= sqrt(n) (1/n)(sum_i ||grad f_i(x*)||^2)^(1/2)``) and ``G_max D`` (``G_max``-Lipschitz
+    clients).  Both need the iterate in ``D`` (a run whose measured gap exceeds the value leaves vacuity unknown)."""
+    def value(ctx):
+        cands = []
+        sm = _first_resolved(ctx, "D", "L", "grad_F_star" if key == "F" else "grad_hat_star", "n")
+        if sm is not None:
+            D, L, g, n = sm
+            cands.append((g if key == "F" else np.sqrt(n) * g) * D + L * D ** 2 / 2)
+        lip = _first_resolved(ctx, "D", "G_max")
+        if lip is not None:
+            cands.append(lip[0] * lip[1])
+        cands = [c for c in cands if np.isfinite(c)]
+        return min(cands) if cands else None
+    return value
+
+
+def fw_gap_trivial(G=None) -> Trivial:
+    """The trivial bound of a Frank-Wolfe gap ``max_{s in D} <grad F(x), x - s>`` of ``F = (1/n) sum_i f_i`` at
+    ``x`` in ``D``: ``||grad F(x)|| diam(D) <= sqrt(n) G D``, where ``G`` bounds ``sup_{X in D^n} ||grad
+    F^(X)||_F = (1/n)(sum_i sup ||grad f_i||^2)^(1/2)`` (``||grad F(x)|| <= (1/n) sum_i ||grad f_i(x)|| <= sqrt(n)
+    G``): ``G_sup`` (convex families, default) or ``G_nc`` (networks and other non-convex families)."""
+    from fedcheck.core.symbols import D, G_sup, n
+    G = G_sup if G is None else G
+    return Trivial(sp.sqrt(n) * G * D, "the largest Frank-Wolfe gap on D")
+
+
+@dataclass(frozen=True)
 class Metric:
-    """``compute(metrics, solutions) -> (value, lo, hi)``, arrays ``(K, runs)``; ``label`` names it."""
+    """``compute(metrics, solutions) -> (value, lo, hi)``, arrays ``(K, runs)``; ``label`` names it; ``trivial``:
+    its trivial bound (:class:`Trivial`, or a SymPy expression in named constants), the largest value it can take
+    over the claim's class -- a ``<=`` bound at least as large everywhere is reported vacuous; ``None``: vacuity
+    unknown."""
 
     label: str
     compute: Callable
     description: str = ""
+    trivial: Any = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "trivial", as_trivial(self.trivial))
 
     def __call__(self, M, sols):
         return call_user(self.compute, M, sols, role="metric")
@@ -78,15 +178,17 @@ def objective_gap(key: str = "F", label: str | None = None) -> Metric:
         Fl = np.array([s.F_lower for s in sols])[None, :]
         return F - Fs, F - Fs, F - Fl
     return Metric(label or f"{key} - F*", compute,
-                  "objective gap of the server point; F* is known to lie in [F(x_hat) - FW gap, F(x_hat)]")
+                  "objective gap of the server point; F* is known to lie in [F(x_hat) - FW gap, F(x_hat)]",
+                  Trivial(_objective_gap_trivial(key), "the largest objective gap on D"))
 
 
-def recorded(key: str, power: float = 1.0, label: str | None = None) -> Metric:
-    """A recorded quantity (exact: no solver involved), optionally raised to ``power``."""
+def recorded(key: str, power: float = 1.0, label: str | None = None, trivial=None) -> Metric:
+    """A recorded quantity (exact: no solver involved), optionally raised to ``power``; ``trivial``: its trivial
+    bound (:class:`Trivial`), e.g. :func:`fw_gap_trivial` for a recorded Frank-Wolfe gap."""
     def compute(M, sols):
         v = np.asarray(M[key], dtype=float) ** power
         return v, v, v
-    return Metric(label or (key if power == 1 else f"{key}^{power:g}"), compute)
+    return Metric(label or (key if power == 1 else f"{key}^{power:g}"), compute, trivial=trivial)
 
 
 suboptimality = objective_gap("F", "F(xbar^t) - F*")
@@ -192,7 +294,7 @@ def _readings_formula(readings, bound_expr=None) -> dict:
     return out
 
 
-def _streams(algorithm) -> bool:
+def streams_every_round(algorithm) -> bool:
     """Whether an algorithm can stream every round's metrics (``stream=`` in its signature)."""
     import inspect
     try:
@@ -215,6 +317,7 @@ class _EveryRound:
         self.covered: set = {b.name for b in test.bounds}
         self.infeasibility = None          # (max per run, first infeasible round per run at each tolerance)
         self._inf_blocks: list = []
+        self.trivial: dict = {}            # bound name -> (per-instance trivial bounds, what)
 
     def __call__(self, k, values):
         from fedcheck.core.evidence import merge_judgements
@@ -243,9 +346,11 @@ class _EveryRound:
                 st = self.test.statistic_of(r)
                 for j in range(self.I):
                     cols = slice(j * self.R, (j + 1) * self.R)
+                    tv, what = self.trivial.get(bnd.name, (None, ""))
                     cmp = Comparison(lhs_lo=lo[:, cols].T, lhs_hi=hi[:, cols].T, rhs_lo=b[:, j], relation=bnd.relation,
                                      scale=max(1.0, abs(self.sols[j].F_star)), points=kk, point_name="round",
-                                     value=value[:, cols].T)
+                                     value=value[:, cols].T, trivial=_nan_none(tv[j]) if tv else None,
+                                     trivial_what=what)
                     key = (j, r.name, bnd.name)
                     self.acc[key] = merge_judgements(self.acc.get(key), cmp.judge(st))
                     f = cmp.failing_samples()
@@ -268,6 +373,25 @@ class _EveryRound:
             if first is None and bad.any():
                 first = float(k[bad][0])
         return mx, first, finite
+
+
+def _nan_none(v):
+    """A trivial bound known (a number) or not (``None``) as a Comparison takes it: unknown is NaN."""
+    return np.nan if v is None else v
+
+
+def trivial_bounds(claim, metrics: dict, bounds, ctxs) -> dict:
+    """``{bound name: ([value per context], what)}`` for the ``<=`` bounds whose metric has a trivial bound
+    (``metrics``: bound name -> :class:`Metric`, or -> :class:`Trivial` directly)."""
+    out = {}
+    for bnd in bounds:
+        m = metrics.get(bnd.name)
+        tr = m if isinstance(m, Trivial) else getattr(m, "trivial", None)
+        if tr is None or bnd.relation != "<=":
+            continue
+        vals = [declared(claim, f"trivial bound of bound {bnd.name!r}", tr.evaluate, c) for c in ctxs]
+        out[bnd.name] = (vals, tr.text)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -434,9 +558,11 @@ class Rounds:
                 rec = _checked_recorder(call_user(self.recorder, batch, sched, role="recorder"), batch.B) \
                     if self.recorder else default_recorder(batch)
                 rec = with_progress(rec, rounds + 1, f"{claim.id}{' ' + gtag if gtag else ''}", config.progress)
+                triv = trivial_bounds(claim, {b.name: self.metric_of(b.name) for b in bounds}, bounds, ctxs)
                 every = None
-                if _streams(self.algorithm):
+                if streams_every_round(self.algorithm):
                     every = _EveryRound(self, claim, test, vals, I, R, run_sols, [sols[k] for k in idxs])
+                    every.trivial = triv
                     kwargs["stream"] = every
                 trace = call_user(self.algorithm, batch, rounds=rounds, grid=grid, recorder=rec, **sched, **kwargs,
                                   role="algorithm")
@@ -509,9 +635,11 @@ class Rounds:
                         for r in readings:
                             b = declared(claim, f"bound {bnd.name!r}", evaluate_schedule,
                                          bnd.expr.subs(dict(r.substitutions)), kk, vals, I)[:, j]
+                            tv, what = triv.get(bnd.name, (None, ""))
                             cmp = Comparison(lhs_lo=lo_j[valid].T, lhs_hi=hi_j[valid].T, rhs_lo=b[valid],
                                              relation=bnd.relation, scale=max(1.0, abs(sol.F_star)), points=kk[valid],
-                                             point_name="round", value=v_j[valid].T)
+                                             point_name="round", value=v_j[valid].T,
+                                             trivial=_nan_none(tv[j]) if tv else None, trivial_what=what)
                             curves = {"instance": kidx, "grid": len(rec_j["grid"]) - 1,
                                       "scale": max(1.0, abs(sol.F_star))}
                             if bnd.name in streamed:     # judged at every round from the stream
@@ -549,7 +677,7 @@ class Rounds:
                                for n, d in side.items()}
         obs.evidence = {"rounds": rounds, "instances": len(insts), "replicates_per_instance": R,
                         "batches": len(groups), "record_points": int(len(grid)),
-                        "rounds_checked": "every round" if _streams(self.algorithm) else
+                        "rounds_checked": "every round" if streams_every_round(self.algorithm) else
                         f"the {len(grid)} recorded rounds (the algorithm does not stream every round)",
                         "mode": "full" if config.full else "quick"}
         if len(self.param_grid) > 1:
@@ -814,7 +942,8 @@ class Horizons:
     :func:`fedcheck.problems.solve.solve_consensus`); ``context(instance, solution,
     params)`` builds what :func:`fedcheck.problems.constants.resolve` reads; ``rate_metric``: the bound
     whose measured quantity is fitted against ``T``; ``accepts(instance)``: which given instances the
-    runner can run."""
+    runner can run; ``trivial``: ``{metric: Trivial or SymPy expression}``, the trivial bounds of the measured
+    quantities (vacuity; a runner made by :func:`algorithm_runner` brings its metric's)."""
 
     runner: Callable | None = None
     cases: tuple = ()
@@ -824,11 +953,13 @@ class Horizons:
     accepts: Callable | None = None
     context: Callable | None = None
     algorithm: Callable | None = None
+    trivial: dict = field(default_factory=dict)
     axis = "horizon"
 
     def __post_init__(self):
         object.__setattr__(self, "schedules", {k: sp.sympify(v) for k, v in self.schedules.items()})
         object.__setattr__(self, "cases", tuple(self.cases))
+        object.__setattr__(self, "trivial", {k: as_trivial(v) for k, v in dict(self.trivial).items()})
         if self.runner is None and self.algorithm is not None:
             object.__setattr__(self, "runner", algorithm_runner(self.algorithm))
         if self.solver is None:
@@ -899,9 +1030,10 @@ class Horizons:
             sols = solve_all(guard(self.solver, "solver"), insts, config.use_cache, config.progress,
                              f"{claim.id} solving")
             P = {**params, **case.settings, **(config.params or {})}
-            consts = []
+            consts, ctxs = [], []
             for inst, sol in zip(insts, sols):
                 ctx = self._ctx(inst, sol, P)
+                ctxs.append(ctx)
                 c = {}
                 for name in sorted(needed):
                     try:
@@ -911,6 +1043,8 @@ class Horizons:
                 consts.append(c)
             reasons = [s.reason for s in sols]
             obs.reasons.extend(r for r in reasons if r)
+            known = {**dict(getattr(self.runner, "trivial", None) or {}), **self.trivial}
+            triv = trivial_bounds(claim, {b.name: as_trivial(known.get(b.metric)) for b in bounds}, bounds, ctxs)
             series: dict = {}     # (inst, reading, bound) -> {T: (value, bound)}
             evid: dict = {}       # (inst, reading) -> {T: the runner's per-run evidence}
             for T in horizons:
@@ -971,9 +1105,10 @@ class Horizons:
                             sc = np.broadcast_to(m["scale"], m["value"].shape)[..., rows]
                             scale = float(np.max(sc)) if sc.size else 1.0
                             pts = list(range(L.shape[1])) if per_round else [T]
+                            tv, what = triv.get(bnd.name, (None, ""))
                             cmp = Comparison(lhs_lo=L, lhs_hi=H, rhs_lo=bvals[rows[0]], relation=bnd.relation,
                                              scale=scale, points=pts, point_name="round" if per_round else "T",
-                                             value=Vv)
+                                             value=Vv, trivial=_nan_none(tv[i]) if tv else None, trivial_what=what)
                             label = f"{case.name}, {_label(inst)}" + ("" if per_round else f", T={T}")
                             obs.items.append(Observed(reading.name, bnd.name, label, cmp, instance=inst,
                                                       reason=reasons[i], save=_saver(inst), key=(case.name, i)))
@@ -1065,6 +1200,7 @@ def algorithm_runner(algorithm: Callable, metric: "Metric | None" = None, name: 
         return {name: {"value": value[-1], "lo": lo[-1], "hi": hi[-1],
                        "scale": np.array([max(1.0, abs(s.F_star)) for s in sols])}}
     runner.measures = (name,)      # what it measures (a bound's metric must be one of them: checked at load)
+    runner.trivial = {name: metric.trivial} if getattr(metric, "trivial", None) is not None else {}
     return runner
 
 

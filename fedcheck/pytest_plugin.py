@@ -94,8 +94,8 @@ def _parse(config, name: str, value, label: str | None = None):
             if r < 1:
                 raise BadInput(f"{opt} must be >= 1")
             return r
-        from fedcheck.api import _seeds
-        return _seeds(value if isinstance(value, (list, tuple)) else str(value))
+        from fedcheck.api import parse_seeds
+        return parse_seeds(value if isinstance(value, (list, tuple)) else str(value))
     except BadInput as e:
         raise pytest.UsageError(f"fedcheck: {str(e).replace('--seeds', opt, 1)}") from None
 
@@ -139,7 +139,7 @@ def _marker_claims(marker):
 
 
 def _params(value) -> dict:
-    from fedcheck.api import _params as parse
+    from fedcheck.api import parse_params as parse
     from fedcheck.core.errors import BadInput
     try:
         return parse(value)
@@ -150,36 +150,24 @@ def _params(value) -> dict:
 
 def _file_of(claim, files) -> str | None:
     """The theorem file a claim comes from (for the reproducing command), ``None`` for the catalog's."""
-    import os
-
-    from fedcheck.catalog.registry import load_registry
+    from fedcheck.api import theorem_file_of
     from fedcheck.testing import claim_file
-    if files:
-        try:
-            origin = load_registry(files).origin.get(claim.id)
-        except Exception:      # noqa: BLE001
-            origin = None
-        if origin in files:
-            return os.path.abspath(origin)
-    return claim_file(claim)
+    return theorem_file_of(claim, files) or claim_file(claim)
 
 
 def _run_and_judge(claim, *, instance=None, rounds=None, seeds=None, params=None, allow_inconclusive=True,
                    save_dir=None, theorem_file=None):
     """Run one claim; fail the test with the short message when it is refuted.  Returns the result."""
     __tracebackhide__ = True
+    from fedcheck import api
     from fedcheck.core import verdict as V
-    from fedcheck.core.claim import RunConfig
     from fedcheck.core.errors import BadInput
     from fedcheck.testing import check_on, failure_message, reproduce_command
     try:
         if instance is not None:
             res = check_on(claim, instance, rounds=rounds, params=params, save_dir=save_dir)
         else:
-            from fedcheck.catalog.inputs import validate_inputs
-            validate_inputs([claim], params or {}, [], rounds, seeds)
-            res = claim.run(RunConfig(seeds=seeds, rounds=rounds, params=dict(params or {}),
-                                      save_dir=None if save_dir is None else str(save_dir)))
+            res, = api.run(api.prepare(claim, seeds=seeds, rounds=rounds, params=params), save_dir=save_dir)
     except (BadInput, ValueError) as e:
         if not (isinstance(e, BadInput) or "domain" in str(e)):
             raise
@@ -211,22 +199,18 @@ def pytest_runtest_call(item):
     if msg:
         _fail(msg)
     params = _params(marker.kwargs.get("params"))
-    from fedcheck.catalog.inputs import validate_inputs
+    expect = bool(marker.kwargs.get("expect", False) or item.config.getoption("fedcheck_expect", False)
+                  or item.config.getini("fedcheck_expect"))
+    from fedcheck.api import prepare
     from fedcheck.core.errors import BadInput
     msg = None
     try:
-        validate_inputs(claims, params, [], rounds, seeds)
+        prepare(*claims, seeds=seeds, rounds=rounds, params=params, expect=expect)
     except BadInput as e:
         msg = f"@pytest.mark.fedcheck: {e}"
     if msg:
         _fail(msg)
-    expect = bool(marker.kwargs.get("expect", False) or item.config.getoption("fedcheck_expect", False)
-                  or item.config.getini("fedcheck_expect"))
     if expect:
-        from fedcheck.api import expectation_errors
-        missing = expectation_errors(claims)
-        if missing:
-            _fail(f"@pytest.mark.fedcheck: {missing}")
         _run_expecting(item, claims, rounds, seeds, params)
         return
     factory = getattr(item.config, "_tmp_path_factory", None)
@@ -255,9 +239,8 @@ def pytest_runtest_call(item):
 def _run_expecting(item, claims, rounds, seeds, params) -> None:
     """Expectation mode: run every claim and fail, one line per difference, where a verdict is not the declared one."""
     __tracebackhide__ = True
-    from fedcheck.api import expectation_report
-    from fedcheck.core.claim import RunConfig
-    results = [c.run(RunConfig(seeds=seeds, rounds=rounds, params={k: v for k, v in params.items() if k in c.params}))
+    from fedcheck.api import expectation_report, prepare, run
+    results = [run(prepare(c, seeds=seeds, rounds=rounds, params={k: v for k, v in params.items() if k in c.params}))[0]
                for c in claims]
     item.fedcheck_results = results
     differ, text = expectation_report(results)

@@ -17,7 +17,7 @@ from fedcheck.algorithms import pieces
 from fedcheck.problems import losses as L
 from fedcheck.problems.instances import InstanceBatch, RandomFamily
 
-needs_numba = pytest.mark.skipif(K._ls_local_steps_compiled is None, reason="numba is off (FEDCHECK_JIT=0 or absent)")
+needs_numba = pytest.mark.skipif(K.ls_local_steps_compiled is None, reason="numba is off (FEDCHECK_JIT=0 or absent)")
 
 
 def ulps(a, b) -> float:
@@ -155,9 +155,9 @@ def test_blocked_kernel_is_the_row_kernel_bit_for_bit(p, prox, proj):
     anchor = W.mean(1) if prox else np.zeros((1, 1))
     mu = np.full(B, 0.1) if prox else np.zeros(1)
     rad = np.full(B, 0.7) if proj else np.zeros(1)
-    Hb, cb = K._blocked_layout(batch.loss)
+    Hb, cb = K.blocked_layout(batch.loss)
     a, b = W.copy(), W.copy()
-    K._ls_local_steps_compiled(a, batch.loss.H, batch.loss.c, eta, np.full(B, 4, dtype=np.int64), anchor, mu, prox,
+    K.ls_local_steps_compiled(a, batch.loss.H, batch.loss.c, eta, np.full(B, 4, dtype=np.int64), anchor, mu, prox,
                                rad, proj, np.empty(p))
     FJ.steps_blocked(b, Hb, cb, eta, 4, anchor, mu, rad, prox, proj, np.empty((3 * p + 13, cb.shape[-1])))
     np.testing.assert_array_equal(a, b)
@@ -166,11 +166,11 @@ def test_blocked_kernel_is_the_row_kernel_bit_for_bit(p, prox, proj):
 @needs_numba
 def test_factored_fedfw_compiled_round_and_stream(monkeypatch):
     from fedcheck.algorithms import default_recorder, fedfw, jit, record_grid
-    from fedcheck.algorithms.kernels import _FactoredGrad, make_grad_kernel
+    from fedcheck.algorithms.kernels import FactoredGrad, make_grad_kernel
     monkeypatch.setattr(L, "FACTOR_LIMIT_BYTES", -1)
     fam = RandomFamily(n=5, m=4, p=12)
     batch = InstanceBatch([fam.draw(s) for s in range(3)])
-    assert isinstance(make_grad_kernel(batch.loss, 0.2), _FactoredGrad)
+    assert isinstance(make_grad_kernel(batch.loss, 0.2), FactoredGrad)
     T = 150
     eta = np.broadcast_to((2.0 / (np.arange(1, T + 1) + 1))[:, None], (T, 3)).copy()
     lam = np.broadcast_to(np.sqrt(np.arange(1, T + 1) + 1.0)[:, None], (T, 3)).copy()
@@ -309,9 +309,9 @@ def test_blocked_kernel_keeps_the_row_kernels_bits_on_special_values(p):
         anchor = np.where(np.isfinite(W.mean(1)), W.mean(1), 0.0) if prox else np.zeros((1, 1))
         mu = np.full(B, 0.1) if prox else np.zeros(1)
         rad = np.full(B, 0.7) if proj else np.zeros(1)
-        Hb, cb = K._blocked_layout(batch.loss)
+        Hb, cb = K.blocked_layout(batch.loss)
         a, b = W.copy(), W.copy()
-        K._ls_local_steps_compiled(a, batch.loss.H, batch.loss.c, eta, np.full(B, 2, dtype=np.int64), anchor, mu,
+        K.ls_local_steps_compiled(a, batch.loss.H, batch.loss.c, eta, np.full(B, 2, dtype=np.int64), anchor, mu,
                                    prox, rad, proj, np.empty(p))
         FJ.steps_blocked(b, Hb, cb, eta, 2, anchor, mu, rad, prox, proj, FJ.work_array(p))
         np.testing.assert_array_equal(a, b)

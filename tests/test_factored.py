@@ -55,7 +55,7 @@ def test_sup_grad_norm_agrees(monkeypatch, set_):
 
 def test_fedfw_runs_factored_with_same_iterates(monkeypatch):
     from fedcheck.algorithms.fedfw import fedfw
-    from fedcheck.algorithms.kernels import _FactoredGrad, make_grad_kernel
+    from fedcheck.algorithms.kernels import FactoredGrad, make_grad_kernel
     fam = RandomFamily(n=5, m=4, p=12)
     insts = [fam.draw(s) for s in range(3)]
     T = 200
@@ -64,6 +64,6 @@ def test_fedfw_runs_factored_with_same_iterates(monkeypatch):
     ref = fedfw(InstanceBatch(insts), eta, lam, T)
     monkeypatch.setattr(L, "FACTOR_LIMIT_BYTES", -1)
     batch = InstanceBatch(insts)
-    assert isinstance(make_grad_kernel(batch.loss, 0.2), _FactoredGrad)
+    assert isinstance(make_grad_kernel(batch.loss, 0.2), FactoredGrad)
     got = fedfw(batch, eta, lam, T)
     np.testing.assert_allclose(got.final["xbar"], ref.final["xbar"], atol=1e-9)

@@ -91,6 +91,7 @@ def test_lad_F_compiled_equals_full_value_bit_for_bit(n, m, p):
 
 @needs_numba
 def test_the_compiled_lad_path_declines_what_it_does_not_cover():
+    _need_probe("prox", 12, 3)      # where this numpy sums in another order, the path declines everything anyway
     rng = np.random.default_rng(0)
     A, b = rng.standard_normal((2, 3, 12, 3)), rng.standard_normal((2, 3, 12))
     U = np.zeros((2, 3, 3))

@@ -12,6 +12,7 @@ import types
 import pytest
 
 import fedcheck.report as report
+from fedcheck.report import pdf as report_pdf
 
 PAGE = ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>t</title></head><body><h1>Theorem 1</h1>"
         "<p>F(x<sup>t</sup>) - F* &le; 2 L D&sup2; / (t + 1) holds on 16 instances.</p></body></html>")
@@ -51,7 +52,7 @@ def test_a_page_written_an_hour_later_is_the_same_file(fonttools_subsetting, tmp
 def test_without_the_pinned_date_the_clock_leaks_into_the_pdf(fonttools_subsetting, tmp_path, monkeypatch):
     """The cause, shown: with the pin removed, the fontTools path writes the clock into the fonts."""
     import contextlib
-    monkeypatch.setattr(report, "_FixedFontDates", contextlib.nullcontext)
+    monkeypatch.setattr(report_pdf, "FixedFontDates", contextlib.nullcontext)
     a = _pdf(tmp_path, "a.pdf")
     fonttools_subsetting[0] += 3600
     assert _pdf(tmp_path, "b.pdf") != a

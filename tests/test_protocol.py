@@ -347,11 +347,11 @@ def test_a_headline_never_hides_a_paper_finding():
 
 def test_every_per_round_claim_of_the_catalog_is_checked_at_every_round():
     from fedcheck.catalog.registry import default_registry
-    from fedcheck.experiments import Rounds, _streams
+    from fedcheck.experiments import Rounds, streams_every_round
     per_round = [c for c in default_registry().checks.values()
                  if isinstance(c.evidence, BoundTest) and isinstance(c.evidence.experiment, Rounds)]
     assert len(per_round) >= 8
-    assert [c.id for c in per_round if not _streams(c.evidence.experiment.algorithm)] == []
+    assert [c.id for c in per_round if not streams_every_round(c.evidence.experiment.algorithm)] == []
 
 
 def test_a_rounds_random_streams_are_made_on_first_use_and_are_the_same_streams():

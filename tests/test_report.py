@@ -22,6 +22,7 @@ import fedcheck.render as render
 import fedcheck.report as report
 from fedcheck.cli import main
 from fedcheck.core.outputs import MANIFEST, check_folder
+from fedcheck.report import pdf as report_pdf, phase as report_phase, typeset as report_typeset
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -357,15 +358,15 @@ def test_print_formulas_are_text_in_matplotlibs_fonts_declared_for_the_pdf():
     outline, text = (base64.b64decode(report.render_math_svg(tex, 18, text=t).split(",", 1)[1]).decode()
                      for t in (False, True))
     assert "<text" not in outline and "<text" in text
-    assert report._svg_box(outline) == report._svg_box(text)
-    fonts = report._svg_fonts(text)
+    assert report_pdf._svg_box(outline) == report_pdf._svg_box(text)
+    fonts = report_typeset._svg_fonts(text)
     assert fonts and all(f.startswith("cm") for f in fonts)
     css = report.print_font_css([report.render_math_svg(tex, 18, text=True)])
     assert css.count("@font-face") == len(fonts)
     for f in fonts:
         path = re.search(rf"font-family: '{f}'; src: url\('file://([^']+)'\)", css).group(1)
         assert Path(path).is_file()
-    ctx, css2 = report.print_context({"bound": report._formula(tex, "plain", 18), "other": [1, "x"]})
+    ctx, css2 = report.print_context({"bound": report_typeset.template_formula(tex, "plain", 18), "other": [1, "x"]})
     assert ctx["bound"]["svg"] == report.render_math_svg(tex, 18, text=True) and css2 == css
     assert ctx["other"] == [1, "x"]
 
@@ -395,10 +396,10 @@ def test_page_laid_out_while_its_figures_are_drawn_is_the_same_page(run, tmp_pat
     assert made["after"][2]["figure_keys"] == [fo.key for fo in figs] == ["bound", "rate", "ratio"]
     assert [fo.key for fo in report.figure_plan(chk)] == [fo.key for fo in figs]
     calls = []
-    real = report._pdf_laid_out_first
-    monkeypatch.setattr(report, "_placeholder", lambda fo, tag: f'<svg xmlns="http://www.w3.org/2000/svg" '
+    real = report_pdf.pdf_laid_out_first
+    monkeypatch.setattr(report_phase, "_placeholder", lambda fo, tag: f'<svg xmlns="http://www.w3.org/2000/svg" '
                         f'width="1pt" height="1pt" viewBox="0 0 1 1"><desc>{tag}</desc></svg>')
-    monkeypatch.setattr(report, "_pdf_laid_out_first", lambda *a: calls.append(real(*a)) or calls[-1])
+    monkeypatch.setattr(report_phase, "pdf_laid_out_first", lambda *a: calls.append(real(*a)) or calls[-1])
     report.check_page(chk, prov, None, links, str(tmp_path), "s", True)
     assert calls == [False]
     assert ((tmp_path / "s.pdf").read_bytes(), (tmp_path / "s.html").read_text()) == made["after"][:2]
@@ -513,7 +514,7 @@ def test_failed_render_leaves_no_file(tmp_path, monkeypatch):
     def half_then_fail(html, path, *a, **k):
         Path(path).write_bytes(b"%PDF-1.4 half written")
         raise RuntimeError("renderer failed")
-    monkeypatch.setattr(report, "render_pdf", half_then_fail)
+    monkeypatch.setattr(report_phase, "render_pdf", half_then_fail)
     with pytest.raises(RuntimeError, match="renderer failed"):
         render.write_reports(doc, out)
     # the results were written first (complete); no report file, no temporary directory
@@ -536,7 +537,7 @@ def test_interrupt_on_a_later_check_leaves_no_file(run, tmp_path, monkeypatch):
         if chk["id"] == "fedfw.theorem1":
             raise KeyboardInterrupt
         return real(chk)
-    monkeypatch.setattr(report, "check_figures", interrupt_on_second)
+    monkeypatch.setattr(report_phase, "check_figures", interrupt_on_second)
     js = tmp_path / "r.json"
     js.write_text(json.dumps(doc))
     out = tmp_path / "reports"
@@ -722,7 +723,7 @@ def test_without_pango_the_html_is_written_and_the_pdf_skipped_with_one_warning(
     def no_pango():
         raise OSError("cannot load library 'libpango-1.0-0': libpango-1.0-0: cannot open shared object file: "
                       "No such file or directory")
-    monkeypatch.setattr(report, "_import_weasyprint", no_pango)
+    monkeypatch.setattr(report_pdf, "_import_weasyprint", no_pango)
     doc = {"schema": "fedcheck.results/1", "provenance": {}, "checks": [counterexample_check()]}
     paths = render.write_reports(doc, tmp_path)
     err = capsys.readouterr().err.strip().splitlines()
@@ -740,7 +741,7 @@ def test_verify_writes_the_results_before_the_reports(tmp_path, monkeypatch):
 
     def interrupt(chk):
         raise KeyboardInterrupt
-    monkeypatch.setattr(report, "check_figures", interrupt)
+    monkeypatch.setattr(report_phase, "check_figures", interrupt)
     out = tmp_path / "out"
     rc = main(["verify", "theorem1", "--rounds", "200", "--seeds", "1", "-q", "-j", "1", "--out", str(out)])
     assert rc == 130
@@ -887,3 +888,12 @@ def test_a_pooled_run_imports_no_renderer_in_the_main_process(tmp_path):
                        text=True, env={**os.environ, "FEDCHECK_REPORT_WORKERS": "2"}, timeout=300)
     assert r.stdout.strip().splitlines()[-1] == "0 []", r.stderr
     assert page(tmp_path / "out", "demo.stall", "pdf").is_file() and page(tmp_path / "out", "demo.stall").is_file()
+
+
+def test_figure_labels_typeset_mathtexts_own_greek_names():
+    """A label's Greek names are mathtext's (nu, pi, Theta typeset; 'eps', which mathtext has no command for, is a
+    word): the title's name -> letter map once replaced this set and left nu, xi, pi, chi, Theta, Psi, Omega plain."""
+    from fedcheck.report.typeset import tex_label
+    assert tex_label("nu_t <= pi") == r"$\nu_t \leq \pi$"
+    assert tex_label("Theta_k") == r"$\Theta_k$"
+    assert "\\eps" not in tex_label("eps")

@@ -107,16 +107,17 @@ def test_the_rate_intervals_are_named_for_what_they_are():
 
 
 def test_figures_drawn_with_one_shared_text_to_path_are_the_same_svg(pages, monkeypatch):
-    """report._TEXT2PATH shares one mathtext parser (and its cache) among the renderers of every figure: a speed-up
+    """fedcheck.report.figures._TEXT2PATH shares one mathtext parser (and its cache) among the renderers of every figure: a speed-up
     only, the SVG must be byte-identical to drawing each figure with matplotlib's own per-renderer parser, and
     matplotlib's TextToPath is given back after each figure."""
     import matplotlib.text as mtext
     from fedcheck import report as R
+    from fedcheck.report import figures
     chk = next(c for c in pages["results"]["checks"] if c["id"] == "fedfw.theorem1")
     before = mtext.TextToPath
     shared = [R.figure_svg(rf.figure) for rf in R.check_figures(chk)]
     assert mtext.TextToPath is before
-    assert R._TEXT2PATH.shared is not None
+    assert figures._TEXT2PATH.shared is not None
 
     class Own:
         def __enter__(self):
@@ -124,7 +125,7 @@ def test_figures_drawn_with_one_shared_text_to_path_are_the_same_svg(pages, monk
 
         def __exit__(self, *exc):
             return None
-    monkeypatch.setattr(R, "_TEXT2PATH", Own())
+    monkeypatch.setattr(figures, "_TEXT2PATH", Own())
     own = [R.figure_svg(rf.figure) for rf in R.check_figures(chk)]
     assert len(shared) == len(own) >= 2
     assert shared == own

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from fedcheck.problems.suprema import _trs_max, sup_grad_norm_sq
+from fedcheck.problems.suprema import trs_max, sup_grad_norm_sq
 from fedcheck.problems.instances import RandomFamily
 from fedcheck.problems.solve import CACHE_STATS, solve_consensus
 
@@ -53,7 +53,7 @@ def test_trust_region_maximum_matches_sampling():
         M = B @ B.T
         c = rng.standard_normal(3)
         r = rng.uniform(0.2, 3)
-        exact = _trs_max(M, c, r)
+        exact = trs_max(M, c, r)
         U = rng.standard_normal((20000, 3))
         U = r * U / np.linalg.norm(U, axis=1, keepdims=True)
         sampled = (((U @ M.T) - c) ** 2).sum(1).max()
@@ -67,7 +67,7 @@ def test_trust_region_hard_case():
     # max over ||x|| <= 1 of (2 x1)^2 + (x2 - 1)^2: at x = (sqrt(1 - x2^2), x2), x2 = -1/3
     x2 = -1 / 3
     expected = 4 * (1 - x2 ** 2) + (x2 - 1) ** 2
-    assert _trs_max(M, c, 1.0) == pytest.approx(expected, rel=1e-9)
+    assert trs_max(M, c, 1.0) == pytest.approx(expected, rel=1e-9)
 
 
 def test_sup_grad_exact_for_small_box_matches_l2_bound_order():

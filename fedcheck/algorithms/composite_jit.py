@@ -86,15 +86,15 @@ def prox_of(reg) -> Callable[[np.ndarray, object], np.ndarray]:
 def _dual_step(Z, g, ec, zbar, thr, Zn, zbar_n, hat_sum, disc, diff, dev):
     """One local step's bookkeeping, for every instance: ``disc += ((Z - zbar)**2).sum(-1).sum(1)``, ``Zn = Z -
     ec g``, ``zbar_n = Zn.mean(1)`` (clients in order, then ``/ S``), ``hat_sum += soft(zbar_n, thr)`` -- numpy's
-    operations in numpy's orders (the sums pairwise: ``kernels._pairwise_sq``, ``fedmls_jit._pairwise``; ``diff``
+    operations in numpy's orders (the sums pairwise: ``kernels.pairwise_sq``, ``fedmls_jit.pairwise_sum``; ``diff``
     ``(d,)``, ``dev`` ``(S,)`` scratch)."""
     B, S, d = Z.shape
     for b in range(B):
         for i in range(S):
             for k in range(d):
                 diff[k] = Z[b, i, k] - zbar[b, k]
-            dev[i] = _pairwise_sq(diff, d)
-        disc[b] = disc[b] + _pairwise(dev, 0, S)
+            dev[i] = pairwise_sq(diff, d)
+        disc[b] = disc[b] + pairwise_sum(dev, 0, S)
         e = ec[b]
         for i in range(S):
             for k in range(d):
@@ -111,8 +111,8 @@ def _dual_step(Z, g, ec, zbar, thr, Zn, zbar_n, hat_sum, disc, diff, dev):
 
 
 if AVAILABLE:
-    from fedcheck.algorithms.fedmls_jit import _pairwise
-    from fedcheck.algorithms.kernels import _pairwise_sq
+    from fedcheck.algorithms.fedmls_jit import pairwise_sum
+    from fedcheck.algorithms.kernels import pairwise_sq
     _dual_step_c = numba.njit(cache=True, fastmath=False, nogil=True)(_dual_step)
 else:  # pragma: no cover
     _dual_step_c = None

@@ -2,7 +2,7 @@
 round functions through ``pieces.local_steps``).
 
 Three things, all on the library's least squares in its ``H`` form (``kernels.plain_least_squares``), every
-instance and client in one compiled call, the client rows in blocks of ``lanes.LANES`` = 8 (``kernels._blocked_layout``:
+instance and client in one compiled call, the client rows in blocks of ``lanes.LANES`` = 8 (``kernels.blocked_layout``:
 ``H`` of a block ``(p, p, 8)``, entry ``[k, j, l]`` = ``H_row_l[k, j]``), the rows a block's vector lanes; each
 local step of a block is :func:`.lanes.lanes_step` (LLVM vector code: ``H w - c`` with eight outputs'
 accumulators in registers, the proximal term, the step, the projection -- every lane the row kernel
@@ -27,8 +27,8 @@ import threading
 
 import numpy as np
 
-from fedcheck.algorithms.kernels import (FUSE_LIMIT_BYTES, _blocked_layout, _client_mean_compiled,
-                                         _ls_local_steps_compiled, plain_least_squares)
+from fedcheck.algorithms.kernels import (FUSE_LIMIT_BYTES, blocked_layout, client_mean_compiled,
+                                         ls_local_steps_compiled, plain_least_squares)
 from fedcheck.algorithms.lanes import LANES, aligned_empty, blocks_of, gather_rows, lanes_step, tile_in, tile_out
 from fedcheck.problems.compiled import AVAILABLE, numba
 
@@ -111,7 +111,7 @@ def _blocks(src, from_server, W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, w
 
 def _steps_blocked(W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, work):
     """``T`` steps of every row, in place on ``W3`` ``(B, S, p)``; ``Hb`` ``(C, p, p, L)`` with ``Hb[c, k, j, l] =
-    H_row[k, j]`` (row ``c L + l`` of the ``B S`` rows, zero padded), ``cb`` ``(C, p, L)`` (``kernels._blocked_layout``);
+    H_row[k, j]`` (row ``c L + l`` of the ``B S`` rows, zero padded), ``cb`` ``(C, p, L)`` (``kernels.blocked_layout``);
     ``work``: :func:`work_array`.  The row kernel's bits (``kernels._ls_local_steps_loop``)."""
     _blocks(W3, False, W3, Hb, cb, eta, T, anchor, mu, rad, prox, proj, work)
 
@@ -125,7 +125,7 @@ def _fedavg_round(x, W3, xout, Hb, cb, eta, T, work):
     _client_mean(W3, xout)
 
 
-_client_mean = _client_mean_compiled      # kernels._client_mean_loop: numpy's W.mean(1) order, compiled
+_client_mean = client_mean_compiled      # kernels._client_mean_loop: numpy's W.mean(1) order, compiled
 
 if AVAILABLE and _client_mean is not None:
     _jit = numba.njit(cache=True, fastmath=False, nogil=True)
@@ -142,7 +142,7 @@ def lanes_ok() -> bool:
     on a small random problem: two blocks, one partial, the proximal term and the projection, p = 10 and 3).
     ``False`` (a numba whose internals the intrinsics do not fit, say) turns the blocked kernels off: the row
     kernel or numpy runs instead."""
-    if steps_blocked is None or _ls_local_steps_compiled is None:
+    if steps_blocked is None or ls_local_steps_compiled is None:
         return False
     try:
         rng = np.random.default_rng(0)
@@ -157,7 +157,7 @@ def lanes_ok() -> bool:
             eta = np.full((1, B), 0.1)
             anchor, mu, rad = W.mean(1), np.full(B, 0.5), np.full(B, 0.8)
             a, b = W.copy(), W.copy()
-            _ls_local_steps_compiled(a, H, c, eta, np.full(B, 3, dtype=np.int64), anchor, mu, True, rad, True,
+            ls_local_steps_compiled(a, H, c, eta, np.full(B, 3, dtype=np.int64), anchor, mu, True, rad, True,
                                      np.empty(p))
             steps_blocked(b, Hb, cb, eta, 3, anchor, mu, rad, True, True, work_array(p))
             if not np.array_equal(a, b):
@@ -184,7 +184,7 @@ class LSFedAvg:
 
     def __init__(self, loss, B: int, S: int, p: int):
         self.B, self.S, self.p = B, S, p
-        self.Hb, self.cb = _blocked_layout(loss)
+        self.Hb, self.cb = blocked_layout(loss)
         self.work = work_array(p)
 
     def round(self, x: np.ndarray, eta: np.ndarray, T: int):
@@ -215,7 +215,7 @@ class LSSteps:
     def __init__(self, loss, B: int, S: int, p: int):
         self.H = loss.H
         self.B, self.S, self.p = B, S, p
-        self.Hb, self.cb = _blocked_layout(loss)
+        self.Hb, self.cb = blocked_layout(loss)
         self.none1, self.none2 = np.zeros(1), np.zeros((1, 1))
         self.scratch = threading.local()        # each thread's own work_array (the object is shared)
 
@@ -283,7 +283,7 @@ def ls_local_steps(loss, W: np.ndarray, eta: np.ndarray, steps, *, anchor=None, 
     compiled path does not apply (numba off; not the plain batched least squares; shapes) and the caller runs
     numpy.  ``eta`` ``(T, B)`` (row ``t`` is local step ``t + 1``) or ``(B,)`` (every step); ``steps`` an int or ``(B,)`` counts;
     ``anchor`` ``(B, p)`` and ``mu`` ``(B,)``: the proximal term; ``radius`` ``(B,)``: project on the l2 ball."""
-    if _ls_local_steps_compiled is None or not plain_least_squares(loss) or W.ndim != 3:
+    if ls_local_steps_compiled is None or not plain_least_squares(loss) or W.ndim != 3:
         return None
     B, S, p = W.shape
     H = loss.H
@@ -308,9 +308,9 @@ def ls_local_steps(loss, W: np.ndarray, eta: np.ndarray, steps, *, anchor=None, 
     if steps_blocked is not None and bool(np.all(counts == Tmax)) and p <= 128 and 2 * H.nbytes <= FUSE_LIMIT_BYTES \
             and lanes_ok():
         # every row takes the same number of steps: the blocked kernel (vectorized over rows), the same bits
-        Hb, cb = _blocked_layout(loss)
+        Hb, cb = blocked_layout(loss)
         steps_blocked(out, Hb, cb, eta, Tmax, anc, mu_, rad, prox, proj, work_array(p))
         return out
-    _ls_local_steps_compiled(out, H, loss.c, eta, counts, anc, mu_, prox, rad, proj,
+    ls_local_steps_compiled(out, H, loss.c, eta, counts, anc, mu_, prox, rad, proj,
                              np.empty(p))
     return out

@@ -186,12 +186,12 @@ def _jit_step(X, xbar, HX, grad, lmo, eta, lam):
     """The compiled round of :mod:`.jit` when it applies (quadratic losses with the fused kernel, l1 ball
     or simplex vertices, schedules equal across instances), else ``None``."""
     from fedcheck.algorithms import jit
-    from fedcheck.algorithms.kernels import _FactoredGrad, _L1Vertex, _SimplexVertex
-    if not jit.AVAILABLE or not (isinstance(lmo, (_L1Vertex, _SimplexVertex)) and uniform_rows(eta)
+    from fedcheck.algorithms.kernels import FactoredGrad, L1Vertex, SimplexVertex
+    if not jit.AVAILABLE or not (isinstance(lmo, (L1Vertex, SimplexVertex)) and uniform_rows(eta)
                                  and uniform_rows(lam)):
         return None
-    kind = jit.L1 if isinstance(lmo, _L1Vertex) else jit.SIMPLEX
-    if isinstance(grad, _FactoredGrad) and _factored_ok(grad, X):
+    kind = jit.L1 if isinstance(lmo, L1Vertex) else jit.SIMPLEX
+    if isinstance(grad, FactoredGrad) and _factored_ok(grad, X):
         A, bvec, r_row = grad.A, grad.b, np.ascontiguousarray(lmo.r_row)
         e_col, l_col = np.ascontiguousarray(eta[:, 0]), np.ascontiguousarray(lam[:, 0])
         sbar, g, scale = np.empty(X.shape[-1]), np.empty(X.shape[-1]), float(grad.scale)
@@ -224,14 +224,14 @@ def _jit_stream_step(X, xbar, HX, grad, lmo, eta, lam, rec):
     """The compiled round that also writes the default least-squares recorder's metrics of the new iterate
     into the stream buffer (``None`` unless ``rec``'s scalar metrics are those of that recorder)."""
     from fedcheck.algorithms import jit
-    from fedcheck.algorithms.kernels import _L1Vertex
+    from fedcheck.algorithms.kernels import L1Vertex
     ls = getattr(scalar_source(rec), "least_squares", None)
     if ls is None or getattr(ls, "data", None) is None or ls.data["B"] != X.shape[0] or X.dtype != np.float64:
         return None
     fused = jit.StreamedRound(ls, consensus=STREAM_CONSENSUS)
-    kind = jit.L1 if isinstance(lmo, _L1Vertex) else jit.SIMPLEX
-    from fedcheck.algorithms.kernels import _FactoredGrad
-    if isinstance(grad, _FactoredGrad):
+    kind = jit.L1 if isinstance(lmo, L1Vertex) else jit.SIMPLEX
+    from fedcheck.algorithms.kernels import FactoredGrad
+    if isinstance(grad, FactoredGrad):
         step = fused.bind_factored(X, xbar, HX, grad.A, grad.b, np.ascontiguousarray(lmo.r_row), kind,
                                    np.empty(X.shape[-1]), float(grad.scale), eta[:, 0], lam[:, 0], REFRESH)
     else:

@@ -27,7 +27,7 @@ import numpy as np
 
 from fedcheck.algorithms.jit import AVAILABLE as _JIT, numba as _numba
 
-__all__ = ["lad_prox_steps", "lad_full_value", "lad_of", "dcs_inner"]
+__all__ = ["lad_prox_steps", "lad_full_value", "lad_of", "dcs_inner", "pairwise_sum"]
 
 _PROBE_SEED = 2028
 
@@ -260,7 +260,7 @@ def _pairwise_block(v, lo, n):
     return s
 
 
-def _pairwise(v, lo, n):
+def pairwise_sum(v, lo, n):
     """``np.add.reduce(v[lo:lo+n])`` in numpy's pairwise order: above 128 elements the halves (the first a
     multiple of 8) are summed apart and added.  Without recursion (an explicit stack: a recursive kernel does
     not survive numba's on-disk cache)."""
@@ -295,14 +295,14 @@ def _reduce(v, n, first):
     """numpy's ``add.reduce`` of ``v[:n]``: the first element then the pairwise sum of the rest (``first``),
     or ``0 +`` the pairwise sum of all."""
     if first:
-        return v[0] + _pairwise(v, 1, n - 1)
-    return 0.0 + _pairwise(v, 0, n)
+        return v[0] + pairwise_sum(v, 1, n - 1)
+    return 0.0 + pairwise_sum(v, 0, n)
 
 
 def _column_means(ra, m, n, first, acc, fi):
     """``fi[i] = np.add.reduce(ra[:m, i]) / m`` for every column ``i``, the columns side by side (vectorized),
     each summed in numpy's pairwise order (:func:`_reduce`); ``acc`` is ``(8, n)`` scratch.  Above 128 terms
-    each column is summed on its own (:func:`_pairwise`)."""
+    each column is summed on its own (:func:`pairwise_sum`)."""
     lo = 1 if first else 0
     k = m - lo
     if k > 128:
@@ -431,7 +431,7 @@ if _JIT:
     _step3 = _numba.njit(**_inline)(_step3)
     _step2 = _numba.njit(**_inline)(_step2)
     _pairwise_block = _numba.njit(**_inline)(_pairwise_block)
-    _pairwise = _numba.njit(**_opts)(_pairwise)
+    pairwise_sum = _numba.njit(**_opts)(pairwise_sum)
     _reduce = _numba.njit(**_inline)(_reduce)
     _column_means = _numba.njit(**_inline)(_column_means)
     _lad_prox_c = _numba.njit(**_opts)(_lad_prox_loop)

@@ -35,7 +35,8 @@ from fedcheck.problems.losses import LeastSquares, Loss
 from fedcheck.problems.sets import FeasibleSet, L1Ball, ProductSet, Simplex
 
 __all__ = ["GradKernel", "make_grad_kernel", "make_full_grad_kernel", "VertexLMO", "make_vertex_lmo",
-           "slice_set", "uniform_rows", "FUSE_LIMIT_BYTES"]
+           "slice_set", "uniform_rows", "FUSE_LIMIT_BYTES", "FactoredGrad", "L1Vertex", "SimplexVertex",
+           "client_mean_compiled", "ls_local_steps_compiled", "blocked_layout", "pairwise_sq"]
 
 # Precomputing (w H)^T doubles the memory of H; above this size the product is taken on H as stored.
 FUSE_LIMIT_BYTES = 256 * 2**20
@@ -121,7 +122,7 @@ class _QuadraticGrad(GradKernel):
         return out
 
 
-class _FactoredGrad(GradKernel):
+class FactoredGrad(GradKernel):
     """``out <- (w/m) A^T (A X - b)`` for least squares in factored form (no ``p x p`` matrix per client):
     two stacked ``matmul`` into buffers allocated at the first call (``(..., m)`` residuals)."""
 
@@ -135,7 +136,7 @@ class _FactoredGrad(GradKernel):
         self._r = None
 
     def slice(self, lo, hi):
-        return _FactoredGrad(self.A[lo:hi], self.b[lo:hi], self.m, self.weight)
+        return FactoredGrad(self.A[lo:hi], self.b[lo:hi], self.m, self.weight)
 
     def __call__(self, X, out):
         r = self._r
@@ -152,7 +153,7 @@ def make_grad_kernel(loss: Loss, weight: float = 1.0) -> GradKernel:
     """The client-gradient kernel ``out <- weight * loss.grad(X)`` for ``X`` shaped like the batch."""
     if isinstance(loss, LeastSquares) and type(loss).grad is LeastSquares.grad:
         if loss.factored:
-            return _FactoredGrad(loss.A, loss.b, loss.m, weight)
+            return FactoredGrad(loss.A, loss.b, loss.m, weight)
         return _QuadraticGrad(loss.H, loss.c, weight)
     return GradKernel(loss, weight)
 
@@ -202,7 +203,7 @@ class VertexLMO:
         raise NotImplementedError
 
 
-class _L1Vertex(VertexLMO):
+class L1Vertex(VertexLMO):
     """l1 ball: ``j = argmax |g|`` (lowest index on ties), value ``-r sign(g_j)`` with sign(0) = +1.
 
     (A branch-free argmax over the transposed magnitudes was tried: inside the engine it was no faster
@@ -237,7 +238,7 @@ class _L1Vertex(VertexLMO):
         return lmo
 
 
-class _SimplexVertex(VertexLMO):
+class SimplexVertex(VertexLMO):
     """Simplex: ``j = argmin g`` (lowest index on ties), value ``r``."""
 
     def __init__(self, radius, shape):
@@ -257,9 +258,9 @@ class _SimplexVertex(VertexLMO):
 def make_vertex_lmo(S: FeasibleSet, shape) -> VertexLMO | None:
     """A sparse-vertex LMO for ``S`` if it has one (its ``lmo`` is the library's), else ``None``."""
     if isinstance(S, L1Ball) and type(S).lmo is L1Ball.lmo:
-        return _L1Vertex(S.radius, shape)
+        return L1Vertex(S.radius, shape)
     if isinstance(S, Simplex) and type(S).lmo is Simplex.lmo:
-        return _SimplexVertex(S.radius, shape)
+        return SimplexVertex(S.radius, shape)
     return None
 
 
@@ -308,24 +309,25 @@ def _client_mean_loop(W, out):
 
 try:
     from fedcheck.algorithms.jit import AVAILABLE as _JIT, numba as _numba
-    _client_mean_compiled = _numba.njit(cache=True, fastmath=False, nogil=True)(_client_mean_loop) if _JIT else None
+    # W.mean(1) in numpy's order, compiled (None when numba is off); the engine of fedcheck.algorithms.fedavg_jit
+    client_mean_compiled = _numba.njit(cache=True, fastmath=False, nogil=True)(_client_mean_loop) if _JIT else None
 except Exception:  # pragma: no cover
-    _client_mean_compiled = None
+    client_mean_compiled = None
 
 
 def clients_mean(W: np.ndarray) -> np.ndarray:
     """``W.mean(1)`` of a ``(B, S, p)`` array, bit for bit, compiled when it is certainly numpy's order:
     C-contiguous float64 with ``p >= 2`` and ``S >= 1`` (numpy then adds the clients one after the other
     along the contiguous last axis; with ``p == 1`` or other layouts it may sum pairwise: numpy is used)."""
-    if (_client_mean_compiled is not None and W.ndim == 3 and W.dtype == np.float64 and W.shape[1] >= 1
+    if (client_mean_compiled is not None and W.ndim == 3 and W.dtype == np.float64 and W.shape[1] >= 1
             and W.shape[2] >= 2 and W.flags.c_contiguous):
-        return _client_mean_compiled(W, np.empty((W.shape[0], W.shape[2])))
+        return client_mean_compiled(W, np.empty((W.shape[0], W.shape[2])))
     return W.mean(1)
 
 
 # ----------------------------------------------------------------------------------------------
 # the compiled kernels of quadratic clients (FedDualAvg's family) live with their loss
-from fedcheck.problems.compiled import _c_f64, _quad_noisy_grad_compiled, quad_noisy_grad, quad_value  # noqa: E402,F401
+from fedcheck.problems.compiled import quad_noisy_grad, quad_value  # noqa: E402,F401
 
 
 # ----------------------------------------------------------------------------------------------
@@ -336,7 +338,7 @@ from fedcheck.problems.compiled import _c_f64, _quad_noisy_grad_compiled, quad_n
 # one pass per client with its H_i in L1.  The same formula and the same elementwise order as numpy's; the
 # product H_i w is summed in index order (BLAS's gemv sums in another order: the last bits differ) and the
 # projection's norm is numpy's pairwise sum (``np.add.reduce`` of the squares, bit for bit).
-def _pairwise_sq(v, p):
+def pairwise_sq(v, p):
     """``np.add.reduce(v[:p] * v[:p])``, numpy's pairwise order (8 accumulators for 8 <= p <= 128)."""
     if p < 8:
         s = 0.0
@@ -346,7 +348,7 @@ def _pairwise_sq(v, p):
     if p > 128:       # numpy splits recursively above 128 elements: halves (a multiple of 8)
         h = p // 2
         h -= h % 8
-        return _pairwise_sq(v, h) + _pairwise_sq(v[h:], p - h)
+        return pairwise_sq(v, h) + pairwise_sq(v[h:], p - h)
     r0, r1, r2, r3 = v[0] * v[0], v[1] * v[1], v[2] * v[2], v[3] * v[3]
     r4, r5, r6, r7 = v[4] * v[4], v[5] * v[5], v[6] * v[6], v[7] * v[7]
     i = 8
@@ -393,7 +395,7 @@ def _ls_local_steps_loop(W, H, c, eta, steps, anchor, mu, prox, rad, proj, buf):
                 for k in range(p):
                     w[k] = w[k] - e * g[k]
                 if proj:
-                    nrm = np.sqrt(_pairwise_sq(w, p))
+                    nrm = np.sqrt(pairwise_sq(w, p))
                     r = rad[b]
                     if nrm > r:
                         sc = r / (nrm if nrm > 0 else 1.0)
@@ -403,14 +405,15 @@ def _ls_local_steps_loop(W, H, c, eta, steps, anchor, mu, prox, rad, proj, buf):
 
 
 try:
-    _pairwise_sq = _numba.njit(cache=True, fastmath=False, nogil=True)(_pairwise_sq) if _JIT else _pairwise_sq
-    _ls_local_steps_compiled = (_numba.njit(cache=True, fastmath=False, nogil=True)(_ls_local_steps_loop)
-                                if _JIT else None)
+    pairwise_sq = _numba.njit(cache=True, fastmath=False, nogil=True)(pairwise_sq) if _JIT else pairwise_sq
+    # the local steps of least-squares clients, compiled (None when numba is off): fedcheck.algorithms.fedavg_jit
+    ls_local_steps_compiled = (_numba.njit(cache=True, fastmath=False, nogil=True)(_ls_local_steps_loop)
+                               if _JIT else None)
 except Exception:  # pragma: no cover
-    _ls_local_steps_compiled = None
+    ls_local_steps_compiled = None
 
 
-def _blocked_layout(loss):
+def blocked_layout(loss):
     """``(Hb, cb)``: ``H`` and ``c`` of the client rows in blocks of ``lanes.LANES``, made once per loss."""
     lay = loss.__dict__.get("_blocked_layout")
     H = loss.H

@@ -7,7 +7,7 @@ import os
 
 from fedcheck.core.errors import BadInput
 
-__all__ = ["parse_seeds", "parse_params", "validate_inputs", "option_notes"]
+__all__ = ["parse_seeds", "parse_params", "validate_inputs", "option_notes", "available_memory"]
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -52,7 +52,8 @@ def parse_params(items) -> dict:
     return out
 
 
-def _available_memory() -> float:
+def available_memory() -> float:
+    """Bytes of memory available now (0 when the system does not say): what ``--rounds`` is checked against."""
     try:
         return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
     except (ValueError, OSError, AttributeError):
@@ -88,7 +89,7 @@ def validate_inputs(checks, params: dict, instances: list, rounds: int | None = 
             except BadInput as e:
                 raise BadInput(f"--param {name}={value!r}: {c.id}: {e}") from None
     if rounds:
-        avail = _available_memory()
+        avail = available_memory()
         for c in checks:
             est = getattr(getattr(c.evidence, "experiment", None), "memory_estimate", None)
             need = est(c, RunConfig(rounds=rounds, seeds=seeds)) if est else 0.0

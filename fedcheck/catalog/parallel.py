@@ -515,7 +515,7 @@ def _key(inst) -> tuple:
 def _task_part(ref, config: RunConfig) -> dict:
     """Run instances of a splittable check; return the solver's and the algorithm's results per instance (and,
     for a claim judged at every round, the judgements of its stream per instance)."""
-    from fedcheck.experiments import _streams
+    from fedcheck.experiments import streams_every_round
     t0 = time.perf_counter()
     check = _resolve(ref)
     sols, traces, streams = {}, {}, {}
@@ -536,7 +536,7 @@ def _task_part(ref, config: RunConfig) -> dict:
                 streams[key] = _stream_part(every, j, R)
         return trace
 
-    if _streams(exp.algorithm):
+    if streams_every_round(exp.algorithm):
         def algorithm(batch, stream=None, **kwargs):
             return keep(batch, exp.algorithm(batch, stream=stream, **kwargs), stream)
     else:
@@ -584,7 +584,7 @@ def _replay(check: Claim, config: RunConfig, parts: Sequence[dict], symbolic: li
     """The check's own run, here, with a solver and an algorithm that hand back the parts' results (and feed
     its every-round check the parts' judgements): the result of a serial run."""
     from fedcheck.algorithms import Trace
-    from fedcheck.experiments import _streams
+    from fedcheck.experiments import streams_every_round
     exp = check.evidence.experiment
     R = exp.replicates_for(config)
     sols, traces, streams = {}, {}, {}
@@ -605,7 +605,7 @@ def _replay(check: Claim, config: RunConfig, parts: Sequence[dict], symbolic: li
                      metrics={k: np.concatenate([pc.metrics[k] for pc in pieces], axis=1) for k in pieces[0].metrics},
                      final={k: np.concatenate([pc.final[k] for pc in pieces]) for k in pieces[0].final})
 
-    if _streams(exp.algorithm):
+    if streams_every_round(exp.algorithm):
         def algorithm(batch, stream=None, **kwargs):
             return replayed(batch, stream)
     else:

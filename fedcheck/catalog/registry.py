@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from fedcheck.core.claim import Claim
 
 __all__ = ["Registry", "default_registry", "load_registry", "UnknownCheck", "load_user_file", "catalog_listing", "build_listing",
-           "catalog_key"]
+           "catalog_key", "pep_models"]
 
 
 def _catalog_paper(name: str) -> bool:
@@ -231,6 +231,17 @@ def load_registry(theorem_files=(), names=None) -> Registry:
     for f in theorem_files:
         reg.load_file(f)
     return reg
+
+
+def pep_models() -> list:
+    """The PEP models of the catalog, in the order of its papers: the module each paper's folder names as
+    ``PEP_MODELS`` (``PEP_MODELS = "theorems.fedfw.pep"`` in ``theorems/fedfw/__init__.py``), imported.  Such a module
+    gives ``available()`` (``(ok, why)``), ``PepSettings`` (horizon, clients, L, D, zeta, solver, use_cache),
+    ``run_pep(settings, log)`` (result dicts) and ``pep_checks()`` (the claims of those results): what ``fedcheck
+    pep`` runs."""
+    import theorems
+    names = [getattr(importlib.import_module(f"theorems.{key}"), "PEP_MODELS", None) for key in theorems.PAPERS]
+    return [importlib.import_module(n) for n in names if n]
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from fedcheck.cli.tables import (printed_formula_warnings, summary_table, verdict_lines,  # noqa: F401  (re-exported)
                                  wrap_line)
-from fedcheck.catalog.inputs import parse_params, parse_seeds, validate_inputs  # noqa: F401  (re-exported)
+from fedcheck.catalog.inputs import parse_seeds  # noqa: F401  (re-exported)
 from fedcheck.core.allocator import tune_allocator
 from fedcheck.cli.errors import (EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK,
                                  EXIT_REFUTED, EXIT_SCHEDULER, EXIT_TERMINATED, BadInput, SchedulerLost, Terminated,
@@ -162,55 +162,16 @@ def cmd_verify(args, argv) -> int:
     if not args.no_report:          # how busy the machine is, measured until the renderers start
         from fedcheck.render import mark_cpu
         mark_cpu()
-    from fedcheck.catalog.parallel import prestart
-    prestart(args.ids, args.jobs, args.scheduler, args.full)     # the local workers' imports, beside ours (speed)
-    from fedcheck.catalog.registry import UnknownCheck
-    from fedcheck.problems.instances import InstanceError
-    from fedcheck.problems.io import load_problem
-
-    reg = _registry(args.theorem_file, args.ids)
-    try:
-        checks = reg.resolve(args.ids)
-    except UnknownCheck as e:
-        raise BadInput(str(e)) from None
-    seeds = parse_seeds(args.seeds) if args.seeds is not None else None
-    if args.rounds is not None and args.rounds < 1:
-        raise BadInput("--rounds must be >= 1")
-    loaded = []
-    for f in args.instance:
-        try:
-            loaded.append((f, load_problem(f)))
-        except InstanceError as e:
-            raise BadInput(str(e)) from None
-    instances = [inst for _, inst in loaded]
-    params = parse_params(args.param)
-    validate_inputs(checks, params, loaded, args.rounds, seeds)
-    from fedcheck.core.results import check_writable
-    outputs = None
-    if not args.no_report:          # everything verify writes under --out, declared and checked before it runs
-        from fedcheck.core.outputs import Outputs
-        from fedcheck.render import plan_reports
-        outputs = plan_reports(Outputs(args.out, "verify"), [c.id for c in checks])
-        for c in checks:
-            outputs.replaces(outputs.instances_dir(c.id), "dir")
-        outputs.adds_to("runs").check()
-    if args.json:
-        check_writable(args.json, "--json", directory=False)
-    if getattr(args, "table", None):
-        from fedcheck.api import check_table_path
-        check_table_path(args.table)
-    if args.jobs is not None and args.jobs < 0:
-        raise BadInput("--jobs must be >= 0")
-    if args.expect:
-        from fedcheck.api import expectation_errors
-        missing = expectation_errors(checks)
-        if missing:
-            raise BadInput(missing)
-    from fedcheck.catalog.inputs import option_notes
-    for line in option_notes(checks, args.rounds, args.full):      # what an option narrows, said before the run
+    from fedcheck import api
+    plan = api.prepare(*args.ids, seeds=args.seeds, rounds=args.rounds, params=args.param, instances=args.instance,
+                       full=args.full, jobs=args.jobs, theorem_file=args.theorem_file, scheduler=args.scheduler,
+                       expect=args.expect, ids_only=True)
+    outputs = api.check_outputs(plan, out=None if args.no_report else args.out, json=args.json,
+                                table=getattr(args, "table", None))
+    for line in plan.notes():      # what an option narrows, said before the run
         print(wrap_line(f"note: {line}", wide=args.wide))
     try:
-        return _verify(args, argv, checks, seeds, params, instances, outputs)
+        return _verify(args, argv, plan, outputs)
     finally:
         if outputs is not None:
             from fedcheck.render import stop_all
@@ -218,45 +179,35 @@ def cmd_verify(args, argv) -> int:
             outputs.discard()
 
 
-def _verify(args, argv, checks, seeds, params, instances, outputs) -> int:
-    """Run the claims; refuting instances are written into the staging folder of ``outputs`` and moved into ``--out``
-    only once the whole run is done (an interrupted run leaves no file)."""
-    from fedcheck.core.claim import RunConfig
-    from fedcheck.core.results import document, provenance, run_options, write_json
-    staging = outputs.stage() if outputs is not None else None
-    config = RunConfig(seeds=seeds, rounds=args.rounds, instances=instances or None, params=params,
-                       full=args.full, progress=not args.quiet, use_cache=not args.no_cache,
-                       save_dir=str(staging / "instances") if staging is not None else None)
+def _verify(args, argv, plan, outputs) -> int:
+    """Run the plan, print and write its results; refuting instances are written into the staging folder of
+    ``outputs`` and moved into ``--out`` only once the whole run is done (an interrupted run leaves no file)."""
+    from fedcheck import api
     from fedcheck.core import progress      # one display for checks, solves, rounds, proofs and reports
-    results = []
+    staging = outputs.stage() if outputs is not None else None
+    checks = plan.claims
     bar = progress.Task("checks", total=len(checks), unit="check", leave=True,
                         show=progress.enabled(not args.quiet and len(checks) > 1))
-    from fedcheck.catalog.parallel import auto_jobs, check_scheduler, default_jobs, run_checks
-    if args.scheduler is not None:
-        check_scheduler(args.scheduler)
-    jobs = auto_jobs(checks, config) if args.jobs is None else (args.jobs or default_jobs())
     pool = None
     if staging is not None:     # reports: renderer processes import matplotlib/WeasyPrint while the checks run
         from fedcheck.render import RenderPool
         pool = RenderPool.start()
-    done = run_checks(checks, config, jobs, args.theorem_file, on_done=lambda c: bar.update(),
-                      scheduler=args.scheduler)
-    results.extend(r.to_dict() for r in done)
+
+    def place(results):         # the run's refuting instances, from the staging folder to --out
+        if staging is not None:
+            _publish_instances(results, checks, staging / "instances", outputs)
+    res = api.run(plan, progress=not args.quiet, use_cache=not args.no_cache,
+                  save_dir=staging / "instances" if staging is not None else None, on_done=lambda c: bar.update(),
+                  audit=args.with_audit, place_instances=place, argv=argv)
     bar.close()
+    results, doc = res.dicts, res.document()
     if args.with_audit:
-        from fedcheck.tools.audit import attach_audit, audit_line
+        from fedcheck.tools.audit import audit_line
         for chk, r in zip(checks, results):
-            attach_audit(r, chk)
             print(audit_line(chk, r))
-    if staging is not None:
-        _publish_instances(results, checks, staging / "instances", outputs)
-    run = run_options(theorem_files=args.theorem_file, seeds=seeds, rounds=args.rounds, params=params,
-                      instances=args.instance, full=args.full)
-    from fedcheck.api import attach_reruns
-    attach_reruns(results, checks, run)     # the command rerunning each saved refuting instance (report, terminal)
-    doc = document(results, provenance(argv, seeds, run))
     print(verdict_lines(results, wide=args.wide))
     if args.json:
+        from fedcheck.core.results import write_json
         path = write_json(doc, args.json)
         print(f"results: {path}")
     if outputs is not None:     # results.json is written first, then the reports with a progress bar

@@ -1,12 +1,10 @@
-"""``fedcheck pep``: certified worst cases by performance estimation (the PEP models of the FedFW paper,
-:mod:`theorems.fedfw.pep`)."""
+"""``fedcheck pep``: certified worst cases by performance estimation, of the PEP models the catalog's papers declare
+(``PEP_MODELS`` in a paper's folder, found by :func:`fedcheck.catalog.registry.pep_models`: FedFW's
+:mod:`theorems.fedfw.pep`).  A paper adding PEP models declares them there; this command needs no edit."""
 from __future__ import annotations
 
 import math
 import sys
-
-from fedcheck.core import verdict as V
-from theorems.fedfw import pep as P
 
 
 def add_arguments(ap) -> None:
@@ -36,18 +34,23 @@ def _positive(name: str, value: float, zero_ok: bool = False) -> None:
 
 
 MIN_VALUE, MAX_VALUE = 1e-6, 1e6    # L, D, zeta: beyond these the SDP's data (L D^2, squared) over- or underflows
-PEP_IDS = ("fedfw.pep_frank_wolfe", "fedfw.pep_naive_averaging")     # the results run_pep gives
 
 
 def cmd_pep(args, argv) -> int:
+    from fedcheck.catalog.registry import pep_models
     from fedcheck.cli.errors import EXIT_BAD_INPUT, BadInput, exit_code
     from fedcheck.cli.tables import summary_table
+    from fedcheck.core import verdict as V
     from fedcheck.core.outputs import Outputs
     from fedcheck.core.results import check_writable, document, provenance, write_json
-    ok, why = P.available()
-    if not ok:
-        print(f"fedcheck: error: {why}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    models = pep_models()
+    if not models:
+        raise BadInput("no paper of the catalog declares PEP models (PEP_MODELS in its folder)")
+    for P in models:
+        ok, why = P.available()
+        if not ok:
+            print(f"fedcheck: error: {why}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     if not (1 <= args.horizon <= 30):
         raise BadInput("--horizon must be between 1 and 30")
     if args.clients < 1 or args.clients > 64:
@@ -58,14 +61,15 @@ def cmd_pep(args, argv) -> int:
     outputs = Outputs(args.out, "pep")
     if not args.no_report:              # pep.json and its pages under pep/, checked before any SDP is solved
         from fedcheck.render import plan_reports
-        plan_reports(outputs, list(PEP_IDS))
+        plan_reports(outputs, [c.id for P in models for c in P.pep_checks()])   # the results run_pep gives
         outputs.check()
     if args.json:
         check_writable(args.json, "--json", directory=False)
-    s = P.PepSettings(horizon=args.horizon, clients=args.clients, L=args.L, D=args.D, zeta=args.zeta,
-                      solver=args.solver.upper(), use_cache=not args.no_cache)
     log = None if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
-    results = P.run_pep(s, log)
+    results = [r for P in models
+               for r in P.run_pep(P.PepSettings(horizon=args.horizon, clients=args.clients, L=args.L, D=args.D,
+                                                zeta=args.zeta, solver=args.solver.upper(),
+                                                use_cache=not args.no_cache), log)]
     print(summary_table(results))
     for r in results:
         for tb in r.get("tables") or []:

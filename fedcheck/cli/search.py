@@ -9,8 +9,9 @@ import numpy as np
 
 from fedcheck.problems.instances import RandomFamily
 from fedcheck.problems.sets import SET_NAMES
-from fedcheck.tools.search import (METHODS, SCHEMA, SearchSpace, _f, check_budget, families_of, instance_searchable,
-                                   rerun_command, search, search_document, search_result, search_seeds, searchable)
+from fedcheck.tools.search import (METHODS, SCHEMA, SearchSpace, check_budget, families_of, format_value,
+                                   instance_searchable, rerun_command, search, search_document, search_result,
+                                   search_seeds, searchable)
 
 
 def add_arguments(ap) -> None:
@@ -128,8 +129,8 @@ def _search_seeds(args, check, outputs, entry_id, log) -> int:
     spath = outputs.publish({folder: staged})[0] / "trajectory.json"
     print(f"search {check.id}: its experiment builds its own cases; searched its seeds and parameters "
           f"({args.budget} evaluations)")
-    print(f"  random seeds (baseline):  best max ratio {_f(found['baseline_best'])}")
-    print(f"  search ({args.method}):{' ' * max(1, 17 - len(args.method))}best max ratio {_f(b.ratio)}  "
+    print(f"  random seeds (baseline):  best max ratio {format_value(found['baseline_best'])}")
+    print(f"  search ({args.method}):{' ' * max(1, 17 - len(args.method))}best max ratio {format_value(b.ratio)}  "
           f"[{b.short()}; reading {b.reading}]: "
           f"{b.verdict}")
     print(f"  rerun: {found['rerun']}")
@@ -189,12 +190,12 @@ def _search_instances(args, argv, check, outputs, entry_id, log) -> int:
                                 extra={entry["id"]: {f.name: f for f in sorted(staged.iterdir())}})
     print(f"search {check.id}: {args.budget} instances searched, {len(outcome.baseline)} random draws of its family "
           f"(seed {args.seed}, {outcome.settings['search_rounds']} rounds each)")
-    print(f"  random draws (baseline):  best max ratio {_f(bb.ratio if bb else None)}")
-    print(f"  adversarial search ({args.method}):{' ' * max(1, 5 - len(args.method))}best max ratio {_f(b.ratio)}"
+    print(f"  random draws (baseline):  best max ratio {format_value(bb.ratio if bb else None)}")
+    print(f"  adversarial search ({args.method}):{' ' * max(1, 5 - len(args.method))}best max ratio {format_value(b.ratio)}"
           + (f"  ({outcome.improvement:.3g}x the baseline)" if outcome.improvement else "")
-          + f"  [{b.short()}; reading {b.reading}, round {_f(b.argmax_round, '.0f')}]")
+          + f"  [{b.short()}; reading {b.reading}, round {format_value(b.argmax_round, '.0f')}]")
     print(f"  worst instance re-verified at {outcome.settings['verify_rounds']} rounds: {outcome.verified.verdict}, "
-          f"max ratio {_f(outcome.verified_ratio)}")
+          f"max ratio {format_value(outcome.verified_ratio)}")
     print(f"  worst instance: {outcome.files['worst_instance']}")
     print(f"  rerun: {rerun_command(check.id, outcome.files['worst_instance'], b.params, check.params)}")
     if outcome.shrunk is not None:

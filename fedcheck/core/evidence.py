@@ -28,7 +28,7 @@ from fedcheck.core.readings import Source, provenance_record
 
 __all__ = ["Statistic", "PATHWISE", "MEAN", "fraction", "Bound", "Comparison", "Observed", "Observations",
            "Finding", "attach_provenance", "Fact", "BoundTest", "Measurement", "MeasureContext", "MeasureResult", "Proof",
-           "compare_interval", "clopper_pearson", "reproduced_if", "order_fact", "merge_judgements"]
+           "compare_interval", "clopper_pearson", "reproduced_if", "order_fact", "merge_judgements", "merge_vacuity"]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -89,10 +89,19 @@ class Bound:
     notation maps to the declared symbols (``{"\\lambda_0": lambda_0, ...}`` or SymPy substitutions);
     ``latex_note``: an explained, exact difference between the printed formula and ``expr`` (a typo of the
     paper, a reading).  The parsed formula is proved equal to ``expr`` (or the difference reported):
-    :mod:`fedcheck.core.latex`, recorded in the results' ``formula["printed"]``.
+    :mod:`fedcheck.core.latex`, recorded in the results' ``formula["printed"]``.  A printed formula that differs
+    must come with ``latex_corrected``: the corrected formula (LaTeX in the paper's notation), proved equal to
+    ``expr`` -- a note alone does not pass the printed-formula check.  ``latex_definitions``: for a notation key
+    whose value is a definition the paper prints (``{"C": r"..."}``, (E.2)'s step), the paper's printed LaTeX of
+    it, proved equal to the map's value (a mistyped value would otherwise read "equal" with a bound mistyped
+    alike).
 
     ``source``: where the paper states this bound (:class:`fedcheck.core.readings.Source`), for findings named by
-    bound (a reading's own source comes first when a finding is named by reading)."""
+    bound (a reading's own source comes first when a finding is named by reading).
+
+    ``bites_from``: where the bound starts to bite -- the first point of the axis (a horizon ``T``, a round) where
+    it falls below the trivial bound of its metric (a number, or a sentence when it cannot be one); reported
+    beside the run's own vacuity (:meth:`Comparison.vacuity`), never used to decide."""
 
     name: str
     expr: Any = None
@@ -104,12 +113,22 @@ class Bound:
     latex_symbols: Any = None
     latex_note: str = ""
     source: Any = None
+    bites_from: Any = None
+    latex_corrected: str = ""
+    latex_definitions: Any = None
 
     def __post_init__(self):
         if self.source is not None and not isinstance(self.source, Source):
             raise TypeError(f"bound {self.name!r}: source must be a fedcheck Source, not {type(self.source).__name__}")
-        if not isinstance(self.latex, str) or not isinstance(self.latex_note, str):
-            raise TypeError(f"bound {self.name!r}: latex and latex_note must be strings")
+        if self.bites_from is not None and (isinstance(self.bites_from, bool) or
+                                            not isinstance(self.bites_from, (int, float, str))):
+            raise TypeError(f"bound {self.name!r}: bites_from must be a number on the axis (or a sentence)")
+        if not all(isinstance(x, str) for x in (self.latex, self.latex_note, self.latex_corrected)):
+            raise TypeError(f"bound {self.name!r}: latex, latex_note and latex_corrected must be strings")
+        if self.latex_definitions is not None and not (
+                isinstance(self.latex_definitions, Mapping) and
+                all(isinstance(k, str) and isinstance(v, str) for k, v in self.latex_definitions.items())):
+            raise TypeError(f"bound {self.name!r}: latex_definitions maps notation keys to the paper's printed LaTeX")
         if self.latex_symbols is not None and not isinstance(self.latex_symbols, Mapping):
             raise TypeError(f"bound {self.name!r}: latex_symbols must be a mapping (the paper's notation -> SymPy)")
         if self.relation not in ("<=", ">=", "=="):
@@ -154,7 +173,12 @@ class Comparison:
     ``[lo, hi]`` (an exact optimum is certified to an interval); ``value``: its point estimate (default:
     the end of the interval the relation tests); ``rhs_lo``/``rhs_hi``: ``(P,)`` or scalar (constants
     known to an interval); ``scale``: size of the quantities subtracted (rounding slack); ``points``:
-    the axis values (rounds, horizons, ``(r, k)`` pairs), named ``point_name``."""
+    the axis values (rounds, horizons, ``(r, k)`` pairs), named ``point_name``.
+
+    ``trivial``: ``(P,)`` or scalar, the trivial bound of the measured quantity on this case -- a certified upper
+    value of what it can take over the claim's class (for ``<=``; for ``>=`` a certified lower value), e.g.
+    ``sup ||grad F|| diam(D)`` for a Frank-Wolfe gap; ``trivial_what`` says what it is.  A bound at least as large
+    at every point could not have failed: the judgement says so (``vacuity``, :meth:`vacuity`)."""
 
     lhs_lo: Any
     lhs_hi: Any = None
@@ -165,6 +189,8 @@ class Comparison:
     points: Sequence | None = None
     point_name: str = "point"
     value: Any = None
+    trivial: Any = None
+    trivial_what: str = ""
 
     def __post_init__(self):
         lo = np.asarray(self.lhs_lo, dtype=float)
@@ -181,6 +207,8 @@ class Comparison:
             self.value = v.reshape(1, -1) if v.ndim < 2 else v
         if self.relation not in ("<=", ">=", "=="):
             raise ValueError(f"relation must be <=, >= or ==, got {self.relation!r}")
+        if self.trivial is not None:
+            self.trivial = np.broadcast_to(np.asarray(self.trivial, dtype=float), (P,)).astype(float)
 
     @property
     def samples(self) -> int:
@@ -218,25 +246,41 @@ class Comparison:
         """Per run: does some point certainly fail (code 2)?"""
         return (self._codes(self.lhs_lo, self.lhs_hi) == 2).any(1)
 
+    def deciding_ends(self, val=None) -> tuple[np.ndarray, np.ndarray]:
+        """``(deciding, other)``: per point, the end of the bound's interval that decides the verdict -- the lower
+        end for ``lhs <= rhs`` (it holds only if it holds there), the upper end for ``lhs >= rhs``; for ``==`` the
+        end farther from the point value ``val`` -- and the other end."""
+        lo, hi = self.rhs_lo, self.rhs_hi
+        if self.relation == "<=":
+            return lo, hi
+        if self.relation == ">=":
+            return hi, lo
+        v = np.zeros_like(lo) if val is None else np.asarray(val, dtype=float)
+        far_lo = np.abs(v - lo) >= np.abs(v - hi)
+        return np.where(far_lo, lo, hi), np.where(far_lo, hi, lo)
+
+    def _ratio_excess(self, val, rhs):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if self.relation == "==":
+                return np.abs(val - rhs) / np.maximum(np.abs(self.scale), 1.0), np.abs(val - rhs)
+            if self.relation == "<=":
+                return np.where(rhs != 0, val / rhs, np.nan), val - rhs
+            return np.where(val != 0, rhs / val, np.nan), rhs - val
+
     def judge(self, statistic: Statistic = PATHWISE) -> dict:
         """The verdict of this comparison under ``statistic``, with its ratio, excess and where it fails.
 
         ``max_ratio`` (lhs/rhs for ``<=``, rhs/lhs for ``>=``) is reported only where the bound is not
         negligible (``|rhs| > POLICY.negligible_bound * scale``); ``max_excess`` (lhs - rhs for ``<=``)
-        is always reported: a bound that fails where it vanishes shows as an excess, not a tiny ratio."""
+        is always reported: a bound that fails where it vanishes shows as an excess, not a tiny ratio.
+
+        Where the bound is known to an interval (``rhs_lo < rhs_hi``), the ratio, the excess and the right-hand
+        sides reported are those at the ends that decide the verdict (:meth:`deciding_ends`); the largest ratio
+        at the other ends is kept as ``max_ratio_at_other_ends``."""
         lo, hi, val, se = self.measured(statistic)
         codes = self._codes(lo, hi).max(0)
-        rhs = self.rhs_hi
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if self.relation == "==":
-                ratio = np.abs(val - rhs) / np.maximum(np.abs(self.scale), 1.0)
-                excess = np.abs(val - rhs)
-            elif self.relation == "<=":
-                ratio = np.where(rhs != 0, val / rhs, np.nan)
-                excess = val - rhs
-            else:
-                ratio = np.where(val != 0, rhs / val, np.nan)
-                excess = rhs - val
+        rhs, other = self.deciding_ends(val)
+        ratio, excess = self._ratio_excess(val, rhs)
         if self.relation != "==":    # a bound that (numerically) vanishes: its ratio means nothing, its excess does
             size = np.maximum(np.maximum(np.abs(self.scale), 1.0), np.abs(val))
             negligible = np.abs(rhs) <= V.POLICY.negligible_bound * size
@@ -286,7 +330,60 @@ class Comparison:
                "max_excess_where_ratio_undefined": float(np.max(excess[bad_undef])) if bad_undef.size else None}
         if statistic.kind == "mean":
             out["se_max"] = float(np.nanmax(se)) if np.isfinite(se).any() else None
+        if self.trivial is not None:
+            out["vacuity"] = self.vacuity()
+        if not np.array_equal(rhs, other, equal_nan=True):     # constants known to an interval: the other ends too
+            r_o, _ = self._ratio_excess(val, other)
+            f_o = np.isfinite(r_o)
+            out["max_ratio_at_other_ends"] = float(np.max(np.where(f_o, r_o, -np.inf))) if f_o.any() else None
         return out
+
+
+    def vacuity(self) -> dict | None:
+        """Where the bound (at its deciding ends) could not have failed: at least the trivial bound (``<=``; at most
+        it for ``>=``).  ``points``; ``vacuous_points`` (the bound is trivial there); ``unknown_points`` (no finite
+        trivial bound); the first point where the bound bites (is below the trivial bound) with both values; and
+        ``contradicted`` -- a measured value beyond the trivial bound: the trivial bound is not valid for this run
+        (an iterate outside the set it assumes), so vacuity is unknown.  ``None`` without a trivial bound or for
+        ``==``."""
+        if self.trivial is None or self.relation == "==":
+            return None
+        rhs, _ = self.deciding_ends()
+        tv = self.trivial
+        known = np.isfinite(tv) & np.isfinite(rhs)
+        if self.relation == "<=":
+            vac = known & (rhs >= tv)
+            with np.errstate(invalid="ignore"):
+                contra = bool(np.any(np.isfinite(tv) & (self.lhs_lo > tv[None] + V.slack(tv, self.scale)[None])))
+        else:
+            vac = known & (rhs <= tv)
+            with np.errstate(invalid="ignore"):
+                contra = bool(np.any(np.isfinite(tv) & (self.lhs_hi < tv[None] - V.slack(tv, self.scale)[None])))
+        bites = np.nonzero(known & ~vac)[0]
+        pts = list(self.points) if self.points is not None else list(range(len(tv)))
+        out = {"points": int(len(tv)), "vacuous_points": int(vac.sum()), "unknown_points": int((~known).sum()),
+               "contradicted": contra, "point_name": self.point_name, "what": self.trivial_what,
+               "first_biting": _plain(pts[bites[0]]) if bites.size else None,
+               "bound_at_first_biting": float(rhs[bites[0]]) if bites.size else None,
+               "trivial_at_first_biting": float(tv[bites[0]]) if bites.size else None,
+               "min_trivial": float(np.min(tv[np.isfinite(tv)])) if np.isfinite(tv).any() else None}
+        return out
+
+
+def merge_vacuity(a: dict | None, b: dict | None) -> dict | None:
+    """Two vacuity records of consecutive stretches of one comparison as one (counts added, the first bite kept)."""
+    if a is None or b is None:
+        return a if b is None else b
+    out = dict(a)
+    for k in ("points", "vacuous_points", "unknown_points"):
+        out[k] = a.get(k, 0) + b.get(k, 0)
+    out["contradicted"] = bool(a.get("contradicted") or b.get("contradicted"))
+    if a.get("first_biting") is None and b.get("first_biting") is not None:
+        for k in ("first_biting", "bound_at_first_biting", "trivial_at_first_biting"):
+            out[k] = b.get(k)
+    mins = [x for x in (a.get("min_trivial"), b.get("min_trivial")) if x is not None]
+    out["min_trivial"] = min(mins) if mins else None
+    return out
 
 
 def merge_judgements(a: dict | None, b: dict) -> dict:
@@ -306,7 +403,10 @@ def merge_judgements(a: dict | None, b: dict) -> dict:
             if k.startswith("argmax_excess_") or k in ("lhs_at_max_excess", "rhs_at_max_excess",
                                                        "ratio_defined_at_max_excess"):
                 out[k] = b[k]
-    for k in ("max_ratio_where_bound_not_negligible", "max_excess", "se_max", "max_excess_where_ratio_undefined"):
+    for k in ("max_ratio_where_bound_not_negligible", "max_excess", "se_max", "max_excess_where_ratio_undefined",
+              "max_ratio_at_other_ends"):
+        if k == "max_ratio_at_other_ends" and k not in a and k not in b:
+            continue
         vals = [x for x in (a.get(k), b.get(k)) if x is not None]
         out[k] = max(vals) if vals else None
     if not any(a.get(k) is not None for k in a if k.startswith("first_violation_")):
@@ -317,6 +417,9 @@ def merge_judgements(a: dict | None, b: dict) -> dict:
     for k in ("violations", "undecided", "points", "violations_where_ratio_undefined",
               "violations_where_bound_negligible"):
         out[k] = a.get(k, 0) + b.get(k, 0)
+    if "vacuity" in a or "vacuity" in b:
+        out["vacuity"] = merge_vacuity(a.get("vacuity"), b.get("vacuity")) if "vacuity" in a and "vacuity" in b \
+            else None      # a stretch without a trivial bound: unknown
     return out
 
 

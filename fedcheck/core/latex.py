@@ -31,9 +31,11 @@ from typing import Any, Mapping
 
 import sympy as sp
 
-__all__ = ["parse", "check_bound", "check_formula", "EQUAL", "DIFFERS", "UNDECIDED"]
+__all__ = ["parse", "check_bound", "check_formula", "EQUAL", "DIFFERS", "UNDECIDED", "PASS", "FAIL",
+           "printed_formula_check", "unchecked_definitions", "bounds_without_latex"]
 
 EQUAL, DIFFERS, UNDECIDED = "equal", "differs", "undecided"
+PASS, FAIL = "pass", "fail"      # the printed-formula check of a bound (check_bound's "check")
 PARSER = "sympy.parsing.latex.parse_latex (ANTLR backend)"
 _POINTS = 24            # random points of the numeric check
 _DIGITS = 50            # working precision of the numeric check
@@ -71,7 +73,7 @@ def _normalize(latex: str) -> str:
 _COMMAND = re.compile(r"(\\[A-Za-z]+|\\.)")
 
 
-def _substitute_notation(latex: str, keys: list) -> tuple[str, dict]:
+def _substitute_notation(latex: str, keys: list, strict: bool = True) -> tuple[str, dict]:
     """Replace each notation key by a placeholder symbol, longest first and in one pass: a key with a backslash
     (``\\lambda_0``, ``\\|\\mathbf{Y}^*\\|``) wherever it occurs; a plain key (``t``, ``C``, ``p``) only outside
     command names, so that ``t`` never touches ``\\frac`` or ``\\sqrt``."""
@@ -83,6 +85,8 @@ def _substitute_notation(latex: str, keys: list) -> tuple[str, dict]:
         holders[_placeholder(k)] = key
         if "\\" in key:
             if key not in s:
+                if not strict:
+                    continue
                 raise ValueError(f"the notation {key!r} does not occur in the printed formula")
             s = s.replace(key, mark)
         else:
@@ -93,6 +97,8 @@ def _substitute_notation(latex: str, keys: list) -> tuple[str, dict]:
                     hit = True
                     parts[i] = parts[i].replace(key, mark)
             if not hit:
+                if not strict:
+                    continue
                 raise ValueError(f"the notation {key!r} does not occur in the printed formula")
             s = "".join(parts)
     for mark, ph in marks.items():
@@ -121,11 +127,12 @@ def _products(e):
     return e
 
 
-def parse(latex: str, notation: Mapping | None = None) -> tuple[sp.Expr, dict]:
+def parse(latex: str, notation: Mapping | None = None, strict: bool = True) -> tuple[sp.Expr, dict]:
     """The printed formula as SymPy, with the notation substituted: ``(expr, placeholders)``; raises
-    ``ValueError`` (with the parser's message) when the LaTeX cannot be parsed."""
+    ``ValueError`` (with the parser's message) when the LaTeX cannot be parsed.  ``strict=False``: a notation
+    key the formula does not contain is skipped (a corrected formula, a definition: they use part of the map)."""
     from sympy.parsing.latex import parse_latex
-    s, holders = _substitute_notation(latex, [k for k in (notation or {}) if isinstance(k, str)])
+    s, holders = _substitute_notation(latex, [k for k in (notation or {}) if isinstance(k, str)], strict)
     s = _normalize(s)
     import warnings
     try:
@@ -215,7 +222,9 @@ def check_formula(printed: sp.Expr, declared: sp.Expr, seed: int = 0) -> dict:
 
 def _key(bound) -> str:
     sym = sorted((str(k), sp.srepr(sp.sympify(v))) for k, v in (bound.latex_symbols or {}).items())
-    raw = json.dumps({"latex": bound.latex, "symbols": sym, "expr": sp.srepr(bound.expr), "sympy": sp.__version__},
+    raw = json.dumps({"latex": bound.latex, "symbols": sym, "expr": sp.srepr(bound.expr), "sympy": sp.__version__,
+                      "corrected": getattr(bound, "latex_corrected", ""),
+                      "definitions": sorted((getattr(bound, "latex_definitions", None) or {}).items())},
                      sort_keys=True)
     return hashlib.sha256(raw.encode()).hexdigest()
 
@@ -243,20 +252,113 @@ def check_bound(bound) -> dict | None:
         parsed, holders = parse(bound.latex, notation)
     except ValueError as exc:
         rec.update({"verdict": UNDECIDED, "evidence": str(exc), "parsed": None, "difference": None})
+        rec["check"], rec["check_evidence"] = printed_formula_check(rec)
         _memo[key] = rec
         return dict(rec)
+    rec.update(_printed_against(parsed, holders, notation, declared))
+    rec["parsed"] = rec.pop("_parsed")
+    rec["parsed_latex"] = rec.pop("_parsed_latex")
+    corrected = getattr(bound, "latex_corrected", "")
+    if corrected:       # the corrected formula of a printed one that differs: proved equal to the tested bound
+        rec["corrected"] = _other_formula(corrected, notation, declared)
+    defs = dict(getattr(bound, "latex_definitions", None) or {})
+    if defs:            # the notation map's values against the paper's own printed definitions
+        rec["definitions"] = {}
+        for k, text in defs.items():
+            if k not in notation:
+                rec["definitions"][k] = {"latex": text, "verdict": UNDECIDED,
+                                         "evidence": f"{k!r} is not a key of latex_symbols"}
+                continue
+            rest = {kk: v for kk, v in notation.items() if kk != k}
+            rec["definitions"][k] = _other_formula(text, rest, sp.sympify(notation[k]))
+    rec["unchecked_definitions"] = unchecked_definitions(bound)
+    rec["check"], rec["check_evidence"] = printed_formula_check(rec)
+    _memo[key] = rec
+    return dict(rec)
+
+
+def _printed_against(parsed, holders, notation, declared) -> dict:
+    """A parsed formula (placeholders of the notation in it) against ``declared``: its verdict record."""
     printed = parsed.subs(_value_map(notation, holders))
     by_name = {s.name: s for s in declared.free_symbols}
     rename = {s: by_name[s.name] for s in printed.free_symbols if s.name in by_name and s != by_name[s.name]}
     printed = printed.xreplace(rename)
-    rec["parsed"] = sp.sstr(printed)
-    rec["parsed_latex"] = sp.latex(printed)
+    out = {"_parsed": sp.sstr(printed), "_parsed_latex": sp.latex(printed)}
     unmapped = sorted(s.name for s in printed.free_symbols - declared.free_symbols)
     if unmapped:
-        rec.update({"verdict": UNDECIDED, "difference": None,
+        out.update({"verdict": UNDECIDED, "difference": None,
                     "evidence": f"symbols of the printed formula without a declared counterpart: {', '.join(unmapped)} "
                                 "(name them in latex_symbols)"})
     else:
-        rec.update(check_formula(printed, declared))
-    _memo[key] = rec
-    return dict(rec)
+        out.update(check_formula(printed, declared))
+    return out
+
+
+def _other_formula(text: str, notation: Mapping, target) -> dict:
+    """A second formula in the paper's notation (a corrected bound, a printed definition) against ``target``."""
+    rec: dict[str, Any] = {"latex": text}
+    try:
+        parsed, holders = parse(text, notation, strict=False)
+    except ValueError as exc:
+        rec.update({"verdict": UNDECIDED, "evidence": str(exc), "parsed": None, "difference": None})
+        return rec
+    out = _printed_against(parsed, holders, notation, sp.sympify(target))
+    rec["parsed"] = out.pop("_parsed")
+    out.pop("_parsed_latex")
+    rec.update(out)
+    return rec
+
+
+def unchecked_definitions(bound) -> list[str]:
+    """The notation keys of ``bound`` whose value is a definition (not a bare symbol or number: the paper's
+    ``C``, a step (E.2), a shifted index ``t -> t - 1``) with no printed definition to check it against
+    (``latex_definitions``): trusted as declared."""
+    defs = getattr(bound, "latex_definitions", None) or {}
+    out = []
+    for k, v in (getattr(bound, "latex_symbols", None) or {}).items():
+        if not isinstance(k, str) or k in defs:
+            continue
+        e = sp.sympify(v)
+        if not isinstance(e, (sp.Symbol, sp.Number)):
+            out.append(k)
+    return out
+
+
+def printed_formula_check(rec: Mapping) -> tuple[str, str]:
+    """``(pass|fail, why)`` of a bound's printed-formula record: it passes when the printed formula is proved
+    equal to the tested bound, or differs and carries a corrected formula proved equal to it (a ``latex_note``
+    alone never excuses a difference), and every printed definition of the notation map is proved equal to its
+    value.  Undecided is a failure (never read as equal)."""
+    why = []
+    v = rec.get("verdict")
+    if v == UNDECIDED:
+        why.append(f"the printed formula is undecided ({rec.get('evidence')})")
+    elif v == DIFFERS:
+        c = rec.get("corrected")
+        if not c:
+            why.append("the printed formula differs from the tested bound and no corrected formula is given "
+                       "(latex_corrected; a note alone does not excuse a difference)")
+        elif c.get("verdict") != EQUAL:
+            why.append(f"the corrected formula is not proved equal to the tested bound: {c.get('verdict')} "
+                       f"({c.get('evidence')})")
+    for k, d in (rec.get("definitions") or {}).items():
+        if d.get("verdict") != EQUAL:
+            why.append(f"the notation map's {k!r} is not the paper's printed definition: {d.get('verdict')} "
+                       f"({d.get('evidence')})")
+    if why:
+        return FAIL, "; ".join(why)
+    if v == DIFFERS:
+        return PASS, "differs as printed; the corrected formula is proved equal to the tested bound"
+    return PASS, "the printed formula is proved equal to the tested bound"
+
+
+def bounds_without_latex(claims) -> list[tuple[str, str]]:
+    """``(claim id, bound name)`` of every paper bound (``paper=True``) of a bound test declared without the
+    paper's printed formula (``latex=``)."""
+    from fedcheck.core.evidence import BoundTest
+    out = []
+    for c in claims:
+        ev = getattr(c, "evidence", None)
+        if isinstance(ev, BoundTest):
+            out += [(c.id, b.name) for b in ev.bounds if b.paper and not b.latex]
+    return out

@@ -94,10 +94,11 @@ class Result:
     tables: list = field(default_factory=list)
     observations: list = field(default_factory=list)   # what each bound test's verdict was decided from (tidy table)
     seconds: float = 0.0
+    vacuity: dict = field(default_factory=dict)   # could the bound have failed (fedcheck.core.runner.claim_vacuity)
 
     def to_dict(self) -> dict:
         d = jsonable(self.__dict__)
-        for k in ("series", "tables", "observations"):
+        for k in ("series", "tables", "observations", "vacuity"):
             if not d[k]:
                 del d[k]
         return d

@@ -23,7 +23,8 @@ from fedcheck.core.evidence import (BoundTest, Finding, Measurement, MeasureCont
 # claim.py imports this module (Claim.run calls run_claim), and the runner sits below the declaration type.
 
 __all__ = ["run_claim", "verdict_of_findings", "outside_the_setting", "finish", "printed_formulas", "finding_source",
-           "declared_findings", "result_parts_error", "observation_record"]
+           "declared_findings", "result_parts_error", "observation_record", "finding_vacuity", "claim_vacuity",
+           "vacuity_note"]
 
 
 def outside_the_setting(findings: Sequence[Finding]) -> list[Finding]:
@@ -133,6 +134,92 @@ def finding_source(reading: Reading | None, bound, by: str):
     return None
 
 
+VACUOUS, BITES, UNKNOWN = "vacuous", "not vacuous", "unknown"
+_AXIS_WORDS = {"round": "rounds", "horizon": "horizons", "point": "points"}
+
+
+def finding_vacuity(lst, bounds, axis: str) -> dict:
+    """Whether a bound-test finding could have failed, from the vacuity records of its judgements
+    (:meth:`fedcheck.core.evidence.Comparison.vacuity`): ``vacuous`` when every observation has a trivial bound
+    and the bound (at its deciding ends) is at least it at every point checked; ``not vacuous`` when the bound
+    bites (is below the trivial bound) somewhere; ``unknown`` when a metric has no trivial bound (none is claimed
+    non-vacuous), a point has no finite one, or a measured value exceeds it (the trivial bound does not apply to
+    that run).  ``bites_from``: where the bound's declaration says it starts to bite (reported, never decides)."""
+    recs = [s.get("vacuity") for _, s, _ in lst]
+    whats = list(dict.fromkeys(v.get("what") or "" for v in recs if v))
+    out = {"status": UNKNOWN, "axis": _AXIS_WORDS.get(axis, "points"), "trivial": "; ".join(w for w in whats if w),
+           "observations": len(recs), "observations_without_trivial_bound": sum(v is None for v in recs)}
+    declared = {b.name: b.bites_from for b in bounds if getattr(b, "bites_from", None) is not None}
+    if declared:
+        out["bites_from"] = declared
+    known = [(i, v) for (i, _, _), v in zip(lst, recs) if v]
+    if not known:
+        out["why_unknown"] = "no trivial bound of the metric is known"
+        return out
+    contra = [i for i, v in known if v.get("contradicted")]
+    out.update(points=int(sum(v["points"] for _, v in known)),
+               vacuous_points=int(sum(v["vacuous_points"] for _, v in known)),
+               unknown_points=int(sum(v["unknown_points"] for _, v in known)))
+    mins = [v["min_trivial"] for _, v in known if v.get("min_trivial") is not None]
+    if mins:
+        out["smallest_trivial_bound"] = min(mins)
+    biting = [(i, v) for i, v in known if v.get("first_biting") is not None and not v.get("contradicted")]
+    if biting:
+        i, v = biting[0]
+        out["status"] = BITES
+        out["first_biting"] = {"case": str(i.case), v.get("point_name", "point"): v["first_biting"],
+                               "bound": v["bound_at_first_biting"], "trivial": v["trivial_at_first_biting"]}
+    elif contra:
+        out["why_unknown"] = (f"a measured value exceeds the trivial bound on {len(contra)} observation(s) (first: "
+                              f"{contra[0].case}): it does not apply to those runs")
+    elif out["observations_without_trivial_bound"]:
+        out["why_unknown"] = "some observations have no trivial bound of their metric"
+    elif out["unknown_points"]:
+        out["why_unknown"] = "the trivial bound is not finite at some points"
+    else:
+        out["status"] = VACUOUS
+    return out
+
+
+def claim_vacuity(findings: Sequence[Finding]) -> dict:
+    """The claim's vacuity from its deciding findings' (paper findings, or all when none is): ``vacuous`` (all),
+    ``partly vacuous`` (some), ``not vacuous`` (every one bites somewhere) or ``unknown``; empty when no finding
+    is a bound test's."""
+    decisive = [f for f in findings if f.paper] or list(findings)
+    if not any(isinstance(f.extra.get("vacuity"), dict) for f in decisive):
+        return {}
+    st = {f.name: f.extra["vacuity"]["status"] if isinstance(f.extra.get("vacuity"), dict) else UNKNOWN
+          for f in decisive}      # a deciding finding of another kind (a rate, a fact): unknown
+    recs = {f.name: f.extra["vacuity"] for f in decisive if isinstance(f.extra.get("vacuity"), dict)}
+    vac = [k for k, v in st.items() if v == VACUOUS]
+    if len(vac) == len(st):
+        status = VACUOUS
+    elif vac:
+        status = "partly vacuous"
+    elif all(v == BITES for v in st.values()):
+        status = BITES
+    else:
+        status = UNKNOWN
+    whats = list(dict.fromkeys(r["trivial"] for r in recs.values() if r.get("trivial")))
+    axes = list(dict.fromkeys(r["axis"] for r in recs.values()))
+    return {"status": status, "findings": st, "vacuous_findings": vac, "trivial": "; ".join(whats),
+            "axis": axes[0] if len(axes) == 1 else "points"}
+
+
+def vacuity_note(vac: dict, verdict: str) -> str:
+    """What a headline adds for a holding claim whose bound could not have failed (empty otherwise)."""
+    if verdict != V.HOLDS or vac.get("status") not in (VACUOUS, "partly vacuous"):
+        return ""
+    what = vac.get("trivial") or "the largest value the metric can take"
+    if vac["status"] == VACUOUS:
+        if ";" in what:     # several measured quantities, each with its own trivial bound (each in the JSON)
+            return f" (vacuous at these {vac['axis']}: each bound exceeds the largest value its quantity can take everywhere)"
+        return f" (vacuous at these {vac['axis']}: the bound exceeds {what} everywhere)"
+    names = ", ".join(vac["vacuous_findings"])
+    return (f" (vacuous at these {vac['axis']} for {len(vac['vacuous_findings'])} of {len(vac['findings'])} "
+            f"findings: {names})")
+
+
 def finish(res: Result, findings: Sequence[Finding], reason: str | None = None) -> Result:
     """Readings and verdict from the findings; a default reason names the deciding findings."""
     res.readings = {f.name: f.as_reading() for f in findings}
@@ -164,6 +251,8 @@ def finish(res: Result, findings: Sequence[Finding], reason: str | None = None) 
             res.reason = "paper claims stand; analyses refuted: " + "; ".join(
                 f"{f.name}: {f.verdict}" + (f" ({f.evidence})" if isinstance(f.evidence, str) else "") for f in side)
     res.headline = headline(res.verdict, findings, res.kind)
+    res.vacuity = claim_vacuity(findings)
+    res.headline += vacuity_note(res.vacuity, res.verdict)
     decisive = [f for f in findings if f.paper] or list(findings)
     ratios = [f.max_ratio for f in decisive if f.max_ratio is not None and np.isfinite(f.max_ratio)]
     if ratios and res.max_ratio is None:
@@ -344,6 +433,9 @@ def observation_record(finding: str, item, judgement: dict, st) -> dict:
     seed = getattr(item.instance, "seed", None)
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
         rec["seed"] = int(seed)
+    if judgement.get("vacuity"):
+        rec["vacuity"] = {k: judgement["vacuity"].get(k) for k in ("points", "vacuous_points", "unknown_points",
+                                                                    "contradicted", "first_biting")}
     if item.judged is not None or item.comparison is None or item.curves is not None:
         # judged from a stream, or recorded in the instance's curves (not written twice): the counts
         rec["judged"] = {k: judgement.get(k) for k in ("points", "violations", "undecided", "samples", "relation")}
@@ -361,6 +453,8 @@ def observation_record(finding: str, item, judgement: dict, st) -> dict:
                 else c.scale})
     if not same(c.rhs_hi, c.rhs_lo):
         rec["bound_hi"] = c.rhs_hi
+    if c.trivial is not None:       # the trivial bound of the metric per point (vacuity)
+        rec["trivial"] = c.trivial
     if st.kind == "mean":       # the interval judged is (mean_lo - z se, mean_hi + z se)
         _, _, val, se = c.measured(st)
         lo, hi = c.lhs_lo.mean(0), c.lhs_hi.mean(0)
@@ -426,6 +520,7 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
         excess = [s["max_excess"] for _, s, _ in lst if s["max_excess"] is not None and np.isfinite(s["max_excess"])]
         cases = sorted({str(i.case) for i, _, _ in lst})
         bad = [(i, s) for i, s, _ in lst if s["verdict"] == V.VIOLATED]
+        other = [s["max_ratio_at_other_ends"] for _, s, _ in lst if s.get("max_ratio_at_other_ends") is not None]
         extra = {"cases": len(cases), "observations": len(lst),
                  "max_ratio_including_negligible_bounds": max(raw) if raw else None,
                  "violated_observations": len(bad),
@@ -433,6 +528,10 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
                  "max_excess": max(excess) if excess else None,
                  "statistic": st.describe(), "points_checked": int(sum(s["points"] for _, s, _ in lst)),
                  "bounds": {}}
+        if other:       # constants known to intervals: max_ratio is at the deciding ends, this at the other ends
+            extra["max_ratio_at_other_ends"] = max(other)
+        extra["vacuity"] = finding_vacuity(lst, [bounds[b] for b in dict.fromkeys(i.bound for i, _, _ in lst)
+                                                 if b in bounds], ev.axis)
         for i, s, _ in lst:
             e = extra["bounds"].setdefault(i.bound, {"verdicts": [], "ratios": []})
             e["verdicts"].append(s["verdict"])

@@ -50,6 +50,10 @@ CHECK_SCHEMA: dict[str, Any] = {
                                                                 "properties": {"max_ratio": _NUM,
                                                                                "verdict": {"type": "string"}}}},
         "feasibility": _OBJ, "evidence": _OBJ, "formula": _OBJ, "params": _OBJ, "domain": _OBJ, "provenance": _OBJ,
+        # optional (results written before it have none): could the bound have failed
+        "vacuity": {"type": "object", "properties": {"status": {"enum": ["vacuous", "partly vacuous", "not vacuous",
+                                                                          "unknown"]},
+                                                      "findings": _OBJ, "trivial": _STR}},
         "symbolic": {"type": "array", "items": _OBJ},
         "assumptions": _LIST,
         "instances": {"type": "array", "items": _INSTANCE},

@@ -47,14 +47,15 @@ import sympy as sp
 from fedcheck.core import verdict as V
 from fedcheck.core.readings import provenance_record
 
-__all__ = ["ProofStep", "StepOutcome", "PROVEN", "VERIFIED", "REFUTED", "INCONCLUSIVE", "METHODS",
+__all__ = ["ProofStep", "StepOutcome", "PROVEN", "VERIFIED", "REFUTED", "INCONCLUSIVE", "METHODS", "AS_VERDICT",
            "prove_identity", "prove_nonnegative", "prove_le", "prove_equal", "all_of", "check_on_grid",
            "from_symbolic_claim", "witness_dir", "current_witness_dir"]
 
 PROVEN, VERIFIED, REFUTED, INCONCLUSIVE = "proven", "verified on grid", "refuted", "inconclusive"
 METHODS = ("symbolic", "grid", "witness")
 _WITNESS_DIR: list = [None]   # where instance witnesses are written during an audit (set by witness_dir)
-_AS_VERDICT = {PROVEN: V.HOLDS, VERIFIED: V.HOLDS, REFUTED: V.VIOLATED, INCONCLUSIVE: V.INCONCLUSIVE}
+# the verdict each step outcome counts as (a proof audit combines them: fedcheck.tools.audit)
+AS_VERDICT = {PROVEN: V.HOLDS, VERIFIED: V.HOLDS, REFUTED: V.VIOLATED, INCONCLUSIVE: V.INCONCLUSIVE}
 
 
 @contextlib.contextmanager
@@ -80,8 +81,8 @@ class StepOutcome:
     details: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        if self.verdict not in _AS_VERDICT:
-            raise ValueError(f"unknown step verdict {self.verdict!r}; expected one of {list(_AS_VERDICT)}")
+        if self.verdict not in AS_VERDICT:
+            raise ValueError(f"unknown step verdict {self.verdict!r}; expected one of {list(AS_VERDICT)}")
 
 
 @dataclass(frozen=True)

@@ -34,11 +34,11 @@ import numpy as np
 
 from fedcheck.core.results import atomic_write
 from fedcheck.problems.constants import Value
-from fedcheck.problems.suprema import _trs_max
-from fedcheck.problems.losses import Loss, _lam_max_gram, take_rows
+from fedcheck.problems.suprema import trs_max
+from fedcheck.problems.losses import Loss, lam_max_gram, take_rows
 from fedcheck.problems.regularizers import (L1BallIndicator, L2BallIndicator, Regularizer, make_regularizer,
                                            stack_regularizers)
-from fedcheck.problems.solve import Solution, SolutionCache, close, _versions
+from fedcheck.problems.solve import Solution, SolutionCache, close, solver_versions
 from fedcheck.core.verdict import POLICY
 
 __all__ = ["QuadInstance", "QuadraticClients", "FiniteSumInstance", "FiniteSumClients", "FiniteSumLoss",
@@ -257,7 +257,7 @@ class QuadInstance:
             return float(np.linalg.norm(b)), True
         reg = self.reg
         if isinstance(reg, L2BallIndicator):
-            return float(np.sqrt(_trs_max(A, -b, float(reg.radius)))), True
+            return float(np.sqrt(trs_max(A, -b, float(reg.radius)))), True
         if isinstance(reg, L1BallIndicator):
             r = float(reg.radius)
             V = np.concatenate([r * A.T, -r * A.T]) + b  # rows A(+-r e_j) + b
@@ -567,7 +567,7 @@ class FiniteSumLoss(Loss):
         return np.einsum("...mp,...m->...p", self.X, self.residual(self.opts["kind"], z, self.y, self.m))
 
     def smoothness(self):
-        lam = _lam_max_gram(self.X) / self.m
+        lam = lam_max_gram(self.X) / self.m
         return 2 * lam if self.opts["kind"] == "lsq" else lam / 4
 
     def cvx(self, k, i, x):
@@ -713,7 +713,7 @@ def _polish(inst, w, iters: int = 20000):
 
 
 def _cache_key(inst) -> str:
-    return hashlib.sha256(f"{inst.content_hash()}|{SOLVE_VERSION}|{_versions()}".encode()).hexdigest()
+    return hashlib.sha256(f"{inst.content_hash()}|{SOLVE_VERSION}|{solver_versions()}".encode()).hexdigest()
 
 
 def solve_composite(inst, use_cache: bool = True) -> Solution:
@@ -739,7 +739,7 @@ def solve_composite(inst, use_cache: bool = True) -> Solution:
     elapsed = time.perf_counter() - t0
     if x.value is None or status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         nan = float("nan")
-        return Solution(nan, nan, np.full(inst.d, np.nan), status, "CLARABEL", _versions(), elapsed, certified=False,
+        return Solution(nan, nan, np.full(inst.d, np.nan), status, "CLARABEL", solver_versions(), elapsed, certified=False,
                         info={"dist_bound": nan}, notes=notes)
     w, phi, lo = _polish(inst, np.asarray(x.value))
     certified = bool(np.isfinite(lo))
@@ -755,7 +755,7 @@ def solve_composite(inst, use_cache: bool = True) -> Solution:
         notes.append("no certificate (F is not a positive-definite quadratic): Phi* from the polished solver point")
         lo = float("nan")
     sol = Solution(float(phi), float(lo), np.asarray(w), status, "CLARABEL",
-                   _versions(), elapsed, certified=certified, info={"dist_bound": dist}, notes=notes)
+                   solver_versions(), elapsed, certified=certified, info={"dist_bound": dist}, notes=notes)
     if use_cache and status == "optimal":
         COMPOSITE_CACHE.store(key, sol)
     return sol

@@ -38,7 +38,7 @@ import numpy as np
 
 from fedcheck.core.results import atomic_write
 from fedcheck.problems.constants import Value
-from fedcheck.problems.solve import Solution, SolutionCache, close, _versions
+from fedcheck.problems.solve import Solution, SolutionCache, close, solver_versions
 from fedcheck.problems.losses import LAD, Affine, Distance, Huber, L2Residual, Loss, MaxAffine, WeightedLogistic
 
 __all__ = ["component", "component_kind", "component_arrays", "ConstrainedInstance", "ConstrainedBatch",
@@ -216,7 +216,7 @@ class ConstrainedBatch:
 # ------------------------------------------------------------------------------------------------
 # exact constrained optima
 def _cache_key(inst: ConstrainedInstance) -> str:
-    return hashlib.sha256(f"{inst.content_hash()}|{FORMULATION_VERSION}|{_versions()}|"
+    return hashlib.sha256(f"{inst.content_hash()}|{FORMULATION_VERSION}|{solver_versions()}|"
                           f"{sorted(CLARABEL_SETTINGS.items())}".encode()).hexdigest()
 
 
@@ -277,7 +277,7 @@ def _solution(f_star, f_lower, g_star, w_star, lam, D, status, elapsed, certifie
     upper bound on f*), ``F_lower`` the solver's objective minus its duality-gap tolerance, ``g_star`` and
     ``D = ||w0 - w*||`` in ``info``, the constraint's multiplier in ``duals["lam"]``."""
     return Solution(F_star=f_star, F_lower=f_lower, x_star=w_star, status=status, solver="CLARABEL",
-                    solver_version=_versions(), solve_time=elapsed, certified=certified, duals={"lam": lam},
+                    solver_version=solver_versions(), solve_time=elapsed, certified=certified, duals={"lam": lam},
                     info={"g_star": g_star, "D": D}, notes=notes)
 
 

@@ -35,7 +35,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["Loss", "LeastSquares", "Logistic", "LOSSES", "make_loss", "take_rows"]
+__all__ = ["Loss", "LeastSquares", "Logistic", "LOSSES", "make_loss", "take_rows", "lam_max_gram"]
 
 
 class Loss:
@@ -155,7 +155,7 @@ class Loss:
         return np.full(self.lead_shape, np.inf)
 
 
-def _lam_max_gram(A: np.ndarray) -> np.ndarray:
+def lam_max_gram(A: np.ndarray) -> np.ndarray:
     """Largest eigenvalue of ``A^T A`` for a stack of matrices (exact, via the SVD)."""
     return np.linalg.svd(A, compute_uv=False)[..., 0] ** 2
 
@@ -280,7 +280,7 @@ class LeastSquares(Loss):
         return g
 
     def smoothness(self):
-        return _lam_max_gram(self.A) / self.m
+        return lam_max_gram(self.A) / self.m
 
     def cvx(self, k, i, x):
         import cvxpy as cp
@@ -323,7 +323,7 @@ class Logistic(Loss):
         return -np.einsum("...mp,...m->...p", self.BA, w) / self.m
 
     def smoothness(self):
-        return _lam_max_gram(self.A) / (4 * self.m)
+        return lam_max_gram(self.A) / (4 * self.m)
 
     def cvx(self, k, i, x):
         import cvxpy as cp
@@ -373,7 +373,7 @@ class Sigmoid(Loss):
         return -np.einsum("...mp,...m->...p", self.BA, s * (1.0 - s)) / self.m
 
     def smoothness(self):
-        return _SIGMOID_CURV * _lam_max_gram(self.A) / self.m
+        return _SIGMOID_CURV * lam_max_gram(self.A) / self.m
 
     def exact_smoothness(self) -> np.ndarray:
         """Per client: is ``smoothness()`` exact (rows of ``A_i`` linearly independent)?"""
@@ -763,7 +763,7 @@ class Huber(Loss):
         return np.einsum("...mp,...m->...p", self.A, 2 * np.clip(r, -M, M)) / self.m
 
     def smoothness(self):
-        return 2 * _lam_max_gram(self.A) / self.m
+        return 2 * lam_max_gram(self.A) / self.m
 
     def lipschitz(self):
         return (2 * self.M * np.linalg.norm(self.A, axis=-1).mean(-1), False,

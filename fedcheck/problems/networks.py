@@ -734,7 +734,64 @@ def sampled_smoothness(loss, S: FeasibleSet, XP: np.ndarray, rng, steps: int = 4
     return L_lo
 
 
-def network_constants(inst: NetworkInstance, *, points: int = 8, power_steps: int = 4, search_steps: int = 200):
+def climbed_smoothness(loss, S: FeasibleSet, X0: np.ndarray, rng, steps: int = 100, candidates: int = 8,
+                       power_steps: int = 2) -> np.ndarray:
+    """Per client, a certified lower bound on the smoothness constant on ``S`` by a local maximization: a hill climb
+    of the start points ``X0`` ``(n, p)`` (in ``S``) over ``steps`` rounds of ``candidates`` projected random moves
+    along one coordinate each (a move that raises a client's quotient is kept; the step grows after an improvement,
+    shrinks otherwise), each candidate's quotient ``||grad f_i(y) - grad f_i(x)|| / ||y - x||`` refined along ``power_steps``
+    finite-difference power iterations from the best direction so far.  Every quotient is one between two points of
+    ``S`` (``y = proj_S(x + e v)``), so the largest one found is a value attained: a true lower bound."""
+    n, p = X0.shape
+    r_set = float(np.max(S.radius)) if not isinstance(S, ProductSet) else \
+        float(np.max([np.max(b.radius) for b in S.blocks]))
+    eps = 1e-4 * max(1.0, r_set)
+    K = int(candidates)
+
+    def quotients(Xc, V):
+        """(K, n) best quotient of each candidate over the power steps, and the direction that reached it."""
+        g = loss.grad(Xc)
+        best_q = np.zeros(Xc.shape[:2])
+        best_v = V.copy()
+        for _ in range(power_steps):
+            Y = S.project((Xc + eps * V).reshape(-1, p)).reshape(Xc.shape)
+            dx = np.linalg.norm(Y - Xc, axis=-1)
+            dg = loss.grad(Y) - g
+            ok = dx > 0
+            q = np.where(ok, np.linalg.norm(dg, axis=-1) / np.where(ok, dx, 1.0), 0.0)
+            up = q > best_q
+            best_q = np.where(up, q, best_q)
+            best_v = np.where(up[..., None], V, best_v)
+            nv = np.linalg.norm(dg, axis=-1, keepdims=True)
+            V = np.where(nv > 0, dg / np.where(nv > 0, nv, 1.0), V)
+        return best_q, best_v
+
+    X = np.asarray(X0, dtype=float).copy()
+    V = rng.standard_normal((n, p))
+    V /= np.linalg.norm(V, axis=-1, keepdims=True)
+    q0, v0 = quotients(X[None], V[None])
+    best, V = q0[0], v0[0]
+    radius = np.full(n, 0.1 * r_set)
+    for _ in range(int(steps)):
+        # a move along one random coordinate (a weight): curvature of a network concentrates where a few weights
+        # are large, which dense random moves in high dimension do not reach
+        U = np.zeros((K, n, p))
+        np.put_along_axis(U, rng.integers(0, p, size=(K, n, 1)), rng.standard_normal((K, n, 1)), axis=-1)
+        U /= np.maximum(np.linalg.norm(U, axis=-1, keepdims=True), 1e-300)
+        Xc = S.project((X[None] + radius[None, :, None] * U).reshape(-1, p)).reshape(K, n, p)
+        q, vq = quotients(Xc, np.broadcast_to(V, (K, n, p)).copy())
+        k = q.argmax(0)
+        qk = q[k, np.arange(n)]
+        up = qk > best
+        X = np.where(up[:, None], Xc[k, np.arange(n)], X)
+        V = np.where(up[:, None], vq[k, np.arange(n)], V)
+        best = np.where(up, qk, best)
+        radius = np.where(up, np.minimum(radius * 1.5, 2.0 * r_set), radius * 0.7)
+    return best
+
+
+def network_constants(inst: NetworkInstance, *, points: int = 8, power_steps: int = 4, search_steps: int = 200,
+                      climb_steps: int = 100):
     """E of (51), G = sup_{X in D^n} ||grad F^(X)||_F and L (the clients' common smoothness constant on D) as
     certified intervals, in the one :class:`~fedcheck.problems.solve.Solution` (``info["E"]``, ``info["G"]``,
     ``info["L"]``: :class:`fedcheck.problems.nonconvex.Interval` s; ``info["min_f"]``: per-client bounds on
@@ -742,7 +799,9 @@ def network_constants(inst: NetworkInstance, *, points: int = 8, power_steps: in
 
     * ``L``: upper end :func:`mlp_bounds`; lower end the largest ``||grad f_i(x + e v) - grad f_i(x)|| / e`` over
       ``points`` points ``x`` of D (and ``x^1``) and ``power_steps`` finite-difference power iterations ``v``
-      (``x + e v`` projected onto D: every ratio is one of the quotients whose supremum is the constant);
+      (``x + e v`` projected onto D: every ratio is one of the quotients whose supremum is the constant), raised by
+      a local maximization of the quotient from the best of those points (:func:`climbed_smoothness`,
+      ``climb_steps`` rounds; ``0``: none);
     * ``sup_D ||grad f_i||``: upper end :func:`mlp_bounds`, lower end the largest norm at the same points;
     * ``min_D f_i``: lower end 0 (cross-entropy is nonnegative), upper end the best value of a projected-gradient
       search from ``x^1`` (``search_steps`` steps) and the sampled points;
@@ -761,10 +820,15 @@ def network_constants(inst: NetworkInstance, *, points: int = 8, power_steps: in
     gnorm = np.linalg.norm(g, axis=-1)
     g_lo = gnorm.max(0)
     L_lo = sampled_smoothness(loss, S, XP, rng, power_steps, g=g)
+    L_sampled = L_lo        # the search step below keeps the sampled value (its E interval does not move)
+    if climb_steps:
+        X0 = np.broadcast_to(x1, (n, p)).copy()         # every client's climb starts at x^1
+        climb_rng = data_rng(0 if inst.seed is None else inst.seed, "networks:constants:climb")
+        L_lo = np.maximum(L_lo, climbed_smoothness(loss, S, X0, climb_rng, climb_steps))
     # min f_i upper end: projected gradient from x^1 (per client, all clients at once), best value seen
     best = np.minimum(fv.min(0), loss.value(np.broadcast_to(x1, (n, p))))
     Xs = np.broadcast_to(x1, (n, p)).copy()
-    step = 1.0 / np.maximum(L_lo, 1e-3)[:, None]
+    step = 1.0 / np.maximum(L_sampled, 1e-3)[:, None]
     for _ in range(search_steps):
         f, gg = loss.value_and_grad(Xs)
         best = np.minimum(best, f)
@@ -787,7 +851,8 @@ def network_constants(inst: NetworkInstance, *, points: int = 8, power_steps: in
                  f"{Q} points of D; {how_g}")
     Lc = Interval(float(L_lo.max()), float(np.max(L_hi)),
                   f"L = max_i sup_D ||hess f_i||_2; lower: finite-difference power iterations ({power_steps} steps) at "
-                  f"{Q} points of D; {how_L}")
+                  f"{Q} points of D" + (f", raised by a hill climb of the quotient ({climb_steps} rounds)"
+                                        if climb_steps else "") + f"; {how_L}")
     return Solution(F_star=F1, F_lower=0.0, x_star=np.asarray(x1, dtype=float), status="optimal",
                     solver="fedcheck.problems.networks.network_constants", solver_version="", certified=True,
                     info={"E": E, "G": G, "L": Lc, "min_f": (np.zeros(n), best)},

@@ -9,10 +9,10 @@ from scipy.optimize import brentq
 from fedcheck.problems.losses import LeastSquares, Loss
 from fedcheck.problems.sets import Box, L1Ball, L2Ball, Simplex
 
-__all__ = ["sup_grad_norm_sq", "MAX_BOX_DIM"]
+__all__ = ["sup_grad_norm_sq", "MAX_BOX_DIM", "trs_max"]
 
 
-def _trs_max(M: np.ndarray, c: np.ndarray, r: float) -> float:
+def trs_max(M: np.ndarray, c: np.ndarray, r: float) -> float:
     """max_{||x|| <= r} ||M x - c||^2 for symmetric PSD M (exact; secular equation)."""
     lam, Q = np.linalg.eigh(M)
     cp_ = Q.T @ c
@@ -111,7 +111,7 @@ def sup_grad_norm_sq(loss: Loss, S) -> tuple[np.ndarray, bool, str]:
                 out[i] = ((V @ H[i].T - c[i]) ** 2).sum(-1).max()
             return out, True, f"enumeration of the 2^{p} box vertices"
         if isinstance(S, L2Ball):
-            return np.array([_trs_max(H[i], c[i], r) for i in range(n)]), True, "trust-region secular equation"
+            return np.array([trs_max(H[i], c[i], r) for i in range(n)]), True, "trust-region secular equation"
         if isinstance(S, Box):  # max ||x|| over the box is r sqrt(p)
             opn = (np.asarray(loss.smoothness(), dtype=float) if loss.factored
                    else np.linalg.norm(H, ord=2, axis=(-2, -1)))

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Sequence
 
 from fedcheck.core import verdict as V
-from fedcheck.core.steps import _AS_VERDICT
+from fedcheck.core.steps import AS_VERDICT
 from fedcheck.core.steps import (INCONCLUSIVE, METHODS, PROVEN, REFUTED, VERIFIED, ProofStep,  # noqa: F401  (the
                                  StepOutcome, all_of, check_on_grid, from_symbolic_claim,      # vocabulary of proof
                                  prove_equal, prove_identity, prove_le, prove_nonnegative,     # steps, re-exported)
@@ -31,7 +31,7 @@ def audit_steps(check, save_dir: str | Path | None = None) -> list[dict]:
 def audit_verdict(steps: Sequence[dict]) -> str:
     """``violated`` if a step of the paper is refuted, ``inconclusive`` if one is undecided, else ``holds``."""
     decisive = [s for s in steps if s.get("paper", True)] or list(steps)
-    return V.combine(_AS_VERDICT[s["verdict"]] for s in decisive) if decisive else V.INCONCLUSIVE
+    return V.combine(AS_VERDICT[s["verdict"]] for s in decisive) if decisive else V.INCONCLUSIVE
 
 
 def _short(text: str, width: int) -> str:
@@ -49,7 +49,7 @@ def steps_table(steps: Sequence[dict]) -> dict:
 
 
 def _symbolic_entries(steps: Sequence[dict]) -> list[dict]:
-    return [{"name": f"proof step {s['name']} ({s['method']})", "verdict": _AS_VERDICT[s["verdict"]],
+    return [{"name": f"proof step {s['name']} ({s['method']})", "verdict": AS_VERDICT[s["verdict"]],
              "evidence": f"{s['verdict']}: {s['evidence']}"} for s in steps]
 
 

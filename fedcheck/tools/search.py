@@ -64,7 +64,7 @@ from fedcheck.problems.sets import make_set
 
 __all__ = ["SearchSpace", "Candidate", "SearchOutcome", "search", "search_seeds", "shrink", "NotSearchable",
            "evaluate_batch", "EvalConfig", "Score", "InstanceEncoding", "FamilyEncoding", "cma_maximize", "METHODS",
-           "check_budget"]
+           "check_budget", "format_value"]
 
 SCHEMA = "fedcheck.search/1"
 METHODS = ("cma", "perturb", "random")     # the search methods (``--method``); cma is the default
@@ -220,7 +220,7 @@ def search_seeds(check: Claim, budget: int = 40, seed: int = 0, vary_params: boo
         cma_maximize(enc, lambda cs: [evaluate(c) for c in cs], budget - len(traj), ss.spawn(1)[0], record, "cma")
     base = [t["ratio"] for t in traj[:n_base] if np.isfinite(t["ratio"])]
     log(f"search {check.id}: {budget} evaluations over its own seeds and parameters; best ratio "
-        f"{_f(best.ratio)} ({best.short()}), seeds alone {_f(max(base) if base else None)}")
+        f"{format_value(best.ratio)} ({best.short()}), seeds alone {format_value(max(base) if base else None)}")
     return {"best": best, "trajectory": traj, "baseline_best": max(base) if base else None,
             "rerun": best.rerun(check.id, check.params), "space": {"seeds": "random", "params": ranges},
             "method": method}
@@ -1217,7 +1217,7 @@ def search(check: Check, budget: int = 200, restarts: int | None = None, seed: i
                               use_cache=use_cache, save_dir=None))
     outcome.verified = res
     outcome.verified_ratio = res.max_ratio
-    log(f"  worst instance re-verified at {verify_rounds} rounds: {res.verdict}, max ratio {_f(res.max_ratio)}")
+    log(f"  worst instance re-verified at {verify_rounds} rounds: {res.verdict}, max ratio {format_value(res.max_ratio)}")
     # -- 4. shrink a violating instance
     if do_shrink and res.verdict == V.VIOLATED and isinstance(best.instance, Instance):
         # shrink at the search's rounds when the violation already shows there, else at the verification's
@@ -1249,10 +1249,10 @@ def check_budget(budget: int, rounds: int | None, baseline: bool = True) -> None
     """Refuse (:class:`BadInput`, one line) a budget whose records would not fit in memory, or whose evaluations
     would take longer than :data:`MAX_SECONDS` even at :data:`ROUND_SECONDS` a round -- before anything runs (the
     candidates themselves are drawn and evaluated in small batches: their memory does not grow with the budget)."""
-    from fedcheck.catalog.inputs import _available_memory
+    from fedcheck.catalog.inputs import available_memory
     evaluations = int(budget) * (2 if baseline else 1)
     need = float(budget) * EVALUATION_BYTES
-    avail = _available_memory()
+    avail = available_memory()
     if avail and need > 0.5 * avail:
         raise BadInput(f"--budget {budget}: the search would keep about {need / 2**30:.3g} GiB of records (about "
                        f"{avail / 2**30:.3g} GiB of memory available); use a smaller budget")
@@ -1266,7 +1266,8 @@ def _stem(check_id: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in check_id)
 
 
-def _f(x, spec=".4g") -> str:
+def format_value(x, spec=".4g") -> str:
+    """A ratio or round as the search's logs and ``fedcheck search`` print it (``-`` for none or not finite)."""
     return "-" if x is None or (isinstance(x, float) and not np.isfinite(x)) else format(x, spec)
 
 
