@@ -44,3 +44,10 @@ def test_an_undecided_rate_says_why():
     from fedcheck.core.runner import _rate_reason
     assert "no slope to fit" in _rate_reason(None, BoundTest(Cases(lambda c, p: [])))
     assert "pre-asymptotic" in _rate_reason({"pre_asymptotic": True}, None)
+
+
+def test_the_summary_says_why_a_rate_is_undecided():
+    from fedcheck.cli.tables import _rate_line
+    r = {"claimed_rate": -1.0, "fitted_rate": None, "rate_verdict": "inconclusive",
+         "evidence": {"rate_reason": "no slope to fit: too few points"}}
+    assert _rate_line(r).endswith("inconclusive (no slope to fit: too few points)")
