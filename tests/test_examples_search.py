@@ -28,3 +28,22 @@ def test_every_example_claim_keeps_its_declared_verdict_under_search(path, cid, 
                "--out", str(tmp_path), "-q"])
     out = capsys.readouterr()
     assert rc == {"holds": 0, "violated": 1}[expected], out.out[-2000:] + out.err[-2000:]
+
+
+def test_the_published_fedavg_theorem_runs_in_verify_and_search_on_two_workers(tmp_path, capsys):
+    """Li et al. (ICLR 2020) Theorem 1 in at most 80 lines of public modules: it holds, its rate squared is refuted
+    by verify and by search -j 2 (a user's family class on the workers)."""
+    import os
+    import subprocess
+    import sys
+    f = EXAMPLES / "fedavg_strongly_convex.py"
+    assert len(f.read_text().splitlines()) <= 80
+    assert main(["verify", "li2020.theorem1", "--theorem-file", str(f), "--no-report", "-q"]) == 0
+    assert main(["verify", "li2020.theorem1_squared", "--theorem-file", str(f), "--no-report", "-q"]) == 1
+    capsys.readouterr()
+    root = str(EXAMPLES.parent)
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-m", "fedcheck", "search", "li2020.theorem1_squared", "--theorem-file", str(f),
+                        "--budget", "8", "-j", "2", "--no-report", "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert p.returncode == 1, p.stdout[-1500:] + p.stderr[-1500:]
