@@ -7,6 +7,7 @@ FedProx (Li et al., 2020): each round every client starts from the server point 
 server averages.  The round function below is all there is to the method: fedcheck batches it over
 instances and runs it like its own methods.
 """
+import numpy as np
 import sympy as sp
 
 from fedcheck import Bound, BoundTest, Claim, Domain, Paper, Reading, Rounds
@@ -26,6 +27,13 @@ def fedprox_round(X, x, ctx, *, eta, mu, local_steps=1):
 
 fedprox = federated(fedprox_round, name="FedProx")
 
+def common_minimizer_inside(inst) -> bool:
+    """The premise of conjecture 1: one point minimizes every client's least squares, and it lies in the set."""
+    A, b = inst.A.reshape(-1, inst.p), inst.b.reshape(-1)
+    x = np.linalg.lstsq(A, b, rcond=None)[0]
+    return bool(np.linalg.norm(A @ x - b) <= 1e-9 * max(1.0, np.linalg.norm(b)) and np.all(inst.set.contains(x, 1e-9)))
+
+
 # Clients with a common minimizer inside the set (outside < 1, no noise): FedProx with one local step and
 # eta = 1/L is gradient descent on F, so F(x^t) - F* <= L D^2 / (2 (t - 1)).
 COMMON = RandomFamily(loss="least_squares", set="l2", n=8, m=20, p=10, radius=1.0, heterogeneity=0.0,
@@ -40,6 +48,7 @@ gd_rate = Claim(
         bounds=(Bound("O(1/t)", L * D**2 / (2 * (t - 1))),), rate=-1),
     params={"mu": 0.1},
     domain=Domain(fixed={"loss": "least_squares", "set": ("l2", "box")}, params={"mu": ">0"},
+                  premises={"the clients' minimizers coincide inside the set": common_minimizer_inside},
                   description="least squares; the clients' minimizers coincide inside the set"),
     expected="holds")
 

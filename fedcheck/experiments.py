@@ -874,6 +874,7 @@ def takes_instance(claim, inst) -> str | None:
     props = getattr(inst, "properties", None)
     if props is not None:
         claim.domain.check_instance(props())
+    claim.domain.check_premises(inst)
     return None
 
 
@@ -890,6 +891,8 @@ def param_domain(claim, name: str) -> tuple:
     for e in exprs:
         for s_ in sp.sympify(e).free_symbols:
             if s_.name == name:
+                if s_.is_integer:
+                    return "int > 0" if s_.is_positive else "int >= 0" if s_.is_nonnegative else "int"
                 if s_.is_positive:
                     return ">0"
                 if s_.is_nonnegative:

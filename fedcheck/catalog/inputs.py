@@ -91,6 +91,11 @@ def validate_inputs(checks, params: dict, instances: list, rounds: int | None = 
             ids = ", ".join(c.id for c in checks[:3]) + (" ..." if len(checks) > 3 else "")
             raise BadInput(f"--param {name}: not a parameter of {ids} (parameters: {', '.join(known) or 'none'}){hint}")
         for c in owners:
+            grid = getattr(getattr(c.evidence, "experiment", None), "param_grid", None) or ()
+            if any(name in g for g in grid):
+                vals = ", ".join(f"{g[name]:g}" for g in grid if name in g)
+                raise BadInput(f"--param {name}={value!r}: {c.id} runs {name} over its own grid ({vals}), which "
+                               "a --param does not change")
             try:
                 c.domain.check_param(name, value, param_domain(c, name))
             except BadInput as e:

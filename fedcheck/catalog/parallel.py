@@ -364,8 +364,13 @@ def map_tasks(fn: Callable, items: Iterable, *, jobs: int = 1, scheduler: str | 
             return out
         token = uuid.uuid4().hex[:8]
         pr = list(priorities) if priorities is not None else [0] * len(items)
-        futures = [_submit(client, _call, fn, x, key=f"fedcheck-task-{token}-{i}", priority=_prio(pr[i]))
-                   for i, x in enumerate(items)]
+        user = _user_module_objects()
+        if user:        # a user's classes and functions travel by value: a worker cannot import their module
+            futures = [_submit(client, _call_packed, _pack((fn, x), user), key=f"fedcheck-task-{token}-{i}",
+                               priority=_prio(pr[i])) for i, x in enumerate(items)]
+        else:
+            futures = [_submit(client, _call, fn, x, key=f"fedcheck-task-{token}-{i}", priority=_prio(pr[i]))
+                       for i, x in enumerate(items)]
         out: list = [None] * len(items)
 
         def got(i, r):
@@ -396,6 +401,37 @@ def _one_blas_thread():
 def _call(fn, x):
     with _one_blas_thread():
         return fn(x)
+
+
+def _user_module_objects() -> list:
+    """The users' theorem files loaded in this process (modules ``fedcheck_user_*``: no worker can import them)."""
+    return [m for name, m in list(sys.modules.items()) if name.startswith("fedcheck_user_") and m is not None]
+
+
+def _pack(obj, modules: Sequence) -> bytes:
+    """``obj`` pickled with the classes and functions of ``modules`` by value (cloudpickle), so a worker that
+    never loaded those modules rebuilds them.  An object that cannot be pickled is a :class:`BadInput` here,
+    at once, never a task a worker fails to read."""
+    import cloudpickle
+    registered = []
+    try:
+        for m in modules:
+            with contextlib.suppress(ValueError):
+                cloudpickle.register_pickle_by_value(m)
+                registered.append(m)
+        return cloudpickle.dumps(obj)
+    except Exception as e:  # noqa: BLE001 - whatever a user's object holds
+        raise BadInput(f"cannot send a task to the Dask workers: {type(e).__name__}: {e} (run with -j 1)") from None
+    finally:
+        for m in registered:
+            with contextlib.suppress(ValueError):
+                cloudpickle.unregister_pickle_by_value(m)
+
+
+def _call_packed(blob: bytes):
+    import cloudpickle
+    fn, x = cloudpickle.loads(blob)
+    return _call(fn, x)
 
 
 def _local_file(path: str, source: str) -> str:

@@ -25,10 +25,21 @@ __all__ = ["Registry", "default_registry", "load_registry", "UnknownCheck", "loa
            "catalog_key", "pep_models"]
 
 
+def _catalog_paper(name: str) -> bool:
+    """Whether ``name`` starts with the key of one of the catalog's papers (``fedfw.x``: a misspelt catalog id)."""
+    try:
+        import theorems
+        return name.split(".")[0] in theorems.PAPERS
+    except Exception:  # noqa: BLE001 - no catalog
+        return False
+
+
 class UnknownCheck(BadInput, KeyError):
     def __init__(self, name: str, suggestions: list[str]):
         self.name, self.suggestions = name, suggestions
         hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
+        if not suggestions and not _catalog_paper(name):
+            hint = "; if it is declared in your own file, pass it with --theorem-file FILE"
         super().__init__(f"unknown check {name!r}{hint} (see 'fedcheck list')")
 
     def __str__(self):

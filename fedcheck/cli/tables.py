@@ -109,7 +109,8 @@ def _rate_line(r: dict) -> str | None:
     fitted = _fmt(r.get("fitted_rate"), ".3f") + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
     verdict = ("pre-asymptotic" if ((r.get("evidence") or {}).get("rate") or {}).get("pre_asymptotic")
                else r.get("rate_verdict") or "-")
-    return f"rate {fitted} (claimed {r['claimed_rate']:.3g}): {verdict}"
+    why = (r.get("evidence") or {}).get("rate_reason") if verdict == "inconclusive" else None
+    return f"rate {fitted} (claimed {r['claimed_rate']:.3g}): {verdict}" + (f" ({why})" if why else "")
 
 
 def _rows(results: list[dict], wide: bool) -> list[tuple]:

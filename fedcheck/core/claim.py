@@ -20,6 +20,7 @@ one); it never decides anything.  A claim is immutable once declared.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -51,13 +52,29 @@ class Domain:
     a tuple value means "one of" (and ``search`` may move among them).  ``free``: ``{property: (lo, hi)}``
     numeric properties ``search`` may vary, in closed ranges (``None`` ends: unbounded; ``None`` range: free,
     e.g. ``x0``).  A property in neither stays at the value of the claim's own family.
-    ``params``: ranges of the claim's parameters: ``">0"``, ``">=0"`` or a closed ``(lo, hi)`` (``None``: unbounded).
-    Properties are read from an instance's ``properties()`` (problem library)."""
+    ``params``: ranges of the claim's parameters: ``">0"``, ``">=0"``, ``">= k"`` or a closed ``(lo, hi)`` (``None``:
+    unbounded); ``"int"``, ``"int >= 1"``: an integer parameter (``--param``, ``search`` and the API refuse or never
+    draw other values).  Without a declared range, a parameter's symbol's own assumptions decide
+    (``fedcheck.symbols.E`` is a positive integer).
+    Properties are read from an instance's ``properties()`` (problem library).
+    ``premises``: ``{name: predicate(instance) -> bool}``, the hypotheses no property says (the clients share a
+    minimizer, it lies inside the set): an instance where one is false lies outside the domain -- ``search`` never
+    runs it, ``verify --instance`` refuses it::
+
+        Domain(fixed={"loss": "least_squares"}, premises={"common minimizer inside the set": common_minimizer})
+    """
 
     fixed: Mapping = field(default_factory=dict)
     free: Mapping = field(default_factory=dict)
     params: Mapping = field(default_factory=dict)
     description: str = ""
+    premises: Mapping = field(default_factory=dict)
+
+    def check_premises(self, instance) -> None:
+        """Refuse (:class:`DomainError`) an instance where one of the ``premises`` is false."""
+        for name, holds in self.premises.items():
+            if not bool(holds(instance)):
+                raise DomainError(f"premise {name!r} is false on this instance: outside the claim's domain")
 
     def check_instance(self, props: Mapping) -> None:
         for key, want in self.fixed.items():
@@ -83,7 +100,7 @@ class Domain:
         return {"fixed": {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.fixed.items()},
                 "free": {k: (None if v is None else list(v)) for k, v in self.free.items()},
                 "params": {k: (v if isinstance(v, str) else list(v)) for k, v in self.params.items()},
-                "description": self.description}
+                "description": self.description, **({"premises": list(self.premises)} if self.premises else {})}
 
 
 def check_range(name: str, value, rng) -> None:
@@ -94,12 +111,19 @@ def check_range(name: str, value, rng) -> None:
     v = float(value)
     if rng is None:
         return
-    if rng == ">0":
-        if not v > 0:
-            raise DomainError(f"parameter {name}={value!r}: must be > 0")
-    elif rng == ">=0":
-        if not v >= 0:
-            raise DomainError(f"parameter {name}={value!r}: must be >= 0")
+    if isinstance(rng, str):        # ">0", ">= 1", "int", "int >= 1" (an integer parameter: E local steps)
+        spec = rng.strip()
+        if spec.startswith("int"):
+            if not v.is_integer():
+                raise DomainError(f"parameter {name}={value!r}: must be an integer")
+            spec = spec[3:].strip()
+        if spec:
+            m = re.fullmatch(r"(>=|>|<=|<)\s*([-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?)", spec)
+            if m is None:
+                raise DomainError(f"parameter {name}: range {rng!r} is none of '>0', '>= k', 'int', 'int >= k'")
+            op, edge = m.group(1), float(m.group(2))
+            if not {">": v > edge, ">=": v >= edge, "<": v < edge, "<=": v <= edge}[op]:
+                raise DomainError(f"parameter {name}={value!r}: must be {op} {m.group(2)}")
     else:
         lo, hi = rng
         if (lo is not None and v < lo) or (hi is not None and v > hi):

@@ -293,6 +293,7 @@ class Comparison:
             negligible = np.abs(rhs) <= V.POLICY.negligible_bound * size
             ratio_reported = np.where(negligible, np.nan, ratio)
         else:
+            negligible = np.zeros(len(codes), dtype=bool)
             ratio_reported = ratio
         fin = np.isfinite(ratio)
         fin_r = np.isfinite(ratio_reported)
@@ -331,6 +332,8 @@ class Comparison:
                "ratio_defined_at_max_excess": bool(not undefined[wx]) if wx is not None else None,
                # violations where the bound (numerically) vanishes: their ratio is undefined, their excess is not
                "violations_where_ratio_undefined": int(bad_undef.size),
+               # violations left out of max_ratio_where_bound_not_negligible (the headline ratio)
+               "violations_where_bound_negligible": int(((codes == 2) & np.broadcast_to(negligible, codes.shape)).sum()),
                "max_excess_where_ratio_undefined": float(np.max(excess[bad_undef])) if bad_undef.size else None}
         if statistic.kind == "mean":
             out["se_max"] = float(np.nanmax(se)) if np.isfinite(se).any() else None
@@ -398,8 +401,9 @@ def merge_judgements(a: dict | None, b: dict) -> dict:
     out = dict(a)
     out["verdict"] = V.combine([a["verdict"], b["verdict"]])
     if b.get("max_ratio") is not None and (a.get("max_ratio") is None or b["max_ratio"] > a["max_ratio"]):
-        for k in b:
-            if k.startswith("argmax_") or k in ("max_ratio", "lhs_at_argmax", "rhs_at_argmax"):
+        for k in b:     # the largest ratio's point only: the largest excess's point moves with its own values
+            if (k.startswith("argmax_") and not k.startswith("argmax_excess_")) or k in ("max_ratio", "lhs_at_argmax",
+                                                                                        "rhs_at_argmax"):
                 out[k] = b[k]
     if b.get("max_excess") is not None and (a.get("max_excess") is None or b["max_excess"] > a["max_excess"]):
         for k in b:
@@ -417,7 +421,8 @@ def merge_judgements(a: dict | None, b: dict) -> dict:
             if k.startswith("first_violation_") or k in ("lhs_at_first_violation", "rhs_at_first_violation",
                                                           "ratio_defined_at_first_violation"):
                 out[k] = b[k]
-    for k in ("violations", "undecided", "points", "violations_where_ratio_undefined"):
+    for k in ("violations", "undecided", "points", "violations_where_ratio_undefined",
+              "violations_where_bound_negligible"):
         out[k] = a.get(k, 0) + b.get(k, 0)
     if "vacuity" in a or "vacuity" in b:
         out["vacuity"] = merge_vacuity(a.get("vacuity"), b.get("vacuity")) if "vacuity" in a and "vacuity" in b \

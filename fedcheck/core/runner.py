@@ -367,6 +367,21 @@ def _where(s: dict, prefix: str = "first_violation_") -> str:
     return f" at {pts[0]}" if pts else ""
 
 
+def _rate_reason(pooled: dict | None, ev) -> str:
+    """Why a claimed rate is undecided (what the summary prints beside ``inconclusive``)."""
+    if pooled is None:
+        mean = getattr(getattr(ev, "statistic", None), "kind", "") == "mean"
+        return (f"no slope to fit: fewer than {V.POLICY.fit_min_points} points of the last {V.POLICY.fit_decades:g} "
+                f"decade(s) lie above {V.POLICY.resolution_factor:g} x the measurement's floor"
+                + (" (for a mean: z x its standard error over the runs)" if mean else "")
+                + "; run more rounds or more seeds")
+    if pooled.get("pre_asymptotic"):
+        return (f"pre-asymptotic: the slopes of the last two decades differ by more than {V.POLICY.rate_drift:g}; "
+                "run more rounds")
+    ci = pooled.get("ci_hac")
+    return f"the slope's interval {ci} is not finite or straddles the claimed exponent's slack"
+
+
 def _violation_text(bad: list, n_cases: int) -> str:
     """The first violation and the worst point, each with its own values; where the bound vanishes the ratio is
     undefined and only the excess is given."""
@@ -563,9 +578,15 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
             ex_u = [s["max_excess_where_ratio_undefined"] for _, s in bad
                     if s.get("max_excess_where_ratio_undefined") is not None]
             extra["max_excess_where_ratio_undefined"] = max(ex_u) if ex_u else None
+        dropped = int(sum(s.get("violations_where_bound_negligible", 0) for _, s, _ in lst))
+        if dropped:
+            extra["violations_where_bound_negligible"] = dropped
         if bad and evidence is None:
             i, s = bad[0]
             evidence = _violation_text(bad, len(lst))
+            if dropped:
+                evidence += (f"; {dropped} violated point(s) where the bound is below {V.POLICY.negligible_bound:g} x "
+                             "max(1, scale, |measured|) are left out of the ratio (their excess is not)")
             extra["first_violation"] = {"case": str(i.case), **{k: v for k, v in s.items() if k.startswith("first_violation_")},
                                         "lhs": s.get("lhs_at_first_violation"), "rhs": s.get("rhs_at_first_violation"),
                                         "ratio_defined": s.get("ratio_defined_at_first_violation")}
@@ -599,6 +620,8 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
         res.fitted_rate = pooled["slope"] if pooled else None
         res.fitted_rate_ci = pooled["ci_hac"] if pooled else None
         res.rate_verdict = V.rate_claim_verdict(pooled, float(claimed))
+        if res.rate_verdict == V.INCONCLUSIVE:
+            res.evidence["rate_reason"] = _rate_reason(pooled, ev)
         if pooled:
             res.evidence["rate"] = {"claimed": float(claimed), "slope": pooled["slope"], "ci_hac": pooled["ci_hac"],
                                     "ci_ols": pooled["ci_ols"], "ci_between_instances": pooled["ci_between_instances"],

@@ -76,3 +76,12 @@ E_init = sp.Symbol("E_init", positive=True)            # (51): (1/n) sum_i f_i(x
 grad_hat_x1 = sp.Symbol("grad_hat_x1", nonnegative=True)  # ||grad F^(X^1) - D^1||_F with D^1 = 0 (Lemma 3's Q)
 G_nc = sp.Symbol("G_nc", positive=True)                # sup_{X in D^n} ||grad F^(X)||_F for the non-convex families
 __all__ += ["E_init", "grad_hat_x1", "G_nc"]
+
+# strongly convex least squares (client weights 1/n); values from fedcheck.problems.constants, exact from the data
+mu = sp.Symbol("mu", positive=True)                    # min_k lambda_min(A_k^T A_k / m): each f_k mu-strongly convex
+mu_F = sp.Symbol("mu_F", positive=True)                # lambda_min of F's Hessian
+L_F = sp.Symbol("L_F", positive=True)                  # lambda_max of F's Hessian: the smoothness of the average
+kappa = sp.Symbol("kappa", positive=True)              # L / mu
+Gamma = sp.Symbol("Gamma", nonnegative=True)           # F* - (1/n) sum_k F_k*
+F_k_star_max = sp.Symbol("F_k_star_max", nonnegative=True)  # max_k min f_k
+__all__ += ["mu", "mu_F", "L_F", "kappa", "Gamma", "F_k_star_max"]

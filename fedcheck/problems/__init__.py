@@ -17,7 +17,8 @@ of [52] and federated splits).
 _EXPORTS = {
     **dict.fromkeys(("Instance", "InstanceBatch", "InstanceError", "RandomFamily", "load_instance", "save_instance",
                      "instance_rng"), "fedcheck.problems.instances"),
-    **dict.fromkeys(("FeasibleSet", "L1Ball", "L2Ball", "Box", "Simplex", "NuclearBall", "ProductSet", "make_set"),
+    **dict.fromkeys(("FeasibleSet", "L1Ball", "L2Ball", "Box", "Simplex", "NuclearBall", "ProductSet", "make_set",
+                    "Unconstrained"),
                     "fedcheck.problems.sets"),
     **dict.fromkeys(("Loss", "LeastSquares", "Logistic", "Sigmoid", "SignedQuadratic", "LAD", "Hinge", "MaxAffine",
                      "L2Residual", "Distance", "WeightedLogistic", "Huber", "Affine", "make_loss"),

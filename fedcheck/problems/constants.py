@@ -16,7 +16,12 @@ its exact solution, and the check's parameters).  :func:`resolve` looks, in this
 4. :data:`GENERIC`: the table written out below, for the generic :class:`Instance` of the
    federated problems (``n``, ``L``, ``D``, ``Y_norm``, ``G_sup``, ..., and the non-convex
    ``E_init``, ``G_nc``, ``grad_hat_x1``, computed by :mod:`fedcheck.problems.nonconvex`, imported
-   when first needed).
+   when first needed); and, for strongly convex least squares (client weights ``p_k = 1/n``, exact from the
+   clients' Hessians ``H_k = A_k^T A_k / m``), ``mu`` (``min_k lambda_min(H_k)``), ``mu_F``, ``L_F`` (the
+   smoothness of the average ``F``), ``kappa = L / mu``, ``Gamma = F* - (1/n) sum_k F_k*`` and ``F_k_star_max``::
+
+       from fedcheck.symbols import Gamma, L, kappa, mu, t
+       Bound("strongly convex", kappa / (8 * kappa + t) * (2 * (6 * L * Gamma) / mu + mu * 8 * kappa / 2 * D**2))
 
 A provider (of :data:`USER` or :data:`GENERIC`) is a function ``(ctx) -> Value`` (or a number).
 """
@@ -67,14 +72,14 @@ def register_constant(name: str, fn: Provider) -> Provider:
 
     Call it explicitly in your own file (``register_constant("kappa", my_kappa)``); it is consulted
     after ``ctx.params`` and the instance's own ``constant(name, ctx)``, before the generic table.
-    A name of the generic table or one already registered is refused (:class:`ValueError`): a
-    constant has one meaning.  A problem class's own constants are better given by its
+    A name of the generic table (except those of :data:`SHADOWABLE`, which a user's own definition replaces)
+    or one already registered is refused (:class:`ValueError`): a constant has one meaning.  A problem class's own constants are better given by its
     ``constant(name, ctx)`` method (see the module's docstring)."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"a constant's name must be a non-empty string, not {name!r}")
     if not callable(fn):
         raise ValueError(f"the provider of {name!r} must be callable (ctx) -> Value")
-    if name in GENERIC:
+    if name in GENERIC and name not in SHADOWABLE:
         raise ValueError(f"{name!r} is a generic constant of fedcheck; choose another name")
     if name in USER:
         by = getattr(USER[name], "__qualname__", USER[name])
@@ -258,6 +263,74 @@ def _grad_hat_x1(ctx):
 
 
 # ----------------------------------------------------------------------------------------------
+# strong convexity and heterogeneity of least squares, in closed form from the clients' Hessians H_k = A_k^T A_k / m
+# (a strongly convex / ridge-like family: mu > 0 when every A_k has full column rank).  Client weights p_k = 1/n.
+def _hessians(ctx) -> np.ndarray:
+    loss = ctx.loss if ctx.loss is not None else ctx.instance.make_loss()
+    H = getattr(loss, "H", None)
+    if H is None:
+        raise KeyError(f"the {loss.name!r} loss has no constant Hessian: mu, L_F, kappa and Gamma are known in "
+                       "closed form for least squares only")
+    return np.asarray(H, dtype=float).reshape(ctx.instance.n, ctx.instance.p, ctx.instance.p)
+
+
+def _mu(ctx):
+    H = _hessians(ctx)
+    return Value(float(np.min(np.linalg.eigvalsh(H)[:, 0])), True,
+                 "min_k lambda_min(A_k^T A_k / m): every client's f_k is mu-strongly convex")
+
+
+def _mu_F(ctx):
+    return Value(float(np.linalg.eigvalsh(_hessians(ctx).mean(0))[0]), True,
+                 "lambda_min((1/n) sum_k A_k^T A_k / m): F is mu_F-strongly convex")
+
+
+def _L_F(ctx):
+    return Value(float(np.linalg.eigvalsh(_hessians(ctx).mean(0))[-1]), True,
+                 "lambda_max((1/n) sum_k A_k^T A_k / m): the exact smoothness of the average F")
+
+
+def _kappa(ctx):
+    mu = _mu(ctx).value
+    if not mu > 0:
+        raise KeyError("kappa = L / mu: some client is not strongly convex (mu = 0)")
+    return Value(float(_L(ctx).value / mu), True, "L / mu = max_k L_k / min_k lambda_min(H_k)")
+
+
+def _client_minima(ctx) -> tuple[np.ndarray, bool]:
+    """Each client's minimum of ``||A_k x - b_k||^2 / (2m)`` over R^p, and whether every client's minimizer lies
+    in the set (then it is also the minimum over the set)."""
+    inst = ctx.instance
+    vals, inside = [], True
+    for A, b in zip(np.asarray(inst.A, dtype=float), np.asarray(inst.b, dtype=float)):
+        x = np.linalg.lstsq(A, b, rcond=None)[0]
+        r = A @ x - b
+        vals.append(float(r @ r) / (2 * A.shape[0]))
+        inside = inside and bool(np.all(inst.set.contains(x, 1e-9)))
+    return np.asarray(vals), inside
+
+
+def _Gamma(ctx):
+    _hessians(ctx)
+    loss = ctx.loss if ctx.loss is not None else ctx.instance.make_loss()
+    x = ctx.solution.x_star
+    F_star = float(np.mean(loss.value(np.broadcast_to(x, (ctx.instance.n, ctx.instance.p)))))
+    fk, inside = _client_minima(ctx)
+    return Value(F_star - float(fk.mean()), inside,
+                 "Gamma = F* - (1/n) sum_k F_k* (weights p_k = 1/n; F_k* over R^p by least squares" +
+                 ("" if inside else ", below the minimum over the set: an upper bound of Gamma") + ")")
+
+
+def _F_k_star_max(ctx):
+    fk, inside = _client_minima(ctx)
+    return Value(float(fk.max()), inside, "max_k F_k*, each client's least-squares minimum (over R^p)")
+
+
+#: Generic names a user's :func:`register_constant` may still claim (they came after users had named their own).
+SHADOWABLE = frozenset({"mu", "mu_F", "L_F", "kappa", "Gamma", "F_k_star_max"})
+
+
+# ----------------------------------------------------------------------------------------------
 #: The constants of the generic federated :class:`Instance`, written out (no registration).
 GENERIC: dict[str, Provider] = {
     "n": _n,
@@ -277,4 +350,10 @@ GENERIC: dict[str, Provider] = {
     "E_init": _E_init,
     "G_nc": _G_nc,
     "grad_hat_x1": _grad_hat_x1,
+    "mu": _mu,
+    "mu_F": _mu_F,
+    "L_F": _L_F,
+    "kappa": _kappa,
+    "Gamma": _Gamma,
+    "F_k_star_max": _F_k_star_max,
 }

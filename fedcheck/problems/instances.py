@@ -277,6 +277,8 @@ def load_instance(path: str | os.PathLike) -> Instance:
         raise InstanceError(f"{path}: 'radius' must be a single float, got shape {radius_arr.shape}")
     radius = float(radius_arr.reshape(()))
     for key, arr in (("A", A), ("b", b), ("radius", radius_arr)) + ((("x0", x0),) if x0 is not None else ()):
+        if key == "radius" and set_name == "rp" and np.all(radius_arr == np.inf):     # R^p: radius inf
+            continue
         if not np.all(np.isfinite(arr)):
             bad = int(np.size(arr) - np.isfinite(arr).sum())
             raise InstanceError(f"{path}: '{key}' contains {bad} NaN or infinite value(s)")

@@ -31,7 +31,7 @@ from typing import Sequence
 import numpy as np
 
 __all__ = [
-    "FeasibleSet", "L1Ball", "L2Ball", "Box", "Simplex", "NuclearBall", "ProductSet",
+    "FeasibleSet", "L1Ball", "L2Ball", "Box", "Simplex", "NuclearBall", "ProductSet", "Unconstrained",
     "make_set", "SET_NAMES", "stack_sets",
 ]
 
@@ -429,7 +429,7 @@ def _check_fields(S) -> None:
     from fedcheck.core.errors import BadValue
     fields = getattr(S, "__dataclass_fields__", {})
     kind = type(S).__name__
-    if "radius" in fields:
+    if "radius" in fields and kind != "Unconstrained":     # R^p keeps radius inf for the batched interface
         r = S.radius
         try:
             ok = not isinstance(r, (bool, str, bytes)) and bool(np.all(np.isfinite(np.asarray(r, dtype=float)))) \
@@ -453,7 +453,46 @@ def _check_fields(S) -> None:
             raise BadValue(f"{kind}: blocks must be a non-empty tuple of sets, not {b!r}")
 
 
-SET_NAMES = {"l1": L1Ball, "l2": L2Ball, "box": Box, "simplex": Simplex}
+@dataclass(frozen=True)
+class Unconstrained(FeasibleSet):
+    """``R^p``: no constraint.  Projection is the identity, every point is inside, the diameter is infinite and there
+    is no linear minimization oracle: a Frank-Wolfe method refuses it (one line), gradient methods run as on
+    ``R^p``.  ``radius`` is ``inf`` (kept for the batched interface)::
+
+        Instance(A=A, b=b, loss="least_squares", set=Unconstrained(np.inf, p))
+    """
+
+    radius: float | np.ndarray
+    dim: int
+    name: str = field(default="rp", init=False)
+
+    def _with_radius(self, r):
+        return Unconstrained(r, self.dim)
+
+    def lmo(self, g):
+        from fedcheck.core.errors import BadInput
+        raise BadInput("the set R^p (Unconstrained) has no linear minimization oracle: a Frank-Wolfe method needs a "
+                       "bounded set (l1, l2, box, simplex)")
+
+    def support(self, g):
+        g = np.asarray(g, dtype=float)
+        return np.where(np.linalg.norm(g, axis=-1) > 0, np.inf, 0.0)
+
+    def project(self, x):
+        return np.asarray(x, dtype=float) * 1.0
+
+    def gauge(self, x):
+        return np.zeros(np.shape(x)[:-1])
+
+    @property
+    def diameter(self):
+        return np.full(np.shape(self.radius), np.inf) if np.ndim(self.radius) else np.inf
+
+    def cvx_constraints(self, x):
+        return []
+
+
+SET_NAMES = {"l1": L1Ball, "l2": L2Ball, "box": Box, "simplex": Simplex, "rp": Unconstrained}
 
 
 def make_set(name: str, radius, dim: int) -> FeasibleSet:

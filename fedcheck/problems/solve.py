@@ -342,6 +342,11 @@ def solve_consensus(inst: Instance, use_cache: bool = True) -> Solution:
 
 def _fw_gap(loss, S, x) -> float:
     g = loss.full_grad(x)
+    if getattr(S, "name", "") == "rp":      # R^p has no FW gap: F(x) - F* <= ||grad F||^2 / (2 mu_F) for a quadratic
+        H = getattr(loss, "H", None)
+        mu = float(np.linalg.eigvalsh(np.asarray(H).reshape(-1, x.size, x.size).mean(0))[0]) if H is not None else 0.0
+        nrm2 = float(g @ g)
+        return nrm2 / (2 * mu) if mu > 0 else (0.0 if nrm2 == 0 else float("inf"))
     return max(float(g @ (x - S.lmo(g))), 0.0)
 
 
@@ -387,5 +392,8 @@ def _dual_residual(loss, inst: Instance, x: np.ndarray, Y: np.ndarray) -> float:
     """``max_i`` FW gap of ``x`` for the client Lagrangian ``(1/n) f_i + <y_i, .>`` over ``D``, and ``||sum_i y_i||``."""
     S = inst.set
     Li = loss.grad(np.broadcast_to(x, (inst.n, inst.p))) / inst.n + Y
-    res = float(np.maximum(np.einsum("ip,ip->i", Li, x - S.lmo(Li)), 0.0).max())
+    if getattr(S, "name", "") == "rp":     # R^p: stationarity of every client Lagrangian, ||grad|| = 0
+        res = float(np.linalg.norm(Li, axis=-1).max())
+    else:
+        res = float(np.maximum(np.einsum("ip,ip->i", Li, x - S.lmo(Li)), 0.0).max())
     return max(res, float(np.linalg.norm(Y.sum(0))))

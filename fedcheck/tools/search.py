@@ -39,9 +39,12 @@ cache).
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import math
+import os
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -128,7 +131,8 @@ class SeedCandidate:
 
     def rerun(self, claim_id: str, defaults: dict) -> str:
         changed = {k: v for k, v in self.params.items() if defaults.get(k) != v}
-        return f"fedcheck verify {claim_id} --seeds {','.join(map(str, self.seeds))}{_param_args(changed)}"
+        return (f"fedcheck verify {claim_id}{_file_args(claim_id)} --seeds {','.join(map(str, self.seeds))}"
+                f"{_param_args(changed)}")
 
 
 class ParamEncoding:
@@ -164,10 +168,11 @@ def search_seeds(check: Claim, budget: int = 40, seed: int = 0, vary_params: boo
     ranges = {}
     if vary_params:
         for k, v in check.params.items():
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and float(v) > 0:
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and float(v) > 0 and k not in grid_params(check):
                 ranges[k] = (float(v) / 10.0, float(v) * 10.0)
 
     def evaluate(c: SeedCandidate) -> SeedCandidate:
+        c.params = integral_params(check, c.params)
         try:
             for name, val in c.params.items():
                 if name in ranges:
@@ -263,8 +268,16 @@ class SearchSpace:
         base = RandomFamily()   # a family of another type: its fields where it has them, else the defaults
         get = lambda name: getattr(fam, name, getattr(base, name))  # noqa: E731
         params = {}
+        grid = grid_params(check)
+        bad = sorted(set(param_ranges or {}) & grid)
+        if bad:
+            from fedcheck.core.errors import DomainError
+            raise DomainError(f"--param-range {bad[0]}: {check.id} runs {bad[0]} over its own param_grid; "
+                              "searching it would change nothing")
         if vary_params:
             for k, v in check.params.items():
+                if k in grid:       # the claim's grid sets it: not a coordinate of the search
+                    continue
                 if isinstance(v, (int, float)) and not isinstance(v, bool) and float(v) > 0:
                     params[k] = (float(v) / 10.0, float(v) * 10.0)
                     if k in dom.params and isinstance(dom.params[k], tuple):
@@ -525,6 +538,25 @@ def _evaluate_chunk_remote(ref: tuple, chunk: Sequence[Candidate], config: EvalC
     return _evaluate_chunk(claim, chunk, dataclasses.replace(config, jobs=1, scheduler=None, ref=None))
 
 
+def grid_params(check: Claim) -> set:
+    """The parameters a claim's ``Rounds(param_grid=...)`` sets itself: searching or passing them changes nothing."""
+    exp = getattr(check.evidence, "experiment", None)
+    return {k for g in (getattr(exp, "param_grid", None) or ()) for k in g}
+
+
+def integral_params(check: Claim, params: dict) -> dict:
+    """``params`` with the claim's integer parameters (range ``"int ..."``, or an integer symbol such as
+    ``fedcheck.symbols.E``) rounded to the nearest integer: what a search draws and reports."""
+    from fedcheck.experiments import param_domain
+    out = dict(params)
+    for k, v in params.items():
+        rng = param_domain(check, k)
+        if isinstance(rng, str) and rng.strip().startswith("int") and isinstance(v, (float, np.floating)) \
+                and np.isfinite(v):
+            out[k] = float(round(float(v)))
+    return out
+
+
 def evaluate_batch(check: Claim, cands: Sequence[Candidate], config: EvalConfig) -> list[float]:
     """Evaluate candidates (one generation of a search) through the claim's own runner and verdict policy; fill
     each candidate's ``ratio``/``verdict``/``reading`` and return the ratios (max measured/bound over the
@@ -532,6 +564,8 @@ def evaluate_batch(check: Claim, cands: Sequence[Candidate], config: EvalConfig)
     Candidates sharing parameters run as one batch when the experiment allows it; the chunks are independent
     tasks (the one place to spread over processes)."""
     from fedcheck.experiments import param_domain
+    for c in cands:
+        c.params = integral_params(check, c.params)
     ranges = {k: param_domain(check, k) for c in cands for k in c.params}
     run: list[Candidate] = []
     for c in cands:
@@ -1243,11 +1277,25 @@ def _param_args(params: dict) -> str:
     return "".join(f" --param {k}={float(v)!r}" for k, v in params.items())   # exact: reproduces the run
 
 
+def _file_args(check_id: str) -> str:
+    """`` --theorem-file PATH`` when ``check_id`` is declared in a user's theorem file loaded in this process (a
+    rerun command must load it again), else nothing."""
+    import shlex
+    for name, mod in list(sys.modules.items()):
+        f = getattr(mod, "__file__", None)
+        if not name.startswith("fedcheck_user_") or not f:
+            continue
+        with contextlib.suppress(Exception):
+            if any(isinstance(v, Claim) and v.id == check_id for v in vars(mod).values()):
+                return f" --theorem-file {shlex.quote(os.path.abspath(f))}"
+    return ""
+
+
 def rerun_command(check_id: str, path: str | None, params: dict, default_params: dict) -> str | None:
     if not path:
         return None
     changed = {k: v for k, v in params.items() if default_params.get(k) != v}
-    return f"fedcheck verify {check_id} --instance {path}{_param_args(changed)}"
+    return f"fedcheck verify {check_id}{_file_args(check_id)} --instance {path}{_param_args(changed)}"
 
 
 def search_document(outcome: SearchOutcome, check: BoundCheck) -> dict:
