@@ -243,3 +243,12 @@ def test_notation_values_without_a_printed_definition_are_listed():
     found = {(cid, bd.name): X.unchecked_definitions(bd) for cid, _, bd in BOUNDS if X.unchecked_definitions(bd)}
     new = {k: v for k, v in found.items() if sorted(v) != sorted(TRUSTED_DEFINITIONS.get(k, []))}
     assert not new, f"notation values trusted without the paper's printed definition (latex_definitions=): {new}"
+
+
+def test_the_terminal_warns_of_a_printed_formula_a_note_alone_excuses():
+    """A 'differs' whose record's check fails (a note, no corrected formula proved equal) is warned of; one whose
+    corrected formula passes is not."""
+    from fedcheck.cli.tables import printed_formula_warnings
+    rec = {"verdict": "differs", "note": "a typo in the paper", "evidence": "10 vs 12"}
+    assert printed_formula_warnings({"id": "x.y", "formula": {"printed": {"(b)": {**rec, "check": "fail"}}}})
+    assert not printed_formula_warnings({"id": "x.y", "formula": {"printed": {"(b)": {**rec, "check": "pass"}}}})
