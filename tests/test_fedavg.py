@@ -8,6 +8,7 @@ from fedcheck.algorithms import composite as C
 from fedcheck.algorithms import mls as M
 from fedcheck.algorithms import pieces
 from theorems.fedsgm import methods as SW
+from fedcheck.algorithms import per_row
 from fedcheck.algorithms.compression import RandK, UniformStream
 from fedcheck.algorithms.core import default_recorder as mls_default_recorder
 from fedcheck.algorithms.fedavg import fedavg_rounds, run_fedavg
@@ -110,7 +111,7 @@ def _old_mls_fedavg(batch, *, rounds, T, eta=None, eta_step=None, grid=None, rec
 
 def _old_switching_fedavg(batch, *, rounds, eta, local_steps=1, w0=None):
     B, n = batch.B, batch.n
-    eta = SW._per_row(eta, B, "eta")[:, None, None]
+    eta = per_row(eta, B, "eta")[:, None, None]
     w = np.array(batch.w0 if w0 is None else w0, dtype=float)
     out = [w]
     for _ in range(int(rounds)):
