@@ -3,9 +3,8 @@ and the pytest plugin): seeds, parameters, rounds against a memory estimate, ins
 Every refusal is :class:`~fedcheck.core.errors.BadInput` with one line naming the option."""
 from __future__ import annotations
 
-import os
-
 from fedcheck.core.errors import BadInput
+from fedcheck.core.memory import available_memory  # the one estimate (what --rounds and declared sizes meet)
 
 __all__ = ["parse_seeds", "parse_params", "validate_inputs", "option_notes", "available_memory"]
 
@@ -62,14 +61,6 @@ def parse_params(items) -> dict:
         except ValueError:
             raise BadInput(f"--param {it!r}: {v!r} is not a number") from None
     return out
-
-
-def available_memory() -> float:
-    """Bytes of memory available now (0 when the system does not say): what ``--rounds`` is checked against."""
-    try:
-        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):
-        return 0.0
 
 
 def validate_inputs(checks, params: dict, instances: list, rounds: int | None = None, seeds=None) -> None:
