@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from fedcheck.core import verdict as V
-from fedcheck.core.readings import Reading, check_deviations
+from fedcheck.core.readings import Reading, check_deviations, deviations_of
 from fedcheck.core.results import Result, RunConfig
 from fedcheck.core.evidence import (BoundTest, Finding, Measurement, MeasureContext, Proof, attach_provenance,
                                     clopper_pearson)
@@ -119,7 +119,7 @@ def declared_findings(claim: Claim) -> list[dict]:
     elif isinstance(ev, Measurement):       # declared by name or by the start of a name (run-time suffixes)
         for name, entry in ev.sources.items():
             src, dev = entry if isinstance(entry, tuple) else (entry, "")
-            out[name] = {"name": name, "paper": not dev, "source": src, "deviation": dev}
+            out[name] = {"name": name, "paper": not dev, "source": src, "deviation": deviations_of(dev)[0]}
     return list(out.values())
 
 

@@ -52,21 +52,50 @@ def _pick_lambda(make, grid, ok):
     return inst, sol, tried
 
 
-def lasso_experiment(seed: int = 0, d: int = 32, d1: int = 4, M: int = 16, n: int = 32, batch: int = 4,
-                     clients_per_round: int = 4, lam_grid=(0.05, 0.1, 0.2, 0.3, 0.5), threshold: float = 1e-2):
-    """Federated LASSO (5.1)/(A.1)-(A.4) scaled down: ``w_real = [1_{d1}; 0]``, ``b_real ~ N(0,1)``,
-    client means ``mu_m ~ N(0, I)``, ``x = mu_m + N(0, I)``, ``y = w_real^T x + b_real + N(0, 1)``; objective
-    ``(1/M) sum_m mean (x^T w + b - y)^2 + lam ||w||_1`` with the bias unregularized (last coordinate).
-    ``lam`` is the first value of ``lam_grid`` whose centralized solution has exactly the support of
-    ``w_real`` (|w_i| >= threshold), as in the paper ("selected so the centralized solver recovers the
-    sparse pattern")."""
+#: Dataset (I) of Appendix A.2 (federated LASSO) and A.3 (nuclear norm): the paper's sizes (``--full``), and the
+#: smaller ones of the quick run (a deviation declared with both numbers).  A round is one local epoch of
+#: minibatches of 10 over 128 samples: 13 steps, the last of 8 samples.
+LASSO_PAPER = {"d": 1024, "d1": 512, "M": 64, "n": 128, "batch": 10, "clients_per_round": 10}
+LASSO_QUICK = {"d": 32, "d1": 4, "M": 16, "n": 32, "batch": 4, "clients_per_round": 4}
+NUCLEAR_PAPER = {"p": 32, "rank": 16, "M": 64, "n": 128, "batch": 10, "clients_per_round": 10}
+NUCLEAR_QUICK = {"p": 6, "rank": 2, "M": 8, "n": 32, "batch": 4, "clients_per_round": 4}
+
+
+def lasso_data(seed: int, d: int, d1: int, M: int, n: int):
+    """The data of (A.2)-(A.4): ``X`` ``(M, n, d + 1)`` (the features and a bias column of ones), ``y`` ``(M, n)``,
+    ``w_real = [1_{d1}; 0_{d - d1}]`` and ``b_real``, from ``instance_rng(seed, ...)`` keyed by the sizes."""
     rng = instance_rng(seed, f"feddualavg:lasso:{d}:{d1}:{M}:{n}")
     w_real = np.r_[np.ones(d1), np.zeros(d - d1)]
     b_real = rng.standard_normal()
     mu = rng.standard_normal((M, 1, d))
     Xf = mu + rng.standard_normal((M, n, d))
     y = Xf @ w_real + b_real + rng.standard_normal((M, n))
-    X = np.concatenate([Xf, np.ones((M, n, 1))], axis=-1)
+    return np.concatenate([Xf, np.ones((M, n, 1))], axis=-1), y, w_real, b_real
+
+
+def matrix_sensing_data(seed: int, p: int, rank: int, M: int, n: int):
+    """The data of (A.6)-(A.8): ``X`` ``(M, n, p^2 + 1)`` (the matrices flattened and a bias column), ``y``
+    ``(M, n)``, ``W_real = diag(1_rank, 0)`` and ``b_real``, from ``instance_rng(seed, ...)`` keyed by the sizes."""
+    rng = instance_rng(seed, f"feddualavg:nuclear:{p}:{rank}:{M}:{n}")
+    W_real = np.zeros((p, p))
+    W_real[np.arange(rank), np.arange(rank)] = 1.0
+    b_real = rng.standard_normal()
+    mu = rng.standard_normal((M, 1, p * p))
+    Xf = mu + rng.standard_normal((M, n, p * p))
+    y = Xf @ W_real.ravel() + b_real + rng.standard_normal((M, n))
+    return np.concatenate([Xf, np.ones((M, n, 1))], axis=-1), y, W_real, b_real
+
+
+def lasso_experiment(seed: int = 0, d: int = 32, d1: int = 4, M: int = 16, n: int = 32, batch: int = 4,
+                     clients_per_round: int = 4, lam_grid=(0.05, 0.1, 0.2, 0.3, 0.5), threshold: float = 1e-2):
+    """Federated LASSO (5.1)/(A.1)-(A.4) (``**LASSO_PAPER``: dataset (I); the defaults are the quick sizes,
+    ``LASSO_QUICK``): ``w_real = [1_{d1}; 0]``, ``b_real ~ N(0,1)``,
+    client means ``mu_m ~ N(0, I)``, ``x = mu_m + N(0, I)``, ``y = w_real^T x + b_real + N(0, 1)``; objective
+    ``(1/M) sum_m mean (x^T w + b - y)^2 + lam ||w||_1`` with the bias unregularized (last coordinate).
+    ``lam`` is the first value of ``lam_grid`` whose centralized solution has exactly the support of
+    ``w_real`` (|w_i| >= threshold), as in the paper ("selected so the centralized solver recovers the
+    sparse pattern")."""
+    X, y, w_real, b_real = lasso_data(seed, d, d1, M, n)
     mask = np.r_[np.ones(d), 0.0]
     supp = w_real != 0
 
@@ -84,18 +113,12 @@ def lasso_experiment(seed: int = 0, d: int = 32, d1: int = 4, M: int = 16, n: in
 def matrix_sensing_experiment(seed: int = 0, p: int = 6, rank: int = 2, M: int = 8, n: int = 32, batch: int = 4,
                               clients_per_round: int = 4, lam_grid=(0.05, 0.1, 0.2, 0.3, 0.5, 0.8),
                               threshold: float = 1e-2):
-    """Nuclear-norm matrix estimation (5.2)/(A.5)-(A.8) scaled down: ``W_real = diag(1_rank, 0)``,
+    """Nuclear-norm matrix estimation (5.2)/(A.5)-(A.8) (``**NUCLEAR_PAPER``: dataset (I); the defaults are the
+    quick sizes, ``NUCLEAR_QUICK``): ``W_real = diag(1_rank, 0)``, ``mu_m`` with i.i.d. N(0, 1) entries,
     ``X = mu_m + N(0, I)``, ``y = <W_real, X> + b_real + N(0, 1)``, objective ``(1/M) sum_m mean(<X, W> + b - y)^2
     + lam ||W||_*`` (bias unregularized); ``lam`` the first of ``lam_grid`` whose centralized solution has the
     exact rank (singular values > threshold)."""
-    rng = instance_rng(seed, f"feddualavg:nuclear:{p}:{rank}:{M}:{n}")
-    W_real = np.zeros((p, p))
-    W_real[np.arange(rank), np.arange(rank)] = 1.0
-    b_real = rng.standard_normal()
-    mu = rng.standard_normal((M, 1, p * p))
-    Xf = mu + rng.standard_normal((M, n, p * p))
-    y = Xf @ W_real.ravel() + b_real + rng.standard_normal((M, n))
-    X = np.concatenate([Xf, np.ones((M, n, 1))], axis=-1)
+    X, y, W_real, b_real = matrix_sensing_data(seed, p, rank, M, n)
 
     def make(lam):
         return FiniteSumInstance(X=X, y=y, loss="lsq", reg=Nuclear(lam, (p, p), 1), batch_size=batch,

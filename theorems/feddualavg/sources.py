@@ -6,7 +6,7 @@ Quotes are the paper's words (prose copied from the paper file; "[...]" stands f
 it matters, "..." for an elision).  A reading tested outside the stated setting is an analysis with its deviation
 named.
 """
-from fedcheck import Source
+from fedcheck import Deviation, Source
 
 # ---- the readings ------------------------------------------------------------------------------------------
 _A1 = ("Assumption 1: psi closed convex, h Legendre and 1-strongly convex, f(.; xi) convex and L-smooth, "
@@ -143,10 +143,17 @@ SRC_FIG12 = Source(
     place="Appendix A.4.2, Figure 12; Section 5.3 ('behaves most robust to learning-rate configurations')",
     setting="the fMRI experiment of A.4 (Haxby's data), every (eta_c, eta_s) of the 7 x 7 grid with eta_c eta_s in "
             "[0.003, 0.3], read after 10, 30, 100, 300 rounds; the box's regions are not given numerically")
-DEV_LASSO = ("the paper's generator scaled down: d = 32 (4 true features), 16 clients (4 per round), minibatch 4, K = 8 "
-             "local steps, 200 rounds, a 15-point grid (--full: 500 rounds, the 49-point grid) instead of dataset (I)")
-DEV_NUCLEAR = ("the paper's generator scaled down: 6 x 6 of rank 2, fewer clients, 150 rounds, a 9-point grid instead of "
-               "dataset (I) (32 x 32, rank 16, 64 clients, 500 rounds)")
+# The quick run's sizes against dataset (I)'s (A.2, A.3): deviations as data (--full runs the paper's sizes and
+# declares none of these); the run records what it used (MeasureResult.used) and the runner checks both.
+DEV_LASSO_DATA = (Deviation("dimension", paper=1024, run=32), Deviation("true features", paper=512, run=4),
+                  Deviation("clients", paper=64, run=16), Deviation("samples per client", paper=128, run=32),
+                  Deviation("minibatch", paper=10, run=4), Deviation("clients per round", paper=10, run=4),
+                  Deviation("rounds", paper=500, run=200))
+DEV_LASSO = DEV_LASSO_DATA + (Deviation("grid points", paper=49, run=15),)
+DEV_NUCLEAR = (Deviation("matrix size", paper=32, run=6), Deviation("rank", paper=16, run=2),
+               Deviation("clients", paper=64, run=8), Deviation("samples per client", paper=128, run=32),
+               Deviation("minibatch", paper=10, run=4), Deviation("clients per round", paper=10, run=4),
+               Deviation("rounds", paper=500, run=150), Deviation("grid points", paper=49, run=9))
 DEV_FMRI = ("scikit-learn's breast-cancer data (569 x 30) in 12 heterogeneous clients instead of Haxby's fMRI data (not "
             "available offline); fewer rounds (quick)")
 

@@ -1,0 +1,152 @@
+"""The papers' generators at the papers' sizes: FedDualAvg's dataset (I) of A.2 (federated LASSO) and A.3
+(nuclear-norm matrix estimation) behind ``--full``, the quick sizes declared as deviations with both numbers;
+the finite-sum batch that keeps one data set once (a grid of step sizes on the paper-size data) and the epoch's
+shorter last minibatch (128 samples in minibatches of 10)."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fedcheck.algorithms import composite as E
+from fedcheck.problems import composite as P
+from fedcheck.problems.regularizers import L1
+from theorems.feddualavg import experiments as PX
+from theorems.feddualavg import measurements as PM
+from theorems.feddualavg import sources as PS
+
+
+# ------------------------------------------------------------------------------------------------
+# generators: sizes, sparsity / rank, seeds
+@settings(max_examples=20, deadline=None)
+@given(st.integers(2, 12), st.integers(0, 12), st.integers(1, 4), st.integers(1, 6), st.integers(0, 2 ** 31))
+def test_lasso_data_sizes_sparsity_and_seeds(d, d1, M, n, seed):
+    d1 = min(d1, d)
+    X, y, w, b = PX.lasso_data(seed, d, d1, M, n)
+    assert X.shape == (M, n, d + 1) and y.shape == (M, n) and w.shape == (d,)
+    assert np.array_equal(w, np.r_[np.ones(d1), np.zeros(d - d1)])          # (A.2): d1 ones, d0 zeros
+    assert np.all(X[..., -1] == 1.0)                                         # the bias column
+    assert np.allclose(y - X[..., :d] @ w - b, y - X[..., :d] @ w - b)       # finite
+    X2, y2, _, b2 = PX.lasso_data(seed, d, d1, M, n)
+    assert np.array_equal(X, X2) and np.array_equal(y, y2) and b == b2       # reproducible
+    X3, *_ = PX.lasso_data(seed + 1, d, d1, M, n)
+    assert not np.array_equal(X, X3)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 6), st.integers(0, 6), st.integers(1, 3), st.integers(1, 5), st.integers(0, 2 ** 31))
+def test_matrix_sensing_data_sizes_rank_and_seeds(p, rank, M, n, seed):
+    rank = min(rank, p)
+    X, y, W, b = PX.matrix_sensing_data(seed, p, rank, M, n)
+    assert X.shape == (M, n, p * p + 1) and y.shape == (M, n) and W.shape == (p, p)
+    assert np.linalg.matrix_rank(W) == rank and np.array_equal(W, np.diag(np.r_[np.ones(rank), np.zeros(p - rank)]))
+    X2, y2, W2, b2 = PX.matrix_sensing_data(seed, p, rank, M, n)
+    assert np.array_equal(X, X2) and np.array_equal(y, y2) and b == b2
+
+
+def test_paper_sizes_are_dataset_one():
+    """A.2 (I): d1 = 512 ones, d0 = 512 zeros, 64 clients of 128 pairs (8,192 samples), 10 clients per round,
+    batch 10, one epoch (13 steps, the last of 8 samples); A.3 (I): 32 x 32 of rank 16, the same clients."""
+    X, y, w, _ = PX.lasso_data(0, PX.LASSO_PAPER["d"], PX.LASSO_PAPER["d1"], PX.LASSO_PAPER["M"], PX.LASSO_PAPER["n"])
+    assert X.shape == (64, 128, 1025) and int(w.sum()) == 512 and (w == 0).sum() == 512
+    assert X.shape[0] * X.shape[1] == 8192
+    X, y, W, _ = PX.matrix_sensing_data(0, **{k: PX.NUCLEAR_PAPER[k] for k in ("p", "rank", "M", "n")})
+    assert X.shape == (64, 128, 1025) and np.linalg.matrix_rank(W) == 16
+    for sizes in (PX.LASSO_PAPER, PX.NUCLEAR_PAPER):
+        assert (sizes["batch"], sizes["clients_per_round"]) == (10, 10)
+        inst = P.FiniteSumInstance(X=np.zeros((2, sizes["n"], 3)), y=np.zeros((2, sizes["n"])), loss="lsq",
+                                   reg=L1(0.1, 3), batch_size=sizes["batch"], clients_per_round=1)
+        assert inst.K == 13
+
+
+def test_quick_deviations_name_both_sizes():
+    """The quick run's declared deviations carry the paper's and the run's numbers of the generators' sizes
+    (the runner checks the run's against ``MeasureResult.used``)."""
+    lasso = {d.parameter: d for d in PS.DEV_LASSO}
+    for name, key in (("dimension", "d"), ("true features", "d1"), ("clients", "M"), ("samples per client", "n"),
+                      ("minibatch", "batch"), ("clients per round", "clients_per_round")):
+        assert (lasso[name].paper, lasso[name].run) == (PX.LASSO_PAPER[key], PX.LASSO_QUICK[key])
+    assert (lasso["rounds"].paper, lasso["rounds"].run) == (500, 200)
+    assert (lasso["grid points"].paper, lasso["grid points"].run) == (len(PM.FULL_GRID), len(PM.QUICK_GRID)) == (49, 15)
+    assert set(PS.DEV_LASSO_DATA) < set(PS.DEV_LASSO)
+    nuc = {d.parameter: d for d in PS.DEV_NUCLEAR}
+    for name, key in (("matrix size", "p"), ("rank", "rank"), ("clients", "M"), ("samples per client", "n"),
+                      ("minibatch", "batch"), ("clients per round", "clients_per_round")):
+        assert (nuc[name].paper, nuc[name].run) == (PX.NUCLEAR_PAPER[key], PX.NUCLEAR_QUICK[key])
+
+
+class _Ctx:
+    def __init__(self, full):
+        self.full = full
+
+
+def test_used_records_quick_and_full_sizes():
+    """``MeasureResult.used`` of the LASSO runs: the quick sizes match the declared deviations, the paper's sizes
+    (--full) declare none."""
+    quick = P.FiniteSumInstance(X=np.zeros((16, 32, 33)), y=np.zeros((16, 32)), loss="lsq", reg=L1(0.1, 33),
+                                batch_size=4, clients_per_round=4, params={**PX.LASSO_QUICK})
+    used = PM._lasso_sizes(quick, 200, **{"grid points": 15})
+    for d in PS.DEV_LASSO:
+        assert used[d.parameter] == d.run
+    full = PM._lasso_sizes(P.FiniteSumInstance(X=np.zeros((1, 10, 2)), y=np.zeros((1, 10)), loss="lsq",
+                                               reg=L1(0.1, 2), batch_size=10, clients_per_round=1,
+                                               params={**PX.LASSO_PAPER}), 500, **{"grid points": 49})
+    for d in PS.DEV_LASSO:
+        assert full[d.parameter] == d.paper
+
+
+# ------------------------------------------------------------------------------------------------
+# the oracle: the epoch's shorter last minibatch, and shared data (one copy for a grid of runs)
+def _inst(M=5, n=13, d=4, batch=5, S=3, seed=0):
+    rng = np.random.default_rng(seed)
+    return P.FiniteSumInstance(X=rng.standard_normal((M, n, d)), y=rng.standard_normal((M, n)), loss="lsq",
+                               reg=L1(0.05, d), batch_size=batch, clients_per_round=S)
+
+
+def test_ragged_epoch_visits_every_sample_once_and_averages_its_batch():
+    inst = _inst()
+    assert inst.K == 3                         # 13 samples in minibatches of 5: 5, 5, 3
+    prob = P.FiniteSumClients([inst])
+    rng = np.random.default_rng(1)
+    sel = np.array([[0, 2, 4]])
+    ctx = prob.start_round(sel, rng)
+    W = np.random.default_rng(2).standard_normal((1, 3, inst.d))
+    perm = ctx[2]
+    assert np.array_equal(np.sort(perm, -1), np.broadcast_to(np.arange(13), perm.shape))
+    for k, size in enumerate((5, 5, 3)):
+        g = prob.grad(W, ctx, k)
+        for s, m in enumerate(sel[0]):
+            rows = perm[0, s, k * 5:(k + 1) * 5]
+            assert len(rows) == size
+            Xb, yb = inst.X[m, rows], inst.y[m, rows]
+            want = 2 * Xb.T @ (Xb @ W[0, s] - yb) / size
+            np.testing.assert_allclose(g[0, s], want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("algo", [E.fedmid, E.feddualavg, E.fedmid_osp, E.feddualavg_osp])
+def test_shared_data_batch_runs_as_the_stacked_one(monkeypatch, algo):
+    """A grid of step sizes on one data set: the batch that keeps the data once draws the same clients and
+    minibatches and computes the same iterates (to rounding) as the stacked copies."""
+    inst = _inst(M=6, n=12, d=5, batch=5)
+    B = 4
+    ec = np.array([0.01, 0.02, 0.05, 0.1])
+    kw = dict(rounds=6, eta_c=ec, eta_s=1.0, clients_per_round=3, grid=np.array([2, 6]))
+    stacked = P.FiniteSumClients([inst] * B)
+    assert not stacked.shared
+    monkeypatch.setattr(P, "SHARED_DATA_BYTES", 0)
+    shared = P.FiniteSumClients([inst] * B)
+    assert shared.shared and shared.X.base is not None           # a view, no copies
+    a = algo(stacked, rng=np.random.default_rng(5), **kw)
+    b = algo(shared, rng=np.random.default_rng(5), **kw)
+    np.testing.assert_allclose(b.final["w"], a.final["w"], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(b.metrics["Phi"], a.metrics["Phi"], rtol=1e-10)
+
+
+def test_distinct_instances_are_stacked(monkeypatch):
+    monkeypatch.setattr(P, "SHARED_DATA_BYTES", 0)
+    assert not P.FiniteSumClients([_inst(seed=0), _inst(seed=1)]).shared
+    assert not P.FiniteSumClients([_inst()]).shared
+
+
+def test_batch_size_outside_the_epoch_is_refused():
+    with pytest.raises(ValueError):
+        _inst(batch=14)
