@@ -150,3 +150,92 @@ def test_distinct_instances_are_stacked(monkeypatch):
 def test_batch_size_outside_the_epoch_is_refused():
     with pytest.raises(ValueError):
         _inst(batch=14)
+
+
+# ------------------------------------------------------------------------------------------------
+# MCLR over clients of unequal sizes (the synthetic data of [52]): segment sums against a loop over clients
+def _ragged(seed, n=4, d=3, K=3, chunk=5):
+    from theorems.fedfw.synthetic import SegmentMCLR
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(1, 9, n)
+    client = rng.permutation(np.repeat(np.arange(n), counts))         # unsorted on purpose
+    A = np.c_[rng.standard_normal((len(client), d)), np.ones(len(client))]
+    y = rng.integers(0, K, len(client))
+    return SegmentMCLR(A, y, client, n, K, chunk=chunk), A, y, client
+
+
+def _loop_value_grad(A, y, client, n, K, Wv):
+    """Client by client, the textbook formulas: f_i = -(1/m_i) sum log softmax_y, grad = A_i^T (P - Y) / m_i."""
+    d1 = A.shape[1]
+    vals, grads = np.zeros(n), np.zeros((n, d1 * K))
+    for i in range(n):
+        Ai, yi = A[client == i], y[client == i]
+        W = Wv[i].reshape(d1, K)
+        Z = Ai @ W
+        lse = np.log(np.exp(Z - Z.max(1, keepdims=True)).sum(1)) + Z.max(1)
+        vals[i] = np.mean(lse - Z[np.arange(len(yi)), yi])
+        P = np.exp(Z - lse[:, None])
+        P[np.arange(len(yi)), yi] -= 1
+        grads[i] = (Ai.T @ P / len(yi)).ravel()
+    return vals, grads
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2 ** 31), st.integers(1, 7))
+def test_segment_mclr_matches_a_loop_over_clients(seed, chunk):
+    loss, A, y, client = _ragged(seed, chunk=chunk)
+    n, K = 4, 3
+    X = np.random.default_rng(seed + 1).standard_normal((2, n, loss.p))
+    v, g = loss.value(X), loss.grad(X)
+    for b in range(2):
+        lv, lg = _loop_value_grad(A, y, client, n, K, X[b])
+        np.testing.assert_allclose(v[b], lv, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(g[b], lg, rtol=1e-10, atol=1e-12)
+    # one model per client without a batch axis too
+    np.testing.assert_allclose(loss.value(X[0]), v[0], rtol=1e-13)
+
+
+def test_segment_mclr_gradient_is_the_derivative_of_its_value():
+    loss, *_ = _ragged(3)
+    x = np.random.default_rng(4).standard_normal((4, loss.p))
+    g = loss.grad(x)
+    h = 1e-6
+    for i in range(4):
+        for j in range(0, loss.p, 3):
+            e = np.zeros_like(x)
+            e[i, j] = h
+            fd = (loss.value(x + e)[i] - loss.value(x - e)[i]) / (2 * h)
+            assert abs(fd - g[i, j]) <= 1e-6 * max(1.0, abs(fd))
+
+
+def test_segment_mclr_minibatch_and_smoothness():
+    loss, A, y, client = _ragged(5)
+    u = np.random.default_rng(6).random((2, 4, 3))
+    rows = loss.minibatch_rows(u)
+    assert np.all(loss.client[rows] == np.arange(4)[None, :, None])      # every row is its client's
+    X = np.random.default_rng(7).standard_normal((2, 4, loss.p))
+    g = loss.grad(X, rows)
+    for b in range(2):
+        for i in range(4):
+            r = rows[b, i]
+            lv, lg = _loop_value_grad(loss.A[r], loss.y[r], np.zeros(len(r), int), 1, 3, X[b, i][None])
+            np.testing.assert_allclose(g[b, i], lg[0], rtol=1e-10, atol=1e-12)
+    L = loss.smoothness()
+    for i in range(4):
+        Ai = A[client == i]
+        assert np.isclose(L[i], np.linalg.eigvalsh(Ai.T @ Ai / len(Ai))[-1] / 2, rtol=1e-10)
+
+
+def test_synthetic_clients_power_law_sizes_without_padding():
+    """[52]'s generator at Table 3's 100 clients: unequal clients (lognormal sizes + 50), each split 75/25; the
+    flattened arrays hold the samples once (no client padded to the largest), and the draw is reproducible."""
+    from theorems.fedfw.synthetic import synthetic_clients
+    loss, At, yt = synthetic_clients(0, 100)
+    assert loss.n == 100 and loss.counts.min() >= 37 and loss.counts.max() > 10 * loss.counts.min()
+    assert loss.A.shape == (loss.counts.sum(), 61) and At.shape[1] == 61
+    total = loss.counts.sum() + len(yt)
+    assert abs(len(yt) - 0.25 * total) <= 100
+    assert loss.A.nbytes < loss.n * loss.counts.max() * 61 * 8 / 5      # padding would be > 5x larger
+    loss2, At2, _ = synthetic_clients(0, 100)
+    assert np.array_equal(loss.A, loss2.A) and np.array_equal(At, At2)
+    assert not np.array_equal(synthetic_clients(1, 100)[0].counts, loss.counts)

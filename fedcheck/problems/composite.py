@@ -269,6 +269,10 @@ class QuadInstance:
         return QuadraticClients(insts)
 
 
+#: A least-squares instance with more entries than this (and more than twice as many samples as features) gives
+#: cvxpy its d x d Cholesky form (:meth:`FiniteSumInstance.cvx_F`); the catalog's quick instances stay below it.
+CVX_FACTOR_SIZE = 1 << 22
+
 #: A batch of one finite-sum instance repeated keeps its data once above this many bytes of stacked copies
 #: (:class:`FiniteSumClients`): the catalog's quick instances stay below it and keep their stacked arrays.
 SHARED_DATA_BYTES = 64 << 20
@@ -506,6 +510,12 @@ class FiniteSumInstance:
         import cvxpy as cp
         Xp = self.X.reshape(-1, self.d)
         yp = self.y.reshape(-1)
+        if self.loss == "lsq" and Xp.size > CVX_FACTOR_SIZE and Xp.shape[0] > 2 * self.d:
+            # many samples (the paper-size LASSO: 8,192 x 1,025): the same objective through the Cholesky factor
+            # of the Gram matrix, ||Xp x - y||^2 = ||L^T x - v||^2 + ||y||^2 - ||v||^2 with L v = Xp^T y (d rows)
+            L = np.linalg.cholesky(Xp.T @ Xp)
+            v = np.linalg.solve(L, Xp.T @ yp)
+            return (cp.sum_squares(L.T @ x - v) + max(float(yp @ yp - v @ v), 0.0)) / Xp.shape[0]
         if self.loss == "lsq":
             return cp.sum_squares(Xp @ x - yp) / Xp.shape[0]
         return cp.sum(cp.logistic(-cp.multiply(yp, Xp @ x))) / Xp.shape[0]
