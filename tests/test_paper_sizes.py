@@ -239,3 +239,17 @@ def test_synthetic_clients_power_law_sizes_without_padding():
     loss2, At2, _ = synthetic_clients(0, 100)
     assert np.array_equal(loss.A, loss2.A) and np.array_equal(At, At2)
     assert not np.array_equal(synthetic_clients(1, 100)[0].counts, loss.counts)
+
+
+def test_declared_deviation_data_is_listed_as_text():
+    """A measurement's sources may carry Deviation data: the listing (``fedcheck list --long``, the manifest) gets
+    their text, JSON-writable (it raised TypeError on the first claims that declared data)."""
+    import json
+
+    from fedcheck.core.runner import declared_findings
+    from theorems.feddualavg.claims import experiment_lasso, experiment_nuclear
+    for claim in (experiment_lasso, experiment_nuclear):
+        rows = declared_findings(claim)
+        assert rows and all(isinstance(r["deviation"], str) and "instead of the paper's" in r["deviation"] for r in rows)
+        assert not any(r["paper"] for r in rows)
+        json.dumps([{**r, "source": r["source"].record()} for r in rows])
