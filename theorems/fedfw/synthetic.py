@@ -69,8 +69,10 @@ class SegmentMCLR(Loss):
         boundaries inside the chunk."""
         W = self._W(X)
         out = np.zeros(X.shape[:-2] + (self.n,) + tail)
-        for lo in range(0, len(self.y), self.chunk):
-            sl = slice(lo, min(lo + self.chunk, len(self.y)))
+        models = int(np.prod(X.shape[:-2], dtype=np.int64))       # the gathered models stay within ~64 MB
+        step = max(1, min(self.chunk, (1 << 23) // max(1, models * self.d1 * self.K)))
+        for lo in range(0, len(self.y), step):
+            sl = slice(lo, min(lo + step, len(self.y)))
             cl = self.client[sl]
             first = np.r_[0, np.flatnonzero(np.diff(cl)) + 1]
             terms = fn(sl, W[..., cl, :, :])
