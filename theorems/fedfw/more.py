@@ -596,7 +596,9 @@ def measure_table3(ctx):
         "Table 3: FedFW-sto outperformed FedDR, in the paper's setting", V.INCONCLUSIVE, True,
         "the paper's setting (EMNIST-10/62, CIFAR10, synthetic; 100 clients; minibatch 64; 300 rounds) is not run here "
         "(the data sets are not available offline); the runs on digits below are analyses in another setting",
-        evidence="not run in the paper's setting", source=SRC.TABLE3))
+        evidence=("not run in the paper's setting" if not ctx.full else
+                  "EMNIST and CIFAR10 ship in no registry package; the synthetic column runs at the paper's sizes, but "
+                  "with fedcheck's parameter choice (Table 3 does not state it): an analysis"), source=SRC.TABLE3))
     tables = [{"title": f"Table 3 in shape: MCLR test accuracy (%), digits, 20 clients, l2 ball 10, minibatch 16, {T} rounds",
                "columns": ["split", "method", "digits (here)", "paper (EMNIST-10, EMNIST-62, synthetic, CIFAR10)",
                            "tuned parameter"], "rows": rows}]
