@@ -253,3 +253,20 @@ def test_declared_deviation_data_is_listed_as_text():
         assert rows and all(isinstance(r["deviation"], str) and "instead of the paper's" in r["deviation"] for r in rows)
         assert not any(r["paper"] for r in rows)
         json.dumps([{**r, "source": r["source"].record()} for r in rows])
+
+
+def test_large_least_squares_paths_are_the_same_function(monkeypatch):
+    """Above CVX_FACTOR_SIZE, grad F goes through Q (computed once) and cvxpy gets the Cholesky form: the same
+    gradient and the same objective as the data's."""
+    import cvxpy as cp
+    inst = _inst(M=3, n=20, d=4, batch=5)
+    w = np.random.default_rng(8).standard_normal(4)
+    g_data = inst.grad_F(w)
+    x = cp.Variable(4)
+    x.value = w
+    f_data = inst.cvx_F(x).value
+    monkeypatch.setattr(P, "CVX_FACTOR_SIZE", 0)
+    assert inst.quadratic() is inst.quadratic()                      # once
+    np.testing.assert_allclose(inst.grad_F(w), g_data, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(inst.cvx_F(x).value, f_data, rtol=1e-10)
+    np.testing.assert_allclose(f_data, inst.F(w), rtol=1e-12)

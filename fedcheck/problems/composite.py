@@ -485,17 +485,24 @@ class FiniteSumInstance:
         return np.zeros(self.d)
 
     def quadratic(self):
+        """``(Q, c, e)`` of ``F = 1/2 w^T Q w + c^T w + e`` (least squares), computed once: the solver's
+        certificate asks for it every few iterations (8.6 GFLOP each at the paper-size LASSO)."""
         if self.loss != "lsq":
             return None
-        Xp = self.X.reshape(-1, self.d)
-        yp = self.y.reshape(-1)
-        N = Xp.shape[0]
-        return 2 * Xp.T @ Xp / N, -2 * Xp.T @ yp / N, float(yp @ yp / N)
+        if "_quad" not in self.__dict__:
+            Xp = self.X.reshape(-1, self.d)
+            yp = self.y.reshape(-1)
+            N = Xp.shape[0]
+            self.__dict__["_quad"] = (2 * Xp.T @ Xp / N, -2 * Xp.T @ yp / N, float(yp @ yp / N))
+        return self.__dict__["_quad"]
 
     def F(self, w):
         return _fs_value(self.loss, self.X.reshape(-1, self.d), self.y.reshape(-1), np.asarray(w, dtype=float))
 
     def grad_F(self, w):
+        if self.loss == "lsq" and self.X.size > CVX_FACTOR_SIZE:     # many samples: Q w + c (d x d, Q once)
+            Q, c, _ = self.quadratic()
+            return Q @ np.asarray(w, dtype=float) + c
         return _fs_grad(self.loss, self.X.reshape(-1, self.d), self.y.reshape(-1), np.asarray(w, dtype=float))
 
     def Phi(self, w):
