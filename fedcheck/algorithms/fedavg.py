@@ -27,7 +27,8 @@ bit, so each caller keeps the order it always had.
 
 :func:`fedavg_rounds` is a generator: it yields one :class:`FedAvgState` (the same object, updated)
 before the first round and after every round, so a caller records on its own grid and stops when it
-likes.  :func:`run_fedavg` runs it to the end.  This is the library's one FedAvg: a paper that states
+likes (a state's ``rounds`` counts completed rounds: 0 is the start).  :func:`run_fedavg` runs it to the end and
+returns the library's :class:`~fedcheck.algorithms.core.Trace`.  This is the library's one FedAvg: a paper that states
 FedAvg in its own notation keeps a thin translation of its arguments in its folder
 (``theorems/<paper>/methods.py``: FedDualAvg's on :func:`fedcheck.algorithms.primal_averaging`, FedMLS's
 on :func:`fedavg_rounds`, FedSGM's on :func:`run_fedavg`).
@@ -151,13 +152,27 @@ def _plain_ls_oracle(oracle):
     return loss
 
 
-def run_fedavg(x0, oracle: RoundOracle, *, rounds: int, n: int, iterates: bool = False, **kw) -> FedAvgState:
-    """:func:`fedavg_rounds` to the end; the final state, with ``iterates`` ``(rounds+1, B, p)`` (the server
-    points ``x_0 .. x_R``) attached when asked."""
-    out = []
-    for st in fedavg_rounds(x0, oracle, rounds=rounds, n=n, **kw):
-        if iterates:
-            out.append(st.x)
-    if iterates:
-        st.iterates = np.stack(out)
-    return st
+def run_fedavg(x0, oracle: RoundOracle, *, rounds: int, n: int, iterates: bool = False, grid=None, **kw):
+    """FedAvg (McMahan et al. 2017; the local (sub)gradient method) run to the end: :func:`fedavg_rounds` (its
+    arguments) recorded on ``grid``, the numbers of completed rounds (default ``0``, the start, then
+    :func:`record_grid`; every round ``0 .. rounds`` with ``iterates``).  Returns a :class:`~.core.Trace`
+    (``start = 0``): ``metrics["calls"]``, ``metrics["comms"]`` ``(len(grid), B)``, with ``iterates`` also
+    ``metrics["x"]`` ``(len(grid), B, p)``; ``final``: ``x``, ``X``, ``calls``, ``comms`` after the last round.
+
+    Example::
+
+        tr = run_fedavg(x0, static_oracle(batch.loss.grad), rounds=100, n=batch.n, eta=0.01, steps=5)
+        x_R = tr.final["x"]
+    """
+    from fedcheck.algorithms.core import Trace, record_grid
+    R = int(rounds)
+    grid = (np.arange(R + 1) if iterates else np.append(0, record_grid(R))) if grid is None else np.asarray(grid)
+    want = np.zeros(R + 1, dtype=bool)
+    want[grid[(grid >= 0) & (grid <= R)]] = True
+    rows: dict = {}
+    for st in fedavg_rounds(x0, oracle, rounds=R, n=n, **kw):
+        if want[st.rounds]:
+            for name, v in (("calls", st.calls), ("comms", st.comms)) + ((("x", st.x),) if iterates else ()):
+                rows.setdefault(name, []).append(np.array(v, dtype=float))
+    return Trace(rounds=np.flatnonzero(want), metrics={k: np.stack(v) for k, v in rows.items()},
+                 final={"x": st.x, "X": st.X, "calls": st.calls, "comms": st.comms}, start=0)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from fedcheck.problems.instances import InstanceBatch
-from fedcheck.algorithms.core import (Recorder, Stream, Trace, default_recorder, instance_chunks, record_grid,
-                                     run_recorded, scalar_source)
+from fedcheck.algorithms.core import (Recorder, Stream, Trace, clients_start, default_recorder, instance_chunks,
+                                     record_grid, run_recorded, scalar_source)
 from fedcheck.algorithms.kernels import make_full_grad_kernel, make_grad_kernel, make_vertex_lmo, slice_set, uniform_rows
 
 __all__ = ["fedfw", "naive_fw_averaging", "frank_wolfe"]
@@ -59,7 +59,7 @@ def _groups(B: int, n: int, p: int, grad, lmo, S):
 
 def fedfw(batch: InstanceBatch, eta: np.ndarray, lam: np.ndarray, rounds: int,
           grid: np.ndarray | None = None, X0: np.ndarray | None = None,
-          recorder: Recorder | None = None, stream: Stream | None = None) -> Trace:
+          recorder: Recorder | None = None, stream: Stream | None = None, *, x0=None) -> Trace:
     """FedFW, Algorithm 1 of Dadras et al. (full participation).
 
     Per round ``t`` and client ``i`` (all at once)::
@@ -73,6 +73,7 @@ def fedfw(batch: InstanceBatch, eta: np.ndarray, lam: np.ndarray, rounds: int,
     :func:`.core.run_recorded`); on the compiled path with the default least-squares recorder they are
     computed inside the compiled round, bit for bit what the recorder gives."""
     loss, S, n = batch.loss, batch.set, batch.n
+    X0 = clients_start(X0, x0, n)      # the clients' own start X0, or the server's x0 (B, p) at every client
     X = np.array(batch.x0() if X0 is None else X0, dtype=float, order="C")
     B, p = X.shape[0], X.shape[-1]
     xbar = X.mean(1)

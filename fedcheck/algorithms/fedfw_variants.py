@@ -35,7 +35,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from fedcheck.algorithms.core import Recorder, Trace, default_recorder, record_grid, run_recorded, scalar_source
+from fedcheck.algorithms.core import (Recorder, Trace, clients_start, default_recorder, record_grid, run_recorded,
+                                     scalar_source)
 
 __all__ = ["ProblemBatch", "fedfw_variant", "fedfw_plus", "fedfw_sto", "fedfw_partial", "fedfw_split",
            "gaussian_oracle", "replicate_seeds", "fw_recorder", "feddr", "fw_gap"]
@@ -85,12 +86,13 @@ def fedfw_variant(batch, eta: np.ndarray, lam: np.ndarray, rounds: int, grid: np
                   X0: np.ndarray | None = None, recorder: Recorder | None = None, *,
                   participation=None, seeds: Sequence[int] | None = None, rho: np.ndarray | None = None,
                   grad_oracle: Callable[[np.ndarray, int], np.ndarray] | None = None, plus=None,
-                  client_sets: Sequence[tuple] = (), hook: Callable | None = None, stream=None) -> Trace:
+                  client_sets: Sequence[tuple] = (), hook: Callable | None = None, stream=None, x0=None) -> Trace:
     """FedFW and its variants (see the module doc).  ``eta``, ``lam`` and ``rho`` are ``(rounds, B)``
     arrays (row ``t-1`` is round ``t``); ``participation`` and ``plus`` scalars or ``(B,)``; ``seeds``
     one stream seed per run (needed for random participation).  ``hook(t, state)`` (optional) sees the
     state after each round: ``X``, ``xbar``, ``S`` (the messages ``s_i``), ``mask`` (participants)."""
     loss, S, n, B = batch.loss, batch.set, batch.n, batch.B
+    X0 = clients_start(X0, x0, n)      # the clients' own start X0, or the server's x0 (B, p) at every client
     X = batch.x0() if X0 is None else np.array(X0, dtype=float)
     state = {"X": X, "xbar": X.mean(1), "S": None, "mask": None}
     grid = record_grid(rounds + 1) if grid is None else grid
@@ -210,7 +212,7 @@ def fw_recorder(batch, lam_fixed: np.ndarray | None = None, base: Recorder | Non
 # ---------------------------------------------------------------------------------------------
 def feddr(batch, rounds: int, eta, alpha: float = 1.0, local_steps: int = 1, lr=None,
           grid: np.ndarray | None = None, X0=None, recorder: Recorder | None = None,
-          grad_oracle: Callable | None = None) -> Trace:
+          grad_oracle: Callable | None = None, *, x0=None) -> Trace:
     """FedDR (Tran-Dinh et al. 2021, the baseline of the FedFW paper's experiments) for
     ``min (1/n) sum_i f_i + indicator_D``, full participation::
 
@@ -221,6 +223,7 @@ def feddr(batch, rounds: int, eta, alpha: float = 1.0, local_steps: int = 1, lr=
     ``eta`` a scalar or one value per instance ``(B,)``; ``lr`` defaults to ``1 / (L_i + 1/eta)`` per client
     (the prox subproblem's smoothness)."""
     loss, S, n, B = batch.loss, batch.set, batch.n, batch.B
+    X0 = clients_start(X0, x0, n)      # the clients' own start X0, or the server's x0 (B, p) at every client
     X = batch.x0() if X0 is None else np.array(X0, dtype=float)
     state = {"X": X.copy(), "Yd": X.copy(), "xbar": X.mean(1)}
     grid = record_grid(rounds + 1) if grid is None else grid

@@ -121,7 +121,7 @@ def drive_rounds(rounds: int, grid, step: Callable[[int], None], snapshot: Calla
             take(k)
         if done:
             break
-    return Trace(rounds=np.asarray(ks), metrics={name: np.stack(v) for name, v in rows.items()})
+    return Trace(rounds=np.asarray(ks), metrics={name: np.stack(v) for name, v in rows.items()}, start=0)
 
 
 def snapshot_of(rec: Recorder, X: Callable[[], np.ndarray], xbar: Callable[[], np.ndarray], extra: dict):
@@ -393,8 +393,9 @@ def scaffold(batch: InstanceBatch, *, rounds: int, T, eta_g, eta=None, eta_step=
     return trace
 
 
-def scaffnew(batch: InstanceBatch, *, steps: int, eta_step, p_step, rng: np.random.Generator, grid=None,
-             recorder: Recorder | None = None, oracle: Oracle | None = None, x0=None) -> Trace:
+def scaffnew(batch: InstanceBatch, *, steps: int | None = None, eta_step, p_step,
+             rng: np.random.Generator | None = None, grid=None, recorder: Recorder | None = None,
+             oracle: Oracle | None = None, x0=None, rounds: int | None = None, seeds=None) -> Trace:
     """Scaffnew / ProxSkip for the consensus constraint, with step ``eta_s`` and communication
     probability ``p_s`` at local step ``s``::
 
@@ -403,8 +404,18 @@ def scaffnew(batch: InstanceBatch, *, steps: int, eta_step, p_step, rng: np.rand
         h^i <- h^i + (p_s/eta_s)(x^i - xh^i)
 
     The control variates are updated *after* the communication (so they do move; cf. the note on the
-    authors' code).  Traces are indexed by local steps; the server point is the last average."""
+    authors' code).  Traces are indexed by local steps; the server point is the last average.  Scaffnew has no
+    rounds: ``steps`` (or ``rounds``, the library's name: iterations) counts local steps, ``comms`` the random
+    communications.  The coins come from ``rng`` or a generator seeded by ``seeds``
+    (:class:`numpy.random.SeedSequence` entropy)."""
     B, n = batch.B, batch.n
+    steps = rounds if steps is None else steps
+    if steps is None:
+        raise TypeError("scaffnew needs steps= (or rounds=)")
+    if rng is None:
+        if seeds is None:
+            raise TypeError("scaffnew needs rng= or seeds= (its communication coins)")
+        rng = np.random.default_rng(np.random.SeedSequence(seeds))
     eta_step = round_rows(eta_step, steps, B, "eta_step")
     p_step = round_rows(p_step, steps, B, "p_step")
     if np.any(p_step <= 0) or np.any(p_step > 1):

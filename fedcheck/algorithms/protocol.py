@@ -29,7 +29,7 @@ from typing import Callable
 import numpy as np
 
 from fedcheck.algorithms.contract import RoundContract
-from fedcheck.algorithms.core import Trace, default_recorder, run_recorded, scalar_source
+from fedcheck.algorithms.core import Trace, clients_start, default_recorder, run_recorded, scalar_source
 from fedcheck.core.schedules import record_grid
 from fedcheck.core.streams import LazyRows, row_generators
 from fedcheck.core.usercode import guard
@@ -108,8 +108,9 @@ def federated(round_fn: Callable, *, name: str | None = None, init: Callable | N
     """A batched algorithm from ``round_fn(X, x, ctx, **schedules_at_t, **kwargs) -> (X, x)``.
 
     ``init(batch) -> (X, x)`` gives the starting points (default: every client at the instance's
-    starting point, the server at their mean).  The returned function has the engine's signature
-    ``algo(batch, *, rounds, grid=None, recorder=None, seeds=None, **schedules_and_kwargs) -> Trace``:
+    starting point, the server at their mean; ``x0=`` ``(B, p)`` at the call puts every client there).  The returned
+    function has the engine's signature
+    ``algo(batch, *, rounds, grid=None, recorder=None, seeds=None, x0=None, **schedules_and_kwargs) -> Trace``:
     a keyword whose value is a ``(rounds, B)`` array is a schedule (row ``t-1`` is passed at round ``t``);
     any other keyword is passed unchanged (``local_steps=5``).  ``stream(k, values)`` (optional) receives the
     recorder's scalar metrics at every iterate ``k = 1 .. rounds+1`` in blocks (:func:`.core.run_recorded`)."""
@@ -117,15 +118,15 @@ def federated(round_fn: Callable, *, name: str | None = None, init: Callable | N
     key = stream or f"fedcheck.federated:{label}"
     call_round, call_init = guard(round_fn, "round function"), guard(init, "init function")
 
-    def algorithm(batch, *, rounds: int, grid=None, recorder=None, seeds=None, stream=None, **kw) -> Trace:
+    def algorithm(batch, *, rounds: int, grid=None, recorder=None, seeds=None, stream=None, x0=None, **kw) -> Trace:
         rounds = int(rounds)
         grid = record_grid(rounds + 1) if grid is None else np.asarray(grid)
         rec = recorder or default_recorder(batch)
         contract = RoundContract(round_fn, "round function", batch.B, batch.n, batch.p)   # (X, x) checked every round
         if init is not None:
             X, x = RoundContract(init, "init function", batch.B, batch.n, batch.p).check(call_init(batch), 0)
-        else:
-            X = np.array(batch.x0(), dtype=float)
+        else:   # every client at the instance's start, or at the server start x0 (B, p) when given
+            X = np.array(batch.x0() if x0 is None else clients_start(None, x0, batch.n), dtype=float)
             x = X.mean(1)
         sched = {k: np.asarray(v, dtype=float) for k, v in kw.items()
                  if isinstance(v, np.ndarray) and v.ndim == 2 and v.shape[0] >= rounds and v.shape[1] == batch.B}

@@ -426,7 +426,7 @@ def reduction_cases(config: RunConfig, params: dict, *, T: int = 200) -> list[Ca
     for rule in ("hard", "soft"):
         beta = 2 / eps if rule == "soft" else None
         tr = fedsgm(b1, rounds=T, eta=eta, eps=eps, rule=rule, beta=beta, local_steps=1)
-        ref = switching_subgradient(b1, rounds=T, eta=eta, eps=eps, rule=rule, beta=beta)
+        ref = switching_subgradient(b1, rounds=T, eta=eta, eps=eps, rule=rule, beta=beta).metrics["w"]
         diff = float(np.abs(tr.final["w_T"] - ref[-1]).max())
         same = bool(np.array_equal(tr.final["w_T"], ref[-1]))
         ineq[f"n = 1, E = 1, C = Id is centralized SGM ({rule}), bit for bit"] = Comparison(
