@@ -465,7 +465,7 @@ class Rounds:
 
     def replicates_for(self, config) -> int:
         """Runs per instance in this mode."""
-        return int((self.full_replicates or self.replicates) if config.full else self.replicates)
+        return int(config.size(self.replicates, self.full_replicates))   # a sample size: not --seeds
 
     def instances(self, config) -> list:
         if config.instances:
@@ -473,8 +473,8 @@ class Rounds:
         if self.family is None:
             from fedcheck.core.errors import BadInput
             raise BadInput("this claim declares no instance family: it runs only on given instances (--instance FILE)")
-        n = (self.full_seeds or self.seeds) if config.full else self.seeds
-        out = [call_user(self.family.draw, s, role="instance family") for s in config.seed_list(n)]
+        out = [call_user(self.family.draw, s, role="instance family")
+               for s in config.seed_list(self.seeds, self.full_seeds)]
         if not is_own(self.family.draw):
             from fedcheck.problems.instances import Instance
             bad = next((x for x in out if not isinstance(x, Instance)), None)
@@ -491,8 +491,7 @@ class Rounds:
 
     def memory_estimate(self, claim, config) -> float:
         """Bytes a run needs at least: every schedule is a ``(rounds, runs)`` array."""
-        n = len(config.instances) if config.instances else config.seed_count(
-            (self.full_seeds or self.seeds) if config.full else self.seeds)
+        n = len(config.instances) if config.instances else config.seed_count(self.seeds, self.full_seeds)
         R = self.replicates_for(config)
         return 8.0 * self.rounds_for(config) * n * R * (len(self.schedules) + 2)
 
@@ -929,7 +928,7 @@ class HorizonCase:
     full_run_seeds: int | None = None
 
     def declared_horizons(self, config) -> list[int]:
-        return [int(h) for h in (self.full_horizons if (config.full and self.full_horizons) else self.horizons)]
+        return [int(h) for h in config.size(self.horizons, self.full_horizons)]     # as declared (before --rounds)
 
     def pick(self, config) -> tuple[list[int], list[int], int]:
         """Seeds, horizons and run seeds in this mode.  ``--rounds R`` (``config.rounds``) keeps the declared horizons
@@ -938,7 +937,7 @@ class HorizonCase:
         ``<= R``; :func:`horizons_note` says which (in the terminal and in the claim's evidence)."""
         seeds = config.seed_list(self.seeds, self.full_seeds)
         hs = config.horizons(self.horizons, self.full_horizons)
-        rs = self.full_run_seeds if (config.full and self.full_run_seeds) else self.run_seeds
+        rs = config.size(self.run_seeds, self.full_run_seeds)       # runs per seeded instance (a sample size)
         return seeds, hs, int(rs)
 
 
@@ -1005,7 +1004,7 @@ class Horizons:
         need = 0.0
         for c in self.cases:
             rows = (len(config.instances) if config.instances else config.seed_count(c.seeds, c.full_seeds)) * (
-                c.full_run_seeds if (config.full and c.full_run_seeds) else c.run_seeds)
+                config.size(c.run_seeds, c.full_run_seeds))
             need = max(need, 8.0 * max(config.horizons(c.horizons, c.full_horizons)) * rows * (len(self.schedules) + 2))
         return need
 

@@ -273,13 +273,12 @@ class HorizonExpectations:
                                                                        "only if violated at every value"}}
 
     def _pick(self, config):
-        full = bool(config.full)
         seeds = config.seed_list(self.seeds, self.full_seeds)
         hs = config.horizons(self.horizons, self.full_horizons)
-        reps = (self.full_replicates or self.replicates) if full else self.replicates
+        reps = config.size(self.replicates, self.full_replicates)   # runs per seeded instance (a sample size)
         sw = None
-        if self.sweep is not None:
-            vals = self.sweep[2] if (full and len(self.sweep) > 2) else self.sweep[1]
+        if self.sweep is not None:      # the swept values (neither rounds nor seeds)
+            vals = config.size(self.sweep[1], self.sweep[2] if len(self.sweep) > 2 else None)
             sw = (self.sweep[0], list(vals))
         return seeds, hs, int(reps), sw
 

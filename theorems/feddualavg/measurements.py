@@ -144,7 +144,7 @@ def lemma_c2_stochastic_cases(config, params):
     side (the measured discrepancy term L Disc/(MKR)) is moved to the left, so the comparison is
     E[Phi(w_hat) - Phi(w) - L Disc/(MKR)] <= D_h(w, w_0)/(eta_c K R) + eta_c sigma^2/M, mean over runs, every R."""
     R = config.horizon(120, 400)
-    reps = 64 if config.full else 24
+    reps = config.size(24, 64)            # replicate runs per seeded instance (a sample size, not --seeds)
     fams = [("F1 l1, Gaussian noise", SharedQuadraticFamily(d=6, M=4, K=5, noise=0.3, reg="l1", lam=0.2,
                                                               geometry="euclidean")),
             ("F2 l2-ball, sphere noise", ConstrainedQuadraticFamily(d=6, M=4, K=5, noise=0.3, ball="l2ball"))]
@@ -217,13 +217,13 @@ def lemma_c3_cases(config, params):
                       {"instance": inst.describe(), "constants": {k: {"value": c.value, "exact": c.exact, "note": c.note}
                                                                   for k, c in consts.items()}, "eta_c": ec},
                       evidence={"stab": stab[0].tolist()}, save=save))
-    reps = 40 if config.full else 16
+    reps = config.size(16, 40)            # replicate runs per seeded instance (a sample size, not --seeds)
     for seed in config.seed_list(2, 4):
         inst = F2_L2.draw(seed)
         sol = solve_composite(inst, use_cache=config.use_cache)
         consts = _constants(inst, sol)
         ec = 1 / (4 * consts["L"].value)
-        R = 60 if config.full else 25
+        R = config.horizon(25, 60)
         tr = engine.feddualavg(batch_of([inst] * reps), rounds=R, eta_c=ec, eta_s=1.0, track_stability=True,
                                rng=instance_rng(seed, "feddualavg.lemma_c3"))
         stab = np.moveaxis(tr.final["stab"], -1, 0)
@@ -260,7 +260,7 @@ def _c5_terms(reg, a, ec, zbar, zbar_n, gbar, w):
 
 def claim_c5_cases(config, params):
     cases = []
-    R = 60 if config.full else 25
+    R = config.horizon(25, 60)
     fams = [("F1 l1", SharedQuadraticFamily(d=6, M=4, K=5, noise=0.3, reg="l1", lam=0.2, geometry="euclidean")),
             ("F1 nuclear", SharedQuadraticFamily(d=9, M=4, K=5, noise=0.3, reg="nuclear", lam=0.3,
                                                    geometry="euclidean")),
@@ -295,7 +295,7 @@ def claim_c5_cases(config, params):
             cases.append(Case(f"{fname} seed {seed} (FedDualAvg run, {R} rounds)", _merge_readings(ineq),
                               {**_instance_record(inst, sol, consts), "eta_c": ec}, reason=sol.reason))
     # random draws of (zbar, g, a, eta_c, w)
-    n = 400 if config.full else 200
+    n = config.size(200, 400)             # random draws of the identity's arguments (Monte Carlo points)
     rng = instance_rng(0, "feddualavg.claim_c5:draws")
     for reg in (L1(0.3, 6), L2BallIndicator(1.0, 6), Nuclear(0.4, (3, 3)), L1BallIndicator(1.5, 6)):
         d = reg.dim
@@ -332,8 +332,8 @@ def _merge_readings(ineq: dict) -> dict:
 # ---- Lemma D.2 = 4.5 (dual stability, Q geometry) -------------------------------------------------------
 def lemma_d2_cases(config, params):
     cases = []
-    reps = 60 if config.full else 24
-    R = 60 if config.full else 25
+    reps = config.size(24, 60)            # replicate runs per seeded instance (a sample size, not --seeds)
+    R = config.horizon(25, 60)
     for noise in (0.3, 0.0):
         fam = SharedQuadraticFamily(d=6, M=4, K=5, noise=noise, reg="l1", lam=0.2, tau=0.5, geometry="Q")
         for seed in config.seed_list(2, 4):
@@ -367,7 +367,7 @@ def _d5_pairs(Z, W, Qb, Qinv, ec):
 
 def claim_d5_cases(config, params):
     cases = []
-    R = 40 if config.full else 15
+    R = config.horizon(15, 40)
     for fname, fam in (("F1 l1 (Q geometry)", F1_Q),
                        ("F1 nuclear (Q geometry)", SharedQuadraticFamily(d=9, M=4, K=5, noise=0.3, reg="nuclear",
                                                                            lam=0.3, geometry="Q"))):
@@ -394,7 +394,7 @@ def claim_d5_cases(config, params):
                               {**_instance_record(inst, sol, consts), "eta_c": ec,
                                "note": "conditional expectations in closed form: the noise adds 2 eta_c^2 s^2 tr(Q^-1) "
                                        "to both sides (Gaussian noise), so only the deterministic part can fail"}))
-    n = 1000 if config.full else 400
+    n = config.size(400, 1000)            # random draws of the inequality's arguments (Monte Carlo points)
     rng = instance_rng(0, "feddualavg.claim_d5:draws")
     for reg in (L1(0.3, 6), L2BallIndicator(1.0, 6), Nuclear(0.4, (3, 3))):
         d = reg.dim
@@ -429,7 +429,7 @@ def _rademacher_linf(d, M):
 def variance_cases(config, params):
     cases = []
     rng = instance_rng(0, "feddualavg.variance_step")
-    trials = 4000 if config.full else 1000
+    trials = config.size(1000, 4000)      # Monte Carlo draws of the noise (no rounds, no instance seeds)
     for d, M_ in ((1000, 10), (100, 10), (10, 4)):
         exact = _rademacher_linf(d, M_)
         mc = np.abs(rng.choice([-1.0, 1.0], size=(trials, M_, d)).mean(1)).max(1) ** 2
@@ -486,7 +486,7 @@ def _points_recorder(problem, R, pts):
 
 # ---- the curse of primal averaging, constrained (note Sec. 4.2) ------------------------------------
 def measure_curse(ctx):
-    R = 3000 if ctx.full else 400
+    R = ctx.config.horizon(400, 3000)
     grid = np.unique(np.r_[np.geomspace(1, R, 60).astype(int), R - 1, R])
     findings, rows, series, insts = [], [], [], []
     stall_codes, conv_codes, ev = [], [], {}
@@ -528,10 +528,10 @@ def measure_curse(ctx):
     findings.append(Finding("FedDualAvg converges on the same instance", _holds_as(np.concatenate(conv_codes)), True,
                             "Phi(w_R) - Phi* <= rounding slack"))
     # stochastic variant: sphere noise, paired over seeds
-    reps = 40 if ctx.full else 16
+    reps = ctx.config.size(16, 40)        # noisy runs on the one instance (a sample size, not --seeds)
     inst = PX.curse_instance(K=10, noise=0.5)
     sol = solve_composite(inst, use_cache=ctx.config.use_cache)
-    Rn = 300 if ctx.full else 150
+    Rn = ctx.config.horizon(150, 300)
     gm = engine.fedmid(batch_of([inst] * reps), rounds=Rn, eta_c=0.1, eta_s=1.0, grid=np.array([Rn]),
                        rng=instance_rng(0, "curse:noise:fedmid")).metrics["Phi_avg"][0] - sol.phi_star
     gd = engine.feddualavg(batch_of([inst] * reps), rounds=Rn, eta_c=0.1, eta_s=1.0, grid=np.array([Rn]),
@@ -553,8 +553,8 @@ def measure_curse(ctx):
 def measure_densification(ctx):
     inst, sol = PX.lasso_experiment(seed=0)
     d, thr = inst.params["d"], inst.params["threshold"]
-    reps = 16 if ctx.full else 8
-    R = 300 if ctx.full else 200
+    reps = ctx.config.size(8, 16)         # runs on the one instance (a sample size, not --seeds)
+    R = ctx.config.horizon(200, 300)
     grid = np.unique(np.geomspace(5, R, 20).astype(int))
 
     def rec(problem, Rr, pts):
@@ -733,8 +733,8 @@ def _fmt(x, spec=".3g"):
 
 def _exp_common(ctx, quick_grid=QUICK_GRID, quick_rounds=200):
     rounds = ctx.config.horizon(quick_rounds, 500)
-    reps = 8 if ctx.full else 5
-    grid = FULL_GRID if ctx.full else quick_grid
+    reps = ctx.config.size(5, 8)          # runs per grid point (a sample size, not --seeds)
+    grid = ctx.config.size(quick_grid, FULL_GRID)   # the step-size grid (values, not rounds or seeds)
     record = np.unique(np.r_[np.geomspace(5, rounds, 25).astype(int), rounds])
     return rounds, reps, grid, record
 
@@ -983,10 +983,9 @@ ROBUST_ACC_MARGIN = 0.05
 
 
 def measure_lr_robustness(ctx):
-    full = ctx.full
     rounds = ctx.config.horizon(100, 300)
     record = np.array([r for r in (10, 30, 100, 300) if r <= rounds] or [rounds])
-    reps = 5 if full else 2
+    reps = ctx.config.size(2, 5)          # runs per step size (a sample size, not --seeds)
     inst, sol = PX.breast_cancer_logistic(seed=0)
     Xv, yv = inst.validation["X"], inst.validation["y"]
     dfeat = inst.params["features"]
@@ -1064,7 +1063,7 @@ def measure_lr_robustness(ctx):
 # are stated for a general norm, here ||.||_1 with the dual ||.||_inf: L, G in that pair, B = KL(w* || w_0).
 def entropic_cases(config, params):
     nR = config.horizon(200, 1000)
-    horizons = (16, 64, 256, 1024) if config.full else (16, 64, 256)
+    horizons = config.horizons((16, 64, 256), (16, 64, 256, 1024))
     fam = PE.SimplexQuadraticFamily(d=6, M=4, K=5)
     sub0 = {sigma: 0}
     f_c2 = sp.lambdify((B, eta_c, K, R, L, G, M), C2_bound.subs(sub0), "numpy")

@@ -399,7 +399,7 @@ def measure_naive_21(ctx):
     """Procedure (20) on (21) from xbar = 0: a sweep of constant step sizes and 2/(t+1), with 1, 2, 5 and
     10 local steps, both readings of (21) (with and without the 1/2); FedFW (Theorem 1's schedules) on
     the same instances.  The stall is exact: xbar^t = 0 in floating point for every round."""
-    T = 20000 if ctx.full else 2000
+    T = ctx.config.horizon(2000, 20000)
     lam0 = float(ctx.params.get("lambda_0", 1.0))
     atol = V.POLICY.atol
     findings, series, rows, ev = [], [], [], {}
@@ -482,7 +482,7 @@ def measure_naive_random(ctx):
     instances.  A run *fails* when F(xbar^T) - F* exceeds the classical Frank-Wolfe guarantee 2 L D^2/(T+1)
     (L = max_i L_i, a bound FW with these steps satisfies); centralized FW on the same instance is the control."""
     from fedcheck.problems import solve_consensus
-    T = 20000 if ctx.full else 2000
+    T = ctx.config.horizon(2000, 20000)
     seeds = ctx.config.seed_list(3, 10)
     rows, fails, total, fw_bad, failing = [], 0, 0, 0, []
     grid = np.array([T + 1])
@@ -558,7 +558,7 @@ def measure_fedfw_plus(ctx):
     (Tables 1-2).  Compared: F(xbar^T) - F* with certified intervals, per lambda_0 and for each method's
     best lambda_0 of the grid (the tuned comparison)."""
     from fedcheck.problems import solve_consensus
-    T = 20000 if ctx.full else 3000
+    T = ctx.config.horizon(3000, 20000)
     grid_l = tuple(ctx.params.get("lambda_0_grid", PLUS_LAMBDA0))
     seeds = ctx.config.seed_list(3, 6)
     grid = record_grid(T + 1, dense_until=100, per_decade=40)
@@ -635,7 +635,7 @@ def measure_split(ctx):
     one LMO = one normalization), the others D itself, so the intersection is D.  Measured: does xbar^t stay
     in D, and does it converge to the same solution x* as FedFW on D?"""
     from fedcheck.problems import solve_consensus
-    T = 20000 if ctx.full else 3000
+    T = ctx.config.horizon(3000, 20000)
     lam0 = float(ctx.params.get("lambda_0", 1.0))
     seeds = ctx.config.seed_list(4, 6)
     fam = RandomFamily(loss="least_squares", set="l1", n=10, m=20, p=20, radius=1.0)
@@ -703,7 +703,7 @@ def measure_messages(ctx):
     (nuclear ball, NumPy's default tolerance sigma_max max(d1, d2) eps); bytes per message in the encoding
     each set allows (a 1-sparse vector: index + value; rank one: u, v and the scale; a box vertex: p sign
     bits + the radius) against a dense float64 vector (what a gradient costs)."""
-    T = 2000 if ctx.full else 300
+    T = ctx.config.horizon(300, 2000)
     d1, d2 = 8, 6
     p = d1 * d2
     lam0 = float(ctx.params.get("lambda_0", 1.0))
@@ -955,8 +955,8 @@ def measure_partial_scaling(ctx):
     from scipy import stats as sst
 
     from fedcheck.problems import solve_consensus
-    T = 10000 if ctx.full else 2000
-    R = 64 if ctx.full else 16
+    T = ctx.config.horizon(2000, 10000)
+    R = ctx.config.size(16, 64)  # replicate runs per seeded instance (a sample size, not --seeds)
     lam0 = float(ctx.params.get("lambda_0", 1.0))
     seeds = ctx.config.seed_list(3, 6)
     fam = RandomFamily(loss="least_squares", set="l1", n=10, m=20, p=10)

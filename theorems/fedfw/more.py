@@ -76,7 +76,7 @@ def measure_inexact_lmo(ctx):
     (b) a multiplicative error alpha (s~ = x + alpha (s - x), i.e. the step alpha eta_t): the rate of F(xbar^t) - F*;
     (c) a constant (non-decaying) additive error: does the gap still vanish?"""
     insts, sols = _setup(ctx)
-    T = 20000 if ctx.full else 2000
+    T = ctx.config.horizon(2000, 20000)
     lam0 = float(ctx.params.get("lambda_0", 1.0))
     batch = InstanceBatch(insts)
     B, n = batch.B, batch.n
@@ -156,8 +156,8 @@ def measure_lmo_noise(ctx):
     mean of F(xbar^t) - F* over replicates; the claim 'noise ... without compromising the convergence guarantees'
     is read both ways."""
     insts, sols = _setup(ctx)
-    T = 20000 if ctx.full else 2000
-    R = 16 if ctx.full else 8
+    T = ctx.config.horizon(2000, 20000)
+    R = ctx.config.size(8, 16)  # replicate runs per seeded instance (a sample size, not --seeds)
     lam0 = float(ctx.params.get("lambda_0", 1.0))
     sigma = float(ctx.params.get("sigma", NOISE_SIGMA))
     I = len(insts)
@@ -223,8 +223,8 @@ def measure_nonuniform(ctx):
     xbar^t still converges to x* of F = (1/n) sum f_i (not a participation-weighted solution) and (b) the rate of
     E F(xbar^t) - F*, beside uniform participation at p = min p_i and p = mean p_i."""
     insts, sols = _setup(ctx, NONUNIFORM_FAMILY)
-    T = 10000 if ctx.full else 2000
-    R = 32 if ctx.full else 12
+    T = ctx.config.horizon(2000, 10000)
+    R = ctx.config.size(12, 32)  # replicate runs per seeded instance (a sample size, not --seeds)
     lam0 = float(ctx.params.get("lambda_0", 1.0))
     I = len(insts)
     n = NONUNIFORM_FAMILY.n
@@ -293,8 +293,8 @@ def measure_lambda0(ctx):
     p = 1 < 0.5 < 0.25 for every lambda_0 and instance; (b) 'a higher lambda_0 leads to a larger gap in the
     initial iterations': the mean FW gap of xbar over iterates 2..10 increases with lambda_0 (p = 1)."""
     insts, sols = _setup(ctx, NONUNIFORM_FAMILY, seeds=2, full_seeds=5)
-    T = 5000 if ctx.full else 1000
-    R = 24 if ctx.full else 8
+    T = ctx.config.horizon(1000, 5000)
+    R = ctx.config.size(8, 24)  # replicate runs per seeded instance (a sample size, not --seeds)
     I, G, Pn = len(insts), len(L0_GRID), len(P_GRID)
     runs = [(i, g, q, r) for i in range(I) for g in range(G) for q in range(Pn) for r in range(R)]
     batch = InstanceBatch([insts[i] for i, _, _, _ in runs])
@@ -363,8 +363,8 @@ def measure_plain_stochastic(ctx):
     Gaussian), mean of F(xbar^t) - F* over replicates.  Reproduced if the plain method's mean gap stalls (fitted
     slope above -0.1 over the last decade) while FedFW-sto's keeps decreasing and ends below it."""
     insts, sols = _setup(ctx)
-    T = 20000 if ctx.full else 3000
-    R = 32 if ctx.full else 12
+    T = ctx.config.horizon(3000, 20000)
+    R = ctx.config.size(12, 32)  # replicate runs per seeded instance (a sample size, not --seeds)
     sigma = float(ctx.params.get("sigma", 1.0))
     lam0 = float(ctx.params.get("lambda_0", 1.0))
     I = len(insts)
@@ -422,7 +422,7 @@ def measure_privacy_nuclear(ctx):
     S = NuclearBall(r, (d1, K))
     rows, lit_ok, cos1 = [], [], []
     for k in (1, 5):
-        for trial in range(20 if ctx.full else 8):
+        for trial in range(ctx.config.size(8, 20)):      # random draws of the data (Monte Carlo points)
             idx = rng.choice(len(X), k, replace=False)
             A, lab = X[idx], y[idx]
             for Wname, W in (("W = 0", np.zeros((d1, K))), ("random W", 0.1 * rng.standard_normal((d1, K)))):
@@ -482,8 +482,8 @@ def measure_table3(ctx):
     from theorems.fedfw.measurements import MCLR, _mclr_set, _minibatch_oracle, digits_federated
     T = int(ctx.params.get("rounds", TABLE3_ROUNDS))
     seeds = ctx.config.seed_list(2, 4)
-    lam_grid = (0.01, 0.1, 1.0, 10.0) if ctx.full else (0.1, 1.0)
-    eta_grid = (0.1, 1.0, 10.0) if ctx.full else (1.0, 10.0)
+    lam_grid = ctx.config.size((0.1, 1.0), (0.01, 0.1, 1.0, 10.0))     # tuning grids (values, not rounds or seeds)
+    eta_grid = ctx.config.size((1.0, 10.0), (0.1, 1.0, 10.0))
     res, rows = {}, []
     for iid in (True, False):
         loss, At, yt = digits_federated(seeds, n=20, iid=iid)

@@ -409,7 +409,7 @@ def measure_tradeoff(ctx, *, family, eps_expr, horizon, corollary: Method, anyti
     reached its target; ``anytime`` methods (schedules independent of ``eps``) run once, and their
     first rounds below each target are read off the same trace.  Exponents of rounds and calls against
     ``1/eps`` are fitted per instance and pooled (``fedcheck.verdicts.pooled_rate``)."""
-    eps_rel = list(eps_values[1] if ctx.full else eps_values[0])
+    eps_rel = list(ctx.config.size(eps_values[0], eps_values[1]))   # the grid of tolerances (values, not rounds)
     insts, sols, reason = _solved_draws(ctx, family, seeds)
     if reason:
         return Measurement([Finding("exact optima", V.INCONCLUSIVE, True, reason)], reason=reason)
@@ -540,7 +540,7 @@ def measure_nscaling(ctx, *, family, n_values=((1, 2, 4, 8), (1, 2, 4, 8, 16, 32
     paper, description)`` runs to its horizon K(n); the claim ``f(x_K) - f* <= eps`` is compared with
     the tolerance policy, and the first round below ``eps`` is fitted against ``n`` and judged against the
     arm's ``claimed`` growth exponent (arms: ``(method, horizon, paper, description, claimed)``)."""
-    ns = list(n_values[1] if ctx.full else n_values[0])
+    ns = list(ctx.config.size(n_values[0], n_values[1]))          # the grid of client counts (not rounds or seeds)
     seeds_ = ctx.config.seed_list(*seeds)
     base = [family.draw(s) for s in seeds_]
     prm = {**ctx.params, "eps_rel": eps_rel}
@@ -626,7 +626,7 @@ def _paper_experiment_runs(ctx, methods, fraction, rounds, seeds, step_points, r
     inst = wisconsin_svm()
     sol = solve_nonsmooth(inst, use_cache=ctx.config.use_cache)
     K = ctx.config.horizon(*rounds)
-    reps = seeds[1] if ctx.full else seeds[0]
+    reps = ctx.config.seed_count(*seeds)   # the paper's seeds: replicate rows of one generator, --seeds gives how many
     if sol.reason:
         return inst, sol, K, reps, None
     oracle = lambda batch, rng: minibatch_oracle(batch, fraction, rng)   # noqa: E731
@@ -791,10 +791,10 @@ def measure_standard_parameters(ctx, *, baselines, work: Method, families, round
       certainly negative (``reproduced``); certainly negative: ``inconclusive`` (a finite run cannot tell a slow
       descent from a plateau at this horizon)."""
     K = ctx.config.horizon(*rounds)
-    n_seeds = seeds[1] if ctx.full else seeds[0]
-    reps = replicates[1] if ctx.full else replicates[0]
-    insts = [fam.draw(sd) for _, fam in families for sd in range(n_seeds)]
-    names = [name for name, _ in families for _ in range(n_seeds)]
+    inst_seeds = ctx.config.seed_list(*seeds)
+    reps = ctx.config.size(*replicates)    # replicate runs per seeded instance (a sample size, not --seeds)
+    insts = [fam.draw(sd) for _, fam in families for sd in inst_seeds]
+    names = [name for name, _ in families for _ in inst_seeds]
     sols = [solve_nonsmooth(i, use_cache=ctx.config.use_cache) for i in insts]
     why = _unsolved(sols)
     if why:
@@ -938,7 +938,7 @@ def measure_dcs(ctx, *, family, dcs: Method, work: Method, reference: Method, ho
     statement "no MLS method has been shown to achieve a provable reduction in the number of communication rounds
     in the non-smooth convex setting", contradicted when DCS's gap decays as O(1/communications) (pooled slope
     interval at or below -1: ``reproduced`` -- the counterexample -- , above: ``not_reproduced``)."""
-    Ns = list(horizons[1] if ctx.full else horizons[0])
+    Ns = ctx.config.horizons(horizons[0], horizons[1])
     insts, sols, reason = _solved_draws(ctx, family, seeds)
     if reason:
         return Measurement([Finding("exact optima", V.INCONCLUSIVE, True, reason)], reason=reason)
@@ -948,7 +948,7 @@ def measure_dcs(ctx, *, family, dcs: Method, work: Method, reference: Method, ho
         run = run_method(dcs, insts, sols, {**ctx.params, "N_h": N}, N, grid=np.array([0, N]))
         dcs_gap[a], dcs_calls[a] = run.gap_hi[-1], run.calls[-1]
     comms = 2.0 * np.asarray(Ns, dtype=float)
-    Kmax = int(min(comms[-1], compare_rounds[1] if ctx.full else compare_rounds[0]))   # FedMLS's T_k = k is costly
+    Kmax = int(min(comms[-1], ctx.config.horizon(*compare_rounds)))   # FedMLS's T_k = k is costly
     others = [run_method(m, insts, sols, ctx.params, Kmax, grid=np.unique(np.r_[0, comms[comms <= Kmax].astype(int)]))
               for m in (work, reference)]
     cmp_ = comms[comms <= Kmax]

@@ -65,7 +65,7 @@ def compression_cases(config: RunConfig, params: dict, *, schedules: dict, varia
     cases = []
     for cfg in configs:
         fam, T = cfg["family"], config.horizon(cfg["T"])
-        runs = int(cfg.get("full_runs", cfg["runs"]) if config.full else cfg["runs"])
+        runs = int(config.size(cfg["runs"], cfg.get("full_runs")))   # uplink runs per seeded instance (a sample size)
         inst_seeds = config.seed_list(cfg.get("instances", 1))
         settings = {"E": cfg["E"], "compressor": cfg["compressor"]}
         C = make_compressor(cfg["compressor"])
@@ -130,7 +130,7 @@ def scaling_cases(config: RunConfig, params: dict, *, schedules: dict, sweeps: S
     series = []
     for sw in sweeps:
         T = config.horizon(sw["T"])
-        runs = int(sw.get("full_runs", sw["runs"]) if config.full else sw["runs"])
+        runs = int(config.size(sw["runs"], sw.get("full_runs")))     # uplink runs per seeded instance (a sample size)
         inst_seeds = config.seed_list(sw["instances"])
         cs, acc_mean, bound_norm, pts, samples_pw, samples_ex, rows = [], [], [], [], [], [], []
         for cfg in sw["configs"]:
@@ -323,7 +323,7 @@ def experiment_cases(config: RunConfig, params: dict, *, n: int = 10, E: int = 5
     ``fractions`` (K not reported) and eta in ``etas`` (not reported), ``seeds`` uplink seeds."""
     T = config.horizon(T)
     split_seeds = config.seed_list(1)
-    s_list = list(range(4 * seeds if config.full else seeds))
+    s_list = list(range(config.size(seeds, 4 * seeds)))   # uplink seeds per split seed (a sample size; --seeds: splits)
     runs_all = {}
     rows_meta = []
     cases = []
@@ -584,8 +584,9 @@ def seed_variance_cases(config: RunConfig, params: dict, *, n: int = 10, E: int 
     estimated from a few seeds is itself noisy (``readings`` maps "g", "f", "violations" to the reading names).
     Nothing is pooled across step sizes or K: each variance is across seeds at one (K/d, eta)."""
     T = config.horizon(T)
-    split = config.seed_list(1)[0]
-    S = full_seeds if config.full else seeds
+    split = 0                                  # the paper's one data split; --seeds chooses the uplink seeds
+    s_list = config.seed_list(seeds, full_seeds)
+    S = len(s_list)
     inst = PX.breast_cancer_np(n=n, seed=split)
     d = inst.d
     variants = (("hard at eps", "hard"), ("soft, beta = 2/eps", "soft"))
@@ -595,7 +596,7 @@ def seed_variance_cases(config: RunConfig, params: dict, *, n: int = 10, E: int 
     for fr in fractions:
         K = max(1, int(round(fr * d)))
         C = make_compressor({"name": "rand_k", "k": K})
-        sub = [(et, s) for et in etas for s in range(S)]
+        sub = [(et, s) for et in etas for s in s_list]
         batch = P.ConstrainedBatch([inst] * len(sub))
         eta = np.array([et for et, _ in sub])
         run_seeds = [int(split) * 1_000_003 + 1000 * int(round(100 * et)) + s for et, s in sub]
