@@ -130,7 +130,12 @@ def primal_averaging(problem, *, rounds, eta_c, eta_s=1.0, client_prox: bool, se
     (both proxes), FedMiD-OSP (``server_prox`` only), FedMiD without server prox (``client_prox`` only): the one
     FedAvg (:func:`fedcheck.algorithms.fedavg.fedavg_rounds`) with this module's oracle, client sampling,
     server step ``eta_s`` and the prox hooks (line 8: client ``grad(h + eta_c psi)^*``; line 10: server
-    ``grad(h + eta_s eta_c K psi)^*``); recording on the grid of completed rounds."""
+    ``grad(h + eta_s eta_c K psi)^*``); recording on the grid of completed rounds.
+
+    Reference: Yuan, Zaheer and Reddi (ICML 2021), Algorithms 1, 2 and 4; Theorem 4.1 (FedMiD, as stated in the
+    main text).  Arguments and return: the module doc (``rounds``, ``eta_c``, ``eta_s``, ``x0``/``w0``,
+    ``seeds``/``rng``; a :class:`Trace` with ``start = 0``).
+    Example: ``primal_averaging(problem, rounds=R, eta_c=0.01, client_prox=True, server_prox=True, seeds=0)``."""
     B, K = problem.B, problem.K
     ec, es = _vec(eta_c, B), _vec(eta_s, B)
     reg = problem.reg
@@ -269,7 +274,10 @@ def _dual_family(problem, rounds, eta_c, eta_s, client_prox, grid=None, recorder
 def feddualavg(problem, *, rounds, eta_c, eta_s=1.0, **kw) -> Trace:
     """Algorithm 3 (FedDualAvg): clients ``w = prox_{eta~ psi}(z)``, ``z <- z - eta_c grad f(w; xi)``
     with ``eta~_{r,k} = eta_s eta_c r K + eta_c k``; server ``z_{r+1} = z_r + eta_s Delta_r`` (dual averaging),
-    ``w_{r+1} = prox_{eta_s eta_c (r+1) K psi}(z_{r+1})``."""
+    ``w_{r+1} = prox_{eta_s eta_c (r+1) K psi}(z_{r+1})``.
+
+    Reference: Yuan, Zaheer and Reddi (ICML 2021), Algorithm 3; Theorems 4.1/E.1, 4.2/C.1, 4.3/D.1.  Arguments
+    and return: the module doc.  Example: ``feddualavg(problem, rounds=R, eta_c=0.01, seeds=0).metrics["Phi_hat"]``."""
     return _dual_family(problem, rounds, eta_c, eta_s, client_prox=True, **kw)
 
 
