@@ -1,8 +1,9 @@
 """A deviation is data: the parameter that differs, the paper's value and the run's.  The run records what it used
 (``MeasureResult.used``, over the claim's params) and the runner compares: a declared deviation that does not
-differ from the paper, or whose run value is not what ran, is the user's error (exit 2, one line naming it); a
-sentence is admitted only for the papers not converted yet; no ``sources`` key matches every finding.  A deviation
-of size only keeps a finding the paper's (docs/DESIGN.md, Provenance)."""
+differ from the paper, or whose run value is not what ran, is the user's error (exit 2, one line naming it); so is a
+difference from the setting the source states (``Source.stated``) that no deviation declares, a sentence, and a
+``sources`` key that matches every finding.  A deviation of size only keeps a finding the paper's (docs/DESIGN.md,
+Provenance).  The catalog is held to the same rule: its declarations here, its runs in the runner."""
 import textwrap
 
 import pytest
@@ -10,12 +11,13 @@ import pytest
 from fedcheck import Deviation, Finding, MeasureResult, RunConfig
 from fedcheck.cli import main
 from fedcheck.core.errors import BadInput
-from fedcheck.core.readings import PROSE_DEVIATION_PAPERS, Source
+from fedcheck.core.readings import SIZE_PARAMETERS, Source
 
 HEAD = '''
 from fedcheck import Claim, Deviation, Finding, MeasureResult, Measurement, Paper, Source
 P = Paper(key="mine", title="t", authors="me")
 S = Source("A beats B on MNIST", "Table 1", "MNIST, 60,000 images, 100 rounds")
+T = Source("A beats B on MNIST", "Table 1", "MNIST, 100 rounds", stated={"data": "MNIST", "rounds": 100})
 '''
 
 
@@ -65,14 +67,88 @@ def test_a_deviation_the_run_does_not_record_and_a_sentence_are_errors(tmp_path,
             return MeasureResult(findings=[Finding("A beats B", "violated", False, source=S, deviation="x")])
         c = Claim(id="mine.t4", paper=P, reference="Table 1", statement="A beats B", evidence=Measurement(measure))
         ''')
-    assert rc == 2 and "as a sentence" in err, err
-    assert "mine" not in PROSE_DEVIATION_PAPERS and "fedfw" not in PROSE_DEVIATION_PAPERS
+    assert rc == 2 and "as a sentence" in err and err.count("\n") == 1, err
 
 
 def test_no_sources_key_matches_every_finding():
     from fedcheck import Measurement
-    with pytest.raises(BadInput, match="matches every finding"):
-        Measurement(lambda ctx: None, sources={"": (Source("q", "p", "s"), Deviation("images", 60000, 5000))})
+    for entry in ((Source("q", "p", "s"), Deviation("images", 60000, 5000)), Source("q", "p", "s")):
+        with pytest.raises(BadInput, match="matches every finding"):
+            Measurement(lambda ctx: None, sources={"": entry})
+    with pytest.raises(BadInput, match="as a sentence"):         # the older free-text form, in any paper
+        Measurement(lambda ctx: None, sources={"A": (Source("q", "p", "s"), "a smaller run")})
+
+
+def test_an_empty_sources_key_and_a_prose_deviation_in_a_theorem_file_exit_2(tmp_path, capsys):
+    rc, _, err = _verify(tmp_path, capsys, '''
+        def measure(ctx):
+            return MeasureResult(findings=[Finding("A beats B", "violated", False)], used={"images": 5000})
+        c = Claim(id="mine.t5", paper=P, reference="Table 1", statement="A beats B",
+                  evidence=Measurement(measure, sources={"": (S, Deviation("images", paper=60000, run=5000))}))
+        ''')
+    assert rc == 2 and "matches every finding" in err and err.count("\n") == 1 and "Traceback" not in err, err
+    rc, _, err = _verify(tmp_path, capsys, '''
+        def measure(ctx):
+            return MeasureResult(findings=[Finding("A beats B", "violated", False)])
+        c = Claim(id="mine.t6", paper=P, reference="Table 1", statement="A beats B",
+                  evidence=Measurement(measure, sources={"A beats B": (S, "fewer images than the paper")}))
+        ''')
+    assert rc == 2 and "as a sentence" in err and err.count("\n") == 1 and "Traceback" not in err, err
+
+
+def test_an_undeclared_difference_from_the_stated_setting_exits_2_naming_both_values(tmp_path, capsys):
+    rc, _, err = _verify(tmp_path, capsys, '''
+        def measure(ctx):
+            return MeasureResult(findings=[Finding("A beats B", "violated", True, source=T)],
+                                 used={"data": "MNIST", "rounds": 50})
+        c = Claim(id="mine.t7", paper=P, reference="Table 1", statement="A beats B", evidence=Measurement(measure))
+        ''')
+    assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert "mine.t7" in err and "'A beats B'" in err and "rounds = 50" in err and "states 100" in err, err
+    # a stated parameter the run does not record is an undeclared difference too
+    rc, _, err = _verify(tmp_path, capsys, '''
+        def measure(ctx):
+            return MeasureResult(findings=[Finding("A beats B", "violated", True, source=T)], used={"rounds": 100})
+        c = Claim(id="mine.t8", paper=P, reference="Table 1", statement="A beats B", evidence=Measurement(measure))
+        ''')
+    assert rc == 2 and "records no value of 'data'" in err and "mine.t8" in err, err
+
+
+def test_a_deviation_must_carry_the_value_its_source_states(tmp_path, capsys):
+    rc, _, err = _verify(tmp_path, capsys, '''
+        def measure(ctx):
+            return MeasureResult(findings=[Finding("A beats B", "violated", False, source=T,
+                                                   deviation=Deviation("rounds", paper=200, run=50))],
+                                 used={"data": "MNIST", "rounds": 50})
+        c = Claim(id="mine.t9", paper=P, reference="Table 1", statement="A beats B", evidence=Measurement(measure))
+        ''')
+    assert rc == 2 and "its source states rounds = 100" in err and "mine.t9" in err, err
+
+
+def test_the_stated_setting_met_or_declared_runs_and_a_shorter_horizon_makes_an_analysis(tmp_path, capsys):
+    rc, out, err = _verify(tmp_path, capsys, '''
+        def measure(ctx):
+            return MeasureResult(findings=[Finding("A beats B", "holds", True, source=T)],
+                                 used={"data": "MNIST", "rounds": 100})
+        c = Claim(id="mine.t10", paper=P, reference="Table 1", statement="A beats B", evidence=Measurement(measure))
+        ''')
+    assert rc == 0, err
+    from fedcheck import Claim, Measurement, Paper
+    T = Source("A beats B on MNIST", "Table 1", "MNIST, 100 rounds", stated={"data": "MNIST", "rounds": 100})
+
+    def measure(ctx):                  # per finding: a value recorded under the finding's name wins
+        return MeasureResult(findings=[Finding("A beats B", "violated", True, source=T),
+                                       Finding("A beats B, short", "violated", False, source=T,
+                                               deviation=Deviation("rounds", paper=100, run=50))],
+                             used={"data": "MNIST", "rounds": 100, "A beats B, short": {"rounds": 50}})
+    res = Claim(id="tdev.stated", paper=Paper("tdev", "t", "a"), reference="Table 1", statement="A beats B",
+                evidence=Measurement(measure)).run(RunConfig())
+    assert res.verdict == "violated"
+    assert res.readings["A beats B"]["source"]["stated"] == {"data": "MNIST", "rounds": 100}
+    assert not res.readings["A beats B, short"]["paper"]
+    with pytest.raises(ValueError, match="paper=False"):         # a shorter horizon is not a deviation of size
+        Finding("f", "holds", True, deviation=Deviation("rounds", paper=100, run=50))
+    assert "rounds" not in SIZE_PARAMETERS
 
 
 def test_a_deviation_of_size_only_keeps_the_finding_the_papers_and_decides():
