@@ -239,3 +239,38 @@ def test_the_catalog_states_settings_as_data_in_every_paper():
                     papers.setdefault(key, set()).add(v.place)
     assert set(papers) == {"fedfw", "feddualavg", "fedsgm", "fedmls"} and theorems, papers
     assert sum(map(len, papers.values())) >= 12, papers
+
+
+def test_a_bound_tests_cases_record_what_they_ran_per_finding_and_a_finding_that_ran_nothing_decides_nothing():
+    import numpy as np
+
+    from fedcheck import BoundTest, Claim, Paper, Reading
+    from fedcheck.core.evidence import Comparison
+    from fedcheck.experiments import Case, Cases
+    src = Source("x_k equal", "eq. (4)", "a constant lambda", stated={"lambda": "constant"})
+
+    def cases(used):
+        def build(config, params):
+            cmp = Comparison(lhs_lo=np.array([0.0]), rhs_lo=0.0, relation="==", scale=1.0, points=[1], point_name="k")
+            return [Case("c", {"equal": cmp, "equal, lambda_0/k": cmp}, used=used)]
+        return build
+    readings = (Reading("equal", source=src),
+                Reading("equal, lambda_0/k", paper=False, source=src,
+                        deviation=Deviation("lambda", paper="constant", run="lambda_0/k")))
+
+    def claim(used):
+        return Claim(id="tdev.cases", paper=Paper("tdev", "t", "a"), reference="r", statement="s",
+                     evidence=BoundTest(Cases(cases(used))), readings=readings)
+    ok = {"equal": {"lambda": "constant"}, "equal, lambda_0/k": {"lambda": "lambda_0/k"}}
+    res = claim(ok).run(RunConfig())
+    assert res.verdict == "holds" and res.evidence["used"] == ok
+    with pytest.raises(BadInput, match="'equal, lambda_0/k' ran lambda = 'constant'|but the run used lambda"):
+        claim({"lambda": "constant"}).run(RunConfig())
+    # nothing ran for a finding: it must be inconclusive
+    from fedcheck import Measurement
+
+    def measure(ctx):
+        return MeasureResult(findings=[Finding("A beats B", "holds", True, source=src)], used={"A beats B": None})
+    with pytest.raises(BadInput, match="nothing ran for it"):
+        Claim(id="tdev.none", paper=Paper("tdev", "t", "a"), reference="r", statement="s",
+              evidence=Measurement(measure)).run(RunConfig())
