@@ -163,11 +163,10 @@ def used_by(name: str, used: Mapping) -> dict | None:
     out = {k: v for k, v in used.items() if v is not None and not isinstance(v, Mapping)}
     keys = sorted((k for k, v in used.items() if (v is None or isinstance(v, Mapping))
                    and (name == k or name.startswith(k))), key=len)
+    if keys and used[keys[-1]] is None:
+        return None
     for k in keys:
-        if used[k] is None:
-            out = None
-        elif out is not None:
-            out.update(used[k])
+        out.update(used[k] or {})
     return out
 
 
