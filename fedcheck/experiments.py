@@ -1242,6 +1242,7 @@ class Case:
     save: Callable[[str], list] | None = None     # save(path_stem) -> paths written
     reason: str | None = None                     # why the case cannot decide (an inaccurate solve)
     problem: Any = None                           # the instance it ran on (``verify --instance``, ``search``)
+    used: dict = field(default_factory=dict)      # the values the case ran at (MeasureResult.used): deviations are checked
 
 
 @dataclass(frozen=True)
@@ -1298,6 +1299,9 @@ class Cases:
         elif all(c.reason for c in cases):
             obs.reasons.extend(sorted({c.reason for c in cases}))
         obs.evidence = {"cases": len(cases)}
+        used = {k: v for c in cases for k, v in c.used.items()}
+        if used:                # what the cases ran at: declared deviations and stated settings are checked against it
+            obs.evidence["used"] = used
         return obs
 
 

@@ -25,7 +25,7 @@ import sympy as sp
 
 from fedcheck.core import verdict as V
 from fedcheck.core.errors import BadInput
-from fedcheck.core.readings import Deviation, Source, deviations_of, provenance_record, size_only
+from fedcheck.core.readings import Source, deviations_of, provenance_record, size_only
 
 __all__ = ["Statistic", "PATHWISE", "MEAN", "fraction", "Bound", "Comparison", "Observed", "Observations",
            "Finding", "attach_provenance", "Fact", "BoundTest", "Measurement", "MeasureContext", "MeasureResult", "Proof",
@@ -498,15 +498,15 @@ class Finding:
     evidence: Any = None
     extra: dict = field(default_factory=dict)
     source: Any = None          # fedcheck.core.readings.Source: where the paper states it
-    deviation: Any = ""         # how the tested setting differs: Deviation(s), or a sentence (the older form)
+    deviation: Any = ""         # how the tested setting differs: Deviation(s) (their text after construction)
     deviations: tuple = ()      # the Deviation data of ``deviation`` (its text is kept in ``deviation``)
 
     def __post_init__(self):
         if self.source is not None and not isinstance(self.source, Source):
             raise TypeError(f"finding {self.name!r}: source must be a fedcheck Source, not {type(self.source).__name__}")
-        text, devs = deviations_of(self.deviation)
+        _, devs = deviations_of(self.deviation, tuple(self.deviations))
         self.deviations = tuple(dict.fromkeys(tuple(self.deviations) + devs))
-        self.deviation = text or "; ".join(str(d) for d in self.deviations)
+        self.deviation = "; ".join(str(d) for d in self.deviations)
         if self.deviation and self.paper and not size_only(self.deviations):   # size only: still the paper's
             raise ValueError(f"finding {self.name!r} is tested outside the paper's setting ({self.deviation}): "
                              "it is an analysis (paper=False)")
@@ -523,21 +523,19 @@ class Finding:
 
 def check_sources(sources: Mapping | None, owner: str) -> dict:
     """``sources`` as declared on a :class:`Measurement` or :class:`BoundTest`: finding name (or its start) ->
-    :class:`~fedcheck.core.readings.Source`, or ``(Source, deviation)`` for a finding tested in another setting.
-    A key names findings: the empty key, which would match every finding of the claim, only with a deviation in the
-    older free-text form (the runner admits those for the papers listed in ``fedcheck.core.readings``)."""
+    :class:`~fedcheck.core.readings.Source`, or ``(Source, deviation)`` for a finding tested in another setting
+    (``deviation``: :class:`~fedcheck.core.readings.Deviation` data, one or a tuple).  A key names findings: the
+    empty key, which would match every finding of the claim, is refused (BadInput), and so is a sentence."""
     out = dict(sources or {})
     for name, entry in out.items():
-        src, dev = entry if isinstance(entry, tuple) and len(entry) == 2 else (entry, "")
-        if isinstance(dev, (Deviation, tuple, list)):
-            _, devs = deviations_of(dev)
-            if not name:
-                raise BadInput(f"{owner}(sources=...): the key '' matches every finding; name the findings the "
-                               "deviation is declared for")
-            dev = ""
-        if not isinstance(src, Source) or not isinstance(dev, str):
+        if not isinstance(name, str) or not name.strip():
+            raise BadInput(f"{owner}(sources=...): the key {name!r} matches every finding; name the findings each "
+                           "source is declared for")
+        src, dev = entry if isinstance(entry, tuple) and len(entry) == 2 else (entry, ())
+        if not isinstance(src, Source):
             raise TypeError(f"{owner}(sources=...): {name!r} must map to a fedcheck Source or (Source, deviation), "
                             f"not {entry!r}")
+        deviations_of(dev)
     return out
 
 
@@ -556,9 +554,9 @@ def attach_provenance(findings: Sequence[Finding], provenance: Mapping | None) -
             out.append(f)
             continue
         entry = provenance[key]
-        source, deviation = entry if isinstance(entry, tuple) else (entry, "")
-        text, devs = deviations_of(deviation)
-        out.append(replace(f, source=source, deviation=deviation, paper=f.paper and (not text or size_only(devs))))
+        source, deviation = entry if isinstance(entry, tuple) else (entry, ())
+        _, devs = deviations_of(deviation)
+        out.append(replace(f, source=source, deviation=devs, paper=f.paper and (not devs or size_only(devs))))
     return out
 
 

@@ -9,12 +9,13 @@ comes from a run or a SymPy proof, never from the declaration.
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 from typing import Sequence
 
 import numpy as np
 
 from fedcheck.core import verdict as V
-from fedcheck.core.readings import Reading, check_deviations
+from fedcheck.core.readings import Reading, check_deviations, deviations_of, size_only
 from fedcheck.core.results import Result, RunConfig
 from fedcheck.core.evidence import (BoundTest, Finding, Measurement, MeasureContext, Proof, attach_provenance,
                                     clopper_pearson)
@@ -96,30 +97,34 @@ def printed_formulas(ev) -> dict:
 
 def declared_findings(claim: Claim) -> list[dict]:
     """The findings a claim declares before it runs, with the paper's words where given: ``{"name", "paper",
-    "source" (or None), "deviation"}`` -- a bound test's (bound, reading) findings as the runner names them, a
+    "source" (or None), "deviation" (its text), "deviations" (the Deviation data)}`` -- a bound test's (bound, reading) findings as the runner names them, a
     proof's facts, a measurement's declared ``sources`` (its other findings are made at run time)."""
     ev = claim.evidence
     out: dict[str, dict] = {}
     if isinstance(ev, BoundTest):
-        nb, nr = len(ev.bounds), len(claim.readings)
+        bounds = ev.bounds or (SimpleNamespace(name="claim", paper=True, source=None),)   # Cases without bounds
+        nb, nr = len(bounds), len(claim.readings)
         mode = ev.finding_name("b", "r", nb, nr)
-        for b in ev.bounds:
+        for b in bounds:
             for r in claim.readings:
                 name = ev.finding_name(b.name, r.name, nb, nr)
-                d = out.setdefault(name, {"name": name, "paper": True, "source": None, "deviation": ""})
+                d = out.setdefault(name, {"name": name, "paper": True, "source": None, "deviation": "", "deviations": ()})
                 d["paper"] = d["paper"] and bool(r.paper and b.paper)
                 src = finding_source(r if nr == 1 or mode != "b" else None, b if nb == 1 or mode == "b" else None,
                                      "bound" if mode == "b" else "reading")
                 d["source"] = d["source"] or src
-                if r.deviation:
-                    d["deviation"] = "; ".join(x for x in (d["deviation"], r.deviation) if x)
+                if r.deviations:
+                    d["deviations"] = tuple(dict.fromkeys(d["deviations"] + r.deviations))
+                    d["deviation"] = "; ".join(str(x) for x in d["deviations"])
     elif isinstance(ev, Proof):
         for f in ev.facts:
-            out[f.name] = {"name": f.name, "paper": True, "source": f.source, "deviation": ""}
+            out[f.name] = {"name": f.name, "paper": True, "source": f.source, "deviation": "", "deviations": ()}
     elif isinstance(ev, Measurement):       # declared by name or by the start of a name (run-time suffixes)
         for name, entry in ev.sources.items():
-            src, dev = entry if isinstance(entry, tuple) else (entry, "")
-            out[name] = {"name": name, "paper": not dev, "source": src, "deviation": dev}
+            src, dev = entry if isinstance(entry, tuple) else (entry, ())
+            text, devs = deviations_of(dev)
+            out[name] = {"name": name, "paper": not devs or size_only(devs), "source": src, "deviation": text,
+                         "deviations": devs}
     return list(out.values())
 
 
@@ -223,7 +228,7 @@ def vacuity_note(vac: dict, verdict: str) -> str:
 def finish(res: Result, findings: Sequence[Finding], reason: str | None = None) -> Result:
     """Readings and verdict from the findings; a default reason names the deciding findings."""
     used = res.evidence.get("used") if isinstance(res.evidence, dict) else None
-    check_deviations(res.id, res.paper, findings, {**(res.params or {}), **(used or {})})
+    check_deviations(res.id, findings, {**(res.params or {}), **(used or {})})
     res.readings = {f.name: f.as_reading() for f in findings}
     verdict = verdict_of_findings(findings)
     if res.feasibility.get("decides"):
@@ -599,9 +604,8 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
         mode = ev.finding_name("b", "r", nb, nr)
         source = finding_source(used[0] if len(used) == 1 else None, used_b[0] if len(used_b) == 1 else None,
                                 "bound" if mode == "b" else "reading")
-        deviation = "; ".join(dict.fromkeys(r.deviation for r in used if r.deviation))
         f = Finding(name, verdict, paper, desc, max(ratios) if ratios else None, evidence, extra,
-                    source=source, deviation=deviation, deviations=tuple(d for r in used for d in r.deviations))
+                    source=source, deviation=tuple(d for r in used for d in r.deviations))
         findings.append(f)
         if paper and verdict == V.VIOLATED:
             refuting.extend(i for i, s, _ in lst if s["verdict"] == V.VIOLATED or

@@ -56,8 +56,12 @@ SETTING_52 = ("10 clients, full participation (p = 1), IID and non-IID ('each us
 SETTING_DNN = "a DNN with two hidden layers on the synthetic data of [52] (60 features, 10 labels, softmax labels); " + SETTING_52
 SETTING_CNN = "a CNN on MNIST; " + SETTING_52
 
-SOURCE_T2_DNN = Source(quote=QUOTE_52, place="Section 5.2, Table 2 (Synthetic columns)", setting=SETTING_DNN)
-SOURCE_T2_CNN = Source(quote=QUOTE_T2, place="Section 5.2, Table 2 (MNIST columns)", setting=SETTING_CNN)
+MNIST_28 = "MNIST (28 x 28 images)"
+#: the setting Section 5.2 states for Table 2, as data: '100 communication rounds' (each run records its values)
+SOURCE_T2_DNN = Source(quote=QUOTE_52, place="Section 5.2, Table 2 (Synthetic columns)", setting=SETTING_DNN,
+                       stated={"rounds": 100})
+SOURCE_T2_CNN = Source(quote=QUOTE_T2, place="Section 5.2, Table 2 (MNIST columns)", setting=SETTING_CNN,
+                       stated={"data": MNIST_28, "rounds": 100})
 SOURCE_FIG3 = Source(quote="Both convex and non-convex experiments show faster convergence for higher participation "
                            "probability.", place="Section 5.4 and Figure 3",
                      setting="Figure 3: 'We trained a DNN model using synthetic data, an ℓ_2 constraint, and a fixed "
@@ -434,9 +438,9 @@ def measure_table2_cnn(ctx):
     images = len(mnist_images()[1]) if fam.data == "mnist" else None
     if fam.data == "mnist":
         dev = (Deviation("images", paper=MNIST_PAPER_IMAGES, run=images),)
-        used = {"images": images}
+        used = {"data": MNIST_28, "images": images}
     else:
-        dev = (Deviation("data", paper="MNIST (28 x 28 images)", run="scikit-learn's digits (8 x 8 images)"),
+        dev = (Deviation("data", paper=MNIST_28, run="scikit-learn's digits (8 x 8 images)"),
                Deviation("images per client", paper=MNIST_PAPER_IMAGES // 10, run=CNN_QUICK_SAMPLES))
         used = {"data": "scikit-learn's digits (8 x 8 images)", "images per client": fam.samples}
     dev += _horizon_deviation(ctx)

@@ -354,6 +354,11 @@ def _solved_draws(ctx, family, seeds: tuple[int, int]):
     return insts, sols, _unsolved(sols)
 
 
+#: the data of Section 4 (Figure 1) and of the drift toy, as the runs record them (``MeasureResult.used``)
+WISCONSIN = "SVM (10) on the Wisconsin Breast Cancer data (699 samples)"
+DRIFT_TOY = "f_i = |x - c_i|, c = (0, 0, 3), exact subgradients"
+
+
 def measure_drift(ctx, *, fail: Method, work: Method, references=(), rounds=(400, 2000)):
     """Item 4: the client-drift toy (``f_i = |x - c_i|``, ``c = (0, 0, 3)``, ``x_0 = 2``)."""
     inst = drift_instance()
@@ -391,7 +396,8 @@ def measure_drift(ctx, *, fail: Method, work: Method, references=(), rounds=(400
 
         saved.append(str(save_instance(inst, Path(ctx.save_dir) / f"{ctx.check.id}-instance.npz")))
     return Measurement(findings, evidence=ev, series=series, tables=tables, saved_instances=saved,
-                       instances=[_instance_record(inst, sol, runs[1], _constants(inst, sol))])
+                       instances=[_instance_record(inst, sol, runs[1], _constants(inst, sol))],
+                       used={"data": DRIFT_TOY, "clients": int(inst.n)})
 
 
 def _eval_per_instance(expr, insts, sols, params) -> np.ndarray:
@@ -680,7 +686,8 @@ def measure_experiment(ctx, *, fail: Method, work: Method, others=(), fraction=0
     ev.update({"rounds": K, "seeds": reps, "F_star": sol.F_star,
                "tuning": {r.label: r.all_final for r in runs}, "dataset": inst.describe()})
     return Measurement(findings, evidence=ev, series=series, tables=tables,
-                       instances=[_instance_record(inst, sol, runs[1], {})])
+                       instances=[_instance_record(inst, sol, runs[1], {})],
+                       used={"data": WISCONSIN, "clients": int(inst.n)})
 
 
 # ----------------------------------------------------------------------------------------------
@@ -768,7 +775,9 @@ def algorithm1_vs_mopes_cases(config, params, *, families, rounds=(12,), full_ro
                                                                     scale=float(sF.max()), points=pts,
                                                                     point_name="k")},
                     {"instance": inst.describe(), "lambda_0": list(lam_values), "R": R.tolist(), "rounds": K_},
-                    evidence={"max_dx": float(dx.max()), "max_dF": float(dF.max())}, problem=inst))
+                    evidence={"max_dx": float(dx.max()), "max_dF": float(dF.max())}, problem=inst,
+                    used={name + suffix: {"lambda": "lambda_0/k" if varying else "constant"}
+                          for name in ("||x_k(Alg. 1) - x_k(MOPES)||", "|F(x_k(Alg. 1)) - F(x_k(MOPES))|")}))
     return cases
 
 
@@ -845,7 +854,9 @@ def measure_standard_parameters(ctx, *, baselines, work: Method, families, round
                "columns": ["oracle", "method", "parameters", "final gap per instance", "ratio to FedMLS", "tuned"],
                "rows": rows}]
     return Measurement(findings, evidence=ev, series=series, tables=tables,
-                       instances=[_instance_record(i, s_, None, _constants(i, s_)) for i, s_ in zip(insts, sols)])
+                       instances=[_instance_record(i, s_, None, _constants(i, s_)) for i, s_ in zip(insts, sols)],
+                       used={"exact subgradients:": {"data": "synthetic " + " and ".join(n for n, _ in families),
+                                                     "oracle": "exact subgradients", "local steps": local_steps}})
 
 
 PLATEAU_SLOPE = -0.1     # a plateau: over a decade of rounds the gap falls by less than a factor 10^0.1 = 1.26, certainly
@@ -919,7 +930,8 @@ def measure_standard_parameters_paper(ctx, *, baselines, work: Method, fraction=
         series += list(extra.series)
         records += list(extra.instances)
         ev["analysis: exact subgradients"] = extra.evidence
-    return Measurement(findings, evidence=ev, series=series, tables=tables, instances=records)
+    return Measurement(findings, evidence=ev, series=series, tables=tables, instances=records,
+                       used=dict(extra.used) if analysis is not None else {})
 
 
 # ----------------------------------------------------------------------------------------------
