@@ -562,9 +562,14 @@ def attach_provenance(findings: Sequence[Finding], provenance: Mapping | None) -
     return out
 
 
-def reproduced_if(condition: bool | None) -> str:
+def reproduced_if(condition) -> str:
     """``reproduced`` when the run shows the failure, ``not_reproduced`` when it shows the opposite,
-    ``inconclusive`` when undecidable (``None``)."""
+    ``inconclusive`` when undecidable (``None``).  A boolean is for a condition decided exactly (a computation,
+    no interval): ``False`` must mean the run shows the opposite.  A condition decided from intervals passes their
+    verdicts instead (``holds`` shown, ``violated`` the opposite shown, ``inconclusive`` straddling; one or a
+    sequence: :func:`fedcheck.core.verdict.counterexample_of`): an undecided interval is never a refutation."""
+    if isinstance(condition, (str, tuple, list)):
+        return V.counterexample_of(*((condition,) if isinstance(condition, str) else condition))
     if condition is None:
         return V.INCONCLUSIVE
     return V.REPRODUCED if condition else V.NOT_REPRODUCED
