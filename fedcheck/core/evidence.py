@@ -25,7 +25,8 @@ import sympy as sp
 
 from fedcheck.core import verdict as V
 from fedcheck.core.errors import BadInput
-from fedcheck.core.readings import Deviation, Source, deviations_of, provenance_record, size_only
+from fedcheck.core.readings import (Deviation, Reading, Source, check_reading_marks, deviations_of, provenance_record,
+                                    size_only)
 
 __all__ = ["Statistic", "PATHWISE", "MEAN", "fraction", "Bound", "Comparison", "Observed", "Observations",
            "Finding", "attach_provenance", "Fact", "BoundTest", "Measurement", "MeasureContext", "MeasureResult", "Proof",
@@ -500,8 +501,16 @@ class Finding:
     source: Any = None          # fedcheck.core.readings.Source: where the paper states it
     deviation: Any = ""         # how the tested setting differs: Deviation(s), or a sentence (the older form)
     deviations: tuple = ()      # the Deviation data of ``deviation`` (its text is kept in ``deviation``)
+    reading: Any = None         # fedcheck Reading: the reading of the paper's words it tests (plausible, defect, step)
 
     def __post_init__(self):
+        if self.reading is not None:
+            if not isinstance(self.reading, Reading):
+                raise TypeError(f"finding {self.name!r}: reading must be a fedcheck Reading, not "
+                                f"{type(self.reading).__name__}")
+            self.source = self.source if self.source is not None else self.reading.source
+            check_reading_marks(f"finding {self.name!r}", self.reading.plausible, self.deviation or
+                                self.deviations, self.reading.step, self.reading.conclusion)
         if self.source is not None and not isinstance(self.source, Source):
             raise TypeError(f"finding {self.name!r}: source must be a fedcheck Source, not {type(self.source).__name__}")
         text, devs = deviations_of(self.deviation)
@@ -517,8 +526,22 @@ class Finding:
         if self.evidence is not None:
             d["evidence"] = self.evidence
         d.update(provenance_record(self.source, self.deviation, self.deviations))
+        r = self.reading
+        if r is not None and (r.plausible or r.defect or r.step):
+            d["reading"] = {"name": r.name, "plausible": r.plausible,
+                            **{k: getattr(r, k) for k in ("defect", "step", "conclusion") if getattr(r, k)}}
         d.update(self.extra)
         return d
+
+    @property
+    def plausible(self) -> bool:
+        """Another plausible reading of the paper's words (an analysis the headline names when it fails)."""
+        return bool(self.reading is not None and self.reading.plausible)
+
+    @property
+    def defect(self) -> str:
+        """The defect this finding is a reading or case of (findings with one key count once); its name if none."""
+        return (self.reading.defect if self.reading is not None else "") or self.name
 
 
 def check_sources(sources: Mapping | None, owner: str) -> dict:

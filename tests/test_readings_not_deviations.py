@@ -1,0 +1,59 @@
+"""Readings are readings: another reading of the paper's words is a ``Reading`` (the paper's or an analysis), never a
+deviation; a sentence that fails under a plausible reading says so in its headline; one defect found under several
+readings or cases counts once; a refuted proof step says whether the theorem's conclusion survives it."""
+import pytest
+
+from fedcheck import Deviation, Finding, Reading, Source
+from fedcheck import verdicts as V
+from fedcheck.core.runner import headline
+
+SRC = Source("we can introduce noise without compromising the convergence guarantees", "Section 3.2", "FedFW")
+
+
+def test_a_plausible_reading_is_not_a_setting():
+    with pytest.raises(ValueError, match="not a setting"):
+        Reading("fixed level", paper=False, plausible=True, source=SRC,
+                deviation=Deviation("noise scale", paper="shrinking", run="fixed"))
+    with pytest.raises(ValueError, match="not a setting"):
+        Finding("fixed level", V.VIOLATED, False, reading=Reading("fixed level", paper=False, plausible=True),
+                deviation=Deviation("noise scale", paper="shrinking", run="fixed"))
+    with pytest.raises(ValueError, match="conclusion"):
+        Reading("l_inf", step="(C.25)")
+    f = Finding("fixed", V.VIOLATED, False, reading=Reading("a fixed privacy level", paper=False, plausible=True,
+                                                             source=SRC))
+    assert f.source is SRC and f.plausible and f.as_reading()["reading"]["plausible"] is True
+
+
+def test_a_sentence_failing_under_a_plausible_reading_says_so():
+    paper = Finding("noise shrinking like eta_t keeps the rate", V.HOLDS, True, source=SRC)
+    other = Finding("a fixed noise level keeps the rate", V.VIOLATED, False,
+                    reading=Reading("'noise' as a fixed privacy level", paper=False, plausible=True, source=SRC))
+    h = headline(V.HOLDS, [paper, other], "measurement")
+    assert h.startswith("partly holds: fails under the plausible reading 'noise' as a fixed privacy level")
+    # an analysis that is not a reading of the words (a repair, another setting) leaves the headline alone
+    repair = Finding("a repaired constant", V.VIOLATED, False)
+    assert headline(V.HOLDS, [paper, repair], "measurement") == V.HOLDS
+    # undecided for the paper, failing under a plausible reading: both said
+    undecided = Finding("the paper's reading", V.INCONCLUSIVE, True)
+    other2 = Finding("ends above", V.NOT_REPRODUCED, False, reading=Reading("ends above FedMLS", paper=False,
+                                                                              plausible=True))
+    assert headline(V.INCONCLUSIVE, [undecided, other2], "counterexample") == \
+        "inconclusive; fails under the plausible reading ends above FedMLS"
+
+
+def test_one_defect_under_several_readings_counts_once():
+    r = lambda name, d="": Reading(name, defect=d)    # noqa: E731
+    fs = [Finding(f"case {i}: every run", V.VIOLATED, True, reading=r(f"case {i}: every run", "eps-solution on every run"))
+          for i in range(3)] + [Finding(f"case {i}: in expectation", V.HOLDS, True) for i in range(3)]
+    assert headline(V.VIOLATED, fs, "expectation") == \
+        "partly holds: 1 defect, found under 3 readings/cases (3 of 6 paper findings refuted)"
+    # without a defect key each refuted finding is its own
+    fs2 = [Finding(f"c{i}", V.VIOLATED, True) for i in range(2)] + [Finding("ok", V.HOLDS, True)]
+    assert headline(V.VIOLATED, fs2, "bound") == "partly holds: 2 of 3 paper findings refuted"
+
+
+def test_a_refuted_proof_step_says_whether_the_conclusion_survives():
+    step = Reading("l_inf dual norm", step="(C.25)", conclusion="survives in l1 geometry with a factor O(log d)")
+    fs = [Finding("l_inf dual norm", V.VIOLATED, True, reading=step), Finding("l2", V.HOLDS, True)]
+    h = headline(V.VIOLATED, fs, "bound")
+    assert "refutes proof step (C.25); the theorem's conclusion: survives in l1 geometry" in h
