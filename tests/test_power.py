@@ -53,3 +53,15 @@ def test_an_undecided_interval_is_never_a_refutation():
     assert V.counterexample_of() == V.INCONCLUSIVE
     # the stall test of a slope interval straddling the stall threshold
     assert V.reproduced_if(V.rate_verdict([-0.509, -0.083], -0.1)) == V.INCONCLUSIVE
+
+
+def test_welch_difference_of_unpaired_draws():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(1.0, 0.1, 8), rng.normal(0.0, 0.3, 6)
+    r = V.welch_difference(a, b)
+    t = stats.ttest_ind(a, b, equal_var=False)
+    va, vb = a.var(ddof=1) / 8, b.var(ddof=1) / 6
+    assert np.isclose(r["se"], np.sqrt(va + vb)) and np.isclose(r["mean"] / r["se"], t.statistic)
+    assert np.isclose(r["dof"], (va + vb) ** 2 / (va ** 2 / 7 + vb ** 2 / 5))
+    assert r["verdict"] == V.HOLDS and V.welch_difference(b, a)["verdict"] == V.VIOLATED
+    assert V.welch_difference(a[:3], b[:3])["verdict"] == V.INCONCLUSIVE

@@ -57,3 +57,30 @@ def test_a_refuted_proof_step_says_whether_the_conclusion_survives():
     fs = [Finding("l_inf dual norm", V.VIOLATED, True, reading=step), Finding("l2", V.HOLDS, True)]
     h = headline(V.VIOLATED, fs, "bound")
     assert "refutes proof step (C.25); the theorem's conclusion: survives in l1 geometry" in h
+
+
+# ---- the catalog: the four claims whose other readings were filed as settings -----------------------------------
+def _run(claim_id):
+    from fedcheck import RunConfig
+    from fedcheck.catalog.registry import default_registry
+    return default_registry().resolve([claim_id])[0].run(RunConfig(use_cache=False))
+
+
+def test_lmo_noise_fixed_level_is_a_reading_not_a_deviation():
+    res = _run("fedfw.lmo_noise")
+    fixed = next(r for n, r in res.readings.items() if n.startswith("noise of a fixed scale"))
+    assert not fixed.get("deviation") and fixed["reading"]["plausible"] and fixed["verdict"] == "violated"
+    assert res.verdict == "holds" and res.headline.startswith("partly holds: fails under the plausible reading")
+
+
+def test_privacy_l2_direction_is_a_reading_in_any_setting():
+    res = _run("fedfw.privacy")
+    d = res.readings["l2 ball: one LMO message does not reveal the gradient's direction"]
+    assert not d.get("deviation") and d["reading"]["plausible"] and d["verdict"] == "violated"
+    assert res.verdict == "holds" and res.headline.startswith("partly holds: fails under the plausible reading")
+
+
+def test_lambda0_effect_on_least_squares_is_an_analysis_of_the_mclr_sentence():
+    res = _run("fedfw.lambda0_effect")
+    assert all(not r["paper"] and r.get("deviations") for r in res.readings.values())
+    assert res.verdict == "inconclusive" and res.headline.startswith("inconclusive: not tested in the paper's setting")

@@ -311,11 +311,43 @@ def mean_interval(x, policy: TolerancePolicy = POLICY, tries: int = 1, min_draws
             "mde": detectable_effect(se, k - 1, level), "ci": [out["mean"] - half, out["mean"] + half], "why": why}
 
 
+def welch_difference(a, b, policy: TolerancePolicy = POLICY, tries: int = 1, min_draws: int = MIN_DRAWS) -> dict:
+    """Is ``mean(a)`` larger than ``mean(b)``, from independent (unpaired) draws of each?  Welch's t interval of the
+    difference of means (Welch-Satterthwaite degrees of freedom) at the level of :func:`mean_interval`,
+    Bonferroni-corrected over ``tries``; fewer than ``min_draws`` draws on a side decide nothing.  The same fields
+    as :func:`mean_interval` (``draws``: the smaller sample)."""
+    from scipy import stats
+    a, b = (np.asarray(x, dtype=float).ravel() for x in (a, b))
+    k = int(min(a.size, b.size))
+    level = corrected_level(level_of(policy), tries)
+    m = float(a.mean() - b.mean()) if k else float("nan")
+    out = {"mean": m, "draws": k, "level": float(level), "tries": int(tries), "threshold": 0.0,
+           "min_draws": int(min_draws), "power": POWER}
+    if k < 2 or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        return {**out, "dof": 0, "verdict": INCONCLUSIVE, "se": float("inf"), "half_width": float("inf"),
+                "detectable": float("inf"), "mde": float("inf"), "ci": [float("-inf"), float("inf")],
+                "why": "fewer than two draws" if k < 2 else "a draw is not finite"}
+    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+    se = float(np.sqrt(va + vb))
+    den = va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1)
+    dof = float((va + vb) ** 2 / den) if den > 0 else float(a.size + b.size - 2)
+    q = float(stats.t.ppf(0.5 + level / 2, dof))
+    half = q * se
+    v = HOLDS if m - half > 0 else (VIOLATED if m + half < 0 else INCONCLUSIVE)
+    why = "" if v != INCONCLUSIVE else (f"|mean difference| {abs(m):.3g} within Welch's t interval's half-width "
+                                        f"{half:.3g} ({dof:.1f} degrees of freedom)")
+    if k < min_draws:
+        v, why = INCONCLUSIVE, f"only {k} draws on a side: at least {min_draws} are needed to decide"
+    mde = float((q + stats.t.ppf(POWER, dof)) * se)
+    return {**out, "dof": dof, "verdict": v, "se": se, "half_width": half, "detectable": half, "mde": mde,
+            "ci": [m - half, m + half], "why": why}
+
+
 def power_text(r: dict, unit: str = "") -> str:
     """How a result of :func:`mean_interval` / :func:`paired_difference` says what its sample could detect."""
     u = f" {unit}" if unit else ""
     corr = f", Bonferroni over {r['tries']} readings" if r.get("tries", 1) > 1 else ""
-    return (f"t interval +-{r['half_width']:.3g}{u} ({r['draws']} draws, {r['dof']} degrees of freedom, level "
+    return (f"t interval +-{r['half_width']:.3g}{u} ({r['draws']} draws, {r['dof']:.3g} degrees of freedom, level "
             f"{r['level']:.4f}{corr}): the smallest effect this sample could decide is {r['detectable']:.3g}{u} "
             f"({r['mde']:.3g}{u} at {100 * POWER:.0f} % power)")
 

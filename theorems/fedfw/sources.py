@@ -83,7 +83,7 @@ INEXACT = Source("is robust against additive and multiplicative errors in the li
                  "(delta/2) eta_t C_f, shrinking with the step; a multiplicative error of the FW direction")
 NOISE = Source("we can introduce noise to augment data privacy without compromising the convergence guarantees",
                "Section 3.2 ('consequently', after the robustness of FW to LMO errors [24])",
-               "noise within [24]'s hypothesis: its error in the LMO shrinks like the step eta_t")
+               "FedFW's clients' LMO messages; the paper states neither the noise's distribution nor its scale")
 NONUNIFORM = Source("non-uniform participation can be addressed similarly", "Section 4.2",
                     "client-specific participation probabilities p_i in (0, 1]; the convex setting of (17)")
 PARTICIPATION = Source("Both convex and non-convex experiments show faster convergence for higher participation "
