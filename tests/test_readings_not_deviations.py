@@ -84,3 +84,22 @@ def test_lambda0_effect_on_least_squares_is_an_analysis_of_the_mclr_sentence():
     res = _run("fedfw.lambda0_effect")
     assert all(not r["paper"] and r.get("deviations") for r in res.readings.values())
     assert res.verdict == "inconclusive" and res.headline.startswith("inconclusive: not tested in the paper's setting")
+
+
+def test_a_reading_tried_on_several_cases_names_the_failing_one():
+    rd = Reading("'ineffective' as ending above FedMLS", paper=False, plausible=True)
+    fs = [Finding("FedAvg: ineffective", V.INCONCLUSIVE, True),
+          Finding("FedAvg: ends above FedMLS", V.REPRODUCED, False, reading=rd),
+          Finding("Scaffnew: ends above FedMLS", V.NOT_REPRODUCED, False, reading=rd)]
+    assert headline(V.INCONCLUSIVE, fs, "counterexample") == ("inconclusive; fails under the plausible reading "
+                                                             "'ineffective' as ending above FedMLS (for: Scaffnew: ends "
+                                                             "above FedMLS)")
+
+
+def test_standard_parameters_says_scaffnew_ends_below_fedmls():
+    res = _run("fedmls.standard_parameters")
+    f = res.readings["Scaffnew, constant step: ends above FedMLS after K = 100 rounds"]
+    assert f["verdict"] == "not_reproduced" and f["reading"]["plausible"] and not f.get("deviation")
+    assert "smallest effect this sample could decide" in f["evidence"]
+    assert res.verdict == "inconclusive" and "fails under the plausible reading" in res.headline
+    assert "Scaffnew" in res.headline

@@ -312,7 +312,12 @@ def headline(verdict: str, findings: Sequence[Finding], kind: str) -> str:
         text += "; " + "; ".join(f"refutes proof step {s}; the theorem's conclusion: {c}" for s, c in steps)
     words = [f for f in findings if f.plausible and not f.paper and f.verdict in _BAD]
     if words and verdict not in _BAD:   # the policy's verdict stands; the sentence fails under another reading
-        names = "; ".join(f.reading.name for f in words)
+        names = []
+        for rname in dict.fromkeys(f.reading.name for f in words):     # a reading tried on several cases: name them
+            failed = [f.name for f in words if f.reading.name == rname]
+            shared = sum(g.reading is not None and g.reading.name == rname for g in findings) > 1
+            names.append(rname + (f" (for: {', '.join(failed)})" if shared else ""))
+        names = "; ".join(names)
         lead = {V.HOLDS: "partly holds: ", V.REPRODUCED: "partly reproduced: "}.get(verdict, f"{verdict}; ")
         text = f"{lead}fails under the plausible reading{'s' if len(words) > 1 else ''} {names}" + \
             ("" if verdict in _GOOD or text == verdict else f" ({text})")
