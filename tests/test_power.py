@@ -65,3 +65,24 @@ def test_welch_difference_of_unpaired_draws():
     assert np.isclose(r["dof"], (va + vb) ** 2 / (va ** 2 / 7 + vb ** 2 / 5))
     assert r["verdict"] == V.HOLDS and V.welch_difference(b, a)["verdict"] == V.VIOLATED
     assert V.welch_difference(a[:3], b[:3])["verdict"] == V.INCONCLUSIVE
+
+
+def _run(claim_id):
+    from fedcheck import RunConfig
+    from fedcheck.catalog.registry import default_registry
+    return default_registry().resolve([claim_id])[0].run(RunConfig(use_cache=False))
+
+
+def test_plain_stochastic_is_judged_on_what_the_paper_claims_and_a_straddling_stall_is_undecided():
+    res = _run("fedfw.plain_stochastic")
+    assert res.verdict != "not_reproduced"
+    stall = res.readings["plain unbiased stochastic gradients: FedFW stalls"]
+    assert not stall["paper"] and stall["reading"]["plausible"]
+    lo, hi = (float(x) for x in stall["evidence"].split("CI [")[1].split("]")[0].split(","))
+    if lo <= -0.1 <= hi:        # the interval straddles the stall threshold: undecided, never a refutation
+        assert stall["verdict"] == "inconclusive"
+    paper = [r for r in res.readings.values() if r["paper"]]
+    assert len(paper) == 1 and "power" in paper[0] and paper[0]["power"]["draws"] >= V.MIN_DRAWS
+    assert "requires a variance reduction strategy" in paper[0]["source"]["quote"]
+    if res.verdict == "reproduced":
+        assert "smallest effects the samples could decide" in res.reason

@@ -258,6 +258,12 @@ def finish(res: Result, findings: Sequence[Finding], reason: str | None = None) 
                  + "; ".join(said(f) for f in words)) if words else "",
                 ("paper claims stand; analyses refuted: " if not words else "analyses refuted: ")
                 + "; ".join(said(f) for f in others) if others else "") if x)
+    powers = [(f.name, f.extra["power"]) for f in findings if f.verdict in _GOOD and isinstance(f.extra.get("power"), dict)
+              and np.isfinite(f.extra["power"].get("detectable", np.inf))]
+    if powers:          # findings decided over draws: the smallest effect their samples could decide
+        res.reason = "; ".join(x for x in (res.reason, "the smallest effects the samples could decide: " + "; ".join(
+            f"{n}: {_g(p['detectable'])} ({_g(p['mde'])} at {100 * p['power']:.0f} % power; {p['draws']} draws, "
+            f"{_g(p['dof'])} degrees of freedom)" for n, p in powers)) if x)
     small = "; ".join(dict.fromkeys(str(d) for f in findings if f.paper for d in f.deviations))
     if small:           # paper findings decided at a smaller size than the paper's: the reason says which
         res.reason = "; ".join(x for x in (res.reason, f"decided at a smaller size than the paper's ({small})") if x)

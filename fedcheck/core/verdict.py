@@ -352,6 +352,16 @@ def power_text(r: dict, unit: str = "") -> str:
             f"({r['mde']:.3g}{u} at {100 * POWER:.0f} % power)")
 
 
+def power_record(*results: dict) -> dict:
+    """The JSON field ``power`` of a finding decided over draws (the runner reads it into the reason): the smallest
+    effect its sample could decide -- of the widest of ``results`` (:func:`mean_interval`, :func:`paired_difference`,
+    :func:`welch_difference`) when the finding combines several tests."""
+    r = max(results, key=lambda x: x["half_width"])
+    return {"draws": int(r["draws"]), "dof": float(r["dof"]), "level": float(r["level"]), "tries": int(r.get("tries", 1)),
+            "half_width": float(r["half_width"]), "detectable": float(r["detectable"]), "mde": float(r["mde"]),
+            "power": POWER, "tests": len(results)}
+
+
 def paired_difference(a, b, policy: TolerancePolicy = POLICY, tries: int = 1, min_draws: int = 2) -> dict:
     """Is ``a`` larger than ``b``, judged on paired draws (``a[s]``, ``b[s]`` on the same data draw ``s``)?  A t
     interval of the mean difference with ``k - 1`` degrees of freedom, at the two-sided level of ``z =

@@ -904,6 +904,7 @@ def measure_standard_parameters_paper(ctx, *, baselines, work: Method, fraction=
                                 "tuned FedMLS's (Welch t interval over the seeds, level of 3 standard errors)",
                                 evidence=f"{y[-1, 0]:.3g} vs {y_ref[-1, 0]:.3g}; difference {w['mean']:+.3g}, "
                                          + V.power_text(w) + (f"; {w['why']}" if w["why"] else ""),
+                                extra={"power": V.power_record(w)},
                                 reading=Reading("'ineffective' as ending above FedMLS after the same K rounds",
                                                 paper=False, plausible=True)))
         rows.append([m_.label, m_.description, f"{y[-1, 0]:.3g}", _fit_text(f), f"{y[-1, 0] / y_ref[-1, 0]:.3g}",
