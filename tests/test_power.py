@@ -86,3 +86,15 @@ def test_plain_stochastic_is_judged_on_what_the_paper_claims_and_a_straddling_st
     assert "requires a variance reduction strategy" in paper[0]["source"]["quote"]
     if res.verdict == "reproduced":
         assert "smallest effects the samples could decide" in res.reason
+
+
+def test_table2_dnn_decides_over_at_least_five_draws_and_says_what_it_could_detect():
+    from theorems.fedfw import networks as N
+    assert N.TABLE2_DNN_DRAWS >= V.MIN_DRAWS
+    res = _run("fedfw.table2_dnn")
+    for name, r in res.readings.items():
+        p = r["power"]
+        assert p["draws"] >= V.MIN_DRAWS and p["dof"] == p["draws"] - 1 and p["tries"] == 2, name
+        assert np.isfinite(p["detectable"]) and p["mde"] > p["detectable"]
+    order = next(r for n, r in res.readings.items() if "more accurate than" in n)
+    assert "Bonferroni over 2 readings" in order["evidence"] and "smallest effect" in order["evidence"]
