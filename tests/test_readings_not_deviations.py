@@ -103,3 +103,31 @@ def test_standard_parameters_says_scaffnew_ends_below_fedmls():
     assert "smallest effect this sample could decide" in f["evidence"]
     assert res.verdict == "inconclusive" and "fails under the plausible reading" in res.headline
     assert "Scaffnew" in res.headline
+
+
+def test_compression_counts_its_one_wording_defect_once():
+    from theorems import fedsgm
+    c = fedsgm.compression
+    stated = [r for r in c.readings if r.name.endswith("every run (as stated)")]
+    assert len(stated) == 3 and len({r.defect for r in stated}) == 1 and stated[0].defect
+    assert all(not r.defect for r in c.readings if r not in stated)
+
+
+def test_variance_step_says_the_theorem_survives_its_refuted_step():
+    res = _run("feddualavg.variance_step")
+    assert res.verdict == "violated"
+    assert "refutes proof step (C.25); the theorem's conclusion: not refuted" in res.headline
+    assert res.readings["l_inf dual norm (l1 geometry)"]["reading"]["conclusion"].startswith("not refuted")
+
+
+def test_a_proof_step_records_and_shows_its_conclusion():
+    from fedcheck.steps import ProofStep, StepOutcome
+    from fedcheck.tools.audit import format_steps
+    st = ProofStep("(C.25)", "E<a,b> <= E||a|| E||b||", "witness",
+                   lambda: StepOutcome("refuted", "a dependent pair"), conclusion="survives (Young's inequality)")
+    rec = st.evaluate()
+    assert rec["conclusion"] == "survives (Young's inequality)"
+
+    class C:
+        id, reference = "x.y", "(C.25)"
+    assert "(C.25) refuted; the theorem's conclusion: survives" in format_steps(C, [rec])
