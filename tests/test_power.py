@@ -98,3 +98,14 @@ def test_table2_dnn_decides_over_at_least_five_draws_and_says_what_it_could_dete
         assert np.isfinite(p["detectable"]) and p["mde"] > p["detectable"]
     order = next(r for n, r in res.readings.items() if "more accurate than" in n)
     assert "Bonferroni over 2 readings" in order["evidence"] and "smallest effect" in order["evidence"]
+
+
+def test_a_mean_over_few_runs_is_judged_with_a_student_t_interval():
+    from fedcheck import Comparison
+    from fedcheck.core.evidence import MEAN
+    lhs = np.array([[1.0], [1.2], [0.8], [1.1]])        # 4 runs, one point
+    c = Comparison(lhs, lhs, np.array([2.0]), np.array([2.0]))
+    lo, hi, val, se = c.measured(MEAN)
+    q = stats.t.ppf(stats.norm.cdf(V.POLICY.statistical_z), 3)
+    assert np.isclose(V.t_multiplier(V.POLICY.statistical_z, 4), q) and q > V.POLICY.statistical_z
+    assert np.isclose(hi[0, 0], lhs.mean() + q * se[0]) and np.isclose(lo[0, 0], lhs.mean() - q * se[0])

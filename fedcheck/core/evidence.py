@@ -53,7 +53,8 @@ class Statistic:
     def describe(self, samples: int | None = None) -> str:
         if self.kind == "mean":
             z = V.POLICY.statistical_z if self.z is None else self.z
-            return f"mean +- {z:g} standard errors" + (f" over {samples} runs" if samples else "")
+            return (f"mean +- a Student t interval at the level of {z:g} standard errors"
+                    + (f" over {samples} runs ({samples - 1} degrees of freedom)" if samples else ""))
         if self.kind == "fraction":
             return (f"fraction of failing runs <= {self.max_fraction:g} "
                     f"({100 * V.POLICY.confidence:.0f}% Clopper-Pearson interval)")
@@ -242,7 +243,8 @@ class Comparison:
         S = lo.shape[0]
         se = (np.maximum(lo.std(0, ddof=1), hi.std(0, ddof=1)) / math.sqrt(S)) if S > 1 \
             else np.full(lo.shape[1], np.nan)
-        z = V.POLICY.statistical_z if statistic.z is None else statistic.z
+        # Student t with S - 1 degrees of freedom at the level of z standard errors (the SE is estimated from S runs)
+        z = V.t_multiplier(V.POLICY.statistical_z if statistic.z is None else statistic.z, S) if S > 1 else 0.0
         mlo, mhi = lo.mean(0), hi.mean(0)
         if self.value is not None:
             val = self.value.mean(0)

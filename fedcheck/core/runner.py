@@ -470,8 +470,10 @@ def observation_record(finding: str, item, judgement: dict, st) -> dict:
     entry)."""
     rec = {"finding": finding, "reading": item.reading, "bound": item.bound, "case": str(item.case),
            "statistic": st.kind, "verdict": judgement.get("verdict")}
-    if st.kind == "mean":
-        rec["z"] = float(V.POLICY.statistical_z if st.z is None else st.z)
+    if st.kind == "mean":       # the multiplier of the standard error judged: Student t with samples - 1 dof
+        S = judgement.get("samples") or (item.comparison.samples if item.comparison is not None else None)
+        z = float(V.POLICY.statistical_z if st.z is None else st.z)
+        rec["z"] = V.t_multiplier(z, int(S)) if S and int(S) > 1 else z
     if st.kind == "fraction":
         rec["max_fraction"] = float(st.max_fraction)
     if item.reason:

@@ -249,6 +249,16 @@ def level_of(policy: TolerancePolicy = POLICY) -> float:
     return float(2.0 * stats.norm.cdf(policy.statistical_z) - 1.0)
 
 
+def t_multiplier(z: float, samples: int) -> float:
+    """The Student t multiplier of a mean over ``samples`` draws at the two-sided level of ``z`` standard errors
+    (``2 Phi(z) - 1``), with ``samples - 1`` degrees of freedom: what replaces ``z`` where the standard error is
+    estimated from few draws (NaN with fewer than two)."""
+    from scipy import stats
+    if samples < 2:
+        return float("nan")
+    return float(stats.t.ppf(stats.norm.cdf(z), samples - 1))
+
+
 def corrected_level(level: float, tries: int = 1) -> float:
     """Bonferroni: the level each of ``tries`` tests of one finding is run at (one finding tried under several
     readings gets that many chances), so that the finding's family-wise error stays ``1 - level``."""

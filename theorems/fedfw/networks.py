@@ -484,15 +484,15 @@ FIG3_LAMBDA = 1e-3
 
 def _ordered(vals: np.ndarray, increasing: bool) -> tuple[str, list]:
     """``vals`` ``(K, S)`` (K settings in order, S paired samples): holds if every consecutive pair moves in the stated
-    direction by more than 3 standard errors of the paired difference, violated if some pair moves the other way by
-    more than that, else inconclusive."""
-    z = V.POLICY.statistical_z
+    direction beyond the paired t interval of the difference (S - 1 degrees of freedom, the level of 3 standard
+    errors, Bonferroni over the two readings of D that :func:`either_reading` tries; at least ``V.MIN_DRAWS``
+    samples), violated if some pair moves the other way beyond it, else inconclusive."""
     codes, diffs = [], []
     for a, b in zip(vals[:-1], vals[1:]):
         d = (b - a) if increasing else (a - b)
-        se = d.std(ddof=1) / math.sqrt(len(d)) if len(d) > 1 else float("inf")
-        codes.append(V.HOLDS if d.mean() > z * se else (V.VIOLATED if d.mean() < -z * se else V.INCONCLUSIVE))
-        diffs.append((float(d.mean()), float(se)))
+        r = V.paired_difference(d, np.zeros_like(d), tries=len(BLOCKS), min_draws=V.MIN_DRAWS)
+        codes.append(r["verdict"])
+        diffs.append((float(d.mean()), float(r["se"]) if len(d) > 1 else float("inf")))
     return (V.VIOLATED if V.VIOLATED in codes else V.combine(codes)), diffs
 
 
