@@ -25,7 +25,8 @@ import sympy as sp
 
 from fedcheck.core import verdict as V
 from fedcheck.core.errors import BadInput
-from fedcheck.core.readings import Source, deviations_of, provenance_record, size_only
+from fedcheck.core.readings import (Deviation, Reading, Source, check_reading_marks, deviations_of, provenance_record,
+                                    size_only)
 
 __all__ = ["Statistic", "PATHWISE", "MEAN", "fraction", "Bound", "Comparison", "Observed", "Observations",
            "Finding", "attach_provenance", "Fact", "BoundTest", "Measurement", "MeasureContext", "MeasureResult", "Proof",
@@ -52,7 +53,8 @@ class Statistic:
     def describe(self, samples: int | None = None) -> str:
         if self.kind == "mean":
             z = V.POLICY.statistical_z if self.z is None else self.z
-            return f"mean +- {z:g} standard errors" + (f" over {samples} runs" if samples else "")
+            return (f"mean +- a Student t interval at the level of {z:g} standard errors"
+                    + (f" over {samples} runs ({samples - 1} degrees of freedom)" if samples else ""))
         if self.kind == "fraction":
             return (f"fraction of failing runs <= {self.max_fraction:g} "
                     f"({100 * V.POLICY.confidence:.0f}% Clopper-Pearson interval)")
@@ -241,7 +243,8 @@ class Comparison:
         S = lo.shape[0]
         se = (np.maximum(lo.std(0, ddof=1), hi.std(0, ddof=1)) / math.sqrt(S)) if S > 1 \
             else np.full(lo.shape[1], np.nan)
-        z = V.POLICY.statistical_z if statistic.z is None else statistic.z
+        # Student t with S - 1 degrees of freedom at the level of z standard errors (the SE is estimated from S runs)
+        z = V.t_multiplier(V.POLICY.statistical_z if statistic.z is None else statistic.z, S) if S > 1 else 0.0
         mlo, mhi = lo.mean(0), hi.mean(0)
         if self.value is not None:
             val = self.value.mean(0)
@@ -500,8 +503,16 @@ class Finding:
     source: Any = None          # fedcheck.core.readings.Source: where the paper states it
     deviation: Any = ""         # how the tested setting differs: Deviation(s) (their text after construction)
     deviations: tuple = ()      # the Deviation data of ``deviation`` (its text is kept in ``deviation``)
+    reading: Any = None         # fedcheck Reading: the reading of the paper's words it tests (plausible, defect, step)
 
     def __post_init__(self):
+        if self.reading is not None:
+            if not isinstance(self.reading, Reading):
+                raise TypeError(f"finding {self.name!r}: reading must be a fedcheck Reading, not "
+                                f"{type(self.reading).__name__}")
+            self.source = self.source if self.source is not None else self.reading.source
+            check_reading_marks(f"finding {self.name!r}", self.reading.plausible, self.deviation or
+                                self.deviations, self.reading.step, self.reading.conclusion)
         if self.source is not None and not isinstance(self.source, Source):
             raise TypeError(f"finding {self.name!r}: source must be a fedcheck Source, not {type(self.source).__name__}")
         _, devs = deviations_of(self.deviation, tuple(self.deviations))
@@ -517,8 +528,22 @@ class Finding:
         if self.evidence is not None:
             d["evidence"] = self.evidence
         d.update(provenance_record(self.source, self.deviation, self.deviations))
+        r = self.reading
+        if r is not None and (r.plausible or r.defect or r.step):
+            d["reading"] = {"name": r.name, "plausible": r.plausible,
+                            **{k: getattr(r, k) for k in ("defect", "step", "conclusion") if getattr(r, k)}}
         d.update(self.extra)
         return d
+
+    @property
+    def plausible(self) -> bool:
+        """Another plausible reading of the paper's words (an analysis the headline names when it fails)."""
+        return bool(self.reading is not None and self.reading.plausible)
+
+    @property
+    def defect(self) -> str:
+        """The defect this finding is a reading or case of (findings with one key count once); its name if none."""
+        return (self.reading.defect if self.reading is not None else "") or self.name
 
 
 def check_sources(sources: Mapping | None, owner: str) -> dict:
@@ -560,9 +585,14 @@ def attach_provenance(findings: Sequence[Finding], provenance: Mapping | None) -
     return out
 
 
-def reproduced_if(condition: bool | None) -> str:
+def reproduced_if(condition) -> str:
     """``reproduced`` when the run shows the failure, ``not_reproduced`` when it shows the opposite,
-    ``inconclusive`` when undecidable (``None``)."""
+    ``inconclusive`` when undecidable (``None``).  A boolean is for a condition decided exactly (a computation,
+    no interval): ``False`` must mean the run shows the opposite.  A condition decided from intervals passes their
+    verdicts instead (``holds`` shown, ``violated`` the opposite shown, ``inconclusive`` straddling; one or a
+    sequence: :func:`fedcheck.core.verdict.counterexample_of`): an undecided interval is never a refutation."""
+    if isinstance(condition, (str, tuple, list)):
+        return V.counterexample_of(*((condition,) if isinstance(condition, str) else condition))
     if condition is None:
         return V.INCONCLUSIVE
     return V.REPRODUCED if condition else V.NOT_REPRODUCED

@@ -7,7 +7,7 @@ from typing import Any, Mapping
 from fedcheck.core.errors import BadInput
 
 __all__ = ["Source", "Reading", "Deviation", "provenance_record", "deviations_of", "size_only", "SIZE_PARAMETERS",
-           "check_deviations", "used_by"]
+           "check_deviations", "used_by", "check_reading_marks"]
 
 #: The parameters whose deviation is one of size only: the same data, model, method, parameters and horizon as the
 #: paper, less of it (fewer images or samples, data draws or seeds).  Rounds are not among them: the paper states
@@ -142,16 +142,32 @@ class Reading:
     source: Source | None = None
     deviation: Any = ""         # Deviation(s) (data); its text after construction
     deviations: tuple = ()      # the Deviation data of ``deviation``
+    plausible: bool = False     # another plausible reading of the paper's own words (not a repair, not a setting)
+    defect: str = ""            # findings with one defect key are one defect in the counts (readings/cases of it)
+    step: str = ""              # the proof step this reading tests ("(C.25)"), when it is not the theorem itself
+    conclusion: str = ""        # with ``step``: whether the theorem's conclusion survives a refutation of the step
 
     def __post_init__(self):
         if self.source is not None and not isinstance(self.source, Source):
             raise TypeError(f"reading {self.name!r}: source must be a fedcheck Source, not {type(self.source).__name__}")
+        check_reading_marks(f"reading {self.name!r}", self.plausible, self.deviation, self.step, self.conclusion)
         _, devs = deviations_of(self.deviation, tuple(self.deviations))
         object.__setattr__(self, "deviations", tuple(dict.fromkeys(tuple(self.deviations) + devs)))
         object.__setattr__(self, "deviation", "; ".join(str(d) for d in self.deviations))
         if self.deviation and self.paper and not size_only(self.deviations):
             raise ValueError(f"reading {self.name!r} is tested outside the paper's setting ({self.deviation}): "
                              "declare it paper=False (an analysis)")
+
+
+def check_reading_marks(owner: str, plausible: bool, deviation, step: str, conclusion: str) -> None:
+    """A plausible reading of the paper's words is a reading, not a setting: it declares no deviation; a reading
+    of a proof step says what its refutation means for the theorem's conclusion."""
+    if plausible and deviation:
+        raise ValueError(f"{owner} is another reading of the paper's words (plausible=True): it declares no deviation "
+                         f"({deviation}); a reading is not a setting")
+    if step and not (isinstance(conclusion, str) and conclusion.strip()):
+        raise ValueError(f"{owner} tests the proof step {step}: say whether the theorem's conclusion survives its "
+                         "refutation (conclusion=...)")
 
 
 def used_by(name: str, used: Mapping) -> dict | None:

@@ -255,8 +255,20 @@ def finish(res: Result, findings: Sequence[Finding], reason: str | None = None) 
     else:   # the paper's claims stand; say so when an analysis beside them is refuted
         side = [f for f in findings if not f.paper and f.verdict in (V.VIOLATED, V.NOT_REPRODUCED)]
         if side and not res.reason:
-            res.reason = "paper claims stand; analyses refuted: " + "; ".join(
-                f"{f.name}: {f.verdict}" + (f" ({f.evidence})" if isinstance(f.evidence, str) else "") for f in side)
+            said = lambda f: f"{f.name}: {f.verdict}" + (f" ({f.evidence})" if isinstance(f.evidence, str) else "")  # noqa: E731
+            words = [f for f in side if f.plausible]
+            others = [f for f in side if not f.plausible]
+            res.reason = "; ".join(x for x in (
+                ("the paper's reading stands; the sentence fails under another plausible reading of its words: "
+                 + "; ".join(said(f) for f in words)) if words else "",
+                ("paper claims stand; analyses refuted: " if not words else "analyses refuted: ")
+                + "; ".join(said(f) for f in others) if others else "") if x)
+    powers = [(f.name, f.extra["power"]) for f in findings if f.verdict in _GOOD and isinstance(f.extra.get("power"), dict)
+              and np.isfinite(f.extra["power"].get("detectable", np.inf))]
+    if powers:          # findings decided over draws: the smallest effect their samples could decide
+        res.reason = "; ".join(x for x in (res.reason, "the smallest effects the samples could decide: " + "; ".join(
+            f"{n}: {_g(p['detectable'])} ({_g(p['mde'])} at {100 * p['power']:.0f} % power; {p['draws']} draws, "
+            f"{_g(p['dof'])} degrees of freedom)" for n, p in powers)) if x)
     small = "; ".join(dict.fromkeys(str(d) for f in findings if f.paper for d in f.deviations))
     if small:           # paper findings decided at a smaller size than the paper's: the reason says which
         res.reason = "; ".join(x for x in (res.reason, f"decided at a smaller size than the paper's ({small})") if x)
@@ -281,21 +293,50 @@ _BAD = (V.VIOLATED, V.NOT_REPRODUCED)
 def headline(verdict: str, findings: Sequence[Finding], kind: str) -> str:
     """The verdict as shown first: when the paper's own findings disagree, it says so with the count
     (``partly reproduced: 1 of 4 paper findings refuted``), so that a headline never hides a finding the
-    paper states."""
+    paper states.  Findings that are readings or cases of one defect (one ``Reading.defect`` key) count once
+    (``partly holds: 1 defect, found under 3 readings/cases``); a refuted finding of a proof step
+    (``Reading.step``) says whether the theorem's conclusion survives it; a sentence that fails under another
+    plausible reading of its words (``Reading.plausible``, an analysis) says so beside the policy's verdict
+    (``partly holds: fails under the plausible reading ...``)."""
     paper = [f for f in findings if f.paper]
     if outside_the_setting(findings):
         refuted = sum(f.verdict in _BAD for f in findings)
         return f"inconclusive: not tested in the paper's setting (analyses: {refuted} of {len(findings)} refuted)"
     bad = [f for f in paper if f.verdict in _BAD]
     good = [f for f in paper if f.verdict in _GOOD]
+    word = "partly holds" if kind in ("bound", "expectation") else "partly reproduced"
+    text = verdict
     if bad and good:
-        word = "partly holds" if kind in ("bound", "expectation") else "partly reproduced"
-        return f"{word}: {len(bad)} of {len(paper)} paper findings refuted"
-    if verdict in _GOOD:
+        defects = list(dict.fromkeys(f.defect for f in bad))
+        if len(defects) < len(bad):     # one defect found under several readings or cases counts once
+            text = (f"{word}: {_count(len(defects), 'defect')}, found under {len(bad)} readings/cases "
+                    f"({len(bad)} of {len(paper)} paper findings refuted)")
+        else:
+            text = f"{word}: {len(bad)} of {len(paper)} paper findings refuted"
+    elif verdict in _GOOD:
         undecided = [f for f in paper if f.verdict == V.INCONCLUSIVE]
         if undecided:      # (cannot happen: combine would make it inconclusive) kept for clarity
-            return f"{verdict}, {len(undecided)} undecided"
-    return verdict
+            text = f"{verdict}, {len(undecided)} undecided"
+    steps = list(dict.fromkeys((f.reading.step, f.reading.conclusion) for f in bad if f.reading is not None
+                               and f.reading.step))
+    if steps:           # a refuted proof step: whether the theorem's conclusion survives it
+        text += "; " + "; ".join(f"refutes proof step {s}; the theorem's conclusion: {c}" for s, c in steps)
+    words = [f for f in findings if f.plausible and not f.paper and f.verdict in _BAD]
+    if words and verdict not in _BAD:   # the policy's verdict stands; the sentence fails under another reading
+        names = []
+        for rname in dict.fromkeys(f.reading.name for f in words):     # a reading tried on several cases: name them
+            failed = [f.name for f in words if f.reading.name == rname]
+            shared = sum(g.reading is not None and g.reading.name == rname for g in findings) > 1
+            names.append(rname + (f" (for: {', '.join(failed)})" if shared else ""))
+        names = "; ".join(names)
+        lead = {V.HOLDS: "partly holds: ", V.REPRODUCED: "partly reproduced: "}.get(verdict, f"{verdict}; ")
+        text = f"{lead}fails under the plausible reading{'s' if len(words) > 1 else ''} {names}" + \
+            ("" if verdict in _GOOD or text == verdict else f" ({text})")
+    return text
+
+
+def _count(k: int, noun: str) -> str:
+    return f"{k} {noun}{'' if k == 1 else 's'}"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -434,8 +475,10 @@ def observation_record(finding: str, item, judgement: dict, st) -> dict:
     entry)."""
     rec = {"finding": finding, "reading": item.reading, "bound": item.bound, "case": str(item.case),
            "statistic": st.kind, "verdict": judgement.get("verdict")}
-    if st.kind == "mean":
-        rec["z"] = float(V.POLICY.statistical_z if st.z is None else st.z)
+    if st.kind == "mean":       # the multiplier of the standard error judged: Student t with samples - 1 dof
+        S = judgement.get("samples") or (item.comparison.samples if item.comparison is not None else None)
+        z = float(V.POLICY.statistical_z if st.z is None else st.z)
+        rec["z"] = V.t_multiplier(z, int(S)) if S and int(S) > 1 else z
     if st.kind == "fraction":
         rec["max_fraction"] = float(st.max_fraction)
     if item.reason:
@@ -605,7 +648,8 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
         source = finding_source(used[0] if len(used) == 1 else None, used_b[0] if len(used_b) == 1 else None,
                                 "bound" if mode == "b" else "reading")
         f = Finding(name, verdict, paper, desc, max(ratios) if ratios else None, evidence, extra,
-                    source=source, deviation=tuple(d for r in used for d in r.deviations))
+                    source=source, deviation=tuple(d for r in used for d in r.deviations),
+                    reading=used[0] if len(used) == 1 else None)
         findings.append(f)
         if paper and verdict == V.VIOLATED:
             refuting.extend(i for i, s, _ in lst if s["verdict"] == V.VIOLATED or

@@ -85,7 +85,7 @@ INEXACT = Source("is robust against additive and multiplicative errors in the li
                  "(delta/2) eta_t C_f, shrinking with the step; a multiplicative error of the FW direction")
 NOISE = Source("we can introduce noise to augment data privacy without compromising the convergence guarantees",
                "Section 3.2 ('consequently', after the robustness of FW to LMO errors [24])",
-               "noise within [24]'s hypothesis: its error in the LMO shrinks like the step eta_t")
+               "FedFW's clients' LMO messages; the paper states neither the noise's distribution nor its scale")
 NONUNIFORM = Source("non-uniform participation can be addressed similarly", "Section 4.2",
                     "client-specific participation probabilities p_i in (0, 1]; the convex setting of (17)")
 PARTICIPATION = Source("Both convex and non-convex experiments show faster convergence for higher participation "
@@ -94,9 +94,10 @@ PARTICIPATION = Source("Both convex and non-convex experiments show faster conve
 LAMBDA0 = Source("A higher λ_0 leads to a larger gap in the initial iterations of the algorithm due to its "
                  "regularization effect", "Section 5.4, Figure 4", "MCLR on MNIST (p = 0.5, l1 and l2 balls), DNN on "
                  "synthetic data; explained by the penalty pulling the direction towards consensus")
-PLAIN_STO = Source("does not readily extend to stochastic settings by replacing the gradient with an unbiased "
-                   "estimator of bounded variance", "Section 4.1", "FW with plain unbiased stochastic gradients of "
-                   "bounded variance (Assumption 1)")
+PLAIN_STO = Source("FW does not readily extend to stochastic settings by replacing the gradient with an unbiased "
+                   "estimator of bounded variance. Instead, adapting FW for stochastic settings, in general, requires a "
+                   "variance reduction strategy", "Section 4.1", "FW with plain unbiased stochastic gradients of "
+                   "bounded variance (Assumption 1); no experiment, no stall and no counterexample stated")
 ALGORITHM1_START = Source("input \\mathbf{x}_{i}^{1} \\in \\mathbb{R}^{p}, \\forall i \\in [n]", "Algorithm 1 (input); "
                           "Theorem 1", "any starting points x_i^1 of the clients (the proof's step (24) uses X^1 in "
                           "D^n)")

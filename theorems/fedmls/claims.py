@@ -789,7 +789,7 @@ standard_parameters = Claim(
                "their relative gap plateaus), FedMLS (Remark 3.3) beside. Analysis beside: a test on synthetic clients "
                "with exact subgradients and fixed local steps"),
     evidence=Measurement(functools.partial(
-        P.measure_standard_parameters_paper, baselines=STANDARD_PAPER_SETTING, rounds=(100, 1000), seeds=(2, 10),
+        P.measure_standard_parameters_paper, baselines=STANDARD_PAPER_SETTING, rounds=(100, 1000), seeds=(5, 10),
         work=P.Method("FedMLS (Remark 3.3)", fedmls, EXP_FEDMLS, tune={"lambda_0": LAMBDA_GRID}, role="measured",
                       description="lambda_k = lambda_0/k, T_k = k, lambda_0 in {0.1, 1, 10}"),
         analysis=functools.partial(
@@ -802,10 +802,16 @@ standard_parameters = Claim(
         sources={"FedAvg, constant step: ineffective": SRC_STANDARD,
                     "Scaffold, constant step: ineffective": SRC_STANDARD,
                     "Scaffnew, constant step: ineffective": SRC_STANDARD,
+                    "FedAvg, constant step: ends above FedMLS": SRC_STANDARD,
+                    "Scaffold, constant step: ends above FedMLS": SRC_STANDARD,
+                    "Scaffnew, constant step: ends above FedMLS": SRC_STANDARD,
                     "exact subgradients:": (SRC_STANDARD, STANDARD_DEVIATION)}),
     params={"T_0": 1},
-    # measured (quick, K = 100, 2 seeds): no constant-step run has settled on a plateau (FedAvg and Scaffold are in
-    # a transient, Scaffnew still certainly decreasing) -> inconclusive.  Exploratory single-seed runs at the tuned
+    # measured (quick, K = 100, 5 seeds): no constant-step run has settled on a plateau (all three in a transient)
+    # -> inconclusive.  Under the other plausible reading of 'ineffective' -- ends above FedMLS after the same K
+    # rounds, Welch t interval over the seeds -- FedAvg does (2.97 vs 1.2), Scaffold is undecided (+-4.6), and
+    # Scaffnew ends BELOW FedMLS (0.181 vs 1.2, difference -1.02 +- 0.125): the sentence fails for Scaffnew under
+    # that reading, and the headline says so.  Exploratory single-seed runs at the tuned
     # eta_0 = 1e-4 (not this claim's run): at K = 400 Scaffold and Scaffnew end below FedMLS (relative gaps 0.019,
     # 0.016 vs 0.087); at K = 1000 FedMLS keeps falling (0.13 at k = 320, 0.021 at 1000, slope -1.7), Scaffold
     # oscillates (5.5e-3 at k = 320, 5.9e-2 at 1000) and Scaffnew levels off (6.1e-3 at 1017 rounds, 5.3e-3 at 1478;
@@ -818,7 +824,7 @@ standard_parameters = Claim(
                  "paper's units (objective (10) divided by the padded client size m, m written into the schedules)",
                  "'ineffective' read as no convergence: a finite run decides it only once the tuned constant step has "
                  "reached its plateau; 'ends above FedMLS' is reported beside as fedcheck's reading",
-                 "quick: K = 100 rounds, 2 seeds; --full: K = 1000, 10 seeds (the paper: 20 seeds, horizon not stated)",
+                 "quick: K = 100 rounds, 5 seeds; --full: K = 1000, 10 seeds (the paper: 20 seeds, horizon not stated)",
                  "analysis beside (deviation named): a synthetic LAD/hinge test with exact subgradients"),
 )
 

@@ -13,7 +13,7 @@ from typing import Sequence
 import numpy as np
 import sympy as sp
 
-from fedcheck import Case, Comparison, Finding, MeasureResult as Measurement, reproduced_if
+from fedcheck import Case, Comparison, Finding, MeasureResult as Measurement, Reading, reproduced_if
 from fedcheck import verdicts as V
 from fedcheck.algorithms import evaluate_schedule, fedmls, minibatch_oracle, mopes
 from fedcheck.problems import InstanceBatch, InstanceContext, instance_rng, resolve, save_instance
@@ -98,6 +98,7 @@ class MethodRun:
     comms: np.ndarray            # (len(k), instances) communication rounds
     chosen: list                 # the tuned parameter values per instance
     all_final: dict              # tuned value -> final mean gap per instance
+    final_by_replicate: np.ndarray | None = None   # (instances, replicates): final F(x) - F* of each replicate (tuned)
 
 
 def _symbol_values(exprs, insts, sols, params_rows, skip=()) -> dict:
@@ -185,7 +186,8 @@ def run_method(method: Method, insts, sols, params: dict, rounds: int, *, replic
         gap=gap4[:, sel, best].mean(-1), gap_hi=hi4[:, sel, best].mean(-1),
         calls=calls4[:, sel, best].mean(-1), comms=comms4[:, sel, best].mean(-1),
         chosen=[dict(zip(method.tune.keys(), combos[b])) for b in best],
-        all_final={str(dict(zip(method.tune.keys(), c))): final[:, ci].tolist() for ci, c in enumerate(combos)})
+        all_final={str(dict(zip(method.tune.keys(), c))): final[:, ci].tolist() for ci, c in enumerate(combos)},
+        final_by_replicate=gap4[-1, sel, best])
 
 
 def first_hit(k: np.ndarray, values: np.ndarray, target) -> np.ndarray:
@@ -905,10 +907,17 @@ def measure_standard_parameters_paper(ctx, *, baselines, work: Method, fraction=
                                 evidence=_fit_text(f) + f"; final relative gap {y[-1, 0]:.3g} (FedMLS {y_ref[-1, 0]:.3g})"
                                 + (("; a transient (the last two decades disagree)" if f and f.get("pre_asymptotic")
                                     else "; still decreasing at this horizon") if verdict == V.INCONCLUSIVE else "")))
-        above = bool(y[-1, 0] > y_ref[-1, 0])
-        findings.append(Finding(f"{m_.label}: ends above FedMLS after K = {K} rounds", V.REPRODUCED if above else
-                                V.NOT_REPRODUCED, False, "fedcheck's reading of 'ineffective': its tuned final mean "
-                                "relative gap above tuned FedMLS's", evidence=f"{y[-1, 0]:.3g} vs {y_ref[-1, 0]:.3g}"))
+        # another plausible reading of 'ineffective' (a reading of the paper's words, not a setting): it ends above
+        # FedMLS after the same K rounds -- Welch's t interval over the replicates (each method has its own streams)
+        w = V.welch_difference(r.final_by_replicate[0] / sol.F_star, ref.final_by_replicate[0] / sol.F_star)
+        findings.append(Finding(f"{m_.label}: ends above FedMLS after K = {K} rounds", V.reproduced_if(w["verdict"]),
+                                False, "another reading of 'ineffective': its tuned final mean relative gap above "
+                                "tuned FedMLS's (Welch t interval over the seeds, level of 3 standard errors)",
+                                evidence=f"{y[-1, 0]:.3g} vs {y_ref[-1, 0]:.3g}; difference {w['mean']:+.3g}, "
+                                         + V.power_text(w) + (f"; {w['why']}" if w["why"] else ""),
+                                extra={"power": V.power_record(w)},
+                                reading=Reading("'ineffective' as ending above FedMLS after the same K rounds",
+                                                paper=False, plausible=True)))
         rows.append([m_.label, m_.description, f"{y[-1, 0]:.3g}", _fit_text(f), f"{y[-1, 0] / y_ref[-1, 0]:.3g}",
                      str(r.chosen[0])])
         ev[m_.label] = {"final_relative_gap": float(y[-1, 0]), "fit": f, "chosen": r.chosen, "tuning": r.all_final}
