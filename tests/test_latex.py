@@ -88,8 +88,10 @@ def test_catalog_bound_matches_its_printed_latex(cid, claim, bound):
         pytest.skip(f"the paper's text is not beside the repository ({paper_file})")
     text = paper_file.read_text(encoding="utf-8")
     # a TeX comment ('%' to the end of the line, its line break extracted as a space) is not part of the formula
-    assert bound.latex in text or bound.latex in re.sub(r"%\s+", "", text), \
-        f"{cid} {bound.name}: the LaTeX is not verbatim in {paper_file.name}"
+    bare = re.sub(r"%\s+", "", text)
+    assert bound.latex in text or bound.latex in bare, f"{cid} {bound.name}: the LaTeX is not verbatim in {paper_file.name}"
+    for k, d in (bound.latex_definitions or {}).items():      # a printed definition is the paper's, verbatim, too
+        assert d in text or d in bare, f"{cid} {bound.name}: the definition of {k!r} is not verbatim in {paper_file.name}"
 
 
 # ---- a user's claim with latex= ---------------------------------------------------------------------------
@@ -183,26 +185,21 @@ EXEMPT_FROM_LATEX = {
     ("fedsgm.lemma5", "drift per step"): "FedSGM reconstruction (TEI lost the formula); a proof step",
     ("fedsgm.lemma5", "summed drift"): "FedSGM reconstruction (TEI lost the formula); a proof step",
     ("fedsgm.lemma5", "visited subgradients"): "an assumption checked at the visited points, not a printed bound",
-}
-#: Paper bounds the paper prints but the catalog declares without latex= (to be given their LaTeX).
-MISSING_LATEX = {
-    ("fedfw.theorem2", "(12)"), ("fedfw.theorem2_dnn", "(12)"), ("fedfw.theorem2_dnn", "(52)"),
-    ("fedfw.theorem2_dnn", "(57)"), ("fedfw.partial_nonconvex", "(18)"), ("fedfw.partial_consensus", "consensus step"),
+    ("fedfw.partial_consensus", "consensus step"):
+        "not printed: B.2 gives only (44) ('following the same steps in (38) and (39)'); the step is (44)'s G-term "
+        "divided by G, and (44) as printed carries latex= in fedfw.partial_convex",
 }
 UNPRINTED = X.bounds_without_latex(default_registry().checks.values())
 
 
 @pytest.mark.parametrize("cid,name", UNPRINTED, ids=[f"{c}:{n}" for c, n in UNPRINTED])
 def test_every_printed_bound_carries_its_latex(cid, name):
-    if (cid, name) in MISSING_LATEX:
-        pytest.xfail(f"{cid} {name}: printed in the paper, declared without latex=")
     assert (cid, name) in EXEMPT_FROM_LATEX, f"{cid} {name}: a paper bound without latex= and not exempted"
 
 
 def test_the_exemption_lists_name_only_bounds_without_latex():
     unprinted = set(UNPRINTED)
     assert set(EXEMPT_FROM_LATEX) <= unprinted, sorted(set(EXEMPT_FROM_LATEX) - unprinted)
-    assert MISSING_LATEX <= unprinted, sorted(MISSING_LATEX - unprinted)
 
 
 def test_a_printed_bound_without_latex_is_found():
@@ -212,7 +209,9 @@ def test_a_printed_bound_without_latex_is_found():
               evidence=BoundTest(Cases(lambda config, params: []), bounds=(Bound("B", a / t),
                                                                              Bound("analysis", a, paper=False))))
     assert X.bounds_without_latex([c]) == [("mine.unprinted", "B")]
-    assert ("mine.unprinted", "B") not in EXEMPT_FROM_LATEX and ("mine.unprinted", "B") not in MISSING_LATEX
+    assert ("mine.unprinted", "B") not in EXEMPT_FROM_LATEX
+    with pytest.raises(AssertionError, match="a paper bound without latex= and not exempted"):
+        test_every_printed_bound_carries_its_latex("mine.unprinted", "B")
 
 
 #: Notation-map values that are definitions (not a renaming) with no printed definition to check them against
@@ -252,3 +251,17 @@ def test_the_terminal_warns_of_a_printed_formula_a_note_alone_excuses():
     rec = {"verdict": "differs", "note": "a typo in the paper", "evidence": "10 vs 12"}
     assert printed_formula_warnings({"id": "x.y", "formula": {"printed": {"(b)": {**rec, "check": "fail"}}}})
     assert not printed_formula_warnings({"id": "x.y", "formula": {"printed": {"(b)": {**rec, "check": "pass"}}}})
+
+
+def test_a_catalog_bound_stripped_of_its_printed_formula_fails():
+    """The plant: FedFW Theorem 2's (12) declared without latex= is found and is not exempted."""
+    import dataclasses
+    import types
+    c = default_registry().checks["fedfw.theorem2"]
+    assert ("fedfw.theorem2", "(12)") not in X.bounds_without_latex([c])
+    stripped = tuple(dataclasses.replace(b, latex="", latex_symbols=None, latex_definitions=None, latex_note="")
+                     if b.name == "(12)" else b for b in c.evidence.bounds)
+    planted = types.SimpleNamespace(id=c.id, evidence=dataclasses.replace(c.evidence, bounds=stripped))
+    assert X.bounds_without_latex([planted]) == [("fedfw.theorem2", "(12)")]
+    with pytest.raises(AssertionError, match="not exempted"):
+        test_every_printed_bound_carries_its_latex("fedfw.theorem2", "(12)")

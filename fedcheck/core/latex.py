@@ -249,7 +249,7 @@ def check_bound(bound) -> dict | None:
     rec["declared"] = sp.sstr(declared)
     rec["declared_latex"] = sp.latex(declared)
     try:
-        parsed, holders = parse(bound.latex, notation)
+        parsed, holders = parse(bound.latex, _own_notation(bound, notation))
     except ValueError as exc:
         rec.update({"verdict": UNDECIDED, "evidence": str(exc), "parsed": None, "difference": None})
         rec["check"], rec["check_evidence"] = printed_formula_check(rec)
@@ -275,6 +275,19 @@ def check_bound(bound) -> dict | None:
     rec["check"], rec["check_evidence"] = printed_formula_check(rec)
     _memo[key] = rec
     return dict(rec)
+
+
+def _own_notation(bound, notation: Mapping) -> dict:
+    """The notation keys the printed formula itself must contain: a key it does not contain is an error of the
+    declaration (refused by the strict parse), unless a printed definition or the corrected formula uses it (a
+    definition may be written in notation of its own: (57)'s ``\\mathcal{E}`` under (62)'s ``dist``)."""
+    others = list((getattr(bound, "latex_definitions", None) or {}).values()) + [getattr(bound, "latex_corrected", "")]
+    rest, absent = bound.latex, set()
+    for k in sorted((k for k in notation if isinstance(k, str)), key=len, reverse=True):    # longest first, as parsed
+        if k not in rest and any(k in o for o in others):
+            absent.add(k)
+        rest = rest.replace(k, " ")
+    return {k: v for k, v in notation.items() if k not in absent}
 
 
 def _printed_against(parsed, holders, notation, declared) -> dict:

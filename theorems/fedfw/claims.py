@@ -17,7 +17,8 @@ from theorems.fedfw import measurements as _P
 from theorems.fedfw import more as _M
 from theorems.fedfw import pep as _pep
 from theorems.fedfw import sources as SRC
-from theorems.fedfw.bounds import FEDFW, Ghat_52, bound_12, bound_38, delta_57, eta_t, lambda_t
+from theorems.fedfw.bounds import (DIST_62, FEDFW, GAP_62, PRINTED_12, PRINTED_52, PRINTED_57, Ghat_52, bound_12,
+                                   bound_38, delta_57, eta_t, lambda_t)
 from theorems.fedfw.methods import with_surrogate
 from theorems.fedfw.networks import NETWORK_CLAIMS  # Table 2, Figures 3-4, Theorem 2 on a DNN
 from theorems.fedfw.symbols import p_part
@@ -660,9 +661,6 @@ def readings_nc(src: Source) -> tuple:
 
 
 READINGS_NC = readings_nc(SRC.THEOREM2)
-LATEX_52 = r"\left(\mathcal{E} + \frac{nD^{2} \lambda_{0}}{2}\right) \frac{1}{T^{\frac{1}{3}}} + \frac{LD^{2}}{2} \frac{1}{T^{\frac{2}{3}}}"
-LATEX_57 = (r"\frac{G}{\lambda_0 T^{\frac{1}{3}}} + \sqrt{\left(\left(\frac{\mathcal{E}}{\lambda_0} + \frac{nD^2}{2}\right) "
-            r"\frac{1}{T^{\frac{2}{3}}} + \frac{LD^2}{2\lambda_0} \frac{1}{T}\right)}")
 _HORIZONS = tuple(int(h) for h in _np.round(_np.geomspace(300, 3000, 9)))   # 8+ points in one decade (fit_rate)
 _HORIZONS_FULL = tuple(int(h) for h in _np.round(_np.geomspace(2000, 20000, 10)))
 
@@ -684,13 +682,11 @@ theorem2 = Claim(
                  solver=_P.nonconvex_solver,
                  schedules={"eta": T ** sp.Rational(-2, 3), "lam": lambda_0 * T ** sp.Rational(1, 3)},
                  rate_metric="(12)", accepts=_P.is_nonconvex_instance, context=_P.horizon_context),
-        bounds=(Bound("(12)", bound_12, metric="min_gap",
+        bounds=(Bound("(12)", bound_12, metric="min_gap", **PRINTED_12,
                       description="min_{t<=T} gap(xbar^t), the FW gap (11) of the server point"),
-                Bound("(52)", Ghat_52, metric="avg_gap_hat", latex=LATEX_52,
-                      latex_symbols={r"\mathcal{E}": E_init, r"\lambda_{0}": lambda_0},
+                Bound("(52)", Ghat_52, metric="avg_gap_hat", **PRINTED_52,
                       description="(1/T) sum_t gap^(X^t), the surrogate gap (45) (what (50)-(52) bound)"),
-                Bound("(57)", delta_57, metric="dist_tilde", latex=LATEX_57,
-                      latex_symbols={r"\mathcal{E}": E_init, r"\lambda_0": lambda_0},
+                Bound("(57)", delta_57, metric="dist_tilde", **PRINTED_57,
                       description="dist(X^{t~}, C) at t~ = argmin_t gap^(X^t)")),
         findings="reading", rate=-1 / 3),
     readings=READINGS_NC,
@@ -712,6 +708,21 @@ lambda_65 = lambda_0 * _pT ** sp.Rational(1, 3)
 Ghat_65 = (E_init + n * D**2 * lambda_0 / 2) * (p_part * T) ** sp.Rational(-1, 3) \
     + L * D**2 / 2 * (p_part * T) ** sp.Rational(-2, 3)
 bound_18 = Ghat_65 + (G + L * D) * (G / lambda_65 + sp.sqrt(Ghat_65 / lambda_65))
+LATEX_65 = (r"\left(\mathcal{E} + \frac{nD^{2}\lambda_{0}}{2} \right) \frac{1}{(\mathbf{p}T)^{\frac{1}{3}}} + "
+            r"\frac{LD^{2}}{2} \frac{1}{(\mathbf{p}T)^{\frac{2}{3}}}")
+# (18) prints only O((pT)^{-1/3}) and C.2 ends "the rest of the proof follows similarly": the explicit (18) is (62)
+# with dist(X^t~, C) bounded by (55) and gap^ by (65), at Section 4.2's lambda -- each map value checked against the
+# paper's printed formula of it
+_GAP_55 = r"\operatorname{gap}(\mathbf{X}^{t})"
+PRINTED_18 = {"latex": PRINTED_12["latex"],
+              "latex_symbols": {**PRINTED_12["latex_symbols"], GAP_62: Ghat_65, _GAP_55: Ghat_65,
+                                DIST_62: G / lambda_65 + sp.sqrt(Ghat_65 / lambda_65), r"\lambda": lambda_65,
+                                r"\mathbf{p}": p_part, "p": p_part},
+              "latex_definitions": {GAP_62: LATEX_65, _GAP_55: LATEX_65, r"\lambda": r"\lambda_0 (pT+1)^{\frac{1}{3}}",
+                                    DIST_62: r"\frac{G}{\lambda} + \sqrt{\frac{\operatorname{gap}(\mathbf{X}^{t})}{\lambda}}"},
+              "latex_note": "(18) prints only O((pT)^{-1/3}) and C.2 says 'the rest of the proof follows similarly': the "
+                            "printed formula is (62), with dist(X^t~, C) bounded by (55) and gap^ by (65), at "
+                            "lambda = lambda_0 (pT+1)^{1/3} (Section 4.2)"}
 
 
 def _algebra_65():
@@ -752,10 +763,9 @@ partial_nonconvex = Claim(
                  solver=_P.nonconvex_solver,
                  schedules={"eta": _pT ** sp.Rational(-2, 3), "lam": lambda_65},
                  rate_metric="(18)", accepts=_P.is_nonconvex_instance, context=_P.horizon_context),
-        bounds=(Bound("(18)", bound_18, metric="min_gap", description="min_t E gap(xbar^t) (mean over seeds + 3 SE)"),
-                Bound("(65)", Ghat_65, metric="avg_gap_hat", description="(1/T) sum_t E gap^(X^t)",
-                      latex=(r"\left(\mathcal{E} + \frac{nD^{2}\lambda_{0}}{2} \right) \frac{1}{(\mathbf{p}T)^{\frac{1}{3}}} + "
-                             r"\frac{LD^{2}}{2} \frac{1}{(\mathbf{p}T)^{\frac{2}{3}}}"),
+        bounds=(Bound("(18)", bound_18, metric="min_gap", description="min_t E gap(xbar^t) (mean over seeds + 3 SE)",
+                      **PRINTED_18),
+                Bound("(65)", Ghat_65, metric="avg_gap_hat", description="(1/T) sum_t E gap^(X^t)", latex=LATEX_65,
                       latex_symbols={r"\mathcal{E}": E_init, r"\lambda_{0}": lambda_0, r"\mathbf{p}": p_part})),
         findings="reading", rate=-1 / 3),
     readings=readings_nc(SRC.PARTIAL_NC),
