@@ -265,3 +265,23 @@ def test_a_catalog_bound_stripped_of_its_printed_formula_fails():
     assert X.bounds_without_latex([planted]) == [("fedfw.theorem2", "(12)")]
     with pytest.raises(AssertionError, match="not exempted"):
         test_every_printed_bound_carries_its_latex("fedfw.theorem2", "(12)")
+
+
+def test_the_43_44_inconsistency_is_an_audit_finding_and_44_survives_it():
+    """(43)'s lambda_0 term, 2nD^2 lambda_0/(p sqrt(t + 2/p)), is 1/sqrt(p) times (44)'s: (44) does not follow from (43)
+    as printed (refuted on the grid of p < 1), while the recursion (42) itself gives (44)'s term (verified by running
+    it, and the induction step proven): the conclusion survives."""
+    c = default_registry().checks["fedfw.partial_convex"]
+    steps = {s.name: s for s in c.proof_steps}
+    bad, good = steps["(43) => (44)"].evaluate(), steps["(42) => (44)'s lambda_0 term"].evaluate()
+    assert bad["verdict"] == "refuted" and bad["paper"] and bad["witness"]["p"] < 1
+    assert "Following the same steps in (38) and (39)" in bad["source"]["quote"] and "(42)-(44)" in bad["source"]["place"]
+    assert "survives" in bad["statement"]
+    assert good["verdict"] == "verified on grid" and "induction step: proven" in good["evidence"]
+    from theorems.fedfw import steps as FS
+    import numpy as np
+    r = FS.recursion_42(p=(0.1,), rounds=4000)
+    t = np.arange(1, 4001)
+    b43, b44 = FS.lambda_terms(0.1, t)
+    assert (r <= b44).all() and (r / b44).max() > 0.6           # (44)'s term: met, and not loose by a factor of p
+    assert (r / b43).max() < 0.25                                 # (43)'s: loose by 1/sqrt(p) = 3.2

@@ -17,6 +17,7 @@ from theorems.fedfw import measurements as _P
 from theorems.fedfw import more as _M
 from theorems.fedfw import pep as _pep
 from theorems.fedfw import sources as SRC
+from theorems.fedfw import steps as _FS
 from theorems.fedfw.bounds import (DIST_62, FEDFW, GAP_62, PRINTED_12, PRINTED_52, PRINTED_57, Ghat_52, bound_12,
                                    bound_38, delta_57, eta_t, lambda_t)
 from theorems.fedfw.methods import with_surrogate
@@ -522,6 +523,7 @@ partial_convex = Claim(
                  "the expectation is estimated by the mean over independent seeds, +- 3 standard errors"),
     symbolic=(order_fact(bound_44.subs({G: G_sup, c_n: sp.sqrt(n)}), sp.Rational(-1, 2), t,
                          name="the bound is of order t^(-1/2)"),),
+    proof_steps=_FS.partial_convex_steps(),     # (43) against (44) and the recursion (42)
     kind="expectation",
     expected="holds",
 )
