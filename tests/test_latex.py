@@ -173,17 +173,17 @@ def test_a_mistyped_notation_value_fails_against_the_printed_definition():
     assert X.check_bound(planted)["unchecked_definitions"] == [r"\eta"]
 
 
+RECONSTRUCTION = "FedSGM's text (TEI) lost the printed formula: the bound is a reconstruction (latex_reconstructed=)"
 #: Paper bounds of the catalog declared without the paper's printed formula, and why that is right.
 EXEMPT_FROM_LATEX = {
-    **{(cid, name): "FedSGM's text (TEI) lost the printed formulas: its bounds are reconstructions"
-       for cid in ("fedsgm.theorem1", "fedsgm.theorem2")
+    **{(cid, name): RECONSTRUCTION for cid in ("fedsgm.theorem1", "fedsgm.theorem2")
        for name in ("objective", "feasibility", "accuracy", "summed certificate")},
-    ("fedsgm.theorem1", "A nonempty"): "a statement (the set A is not empty), not a formula",
-    ("fedsgm.theorem2", "A nonempty"): "a statement (the set A is not empty), not a formula",
-    ("fedsgm.per_round", "per-round recursion"): "FedSGM reconstruction (TEI lost the formula); a proof step",
-    ("fedsgm.per_round", "Lemma 3"): "FedSGM reconstruction (TEI lost the formula)",
-    ("fedsgm.lemma5", "drift per step"): "FedSGM reconstruction (TEI lost the formula); a proof step",
-    ("fedsgm.lemma5", "summed drift"): "FedSGM reconstruction (TEI lost the formula); a proof step",
+    ("fedsgm.theorem1", "A nonempty"): "a statement (the set A is not empty), not a formula; " + RECONSTRUCTION,
+    ("fedsgm.theorem2", "A nonempty"): "a statement (the set A is not empty), not a formula; " + RECONSTRUCTION,
+    ("fedsgm.per_round", "per-round recursion"): RECONSTRUCTION + "; a proof step",
+    ("fedsgm.per_round", "Lemma 3"): RECONSTRUCTION,
+    ("fedsgm.lemma5", "drift per step"): RECONSTRUCTION + "; a proof step",
+    ("fedsgm.lemma5", "summed drift"): RECONSTRUCTION + "; a proof step",
     ("fedsgm.lemma5", "visited subgradients"): "an assumption checked at the visited points, not a printed bound",
     ("fedfw.partial_consensus", "consensus step"):
         "not printed: B.2 gives only (44) ('following the same steps in (38) and (39)'); the step is (44)'s G-term "
@@ -285,3 +285,54 @@ def test_the_43_44_inconsistency_is_an_audit_finding_and_44_survives_it():
     b43, b44 = FS.lambda_terms(0.1, t)
     assert (r <= b44).all() and (r / b44).max() > 0.6           # (44)'s term: met, and not loose by a factor of p
     assert (r / b43).max() < 0.25                                 # (43)'s: loose by 1/sqrt(p) = 3.2
+
+
+def test_reconstructed_formulas_are_marked_in_the_declaration():
+    """Every exempted reconstruction says what it is rebuilt from (the results, the headline and the reports mark it);
+    no other bound is marked."""
+    checks = default_registry().checks
+    for (cid, name), why in EXEMPT_FROM_LATEX.items():
+        b = next(b for b in checks[cid].evidence.bounds if b.name == name)
+        assert bool(b.latex_reconstructed) == (RECONSTRUCTION in why), (cid, name)
+    marked = {(cid, b.name) for cid, c in checks.items() if isinstance(c.evidence, BoundTest)
+              for b in c.evidence.bounds if b.latex_reconstructed}
+    assert {k for k, why in EXEMPT_FROM_LATEX.items() if RECONSTRUCTION in why} == marked and len(marked) == 14
+    with pytest.raises(ValueError, match="not both"):
+        Bound("B", a, latex="a", latex_reconstructed="rebuilt")
+
+
+RECON_USER = textwrap.dedent('''
+    import numpy as np, sympy as sp
+    from fedcheck import Bound, BoundTest, Claim, Paper
+    from fedcheck.core.evidence import Comparison
+    from fedcheck.experiments import Case, Cases
+    t = sp.Symbol("t", positive=True)
+    ME = Paper(key="mine", title="mine", authors="me")
+
+    def cases(config, params):
+        return [Case("draw", {"as stated": Comparison(lhs_lo=np.array([0.1, 0.2]), rhs_lo=np.array([1.0, 0.5]))})]
+
+    mine = Claim(id="mine.rebuilt", paper=ME, reference="r", statement="s", expected="holds",
+                 evidence=BoundTest(Cases(cases), bounds=(Bound("B", 1 / t, latex_reconstructed="rebuilt from (7)"),)))
+    ''')
+
+
+def test_a_reconstructed_formula_is_marked_in_the_results_headline_and_report(tmp_path):
+    import json
+    f = tmp_path / "mine.py"
+    f.write_text(RECON_USER)
+    env = {**os.environ, "FEDCHECK_CACHE": "off", "FEDCHECK_PROGRESS": "0"}
+    p = subprocess.run([sys.executable, "-m", "fedcheck", "verify", "--theorem-file", str(f), "mine.rebuilt",
+                        "--no-report", "-j", "1", "--json", str(tmp_path / "r.json")],
+                       capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "reconstructed (the paper's text lost the formula): B" in p.stdout, p.stdout
+    assert "warning" not in p.stdout                                  # marked, not a mismatch
+    r = json.loads((tmp_path / "r.json").read_text())["checks"][0]
+    rec = r["formula"]["printed"]["B"]
+    assert rec["reconstructed"] is True and rec["verdict"] == X.RECONSTRUCTED and "rebuilt from (7)" in rec["evidence"]
+    assert r["headline"] == "holds [reconstructed (the paper's text lost the formula): B]"
+    assert all(fd["bounds"]["B"]["reconstructed"] for fd in r["readings"].values())
+    from fedcheck.report.content import printed_formulas
+    card = printed_formulas(r["formula"]["printed"])
+    assert card[0]["reconstructed"] and card[0]["verdict"] == "reconstructed (the paper's text lost the formula)"
