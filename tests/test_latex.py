@@ -161,16 +161,20 @@ def test_a_mistyped_notation_value_fails_against_the_printed_definition():
     import dataclasses
     b = _catalog_bound("feddualavg.theorem_4_1_tuned", "(E.1) at the step (E.2)")
     eta = b.latex_symbols[r"\eta"]
-    good = X.check_bound(dataclasses.replace(b, latex_definitions={r"\eta": E2}))     # (E.2) as the paper prints it
+    assert b.latex_definitions == {r"\eta": E2}                     # the catalog checks (E.2) as the paper prints it
+    good = X.check_bound(b)
     assert good["check"] == X.PASS and good["definitions"][r"\eta"]["verdict"] == X.EQUAL
     K, L = (next(s for s in eta.free_symbols if s.name == n) for n in ("K", "L"))
     typo = eta.subs(1 / (4 * K * L), 1 / (2 * K * L))       # (E.2) mistyped alike in the map and in the bound
     planted = dataclasses.replace(b, expr=b.expr.subs(eta, typo), latex_symbols={r"\eta": typo})
-    assert X.check_bound(planted)["verdict"] == X.EQUAL       # the printed bound alone cannot see it
-    rec = X.check_bound(dataclasses.replace(planted, latex_definitions={r"\eta": E2}))
-    assert rec["check"] == X.FAIL and rec["definitions"][r"\eta"]["verdict"] == X.DIFFERS
+    rec = X.check_bound(planted)
+    assert rec["verdict"] == X.EQUAL                          # the printed bound alone cannot see it ...
+    assert rec["check"] == X.FAIL and rec["definitions"][r"\eta"]["verdict"] == X.DIFFERS     # ... its definition does
+    assert "is not the paper's printed definition" in rec["check_evidence"]
     # without a printed definition the value is listed as unchecked, never silently trusted
-    assert X.check_bound(planted)["unchecked_definitions"] == [r"\eta"]
+    bare = dataclasses.replace(planted, latex_definitions=None)
+    assert X.check_bound(bare)["unchecked_definitions"] == [r"\eta"]
+    assert ("feddualavg.theorem_4_1_tuned", b.name) not in TRUSTED_DEFINITIONS
 
 
 RECONSTRUCTION = "FedSGM's text (TEI) lost the printed formula: the bound is a reconstruction (latex_reconstructed=)"
@@ -215,33 +219,27 @@ def test_a_printed_bound_without_latex_is_found():
 
 
 #: Notation-map values that are definitions (not a renaming) with no printed definition to check them against
-#: (``latex_definitions``): trusted as declared until given one.  A new one is added here on purpose, not silently.
+#: (``latex_definitions``), and why the paper prints none: trusted as declared.  A new one is added here on purpose,
+#: with its reason, not silently.
 TRUSTED_DEFINITIONS = {
-    ("fedfw.theorem3", "(68)"): ["C"],      # tests/test_fedfw_formulas.py checks C and Q against the printed ones
-    ("fedfw.lemma3", "(66)"): ["C"],
-    ("fedfw.lemma3", "(67) as printed: E dist^2"): ["C"],
-    ("fedfw.lemma3", "(67) as used in (68): E dist"): ["C"],
-    ("fedfw.surrogate_31", "(31)"): ["t"],  # an index shift (a reading), not a definition the paper prints
-    ("fedfw.consensus_37", "(37)"): ["t"],
-    ("feddualavg.theorem_4_1", "(E.1) at eta = c_eta/(4KL)"): ["\\eta"],
-    ("feddualavg.theorem_4_1_tuned", "(E.1) at the step (E.2)"): ["\\eta"],
-    ("feddualavg.theorem_4_1_fedmid", "(E.1) at the step (E.2)"): ["\\eta"],
-    ("feddualavg.theorem_4_2", "(C.2)"): ["(K-1)^{2}"],
-    ("feddualavg.theorem_4_2_tuned", "(C.2) at the step (C.3)"): ["\\eta_{\\mathrm{c}}", "(K-1)^{2}"],
-    ("feddualavg.theorem_4_3_tuned", "(D.1) at the step (D.2)"): ["\\eta_{\\mathrm{c}}"],
-    ("feddualavg.lemma_c3", "(C.6)"): ["(K-1)^{2}"],
-    ("feddualavg.theorem_4_1_fedmid_indicator", "(E.1) at the step (E.2)"): ["\\eta"],
-    ("feddualavg.theorem_4_1_fedmid_osp", "(E.1) at the step (E.2)"): ["\\eta"],
-    ("feddualavg.theorem_4_1_fedmid_osp_stochastic", "(E.1) at eta = c_eta/(4KL)"): ["\\eta"],
-    ("feddualavg.entropic_simplex", "(C.2)"): ["(K-1)^{2}"],
-    ("feddualavg.entropic_simplex", "(E.1) at eta = 1/(4KL)"): ["\\eta"],
+    ("fedfw.surrogate_31", "(31)"): (["t"], "an index shift t -> t - 1 (the paper's t bounds X^{t+1}): a reading of "
+                                            "the index, not a quantity the paper defines"),
+    ("fedfw.consensus_37", "(37)"): (["t"], "the same index shift as (31)"),
+    ("feddualavg.theorem_4_1", "(E.1) at eta = c_eta/(4KL)"):
+        (["\\eta"], "the check's own step, a fraction c_eta of the largest 1/(4KL) Theorem E.1 allows: a "
+                     "parametrization of 'any eta in (0, 1/(4KL)]', not a step the paper prints"),
+    ("feddualavg.theorem_4_1_fedmid_osp_stochastic", "(E.1) at eta = c_eta/(4KL)"):
+        (["\\eta"], "the same parametrization of 'any eta in (0, 1/(4KL)]'"),
 }
 
 
 def test_notation_values_without_a_printed_definition_are_listed():
     found = {(cid, bd.name): X.unchecked_definitions(bd) for cid, _, bd in BOUNDS if X.unchecked_definitions(bd)}
-    new = {k: v for k, v in found.items() if sorted(v) != sorted(TRUSTED_DEFINITIONS.get(k, []))}
+    new = {k: v for k, v in found.items() if sorted(v) != sorted(TRUSTED_DEFINITIONS.get(k, ([], ""))[0])}
     assert not new, f"notation values trusted without the paper's printed definition (latex_definitions=): {new}"
+    stale = sorted(set(TRUSTED_DEFINITIONS) - set(found))
+    assert not stale, f"listed as trusted but checked (or gone): {stale}"
+    assert all(why for _, why in TRUSTED_DEFINITIONS.values())
 
 
 def test_the_terminal_warns_of_a_printed_formula_a_note_alone_excuses():

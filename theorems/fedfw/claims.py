@@ -387,6 +387,13 @@ LATEX_67 = (r"\frac{2\|\mathbf{Y}^{\star}\|_{F}}{\lambda_{0}\sqrt{t+7}} + "
             r"\frac{2\sqrt{2\cdot 9^{\frac{1}{3}}C/\lambda_{0}}}{(t+7)^{\frac{5}{12}}}")
 LATEX_68 = (r"9^{\frac{1}{3}} \frac{C}{(t+7)^{\frac{1}{3}}} + G\left(\frac{2\|\mathbf{Y}^{*}\|_{F}}{\lambda_{0}\sqrt{t+7}} + "
             r"\frac{2\sqrt{2\cdot9^{\frac{1}{3}}C/\lambda_{0}}}{(t+7)^{\frac{5}{12}}}\right)")
+# C and Q of Lemma 3 as printed (Appendix D), the notation map's C checked against them (Bound.latex_definitions);
+# ||grad F^(X^1) - D^1||_F is grad_hat_x1 (D^1 = 0: FedFW-sto starts its averaged gradients at 0)
+C_PRINTED = r"\frac{81}{2}nD^2(L/n + \lambda_0) + 9D\sqrt{Q}"
+Q_PRINTED = r"\max\left\{\|\nabla \hat{F}(\mathbf{X}^1) - \mathbf{D}^1\|_F^2 7^{2/3}, 16n\sigma^2 + 81L^2D^2/n\right\}"
+PRINTED_C = {"latex_definitions": {"C": C_PRINTED, "Q": Q_PRINTED}}
+_C_SYMBOLS = {"C": C_sto, "Q": Q_sto, r"\lambda_0": lambda_0, r"\sigma": sigma,
+              r"\|\nabla \hat{F}(\mathbf{X}^1) - \mathbf{D}^1\|_F": grad_hat_x1}
 _STO_FAMILY = RandomFamily(loss="least_squares", set="l1", n=5, m=20, p=10, radius=1.0, heterogeneity=1.0)
 
 
@@ -423,9 +430,9 @@ theorem3 = Claim(
                seeds=3, rounds=2000, full_rounds=20000, replicates=48, full_replicates=200,
                run_kwargs=_sto_kwargs, recorder=_fw_rec, dense_until=100, per_decade=40),
         bounds=(Bound("(68)", bound_68, description="E F(xbar^t) - F* (xbar^t the server point)", source=SRC.THEOREM3,
-                      latex=LATEX_68, latex_symbols={r"\|\mathbf{Y}^{*}\|_{F}": Y_norm, r"\lambda_{0}": lambda_0, "C": C_sto},
-                      latex_note="C (with Q) is the paper's constant of Lemma 3, mapped to its declared form; "
-                                 "tests/test_fedfw_formulas.py checks the printed C and Q against it"),),
+                      latex=LATEX_68, latex_symbols={r"\|\mathbf{Y}^{*}\|_{F}": Y_norm, r"\lambda_{0}": lambda_0, **_C_SYMBOLS},
+                      latex_note="C (with Q) is the paper's constant of Lemma 3, mapped to its declared form and "
+                                 "checked against the printed C and Q", **PRINTED_C),),
         statistic=MEAN, rate=sp.Rational(-1, 3)),
     readings=readings_G(SRC.THEOREM3),
     params={"lambda_0": 1.0, "sigma": 1.0},
@@ -451,13 +458,15 @@ lemma3 = Claim(
                         "(67) as used in (68): E dist": recorded("dist", 1, "dist(X^t, C)")},
                seeds=3, rounds=2000, full_rounds=20000, replicates=48, full_replicates=200,
                run_kwargs=_sto_kwargs, recorder=_fw_rec, dense_until=100, per_decade=40),
-        bounds=(Bound("(66)", bound_66, source=SRC.LEMMA3, latex=LATEX_66, latex_symbols={"C": C_sto},
+        bounds=(Bound("(66)", bound_66, source=SRC.LEMMA3, latex=LATEX_66, latex_symbols=_C_SYMBOLS, **PRINTED_C,
                       description="E F^(X^t) - F^(X*), F^(X) = (1/n) sum_i f_i(x_i) at the clients' points"),
                 Bound("(67) as printed: E dist^2", bound_67, source=SRC.LEMMA3, latex=LATEX_67,
-                      latex_symbols={r"\|\mathbf{Y}^{\star}\|_{F}": Y_norm, r"\lambda_{0}": lambda_0, "C": C_sto},
+                      latex_symbols={r"\|\mathbf{Y}^{\star}\|_{F}": Y_norm, r"\lambda_{0}": lambda_0, **_C_SYMBOLS},
+                      **PRINTED_C,
                       description="the right side has the units of a distance: most likely a typo for E dist"),
                 Bound("(67) as used in (68): E dist", bound_67, source=SRC.LEMMA3_IN_68, latex=LATEX_67,
-                      latex_symbols={r"\|\mathbf{Y}^{\star}\|_{F}": Y_norm, r"\lambda_{0}": lambda_0, "C": C_sto},
+                      latex_symbols={r"\|\mathbf{Y}^{\star}\|_{F}": Y_norm, r"\lambda_{0}": lambda_0, **_C_SYMBOLS},
+                      **PRINTED_C,
                       description="the form (68) uses, and the form of Locatello et al. 2019")),
         statistic=MEAN, rate=sp.Rational(-1, 3)),
     params={"lambda_0": 1.0, "sigma": 1.0},
