@@ -111,18 +111,24 @@ USER = textwrap.dedent('''
     ''')
 
 
-def test_verify_warns_when_a_users_bound_differs_from_its_latex_and_keeps_the_verdict(tmp_path):
+def _verify_user(tmp_path, text, cid):
+    """``fedcheck verify`` of a user's claim file: the process (exit 0 asserted) and the claim's JSON record."""
+    import json
     f = tmp_path / "mine.py"
-    f.write_text(USER)
+    f.write_text(text)
     env = {**os.environ, "FEDCHECK_CACHE": "off", "FEDCHECK_PROGRESS": "0"}
-    p = subprocess.run([sys.executable, "-m", "fedcheck", "verify", "--theorem-file", str(f), "mine.typed",
+    p = subprocess.run([sys.executable, "-m", "fedcheck", "verify", "--theorem-file", str(f), cid,
                         "--no-report", "-j", "1", "--json", str(tmp_path / "r.json")],
                        capture_output=True, text=True, env=env, cwd=tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr                     # the claim holds: a warning is not a failure
+    return p, json.loads((tmp_path / "r.json").read_text())["checks"][0]
+
+
+def test_verify_warns_when_a_users_bound_differs_from_its_latex_and_keeps_the_verdict(tmp_path):
+    p, r = _verify_user(tmp_path, USER, "mine.typed")
     warn = [ln for ln in p.stdout.splitlines() if ln.startswith("warning: mine.typed")]
     assert len(warn) == 1 and "differs from the printed LaTeX" in warn[0], p.stdout
-    import json
-    rec = json.loads((tmp_path / "r.json").read_text())["checks"][0]["formula"]["printed"]["B"]
+    rec = r["formula"]["printed"]["B"]
     assert rec["verdict"] == "differs" and rec["latex"] == r"\frac{1}{t+1}"
 
 
@@ -299,34 +305,15 @@ def test_reconstructed_formulas_are_marked_in_the_declaration():
         Bound("B", a, latex="a", latex_reconstructed="rebuilt")
 
 
-RECON_USER = textwrap.dedent('''
-    import numpy as np, sympy as sp
-    from fedcheck import Bound, BoundTest, Claim, Paper
-    from fedcheck.core.evidence import Comparison
-    from fedcheck.experiments import Case, Cases
-    t = sp.Symbol("t", positive=True)
-    ME = Paper(key="mine", title="mine", authors="me")
-
-    def cases(config, params):
-        return [Case("draw", {"as stated": Comparison(lhs_lo=np.array([0.1, 0.2]), rhs_lo=np.array([1.0, 0.5]))})]
-
-    mine = Claim(id="mine.rebuilt", paper=ME, reference="r", statement="s", expected="holds",
-                 evidence=BoundTest(Cases(cases), bounds=(Bound("B", 1 / t, latex_reconstructed="rebuilt from (7)"),)))
-    ''')
+RECON_USER = USER.replace("mine.typed", "mine.rebuilt").replace(r'latex=r"\frac{1}{t+1}"',
+                                                                 'latex_reconstructed="rebuilt from (7)"')
 
 
 def test_a_reconstructed_formula_is_marked_in_the_results_headline_and_report(tmp_path):
-    import json
-    f = tmp_path / "mine.py"
-    f.write_text(RECON_USER)
-    env = {**os.environ, "FEDCHECK_CACHE": "off", "FEDCHECK_PROGRESS": "0"}
-    p = subprocess.run([sys.executable, "-m", "fedcheck", "verify", "--theorem-file", str(f), "mine.rebuilt",
-                        "--no-report", "-j", "1", "--json", str(tmp_path / "r.json")],
-                       capture_output=True, text=True, env=env, cwd=tmp_path)
-    assert p.returncode == 0, p.stdout + p.stderr
+    assert "latex_reconstructed" in RECON_USER and "mine.rebuilt" in RECON_USER
+    p, r = _verify_user(tmp_path, RECON_USER, "mine.rebuilt")
     assert "reconstructed (the paper's text lost the formula): B" in p.stdout, p.stdout
     assert "warning" not in p.stdout                                  # marked, not a mismatch
-    r = json.loads((tmp_path / "r.json").read_text())["checks"][0]
     rec = r["formula"]["printed"]["B"]
     assert rec["reconstructed"] is True and rec["verdict"] == X.RECONSTRUCTED and "rebuilt from (7)" in rec["evidence"]
     assert r["headline"] == "holds [reconstructed (the paper's text lost the formula): B]"

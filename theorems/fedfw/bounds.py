@@ -3,11 +3,11 @@
 the network claims ``networks.py``).  Declared once here, imported by each of them."""
 import sympy as sp
 
-from fedcheck import Paper
+from fedcheck import Bound, Paper
 from fedcheck.symbols import D, E_init, G, L, T, Y_norm, lambda_0, n, t
 
 __all__ = ["FEDFW", "eta_t", "lambda_t", "bound_38", "Ghat_52", "delta_57", "bound_12", "LATEX_52", "LATEX_57",
-           "PRINTED_12", "PRINTED_52", "PRINTED_57", "GAP_62", "DIST_62"]
+           "PRINTED_12", "PRINTED_52", "PRINTED_57", "GAP_62", "DIST_62", "theorem2_bounds"]
 
 FEDFW = Paper(
     key="fedfw",
@@ -47,3 +47,11 @@ PRINTED_12 = {"latex": LATEX_62,
               "latex_definitions": {GAP_62: LATEX_52, DIST_62: LATEX_57},
               "latex_note": "(12) prints only O(T^{-1/3}); the printed formula is (62), with gap^(X^t~) and dist(X^t~, C) "
                             "bounded by (52) and (57) as the proof's last line says"}
+
+
+def theorem2_bounds(d12: str, d52: str, d57: str) -> tuple:
+    """Theorem 2's three bounds, each with the paper's printed formula: ``(12)`` on ``min_gap``, ``(52)`` on
+    ``avg_gap_hat``, ``(57)`` on ``dist_tilde`` (the descriptions say how a claim measures them)."""
+    return (Bound("(12)", bound_12, metric="min_gap", description=d12, **PRINTED_12),
+            Bound("(52)", Ghat_52, metric="avg_gap_hat", description=d52, **PRINTED_52),
+            Bound("(57)", delta_57, metric="dist_tilde", description=d57, **PRINTED_57))

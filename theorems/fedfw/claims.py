@@ -18,8 +18,8 @@ from theorems.fedfw import more as _M
 from theorems.fedfw import pep as _pep
 from theorems.fedfw import sources as SRC
 from theorems.fedfw import steps as _FS
-from theorems.fedfw.bounds import (DIST_62, FEDFW, GAP_62, PRINTED_12, PRINTED_52, PRINTED_57, Ghat_52, bound_12,
-                                   bound_38, delta_57, eta_t, lambda_t)
+from theorems.fedfw.bounds import (DIST_62, FEDFW, GAP_62, PRINTED_12, Ghat_52, bound_12, bound_38, delta_57, eta_t,
+                                   lambda_t, theorem2_bounds)
 from theorems.fedfw.methods import with_surrogate
 from theorems.fedfw.networks import NETWORK_CLAIMS  # Table 2, Figures 3-4, Theorem 2 on a DNN
 from theorems.fedfw.symbols import p_part
@@ -693,12 +693,9 @@ theorem2 = Claim(
                  solver=_P.nonconvex_solver,
                  schedules={"eta": T ** sp.Rational(-2, 3), "lam": lambda_0 * T ** sp.Rational(1, 3)},
                  rate_metric="(12)", accepts=_P.is_nonconvex_instance, context=_P.horizon_context),
-        bounds=(Bound("(12)", bound_12, metric="min_gap", **PRINTED_12,
-                      description="min_{t<=T} gap(xbar^t), the FW gap (11) of the server point"),
-                Bound("(52)", Ghat_52, metric="avg_gap_hat", **PRINTED_52,
-                      description="(1/T) sum_t gap^(X^t), the surrogate gap (45) (what (50)-(52) bound)"),
-                Bound("(57)", delta_57, metric="dist_tilde", **PRINTED_57,
-                      description="dist(X^{t~}, C) at t~ = argmin_t gap^(X^t)")),
+        bounds=theorem2_bounds("min_{t<=T} gap(xbar^t), the FW gap (11) of the server point",
+                               "(1/T) sum_t gap^(X^t), the surrogate gap (45) (what (50)-(52) bound)",
+                               "dist(X^{t~}, C) at t~ = argmin_t gap^(X^t)"),
         findings="reading", rate=-1 / 3),
     readings=READINGS_NC,
     params={"lambda_0": 0.01},
