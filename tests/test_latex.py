@@ -289,6 +289,11 @@ def test_the_43_44_inconsistency_is_an_audit_finding_and_44_survives_it():
     b43, b44 = FS.lambda_terms(0.1, t)
     assert (r <= b44).all() and (r / b44).max() > 0.6           # (44)'s term: met, and not loose by a factor of p
     assert (r / b43).max() < 0.25                                 # (43)'s: loose by 1/sqrt(p) = 3.2
+    # and (43) has no term for the initial gap: at p < 1 one linear client started at the wrong vertex breaks it at t = 1
+    first = steps["(43) at t = 1"].evaluate()
+    assert first["verdict"] == "refuted" and first["witness"]["p"] < 1 and "rate survives" in first["statement"]
+    lhs, rhs = FS.initial_gap_43(np.array([0.5, 1.0]), 100.0)
+    assert lhs[0] == 100.0 and lhs[1] == 0.0 and lhs[0] > rhs[0]    # (1 - p) * 2g: the non-participant's gap
 
 
 def test_reconstructed_formulas_are_marked_in_the_declaration():

@@ -300,7 +300,7 @@ def printed_formulas(printed: dict) -> list[dict]:
                     "paper": template_formula(rec.get("latex"), rec.get("latex"), 17),
                     "tested": template_formula(rec.get("declared_latex"), rec.get("declared"), 17),
                     "evidence": rec.get("evidence") or "", "note": rec.get("note") or "",
-                    "difference": rec.get("difference") if rec.get("verdict") != "equal" else ""})
+                    "difference": rec.get("difference") if rec.get("verdict") != "equal" else "", "reconstructed": False})
     return out
 
 
