@@ -18,8 +18,7 @@ from theorems.fedfw import more as _M
 from theorems.fedfw import pep as _pep
 from theorems.fedfw import sources as SRC
 from theorems.fedfw import steps as _FS
-from theorems.fedfw.bounds import (DIST_62, FEDFW, GAP_62, PRINTED_12, Ghat_52, bound_12, bound_38, delta_57, eta_t,
-                                   lambda_t, theorem2_bounds)
+from theorems.fedfw.bounds import DIST_62, FEDFW, GAP_62, PRINTED_12, bound_12, bound_38, eta_t, lambda_t, theorem2_bounds
 from theorems.fedfw.methods import with_surrogate
 from theorems.fedfw.networks import NETWORK_CLAIMS  # Table 2, Figures 3-4, Theorem 2 on a DNN
 from theorems.fedfw.symbols import p_part

@@ -32,7 +32,7 @@ import numpy as np
 import sympy as sp
 
 from fedcheck import verdicts as V
-from fedcheck import (Bound, BoundTest, Claim, Comparison, Deviation, Domain, Finding, MeasureResult, Measurement,
+from fedcheck import (BoundTest, Claim, Comparison, Deviation, Domain, Finding, MeasureResult, Measurement,
                       Observations, Observed, Reading, Source)
 from fedcheck.algorithms import ProblemBatch, feddr, fedfw_variant, fw_recorder, replicate_seeds
 from fedcheck.problems import (MNIST_PAPER_IMAGES, NetworkFamily, NetworkInstance, log_softmax, mnist_images,
