@@ -97,7 +97,9 @@ class Bound:
     ``expr`` -- a note alone does not pass the printed-formula check.  ``latex_definitions``: for a notation key
     whose value is a definition the paper prints (``{"C": r"..."}``, (E.2)'s step), the paper's printed LaTeX of
     it, proved equal to the map's value (a mistyped value would otherwise read "equal" with a bound mistyped
-    alike).
+    alike).  ``latex_reconstructed``: for a bound the paper prints but whose text lost the formula (an extraction
+    that dropped the display mathematics), where the declared formula was rebuilt from -- the results, the terminal
+    and the reports mark it "reconstructed (the paper's text lost the formula)"; never with ``latex``.
 
     ``source``: where the paper states this bound (:class:`fedcheck.core.readings.Source`), for findings named by
     bound (a reading's own source comes first when a finding is named by reading).
@@ -119,6 +121,7 @@ class Bound:
     bites_from: Any = None
     latex_corrected: str = ""
     latex_definitions: Any = None
+    latex_reconstructed: str = ""
 
     def __post_init__(self):
         if self.source is not None and not isinstance(self.source, Source):
@@ -126,8 +129,13 @@ class Bound:
         if self.bites_from is not None and (isinstance(self.bites_from, bool) or
                                             not isinstance(self.bites_from, (int, float, str))):
             raise TypeError(f"bound {self.name!r}: bites_from must be a number on the axis (or a sentence)")
-        if not all(isinstance(x, str) for x in (self.latex, self.latex_note, self.latex_corrected)):
-            raise TypeError(f"bound {self.name!r}: latex, latex_note and latex_corrected must be strings")
+        if not all(isinstance(x, str) for x in (self.latex, self.latex_note, self.latex_corrected,
+                                                self.latex_reconstructed)):
+            raise TypeError(f"bound {self.name!r}: latex, latex_note, latex_corrected and latex_reconstructed must be "
+                            "strings")
+        if self.latex and self.latex_reconstructed:
+            raise ValueError(f"bound {self.name!r}: a formula is either printed (latex=) or reconstructed "
+                             "(latex_reconstructed=), not both")
         if self.latex_definitions is not None and not (
                 isinstance(self.latex_definitions, Mapping) and
                 all(isinstance(k, str) and isinstance(v, str) for k, v in self.latex_definitions.items())):

@@ -89,10 +89,10 @@ def run_claim(claim: Claim, config: RunConfig) -> Result:
 
 def printed_formulas(ev) -> dict:
     """``{bound name: record}`` for the bounds that carry the paper's printed LaTeX (:mod:`fedcheck.core.latex`)."""
-    if not isinstance(ev, BoundTest) or not any(getattr(b, "latex", "") for b in ev.bounds):
+    if not isinstance(ev, BoundTest) or not any(b.latex or b.latex_reconstructed for b in ev.bounds):
         return {}
     from fedcheck.core import latex
-    return {b.name: latex.check_bound(b) for b in ev.bounds if b.latex}
+    return {b.name: latex.check_bound(b) for b in ev.bounds if b.latex or b.latex_reconstructed}
 
 
 def declared_findings(claim: Claim) -> list[dict]:
@@ -275,6 +275,9 @@ def finish(res: Result, findings: Sequence[Finding], reason: str | None = None) 
     res.headline = headline(res.verdict, findings, res.kind)
     res.vacuity = claim_vacuity(findings)
     res.headline += vacuity_note(res.vacuity, res.verdict)
+    if isinstance(res.formula, dict) and res.formula.get("printed"):     # bounds the paper's text lost, rebuilt
+        from fedcheck.core.latex import reconstruction_note
+        res.headline += reconstruction_note(res.formula["printed"])
     decisive = [f for f in findings if f.paper] or list(findings)
     ratios = [f.max_ratio for f in decisive if f.max_ratio is not None and np.isfinite(f.max_ratio)]
     if ratios and res.max_ratio is None:
@@ -594,6 +597,9 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
                 e["ratios"].append(s["max_ratio"])
         extra["bounds"] = {b: {"verdict": V.combine(e["verdicts"]), "max_ratio": max(e["ratios"]) if e["ratios"] else None}
                            for b, e in extra["bounds"].items()}
+        for b, e in extra["bounds"].items():     # a formula the paper's text lost: the finding says it is rebuilt
+            if b in bounds and bounds[b].latex_reconstructed:
+                e["reconstructed"] = True
         evidence = None
         if st.kind != "mean":
             failing: dict = {}     # per case: a run fails when any of its bounds fails

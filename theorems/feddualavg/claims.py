@@ -35,7 +35,7 @@ from fedcheck.symbols import K, L, eta_s, sigma
 from theorems.feddualavg.bounds import (B_C2, B_C2_AT_C3, B_C4, B_C5, B_C6, B_D1, B_D1_AT_D2, B_D3, B_D4, B_E1_AT_E2,
                                         B_E1_GENERAL, B_E3, C2_TEX, C2_bound, C3_eta, C4_TEX, C4_bound, C5_rhs, C6_stab,
                                         D2_eta, D4_stab, E1_TEX, E1_bound, E2_eta, E_eta_general, SYM_C, SYM_D, SYM_E,
-                                        TEX_ETA_C, TEX_KM1, c_eta, paper_bound)
+                                        ETA_MAX_TEX, TEX_ETA_C, TEX_KM1, c_eta, paper_bound)
 from theorems.feddualavg.experiments import HorizonExpectations
 from theorems.feddualavg.measurements import (ROBUST_ACC_MARGIN, claim_c5_cases, claim_d5_cases, entropic_cases,
                                               lemma_c2_cases, lemma_c2_stochastic_cases, lemma_c3_cases,
@@ -633,7 +633,7 @@ entropic_simplex = Claim(
                                            "sigma = 0 (deterministic clients)"),
                                paper_bound("(E.1) at eta = 1/(4KL)", E1_bound.subs(sigma, 0).subs(eta, 1 / (4 * K * L)),
                                            E1_TEX, {r"\sigma": 0, r"\eta": 1 / (4 * K * L), "K": K},
-                                           "sigma = 0, at the largest step eta = 1/(4KL)")),
+                                           "sigma = 0, at the largest step eta = 1/(4KL)", {r"\eta": ETA_MAX_TEX})),
                        statistic=PATHWISE),
     readings=(Reading("(C.2), eta_c = 1/(4L)", {}, True, "Theorem C.1 at the largest client step, output (4.4)",
                       source=SRC_ENTROPIC),

@@ -32,13 +32,13 @@ import numpy as np
 import sympy as sp
 
 from fedcheck import verdicts as V
-from fedcheck import (Bound, BoundTest, Claim, Comparison, Deviation, Domain, Finding, MeasureResult, Measurement,
+from fedcheck import (BoundTest, Claim, Comparison, Deviation, Domain, Finding, MeasureResult, Measurement,
                       Observations, Observed, Reading, Source)
 from fedcheck.algorithms import ProblemBatch, feddr, fedfw_variant, fw_recorder, replicate_seeds
 from fedcheck.problems import (MNIST_PAPER_IMAGES, NetworkFamily, NetworkInstance, log_softmax, mnist_images,
                                network_solver, repeat_runs, sampled_smoothness)
 from fedcheck.symbols import D, E_init, G, G_nc, L, T, lambda_0, n
-from theorems.fedfw.bounds import FEDFW, Ghat_52, bound_12, delta_57
+from theorems.fedfw.bounds import FEDFW, Ghat_52, bound_12, delta_57, theorem2_bounds
 from theorems.fedfw.measurements import EXP_FEDDR_ETA, EXP_FEDDR_ETA_FULL, EXP_LAMBDA0, EXP_LAMBDA0_FULL
 
 __all__ = ["NETWORK_CLAIMS", "PAPER_TABLE2", "run_table2", "measure_table2_dnn", "measure_table2_cnn",
@@ -757,9 +757,9 @@ theorem2_dnn = Claim(
                "Ghat + (G + LD) delta ((52), (57)); here on a DNN (two tanh hidden layers of 20) with synthetic data, "
                "10 clients, the l2 ball of radius 10, at every horizon T = 1..30 (quick) or 1..100 (--full)"),
     evidence=BoundTest(EveryHorizon(THEOREM2_DNN_FAMILY),
-                       bounds=(Bound("(12)", metric="min_gap", description="min_{t<=T} gap(xbar^t), the FW gap (11)"),
-                               Bound("(52)", metric="avg_gap_hat", description="(1/T) sum_t gap^(X^t) (what (50)-(52) bound)"),
-                               Bound("(57)", metric="dist_tilde", description="dist(X^{t~}, C), t~ = argmin_t gap^(X^t)")),
+                       bounds=theorem2_bounds("min_{t<=T} gap(xbar^t), the FW gap (11)",
+                                              "(1/T) sum_t gap^(X^t) (what (50)-(52) bound)",
+                                              "dist(X^{t~}, C), t~ = argmin_t gap^(X^t)"),
                        findings="bound", rate=-1 / 3),
     readings=(Reading("sup", {G: G_nc}, paper=True, source=THEOREM2_SOURCE,
                       description="G = sup_{X in D^n} ||grad F^(X)||_F (the proof uses G only as this bound, (54), (60)); "

@@ -174,17 +174,25 @@ EPS = c_eps * eps_bad(Gamma)
 SCHEDULES_HARD = {"eta": ETA, "epsilon": EPS}
 SCHEDULES_SOFT = {"eta": ETA, "epsilon": EPS, "beta": 2 / EPS}
 
-# what the theorems claim about the output, and the proof's summed certificate
+# what the theorems claim about the output, and the proof's summed certificate; the theorems' displayed threshold
+# and step size were lost in the extraction (latex_reconstructed says what each formula is rebuilt from)
+_LOST_EPS = ("the theorem's displayed threshold eps and step eta: eta = sqrt(D^2/(2 G^2 E T Gamma)), Gamma = 2E^2 + "
+             "E q_u/(2n) (the Gamma fragment of Theorems 6-7 [V], the step of A.3 [R]) and eps = c_eps eps_bad(Gamma), "
+             "'for some N >= 0' (the parametrization by N is lost [G]); notes section 3.2")
 BOUNDS_THEOREM = (
     Bound("A nonempty", expr=sp.Integer(0), metric="A_empty",
-          description="the set A of feasible rounds is not empty (wbar is defined)"),
-    Bound("objective", expr=epsilon, metric="f_gap", description="f(wbar) - f(w*) <= eps"),
-    Bound("feasibility", expr=epsilon, metric="g_out", description="g(wbar) <= eps"),
+          description="the set A of feasible rounds is not empty (wbar is defined)",
+          latex_reconstructed="the statement is verbatim ('then A is nonempty'); " + _LOST_EPS),
+    Bound("objective", expr=epsilon, metric="f_gap", description="f(wbar) - f(w*) <= eps",
+          latex_reconstructed=_LOST_EPS),
+    Bound("feasibility", expr=epsilon, metric="g_out", description="g(wbar) <= eps", latex_reconstructed=_LOST_EPS),
     Bound("accuracy", expr=epsilon, metric="accuracy",
-          description="max(f(wbar) - f*, g(wbar)) <= eps (the two together)"),
+          description="max(f(wbar) - f*, g(wbar)) <= eps (the two together)", latex_reconstructed=_LOST_EPS),
     Bound("summed certificate", expr=Phi(eta, Gamma_tight), metric="summed",
           description="(1/T) sum_t h_t <= Phi(eta; Gamma_tight): the proof's telescoped recursion "
-                      "(any eta, pathwise for q_u = 0)"),
+                      "(any eta, pathwise for q_u = 0)",
+          latex_reconstructed="the per-round inequality of A.3.2 (verbatim for q_u = 0) summed over the rounds; "
+                              "Gamma_tight with compression rebuilt from Lemmas 3-5 [R] (notes sections 3.0-3.2)"),
 )
 
 
@@ -387,9 +395,14 @@ per_round = Claim(
                         _rc("F4 d=10, hard, E=3, Bernoulli p=0.3", F4_wide, "hard", 3, {"name": "bernoulli", "p": 0.3}))),
         bounds=(
             Bound("per-round recursion", expr=2 * eta**2 * E * G_lip**2 * Gamma_tight, metric="per_round",
+                  latex_reconstructed="the per-round inequality of A.3.2 is verbatim for q_u = 0 (soft switching); "
+                                      "its form with compression (Gamma_tight's E q_u/(2n)) is rebuilt from Lemmas 3-5 "
+                                      "[R] (notes section 3.1)",
                   description="E_C||w_{t+1}-u||^2 - ||w_t-u||^2 + 2 eta E h_t (the conditional expectation is exact: "
                               "the compressor's variance is known in closed form; the realized value when q_u = 0)"),
             Bound("Lemma 3", expr=(1 + q_u / n) * E**2 * G_lip**2, metric="agg_sq_cond",
+                  latex_reconstructed="Lemma 3's display was lost; rebuilt from its proof's words (unbiasedness, "
+                                      "'independence across j', Assumption 2) [R] (notes section 3.1)",
                   description="E_C||(1/n) sum_j C_j(X_j)||^2 (exact conditional expectation)"),
         ),
         findings="reading"),
@@ -415,8 +428,12 @@ lemma5 = Claim(
                         _rc("F4 d=10, hard, E=4, Rand-2", F4_wide, "hard", 4, {"name": "rand_k", "k": 2}))),
         bounds=(
             Bound("drift per step", expr=G_lip, metric="drift_step",
+                  latex_reconstructed="Lemma 5's display was lost; ||w_t - w^t_{j,tau}|| <= eta tau G is rebuilt from "
+                                      "the term (2/(3 alpha)) eta^3 E^3 G^2 of A.3.2 [R] (notes section 3.1)",
                   description="max_{j, tau >= 1} ||w_t - w^t_{j,tau}|| / (tau eta) <= G"),
             Bound("summed drift", expr=eta**2 * G_lip**2 * E**3 / 3, metric="drift_sq",
+                  latex_reconstructed="Lemma 5's display was lost; the sum eta^2 G^2 E^3/3 is rebuilt from the term "
+                                      "(2/(3 alpha)) eta^3 E^3 G^2 of A.3.2 [R] (notes section 3.1)",
                   description="max_j sum_{tau < E} ||w_t - w^t_{j,tau}||^2"),
             Bound("visited subgradients", expr=G_lip, metric="max_dir",
                   description="max ||nu^t_{j,tau}|| <= G (Assumption 1 at the visited points; checks the constant G)"),
