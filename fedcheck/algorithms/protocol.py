@@ -90,6 +90,11 @@ class Round:
         """A per-instance value ``(B,)`` shaped to broadcast against server points ``(B, p)``."""
         return np.asarray(v, dtype=float)[:, None]
 
+    def average(self, X: np.ndarray) -> np.ndarray:
+        """The server's average of the clients' points ``(B, p)``: ``sum_k p_k X_k`` with the instances' client
+        weights (``Instance(weights=...)``, ``p_k = n_k / N``), ``X.mean(1)`` (the same bits) without them."""
+        return self.batch.loss.client_average(X, -2)
+
     def broadcast(self, x: np.ndarray) -> np.ndarray:
         """The server point copied to every client: ``(B, n, p)``."""
         return np.repeat(x[:, None, :], self.n, axis=1)
@@ -110,7 +115,9 @@ def federated(round_fn: Callable, *, name: str | None = None, init: Callable | N
     ``init(batch) -> (X, x)`` gives the starting points (default: every client at the instance's
     starting point, the server at their mean).  The returned function has the engine's signature
     ``algo(batch, *, rounds, grid=None, recorder=None, seeds=None, **schedules_and_kwargs) -> Trace``:
-    a keyword whose value is a ``(rounds, B)`` array is a schedule (row ``t-1`` is passed at round ``t``);
+    a keyword whose value is a ``(rounds, B)`` array is a schedule (row ``t-1`` is passed at round ``t``), a
+    ``(rounds, B, E)`` array a schedule per local step (row ``t-1``, ``(B, E)``, at round ``t``: what
+    ``Rounds(local_steps=E, per_local_step=(...))`` evaluates; :func:`.pieces.local_steps` takes it);
     any other keyword is passed unchanged (``local_steps=5``).  ``stream(k, values)`` (optional) receives the
     recorder's scalar metrics at every iterate ``k = 1 .. rounds+1`` in blocks (:func:`.core.run_recorded`)."""
     label = name or getattr(round_fn, "__name__", "method")
@@ -128,7 +135,7 @@ def federated(round_fn: Callable, *, name: str | None = None, init: Callable | N
             X = np.array(batch.x0(), dtype=float)
             x = X.mean(1)
         sched = {k: np.asarray(v, dtype=float) for k, v in kw.items()
-                 if isinstance(v, np.ndarray) and v.ndim == 2 and v.shape[0] >= rounds and v.shape[1] == batch.B}
+                 if isinstance(v, np.ndarray) and v.ndim in (2, 3) and v.shape[0] >= rounds and v.shape[1] == batch.B}
         static = {k: v for k, v in kw.items() if k not in sched}
         ctx = Round(batch, 0, LazyRows(seeds, batch.B, key))    # the generators made on a first draw
         state = {"X": X, "x": x}

@@ -6,6 +6,7 @@ stays light)::
     from fedcheck.problems import Loss, LeastSquares, Logistic                             # the one loss hierarchy
     from fedcheck.problems import register_constant, Value                                 # your own named constants
     from fedcheck.problems import NetworkFamily, MLP, CNN, network_solver                  # neural networks (numpy)
+    from fedcheck.problems import StronglyConvexFamily, Unconstrained                      # mu, L known exactly; R^p
 
 Modules: ``sets``, ``losses``, ``regularizers``, ``compression`` (the objects methods use); ``instances`` (the generic
 federated instance, its families and its ``.npz`` format), ``composite`` (loss + regularizer), ``constrained``
@@ -44,6 +45,8 @@ _EXPORTS = {
     "take_rows": "fedcheck.problems.losses",
     "SolutionCache": "fedcheck.problems.solve",
     "solver_versions": "fedcheck.problems.solve",
+    **dict.fromkeys(("StronglyConvexFamily", "client_spectra"), "fedcheck.problems.strongly_convex"),
+    "check_weights": "fedcheck.problems.instances",
 }
 __all__ = sorted(_EXPORTS)
 

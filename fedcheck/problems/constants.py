@@ -16,9 +16,10 @@ its exact solution, and the check's parameters).  :func:`resolve` looks, in this
 4. :data:`GENERIC`: the table written out below, for the generic :class:`Instance` of the
    federated problems (``n``, ``L``, ``D``, ``Y_norm``, ``G_sup``, ..., and the non-convex
    ``E_init``, ``G_nc``, ``grad_hat_x1``, computed by :mod:`fedcheck.problems.nonconvex`, imported
-   when first needed); and, for strongly convex least squares (client weights ``p_k = 1/n``, exact from the
-   clients' Hessians ``H_k = A_k^T A_k / m``), ``mu`` (``min_k lambda_min(H_k)``), ``mu_F``, ``L_F`` (the
-   smoothness of the average ``F``), ``kappa = L / mu``, ``Gamma = F* - (1/n) sum_k F_k*`` and ``F_k_star_max``::
+   when first needed); and, for strongly convex least squares (client weights ``p_k``: the instance's
+   :attr:`~fedcheck.problems.Instance.weights`, ``1/n`` each without them; exact from the clients' Hessians
+   ``H_k = A_k^T A_k / m``), ``mu`` (``min_k lambda_min(H_k)``), ``mu_F``, ``L_F`` (the smoothness of
+   ``F = sum_k p_k F_k``), ``kappa = L / mu``, ``Gamma = F* - sum_k p_k F_k*`` and ``F_k_star_max``::
 
        from fedcheck.symbols import Gamma, L, kappa, mu, t
        Bound("strongly convex", kappa / (8 * kappa + t) * (2 * (6 * L * Gamma) / mu + mu * 8 * kappa / 2 * D**2))
@@ -180,7 +181,8 @@ def _ghat(ctx):
 
 def _gF(ctx):
     g = _client_grads_at_star(ctx)
-    return Value(float(np.linalg.norm(g.mean(0))), True, "||grad F(x*)||")
+    w = _weights(ctx)
+    return Value(float(np.linalg.norm(g.mean(0) if w is None else w @ g)), True, "||grad F(x*)||")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -280,14 +282,24 @@ def _mu(ctx):
                  "min_k lambda_min(A_k^T A_k / m): every client's f_k is mu-strongly convex")
 
 
+def _weights(ctx) -> np.ndarray | None:
+    """The instance's client weights ``p_k`` (``None``: ``1/n`` each)."""
+    return getattr(ctx.instance, "weights", None)
+
+
+def _average_hessian(ctx) -> np.ndarray:
+    H, w = _hessians(ctx), _weights(ctx)
+    return H.mean(0) if w is None else np.einsum("k,kpq->pq", w, H)
+
+
 def _mu_F(ctx):
-    return Value(float(np.linalg.eigvalsh(_hessians(ctx).mean(0))[0]), True,
-                 "lambda_min((1/n) sum_k A_k^T A_k / m): F is mu_F-strongly convex")
+    return Value(float(np.linalg.eigvalsh(_average_hessian(ctx))[0]), True,
+                 "lambda_min(sum_k p_k A_k^T A_k / m): F is mu_F-strongly convex")
 
 
 def _L_F(ctx):
-    return Value(float(np.linalg.eigvalsh(_hessians(ctx).mean(0))[-1]), True,
-                 "lambda_max((1/n) sum_k A_k^T A_k / m): the exact smoothness of the average F")
+    return Value(float(np.linalg.eigvalsh(_average_hessian(ctx))[-1]), True,
+                 "lambda_max(sum_k p_k A_k^T A_k / m): the exact smoothness of F = sum_k p_k F_k")
 
 
 def _kappa(ctx):
@@ -314,10 +326,14 @@ def _Gamma(ctx):
     _hessians(ctx)
     loss = ctx.loss if ctx.loss is not None else ctx.instance.make_loss()
     x = ctx.solution.x_star
-    F_star = float(np.mean(loss.value(np.broadcast_to(x, (ctx.instance.n, ctx.instance.p)))))
+    vals = loss.value(np.broadcast_to(x, (ctx.instance.n, ctx.instance.p)))
     fk, inside = _client_minima(ctx)
-    return Value(F_star - float(fk.mean()), inside,
-                 "Gamma = F* - (1/n) sum_k F_k* (weights p_k = 1/n; F_k* over R^p by least squares" +
+    w = _weights(ctx)
+    if w is None:
+        gamma, how = float(np.mean(vals)) - float(fk.mean()), "Gamma = F* - (1/n) sum_k F_k* (weights p_k = 1/n"
+    else:
+        gamma, how = float(vals @ w) - float(fk @ w), "Gamma = F* - sum_k p_k F_k* (the instance's client weights p_k"
+    return Value(gamma, inside, how + "; F_k* over R^p by least squares" +
                  ("" if inside else ", below the minimum over the set: an upper bound of Gamma") + ")")
 
 
