@@ -26,21 +26,28 @@ __all__ = ["local_steps", "sample_clients", "masked_mean", "gaussian_gradient", 
            "static_oracle"]
 
 
-def local_steps(ctx, Y, eta, steps: int, *, anchor=None, mu=None, project: bool = True, noise: float = 0.0):
+def local_steps(ctx, Y, eta, steps: int, *, anchor=None, mu=None, project: bool = True, noise: float = 0.0,
+                record_grad_sq: str | None = None):
     """``steps`` (projected) gradient steps of every client from ``Y`` ``(B, n, p)`` with step ``eta`` ``(B,)``, or
     ``(B, steps)`` for a step size per local step (column ``s - 1`` at local step ``s``: a schedule of
     ``Rounds(local_steps=E, per_local_step=("eta",))`` arrives so, ``eta_t`` with ``t = (round - 1) E + s``);
     ``anchor``/``mu``: the proximal term ``mu/2 ||y - anchor||^2`` (FedProx); ``noise``: Gaussian gradient noise
-    of standard deviation ``noise`` per coordinate (a stochastic oracle).
+    of standard deviation ``noise`` per coordinate (a stochastic oracle).  ``record_grad_sq="G2"``: record
+    (:meth:`~fedcheck.algorithms.protocol.Round.record`) the largest squared norm over the clients of the
+    gradient each local step uses, ``max_k ||g_k(w^k)||^2`` at every local iterate (Li et al.'s ``G^2`` along
+    the run; ``Rounds(measured={"G2": "G^2"})`` lets a bound read it).
 
     Least-squares clients (the library's loss in its ``H`` form), an l2 ball or no projection, no noise and the
     context's own ``grad``/``project``: the steps run compiled (:class:`.fedavg_jit.LSSteps`, every client and
     step in one call); the same formula, only the sums of ``H_i y`` in another order than BLAS's (last bits).
     ``FEDCHECK_JIT=0`` (or no numba) runs the numpy steps below, the reference."""
     e = np.asarray(eta, dtype=float)
-    if e.ndim == 2:            # one step size per local step (numpy: the compiled steps take one per round)
-        return local_updates(Y, _step_grad(ctx, anchor, mu, noise), int(steps), lambda t: e[:, min(t, e.shape[1]) - 1],
-                             client_map=ctx.project if project else None)
+    hook = None if record_grad_sq is None else \
+        (lambda t, W, G: ctx.record(record_grad_sq, np.einsum("bkp,bkp->bk", G, G).max(1)))
+    if e.ndim == 2 or hook is not None:     # a step size per local step, or recorded gradients: the numpy steps
+        size = (lambda t: e[:, min(t, e.shape[1]) - 1]) if e.ndim == 2 else (lambda t: e)
+        return local_updates(Y, _step_grad(ctx, anchor, mu, noise), int(steps), size,
+                             client_map=ctx.project if project else None, hook=hook)
     if not noise:
         out = _compiled_local_steps(ctx, Y, eta, steps, anchor, mu, project)
         if out is not None:

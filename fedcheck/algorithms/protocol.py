@@ -47,6 +47,20 @@ class Round:
     t: int = 0
     rngs: list = field(default_factory=list)
     state: dict = field(default_factory=dict)      # the method's own memory across rounds (control variates...)
+    rounds: int = 0
+    recorded: dict = field(default_factory=dict)   # {name: (B, rounds)}: what ctx.record kept (Rounds(measured=))
+
+    def record(self, name: str, values) -> None:
+        """Record a quantity measured during the run, per instance row ``values`` ``(B,)``: each round keeps the
+        largest value recorded in it (``Rounds(measured={name: label})`` lets a bound read it, as measured, not a
+        priori).  E.g. ``ctx.record("G2", (G ** 2).sum(-1).max(1))`` at every local step's gradient ``G``."""
+        if not 1 <= self.t <= self.rounds:
+            raise ValueError(f"ctx.record({name!r}, ...) is for the rounds 1 .. {self.rounds}, not round {self.t}")
+        arr = self.recorded.get(name)
+        if arr is None:
+            arr = self.recorded[name] = np.full((self.B, self.rounds), np.nan)
+        row = arr[:, self.t - 1]
+        np.fmax(row, np.broadcast_to(np.asarray(values, dtype=float), (self.B,)), out=row)
 
     # -- problem access -------------------------------------------------------------------------
     @property
@@ -137,7 +151,7 @@ def federated(round_fn: Callable, *, name: str | None = None, init: Callable | N
         sched = {k: np.asarray(v, dtype=float) for k, v in kw.items()
                  if isinstance(v, np.ndarray) and v.ndim in (2, 3) and v.shape[0] >= rounds and v.shape[1] == batch.B}
         static = {k: v for k, v in kw.items() if k not in sched}
-        ctx = Round(batch, 0, LazyRows(seeds, batch.B, key))    # the generators made on a first draw
+        ctx = Round(batch, 0, LazyRows(seeds, batch.B, key), rounds=rounds)    # the generators made on a first draw
         state = {"X": X, "x": x}
 
         def step(t):
@@ -150,7 +164,8 @@ def federated(round_fn: Callable, *, name: str | None = None, init: Callable | N
         base = scalar_source(rec)
         trace = run_recorded(rounds, grid, step, snapshot, stream=stream,
                              scalar_snapshot=lambda k: contract.mask(base(k, state["X"], state["x"])))
-        trace.final = {"x": state["x"], "X": state["X"], "nonfinite_round": contract.first_nonfinite}
+        trace.final = {"x": state["x"], "X": state["X"], "nonfinite_round": contract.first_nonfinite,
+                       **{f"recorded:{k}": v for k, v in ctx.recorded.items()}}
         return trace
 
     algorithm.__name__ = label

@@ -13,7 +13,8 @@ them back from the eigenvalues; ``mu`` and ``L`` equal the family's to rounding:
     fam = StronglyConvexFamily(n=4, m=8, p=3, mu=0.5, L=4.0, samples=(10, 20, 30, 40))
     inst = fam.draw(0)          # an Instance on R^p, client weights p_k = n_k / N = (0.1, 0.2, 0.3, 0.4)
 
-``samples`` (optional) are the clients' sample counts ``n_k``: the instance's client weights are
+``samples`` (optional) are the clients' sample counts ``n_k`` (a tuple, or ``"unbalanced"``: drawn per instance,
+``n_k = 1 + floor(exp(3 + Z_k))`` with ``Z_k`` standard normal, so they follow ``n``): the instance's client weights are
 ``p_k = n_k / N`` (``F = sum_k p_k f_k``); each client's loss keeps its ``m`` rows (least squares depends on its
 data only through ``H_k`` and ``A_k^T b_k``, which ``m >= p`` rows hold exactly).
 """
@@ -79,23 +80,26 @@ class StronglyConvexFamily:
             raise BadValue(f"StronglyConvexFamily: unknown set {self.set!r}; expected one of {sorted(SET_NAMES)}")
         if self.set != "rp" and not (isinstance(self.radius, (int, float)) and 0 < self.radius < math.inf):
             raise BadValue(f"StronglyConvexFamily: the {self.set} set needs a finite radius > 0, not {self.radius!r}")
-        if self.samples is not None:
+        if self.samples is not None and self.samples != "unbalanced":
             s = self.samples
             if not isinstance(s, tuple) or len(s) != self.n or any(
                     isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1 for c in s):
                 raise BadValue(f"StronglyConvexFamily: samples must be a tuple of n = {self.n} integers >= 1 "
-                               f"(the clients' sample counts n_k), not {s!r}")
+                               f"(the clients' sample counts n_k) or 'unbalanced', not {s!r}")
 
     @property
     def key(self) -> str:
         return (f"strongly-convex:{self.n}x{self.m}x{self.p}:mu={self.mu}:L={self.L}:h={self.heterogeneity}:"
                 f"s={self.noise}:{self.set}:{self.radius}")
 
-    def weights(self) -> np.ndarray | None:
-        """``p_k = n_k / N`` (``None`` without ``samples``)."""
+    def weights(self, rng: np.random.Generator | None = None) -> np.ndarray | None:
+        """``p_k = n_k / N`` (``None`` without ``samples``; ``"unbalanced"`` draws the counts from ``rng``)."""
         if self.samples is None:
             return None
-        c = np.asarray(self.samples, dtype=float)
+        if self.samples == "unbalanced":
+            c = 1.0 + np.floor(np.exp(3.0 + rng.standard_normal(self.n)))
+        else:
+            c = np.asarray(self.samples, dtype=float)
         return c / c.sum()
 
     def draw(self, seed: int) -> Instance:
@@ -107,7 +111,8 @@ class StronglyConvexFamily:
         A = np.einsum("kmj,kj,kqj->kmq", U, np.sqrt(m * lam), V)
         W = rng.standard_normal(p) + self.heterogeneity * rng.standard_normal((n, p)) / np.sqrt(p)
         b = np.einsum("kmp,kp->km", A, W) + self.noise * rng.standard_normal((n, m))
+        weights = self.weights(rng)
         radius = math.inf if self.set == "rp" else float(self.radius)
         return Instance(A=A, b=b, loss="least_squares", set=make_set(self.set, radius, p), seed=int(seed),
-                        source=self.key, weights=self.weights(),
+                        source=self.key, weights=weights,
                         params={k: getattr(self, k) for k in ("n", "m", "p", "mu", "L", "heterogeneity", "noise")})
