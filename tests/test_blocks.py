@@ -145,3 +145,23 @@ def test_fedavg_uniform_weights_and_no_weights():
     plain = run_fedavg(x0, static_oracle(batch.loss.grad), rounds=50, n=5, eta=0.1, steps=3)
     uni = run_fedavg(x0, static_oracle(batch.loss.grad), rounds=50, n=5, eta=0.1, steps=3, weights=np.full(5, 0.2))
     assert np.allclose(plain.x, uni.x, rtol=1e-12, atol=1e-14)
+
+
+def test_every_generic_constant_is_described_in_the_readme():
+    """The README's table of the constants a bound may use is made from the one description per constant."""
+    import sys
+    from fedcheck.problems.constants import DESCRIPTIONS, GENERIC
+    assert set(DESCRIPTIONS) == set(GENERIC)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs"))
+    import readme
+    readme_text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    table = readme.render_constants()
+    assert table in readme_text and all(f"| `{name}` |" in table for name in GENERIC)
+
+
+def test_the_family_refuses_what_cannot_be_strongly_convex():
+    from fedcheck.core.errors import BadValue
+    for kw, why in (({"m": 2, "p": 3}, "m >= p"), ({"mu": 2.0, "L": 1.0}, "at most"), ({"mu": 0.0}, "> 0"),
+                    ({"samples": (1, 2)}, "samples"), ({"set": "l2"}, "radius")):
+        with pytest.raises(BadValue, match=why):
+            StronglyConvexFamily(**kw)

@@ -12,8 +12,9 @@ Modules: ``sets``, ``losses``, ``regularizers``, ``compression`` (the objects me
 federated instance, its families and its ``.npz`` format), ``composite`` (loss + regularizer), ``constrained``
 (a functional constraint), ``io`` (any instance file); ``solve`` (exact, certified optima), ``constants`` (the
 named constants bounds read), ``nonconvex`` and ``suprema`` (constants known by certified intervals), ``networks``
-(MLP and CNN losses, network families, their constants as certified intervals) and ``datasets`` (the synthetic data
-of [52] and federated splits).
+(MLP and CNN losses, network families, their constants as certified intervals), ``datasets`` (the synthetic data
+of [52] and federated splits) and ``strongly_convex`` (least squares whose ``mu`` and ``L`` are the family's, with
+client weights ``p_k = n_k / N``).
 """
 _EXPORTS = {
     **dict.fromkeys(("Instance", "InstanceBatch", "InstanceError", "RandomFamily", "load_instance", "save_instance",

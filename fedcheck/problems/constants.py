@@ -43,8 +43,8 @@ from fedcheck.problems.losses import Loss
 from fedcheck.problems.solve import Solution
 from fedcheck.problems.suprema import sup_grad_norm_sq  # noqa: F401  (re-exported)
 
-__all__ = ["Value", "InstanceContext", "GENERIC", "USER", "register_constant", "known_constants", "resolve",
-           "resolve_all", "sup_grad_norm_sq"]
+__all__ = ["Value", "InstanceContext", "GENERIC", "USER", "DESCRIPTIONS", "register_constant", "known_constants",
+           "resolve", "resolve_all", "sup_grad_norm_sq"]
 
 
 @dataclass
@@ -341,6 +341,34 @@ def _F_k_star_max(ctx):
     fk, inside = _client_minima(ctx)
     return Value(float(fk.max()), inside, "max_k F_k*, each client's least-squares minimum (over R^p)")
 
+
+#: What each constant of :data:`GENERIC` is (the README's table "Constants a bound may use" is made from it).
+#: ``p_k`` are the client weights (``Instance(weights=...)``, ``1/n`` each without them), ``H_k = A_k^T A_k / m``.
+DESCRIPTIONS: dict[str, str] = {
+    "n": "number of clients",
+    "m": "samples (rows) per client",
+    "p": "dimension",
+    "L": "max_k L_k, each client's exact smoothness constant (least squares: lambda_max(H_k))",
+    "D": "diameter of the feasible set (exact; infinite on R^p)",
+    "Y_norm": "||Y*||_F of the consensus duals of the exact solve",
+    "grad_hat_star": "(1/n) (sum_k ||grad f_k(x*)||^2)^(1/2)",
+    "grad_F_star": "||grad F(x*)||, F = sum_k p_k f_k",
+    "G_sup": "sup over D^n of ||grad F^(X)||_F (exact where the maximum over the set is known, else an upper bound)",
+    "G_max": "max_k Lip(f_k) (Lipschitz losses)",
+    "G_F": "Lipschitz constant of F(X) = (1/n) sum_k f_k(x_k) in ||.||_F (Lipschitz losses)",
+    "r_0": "||x_0 - x*||, the start's distance to the solver's minimizer",
+    "Delta_F": "||X_0 - X*||_F = sqrt(n) ||x_0 - x*||",
+    "xstar_norm": "||x*||",
+    "E_init": "F at the start minus a certified lower bound of F* (non-convex families; upper end of an interval)",
+    "G_nc": "sup over D^n of ||grad F^(X)||_F for the non-convex families (upper end of a certified interval)",
+    "grad_hat_x1": "(1/n) (sum_k ||grad f_k(x^1)||^2)^(1/2) at the start",
+    "mu": "min_k lambda_min(H_k): every client's f_k is mu-strongly convex (least squares, exact)",
+    "mu_F": "lambda_min(sum_k p_k H_k): F is mu_F-strongly convex (least squares, exact)",
+    "L_F": "lambda_max(sum_k p_k H_k): the exact smoothness of F = sum_k p_k f_k (least squares)",
+    "kappa": "L / mu (least squares, exact)",
+    "Gamma": "F* - sum_k p_k F_k*, the heterogeneity of Li et al. (least squares, exact; F_k* over R^p)",
+    "F_k_star_max": "max_k F_k*, each client's least-squares minimum over R^p",
+}
 
 #: Generic names a user's :func:`register_constant` may still claim (they came after users had named their own).
 SHADOWABLE = frozenset({"mu", "mu_F", "L_F", "kappa", "Gamma", "F_k_star_max"})
