@@ -486,7 +486,8 @@ class Rounds:
         if bool(self.per_local_step) != (self.local_steps is not None):
             raise BadValue(f"{claim.id}: Rounds(per_local_step=...) and Rounds(local_steps=E) go together: a schedule "
                            "per local step needs the number E of local steps per round")
-        if isinstance(self.local_steps, (int, np.integer)) and (isinstance(self.local_steps, bool) or self.local_steps < 1):
+        k = self.local_steps
+        if isinstance(k, (int, np.integer)) and (isinstance(k, bool) or k < 1):
             raise BadValue(f"{claim.id}: Rounds(local_steps=...) must be an integer >= 1, not {self.local_steps!r}")
         bad = [k for k, v in self.measured.items() if not (isinstance(k, str) and k and isinstance(v, str))]
         if bad:
@@ -746,9 +747,10 @@ class Rounds:
                                for n, d in side.items()}
         obs.evidence = {"rounds": rounds, "instances": len(insts), "replicates_per_instance": R,
                         "batches": len(groups), "record_points": int(len(grid)),
-                        "rounds_checked": "every round" if streams_every_round(self.algorithm) and not self.measured else
-                        f"the {len(grid)} recorded rounds (the algorithm does not stream every round)" if not self.measured
-                        else f"the {len(grid)} recorded rounds (a measured quantity is known only after the run)",
+                        "rounds_checked": "every round" if streams_every_round(self.algorithm) and not self.measured
+                        else f"the {len(grid)} recorded rounds (a measured quantity is known only after the run)"
+                        if self.measured else
+                        f"the {len(grid)} recorded rounds (the algorithm does not stream every round)",
                         "mode": "full" if config.full else "quick"}
         if len(self.param_grid) > 1:
             obs.evidence["param_grid"] = list(self.param_grid)
