@@ -52,8 +52,9 @@ def theorem(id, bound, expected, E=5):
                                            schedules={"eta": 2 / (mu * (gamma + t))}, local_steps=E,
                                            per_local_step=("eta",), measured={"G2": "G^2"},
                                            seeds=4, rounds=400, valid_from=1), bounds=(Bound("Theorem 1", bound),)),
-                 domain=Domain(fixed={"loss": "least_squares", "set": "rp"}, free={"n": (2, 8), "p": (1, 6)},
-                               params={"E": "int >= 1"}, premises={"every client strongly convex": strongly_convex},
+                 domain=Domain(fixed={"loss": "least_squares", "set": "rp", "weights": "p_k"},
+                               free={"n": (2, 8), "p": (1, 6)}, params={"E": "int >= 1"},
+                               premises={"every client strongly convex": strongly_convex},
                                description="every client strongly convex and smooth, full gradients, E local steps"))
 
 

@@ -991,6 +991,9 @@ def takes_instance(claim, inst) -> str | None:
         return f"{claim.id} runs on its own problem class; this instance is not of it"
     props = getattr(inst, "properties", None)
     if props is not None:
+        if props().get("weights") == "p_k" and "weights" not in claim.domain.fixed:
+            return (f"{claim.id} is stated for F = (1/n) sum_k f_k and its method averages uniformly; this instance "
+                    "has client weights p_k (a claim about sum_k p_k f_k says Domain(fixed={'weights': 'p_k'}))")
         claim.domain.check_instance(props())
     claim.domain.check_premises(inst)
     return None

@@ -165,3 +165,18 @@ def test_the_family_refuses_what_cannot_be_strongly_convex():
                     ({"samples": (1, 2)}, "samples"), ({"set": "l2"}, "radius")):
         with pytest.raises(BadValue, match=why):
             StronglyConvexFamily(**kw)
+
+
+def test_a_weighted_instance_runs_only_where_the_claim_says_so(tmp_path):
+    """A catalog claim states F = (1/n) sum_k f_k and averages uniformly: an instance with client weights is outside
+    it (exit 2, never a refutation); the example's Li et al. claim declares weights and takes it."""
+    from fedcheck.cli.main import main
+    save_instance(StronglyConvexFamily(n=3, m=4, p=2, samples=(1, 2, 3), set="l2", radius=1.0).draw(0),
+                  tmp_path / "wl2.npz")
+    assert main(["verify", "fedfw.theorem1", "--instance", str(tmp_path / "wl2.npz"), "--rounds", "20",
+                 "--no-report", "-q"]) == 2
+    inst = StronglyConvexFamily(n=3, m=4, p=2, samples=(1, 2, 3)).draw(0)
+    save_instance(inst, tmp_path / "w.npz")
+    ex = Path(__file__).resolve().parents[1] / "examples" / "fedavg_strongly_convex.py"
+    assert main(["verify", "li2020.theorem1", "--theorem-file", str(ex), "--instance", str(tmp_path / "w.npz"),
+                 "--rounds", "50", "--no-report", "-q"]) == 0

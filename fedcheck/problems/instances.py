@@ -138,9 +138,14 @@ class Instance:
         return h.hexdigest()
 
     def properties(self) -> dict:
-        """What a claim's domain constrains: loss, set, clients, samples, dimension, radius."""
-        return {"loss": self.loss, "set": self.set.name, "n": self.n, "m": self.m, "p": self.p,
-                "radius": float(np.max(self.set.radius))}
+        """What a claim's domain constrains: loss, set, clients, samples, dimension, radius (and ``weights: "p_k"``
+        for an instance with client weights: a claim runs on one only when its domain says ``fixed={"weights":
+        "p_k"}``, its statement being about ``F = sum_k p_k f_k``)."""
+        out = {"loss": self.loss, "set": self.set.name, "n": self.n, "m": self.m, "p": self.p,
+               "radius": float(np.max(self.set.radius))}
+        if self.weights is not None:
+            out["weights"] = "p_k"
+        return out
 
     def save(self, stem: str) -> list:
         """Write this instance as ``stem.npz`` in the documented format; the paths written."""
