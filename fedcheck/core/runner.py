@@ -278,6 +278,9 @@ def finish(res: Result, findings: Sequence[Finding], reason: str | None = None) 
     if isinstance(res.formula, dict) and res.formula.get("printed"):     # bounds the paper's text lost, rebuilt
         from fedcheck.core.latex import reconstruction_note
         res.headline += reconstruction_note(res.formula["printed"])
+    measured = res.evidence.get("measured") if isinstance(res.evidence, dict) else None
+    if measured:
+        res.headline += f" (uses measured {', '.join(m['label'] for m in measured.values())})"
     decisive = [f for f in findings if f.paper] or list(findings)
     ratios = [f.max_ratio for f in decisive if f.max_ratio is not None and np.isfinite(f.max_ratio)]
     if ratios and res.max_ratio is None:
@@ -588,6 +591,8 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
                  "bounds": {}}
         if other:       # constants known to intervals: max_ratio is at the deciding ends, this at the other ends
             extra["max_ratio_at_other_ends"] = max(other)
+        if obs.evidence.get("measured"):      # a bound reading quantities of the run: measured, not a priori
+            extra["measured"] = {k: v["label"] for k, v in obs.evidence["measured"].items()}
         extra["vacuity"] = finding_vacuity(lst, [bounds[b] for b in dict.fromkeys(i.bound for i, _, _ in lst)
                                                  if b in bounds], ev.axis)
         for i, s, _ in lst:
