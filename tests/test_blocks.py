@@ -130,11 +130,11 @@ def test_fedavg_weighted_aggregation_converges_to_the_weighted_optimum():
     st_w = run_fedavg(x0, static_oracle(batch.loss.grad), rounds=3000, n=4, eta=0.2, steps=1,
                       weights=batch.loss.weights)
     for b, inst in enumerate(insts):
-        assert np.allclose(st_w.x[b], solve_consensus(inst, use_cache=False).x_star, atol=1e-8)
+        assert np.allclose(st_w.final["x"][b], solve_consensus(inst, use_cache=False).x_star, atol=1e-8)
     # one round by hand: sum_k p_k W_k
     W = x0[:, None, :] - 0.2 * batch.loss.grad(np.repeat(x0[:, None, :], 4, axis=1))
     one = run_fedavg(x0, static_oracle(batch.loss.grad), rounds=1, n=4, eta=0.2, weights=batch.loss.weights)
-    assert np.allclose(one.x, np.einsum("bk,bkp->bp", batch.loss.weights, W), rtol=1e-14, atol=1e-15)
+    assert np.allclose(one.final["x"], np.einsum("bk,bkp->bp", batch.loss.weights, W), rtol=1e-14, atol=1e-15)
 
 
 def test_fedavg_uniform_weights_and_no_weights():
@@ -144,7 +144,7 @@ def test_fedavg_uniform_weights_and_no_weights():
     x0 = np.zeros((2, 3))
     plain = run_fedavg(x0, static_oracle(batch.loss.grad), rounds=50, n=5, eta=0.1, steps=3)
     uni = run_fedavg(x0, static_oracle(batch.loss.grad), rounds=50, n=5, eta=0.1, steps=3, weights=np.full(5, 0.2))
-    assert np.allclose(plain.x, uni.x, rtol=1e-12, atol=1e-14)
+    assert np.allclose(plain.final["x"], uni.final["x"], rtol=1e-12, atol=1e-14)
 
 
 def test_every_generic_constant_is_described_in_the_readme():

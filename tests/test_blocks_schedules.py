@@ -100,7 +100,7 @@ def test_run_fedavg_takes_a_schedule_per_local_step():
                     weights=batch.loss.weights)
     for b, inst in enumerate(insts):
         x, _ = _reference(inst, rounds, E_, lambda t_: 1.0 / (4.0 * (3 + t_)))
-        assert np.allclose(st.x[b], x, rtol=1e-12, atol=1e-14)
+        assert np.allclose(st.final["x"][b], x, rtol=1e-12, atol=1e-14)
 
 
 def test_the_example_is_li_et_al_with_e_above_one_in_80_lines():
