@@ -18,6 +18,11 @@ semidefinite program whose dual solution certifies it.  Two analogues of the Fed
   class does; instance (21) (``f_1 = (x-3)^2/2``, ``f_2 = (x+1)^2/2`` on ``[-1, 1]``: ``L = 1``, ``D = 2``,
   ``zeta = 2``) is a member of the class whose gap is ``1/2`` at every round, an exact lower bound.
 
+And FedFW itself, n >= 2 clients (the claim ``fedfw.theorem1_pep``, :func:`measure_fedfw_pep`):
+:func:`fedfw_worst_case` against (38) under each reading of Lemma 2's G (:func:`G_floor`, :func:`G_ceiling`; at
+t <= 4 (38) follows from convexity alone, ``TRIVIAL_UP_TO``), :func:`fedfw_surrogate_worst_case` against the
+G-free surrogate bound (31)/(35), and the starts-outside-D instance of (31) (:func:`outside_instance`).
+
 Each solve reports the dual value (an upper bound on the worst case, PEPit's default) and the primal value
 (a feasible worst-case Gram matrix, a lower bound); they agree up to the solver's accuracy.  Solver: cvxpy
 with Clarabel (interior point; no MOSEK needed), SCS at tight tolerances as a recorded fallback -- never a
@@ -44,7 +49,9 @@ from fedcheck import verdicts as V
 __all__ = ["available", "require", "PepUnavailable", "frank_wolfe_worst_case", "naive_averaging_worst_case",
            "instance21_gaps", "paper_floor", "jaggi_bound", "pep_checks", "run_pep",
            "fedfw_worst_case", "fedfw_bound_38", "fedfw_instance_search", "fedfw_pep_table", "measure_fedfw_pep",
-           "FEDFW_PEP_SCALING", "fedfw_pep_sweep", "PEP_GRID", "PEP_GRID_FULL", "STARTS"]
+           "FEDFW_PEP_SCALING", "fedfw_pep_sweep", "PEP_GRID", "PEP_GRID_FULL", "STARTS",
+           "fedfw_surrogate_worst_case", "fedfw_bound_31", "fedfw_surrogate_sweep", "G_READINGS", "G_floor",
+           "G_ceiling", "reading_ratio", "TRIVIAL_UP_TO", "trivially_true", "OUTSIDE", "outside_instance", "outside_run"]
 
 ACCURACY = 1e-4   # relative margin given to a solve whose status is not 'optimal' (optimal_inaccurate)
 
@@ -468,15 +475,14 @@ def pep_checks():
 # worst case is unbounded already after one round (two clients with linear losses of slopes b + 1 and -1 on
 # [-1, 1] end at xbar = 0 with gap b/2 for every b), and so is (38) -- through G (sup ||grad F^|| grows with b),
 # not through ||Y*||: the smallest dual solution of that witness, y = (-1/2, 1/2), has ||Y*||_F = 1/sqrt(2) for
-# every b (y_1 >= -(b+1)/2 and y_2 >= 1/2 with y_1 + y_2 = 0 at x* = -1).  In this class every
-# instance has
-#     (38) >= floor(t)   = (38) with G = 0 and Y* = 0 = 2 L D^2/t + 2 n D^2 lambda_0/sqrt(t),
-#     (38) <= ceiling(t) = (38) with G = (L D + zeta)/sqrt(n), ||Y*||_F = zeta/sqrt(n)
-# (G: Lemma 2's repaired constant, ||grad F^(X*)||_F + (L/n) sqrt(n) D <= (zeta + L D)/sqrt(n), which is also above
-# the statement's LD/n + ||grad F^(X*)||_F and the exact sup; Y*: y_i = -(grad f_i(x*) - grad F(x*))/n is a dual
-# solution of (3) -- it sums to 0 and (1/n) grad f_i(x*) + y_i = grad F(x*)/n is in -N_D(x*)/n -- of norm
-# <= zeta/sqrt(n)).  So a certified worst case <= floor(t) proves (38) at t for every instance of the class, under
-# every reading of G; a certified worst instance (the primal Gram matrix) above ceiling(t) refutes it.
+# every b (y_1 >= -(b+1)/2 and y_2 >= 1/2 with y_1 + y_2 = 0 at x* = -1).  In this class every instance has
+# (38) >= (38) with G = 0 and Y* = 0 = 2 L D^2/t + 2 n D^2 lambda_0/sqrt(t) (``floor_38``, no reading's floor: too
+# low to decide where the G term matters) and, under each reading of G, (38) >= (38) with that reading's lower bound
+# of G and Y* = 0, (38) <= (38) with its upper bound and ||Y*||_F = zeta/sqrt(n) (``G_floor``, ``G_ceiling`` below;
+# Y*: y_i = -(grad f_i(x*) - grad F(x*))/n is a dual solution of (3) -- it sums to 0 and (1/n) grad f_i(x*) + y_i =
+# grad F(x*)/n is in -N_D(x*)/n -- of norm <= zeta/sqrt(n)).  So a certified worst case below a reading's floor
+# proves (38) at t for every instance of the class under that reading; a certified worst instance (the primal Gram
+# matrix) above its ceiling refutes it.
 #
 # Size of the SDP and solve time (Clarabel through cvxpy, 2 shared cores, L = 1, D = 2, zeta = 2, lambda_0 = 1;
 # measured once by ``python -m theorems.fedfw.pep_scaling``; seconds are wall time under load, so indicative):
@@ -524,10 +530,7 @@ def fedfw_worst_case(T: int, clients: int = 2, L: float = 1.0, D: float = 2.0, z
     ``D`` with ``||grad f_i(x*)|| <= zeta``.  ``starts``: ``"shared"`` (all clients at one point of the set),
     ``"separate"`` (each client at its own point of the set: Algorithm 1 takes one x_i^1 per client, the proof needs
     only X^1 in D^n) or ``"anywhere"`` (each x_i^1 in R^p, Algorithm 1's input line read literally)."""
-    if T < 1 or clients < 1 or L <= 0 or D <= 0 or zeta < 0 or lambda_0 <= 0:
-        raise ValueError("need T >= 1, clients >= 1, L > 0, D > 0, zeta >= 0, lambda_0 > 0")
-    if starts not in STARTS:
-        raise ValueError(f"starts must be one of {STARTS}, not {starts!r}")
+    _check_fedfw_model(T, clients, L, D, lambda_0, zeta, starts)
 
     def build():
         pb, fs, _, ind, F, Fs = _federated_class(clients, L, D, zeta)
@@ -539,6 +542,15 @@ def fedfw_worst_case(T: int, clients: int = 2, L: float = 1.0, D: float = 2.0, z
     if starts != "shared":          # the shared-start key is unchanged, so earlier cache entries stay valid
         key["starts"] = starts
     return _cached(key, build, solver, use_cache)
+
+
+def _check_fedfw_model(T, clients, L, D, lambda_0, zeta, starts) -> None:
+    """The arguments of a FedFW PEP: ``ValueError`` unless T >= 1, clients >= 1, L, D, lambda_0 > 0, zeta >= 0 (or
+    None) and ``starts`` in ``STARTS``."""
+    if T < 1 or clients < 1 or L <= 0 or D <= 0 or lambda_0 <= 0 or (zeta is not None and zeta < 0):
+        raise ValueError("need T >= 1, clients >= 1, L > 0, D > 0, zeta >= 0, lambda_0 > 0")
+    if starts not in STARTS:
+        raise ValueError(f"starts must be one of {STARTS}, not {starts!r}")
 
 
 def _fedfw_rounds(pb, fs, ind, T: int, lambda_0: float, starts: str):
@@ -576,10 +588,7 @@ def fedfw_surrogate_worst_case(T: int, clients: int = 2, L: float = 1.0, D: floa
     ``||grad f_i(x*)||`` (the proof of (31) uses none: with starts in D the worst case is bounded without it); a
     number: ``||grad f_i(x*)|| <= zeta`` (needed with starts outside D, where the worst case grows with it).  G and
     Y* do not enter: this is the G-free part of Theorem 1's proof.  ``starts`` as in :func:`fedfw_worst_case`."""
-    if T < 1 or clients < 1 or L <= 0 or D <= 0 or lambda_0 <= 0 or (zeta is not None and zeta < 0):
-        raise ValueError("need T >= 1, clients >= 1, L > 0, D > 0, lambda_0 > 0, zeta >= 0 or None")
-    if starts not in STARTS:
-        raise ValueError(f"starts must be one of {STARTS}, not {starts!r}")
+    _check_fedfw_model(T, clients, L, D, lambda_0, zeta, starts)
 
     def build():
         pb, fs, _, ind, F, Fs = _federated_class(clients, L, D, zeta)
