@@ -1177,7 +1177,8 @@ theorem1_pep = Claim(
                  "and ||Y*||_F <= zeta/sqrt(n) for a refutation",
                  "quick: (38) at n = 2, t = 2..5, zeta/(LD) in {0.25, 1, 4}, lambda_0/L in {0.1, 1, 10}, shared and "
                  "separate starts in D (72 SDPs); (31) at n = 2, T in {1, 2, 4, 6}, lambda_0/L in {0.1, 1, 10}, shared "
-                 "and separate starts (24 SDPs); starts outside D: 2 SDPs and an explicit instance",
+                 "and separate starts (24 SDPs); starts outside D: 2 SDPs and an explicit instance: 33-38 s CPU on a "
+                 "fresh cache (130-140 s wall at load ~17 on 2 shared cores), 5.5 s CPU cached",
                  "--full: (38) at n = 2, 3, t = 2..5, a 5 x 5 grid, shared, separate and anywhere starts (600 SDPs); "
                  "(31) at n = 2 to T = 12 and n = 3 to T = 8, lambda_0/L in {0.1, 0.3, 1, 3, 10}, shared and separate "
                  "starts (130 SDPs)",

@@ -1068,8 +1068,9 @@ def measure_fedfw_pep(ctx):
         "(sup: G >= gap/(sqrt(n) D) and 2/sqrt(t) >= 1; the others: sqrt(n) G >= LD/sqrt(n) + ||grad F(x*)|| and "
         "2LD^2/t >= LD^2/2): a test of (38) there says nothing about FedFW's rate.  Checked: the certified worst case "
         "is below every reading's floor at each such point (a consistency check of the argument and the PEP)",
-        evidence=f"{len(triv)} points at t <= {TRIVIAL_UP_TO}; worst / (38) at G = 0, Y* = 0 up to "
-                 f"{_range([r['worst_over_floor'] for r in triv])} there (the G term is what makes (38) hold)"))
+        evidence=f"{len(triv)} points at t <= {TRIVIAL_UP_TO}; worst / (38) at G = 0, Y* = 0 from "
+                 f"{_range([r['worst_over_floor'] for r in triv]).replace('-', ' to ')} there (the G term is what "
+                 "makes (38) hold)"))
     # -- (31)/(35), G-free, starts in D
     hor = "; ".join(f"n = {n}: T up to {max(Ts)}" for n, Ts in grid["surrogate_horizons"])
     for starts in grid["surrogate_starts"]:
@@ -1101,11 +1102,15 @@ def measure_fedfw_pep(ctx):
     po = fedfw_surrogate_worst_case(1, OUTSIDE["clients"], L, D, lam_o, zeta_o, use_cache=use_cache, starts="anywhere")
     plo, phi = _interval(po)
     pin = fedfw_surrogate_worst_case(1, OUTSIDE["clients"], L, D, lam_o, zeta_o, use_cache=use_cache, starts="shared")
+    held = all(f.verdict == V.HOLDS for f in findings if f.name.startswith("(38), G as in"))
+    anywhere = "anywhere" in grid["starts"]
     survives = ("the conclusion survives: X^2 = S^1 is in D^n whatever the start (eta_1 = 1), so (24)-(28) hold from "
                 "t = 2 and (30) unrolled from there gives F^_t(X^{t+1}) - F^(X*) <= (31)'s right side + "
-                "2 (F^_1(X^2) - F^(X*))/(t(t+1)), a term of order t^-2: Theorem 1's O(t^-1/2) (10) stands, and (38) "
-                "holds at every point of the grid above (--full: starts anywhere too); only (31) as printed -- the "
-                "constant at t = 1, and so (38)'s constant for such starts in general -- needs X^1 in D^n")
+                "2 (F^_1(X^2) - F^(X*))/(t(t+1)), an added term of order t^-2 (F^_1(X^2) is bounded on D^n): Theorem "
+                "1's O(t^-1/2) (10) stands" + (", and (38) holds at every point of this run's grid under every reading"
+                                               + (", starts anywhere included" if anywhere else
+                                                  " (starts in D; --full adds starts anywhere)") if held else "")
+                + "; what needs X^1 in D^n is (31) as printed, and the constants (35)-(38) take from it")
     saved = []
     if ocode == V.VIOLATED and ctx.save_dir:
         from theorems.fedfw.measurements import save_refuting
