@@ -6,7 +6,7 @@ import sympy as sp
 from fedcheck import Bound, Paper
 from fedcheck.symbols import D, E_init, G, L, T, Y_norm, lambda_0, n, t
 
-__all__ = ["FEDFW", "eta_t", "lambda_t", "bound_38", "Ghat_52", "delta_57", "bound_12", "LATEX_52", "LATEX_57",
+__all__ = ["FEDFW", "eta_t", "lambda_t", "bound_31", "bound_38", "Ghat_52", "delta_57", "bound_12", "LATEX_52", "LATEX_57",
            "PRINTED_12", "PRINTED_52", "PRINTED_57", "GAP_62", "DIST_62", "theorem2_bounds"]
 
 FEDFW = Paper(
@@ -20,6 +20,8 @@ FEDFW = Paper(
 # ---- Theorem 1 (convex): schedules and the explicit bound (38) --------------------------------
 eta_t = 2 / (t + 1)
 lambda_t = lambda_0 * sp.sqrt(t + 1)
+# (31)/(35) at the iterate t (the paper's round t - 1): F^_{t-1}(X^t) - F^(X*) <= bound_31
+bound_31 = 2 * n * D**2 * ((L / n) / t + lambda_0 / sp.sqrt(t))
 bound_38 = (2 * n * D**2 * ((L / n) / t + lambda_0 / sp.sqrt(t))
             + G * 2 / (lambda_0 * sp.sqrt(t)) * (Y_norm + D * sp.sqrt(lambda_0 * (L / sp.sqrt(t) + n * lambda_0))))
 

@@ -25,6 +25,9 @@ LEMMA2_PROOF_END = Source("We complete the proof by combining this with the prev
 THEOREM1_PROOF_END = Source("This completes the proof.", "Appendix B.1, (38) with Lemma 2's G", THM1_SETTING)
 SURROGATE_31 = Source("This gives the convergence rate for the surrogate function", "Appendix B.1, (30)-(31), (35)",
                       THM1_SETTING)
+STEP_24 = Source("the third line holds since \\mathcal{D} is compact", "Appendix B.1, (24), third line: "
+                 "||S^t - X^t||_F^2 <= nD^2, used in (30)-(31)", "FedFW as Algorithm 1 states it ('input x_i^1 in "
+                 "R^p'; Theorem 1 states no condition on the start), Theorem 1's schedules; starts outside D")
 CONSENSUS_37 = Source("Solving the quadratic inequality in terms of $dist(\\mathbf{X}^{t+1}",
                       "Appendix B.1, (36)-(37), its three lines", THM1_SETTING)
 CONDITION_29 = Source("where the second line holds because, for all $t \\geq 1$", "Appendix B.1, (28)-(29)",
