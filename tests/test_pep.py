@@ -253,4 +253,5 @@ def test_fedfw_pep_claim_decides_and_names_the_starts_outside_D_finding():
     assert "Algorithm 1" in out["description"] and out["conclusion_survives"] is True
     assert out["instance"]["run"]["surrogate_gap_lo"][0] == pytest.approx(18.0)
     assert "starts outside D" in r.reason and "convexity alone" in r.reason
-    assert r.headline == "partly holds: 1 of 4 paper findings refuted"       # one start kind for (31) here
+    assert r.headline.startswith("partly holds: 1 of 4 paper findings refuted; refutes proof step (24)")  # one start kind
+    assert "the theorem's conclusion: survives" in r.headline

@@ -1013,7 +1013,7 @@ def measure_fedfw_pep(ctx):
     * the instance search at one point (an analysis: a consistency check of the PEP).
     Params ``zeta_over_LD``, ``lambda0_over_L``, ``starts``, ``clients``, ``horizon``, ``surrogate_*`` override the
     grid."""
-    from fedcheck import Finding, MeasureResult, Source
+    from fedcheck import Finding, MeasureResult, Reading, Source
     from theorems.fedfw import sources as SRC
     ok, why = available()
     if not ok:
@@ -1127,6 +1127,8 @@ def measure_fedfw_pep(ctx):
                   f"anywhere {po.get('dual', float('nan')):.6g} (a worst instance at {plo:.6g}), with a shared start in D "
                   f"{pin.get('dual', float('nan')):.6g}"),
         source=SRC.STEP_24,
+        reading=Reading("(31) with starts outside D", source=SRC.STEP_24, step="(24) (and (31) as printed)",
+                        conclusion="survives (X^2 is in D^n whatever the start, so the O(t^-1/2) rate (10) stands)"),
         extra={"conclusion_survives": True, "conclusion": survives,
                "instance": {"clients": inst.n, "set": "box [-1, 1]", "loss": "least squares (L/2)(x - c)^2",
                             "c": float(inst.b[0, 0] / inst.A[0, 0, 0]), "start": inst.start().tolist(), "zeta": zeta_o,
