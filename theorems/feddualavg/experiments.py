@@ -291,7 +291,7 @@ class HorizonExpectations:
             obs.reasons.append(f"{claim.id} runs on its own problem family; --instance files do not apply "
                                "(run without it)")
             obs.findings = [Finding(r.name, V.INCONCLUSIVE, r.paper, r.description, source=r.source,
-                                    deviation=r.deviation) for r in readings]
+                                    deviation=r.deviations) for r in readings]
             return obs
         seeds, horizons, reps, sweep = self._pick(config)
         insts = [self.family.draw(s) for s in seeds]
@@ -381,7 +381,7 @@ class HorizonExpectations:
                                             max(ratios) if ratios else None, ev,
                                             {"statistic": test.statistic_of(r).describe(), "cases": len(insts),
                                              "sweep": {sweep[0]: sweep_vals, "verdicts": vt}},
-                                            source=r.source, deviation=r.deviation))
+                                            source=r.source, deviation=r.deviations))
         # rates (last sweep value), records, series
         claimed = test.rate if test.rate is not None else claim.claimed_rate
         series, fits = [], []

@@ -19,6 +19,7 @@ from theorems.feddualavg import entropic as PE
 from theorems.feddualavg import experiments as PX
 from theorems.feddualavg.bounds import C2_bound, C4_bound, C5_rhs, D4_stab, Dh_w, E1_bound, third, twothird
 from theorems.feddualavg.problems import F1_Q, F2_L2, ConstrainedQuadraticFamily, SharedQuadraticFamily
+from theorems.feddualavg.sources import BREAST_CANCER, mode_deviations
 from theorems.feddualavg.symbols import eta
 
 
@@ -590,6 +591,9 @@ def measure_densification(ctx):
                 "method's best configuration in the paper (FedMiD eta_c = 0.001, eta_s = 0.3; FedDualAvg 0.01, 1)",
                 evidence=i2),
     ]
+    # each method at its best configuration of Section 5.1: no grid is tuned here
+    used = _experiment_used(inst, rounds=R, grid="the best configurations of Section 5.1 (not tuned)")
+    findings = _with_mode(ctx, findings, used, "rounds", "grid")
     series = []
     for name, t in tr.items():
         series.append({"panel": "l1 densification: density of the server model (|w_i| >= 1e-2)", "label": name,
@@ -611,7 +615,8 @@ def measure_densification(ctx):
                                           f"{tr['FedMiD-OSP'].metrics['nnz'].mean():.3f}"],
                                          ["final Phi - Phi*", f"{np.mean(tr['FedMiD'].metrics['Phi'][-1] - sol.phi_star):.4g}",
                                           f"{np.mean(tr['FedDualAvg'].metrics['Phi'][-1] - sol.phi_star):.4g}",
-                                          f"{np.mean(tr['FedMiD-OSP'].metrics['Phi'][-1] - sol.phi_star):.4g}"]]}])
+                                          f"{np.mean(tr['FedMiD-OSP'].metrics['Phi'][-1] - sol.phi_star):.4g}"]]}],
+                       used=used)
 
 
 # ---- FedDualAvg-OSP with l1 and exact gradients: the output becomes exactly 0 ---------------------------
@@ -718,6 +723,39 @@ def _first_round(curve, record, target, tol_side="ge"):
     return int(record[start]) if start < len(record) else None
 
 
+def _experiment_used(inst, **mode) -> dict:
+    """What a Section 5 experiment ran at (``MeasureResult.used``): its instance's sizes and the mode's ``rounds`` and
+    ``grid`` -- the values the setting of A.2-A.4 states are held to (``Source.stated``)."""
+    p = inst.params
+    used = {"clients": inst.M, "samples per client": inst.n, "clients per round": inst.clients_per_round,
+            "minibatch": inst.batch_size, "local epochs": inst.n // (inst.batch_size * inst.K), **mode}
+    if "d1" in p:
+        used.update({"d": p["d"], "true features": p["d1"]})
+    if "rank" in p:
+        used.update({"matrix size": p["p"], "rank": p["rank"]})
+    used["data"] = BREAST_CANCER if inst.source == "sklearn:breast_cancer" else inst.source
+    return used
+
+
+def _with_mode(ctx, findings, used: dict, *mode: str) -> list:
+    """The findings with the provenance the claim declares (its ``sources``: a Source and the deviations of the
+    instance's sizes) and the deviations of the run's mode -- the parameters ``mode`` (rounds, grid) where the run's
+    value (``used``) is not the paper's.  A finding with any deviation but of size is an analysis."""
+    prov = ctx.claim.evidence.sources
+    keys = sorted(prov, key=len, reverse=True)
+    out = []
+    for f in findings:
+        key = next((k for k in keys if f.name == k or f.name.startswith(k)), None)
+        if key is None:
+            out.append(f)
+            continue
+        src, devs = prov[key] if isinstance(prov[key], tuple) else (prov[key], ())
+        devs = tuple(devs) + mode_deviations(src.stated, **{m: used[m] for m in mode if m in src.stated})
+        out.append(Finding(f.name, f.verdict, f.paper and all(d.of_size for d in devs), f.description, f.max_ratio,
+                           f.evidence, f.extra, source=src, deviation=devs))
+    return out
+
+
 def _rounds_verdict(first: dict, winner: str):
     """``winner`` reaches the target strictly first (others later or never)."""
     w = first[winner]
@@ -785,6 +823,8 @@ def measure_lasso(ctx):
         Finding("FedDualAvg-OSP is competitive: perfect F1 before FedMiD and FedMiD-OSP (Fig. 3, 6-7)", v_osp, True,
                 "Figure 3's caption ('also very competitive'); finite-horizon behaviour (see feddualavg.osp_long_horizon)"),
     ]
+    used = _experiment_used(inst, rounds=rounds, grid=len(grid))
+    findings = _with_mode(ctx, findings, used, "rounds", "grid")
     rows = [["perfect F1 reached first (rounds)", "FedDualAvg fastest; FedMiD/FedMiD-OSP slow",
              ", ".join(f"{k}: {_fmt(v)}" for k, v in first.items()), v_first],
             ["final F1", "FedDualAvg 1 (< 100 rounds on (II)-(III))", ", ".join(f"{k}: {v:.2f}" for k, v in f1.items()), "-"],
@@ -808,7 +848,8 @@ def measure_lasso(ctx):
                        instances=[{"instance": inst.describe(), "F_star": sol.phi_star, "solver": sol.record()}],
                        evidence={"best": {k: list(v) for k, v in best.items()}, "rounds": rounds, "replicates": reps,
                                  "grid": [list(g) for g in grid],
-                                 "caveat": "FedMiD applies psi twice (client and server prox); partial participation"})
+                                 "caveat": "FedMiD applies psi twice (client and server prox); partial participation"},
+                       used=used)
 
 
 def measure_nuclear(ctx):
@@ -851,6 +892,8 @@ def measure_nuclear(ctx):
         Finding("FedDualAvg-OSP is less accurate than FedDualAvg (Fig. 4)", v_osp, True,
                 "final ||W - W_real||_F, paired over runs", evidence=i_osp),
     ]
+    used = _experiment_used(inst, rounds=rounds, grid=len(grid))
+    findings = _with_mode(ctx, findings, used, "rounds", "grid")
     rows = [["exact rank reached first (rounds)", "FedDualAvg < 100 rounds; others slower",
              ", ".join(f"{k}: {_fmt(v)}" for k, v in exact.items()), v_rank],
             ["Phi - Phi* (final; trajectory mean of log)", "FedMiD, FedMiD-OSP slower in loss",
@@ -868,7 +911,8 @@ def measure_nuclear(ctx):
                                          f"rounds, {reps} runs per grid point",
                                 "columns": ["claim", "paper", "measured", "verdict"], "rows": rows}],
                        instances=[{"instance": inst.describe(), "F_star": sol.phi_star, "solver": sol.record()}],
-                       evidence={"best": {k: list(v) for k, v in best.items()}, "rounds": rounds, "replicates": reps})
+                       evidence={"best": {k: list(v) for k, v in best.items()}, "rounds": rounds, "replicates": reps},
+                       used=used)
 
 
 def _prox_gd(inst_like_loss, X, y, reg, lrs, epochs):
@@ -936,6 +980,8 @@ def measure_logistic(ctx):
         Finding("FedAvg(d) does not produce sparse models (Fig. 1)", v_sub, False,
                 "subgradient steps never give exact zeros: density above FedDualAvg's", evidence=i_sub),
     ]
+    used = _experiment_used(inst, rounds=rounds, grid=len(grid))
+    findings = _with_mode(ctx, findings, used, "rounds", "grid")
     rows = []
     for n in list(algs) + list(base):
         if n in fin:
@@ -966,7 +1012,8 @@ def measure_logistic(ctx):
                                 "columns": ["claim", "paper", "measured", "verdict"], "rows": claims}],
                        instances=[{"instance": inst.describe(), "F_star": sol.phi_star, "solver": sol.record()}],
                        evidence={"best": {k: list(v) for k, v in best.items()}, "rounds": rounds, "replicates": reps,
-                                 "dataset": "sklearn.datasets.load_breast_cancer (569 x 30), standardized"})
+                                 "dataset": "sklearn.datasets.load_breast_cancer (569 x 30), standardized"},
+                       used=used)
 
 
 # ---- robustness to the learning rate (A.4.2, Fig. 12) ------------------------------------------
@@ -1040,6 +1087,8 @@ def measure_lr_robustness(ctx):
                 "most configurations sparse (density <= 1/2), and most of those below the accuracy threshold",
                 evidence=f"left {cnt(last['FedDualAvg-OSP']['left'])}, mid-left {cnt(last['FedDualAvg-OSP']['mid_left'])}"),
     ]
+    used = _experiment_used(inst, rounds=int(record[-1]))
+    findings = _with_mode(ctx, findings, used, "rounds")
     series = [{"panel": f"Fig. 12 after {int(record[-1])} rounds: each dot one (eta_c, eta_s)", "label": n,
                "x": p_["density"], "y": p_["acc"], "role": "measured" if n == "FedDualAvg" else "baseline",
                "xlabel": "density", "ylabel": "validation accuracy", "logx": False, "logy": False, "kind": "scatter"}
@@ -1054,7 +1103,8 @@ def measure_lr_robustness(ctx):
                  "rows": rows}],
         instances=[{"instance": inst.describe(), "F_star": sol.phi_star, "solver": sol.record()}],
         evidence={"fractions": last, "centralized": {"accuracy": acc_c, "density": dens_c, "lr": cen[2]},
-                  "grid": [list(g) for g in LR_BOX_GRID], "rounds": [int(r) for r in record], "replicates": reps})
+                  "grid": [list(g) for g in LR_BOX_GRID], "rounds": [int(r) for r in record], "replicates": reps},
+        used=used)
 
 
 # ---- the entropic geometry on the simplex, end to end -------------------------------------------
@@ -1105,5 +1155,6 @@ def entropic_cases(config, params):
                "solver": sol.record(), "constants": {"L (l1 -> l_inf)": Lv, "G (l_inf)": Gv, "B = KL(w*||w_0)": sol.B,
                                                        "B interval": [sol.B_lo, sol.B_hi], "log d": float(np.log(inst.d))},
                "rounds": nR, "tuned_eta_c": dict(zip(map(int, Hs), ecs.tolist()))}
-        cases.append(Case(f"simplex quadratics seed {seed}", ineq, rec, reason=sol.reason))
+        cases.append(Case(f"simplex quadratics seed {seed}", ineq, rec, reason=sol.reason,
+                          used={f"(E.1), eta = 1/(4KL), eta_s = {es_:g}": {"eta_s": es_} for es_ in (1.0, 100.0)}))
     return cases

@@ -110,7 +110,8 @@ def compression_cases(config: RunConfig, params: dict, *, schedules: dict, varia
                        "rows": table}]
             cases.append(Case(label=f"{cfg['name']}, seed {s}", inequalities=ineqs, instance=inst.describe(),
                               evidence={"variants": ev, "solver": sol.record(), "T": T}, tables=tables,
-                              save=inst.save, reason=sol.reason, problem=inst))
+                              save=inst.save, reason=sol.reason, problem=inst,
+                              used={"E": cfg["E"]} if len({c["E"] for c in configs}) == 1 else {}))
     return cases
 
 
@@ -246,6 +247,12 @@ def _switch_table(title, runs, extra_cols=()):
                                         "g(w_T)", "f(wbar)", "g(wbar)"], "rows": rows}
 
 
+#: the data of the synthetic hard-against-soft runs (``switching_cases``: what they record as used)
+SYNTHETIC_FAMILIES = "synthetic families (piecewise-linear, Huber, logistic NP)"
+#: the data of Section 4 (``experiment_cases``, ``seed_variance_cases``)
+BREAST_CANCER = "breast cancer (569 x 30)"
+
+
 def switching_cases(config: RunConfig, params: dict, *, schedules: dict, subs: dict, configs: Sequence[dict]) -> list[Case]:
     """Synthetic families, hard at eps, soft with beta = 2/eps, hard at the lowered thresholds 0.75 eps and
     0.5 eps, paired over (instance, uplink seed).  A config with ``eta`` and ``eps`` uses those fixed values
@@ -288,7 +295,8 @@ def switching_cases(config: RunConfig, params: dict, *, schedules: dict, subs: d
                           | {"T": T, "E": E, "runs": len(rows_i)},
                           series=series, tables=[_switch_table(f"Hard vs soft: {cfg['name']} (T = {T}, E = {E}, "
                                                                f"{len(rows_i)} paired runs)", runs)],
-                          reason=reason))
+                          reason=reason, used={"data": SYNTHETIC_FAMILIES, "clients": insts[0].n, "E": E, "rounds": T,
+                                               **({"eps": float(cfg["eps"])} if "eps" in cfg else {})}))
     return cases
 
 
@@ -395,6 +403,7 @@ def experiment_cases(config: RunConfig, params: dict, *, n: int = 10, E: int = 5
                    "role": "reference", "xlabel": "round t", "ylabel": "mean g(w_t)", "logx": False, "logy": False})
     ineq = _switch_inequalities(merged)
     cases.append(Case(label="breast cancer NP", inequalities=ineq,
+                      used={"data": BREAST_CANCER, "clients": n, "E": E, "rounds": T, "eps": eps},
                       instance={"data": "sklearn load_breast_cancer (569 x 30, standardized, + intercept)",
                                 "clients": n, "majority (objective)": "benign (357)",
                                 "minority (constraint)": "malignant (212)", "w0": "0"},
@@ -455,7 +464,9 @@ def reduction_cases(config: RunConfig, params: dict, *, T: int = 200) -> list[Ca
     ineq["4 identical clients are one client with E = 4 inner steps, to rounding"] = Comparison(
         lhs_lo=np.array([diff]), rhs_lo=0.0, relation="==", scale=scale, points=["max |w_T - w_T(centralized)|"])
     ev["identical_clients"] = {"max_abs_diff": diff, "rounding_scale": scale}
-    cases.append(Case(label=f"{len(seeds)} instances, T = {T}", inequalities=ineq, evidence=ev))
+    cases.append(Case(label=f"{len(seeds)} instances, T = {T}", inequalities=ineq, evidence=ev,
+                      used={"n = 1, E = 1, C = Id is centralized SGM": {"n": 1, "E": 1, "compression": "none"},
+                            "g = 0 is FedAvg": {"E": 3, "n": 5, "constraint": "g = 0"}}))
     return cases
 
 
@@ -636,4 +647,5 @@ def seed_variance_cases(config: RunConfig, params: dict, *, n: int = 10, E: int 
                                    f"T = {T}, eps = {eps}, beta = {beta}); g and f: mean over t of the variance of "
                                    "g(w_t), f(w_t)",
                           "columns": ["K/d", "eta", "var g hard", "var g soft", "var f hard", "var f soft",
-                                      "var violations hard", "var violations soft"], "rows": rows}])]
+                                      "var violations hard", "var violations soft"], "rows": rows}],
+                 used={"data": BREAST_CANCER, "clients": n, "E": E, "rounds": T, "eps": eps})]
