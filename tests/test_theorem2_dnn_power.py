@@ -60,3 +60,29 @@ def test_a_smoothness_constant_below_the_runs_curvature_is_refuted():
     res = _claim({L: L * sp.Float(0.5 * Lmin / Lhi)}).run(RunConfig())
     assert res.readings["(49)"]["verdict"] == V.VIOLATED
     assert _power(res)["verdict"] == V.VIOLATED
+
+
+def test_where_the_theorems_bounds_start_to_bite_is_declared():
+    """Seed 0's crossings of each bound (at L's lower end) with its trivial bound, recomputed: inside the declared
+    ranges' neighbourhood, and beyond the quick run's T <= 30 (so the quick run's three bounds are vacuous)."""
+    import numpy as np
+    from fedcheck.problems import network_solver
+    from fedcheck.symbols import D, E_init, T, lambda_0, n
+    from theorems.fedfw.bounds import Ghat_52, bound_12, delta_57
+    assert {b.name: b.bites_from for b in N.theorem2_dnn.evidence.bounds if b.name != "(49)"} == N.THEOREM2_DNN_BITES
+    inst = N.THEOREM2_DNN_FAMILY.draw(0)
+    info = network_solver(inst).info
+    E, Gi, Li = info["E"], info["G"], info["L"]
+    rn, Dd, lam0 = np.sqrt(inst.n), float(inst.set.diameter), 0.01
+    base = {n: float(inst.n), D: Dd, lambda_0: lam0, G: G_nc}
+    Ts = np.logspace(0, 12, 1201)
+    trivial = {"(12)": rn * Gi.hi * Dd + 0 * Ts, "(52)": (Gi.hi + lam0 * Ts ** (1 / 3) * rn * Dd) * rn * Dd,
+               "(57)": rn * Dd + 0 * Ts}
+    first = {}
+    for name, e in (("(12)", bound_12), ("(52)", Ghat_52), ("(57)", delta_57)):
+        f = sp.lambdify((E_init, G_nc, L, T), sp.sympify(e).subs(base), "numpy")
+        bites = np.nonzero(f(E.lo, Gi.lo, Li.lo, Ts) < trivial[name])[0]
+        first[name] = Ts[bites[0]]
+    assert 60 < first["(52)"] < 160
+    assert 1e4 < first["(57)"] < 2e4
+    assert 1e8 < first["(12)"] < 1e9
