@@ -195,6 +195,8 @@ EXEMPT_FROM_LATEX = {
     ("fedsgm.lemma5", "drift per step"): RECONSTRUCTION + "; a proof step",
     ("fedsgm.lemma5", "summed drift"): RECONSTRUCTION + "; a proof step",
     ("fedsgm.lemma5", "visited subgradients"): "an assumption checked at the visited points, not a printed bound",
+    ("fedfw.theorem2_dnn", "(49)"): "a proof step checked on the run's own steps (expr=None): Lemma 1's Lhat/2 "
+                                    "||X^{t+1} - X^t||_F^2, no closed form in the declared symbols",
     ("fedfw.partial_consensus", "consensus step"):
         "not printed: B.2 gives only (44) ('following the same steps in (38) and (39)'); the step is (44)'s G-term "
         "divided by G, and (44) as printed carries latex= in fedfw.partial_convex",

@@ -32,7 +32,7 @@ import numpy as np
 import sympy as sp
 
 from fedcheck import verdicts as V
-from fedcheck import (BoundTest, Claim, Comparison, Deviation, Domain, Finding, MeasureResult, Measurement,
+from fedcheck import (Bound, BoundTest, Claim, Comparison, Deviation, Domain, Finding, MeasureResult, Measurement,
                       Observations, Observed, Reading, Source)
 from fedcheck.algorithms import ProblemBatch, feddr, fedfw_variant, fw_recorder, replicate_seeds
 from fedcheck.problems import (MNIST_PAPER_IMAGES, NetworkFamily, NetworkInstance, log_softmax, mnist_images,
@@ -634,7 +634,8 @@ class EveryHorizon:
     """Theorem 2's experiment on network instances: for every horizon ``T = 1..T_max`` one FedFW run with
     ``eta = T^(-2/3)``, ``lambda = lambda_0 T^(1/3)`` (all horizons and instances in one batch, the data shared),
     every iterate recorded; per run, ``min_{t <= T} gap(xbar^t)``, ``(1/T) sum_{t <= T} gap^(X^t)`` and
-    ``dist(X^{t~}, C)`` against (12), (52), (57).  The constants ``E``, ``G``, ``L`` are certified intervals
+    ``dist(X^{t~}, C)`` against (12), (52), (57); and the proof's descent step (49) at every round ``t <= T`` of
+    every run (it bites where those three are vacuous: a wrong ``L`` shows).  The constants ``E``, ``G``, ``L`` are certified intervals
     (:func:`fedcheck.problems.network_constants`); every bound grows with each of them, so the bound is
     known to lie in ``[bound(lower ends), bound(upper ends)]``: a point holds when the measured value is below the
     lower end (then it is below the bound with the exact constants), is violated when above the upper end, and is
@@ -666,7 +667,7 @@ class EveryHorizon:
         eta = np.broadcast_to(Tb ** (-2.0 / 3.0), (Tm, B)).copy()
         lam_b = lam0 * Tb ** (1.0 / 3.0)
         lam = np.broadcast_to(lam_b, (Tm, B)).copy()
-        rec = fw_recorder(prob, lam_fixed=lam_b)
+        rec = _step_recorder(fw_recorder(prob, lam_fixed=lam_b))
         tr = fedfw_variant(prob, eta, lam, Tm, np.arange(1, Tm + 2), recorder=rec)
         K = Tm                                                        # iterates 1..Tm (row k-1 is iterate k)
         gap = tr.metrics["gap"][:K].reshape(K, I, Tm)
@@ -679,6 +680,20 @@ class EveryHorizon:
         tt = np.where(upto, ghat, np.inf).argmin(0)                   # (I, Tm)
         dist_t = np.take_along_axis(dist, tt[None], 0)[0]
         measured = {"(12)": min_gap, "(52)": avg_ghat, "(57)": dist_t}
+        # (49) at every round t <= T of every run T: the descent step, lhs F^_T(X^{t+1}) - F^_T(X^t) + eta gap^(X^t)
+        # (F^_T = mean_i f_i(x_i) + lambda/2 dist^2(X, C)) against Lhat/2 ||X^{t+1} - X^t||_F^2 (= Lhat eta^2/2
+        # ||S^t - X^t||_F^2: the recorder's S^t is the method's, the same gradient and LMO)
+        Fhat = tr.metrics["F_hat"][:K + 1] + 0.5 * lam_b * tr.metrics["dist"][:K + 1] ** 2   # (K+1, B)
+        pair_T, pair_t = np.nonzero(np.arange(1, K + 1)[None, :] <= Ts[:, None])            # rounds t = 1..T per T
+        cols = (np.arange(I)[:, None] * Tm + pair_T[None, :])                               # (I, pairs) run index
+        rows = pair_t[None, :]
+        step_lhs = (Fhat[rows + 1, cols] - Fhat[rows, cols]
+                    + eta[0][cols] * tr.metrics["gap_hat"][:K][rows, cols])
+        move2 = tr.metrics["move2"][1:K + 1][rows, cols]                                    # ||X^{t+1} - X^t||_F^2
+        step_scale = np.maximum(1.0, np.abs(Fhat[rows, cols]))
+        step_pts = [(int(Ts[a]), int(b) + 1) for a, b in zip(pair_T, pair_t)]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step_curv = np.where(move2 > 0, 2 * step_lhs / move2, -np.inf)                  # curvature along the step
         names = {"(12)": "min_{t<=T} gap(xbar^t)", "(52)": "(1/T) sum_t gap^(X^t)", "(57)": "dist(X^{t~}, C)"}
         obs.formula = {"bound": sp.latex(bound_12), "bound_text": sp.sstr(bound_12),
                        "bounds": {b: {"latex": sp.latex(e), "metric": names[b]} for b, e in exprs.items()},
@@ -704,7 +719,26 @@ class EveryHorizon:
                                    "n": {"value": inst.n, "exact": True}, "D": {"value": float(inst.set.diameter), "exact": True},
                                    "lambda_0": {"value": lam0, "exact": True}},
                      "metric": min_gap[i], "bound": {}, "readings": {}}
+            lam_pair = lam0 * Ts[pair_T] ** (1.0 / 3.0)
+            G_T = Giv.hi + lam_pair * rn * Dd          # sup over D^n of ||grad F^_T||_F (certified upper end)
             for r in claim.readings:
+                # (49): Lhat = L/n + lambda at the deciding (lower) end of L; its trivial bound: by the mean value
+                # theorem |F^_T(X^{t+1}) - F^_T(X^t)| and eta gap^(X^t) are each at most G_T ||X^{t+1} - X^t||_F
+                lh = sp.lambdify((L, T), sp.sympify(LHAT_49).subs(dict(r.substitutions)).subs(base), "numpy")
+                lh_lo = np.broadcast_to(np.asarray(lh(Liv.lo, Ts[pair_T]), dtype=float), pair_T.shape)
+                lh_hi = np.broadcast_to(np.asarray(lh(Liv.hi, Ts[pair_T]), dtype=float), pair_T.shape)
+                m49 = step_lhs[i]
+                cmp = Comparison(lhs_lo=m49, lhs_hi=m49, rhs_lo=lh_lo / 2 * move2[i], rhs_hi=lh_hi / 2 * move2[i],
+                                 relation="<=", scale=step_scale[i], points=step_pts, point_name="(T, t)", value=m49,
+                                 trivial=2 * G_T * np.sqrt(move2[i]),
+                                 trivial_what="2 sup_{D^n} ||grad F^_T||_F ||X^{t+1} - X^t||_F (mean value theorem)")
+                obs.items.append(Observed(r.name, "(49)", f"{self.family.label}, seed {inst.seed}", cmp, instance=inst,
+                                          save=inst.save, key=i))
+                # the smallest L this run admits in (49): any claimed L below it is refuted by the run
+                need = float(inst.n) * (step_curv[i] - lam_pair)
+                rec_i.setdefault("smallest_L_admitted_by_49", {})[r.name] = float(max(0.0, np.max(need)))
+                # the reading's L (its substitutions applied) at both ends: n (Lhat - lambda)
+                rec_i.setdefault("L_of_49", {})[r.name] = [float(inst.n) * (float(np.max(x - lam_pair))) for x in (lh_lo, lh_hi)]
                 for bname, expr in exprs.items():
                     e = sp.sympify(expr).subs(dict(r.substitutions))
                     f = sp.lambdify((E_init, G_nc, G, L, T), e.subs(base), "numpy")
@@ -733,9 +767,49 @@ class EveryHorizon:
                 obs.fits.append(fit)
             obs.records.append(rec_i)
         obs.evidence = {"horizons": f"1..{Tm} (every T, one run each)", "instances": I, "lambda_0": lam0,
-                        "runs": int(B), "points_per_bound": int(I * Tm), "mode": "full" if config.full else "quick"}
+                        "runs": int(B), "points_per_bound": int(I * Tm), "points_of_49": int(I * len(step_pts)),
+                        "mode": "full" if config.full else "quick"}
+        for r in claim.readings:       # what the run could detect: the smallest L (49) admits on it (per instance)
+            need = [(x["smallest_L_admitted_by_49"][r.name], *x["L_of_49"][r.name]) for x in obs.records]
+            Lmin, Llo, Lhi = max(a for a, _, _ in need), min(b for _, b, _ in need), min(c for _, _, c in need)
+            obs.evidence.setdefault("smallest_L_admitted_by_49", {})[r.name] = Lmin
+            v = V.HOLDS if all(b >= a for a, b, _ in need) else V.VIOLATED if any(c < a for a, _, c in need) \
+                else V.INCONCLUSIVE
+            obs.findings.append(Finding(
+                f"power | {r.name}: (49) refutes any L below the run's step curvature", v, False,
+                "n (2 (F^_T(X^{t+1}) - F^_T(X^t) + eta gap^(X^t)) / ||X^{t+1} - X^t||_F^2 - lambda), the largest over "
+                "rounds, runs and instances: (49) fails on this run for any L below it, so a wrong L (or a wrong "
+                "Lemma 1) shows",
+                evidence=(f"(49) fails on this run for L < {Lmin:.3g}; L's certified interval [{Llo:.4g}, {Lhi:.4g}] "
+                          "(least ends over instances; the reading's L)"),
+                source=SOURCE_49))
         return obs
 
+
+def _step_recorder(base):
+    """``base``'s metrics and ``move2``: ``||X^k - X^(k-1)||_F^2`` at iterate ``k`` (0 at the first one recorded, NaN
+    after a recorded iterate was skipped): the method's step ``eta (S - X)``, for the descent step (49)."""
+    last = {}
+
+    def rec(k, X, xbar):
+        out = dict(base(k, X, xbar))
+        prev = last.get(k - 1)
+        out["move2"] = (((X - prev) ** 2).sum((-2, -1)) if prev is not None
+                        else np.full(X.shape[0], 0.0 if not last else np.nan))
+        last.clear()
+        last[k] = X.copy()
+        return out
+    return rec
+
+
+#: (49)'s constant: F^_T is Lhat-smooth with Lhat = L/n + lambda (Lemma 1), lambda = lambda_0 T^(1/3)
+LHAT_49 = L / n + lambda_0 * T ** sp.Rational(1, 3)
+
+SOURCE_49 = Source(
+    quote=("Moreover, by Lemma 1, we know that \\hat{F}_t is smooth with parameter $\\hat{L}_t = \\hat{L} = \\frac{L}{n} + "
+           "\\lambda$. Then, we have"),
+    place="Appendix C.1, proof of Theorem 2, (49) (its first two lines: the descent step of every round t <= T)",
+    setting="L-smooth f_i on a convex compact D, eta = T^{-2/3}, lambda = lambda_0 T^{1/3}, X^1 in C")
 
 THEOREM2_SOURCE = Source(
     quote=("Consider problem (1) with L-smooth loss functions f_i . Suppose the sequence $\\bar{\\mathbf{x}}^t$ is generated "
@@ -747,6 +821,11 @@ THEOREM2_SOURCE = Source(
 THEOREM2_DNN_FAMILY = NetworkFamily(data="synthetic", model="mlp", hidden=DNN_HIDDEN, activation="tanh", n=10,
                                     radius=10.0, samples=30, set="l2")
 
+#: where each bound of Theorem 2 starts to bite on this network (below its trivial bound, L at its certified lower
+#: end; seeds 0 and 1, lambda_0 = 0.01): tests/test_theorem2_dnn_power.py recomputes seed 0's
+THEOREM2_DNN_BITES = {"(12)": "T ~ 3e8 to 7e8 (seeds 0, 1)", "(52)": "T ~ 80 to 140 (seeds 0, 1)",
+                      "(57)": "T ~ 1.3e4 to 1.7e4 (seeds 0, 1)"}
+
 theorem2_dnn = Claim(
     id="fedfw.theorem2_dnn",
     title="Theorem 2 on a DNN: min_{t<=T} gap(xbar^t) <= (12) at every horizon T, tanh network, certified constants",
@@ -755,11 +834,16 @@ theorem2_dnn = Claim(
     reference="Theorem 2, (12); proof (49)-(62), Appendix C.1",
     statement=("FedFW with eta = T^{-2/3}, lambda = lambda_0 T^{1/3}, X^1 in C, on L-smooth f_i: min_{t<=T} gap(xbar^t) <= "
                "Ghat + (G + LD) delta ((52), (57)); here on a DNN (two tanh hidden layers of 20) with synthetic data, "
-               "10 clients, the l2 ball of radius 10, at every horizon T = 1..30 (quick) or 1..100 (--full)"),
+               "10 clients, the l2 ball of radius 10, at every horizon T = 1..30 (quick) or 1..100 (--full); and the "
+               "proof's descent step (49) at every round t <= T of every run"),
     evidence=BoundTest(EveryHorizon(THEOREM2_DNN_FAMILY),
-                       bounds=theorem2_bounds("min_{t<=T} gap(xbar^t), the FW gap (11)",
-                                              "(1/T) sum_t gap^(X^t) (what (50)-(52) bound)",
-                                              "dist(X^{t~}, C), t~ = argmin_t gap^(X^t)"),
+                       bounds=tuple(replace(b, bites_from=THEOREM2_DNN_BITES[b.name]) for b in theorem2_bounds(
+                                    "min_{t<=T} gap(xbar^t), the FW gap (11)",
+                                    "(1/T) sum_t gap^(X^t) (what (50)-(52) bound)",
+                                    "dist(X^{t~}, C), t~ = argmin_t gap^(X^t)"))
+                       + (Bound("(49)", metric="descent_step", source=SOURCE_49,
+                                description="F^_T(X^{t+1}) - F^_T(X^t) + eta gap^(X^t) <= (L/n + lambda)/2 "
+                                            "||X^{t+1} - X^t||_F^2 at every round t <= T of every run T"),),
                        findings="bound", rate=-1 / 3),
     readings=(Reading("sup", {G: G_nc}, paper=True, source=THEOREM2_SOURCE,
                       description="G = sup_{X in D^n} ||grad F^(X)||_F (the proof uses G only as this bound, (54), (60)); "
