@@ -138,7 +138,7 @@ def case_fedavg(B=64, n=10, m=20, p=20, rounds=40, steps=5, paper=False) -> Case
 
     def engine():
         return {"x": run_fedavg(x0, static_oracle(batch.loss.grad), rounds=rounds, n=batch.n, eta=eta,
-                                steps=steps).x}
+                                steps=steps).final["x"]}
     name = "FedAvg (FedMLS n-scaling LAD)" if paper else "FedAvg (LAD)"
     return Case(name, f"{B}x{batch.n}x{batch.p} m={A.shape[2]} E={steps}", engine,
                 lambda: {"x": loop_fedavg_lad(A, bb, rounds, steps, eta)}, rounds, rounds)

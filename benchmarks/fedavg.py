@@ -86,7 +86,7 @@ def measure(batch: InstanceBatch, label: str, rounds: int, steps: int, repeat: i
     x0 = np.zeros((B, p))
 
     def one():
-        return run_fedavg(x0, static_oracle(batch.loss.grad), rounds=rounds, n=n, eta=eta, steps=T).x
+        return run_fedavg(x0, static_oracle(batch.loss.grad), rounds=rounds, n=n, eta=eta, steps=T).final["x"]
 
     def adapter():
         return mls_fedavg(batch, rounds=rounds, T=T, eta=eta, grid=[0, rounds]).final["xbar"]

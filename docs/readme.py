@@ -17,6 +17,7 @@ Each generated part sits between ``<!-- BEGIN name -->`` and ``<!-- END name -->
 * ``commands``: the subcommands with the help ``fedcheck --help`` prints (``fedcheck/cli/main.py``), so that
   the two say the same.
 * ``verify-options``: the options of ``fedcheck verify`` with the help ``fedcheck verify --help`` prints.
+* ``constants``: the generic constants a bound may name, with what each is (``fedcheck.problems.constants``).
 """
 from __future__ import annotations
 
@@ -130,7 +131,21 @@ def render_table_columns() -> str:
     return "\n".join(rows) + "\n"
 
 
-PARTS = {"catalog": render_catalog, "commands": render_commands, "verify-options": render_verify_options}
+def render_constants() -> str:
+    """The generic constants a bound may name (``fedcheck.problems.constants.DESCRIPTIONS``, with their symbols in
+    ``fedcheck.symbols``)."""
+    import sympy as sp
+    from fedcheck import symbols
+    from fedcheck.problems.constants import DESCRIPTIONS, GENERIC
+    rows = ["| name (a symbol of `fedcheck.symbols`) | what it is |", "|---|---|"]
+    for name in GENERIC:
+        own = "" if isinstance(getattr(symbols, name, None), sp.Symbol) else " (no symbol: `sp.Symbol(name)`)"
+        rows.append(f"| `{name}`{own} | {_cell(DESCRIPTIONS[name].replace('||', '‖'))} |")
+    return "\n".join(rows) + "\n"
+
+
+PARTS = {"catalog": render_catalog, "commands": render_commands, "verify-options": render_verify_options,
+         "constants": render_constants}
 TABLE_DOC_FILE = ROOT / "docs" / "TABLE.md"
 TABLE_PARTS = {"columns": render_table_columns}
 

@@ -18,6 +18,7 @@ A user's method is an algorithm ``algo(batch, *, rounds, grid, recorder, **sched
 from __future__ import annotations
 
 import itertools
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -406,7 +407,26 @@ class Rounds:
     to the algorithm as ``seeds=`` when it takes them (every ``federated`` method does) or by
     ``run_kwargs(values, seeds) -> kwargs``; ``param_grid``: the whole test repeated per parameter setting;
     ``valid_from``: the first iterate index a bound covers; ``solver``: the exact solve (default
-    :func:`fedcheck.problems.solve.solve_consensus`)."""
+    :func:`fedcheck.problems.solve.solve_consensus`).
+
+    **Schedules per local step.**  ``local_steps=E`` (an int, or a SymPy expression in parameters and constants
+    such as ``fedcheck.symbols.E``) and ``per_local_step=("eta",)``: the schedule ``eta`` (still one SymPy
+    expression in ``t``) is evaluated with ``t`` counting local steps, ``t = (r - 1) E + s`` at local step
+    ``s = 1 .. E`` of round ``r`` (Li et al.'s ``eta_t``), and reaches the algorithm as a ``(rounds, B, E)`` array: a
+    round function (:func:`fedcheck.algorithms.federated`) gets its ``(B, E)`` row, which
+    :func:`fedcheck.algorithms.pieces.local_steps` takes (column ``s - 1`` at local step ``s``);
+    :func:`fedcheck.algorithms.run_fedavg` takes the whole array as ``eta=``.  Bounds keep ``t`` as the
+    iterate index (``t = 1`` the start, ``t = r + 1`` after round ``r``).
+
+    **Quantities measured during the run.**  ``measured={"G2": "G^2"}``: the bound's symbol ``G2`` is not a
+    constant known a priori but read from the run: a federated round function records it with
+    ``ctx.record("G2", values)`` (``(B,)`` per call; an algorithm of one's own returns
+    ``trace.final["recorded:G2"]``, ``(B, rounds)``), and its value for an instance is the largest over the
+    rounds of the mean over the instance's runs (the replicates) of each round's largest recorded value -- for
+    ``||grad F_k(w)||^2`` at every local iterate, Li et al.'s ``G^2 = max_t E||grad F_k(w_t^k)||^2`` along this
+    trajectory (with replicates an estimate, not a bound).  The results say so: ``evidence["measured"]``, each
+    finding's ``measured``, the instance's constant (``"measured": true``) and the headline
+    ``(uses measured G^2)``."""
 
     family: Any = None
     algorithm: Callable = None
@@ -427,12 +447,19 @@ class Rounds:
     dense_until: int = 1000
     per_decade: int = 50
     side_conditions: tuple = ()
+    local_steps: Any = None                 # E: an int or a SymPy expression in parameters and constants
+    per_local_step: tuple = ()              # names of schedules evaluated at every local step (t = (r-1) E + s)
+    measured: dict = field(default_factory=dict)    # {symbol name: label}: quantities recorded during the run
     axis = "round"
 
     def __post_init__(self):
         object.__setattr__(self, "schedules", {k: sp.sympify(v) for k, v in self.schedules.items()})
         object.__setattr__(self, "side_conditions", tuple(self.side_conditions))
         object.__setattr__(self, "param_grid", tuple(self.param_grid))
+        object.__setattr__(self, "per_local_step", tuple(self.per_local_step))
+        object.__setattr__(self, "measured", dict(self.measured))
+        if self.local_steps is not None and not isinstance(self.local_steps, (int, np.integer)):
+            object.__setattr__(self, "local_steps", sp.sympify(self.local_steps))
 
     def validate(self, claim, test) -> None:
         if not callable(self.algorithm):
@@ -452,6 +479,23 @@ class Rounds:
         missing = [b.name for b in test.bounds if b.expr is None]
         if missing:
             raise TypeError(f"{claim.id}: Rounds evaluates SymPy bounds; bound(s) {missing} have no expression")
+        unknown = [k for k in self.per_local_step if k not in self.schedules]
+        if unknown:
+            raise BadValue(f"{claim.id}: Rounds(per_local_step=...) names {unknown}, which are not schedules "
+                           f"(schedules: {', '.join(self.schedules) or 'none'})")
+        if bool(self.per_local_step) != (self.local_steps is not None):
+            raise BadValue(f"{claim.id}: Rounds(per_local_step=...) and Rounds(local_steps=E) go together: a schedule "
+                           "per local step needs the number E of local steps per round")
+        k = self.local_steps
+        if isinstance(k, (int, np.integer)) and (isinstance(k, bool) or k < 1):
+            raise BadValue(f"{claim.id}: Rounds(local_steps=...) must be an integer >= 1, not {self.local_steps!r}")
+        bad = [k for k, v in self.measured.items() if not (isinstance(k, str) and k and isinstance(v, str))]
+        if bad:
+            raise BadValue(f"{claim.id}: Rounds(measured=...) maps a symbol's name to its label ({{'G2': 'G^2'}}), "
+                           f"not {bad[0]!r}")
+        clash = sorted(set(self.measured) & (set(claim.params) | set(self.schedules)))
+        if clash:
+            raise BadValue(f"{claim.id}: Rounds(measured=...) names {clash}, which are also parameters or schedules")
 
     # -- helpers ----------------------------------------------------------------------------------
     def metric_of(self, bound_name: str) -> Metric:
@@ -465,7 +509,7 @@ class Rounds:
 
     def replicates_for(self, config) -> int:
         """Runs per instance in this mode."""
-        return int((self.full_replicates or self.replicates) if config.full else self.replicates)
+        return int(config.size(self.replicates, self.full_replicates))   # a sample size: not --seeds
 
     def instances(self, config) -> list:
         if config.instances:
@@ -473,8 +517,8 @@ class Rounds:
         if self.family is None:
             from fedcheck.core.errors import BadInput
             raise BadInput("this claim declares no instance family: it runs only on given instances (--instance FILE)")
-        n = (self.full_seeds or self.seeds) if config.full else self.seeds
-        out = [call_user(self.family.draw, s, role="instance family") for s in config.seed_list(n)]
+        out = [call_user(self.family.draw, s, role="instance family")
+               for s in config.seed_list(self.seeds, self.full_seeds)]
         if not is_own(self.family.draw):
             from fedcheck.problems.instances import Instance
             bad = next((x for x in out if not isinstance(x, Instance)), None)
@@ -491,10 +535,10 @@ class Rounds:
 
     def memory_estimate(self, claim, config) -> float:
         """Bytes a run needs at least: every schedule is a ``(rounds, runs)`` array."""
-        n = len(config.instances) if config.instances else config.seed_count(
-            (self.full_seeds or self.seeds) if config.full else self.seeds)
+        n = len(config.instances) if config.instances else config.seed_count(self.seeds, self.full_seeds)
         R = self.replicates_for(config)
-        return 8.0 * self.rounds_for(config) * n * R * (len(self.schedules) + 2)
+        E = int(self.local_steps) if isinstance(self.local_steps, (int, np.integer)) else 1
+        return 8.0 * self.rounds_for(config) * n * R * (len(self.schedules) + 2 + (E - 1) * len(self.per_local_step))
 
     # -- the run ----------------------------------------------------------------------------------
     def observe(self, claim, test, config, params) -> Observations:
@@ -512,7 +556,9 @@ class Rounds:
         bounds = test.bounds
         exprs = [b.expr for b in bounds] + list(self.schedules.values())
         exprs += [c.lhs for c in self.side_conditions] + [c.rhs for c in self.side_conditions]
-        syms = _needed(exprs, readings, exclude={t_sym.name})
+        if isinstance(self.local_steps, sp.Basic):
+            exprs.append(self.local_steps)
+        syms = _needed(exprs, readings, exclude={t_sym.name} | set(self.measured))
         obs = Observations()
         b0 = bounds[0]
         obs.formula = {
@@ -521,6 +567,11 @@ class Rounds:
                                 "metric": self.metric_of(b.name).label, "paper": b.paper,
                                 "description": b.description} for b in bounds},
             "schedules": {k: latex(v) for k, v in self.schedules.items()},
+            **({"per_local_step": {"schedules": list(self.per_local_step), "local_steps": str(self.local_steps),
+                                   "t": "local steps: t = (r - 1) E + s at local step s of round r"}}
+               if self.per_local_step else {}),
+            **({"measured": {k: f"{v}: recorded during the run, not a priori" for k, v in self.measured.items()}}
+               if self.measured else {}),
             "readings": _readings_formula(readings, b0.expr),
             "metric": self.metric_of(b0.name).label if R == 1 else f"E[{self.metric_of(b0.name).label}]",
             "metric_description": self.metric_of(b0.name).description,
@@ -533,6 +584,9 @@ class Rounds:
             groups.setdefault((inst.A.shape, inst.loss, inst.set.name), []).append(k)
         records: list = [None] * len(insts)
         side: dict = {}
+        measured_values: dict = {}
+        if self.measured:
+            from fedcheck.problems.constants import Value
         for gparams in self.param_grid:
             P = {**params, **gparams}
             gtag = ", ".join(f"{k}={v:g}" for k, v in gparams.items())
@@ -547,7 +601,12 @@ class Rounds:
                 vals = {n: np.array([v.value for v in vs]) for n, vs in consts.items()}
                 vals_rep = {n: np.repeat(v, R) for n, v in vals.items()}
                 tt = np.arange(1, rounds + 1)
+                E = self._local_steps(claim, vals_rep, batch.B)
                 sched = {name: declared(claim, f"schedule {name!r}", evaluate_schedule, e, tt, vals_rep, batch.B)
+                         if name not in self.per_local_step else
+                         np.ascontiguousarray(declared(claim, f"schedule {name!r}", evaluate_schedule, e,
+                                                       np.arange(1, rounds * E + 1), vals_rep, batch.B)
+                                              .reshape(rounds, E, batch.B).transpose(0, 2, 1))
                          for name, e in self.schedules.items()}
                 kwargs = dict(self.algorithm_kwargs)
                 if self.run_kwargs is not None or (R > 1 and _takes_seeds(self.algorithm)):
@@ -560,13 +619,22 @@ class Rounds:
                 rec = with_progress(rec, rounds + 1, f"{claim.id}{' ' + gtag if gtag else ''}", config.progress)
                 triv = trivial_bounds(claim, {b.name: self.metric_of(b.name) for b in bounds}, bounds, ctxs)
                 every = None
-                if streams_every_round(self.algorithm):
+                if streams_every_round(self.algorithm) and not self.measured:     # measured: known after the run
                     every = _EveryRound(self, claim, test, vals, I, R, run_sols, [sols[k] for k in idxs])
                     every.trivial = triv
                     kwargs["stream"] = every
                 trace = call_user(self.algorithm, batch, rounds=rounds, grid=grid, recorder=rec, **sched, **kwargs,
                                   role="algorithm")
                 _check_trace(self.algorithm, trace, len(grid), batch.B)
+                if self.measured:    # the run's own quantities: per instance, max over rounds of the replicates' mean
+                    got = self._measured_values(trace, rounds, batch.B, I, R)
+                    for name, v in got.items():
+                        vals[name] = v
+                        consts[name] = [Value(float(x), False, f"{self.measured[name]}: measured along this run "
+                                              "(max over the rounds of the mean over its runs), not a priori")
+                                        for x in v]
+                    measured_values.update({name: measured_values.get(name, []) + list(map(float, v))
+                                            for name, v in got.items()})
                 streamed = set(every.covered) if every is not None else set()
                 kk = trace.rounds.astype(float)
                 valid = kk >= self.valid_from
@@ -593,7 +661,8 @@ class Rounds:
                             "seed": inst.seed, "instance": inst.describe(),
                             "F_star": sol.F_star, "F_star_lower": sol.F_lower, "F_star_certified_accuracy": sol.gap,
                             "solver": sol.record(),
-                            "constants": {n: {"value": vs[j].value, "exact": vs[j].exact, "note": vs[j].note}
+                            "constants": {n: {"value": vs[j].value, "exact": vs[j].exact, "note": vs[j].note,
+                                              **({"measured": True} if n in self.measured else {})}
                                           for n, vs in consts.items()},
                             "rounds": kk, "replicates": R, "bound": {}, "readings": {}, "grid": []}
                         if "consensus" in trace.metrics and R == 1:
@@ -677,12 +746,54 @@ class Rounds:
                                for n, d in side.items()}
         obs.evidence = {"rounds": rounds, "instances": len(insts), "replicates_per_instance": R,
                         "batches": len(groups), "record_points": int(len(grid)),
-                        "rounds_checked": "every round" if streams_every_round(self.algorithm) else
+                        "rounds_checked": "every round" if streams_every_round(self.algorithm) and not self.measured
+                        else f"the {len(grid)} recorded rounds (a measured quantity is known only after the run)"
+                        if self.measured else
                         f"the {len(grid)} recorded rounds (the algorithm does not stream every round)",
                         "mode": "full" if config.full else "quick"}
         if len(self.param_grid) > 1:
             obs.evidence["param_grid"] = list(self.param_grid)
+        if self.measured:
+            obs.evidence["measured"] = {
+                name: {"label": label, "a_priori": False, "values": measured_values.get(name, []),
+                       "description": f"{label} is measured during the run, not known a priori: per instance the "
+                                      "largest over the rounds of the mean over its runs of each round's largest "
+                                      "recorded value"}
+                for name, label in self.measured.items()}
         return obs
+
+    def _local_steps(self, claim, values, B: int) -> int:
+        """``E`` for this batch (1 without schedules per local step): one integer >= 1 for every run."""
+        if not self.per_local_step:
+            return 1
+        if isinstance(self.local_steps, (int, np.integer)):
+            return int(self.local_steps)
+        from fedcheck.core.schedules import evaluate_expr
+        v = np.broadcast_to(declared(claim, "local steps", evaluate_expr, self.local_steps, values), (B,))
+        if not (np.all(np.isfinite(v)) and np.all(v == np.round(v)) and np.all(v >= 1) and np.all(v == v[0])):
+            raise BadInput(f"{claim.id}: Rounds(local_steps={self.local_steps}) is {sorted(set(map(float, v)))[:4]}: "
+                           "it must be one integer >= 1 for every run of a batch")
+        return int(v[0])
+
+    def _measured_values(self, trace, rounds: int, B: int, I: int, R: int) -> dict:
+        """``{name: (I,)}``: per instance, the largest over the rounds of the mean over its ``R`` runs of what the
+        algorithm recorded (``trace.final["recorded:<name>"]``, ``(B, rounds)``: runs first, as every final value)."""
+        got = getattr(trace, "final", None) or {}
+        out = {}
+        for name in self.measured:
+            if f"recorded:{name}" not in got:
+                raise contract_error(self.algorithm, "algorithm", f"recorded no {name!r}; Rounds(measured=...) reads "
+                                     f"it from the run: record it in the round function with ctx.record({name!r}, "
+                                     "values)")
+            a = np.asarray(got[f"recorded:{name}"], dtype=float)
+            if a.ndim != 2 or a.shape[0] != B:
+                raise contract_error(self.algorithm, "algorithm", f"recorded {name!r} of shape {a.shape}, not "
+                                     f"({B}, rounds)")
+            per_round = a.T.reshape(a.shape[1], I, R).mean(2)
+            with np.errstate(invalid="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)     # a round that recorded nothing
+                out[name] = np.nanmax(per_round, axis=0) if a.shape[1] else np.full(I, np.nan)
+        return out
 
 
 def _checked_recorder(rec, B: int):
@@ -815,6 +926,9 @@ def _check_symbols(claim, ev, exp, known_constants) -> None:
                                f"(it measures {', '.join(map(repr, measures))}: Bound(..., metric={measures[0]!r}))")
     exprs = [(f"bound {b.name!r}", b.expr) for b in ev.bounds if b.expr is not None]
     exprs += [(f"schedule {k!r}", e) for k, e in exp.schedules.items()]
+    if rounds and isinstance(getattr(exp, "local_steps", None), sp.Basic):
+        exprs.append(("Rounds(local_steps=...)", exp.local_steps))
+    measured = set(getattr(exp, "measured", {}) or {})
     schedule_names = set(exp.schedules) if not rounds else set()
     for what, expr in exprs:
         for r in claim.readings:
@@ -822,7 +936,8 @@ def _check_symbols(claim, ev, exp, known_constants) -> None:
             reading = f" (reading {r.name!r})" if len(claim.readings) > 1 else ""
             for sym in sorted(e.free_symbols, key=lambda z: z.name):
                 name = sym.name
-                if name in params or (what.startswith("bound") and name in schedule_names):
+                if name in params or (what.startswith("bound") and name in schedule_names) or \
+                        (what.startswith("bound") and name in measured):
                     continue
                 if name == axis.name:
                     if sym != axis:
@@ -842,6 +957,8 @@ def _check_symbols(claim, ev, exp, known_constants) -> None:
                                f"{'round t' if rounds else 'horizon T'}{hint}; declare it in params=, or "
                                f"register_constant({name!r}, ...)")
             values = {z.name: np.ones(2) for z in e.free_symbols if z != axis}
+            if what.startswith("Rounds(local_steps"):
+                continue
             try:
                 evaluate_schedule(e, np.array([1.0, 2.0]), values, 2, t_symbol=axis)
             except Exception as exc:  # noqa: BLE001 - a declaration that cannot be evaluated at all
@@ -873,6 +990,9 @@ def takes_instance(claim, inst) -> str | None:
         return f"{claim.id} runs on its own problem class; this instance is not of it"
     props = getattr(inst, "properties", None)
     if props is not None:
+        if props().get("weights") == "p_k" and "weights" not in claim.domain.fixed:
+            return (f"{claim.id} is stated for F = (1/n) sum_k f_k and its method averages uniformly; this instance "
+                    "has client weights p_k (a claim about sum_k p_k f_k says Domain(fixed={'weights': 'p_k'}))")
         claim.domain.check_instance(props())
     claim.domain.check_premises(inst)
     return None
@@ -929,7 +1049,7 @@ class HorizonCase:
     full_run_seeds: int | None = None
 
     def declared_horizons(self, config) -> list[int]:
-        return [int(h) for h in (self.full_horizons if (config.full and self.full_horizons) else self.horizons)]
+        return [int(h) for h in config.size(self.horizons, self.full_horizons)]     # as declared (before --rounds)
 
     def pick(self, config) -> tuple[list[int], list[int], int]:
         """Seeds, horizons and run seeds in this mode.  ``--rounds R`` (``config.rounds``) keeps the declared horizons
@@ -938,7 +1058,7 @@ class HorizonCase:
         ``<= R``; :func:`horizons_note` says which (in the terminal and in the claim's evidence)."""
         seeds = config.seed_list(self.seeds, self.full_seeds)
         hs = config.horizons(self.horizons, self.full_horizons)
-        rs = self.full_run_seeds if (config.full and self.full_run_seeds) else self.run_seeds
+        rs = config.size(self.run_seeds, self.full_run_seeds)       # runs per seeded instance (a sample size)
         return seeds, hs, int(rs)
 
 
@@ -1005,7 +1125,7 @@ class Horizons:
         need = 0.0
         for c in self.cases:
             rows = (len(config.instances) if config.instances else config.seed_count(c.seeds, c.full_seeds)) * (
-                c.full_run_seeds if (config.full and c.full_run_seeds) else c.run_seeds)
+                config.size(c.run_seeds, c.full_run_seeds))
             need = max(need, 8.0 * max(config.horizons(c.horizons, c.full_horizons)) * rows * (len(self.schedules) + 2))
         return need
 
@@ -1243,6 +1363,7 @@ class Case:
     save: Callable[[str], list] | None = None     # save(path_stem) -> paths written
     reason: str | None = None                     # why the case cannot decide (an inaccurate solve)
     problem: Any = None                           # the instance it ran on (``verify --instance``, ``search``)
+    used: dict = field(default_factory=dict)      # the values the case ran at (MeasureResult.used): deviations are checked
 
 
 @dataclass(frozen=True)
@@ -1299,6 +1420,9 @@ class Cases:
         elif all(c.reason for c in cases):
             obs.reasons.extend(sorted({c.reason for c in cases}))
         obs.evidence = {"cases": len(cases)}
+        used = {k: v for c in cases for k, v in c.used.items()}
+        if used:                # what the cases ran at: declared deviations and stated settings are checked against it
+            obs.evidence["used"] = used
         return obs
 
 

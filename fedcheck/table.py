@@ -55,10 +55,12 @@ TABLE_DOC: dict[str, str] = {
     "finding_kind": "paper (the paper states it: only these decide), analysis (beside them), or feasibility",
     "finding_verdict": "the finding's verdict",
     "deviation": "how the tested setting differs from the one the paper states (empty: the paper's setting)",
-    "statistic": "how runs are combined: pathwise (every run, every point), mean (mean +- z standard errors), "
+    "statistic": "how runs are combined: pathwise (every run, every point), mean (mean +- a Student t interval at "
+                 "the level of 3 standard errors), "
                  "fraction (Clopper-Pearson interval of the failing fraction); empty for findings with no rows of "
                  "observations",
-    "z": "for a mean: the number of standard errors added to the interval (3)",
+    "z": "for a mean: the number of standard errors added to the interval (the Student t quantile with runs - 1 "
+         "degrees of freedom at the two-sided level of 3 standard errors, 0.9973)",
     "max_fraction": "for a fraction: the largest fraction of failing runs allowed",
     "sweep_parameter": "for a finding judged over a sweep (a theorem 'for all small enough' a parameter, swept towards "
                        "its limit): the swept parameter; empty otherwise",

@@ -11,8 +11,12 @@ Defined in :mod:`fedcheck.core.verdict` and :mod:`fedcheck.core.evidence`; this 
 from fedcheck.core.evidence import clopper_pearson, reproduced_if
 from fedcheck.core.verdict import (HOLDS, INCONCLUSIVE, NOT_REPRODUCED, POLICY, REPRODUCED, VIOLATED, TolerancePolicy,
                                    combine, compare_upper, decade_slopes, fit_rate, paired_difference, pooled_rate, rate_claim_verdict,
-                                   rate_verdict, slack, verdict_of_codes)
+                                   rate_verdict, slack, verdict_of_codes, MIN_DRAWS, POWER, level_of, corrected_level,
+                                   holm, detectable_effect, mean_interval, power_text, counterexample_of,
+                                   welch_difference, power_record, t_multiplier)
 
 __all__ = ["HOLDS", "VIOLATED", "INCONCLUSIVE", "REPRODUCED", "NOT_REPRODUCED", "POLICY", "TolerancePolicy", "combine",
            "compare_upper", "slack", "verdict_of_codes", "fit_rate", "decade_slopes", "rate_verdict",
-           "rate_claim_verdict", "pooled_rate", "paired_difference", "clopper_pearson", "reproduced_if"]
+           "rate_claim_verdict", "pooled_rate", "paired_difference", "clopper_pearson", "reproduced_if", "MIN_DRAWS",
+           "POWER", "level_of", "corrected_level", "holm", "detectable_effect", "mean_interval", "power_text",
+           "counterexample_of", "welch_difference", "power_record", "t_multiplier"]

@@ -289,7 +289,7 @@ def test_fused_fedavg_round_declines_step_sizes_of_another_shape(monkeypatch):
     got = FA.run_fedavg(x0, static_oracle(batch.loss.grad), **kw)
     monkeypatch.setattr(FA, "ls_fedavg", lambda *a: None)
     ref = FA.run_fedavg(x0, static_oracle(batch.loss.grad), **kw)
-    np.testing.assert_array_equal(got.x, ref.x)
+    np.testing.assert_array_equal(got.final["x"], ref.final["x"])
 
 
 @needs_numba

@@ -212,9 +212,9 @@ def test_plain_averaging_and_per_round_steps_match_the_loop():
     x0 = rng.standard_normal((B, p))
     st = run_fedavg(x0, pieces.static_oracle(_batched_grad(A, b)), rounds=R, n=n, eta=eta, steps=steps, iterates=True)
     ref = _loop_fedavg(A, b, x0, R, eta, steps)
-    np.testing.assert_allclose(st.iterates, ref, rtol=0, atol=1e-12)
-    np.testing.assert_array_equal(st.calls, steps.sum(0))
-    np.testing.assert_array_equal(st.comms, np.full(B, R))
+    np.testing.assert_allclose(st.metrics["x"], ref, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(st.final["calls"], steps.sum(0))
+    np.testing.assert_array_equal(st.final["comms"], np.full(B, R))
 
 
 def test_server_step_subset_sampling_and_client_projection_match_the_loop():
@@ -233,8 +233,8 @@ def test_server_step_subset_sampling_and_client_projection_match_the_loop():
     st = run_fedavg(x0, lambda r, sel: (lambda W, t: grad(W, sel)), rounds=R, n=n, eta=eta, steps=K, eta_s=eta_s,
                     participation=participation, client_map=_ball(1.0), server_map=_ball(0.8), iterates=True)
     ref = _loop_fedavg(A, b, x0, R, eta, K, eta_s=eta_s, sel=sels, radius=1.0, server_radius=0.8)
-    np.testing.assert_allclose(st.iterates, ref, rtol=0, atol=1e-12)
-    assert st.X.shape == (B, S, p)
+    np.testing.assert_allclose(st.metrics["x"], ref, rtol=0, atol=1e-12)
+    assert st.final["X"].shape == (B, S, p)
 
 
 def test_bernoulli_participation_and_compression_match_the_loop():
@@ -261,7 +261,7 @@ def test_bernoulli_participation_and_compression_match_the_loop():
     # the loop uses the compressed updates of the participating clients (clients in order)
     ups_sel = [[u[bi][masks[r][bi]] for bi in range(B)] for r, u in enumerate(ups)]
     ref = _loop_fedavg(A, b, x0, R, eta, K, masks=masks, uplink=ups_sel)
-    np.testing.assert_allclose(st.iterates, ref, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(st.metrics["x"], ref, rtol=0, atol=1e-12)
     # and the compressed updates are the uncompressed ones on the kept coordinates, scaled p/k
     D = ups[0]
     assert np.all((D != 0).sum(-1) <= 2)
@@ -288,7 +288,7 @@ def test_per_local_step_sizes_follow_a_counter_over_rounds():
                 acc += w
             cum += steps[r, bi]
             xb = acc / n
-            np.testing.assert_allclose(st.iterates[r + 1, bi], xb, rtol=0, atol=1e-12)
+            np.testing.assert_allclose(st.metrics["x"][r + 1, bi], xb, rtol=0, atol=1e-12)
 
 
 def test_generator_yields_the_start_and_every_round():

@@ -89,8 +89,10 @@ def _res(acc_by_param, tuned=0):
 
 def test_accuracy_rule_needs_every_configuration_to_miss_before_it_refutes():
     # paper: IID, l2, Synthetic, FedFW = 81.70 (sd 0.8)
-    near = _res([[81.0, 82.0, 81.5], [60.0, 61.0, 62.0]])
+    near = _res([[81.0, 82.0, 81.5, 81.2, 81.8], [60.0, 61.0, 62.0, 61.0, 60.5]])
     assert N._accuracy_finding(near, "IID", "l2", "FedFW", "Synthetic", N.SOURCE_T2_DNN, "").verdict == V.HOLDS
+    near3 = _res([[81.0, 82.0, 81.5], [60.0, 61.0, 62.0]])      # three draws: too few to hold (V.MIN_DRAWS)
+    assert N._accuracy_finding(near3, "IID", "l2", "FedFW", "Synthetic", N.SOURCE_T2_DNN, "").verdict == V.INCONCLUSIVE
     other = _res([[60.0, 61.0, 62.0], [79.0, 80.0, 81.0]])      # tuned far off, another parameter reaches it
     assert N._accuracy_finding(other, "IID", "l2", "FedFW", "Synthetic", N.SOURCE_T2_DNN, "").verdict == V.INCONCLUSIVE
     far = _res([[30.0, 31.0, 32.0], [40.0, 41.0, 42.0]])
@@ -105,12 +107,13 @@ def test_accuracy_rule_needs_every_configuration_to_miss_before_it_refutes():
 
 
 def test_ordering_rule_is_paired_over_draws():
-    res = {"FedFW": {"acc_tuned": np.array([80.0, 70.0, 90.0])}, "FedDR": {"acc_tuned": np.array([79.0, 69.0, 89.1])}}
+    res = {"FedFW": {"acc_tuned": np.array([80.0, 70.0, 90.0, 75.0, 85.0])},
+           "FedDR": {"acc_tuned": np.array([79.0, 69.0, 89.1, 74.0, 84.05])}}
     f = N._order_finding(res, "IID", "l2", "FedFW", "FedDR", "Synthetic", N.SOURCE_T2_DNN, "")
-    assert f.verdict == V.HOLDS                     # +1, +1, +0.9: far above 3 SE although the draws differ by 20
-    res["FedDR"]["acc_tuned"] = np.array([81.0, 71.0, 91.2])
+    assert f.verdict == V.HOLDS                     # +1, +1, +0.9, ...: far above the t interval although the draws differ by 20
+    res["FedDR"]["acc_tuned"] = np.array([81.0, 71.0, 91.2, 76.0, 85.95])
     assert N._order_finding(res, "IID", "l2", "FedFW", "FedDR", "Synthetic", N.SOURCE_T2_DNN, "").verdict == V.VIOLATED
-    res["FedDR"]["acc_tuned"] = np.array([81.0, 69.0, 90.0])
+    res["FedDR"]["acc_tuned"] = np.array([81.0, 69.0, 90.0, 76.0, 84.0])
     assert N._order_finding(res, "IID", "l2", "FedFW", "FedDR", "Synthetic", N.SOURCE_T2_DNN, "").verdict == V.INCONCLUSIVE
 
 

@@ -60,38 +60,77 @@ def test_paper_sizes_are_dataset_one():
 
 def test_quick_deviations_name_both_sizes():
     """The quick run's declared deviations carry the paper's and the run's numbers of the generators' sizes
-    (the runner checks the run's against ``MeasureResult.used``)."""
+    (the runner checks the run's against ``MeasureResult.used``); the mode's (rounds, grid) are added at run time
+    where they differ from the paper's (``mode_deviations``): in quick, none under --full."""
     lasso = {d.parameter: d for d in PS.DEV_LASSO}
-    for name, key in (("dimension", "d"), ("true features", "d1"), ("clients", "M"), ("samples per client", "n"),
+    for name, key in (("d", "d"), ("true features", "d1"), ("clients", "M"), ("samples per client", "n"),
                       ("minibatch", "batch"), ("clients per round", "clients_per_round")):
         assert (lasso[name].paper, lasso[name].run) == (PX.LASSO_PAPER[key], PX.LASSO_QUICK[key])
-    assert (lasso["rounds"].paper, lasso["rounds"].run) == (500, 200)
-    assert (lasso["grid points"].paper, lasso["grid points"].run) == (len(PM.FULL_GRID), len(PM.QUICK_GRID)) == (49, 15)
-    assert set(PS.DEV_LASSO_DATA) < set(PS.DEV_LASSO)
+        assert lasso[name].paper == PS.STATED_LASSO[name]
+    quick = {d.parameter: (d.paper, d.run) for d in PS.mode_deviations(PS.STATED_LASSO, rounds=200,
+                                                                        grid=len(PM.QUICK_GRID))}
+    assert quick == {"rounds": (500, 200), "grid": (49, 15)}
+    assert PS.mode_deviations(PS.STATED_LASSO, rounds=500, grid=len(PM.FULL_GRID)) == ()
     nuc = {d.parameter: d for d in PS.DEV_NUCLEAR}
     for name, key in (("matrix size", "p"), ("rank", "rank"), ("clients", "M"), ("samples per client", "n"),
                       ("minibatch", "batch"), ("clients per round", "clients_per_round")):
         assert (nuc[name].paper, nuc[name].run) == (PX.NUCLEAR_PAPER[key], PX.NUCLEAR_QUICK[key])
-
-
-class _Ctx:
-    def __init__(self, full):
-        self.full = full
+        assert nuc[name].paper == PS.STATED_NUCLEAR[name]
 
 
 def test_used_records_quick_and_full_sizes():
-    """``MeasureResult.used`` of the LASSO runs: the quick sizes match the declared deviations, the paper's sizes
-    (--full) declare none."""
+    """``MeasureResult.used`` of the LASSO runs (``_experiment_used``, read from the instance): the quick sizes match
+    the declared deviations; the paper's sizes (--full) are the values A.2 states (one epoch of 13 minibatches)."""
     quick = P.FiniteSumInstance(X=np.zeros((16, 32, 33)), y=np.zeros((16, 32)), loss="lsq", reg=L1(0.1, 33),
                                 batch_size=4, clients_per_round=4, params={**PX.LASSO_QUICK})
-    used = PM._lasso_sizes(quick, 200, **{"grid points": 15})
+    used = PM._experiment_used(quick, rounds=200, grid=15)
     for d in PS.DEV_LASSO:
         assert used[d.parameter] == d.run
-    full = PM._lasso_sizes(P.FiniteSumInstance(X=np.zeros((1, 10, 2)), y=np.zeros((1, 10)), loss="lsq",
-                                               reg=L1(0.1, 2), batch_size=10, clients_per_round=1,
-                                               params={**PX.LASSO_PAPER}), 500, **{"grid points": 49})
-    for d in PS.DEV_LASSO:
-        assert full[d.parameter] == d.paper
+    full = PM._experiment_used(P.FiniteSumInstance(X=np.zeros((64, 128, 2)), y=np.zeros((64, 128)), loss="lsq",
+                                                   reg=L1(0.1, 2), batch_size=10, clients_per_round=10,
+                                                   params={**PX.LASSO_PAPER}), rounds=500, grid=len(PM.FULL_GRID))
+    assert {k: full[k] for k in PS.STATED_LASSO} == PS.STATED_LASSO
+
+
+def _run_lasso(monkeypatch, config, stated=None):
+    """experiment_lasso's measurement at a reduced size: the "paper's" sizes of the --full path made small (and,
+    with ``stated``, the sources' stated values with them), the 49-point grid cut to 2 points."""
+    from fedcheck.core.evidence import MeasureContext
+    from theorems.feddualavg.claims import experiment_lasso
+    small = {"d": 24, "d1": 6, "M": 12, "n": 20, "batch": 10, "clients_per_round": 10}
+    monkeypatch.setattr(PX, "LASSO_PAPER", small)
+    monkeypatch.setattr(PM, "FULL_GRID", ((0.01, 1.0), (0.001, 0.3)))
+    for entry in experiment_lasso.evidence.sources.values():
+        src = entry[0] if isinstance(entry, tuple) else entry
+        for k, v in (stated or {}).items():
+            monkeypatch.setitem(src.stated, k, v)
+    return PM.measure_lasso(MeasureContext(config, {}, experiment_lasso))
+
+
+def test_full_path_of_experiment_lasso_declares_no_deviation(monkeypatch):
+    """The --full code path (reduced): the run records the paper's values, so no deviation is declared, the findings
+    of Figure 3 are the paper's, and the runner's check passes; tuning is one run per grid point, then fresh runs."""
+    from fedcheck.core.readings import check_deviations
+    from fedcheck.core.results import RunConfig
+    m = _run_lasso(monkeypatch, RunConfig(full=True, rounds=20), {"d": 24, "true features": 6, "clients": 12,
+                                                                   "samples per client": 20, "rounds": 20, "grid": 2})
+    assert m.used["d"] == 24 and m.used["rounds"] == 20 and m.used["grid"] == 2 and m.used["local epochs"] == 1
+    assert all(not f.deviations and f.source is not None for f in m.findings)
+    assert [f.paper for f in m.findings] == [True, True, False, True]
+    assert m.evidence["tuning_runs_per_point"] == 1 and "scaled down" not in m.tables[0]["title"]
+    check_deviations("feddualavg.experiment_lasso", m.findings, m.used)
+
+
+def test_quick_path_of_experiment_lasso_declares_sizes_and_mode(monkeypatch):
+    """The quick path (20 rounds): the data sizes (DEV_LASSO) and the mode's rounds and grid are declared, the
+    findings are analyses, and the runner's check passes (what ran is what is declared)."""
+    from fedcheck.core.readings import check_deviations
+    from fedcheck.core.results import RunConfig
+    m = _run_lasso(monkeypatch, RunConfig(rounds=20))
+    params = {d.parameter for d in m.findings[0].deviations}
+    assert params == {d.parameter for d in PS.DEV_LASSO} | {"rounds", "grid"}
+    assert not any(f.paper for f in m.findings) and "scaled down" in m.tables[0]["title"]
+    check_deviations("feddualavg.experiment_lasso", m.findings, m.used)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -252,7 +291,8 @@ def test_declared_deviation_data_is_listed_as_text():
         rows = declared_findings(claim)
         assert rows and all(isinstance(r["deviation"], str) and "instead of the paper's" in r["deviation"] for r in rows)
         assert not any(r["paper"] for r in rows)
-        json.dumps([{**r, "source": r["source"].record()} for r in rows])
+    from fedcheck.catalog.registry import build_listing
+    json.dumps(build_listing())                                  # what ``fedcheck list --long`` writes
 
 
 def test_large_least_squares_paths_are_the_same_function(monkeypatch):

@@ -11,6 +11,7 @@ import pytest
 from fedcheck.catalog.registry import build_listing, default_registry, load_registry
 from fedcheck.core import verdict as V
 from fedcheck.core.claim import Claim, Paper, Reading, Source
+from fedcheck.core.errors import BadInput
 from fedcheck.core.readings import Deviation
 from fedcheck.core.evidence import (Bound, BoundTest, Comparison, Fact, Finding, Measurement, MeasureResult, Proof)
 from fedcheck.core.runner import declared_findings
@@ -51,12 +52,15 @@ def test_a_source_needs_quote_place_and_setting():
 
 
 def test_a_reading_tested_outside_its_setting_is_an_analysis_by_construction():
+    noise = Deviation("noise", paper="shrinking", run="a fixed scale")
     with pytest.raises(ValueError, match="paper=False"):
-        Reading("r", source=S, deviation="noise of a fixed scale")
+        Reading("r", source=S, deviation=noise)
     with pytest.raises(ValueError, match="paper=False"):
-        Finding("f", V.VIOLATED, paper=True, source=S, deviation="exact subgradients")
-    r = Reading("r", source=S, deviation="noise of a fixed scale", paper=False)
+        Finding("f", V.VIOLATED, paper=True, source=S, deviation=Deviation("oracle", paper="stochastic", run="exact"))
+    r = Reading("r", source=S, deviation=noise, paper=False)
     assert not r.paper
+    with pytest.raises(BadInput, match="as a sentence"):           # a sentence names no parameter: refused
+        Reading("r", source=S, deviation="noise of a fixed scale", paper=False)
 
 
 def _cases(config, params):

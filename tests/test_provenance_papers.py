@@ -118,13 +118,15 @@ def test_prose_fragments():
 def test_attach_provenance_marks_deviations_as_analyses():
     """The mechanism the measurements of these papers declare their provenance with (fedcheck.core.evidence)."""
     from fedcheck.core.evidence import Finding, attach_provenance
+    from fedcheck.core.readings import Deviation
     src = Source("q", "p", "s")
+    other = Deviation("data", paper="the paper's", run="another data set")
     out = attach_provenance([Finding("a: one", "reproduced", True), Finding("a: one more", "holds", True),
                              Finding("b", "violated", True), Finding("c", "holds", False)],
-                            {"a:": src, "a: one more": (src, "another data set"), "b": src})
+                            {"a:": src, "a: one more": (src, other), "b": src})
     assert [(f.paper, f.source is src, f.deviation) for f in out] == [
-        (True, True, ""), (False, True, "another data set"), (True, True, ""), (False, False, "")]
-    assert out[1].as_reading()["deviation"] == "another data set" and out[0].as_reading()["source"]["quote"] == "q"
+        (True, True, ""), (False, True, str(other)), (True, True, ""), (False, False, "")]
+    assert out[1].as_reading()["deviation"] == str(other) and out[0].as_reading()["source"]["quote"] == "q"
 
 
 def test_fact_and_proof_step_carry_their_source():

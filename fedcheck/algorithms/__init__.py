@@ -8,9 +8,27 @@ Schedules (step sizes, penalties) are *not* written here: algorithms receive the
 ``(rounds, B)`` arrays that :func:`evaluate_schedule` makes from the SymPy
 expressions declared in ``theorems/`` (one source of truth).
 
-Indexing follows the FedFW paper: ``x^1`` is the starting point, round ``t`` uses
-``eta_t``, ``lambda_t`` and produces ``x^{t+1}``.  A run of ``T`` rounds has
-iterates ``k = 1 .. T+1``; metrics are recorded on :func:`record_grid`.
+The convention of every method (``tests/test_methods_convention.py`` checks each one):
+
+* **Call.**  ``method(problem, *, rounds=T, <schedules>, grid=None, recorder=None, x0=None, seeds=None, ...)``,
+  all by keyword.  ``rounds`` is the number of rounds (communications) run; the schedules keep the symbols of the
+  method's paper (``eta``/``lam`` for FedFW, ``eta_c``/``eta_s`` for FedDualAvg/FedMiD, ``eta``/``eps`` for FedSGM,
+  ``lam``/``T``/``R`` for FedMLS), each a number, one value per instance ``(B,)`` or a ``(rounds, B)`` array whose
+  row ``t-1`` is round ``t``.  ``x0`` is the server's start ``(B, p)`` (default: the problem's own); a paper's own
+  name stays an alias (FedSGM's and FedDualAvg's ``w0``; FedFW's ``X0``, the clients' starts ``(B, n, p)``, as
+  FedFW's clients keep their own points).  Randomness comes from ``seeds`` (entropy for
+  :class:`numpy.random.SeedSequence`: one per instance row for FedFW-sto, FedFW with partial participation, FedSGM's
+  compressors and :func:`federated` methods; one for the batch for the composite methods and Scaffnew, which also
+  take a ``rng``): the same seeds give the same trace, bit for bit.  Scaffnew, which has no rounds, counts local
+  steps (``steps``, or ``rounds``); :func:`run_fedavg` takes its start ``x0`` and its oracle first.
+* **Return.**  A :class:`Trace`: ``metrics[name]`` ``(len(trace.rounds), B, ...)`` on the recording grid and
+  ``final`` (the last points).
+* **Iterates.**  The start is iterate 0: ``trace.completed`` (``trace.rounds - trace.start``) is the number of
+  rounds completed at each row, the same meaning for every method, and on every method's default grid row 0 is
+  the start.  ``trace.rounds`` keep the paper's own labels: FedFW (and :func:`federated`) start at ``x^1``
+  (``start = 1``: round ``t`` uses ``eta_t``, ``lambda_t`` and makes ``x^{t+1}``; a run of ``T`` rounds has iterates
+  ``k = 1 .. T+1``, recorded on :func:`record_grid`), FedSGM at ``w_0``, FedDualAvg at ``w_0``, FedMLS, Scaffold
+  and DCS at ``x_0`` (``start = 0``).  A paper folder translates its paper's own indexing in its own code.
 
 One module per algorithm family (``fedfw.py``, ...); each algorithm is a function
 ``algo(batch, *, rounds, grid, <schedule arrays>, recorder=None, ...) -> Trace``.

@@ -16,7 +16,15 @@ Algorithms (all with ``h = 1/2 ||.||_2^2``, the paper's choice in every experime
 ================================  =====================================================================
 
 Indexing is the paper's: rounds ``r = 0 .. R-1``, local steps ``k = 0 .. K-1``, server states
-``w_0 .. w_R``.  A trace's ``rounds`` are numbers of *completed* rounds (``R`` on the record grid).
+``w_0 .. w_R``.  A trace's ``rounds`` are numbers of *completed* rounds (``R`` on the record grid; the default
+grid is ``0`` -- the start -- then :func:`record_grid`); ``trace.start = 0``.
+
+Common arguments (the library's convention, :mod:`fedcheck.algorithms`): ``rounds``; ``eta_c``, ``eta_s`` scalars or
+``(B,)``; ``grid``, ``recorder``; ``w0`` (or ``x0``) the start ``(B, d)``; ``rng`` a generator or ``seeds`` its
+:class:`numpy.random.SeedSequence` entropy (default 0) for client sampling and stochastic gradients.  Each returns a
+:class:`~fedcheck.algorithms.core.Trace`.  Example::
+
+    tr = feddualavg(problem, rounds=50, eta_c=0.01, seeds=1)     # tr.metrics["Phi_avg"][i] after tr.rounds[i]
 
 Problem protocol (``fedcheck.problems.composite.QuadraticClients`` / ``FiniteSumClients``)::
 
@@ -92,15 +100,16 @@ def _select(problem, S, rng):
 class _Run:
     """Shared round driver: recording on a grid of completed rounds, server averages."""
 
-    def __init__(self, problem, rounds, grid, recorder, rng, clients_per_round):
+    def __init__(self, problem, rounds, grid, recorder, rng, clients_per_round, seeds=None):
         self.p = problem
         self.R = int(rounds)
-        self.grid = record_grid(self.R) if grid is None else np.asarray(grid, dtype=int)
+        self.grid = np.append(0, record_grid(self.R)) if grid is None else np.asarray(grid, dtype=int)   # 0: the start
         self.grid = self.grid[(self.grid >= 0) & (self.grid <= self.R)]
         self.want = np.zeros(self.R + 1, dtype=bool)
         self.want[self.grid] = True
         self.rec = recorder or default_recorder
-        self.rng = rng if rng is not None else np.random.default_rng(np.random.SeedSequence(0))
+        seed = np.random.SeedSequence(0 if seeds is None else seeds)
+        self.rng = rng if rng is not None else np.random.default_rng(seed)
         self.S = clients_per_round
         self.rows: dict[str, list] = {}
         self.w_sum = np.zeros((problem.B, problem.d))
@@ -110,21 +119,29 @@ class _Run:
             self.rows.setdefault(k, []).append(np.asarray(v, dtype=float))
 
     def trace(self, final):
-        return Trace(rounds=self.grid.copy(), metrics={k: np.stack(v) for k, v in self.rows.items()}, final=final)
+        return Trace(rounds=self.grid.copy(), metrics={k: np.stack(v) for k, v in self.rows.items()}, final=final,
+                     start=0)
 
 
 def primal_averaging(problem, *, rounds, eta_c, eta_s=1.0, client_prox: bool, server_prox: bool, subgradient=False,
-                     grid=None, recorder=None, rng=None, clients_per_round=None, hook=None, w0=None) -> Trace:
+                     grid=None, recorder=None, rng=None, clients_per_round=None, hook=None, w0=None, x0=None,
+                     seeds=None) -> Trace:
     """The primal-averaging family of composite methods -- FedAvg (no prox), FedAvg(d) (``subgradient``), FedMiD
     (both proxes), FedMiD-OSP (``server_prox`` only), FedMiD without server prox (``client_prox`` only): the one
     FedAvg (:func:`fedcheck.algorithms.fedavg.fedavg_rounds`) with this module's oracle, client sampling,
     server step ``eta_s`` and the prox hooks (line 8: client ``grad(h + eta_c psi)^*``; line 10: server
-    ``grad(h + eta_s eta_c K psi)^*``); recording on the grid of completed rounds."""
+    ``grad(h + eta_s eta_c K psi)^*``); recording on the grid of completed rounds.
+
+    Reference: Yuan, Zaheer and Reddi (ICML 2021), Algorithms 1, 2 and 4; Theorem 4.1 (FedMiD, as stated in the
+    main text).  Arguments and return: the module doc (``rounds``, ``eta_c``, ``eta_s``, ``x0``/``w0``,
+    ``seeds``/``rng``; a :class:`Trace` with ``start = 0``).
+    Example: ``primal_averaging(problem, rounds=R, eta_c=0.01, client_prox=True, server_prox=True, seeds=0)``."""
     B, K = problem.B, problem.K
     ec, es = _vec(eta_c, B), _vec(eta_s, B)
     reg = problem.reg
     prox = prox_of(reg)                                  # reg.prox (compiled for the plain l1: the same bits)
-    run = _Run(problem, rounds, grid, recorder, rng, clients_per_round)
+    run = _Run(problem, rounds, grid, recorder, rng, clients_per_round, seeds)
+    w0 = x0 if w0 is None else w0
 
     def oracle(r, sel):
         ctx = problem.start_round(sel, run.rng)
@@ -175,14 +192,15 @@ def fedmid_osp(problem, *, rounds, eta_c, eta_s=1.0, **kw) -> Trace:
 
 
 def _dual_family(problem, rounds, eta_c, eta_s, client_prox, grid=None, recorder=None, rng=None,
-                 clients_per_round=None, hook=None, track_stability=False, w0=None, track=True):
+                 clients_per_round=None, hook=None, track_stability=False, w0=None, track=True, x0=None, seeds=None):
     B, K, d = problem.B, problem.K, problem.d
     ec, es = _vec(eta_c, B), _vec(eta_s, B)
     ec3 = ec[:, None, None]
     reg = problem.reg
     prox = prox_of(reg)                                  # reg.prox (compiled for the plain l1: the same bits)
     track = bool(track and client_prox)   # the (4.4) average and the discrepancy (FedDualAvg only)
-    run = _Run(problem, rounds, grid, recorder, rng, clients_per_round)
+    run = _Run(problem, rounds, grid, recorder, rng, clients_per_round, seeds)
+    w0 = x0 if w0 is None else w0
     w0 = problem.x0() if w0 is None else np.array(w0, dtype=float)
     z = w0.copy()                                        # line 2: z_0 = grad h(w_0)
     w = w0
@@ -256,7 +274,10 @@ def _dual_family(problem, rounds, eta_c, eta_s, client_prox, grid=None, recorder
 def feddualavg(problem, *, rounds, eta_c, eta_s=1.0, **kw) -> Trace:
     """Algorithm 3 (FedDualAvg): clients ``w = prox_{eta~ psi}(z)``, ``z <- z - eta_c grad f(w; xi)``
     with ``eta~_{r,k} = eta_s eta_c r K + eta_c k``; server ``z_{r+1} = z_r + eta_s Delta_r`` (dual averaging),
-    ``w_{r+1} = prox_{eta_s eta_c (r+1) K psi}(z_{r+1})``."""
+    ``w_{r+1} = prox_{eta_s eta_c (r+1) K psi}(z_{r+1})``.
+
+    Reference: Yuan, Zaheer and Reddi (ICML 2021), Algorithm 3; Theorems 4.1/E.1, 4.2/C.1, 4.3/D.1.  Arguments
+    and return: the module doc.  Example: ``feddualavg(problem, rounds=R, eta_c=0.01, seeds=0).metrics["Phi_hat"]``."""
     return _dual_family(problem, rounds, eta_c, eta_s, client_prox=True, **kw)
 
 

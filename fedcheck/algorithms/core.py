@@ -12,19 +12,39 @@ from fedcheck.core.schedules import evaluate_schedule, record_grid
 from fedcheck.problems.instances import InstanceBatch
 
 __all__ = ["record_grid", "evaluate_schedule", "Trace", "Recorder", "default_recorder", "with_iterates", "run_recorded",
-           "instance_chunks", "Stream", "StreamBuffer", "scalar_source", "STREAM_BLOCK"]
+           "instance_chunks", "Stream", "StreamBuffer", "scalar_source", "STREAM_BLOCK", "clients_start"]
 
 
 @dataclass
 class Trace:
-    """Metrics recorded along a batched run: ``metrics[name]`` has shape ``(len(rounds), B)``."""
+    """Metrics recorded along a batched run: ``metrics[name]`` has shape ``(len(rounds), B)``.
+
+    ``rounds`` are the recorded iterates in the method's paper's own indexing, whose start is iterate ``start``
+    (1 for FedFW's ``x^1`` and every :func:`~fedcheck.algorithms.federated` method, 0 for ``w_0``/``x_0``);
+    ``completed = rounds - start`` are the numbers of rounds completed, the one meaning of a row for every
+    method: row ``i`` is the iterate after ``completed[i]`` rounds, and on every method's default grid row 0 is
+    the start (``completed[0] == 0``)."""
 
     rounds: np.ndarray
     metrics: dict[str, np.ndarray] = field(default_factory=dict)
     final: dict[str, np.ndarray] = field(default_factory=dict)
+    start: int = 1
+
+    @property
+    def completed(self) -> np.ndarray:
+        """Rounds completed at each recorded row (``rounds - start``; 0 is the start)."""
+        return np.asarray(self.rounds) - int(self.start)
 
 
 Recorder = Callable[[int, np.ndarray, np.ndarray], Mapping[str, np.ndarray]]
+
+
+def clients_start(X0, x0, n: int):
+    """The clients' start ``(B, n, p)`` of a method whose clients keep their own points: ``X0`` when given, else
+    the server start ``x0`` ``(B, p)`` copied to the ``n`` clients, else ``None`` (the batch's own start)."""
+    if X0 is not None or x0 is None:
+        return X0
+    return np.repeat(np.asarray(x0, dtype=float)[:, None, :], int(n), axis=1)
 
 # ``stream(k, values)``: ``k`` consecutive iterate indices (int array), ``values[name]`` of shape ``(len(k), B)``
 Stream = Callable[[np.ndarray, Mapping[str, np.ndarray]], None]

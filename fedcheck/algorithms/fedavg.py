@@ -8,7 +8,8 @@ Round ``r = 0 .. rounds-1`` (all instances and clients at once, no Python loop o
     W        = x copied to every (selected) client
     t = 1 .. steps:   W <- client_map(W - eta(r, t) grad(W, t))        (local_updates; per-instance
                                                                       step counts freeze finished rows)
-    server:  eta_s is None and no uplink:  x <- mean_i W_i                       (plain averaging)
+    server:  eta_s is None and no uplink:  x <- mean_i W_i                       (plain averaging;
+                                                                                  sum_i p_i W_i with weights)
              otherwise:                    x <- x + eta_s mean_i C(W_i - x)       (C = uplink, or the
                                                                                   identity: mean_i W_i - x)
              then x <- server_map(x)                                             (e.g. a server prox)
@@ -27,7 +28,8 @@ bit, so each caller keeps the order it always had.
 
 :func:`fedavg_rounds` is a generator: it yields one :class:`FedAvgState` (the same object, updated)
 before the first round and after every round, so a caller records on its own grid and stops when it
-likes.  :func:`run_fedavg` runs it to the end.  This is the library's one FedAvg: a paper that states
+likes (a state's ``rounds`` counts completed rounds: 0 is the start).  :func:`run_fedavg` runs it to the end and
+returns the library's :class:`~fedcheck.algorithms.core.Trace`.  This is the library's one FedAvg: a paper that states
 FedAvg in its own notation keeps a thin translation of its arguments in its folder
 (``theorems/<paper>/methods.py``: FedDualAvg's on :func:`fedcheck.algorithms.primal_averaging`, FedMLS's
 on :func:`fedavg_rounds`, FedSGM's on :func:`run_fedavg`).
@@ -69,20 +71,24 @@ def fedavg_rounds(x0, oracle: RoundOracle, *, rounds: int, n: int, eta=None, eta
                   client_map: Callable[[np.ndarray], np.ndarray] | None = None,
                   server_map: Callable[[np.ndarray], np.ndarray] | None = None,
                   uplink: Callable[[np.ndarray], np.ndarray] | None = None,
-                  hook: Callable[[int, int, dict], None] | None = None) -> Iterator[FedAvgState]:
+                  hook: Callable[[int, int, dict], None] | None = None, weights=None) -> Iterator[FedAvgState]:
     """FedAvg (see the module doc); yields the state at ``0, 1, .., rounds`` completed rounds.
 
     ``x0`` ``(B, p)`` the server start (not modified).  ``oracle(r, sel)`` returns the round's
     ``grad(W, t)`` (``t = 1 ..`` the local step); :func:`~fedcheck.algorithms.pieces.static_oracle` wraps a
     plain ``grad(X)``.  ``n`` clients.  Client step size: ``eta`` a scalar / ``(B,)`` (constant) or
-    ``(rounds, B)`` (row ``r``), or ``eta_step`` ``(S, B)`` indexed by each instance's local-step counter.
+    ``(rounds, B)`` (row ``r``), ``(rounds, B, E)`` (row ``r``, column ``t - 1`` at local step ``t``: a
+    schedule per local step, as ``Rounds(local_steps=E, per_local_step=...)`` evaluates one), or ``eta_step``
+    ``(S, B)`` indexed by each instance's local-step counter.
     ``steps`` an int or ``(rounds, B)`` integer counts (row ``r``; finished instances are frozen).
     ``eta_s`` ``None`` (plain averaging) or the server step (scalar or ``(B,)``).  ``participation(r)``
     ``None``, ``(B, S)`` client indices (the clients' array is then ``(B, S, p)``; the oracle gets the
     indices) or a ``(B, n)`` boolean mask (the average is over the mask).  ``client_map`` after every local
     step, ``server_map`` after the server step, ``uplink(D)`` compresses the clients' updates
     ``D = W - x`` ``(B, S, p)``.  ``hook(r, k, {"W": W, "g": g})`` after local step ``k = t - 1`` with the
-    unscaled direction ``g``."""
+    unscaled direction ``g``.  ``weights`` the client weights ``p_k`` ``(n,)`` or ``(B, n)`` (``p_k = n_k / N``,
+    an instance's :attr:`~fedcheck.problems.Instance.weights`): the server averages ``sum_k p_k W_k`` (over the
+    round's participants, renormalized); ``None`` is the plain mean, bit for bit as before."""
     x = np.asarray(x0, dtype=float)
     B = x.shape[0]
     size = step_sizes(B, eta, eta_step)
@@ -96,7 +102,9 @@ def fedavg_rounds(x0, oracle: RoundOracle, *, rounds: int, n: int, eta=None, eta
     p = x.shape[1]
     # the plain least-squares oracle, plain averaging, nothing per step: the round fused and compiled (same bits)
     fused = ls_fedavg(ls, B, int(n), p) if (ls is not None and client_map is None and hook is None and uplink is None
-                                            and eta_s is None and server_map is None) else None
+                                            and eta_s is None and server_map is None and weights is None) else None
+    w_all = None if weights is None else np.broadcast_to(np.asarray(weights, dtype=float), (B, int(n)))
+    per_step = eta_step is not None or np.ndim(eta) == 3
     uniform = None if not isinstance(counts, np.ndarray) else np.all(counts == counts[:, :1], axis=1)
     st = FedAvgState(x=x, X=np.repeat(x[:, None, :], int(n), axis=1), calls=np.zeros(B), comms=np.zeros(B))
     yield st
@@ -112,12 +120,12 @@ def fedavg_rounds(x0, oracle: RoundOracle, *, rounds: int, n: int, eta=None, eta
             # the plain least-squares oracle, every client, no map/hook: the compiled local steps, or with plain
             # averaging and one step count for every instance the whole round fused (fedavg_jit; the same bits)
             Tm = int(np.max(Tb, initial=0))
-            if eta_step is None:       # a step size per round: the same for every local step of round r
+            if not per_step:           # a step size per round: the same for every local step of round r
                 sizes = np.asarray(size(r, 1, cum), dtype=float)
             else:
                 sizes = np.stack([np.broadcast_to(np.asarray(size(r, t, cum), dtype=float), (B,))
                                   for t in range(1, Tm + 1)]) if Tm else np.zeros((1, B))
-            if fused is not None and (uniform is None or uniform[r]) and (eta_step is not None or sizes.shape == (B,)):
+            if fused is not None and (uniform is None or uniform[r]) and (per_step or sizes.shape == (B,)):
                 W, xf = fused.round(x, np.ascontiguousarray(sizes.reshape(-1, B)), Tm)
             else:
                 W = ls_local_steps(ls, np.repeat(x[:, None, :], S, axis=1), sizes, Tb)
@@ -125,12 +133,14 @@ def fedavg_rounds(x0, oracle: RoundOracle, *, rounds: int, n: int, eta=None, eta
             W = local_updates(np.repeat(x[:, None, :], S, axis=1), grad, Tb, lambda t, r=r: size(r, t, cum),
                               client_map=client_map, hook=on_step)
         cum += Tb
+        # the weights of W's clients: all n (or under the mask), or the sampled subset's
+        w = w_all if w_all is None or sel is None or mask is not None else np.take_along_axis(w_all, sel, 1)
         if xf is not None:             # the fused round averaged (plain averaging: no uplink, server step or map)
             x = xf
         elif uplink is None and eta_s is None:
-            x = client_mean(W, mask)
+            x = client_mean(W, mask, w)
         else:
-            delta = client_mean(W, mask) - x if uplink is None else client_mean(uplink(W - x[:, None, :]), mask)
+            delta = client_mean(W, mask, w) - x if uplink is None else client_mean(uplink(W - x[:, None, :]), mask, w)
             x = server_step(x, delta, 1.0 if eta_s is None else eta_s)
         if server_map is not None:
             x = server_map(x)
@@ -151,13 +161,27 @@ def _plain_ls_oracle(oracle):
     return loss
 
 
-def run_fedavg(x0, oracle: RoundOracle, *, rounds: int, n: int, iterates: bool = False, **kw) -> FedAvgState:
-    """:func:`fedavg_rounds` to the end; the final state, with ``iterates`` ``(rounds+1, B, p)`` (the server
-    points ``x_0 .. x_R``) attached when asked."""
-    out = []
-    for st in fedavg_rounds(x0, oracle, rounds=rounds, n=n, **kw):
-        if iterates:
-            out.append(st.x)
-    if iterates:
-        st.iterates = np.stack(out)
-    return st
+def run_fedavg(x0, oracle: RoundOracle, *, rounds: int, n: int, iterates: bool = False, grid=None, **kw):
+    """FedAvg (McMahan et al. 2017; the local (sub)gradient method) run to the end: :func:`fedavg_rounds` (its
+    arguments) recorded on ``grid``, the numbers of completed rounds (default ``0``, the start, then
+    :func:`record_grid`; every round ``0 .. rounds`` with ``iterates``).  Returns a :class:`~.core.Trace`
+    (``start = 0``): ``metrics["calls"]``, ``metrics["comms"]`` ``(len(grid), B)``, with ``iterates`` also
+    ``metrics["x"]`` ``(len(grid), B, p)``; ``final``: ``x``, ``X``, ``calls``, ``comms`` after the last round.
+
+    Example::
+
+        tr = run_fedavg(x0, static_oracle(batch.loss.grad), rounds=100, n=batch.n, eta=0.01, steps=5)
+        x_R = tr.final["x"]
+    """
+    from fedcheck.algorithms.core import Trace, record_grid
+    R = int(rounds)
+    grid = (np.arange(R + 1) if iterates else np.append(0, record_grid(R))) if grid is None else np.asarray(grid)
+    want = np.zeros(R + 1, dtype=bool)
+    want[grid[(grid >= 0) & (grid <= R)]] = True
+    rows: dict = {}
+    for st in fedavg_rounds(x0, oracle, rounds=R, n=n, **kw):
+        if want[st.rounds]:
+            for name, v in (("calls", st.calls), ("comms", st.comms)) + ((("x", st.x),) if iterates else ()):
+                rows.setdefault(name, []).append(np.array(v, dtype=float))
+    return Trace(rounds=np.flatnonzero(want), metrics={k: np.stack(v) for k, v in rows.items()},
+                 final={"x": st.x, "X": st.X, "calls": st.calls, "comms": st.comms}, start=0)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from fedcheck.problems.instances import InstanceBatch
-from fedcheck.algorithms.core import (Recorder, Stream, Trace, default_recorder, instance_chunks, record_grid,
-                                     run_recorded, scalar_source)
+from fedcheck.algorithms.core import (Recorder, Stream, Trace, clients_start, default_recorder, instance_chunks,
+                                     record_grid, run_recorded, scalar_source)
 from fedcheck.algorithms.kernels import make_full_grad_kernel, make_grad_kernel, make_vertex_lmo, slice_set, uniform_rows
 
 __all__ = ["fedfw", "naive_fw_averaging", "frank_wolfe"]
@@ -59,7 +59,7 @@ def _groups(B: int, n: int, p: int, grad, lmo, S):
 
 def fedfw(batch: InstanceBatch, eta: np.ndarray, lam: np.ndarray, rounds: int,
           grid: np.ndarray | None = None, X0: np.ndarray | None = None,
-          recorder: Recorder | None = None, stream: Stream | None = None) -> Trace:
+          recorder: Recorder | None = None, stream: Stream | None = None, *, x0=None) -> Trace:
     """FedFW, Algorithm 1 of Dadras et al. (full participation).
 
     Per round ``t`` and client ``i`` (all at once)::
@@ -71,8 +71,20 @@ def fedfw(batch: InstanceBatch, eta: np.ndarray, lam: np.ndarray, rounds: int,
     ``eta`` and ``lam`` are ``(rounds, B)`` arrays (row ``t-1`` is round ``t``).  ``stream(k, values)``
     (optional) receives the recorder's scalar metrics at every iterate, in blocks (see
     :func:`.core.run_recorded`); on the compiled path with the default least-squares recorder they are
-    computed inside the compiled round, bit for bit what the recorder gives."""
+    computed inside the compiled round, bit for bit what the recorder gives.
+
+    Reference: Dadras et al., "Federated Frank-Wolfe Algorithm", Algorithm 1; Theorem 1 (convex, ``eta_t = 2/(t+1)``,
+    ``lambda_t = lambda_0 sqrt(t+1)``), Theorem 2 (non-convex, fixed ``eta``, ``lambda``).  Start: ``X0`` the clients'
+    points ``(B, n, p)``, or ``x0`` ``(B, p)`` at every client (default: the batch's).  Returns a :class:`Trace` in the
+    paper's indexing, ``start = 1`` (row ``i`` is ``x^{trace.rounds[i]}``, after ``trace.completed[i]`` rounds).
+
+    Example::
+
+        T = 100; t = np.arange(1, T + 1)[:, None]
+        eta, lam = np.repeat(2 / (t + 1), batch.B, 1), np.repeat(np.sqrt(t + 1), batch.B, 1)
+        tr = fedfw(batch, rounds=T, eta=eta, lam=lam)      # tr.metrics["F"][i] at x^{tr.rounds[i]}"""
     loss, S, n = batch.loss, batch.set, batch.n
+    X0 = clients_start(X0, x0, n)      # the clients' own start X0, or the server's x0 (B, p) at every client
     X = np.array(batch.x0() if X0 is None else X0, dtype=float, order="C")
     B, p = X.shape[0], X.shape[-1]
     xbar = X.mean(1)
@@ -309,7 +321,11 @@ def naive_fw_averaging(batch: InstanceBatch, eta: np.ndarray, rounds: int, local
                        grid: np.ndarray | None = None, x0: np.ndarray | None = None,
                        recorder: Recorder | None = None, stream: Stream | None = None) -> Trace:
     """Naive Frank-Wolfe with model averaging, procedure (20) of Appendix A of the FedFW paper:
-    each client runs ``local_steps`` FW steps on its own ``f_i`` from ``xbar``; the server averages."""
+    each client runs ``local_steps`` FW steps on its own ``f_i`` from ``xbar``; the server averages.
+
+    Reference: the FedFW paper's Appendix A counterexample.  ``x0`` ``(B, p)`` the start; returns a
+    :class:`Trace` (``start = 1``, as :func:`fedfw`).
+    Example: ``naive_fw_averaging(batch, rounds=T, eta=eta, local_steps=5)``."""
     loss, S, n = batch.loss, batch.set, batch.n
     xbar = batch.x0()[:, 0, :].copy() if x0 is None else np.array(x0, dtype=float)  # the instances' start
     X = np.repeat(xbar[:, None, :], n, 1)
@@ -337,7 +353,11 @@ def naive_fw_averaging(batch: InstanceBatch, eta: np.ndarray, rounds: int, local
 
 def frank_wolfe(batch: InstanceBatch, eta: np.ndarray, rounds: int, grid=None, x0=None, recorder=None,
                 stream: Stream | None = None) -> Trace:
-    """Classical (centralized) Frank-Wolfe on F = mean_i f_i: x <- (1 - eta_t) x + eta_t lmo(grad F(x))."""
+    """Classical (centralized) Frank-Wolfe on F = mean_i f_i: x <- (1 - eta_t) x + eta_t lmo(grad F(x)).
+
+    Reference: Frank and Wolfe (1956), the centralized baseline of the FedFW paper.  ``eta`` ``(rounds, B)``,
+    ``x0`` ``(B, p)`` the start; returns a :class:`Trace` (``start = 1``, as :func:`fedfw`).
+    Example: ``frank_wolfe(batch, rounds=T, eta=eta).final["xbar"]``."""
     loss, S = batch.loss, batch.set
     x = batch.x0()[:, 0, :].copy() if x0 is None else np.array(x0, dtype=float, order="C")  # as fedfw starts
     grid = record_grid(rounds + 1) if grid is None else grid

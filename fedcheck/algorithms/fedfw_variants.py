@@ -35,7 +35,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from fedcheck.algorithms.core import Recorder, Trace, default_recorder, record_grid, run_recorded, scalar_source
+from fedcheck.algorithms.core import (Recorder, Trace, clients_start, default_recorder, record_grid, run_recorded,
+                                     scalar_source)
 
 __all__ = ["ProblemBatch", "fedfw_variant", "fedfw_plus", "fedfw_sto", "fedfw_partial", "fedfw_split",
            "gaussian_oracle", "replicate_seeds", "fw_recorder", "feddr", "fw_gap"]
@@ -85,12 +86,18 @@ def fedfw_variant(batch, eta: np.ndarray, lam: np.ndarray, rounds: int, grid: np
                   X0: np.ndarray | None = None, recorder: Recorder | None = None, *,
                   participation=None, seeds: Sequence[int] | None = None, rho: np.ndarray | None = None,
                   grad_oracle: Callable[[np.ndarray, int], np.ndarray] | None = None, plus=None,
-                  client_sets: Sequence[tuple] = (), hook: Callable | None = None, stream=None) -> Trace:
+                  client_sets: Sequence[tuple] = (), hook: Callable | None = None, stream=None, x0=None) -> Trace:
     """FedFW and its variants (see the module doc).  ``eta``, ``lam`` and ``rho`` are ``(rounds, B)``
     arrays (row ``t-1`` is round ``t``); ``participation`` and ``plus`` scalars or ``(B,)``; ``seeds``
     one stream seed per run (needed for random participation).  ``hook(t, state)`` (optional) sees the
-    state after each round: ``X``, ``xbar``, ``S`` (the messages ``s_i``), ``mask`` (participants)."""
+    state after each round: ``X``, ``xbar``, ``S`` (the messages ``s_i``), ``mask`` (participants).
+
+    Reference: the FedFW paper, Algorithm 1 and Section 4 (4.1 FedFW-sto, Theorem 3; 4.2 partial
+    participation; 4.3 split constraints; 4.4 FedFW+).  Start ``X0`` ``(B, n, p)`` or ``x0`` ``(B, p)``; returns a
+    :class:`~fedcheck.algorithms.core.Trace` (``start = 1``: ``x^1`` is the start).
+    Example: ``fedfw_variant(batch, rounds=T, eta=eta, lam=lam, participation=0.5, seeds=range(batch.B))``."""
     loss, S, n, B = batch.loss, batch.set, batch.n, batch.B
+    X0 = clients_start(X0, x0, n)      # the clients' own start X0, or the server's x0 (B, p) at every client
     X = batch.x0() if X0 is None else np.array(X0, dtype=float)
     state = {"X": X, "xbar": X.mean(1), "S": None, "mask": None}
     grid = record_grid(rounds + 1) if grid is None else grid
@@ -152,14 +159,20 @@ def fedfw_variant(batch, eta: np.ndarray, lam: np.ndarray, rounds: int, grid: np
 
 
 def fedfw_plus(batch, eta, lam, rounds, grid=None, X0=None, recorder=None, *, plus=1.0, stream=None, **kw) -> Trace:
-    """FedFW+ (augmented Lagrangian, Section 4.4): dual step ``lambda_0`` = ``plus``."""
+    """FedFW+ (augmented Lagrangian, Section 4.4): dual step ``lambda_0`` = ``plus``.
+
+    Arguments and return as :func:`fedfw_variant`.  Example: ``fedfw_plus(batch, rounds=T, eta=eta, lam=lam)``."""
     return fedfw_variant(batch, eta, lam, rounds, grid, X0, recorder, plus=plus, stream=stream, **kw)
 
 
 def fedfw_sto(batch, eta, lam, rho, rounds, grid=None, X0=None, recorder=None, *, sigma=0.0, seeds=None,
               grad_oracle=None, stream=None, **kw) -> Trace:
     """FedFW-sto (Section 4.1) with additive Gaussian gradient noise of variance ``sigma^2`` (unless a
-    ``grad_oracle`` is given)."""
+    ``grad_oracle`` is given).
+
+    Reference: Section 4.1, Theorem 3 (``eta_t = 9/(t+8)``, ``lambda_t = lambda_0 sqrt(t+8)``).  ``seeds``: one per
+    instance row (the noise streams).  Arguments and return as :func:`fedfw_variant`.
+    Example: ``fedfw_sto(batch, rounds=T, eta=eta, lam=lam, rho=rho, sigma=0.1, seeds=range(batch.B))``."""
     if grad_oracle is None:
         if seeds is None:
             seeds = np.arange(batch.B)
@@ -170,13 +183,20 @@ def fedfw_sto(batch, eta, lam, rho, rounds, grid=None, X0=None, recorder=None, *
 
 def fedfw_partial(batch, eta, lam, rounds, grid=None, X0=None, recorder=None, *, participation, seeds, stream=None,
                   **kw):
-    """FedFW with random client participation (Section 4.2)."""
+    """FedFW with random client participation (Section 4.2).
+
+    ``participation`` a probability (scalar or ``(B,)``), ``seeds`` one per instance row.  Arguments and return as
+    :func:`fedfw_variant`.
+    Example: ``fedfw_partial(batch, rounds=T, eta=eta, lam=lam, participation=0.5, seeds=[0, 1])``."""
     return fedfw_variant(batch, eta, lam, rounds, grid, X0, recorder, participation=participation, seeds=seeds,
                          stream=stream, **kw)
 
 
 def fedfw_split(batch, eta, lam, rounds, grid=None, X0=None, recorder=None, *, client_sets, stream=None, **kw):
-    """FedFW with split constraints (Section 4.3): ``client_sets = [(superset, client mask), ...]``."""
+    """FedFW with split constraints (Section 4.3): ``client_sets = [(superset, client mask), ...]``.
+
+    Arguments and return as :func:`fedfw_variant`.
+    Example: ``fedfw_split(batch, rounds=T, eta=eta, lam=lam, client_sets=[(L1Ball(2.0, p), mask)])``."""
     return fedfw_variant(batch, eta, lam, rounds, grid, X0, recorder, client_sets=client_sets, stream=stream, **kw)
 
 
@@ -210,7 +230,7 @@ def fw_recorder(batch, lam_fixed: np.ndarray | None = None, base: Recorder | Non
 # ---------------------------------------------------------------------------------------------
 def feddr(batch, rounds: int, eta, alpha: float = 1.0, local_steps: int = 1, lr=None,
           grid: np.ndarray | None = None, X0=None, recorder: Recorder | None = None,
-          grad_oracle: Callable | None = None) -> Trace:
+          grad_oracle: Callable | None = None, *, x0=None) -> Trace:
     """FedDR (Tran-Dinh et al. 2021, the baseline of the FedFW paper's experiments) for
     ``min (1/n) sum_i f_i + indicator_D``, full participation::
 
@@ -219,8 +239,12 @@ def feddr(batch, rounds: int, eta, alpha: float = 1.0, local_steps: int = 1, lr=
         xhat_i = 2 x_i - y_i;           xbar <- proj_D(mean_i xhat_i)
 
     ``eta`` a scalar or one value per instance ``(B,)``; ``lr`` defaults to ``1 / (L_i + 1/eta)`` per client
-    (the prox subproblem's smoothness)."""
+    (the prox subproblem's smoothness).
+
+    Start ``X0`` ``(B, n, p)`` or ``x0`` ``(B, p)``; returns a :class:`~fedcheck.algorithms.core.Trace` in FedFW's
+    indexing (``start = 1``).  Example: ``feddr(batch, rounds=T, eta=1.0, local_steps=5)``."""
     loss, S, n, B = batch.loss, batch.set, batch.n, batch.B
+    X0 = clients_start(X0, x0, n)      # the clients' own start X0, or the server's x0 (B, p) at every client
     X = batch.x0() if X0 is None else np.array(X0, dtype=float)
     state = {"X": X.copy(), "Yd": X.copy(), "xbar": X.mean(1)}
     grid = record_grid(rounds + 1) if grid is None else grid

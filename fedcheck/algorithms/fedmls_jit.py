@@ -461,7 +461,7 @@ def _covered(loss) -> bool:
     from fedcheck.problems.losses import LAD
     return (_lad_prox_c is not None and type(loss) is LAD and loss.opts.get("kernel") == "matmul"
             and loss.A.ndim == 4 and loss.b.ndim == 3 and loss.A.shape[-1] in (2, 3) and loss.m >= 1
-            and loss.A.dtype == np.float64 and loss.b.dtype == np.float64)
+            and loss.A.dtype == np.float64 and loss.b.dtype == np.float64 and loss.weights is None)
 
 
 _probed: dict = {}

@@ -415,7 +415,8 @@ def least_squares_recorder(loss, S):
     """A compiled ``default_recorder`` for plain least squares on the l1/l2 balls, box or simplex (the
     same three metrics, one pass), or ``None`` when it does not apply."""
     from fedcheck.problems.losses import LeastSquares
-    if _ls_record_compiled is None or type(loss) is not LeastSquares or S.name not in GAUGES or loss.A.ndim != 4:
+    if _ls_record_compiled is None or type(loss) is not LeastSquares or S.name not in GAUGES or loss.A.ndim != 4 \
+            or loss.weights is not None:      # client weights: F = sum_k p_k f_k by numpy
         return None
     R, q, rho = (np.ascontiguousarray(a, dtype=float) for a in loss._stacked_qr())
     B = loss.A.shape[0]

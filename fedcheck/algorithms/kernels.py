@@ -167,7 +167,7 @@ class _FullGrad(GradKernel):
 def make_full_grad_kernel(loss: Loss) -> GradKernel:
     """``out <- grad F(x)`` at one point per instance, ``x`` of shape ``(B, p)``."""
     if isinstance(loss, LeastSquares) and type(loss).grad is LeastSquares.grad \
-            and type(loss).full_grad is LeastSquares.full_grad and not loss.factored:
+            and type(loss).full_grad is LeastSquares.full_grad and not loss.factored and loss.weights is None:
         return _QuadraticGrad(loss.H.mean(-3), loss.c.mean(-2), 1.0)
     return _FullGrad(loss)
 

@@ -121,7 +121,7 @@ def drive_rounds(rounds: int, grid, step: Callable[[int], None], snapshot: Calla
             take(k)
         if done:
             break
-    return Trace(rounds=np.asarray(ks), metrics={name: np.stack(v) for name, v in rows.items()})
+    return Trace(rounds=np.asarray(ks), metrics={name: np.stack(v) for name, v in rows.items()}, start=0)
 
 
 def snapshot_of(rec: Recorder, X: Callable[[], np.ndarray], xbar: Callable[[], np.ndarray], extra: dict):
@@ -251,7 +251,12 @@ def fedmls(batch: InstanceBatch, *, rounds: int, lam, T, R, grid=None, recorder:
         x_k   = (1-g_k) x_{k-1} + g_k z_k ;  y_{k+1} = (1-g_{k+1}) x_k + g_{k+1} z_k   (server)
         z_{k+1} = z_k - ((k+1)/4)(y_{k+1} - mean_i y_{k+1}^i)                      (line 19)
 
-    with ``g_k = 2/(k+1)``.  The returned point after ``K`` rounds is the server's ``x_K``."""
+    with ``g_k = 2/(k+1)``.  The returned point after ``K`` rounds is the server's ``x_K``.
+
+    Reference: Palenzuela et al., Algorithm 1; Corollary 3.2 (its rate).  ``lam``, ``T`` ``(rounds, B)`` (or numbers),
+    ``R`` the ball radius, ``x0`` ``(B, p)`` the start.  Returns a :class:`Trace` (``start = 0``: row ``i`` is
+    ``x_{trace.rounds[i]}``; ``calls``, ``comms`` recorded).
+    Example: ``fedmls(batch, rounds=K, lam=lam, T=T, R=10.0)``."""
     B, n = batch.B, batch.n
     lam = round_rows(lam, rounds, B, "lam")
     Tk = step_counts(T, rounds, B)
@@ -291,7 +296,10 @@ def mopes(batch: InstanceBatch, *, rounds: int, lam, T, R, consensus: bool = Tru
         X = (1-g_k) X + g_k Z ;  X' = (1-g_k) X' + g_k Zt'
 
     ``proj_X`` averages the columns (``consensus=True``, the FL reformulation (7)) or is the identity.
-    The gradient of ``F(X) = (1/n) sum_i f_i(x^i)`` has columns ``(1/n) g_i``.  Records ``mean_i X``."""
+    The gradient of ``F(X) = (1/n) sum_i f_i(x^i)`` has columns ``(1/n) g_i``.  Records ``mean_i X``.
+
+    Reference: Palenzuela et al., eq. (4)-(5); Theorem 3.1 (Thekumparampil et al. 2020, Theorem 5).  Arguments and
+    return as :func:`fedmls`.  Example: ``mopes(batch, rounds=K, lam=lam, T=T, R=10.0, consensus=False)``."""
     B, n = batch.B, batch.n
     lam = round_rows(lam, rounds, B, "lam")
     Tk = step_counts(T, rounds, B)
@@ -354,7 +362,11 @@ def scaffold(batch: InstanceBatch, *, rounds: int, T, eta_g, eta=None, eta_step=
         c^i+ = c^i - c + (x - y^i) / (sum of the round's local step sizes)
         x <- x + eta_g mean_i (y^i - x) ;  c <- c + mean_i (c^i+ - c^i)
 
-    (with a constant step the divisor is ``T_k eta``, as in the paper).  ``eta_g`` is per round."""
+    (with a constant step the divisor is ``T_k eta``, as in the paper).  ``eta_g`` is per round.
+
+    Reference: Karimireddy et al. (2020), option II; a baseline of the FedMLS paper's Section 4.  ``x0`` ``(B, p)``
+    the start.  Returns a :class:`Trace` (``start = 0``, as :func:`fedmls`).
+    Example: ``scaffold(batch, rounds=K, T=T, eta_g=1.0, eta=0.01)``."""
     B, n = batch.B, batch.n
     Tk, size = _local_steps(rounds, B, T, eta, eta_step)
     eg = round_rows(eta_g, rounds, B, "eta_g")
@@ -393,8 +405,9 @@ def scaffold(batch: InstanceBatch, *, rounds: int, T, eta_g, eta=None, eta_step=
     return trace
 
 
-def scaffnew(batch: InstanceBatch, *, steps: int, eta_step, p_step, rng: np.random.Generator, grid=None,
-             recorder: Recorder | None = None, oracle: Oracle | None = None, x0=None) -> Trace:
+def scaffnew(batch: InstanceBatch, *, steps: int | None = None, eta_step, p_step,
+             rng: np.random.Generator | None = None, grid=None, recorder: Recorder | None = None,
+             oracle: Oracle | None = None, x0=None, rounds: int | None = None, seeds=None) -> Trace:
     """Scaffnew / ProxSkip for the consensus constraint, with step ``eta_s`` and communication
     probability ``p_s`` at local step ``s``::
 
@@ -403,8 +416,22 @@ def scaffnew(batch: InstanceBatch, *, steps: int, eta_step, p_step, rng: np.rand
         h^i <- h^i + (p_s/eta_s)(x^i - xh^i)
 
     The control variates are updated *after* the communication (so they do move; cf. the note on the
-    authors' code).  Traces are indexed by local steps; the server point is the last average."""
+    authors' code).  Traces are indexed by local steps; the server point is the last average.  Scaffnew has no
+    rounds: ``steps`` (or ``rounds``, the library's name: iterations) counts local steps, ``comms`` the random
+    communications.  The coins come from ``rng`` or a generator seeded by ``seeds``
+    (:class:`numpy.random.SeedSequence` entropy).
+
+    Reference: Mishchenko et al. (2022), ProxSkip; a baseline of the FedMLS paper's Section 4.  Returns a
+    :class:`Trace` (``start = 0``; ``trace.rounds`` count local steps).
+    Example: ``scaffnew(batch, rounds=S, eta_step=0.01, p_step=0.2, seeds=0)``."""
     B, n = batch.B, batch.n
+    steps = rounds if steps is None else steps
+    if steps is None:
+        raise TypeError("scaffnew needs steps= (or rounds=)")
+    if rng is None:
+        if seeds is None:
+            raise TypeError("scaffnew needs rng= or seeds= (its communication coins)")
+        rng = np.random.default_rng(np.random.SeedSequence(seeds))
     eta_step = round_rows(eta_step, steps, B, "eta_step")
     p_step = round_rows(p_step, steps, B, "p_step")
     if np.any(p_step <= 0) or np.any(p_step > 1):

@@ -26,20 +26,39 @@ __all__ = ["local_steps", "sample_clients", "masked_mean", "gaussian_gradient", 
            "static_oracle"]
 
 
-def local_steps(ctx, Y, eta, steps: int, *, anchor=None, mu=None, project: bool = True, noise: float = 0.0):
-    """``steps`` (projected) gradient steps of every client from ``Y`` ``(B, n, p)`` with step ``eta`` ``(B,)``;
+def local_steps(ctx, Y, eta, steps: int, *, anchor=None, mu=None, project: bool = True, noise: float = 0.0,
+                record_grad_sq: str | None = None):
+    """``steps`` (projected) gradient steps of every client from ``Y`` ``(B, n, p)`` with step ``eta`` ``(B,)``, or
+    ``(B, steps)`` for a step size per local step (column ``s - 1`` at local step ``s``: a schedule of
+    ``Rounds(local_steps=E, per_local_step=("eta",))`` arrives so, ``eta_t`` with ``t = (round - 1) E + s``);
     ``anchor``/``mu``: the proximal term ``mu/2 ||y - anchor||^2`` (FedProx); ``noise``: Gaussian gradient noise
-    of standard deviation ``noise`` per coordinate (a stochastic oracle).
+    of standard deviation ``noise`` per coordinate (a stochastic oracle).  ``record_grad_sq="G2"``: record
+    (:meth:`~fedcheck.algorithms.protocol.Round.record`) the largest squared norm over the clients of the
+    gradient each local step uses, ``max_k ||g_k(w^k)||^2`` at every local iterate (Li et al.'s ``G^2`` along
+    the run; ``Rounds(measured={"G2": "G^2"})`` lets a bound read it).
 
     Least-squares clients (the library's loss in its ``H`` form), an l2 ball or no projection, no noise and the
     context's own ``grad``/``project``: the steps run compiled (:class:`.fedavg_jit.LSSteps`, every client and
     step in one call); the same formula, only the sums of ``H_i y`` in another order than BLAS's (last bits).
     ``FEDCHECK_JIT=0`` (or no numba) runs the numpy steps below, the reference."""
+    e = np.asarray(eta, dtype=float)
+    hook = None if record_grad_sq is None else \
+        (lambda t, W, G: ctx.record(record_grad_sq, np.einsum("bkp,bkp->bk", G, G).max(1)))
+    if e.ndim == 2 or hook is not None:     # a step size per local step, or recorded gradients: the numpy steps
+        size = (lambda t: e[:, min(t, e.shape[1]) - 1]) if e.ndim == 2 else (lambda t: e)
+        return local_updates(Y, _step_grad(ctx, anchor, mu, noise), int(steps), size,
+                             client_map=ctx.project if project else None, hook=hook)
     if not noise:
         out = _compiled_local_steps(ctx, Y, eta, steps, anchor, mu, project)
         if out is not None:
             return out
 
+    return local_updates(Y, _step_grad(ctx, anchor, mu, noise), int(steps), lambda t: e,
+                         client_map=ctx.project if project else None)
+
+
+def _step_grad(ctx, anchor, mu, noise):
+    """The local steps' oracle ``grad(Y, t)`` of :func:`local_steps`."""
     def grad(Y, t):
         G = ctx.grad(Y)
         if noise:
@@ -47,8 +66,7 @@ def local_steps(ctx, Y, eta, steps: int, *, anchor=None, mu=None, project: bool 
         if anchor is not None and mu is not None:
             G = G + ctx.col(mu) * (Y - anchor[:, None, :])
         return G
-    e = np.asarray(eta, dtype=float)
-    return local_updates(Y, grad, int(steps), lambda t: e, client_map=ctx.project if project else None)
+    return grad
 
 
 _COMPILED: dict = {}
@@ -151,6 +169,9 @@ def step_sizes(B: int, eta=None, eta_step=None):
     local step ``t`` (1-based) and each instance's count ``cum`` ``(B,)`` of local steps of earlier rounds:
 
     * ``eta`` a scalar or ``(B,)``: constant;  ``eta`` ``(rounds, B)``: row ``r`` in round ``r``;
+    * ``eta`` ``(rounds, B, E)``: row ``r``, column ``t - 1`` (clipped to the last column): a step size per local
+      step, the local-step counter of Li et al. being ``r E + t`` (what ``Rounds(local_steps=E,
+      per_local_step=("eta",))`` evaluates a SymPy schedule into);
     * ``eta_step`` ``(S, B)``: row ``cum + t - 1`` (clipped to the last row), a counter over all rounds.
     """
     if (eta is None) == (eta_step is None):
@@ -160,6 +181,8 @@ def step_sizes(B: int, eta=None, eta_step=None):
         cols = np.arange(B)
         return lambda r, t, cum: es[np.minimum(cum + t - 1, es.shape[0] - 1), cols]
     e = np.asarray(eta, dtype=float)
+    if e.ndim == 3:
+        return lambda r, t, cum: e[r, :, min(t, e.shape[2]) - 1]
     if e.ndim == 2:
         return lambda r, t, cum: e[r]
     e = np.broadcast_to(e, (B,)).astype(float)
@@ -202,9 +225,17 @@ def local_updates(W: np.ndarray, grad, steps, size, *, client_map=None, hook=Non
     return W
 
 
-def client_mean(W: np.ndarray, mask=None) -> np.ndarray:
+def client_mean(W: np.ndarray, mask=None, weights=None) -> np.ndarray:
     """The average of the clients' points ``(B, p)``: over the second axis of ``W`` (all clients, or the
-    sampled subset ``W`` already holds), or over a participation ``mask`` ``(B, n)`` (:func:`masked_mean`)."""
+    sampled subset ``W`` already holds), or over a participation ``mask`` ``(B, n)`` (:func:`masked_mean`).
+
+    ``weights`` ``(B, S)`` (or ``(S,)``) the clients' weights ``p_k`` for ``W``'s clients: the weighted average
+    ``sum_k p_k W_k / sum_k p_k`` (over the mask's clients with a mask); ``None`` is the plain mean (same bits)."""
+    if weights is not None:
+        w = np.broadcast_to(np.asarray(weights, dtype=float), W.shape[:2])
+        if mask is not None:
+            w = w * mask
+        return np.einsum("bn,bnp->bp", w, W) / w.sum(1)[:, None]
     if mask is None:
         from fedcheck.algorithms.kernels import clients_mean     # W.mean(1), the same bits, compiled
         return clients_mean(W)

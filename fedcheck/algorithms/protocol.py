@@ -29,7 +29,7 @@ from typing import Callable
 import numpy as np
 
 from fedcheck.algorithms.contract import RoundContract
-from fedcheck.algorithms.core import Trace, default_recorder, run_recorded, scalar_source
+from fedcheck.algorithms.core import Trace, clients_start, default_recorder, run_recorded, scalar_source
 from fedcheck.core.schedules import record_grid
 from fedcheck.core.streams import LazyRows, row_generators
 from fedcheck.core.usercode import guard
@@ -47,6 +47,20 @@ class Round:
     t: int = 0
     rngs: list = field(default_factory=list)
     state: dict = field(default_factory=dict)      # the method's own memory across rounds (control variates...)
+    rounds: int = 0
+    recorded: dict = field(default_factory=dict)   # {name: (B, rounds)}: what ctx.record kept (Rounds(measured=))
+
+    def record(self, name: str, values) -> None:
+        """Record a quantity measured during the run, per instance row ``values`` ``(B,)``: each round keeps the
+        largest value recorded in it (``Rounds(measured={name: label})`` lets a bound read it, as measured, not a
+        priori).  E.g. ``ctx.record("G2", (G ** 2).sum(-1).max(1))`` at every local step's gradient ``G``."""
+        if not 1 <= self.t <= self.rounds:
+            raise ValueError(f"ctx.record({name!r}, ...) is for the rounds 1 .. {self.rounds}, not round {self.t}")
+        arr = self.recorded.get(name)
+        if arr is None:
+            arr = self.recorded[name] = np.full((self.B, self.rounds), np.nan)
+        row = arr[:, self.t - 1]
+        np.fmax(row, np.broadcast_to(np.asarray(values, dtype=float), (self.B,)), out=row)
 
     # -- problem access -------------------------------------------------------------------------
     @property
@@ -90,6 +104,11 @@ class Round:
         """A per-instance value ``(B,)`` shaped to broadcast against server points ``(B, p)``."""
         return np.asarray(v, dtype=float)[:, None]
 
+    def average(self, X: np.ndarray) -> np.ndarray:
+        """The server's average of the clients' points ``(B, p)``: ``sum_k p_k X_k`` with the instances' client
+        weights (``Instance(weights=...)``, ``p_k = n_k / N``), ``X.mean(1)`` (the same bits) without them."""
+        return self.batch.loss.client_average(X, -2)
+
     def broadcast(self, x: np.ndarray) -> np.ndarray:
         """The server point copied to every client: ``(B, n, p)``."""
         return np.repeat(x[:, None, :], self.n, axis=1)
@@ -108,29 +127,32 @@ def federated(round_fn: Callable, *, name: str | None = None, init: Callable | N
     """A batched algorithm from ``round_fn(X, x, ctx, **schedules_at_t, **kwargs) -> (X, x)``.
 
     ``init(batch) -> (X, x)`` gives the starting points (default: every client at the instance's
-    starting point, the server at their mean).  The returned function has the engine's signature
-    ``algo(batch, *, rounds, grid=None, recorder=None, seeds=None, **schedules_and_kwargs) -> Trace``:
-    a keyword whose value is a ``(rounds, B)`` array is a schedule (row ``t-1`` is passed at round ``t``);
+    starting point, the server at their mean; ``x0=`` ``(B, p)`` at the call puts every client there).  The returned
+    function has the engine's signature
+    ``algo(batch, *, rounds, grid=None, recorder=None, seeds=None, x0=None, **schedules_and_kwargs) -> Trace``:
+    a keyword whose value is a ``(rounds, B)`` array is a schedule (row ``t-1`` is passed at round ``t``), a
+    ``(rounds, B, E)`` array a schedule per local step (row ``t-1``, ``(B, E)``, at round ``t``: what
+    ``Rounds(local_steps=E, per_local_step=(...))`` evaluates; :func:`.pieces.local_steps` takes it);
     any other keyword is passed unchanged (``local_steps=5``).  ``stream(k, values)`` (optional) receives the
     recorder's scalar metrics at every iterate ``k = 1 .. rounds+1`` in blocks (:func:`.core.run_recorded`)."""
     label = name or getattr(round_fn, "__name__", "method")
     key = stream or f"fedcheck.federated:{label}"
     call_round, call_init = guard(round_fn, "round function"), guard(init, "init function")
 
-    def algorithm(batch, *, rounds: int, grid=None, recorder=None, seeds=None, stream=None, **kw) -> Trace:
+    def algorithm(batch, *, rounds: int, grid=None, recorder=None, seeds=None, stream=None, x0=None, **kw) -> Trace:
         rounds = int(rounds)
         grid = record_grid(rounds + 1) if grid is None else np.asarray(grid)
         rec = recorder or default_recorder(batch)
         contract = RoundContract(round_fn, "round function", batch.B, batch.n, batch.p)   # (X, x) checked every round
         if init is not None:
             X, x = RoundContract(init, "init function", batch.B, batch.n, batch.p).check(call_init(batch), 0)
-        else:
-            X = np.array(batch.x0(), dtype=float)
+        else:   # every client at the instance's start, or at the server start x0 (B, p) when given
+            X = np.array(batch.x0() if x0 is None else clients_start(None, x0, batch.n), dtype=float)
             x = X.mean(1)
         sched = {k: np.asarray(v, dtype=float) for k, v in kw.items()
-                 if isinstance(v, np.ndarray) and v.ndim == 2 and v.shape[0] >= rounds and v.shape[1] == batch.B}
+                 if isinstance(v, np.ndarray) and v.ndim in (2, 3) and v.shape[0] >= rounds and v.shape[1] == batch.B}
         static = {k: v for k, v in kw.items() if k not in sched}
-        ctx = Round(batch, 0, LazyRows(seeds, batch.B, key))    # the generators made on a first draw
+        ctx = Round(batch, 0, LazyRows(seeds, batch.B, key), rounds=rounds)    # the generators made on a first draw
         state = {"X": X, "x": x}
 
         def step(t):
@@ -143,7 +165,8 @@ def federated(round_fn: Callable, *, name: str | None = None, init: Callable | N
         base = scalar_source(rec)
         trace = run_recorded(rounds, grid, step, snapshot, stream=stream,
                              scalar_snapshot=lambda k: contract.mask(base(k, state["X"], state["x"])))
-        trace.final = {"x": state["x"], "X": state["X"], "nonfinite_round": contract.first_nonfinite}
+        trace.final = {"x": state["x"], "X": state["X"], "nonfinite_round": contract.first_nonfinite,
+                       **{f"recorded:{k}": v for k, v in ctx.recorded.items()}}
         return trace
 
     algorithm.__name__ = label

@@ -80,7 +80,11 @@ def dcs(batch: InstanceBatch, *, rounds: int, T, R, eta=None, tau=None, alpha=1.
     """DCS on the server network, all instances and clients at once (see the module doc).  ``rounds`` is the number
     of outer iterations ``N`` (``2N`` communications); ``T`` the inner steps per outer iteration, ``eta``, ``tau``
     (default ``2n`` and ``n``, i.e. ``2||L||`` and ``||L||``) and ``alpha`` per outer iteration; ``R`` the radius of
-    the clients' balls ``X_i``."""
+    the clients' balls ``X_i``.
+
+    Reference: Lan, Lee and Zhou (2020), decentralized communication sliding, the FedMLS paper's Section 2 comparison.
+    ``x0`` ``(B, p)`` the start.  Returns a :class:`Trace` (``start = 0``: row ``i`` after ``trace.rounds[i]`` outer
+    iterations).  Example: ``dcs(batch, rounds=N, T=T, R=10.0).final["xbar"]``."""
     B, n = batch.B, batch.n
     Tk = step_counts(T, rounds, B)
     eta = round_rows(2.0 * n if eta is None else eta, rounds, B, "eta")

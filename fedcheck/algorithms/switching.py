@@ -84,12 +84,19 @@ def _in_A(g, eps, rule, a_set):
 
 def fedsgm(batch, *, rounds: int, eta, eps, rule: str = "hard", beta=None, local_steps: int = 1,
            compressor: Compressor | None = None, seeds=None, comparator=None, a_set: str | None = None,
-           stream_key: str = "fedsgm:uplink", w0=None) -> Trace:
+           stream_key: str = "fedsgm:uplink", w0=None, x0=None) -> Trace:
     """Run FedSGM on a :class:`fedcheck.problems.constrained.ConstrainedBatch` (see the module doc).
 
     ``eta``, ``eps``, ``beta``: per row (B,) or a constant ``(rounds, B)`` schedule.  ``eps`` is the
     switching threshold (and the level defining ``A``).  ``seeds``: per-row seeds of the uplink
-    randomness (required with a random compressor).  ``comparator``: (B, d) point ``u``."""
+    randomness (required with a random compressor).  ``comparator``: (B, d) point ``u``.  ``w0`` (or ``x0``, the
+    library's name): the start ``(B, d)``, default ``batch.w0``.  Returns a :class:`Trace` whose row ``k`` is
+    ``w_k`` (``trace.start = 0``).
+
+    Example::
+
+        tr = fedsgm(batch, rounds=100, eta=0.05, eps=0.1)        # tr.metrics["f"][k], tr.final["wbar"]
+    """
     B, n, d, E, T = batch.B, batch.n, batch.d, int(local_steps), int(rounds)
     eta, eps, beta = per_row(eta, B, "eta"), per_row(eps, B, "eps"), per_row(beta, B, "beta")
     if rule == "soft" and beta is None:
@@ -100,6 +107,7 @@ def fedsgm(batch, *, rounds: int, eta, eps, rule: str = "hard", beta=None, local
         if seeds is None:
             raise ValueError("a random compressor needs per-row seeds")
         stream = UniformStream(seeds, f"{stream_key}:{C.spec()}", (n, d))
+    w0 = x0 if w0 is None else w0
     w = np.array(batch.w0 if w0 is None else w0, dtype=float)
     u = None if comparator is None else np.asarray(comparator, dtype=float)
     fu = batch.full_f(u) if u is not None else None
@@ -173,17 +181,24 @@ def fedsgm(batch, *, rounds: int, eta, eps, rule: str = "hard", beta=None, local
 def _trace(T, rec, S_w, S_weight, A_size, sig_A, w) -> Trace:
     with np.errstate(invalid="ignore", divide="ignore"):
         wbar = np.where(S_weight[:, None] > 0, S_w / S_weight[:, None], np.nan)
-    trace = Trace(rounds=np.arange(T + 1), metrics=rec)
+    trace = Trace(rounds=np.arange(T + 1), metrics=rec, start=0)
     trace.final = {"wbar": wbar, "A_size": A_size, "A_weight": S_weight, "sigma_sum_A": sig_A, "w_T": w}
     return trace
 
 
-def switching_subgradient(batch, *, rounds: int, eta, eps, rule: str = "hard", beta=None, w0=None) -> np.ndarray:
+def switching_subgradient(batch, *, rounds: int, eta, eps, rule: str = "hard", beta=None, w0=None, x0=None) -> Trace:
     """Centralized switching subgradient method (Polyak; Lan and Zhou) on ``f = mean_j f_j``,
     ``g = mean_j g_j``: ``w_{t+1} = w_t - eta [(1 - sigma_t) df(w_t) + sigma_t dg(w_t)]``.
-    A reference written independently of :func:`fedsgm`; returns the iterates ``(T+1, B, d)``."""
+    A reference written independently of :func:`fedsgm` (arguments as there).  Returns a :class:`Trace` of the
+    iterates: ``metrics["w"]`` ``(T+1, B, d)``, row ``k`` is ``w_k`` (``trace.start = 0``); ``final["w_T"]``.
+
+    Example::
+
+        w = switching_subgradient(batch, rounds=50, eta=0.05, eps=0.1).metrics["w"]     # w_0 .. w_50
+    """
     B, n = batch.B, batch.n
     eta, eps, beta = per_row(eta, B, "eta"), per_row(eps, B, "eps"), per_row(beta, B, "beta")
+    w0 = x0 if w0 is None else w0
     w = np.array(batch.w0 if w0 is None else w0, dtype=float)
     out = [w]
     for _ in range(int(rounds)):
@@ -192,4 +207,4 @@ def switching_subgradient(batch, *, rounds: int, eta, eps, rule: str = "hard", b
         v = (1 - sig) * batch.f.subgrad(Wb).mean(1) + sig * batch.g.subgrad(Wb).mean(1)
         w = w - eta[:, None] * v
         out.append(w)
-    return np.stack(out)
+    return Trace(rounds=np.arange(len(out)), metrics={"w": np.stack(out)}, final={"w_T": w}, start=0)

@@ -472,7 +472,7 @@ def _slice_trace(trace, cols: slice):
     from fedcheck.algorithms import Trace
     return Trace(rounds=np.asarray(trace.rounds),
                  metrics={k: np.asarray(v)[:, cols] for k, v in trace.metrics.items()},
-                 final={k: np.asarray(v)[cols] for k, v in trace.final.items()})
+                 final={k: np.asarray(v)[cols] for k, v in trace.final.items()}, start=trace.start)
 
 
 def _stream_part(every, j: int, R: int) -> dict:
@@ -603,7 +603,8 @@ def _replay(check: Claim, config: RunConfig, parts: Sequence[dict], symbolic: li
             _fill_stream(every, [streams[k] for k in keys])
         return Trace(rounds=pieces[0].rounds,
                      metrics={k: np.concatenate([pc.metrics[k] for pc in pieces], axis=1) for k in pieces[0].metrics},
-                     final={k: np.concatenate([pc.final[k] for pc in pieces]) for k in pieces[0].final})
+                     final={k: np.concatenate([pc.final[k] for pc in pieces]) for k in pieces[0].final},
+                     start=pieces[0].start)
 
     if streams_every_round(exp.algorithm):
         def algorithm(batch, stream=None, **kwargs):

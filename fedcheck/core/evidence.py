@@ -25,7 +25,8 @@ import sympy as sp
 
 from fedcheck.core import verdict as V
 from fedcheck.core.errors import BadInput
-from fedcheck.core.readings import Deviation, Source, deviations_of, provenance_record, size_only
+from fedcheck.core.readings import (Deviation, Reading, Source, check_reading_marks, deviations_of, provenance_record,
+                                    size_only)
 
 __all__ = ["Statistic", "PATHWISE", "MEAN", "fraction", "Bound", "Comparison", "Observed", "Observations",
            "Finding", "attach_provenance", "Fact", "BoundTest", "Measurement", "MeasureContext", "MeasureResult", "Proof",
@@ -52,7 +53,8 @@ class Statistic:
     def describe(self, samples: int | None = None) -> str:
         if self.kind == "mean":
             z = V.POLICY.statistical_z if self.z is None else self.z
-            return f"mean +- {z:g} standard errors" + (f" over {samples} runs" if samples else "")
+            return (f"mean +- a Student t interval at the level of {z:g} standard errors"
+                    + (f" over {samples} runs ({samples - 1} degrees of freedom)" if samples else ""))
         if self.kind == "fraction":
             return (f"fraction of failing runs <= {self.max_fraction:g} "
                     f"({100 * V.POLICY.confidence:.0f}% Clopper-Pearson interval)")
@@ -95,7 +97,9 @@ class Bound:
     ``expr`` -- a note alone does not pass the printed-formula check.  ``latex_definitions``: for a notation key
     whose value is a definition the paper prints (``{"C": r"..."}``, (E.2)'s step), the paper's printed LaTeX of
     it, proved equal to the map's value (a mistyped value would otherwise read "equal" with a bound mistyped
-    alike).
+    alike).  ``latex_reconstructed``: for a bound the paper prints but whose text lost the formula (an extraction
+    that dropped the display mathematics), where the declared formula was rebuilt from -- the results, the terminal
+    and the reports mark it "reconstructed (the paper's text lost the formula)"; never with ``latex``.
 
     ``source``: where the paper states this bound (:class:`fedcheck.core.readings.Source`), for findings named by
     bound (a reading's own source comes first when a finding is named by reading).
@@ -117,6 +121,7 @@ class Bound:
     bites_from: Any = None
     latex_corrected: str = ""
     latex_definitions: Any = None
+    latex_reconstructed: str = ""
 
     def __post_init__(self):
         if self.source is not None and not isinstance(self.source, Source):
@@ -124,8 +129,13 @@ class Bound:
         if self.bites_from is not None and (isinstance(self.bites_from, bool) or
                                             not isinstance(self.bites_from, (int, float, str))):
             raise TypeError(f"bound {self.name!r}: bites_from must be a number on the axis (or a sentence)")
-        if not all(isinstance(x, str) for x in (self.latex, self.latex_note, self.latex_corrected)):
-            raise TypeError(f"bound {self.name!r}: latex, latex_note and latex_corrected must be strings")
+        if not all(isinstance(x, str) for x in (self.latex, self.latex_note, self.latex_corrected,
+                                                self.latex_reconstructed)):
+            raise TypeError(f"bound {self.name!r}: latex, latex_note, latex_corrected and latex_reconstructed must be "
+                            "strings")
+        if self.latex and self.latex_reconstructed:
+            raise ValueError(f"bound {self.name!r}: a formula is either printed (latex=) or reconstructed "
+                             "(latex_reconstructed=), not both")
         if self.latex_definitions is not None and not (
                 isinstance(self.latex_definitions, Mapping) and
                 all(isinstance(k, str) and isinstance(v, str) for k, v in self.latex_definitions.items())):
@@ -241,7 +251,8 @@ class Comparison:
         S = lo.shape[0]
         se = (np.maximum(lo.std(0, ddof=1), hi.std(0, ddof=1)) / math.sqrt(S)) if S > 1 \
             else np.full(lo.shape[1], np.nan)
-        z = V.POLICY.statistical_z if statistic.z is None else statistic.z
+        # Student t with S - 1 degrees of freedom at the level of z standard errors (the SE is estimated from S runs)
+        z = V.t_multiplier(V.POLICY.statistical_z if statistic.z is None else statistic.z, S) if S > 1 else 0.0
         mlo, mhi = lo.mean(0), hi.mean(0)
         if self.value is not None:
             val = self.value.mean(0)
@@ -498,15 +509,23 @@ class Finding:
     evidence: Any = None
     extra: dict = field(default_factory=dict)
     source: Any = None          # fedcheck.core.readings.Source: where the paper states it
-    deviation: Any = ""         # how the tested setting differs: Deviation(s), or a sentence (the older form)
+    deviation: Any = ""         # how the tested setting differs: Deviation(s) (their text after construction)
     deviations: tuple = ()      # the Deviation data of ``deviation`` (its text is kept in ``deviation``)
+    reading: Any = None         # fedcheck Reading: the reading of the paper's words it tests (plausible, defect, step)
 
     def __post_init__(self):
+        if self.reading is not None:
+            if not isinstance(self.reading, Reading):
+                raise TypeError(f"finding {self.name!r}: reading must be a fedcheck Reading, not "
+                                f"{type(self.reading).__name__}")
+            self.source = self.source if self.source is not None else self.reading.source
+            check_reading_marks(f"finding {self.name!r}", self.reading.plausible, self.deviation or
+                                self.deviations, self.reading.step, self.reading.conclusion)
         if self.source is not None and not isinstance(self.source, Source):
             raise TypeError(f"finding {self.name!r}: source must be a fedcheck Source, not {type(self.source).__name__}")
-        text, devs = deviations_of(self.deviation)
+        _, devs = deviations_of(self.deviation, tuple(self.deviations))
         self.deviations = tuple(dict.fromkeys(tuple(self.deviations) + devs))
-        self.deviation = text or "; ".join(str(d) for d in self.deviations)
+        self.deviation = "; ".join(str(d) for d in self.deviations)
         if self.deviation and self.paper and not size_only(self.deviations):   # size only: still the paper's
             raise ValueError(f"finding {self.name!r} is tested outside the paper's setting ({self.deviation}): "
                              "it is an analysis (paper=False)")
@@ -517,27 +536,39 @@ class Finding:
         if self.evidence is not None:
             d["evidence"] = self.evidence
         d.update(provenance_record(self.source, self.deviation, self.deviations))
+        r = self.reading
+        if r is not None and (r.plausible or r.defect or r.step):
+            d["reading"] = {"name": r.name, "plausible": r.plausible,
+                            **{k: getattr(r, k) for k in ("defect", "step", "conclusion") if getattr(r, k)}}
         d.update(self.extra)
         return d
+
+    @property
+    def plausible(self) -> bool:
+        """Another plausible reading of the paper's words (an analysis the headline names when it fails)."""
+        return bool(self.reading is not None and self.reading.plausible)
+
+    @property
+    def defect(self) -> str:
+        """The defect this finding is a reading or case of (findings with one key count once); its name if none."""
+        return (self.reading.defect if self.reading is not None else "") or self.name
 
 
 def check_sources(sources: Mapping | None, owner: str) -> dict:
     """``sources`` as declared on a :class:`Measurement` or :class:`BoundTest`: finding name (or its start) ->
-    :class:`~fedcheck.core.readings.Source`, or ``(Source, deviation)`` for a finding tested in another setting.
-    A key names findings: the empty key, which would match every finding of the claim, only with a deviation in the
-    older free-text form (the runner admits those for the papers listed in ``fedcheck.core.readings``)."""
+    :class:`~fedcheck.core.readings.Source`, or ``(Source, deviation)`` for a finding tested in another setting
+    (``deviation``: :class:`~fedcheck.core.readings.Deviation` data, one or a tuple).  A key names findings: the
+    empty key, which would match every finding of the claim, is refused (BadInput), and so is a sentence."""
     out = dict(sources or {})
     for name, entry in out.items():
-        src, dev = entry if isinstance(entry, tuple) and len(entry) == 2 else (entry, "")
-        if isinstance(dev, (Deviation, tuple, list)):
-            _, devs = deviations_of(dev)
-            if not name:
-                raise BadInput(f"{owner}(sources=...): the key '' matches every finding; name the findings the "
-                               "deviation is declared for")
-            dev = ""
-        if not isinstance(src, Source) or not isinstance(dev, str):
+        if not isinstance(name, str) or not name.strip():
+            raise BadInput(f"{owner}(sources=...): the key {name!r} matches every finding; name the findings each "
+                           "source is declared for")
+        src, dev = entry if isinstance(entry, tuple) and len(entry) == 2 else (entry, ())
+        if not isinstance(src, Source):
             raise TypeError(f"{owner}(sources=...): {name!r} must map to a fedcheck Source or (Source, deviation), "
                             f"not {entry!r}")
+        deviations_of(dev)
     return out
 
 
@@ -556,15 +587,20 @@ def attach_provenance(findings: Sequence[Finding], provenance: Mapping | None) -
             out.append(f)
             continue
         entry = provenance[key]
-        source, deviation = entry if isinstance(entry, tuple) else (entry, "")
-        text, devs = deviations_of(deviation)
-        out.append(replace(f, source=source, deviation=deviation, paper=f.paper and (not text or size_only(devs))))
+        source, deviation = entry if isinstance(entry, tuple) else (entry, ())
+        _, devs = deviations_of(deviation)
+        out.append(replace(f, source=source, deviation=devs, paper=f.paper and (not devs or size_only(devs))))
     return out
 
 
-def reproduced_if(condition: bool | None) -> str:
+def reproduced_if(condition) -> str:
     """``reproduced`` when the run shows the failure, ``not_reproduced`` when it shows the opposite,
-    ``inconclusive`` when undecidable (``None``)."""
+    ``inconclusive`` when undecidable (``None``).  A boolean is for a condition decided exactly (a computation,
+    no interval): ``False`` must mean the run shows the opposite.  A condition decided from intervals passes their
+    verdicts instead (``holds`` shown, ``violated`` the opposite shown, ``inconclusive`` straddling; one or a
+    sequence: :func:`fedcheck.core.verdict.counterexample_of`): an undecided interval is never a refutation."""
+    if isinstance(condition, (str, tuple, list)):
+        return V.counterexample_of(*((condition,) if isinstance(condition, str) else condition))
     if condition is None:
         return V.INCONCLUSIVE
     return V.REPRODUCED if condition else V.NOT_REPRODUCED

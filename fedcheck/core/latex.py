@@ -32,9 +32,12 @@ from typing import Any, Mapping
 import sympy as sp
 
 __all__ = ["parse", "check_bound", "check_formula", "EQUAL", "DIFFERS", "UNDECIDED", "PASS", "FAIL",
-           "printed_formula_check", "unchecked_definitions", "bounds_without_latex"]
+           "printed_formula_check", "unchecked_definitions", "bounds_without_latex", "RECONSTRUCTED", "LOST",
+           "reconstruction_note"]
 
 EQUAL, DIFFERS, UNDECIDED = "equal", "differs", "undecided"
+RECONSTRUCTED = "reconstructed"      # a bound whose printed formula the paper's text lost: rebuilt, nothing to check
+LOST = "reconstructed (the paper's text lost the formula)"
 PASS, FAIL = "pass", "fail"      # the printed-formula check of a bound (check_bound's "check")
 PARSER = "sympy.parsing.latex.parse_latex (ANTLR backend)"
 _POINTS = 24            # random points of the numeric check
@@ -232,9 +235,16 @@ def _key(bound) -> str:
 def check_bound(bound) -> dict | None:
     """The record of a bound's printed formula (``None`` when it declares none): the printed LaTeX, the notation,
     the parsed and the declared formula (SymPy text and LaTeX), the verdict (``equal``/``differs``/``undecided``),
-    its evidence, the exact difference and the note that explains it."""
+    its evidence, the exact difference and the note that explains it.  A bound whose formula the paper's text lost
+    (``latex_reconstructed``) gets ``{"reconstructed": True, "verdict": "reconstructed", ...}``: marked, not checked."""
     if not getattr(bound, "latex", ""):
-        return None
+        why = getattr(bound, "latex_reconstructed", "")
+        if not why:
+            return None
+        declared = sp.sympify(bound.expr) if bound.expr is not None else None
+        return {"latex": "", "reconstructed": True, "verdict": RECONSTRUCTED, "evidence": f"{LOST}: {why}",
+                "declared": sp.sstr(declared) if declared is not None else None,
+                "declared_latex": sp.latex(declared) if declared is not None else None, "note": why}
     key = _key(bound)
     if key in _memo:
         return dict(_memo[key])
@@ -249,7 +259,7 @@ def check_bound(bound) -> dict | None:
     rec["declared"] = sp.sstr(declared)
     rec["declared_latex"] = sp.latex(declared)
     try:
-        parsed, holders = parse(bound.latex, notation)
+        parsed, holders = parse(bound.latex, _own_notation(bound, notation))
     except ValueError as exc:
         rec.update({"verdict": UNDECIDED, "evidence": str(exc), "parsed": None, "difference": None})
         rec["check"], rec["check_evidence"] = printed_formula_check(rec)
@@ -275,6 +285,19 @@ def check_bound(bound) -> dict | None:
     rec["check"], rec["check_evidence"] = printed_formula_check(rec)
     _memo[key] = rec
     return dict(rec)
+
+
+def _own_notation(bound, notation: Mapping) -> dict:
+    """The notation keys the printed formula itself must contain: a key it does not contain is an error of the
+    declaration (refused by the strict parse), unless a printed definition or the corrected formula uses it (a
+    definition may be written in notation of its own: (57)'s ``\\mathcal{E}`` under (62)'s ``dist``)."""
+    others = list((getattr(bound, "latex_definitions", None) or {}).values()) + [getattr(bound, "latex_corrected", "")]
+    rest, absent = bound.latex, set()
+    for k in sorted((k for k in notation if isinstance(k, str)), key=len, reverse=True):    # longest first, as parsed
+        if k not in rest and any(k in o for o in others):
+            absent.add(k)
+        rest = rest.replace(k, " ")
+    return {k: v for k, v in notation.items() if k not in absent}
 
 
 def _printed_against(parsed, holders, notation, declared) -> dict:
@@ -362,3 +385,10 @@ def bounds_without_latex(claims) -> list[tuple[str, str]]:
         if isinstance(ev, BoundTest):
             out += [(c.id, b.name) for b in ev.bounds if b.paper and not b.latex]
     return out
+
+
+def reconstruction_note(printed: Mapping | None) -> str:
+    """What a headline adds for a claim whose bounds are reconstructions (``" [reconstructed (the paper's text lost
+    the formula): objective, ...]"``); empty when none is."""
+    names = [name for name, rec in (printed or {}).items() if isinstance(rec, Mapping) and rec.get("reconstructed")]
+    return f" [{LOST}: {', '.join(names)}]" if names else ""

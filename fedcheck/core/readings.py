@@ -7,14 +7,11 @@ from typing import Any, Mapping
 from fedcheck.core.errors import BadInput
 
 __all__ = ["Source", "Reading", "Deviation", "provenance_record", "deviations_of", "size_only", "SIZE_PARAMETERS",
-           "check_deviations", "PROSE_DEVIATION_PAPERS"]
+           "check_deviations", "used_by", "check_reading_marks"]
 
-#: The papers whose claims still declare deviations as sentences (the older form: no parameter, no values, nothing
-#: to check): admitted until their claims declare :class:`Deviation` data.  Any other claim's sentence is BadInput.
-PROSE_DEVIATION_PAPERS = frozenset({"feddualavg", "fedsgm", "fedmls"})
-
-#: The parameters whose deviation is one of size only: the same data, model, method and parameters as the paper,
-#: less of it (fewer images or samples, rounds, data draws or seeds).
+#: The parameters whose deviation is one of size only: the same data, model, method, parameters and horizon as the
+#: paper, less of it (fewer images or samples, data draws or seeds).  Rounds are not among them: the paper states
+#: what holds at its horizon, and a shorter one is another setting.
 SIZE_PARAMETERS = frozenset({"images", "samples", "samples per client", "images per client", "data draws",
                              "seeds"})
 
@@ -55,9 +52,9 @@ class Deviation:
         return {"parameter": self.parameter, "paper": self.paper, "run": self.run, "of_size": self.of_size}
 
 
-def deviations_of(deviation) -> tuple[str, tuple[Deviation, ...]]:
+def deviations_of(deviation, data: tuple = ()) -> tuple[str, tuple[Deviation, ...]]:
     """``(text, deviations)`` of a declared deviation: a :class:`Deviation`, a sequence of them, or a sentence
-    (the older free-text form, kept for the papers not converted yet; it carries no data)."""
+    (the older free-text form: it carries no data, and the runner refuses it, :func:`check_deviations`)."""
     if isinstance(deviation, Deviation):
         deviation = (deviation,)
     if isinstance(deviation, (tuple, list)):
@@ -65,11 +62,12 @@ def deviations_of(deviation) -> tuple[str, tuple[Deviation, ...]]:
             raise BadInput(f"a deviation is a fedcheck Deviation (or several), not {deviation!r}")
         devs = tuple(deviation)
         return "; ".join(str(d) for d in devs), devs
-    if deviation is None:
-        return "", ()
-    if not isinstance(deviation, str):
-        raise BadInput(f"a deviation is a fedcheck Deviation, not {deviation!r}")
-    return deviation, ()
+    if deviation is None or deviation == "" or (data and deviation == "; ".join(str(d) for d in data)):
+        return "", ()           # nothing, or the text of the data given beside it
+    if isinstance(deviation, str):
+        raise BadInput(f"a deviation declared as a sentence ({deviation[:60]!r}) names no parameter and no values: "
+                       "declare Deviation(parameter, paper=..., run=...)")
+    raise BadInput(f"a deviation is a fedcheck Deviation, not {deviation!r}")
 
 
 def size_only(deviations: tuple) -> bool:
@@ -82,20 +80,33 @@ class Source:
     """Where a paper states a reading: its own words (a short ``quote``), the ``place`` (section, equation,
     table, caption) and the ``setting`` it is stated in (data, oracle, parameters, horizon).  A reading
     tested in another setting names the difference as its ``deviation`` and is an analysis, never a paper
-    reading."""
+    reading.
+
+    ``stated``: the paper's values of the parameters the setting states, as data (``{"clients": 10, "rounds": 100,
+    "data": "MNIST"}``; ``setting`` stays the human text).  The runner holds every finding with this source to them
+    (:func:`check_deviations`): the value the run used is the paper's, or a :class:`Deviation` of that parameter
+    declares both values."""
 
     quote: str
     place: str
     setting: str
+    stated: Mapping = field(default_factory=dict, hash=False)
 
     def __post_init__(self):
         for name in ("quote", "place", "setting"):
             v = getattr(self, name)
             if not isinstance(v, str) or not v.strip():
                 raise TypeError(f"Source.{name} must be a non-empty string, not {v!r}")
+        if not isinstance(self.stated, Mapping) or not all(isinstance(k, str) and k.strip() for k in self.stated) \
+                or any(v is None for v in self.stated.values()):
+            raise BadInput(f"Source.stated maps parameter names to the paper's values, not {self.stated!r}")
+        object.__setattr__(self, "stated", dict(self.stated))
 
     def record(self) -> dict:
-        return {"quote": self.quote, "place": self.place, "setting": self.setting}
+        d = {"quote": self.quote, "place": self.place, "setting": self.setting}
+        if self.stated:
+            d["stated"] = dict(self.stated)
+        return d
 
 
 def provenance_record(source: "Source | None", deviation: str = "", deviations: tuple = ()) -> dict:
@@ -129,34 +140,94 @@ class Reading:
     description: str = ""
     statistic: Any = None
     source: Source | None = None
-    deviation: Any = ""         # Deviation(s) (data), or a sentence (the older form); its text after construction
+    deviation: Any = ""         # Deviation(s) (data); its text after construction
     deviations: tuple = ()      # the Deviation data of ``deviation``
+    plausible: bool = False     # another plausible reading of the paper's own words (not a repair, not a setting)
+    defect: str = ""            # findings with one defect key are one defect in the counts (readings/cases of it)
+    step: str = ""              # the proof step this reading tests ("(C.25)"), when it is not the theorem itself
+    conclusion: str = ""        # with ``step``: whether the theorem's conclusion survives a refutation of the step
 
     def __post_init__(self):
         if self.source is not None and not isinstance(self.source, Source):
             raise TypeError(f"reading {self.name!r}: source must be a fedcheck Source, not {type(self.source).__name__}")
-        text, devs = deviations_of(self.deviation)
+        check_reading_marks(f"reading {self.name!r}", self.plausible, self.deviation, self.step, self.conclusion)
+        _, devs = deviations_of(self.deviation, tuple(self.deviations))
         object.__setattr__(self, "deviations", tuple(dict.fromkeys(tuple(self.deviations) + devs)))
-        object.__setattr__(self, "deviation", text or "; ".join(str(d) for d in self.deviations))
+        object.__setattr__(self, "deviation", "; ".join(str(d) for d in self.deviations))
         if self.deviation and self.paper and not size_only(self.deviations):
             raise ValueError(f"reading {self.name!r} is tested outside the paper's setting ({self.deviation}): "
                              "declare it paper=False (an analysis)")
 
 
-def check_deviations(claim_id: str, paper_key: str, findings, used: Mapping) -> None:
-    """Every declared deviation against what the run used (``used``: parameter -> value, the measurement's
-    ``MeasureResult.used`` over the claim's parameters): :class:`BadInput` (exit 2, one line naming it) when a
-    deviation's run value is not the value the run recorded, when the run recorded none, or when a claim outside
-    :data:`PROSE_DEVIATION_PAPERS` declares a deviation as a sentence.  (A deviation equal to the paper's value
-    is refused when it is made: :class:`Deviation`.)"""
+def check_reading_marks(owner: str, plausible: bool, deviation, step: str, conclusion: str) -> None:
+    """A plausible reading of the paper's words is a reading, not a setting: it declares no deviation; a reading
+    of a proof step says what its refutation means for the theorem's conclusion."""
+    if plausible and deviation:
+        raise ValueError(f"{owner} is another reading of the paper's words (plausible=True): it declares no deviation "
+                         f"({deviation}); a reading is not a setting")
+    if step and not (isinstance(conclusion, str) and conclusion.strip()):
+        raise ValueError(f"{owner} tests the proof step {step}: say whether the theorem's conclusion survives its "
+                         "refutation (conclusion=...)")
+
+
+def used_by(name: str, used: Mapping) -> dict | None:
+    """The values the run used for the finding ``name``: ``used`` (parameter -> value) with, over it, the values
+    recorded for that finding alone -- an entry whose value is a mapping and whose key is the finding's name or its
+    start (the longest such key), as ``sources`` are keyed (``{"rounds": 200, "FedMiD is denser": {"eta_s": 1}}``).
+    ``None`` when the longest such key maps to ``None``: nothing ran for that finding (a paper finding left
+    undecided because its setting could not be run)."""
+    out = {k: v for k, v in used.items() if v is not None and not isinstance(v, Mapping)}
+    keys = sorted((k for k, v in used.items() if (v is None or isinstance(v, Mapping))
+                   and (name == k or name.startswith(k))), key=len)
+    if keys and used[keys[-1]] is None:
+        return None
+    for k in keys:
+        out.update(used[k] or {})
+    return out
+
+
+def check_deviations(claim_id: str, findings, used: Mapping) -> None:
+    """A finding's setting against what the run used (``used``: parameter -> value, the measurement's
+    ``MeasureResult.used`` over the claim's parameters; per finding: :func:`used_by`).  :class:`BadInput` (exit 2,
+    one line naming the claim, the finding, the parameter and both values) when
+
+    * a declared deviation is a sentence (no parameter, no values: nothing to check);
+    * a declared deviation's run value is not the value the run recorded, or the run recorded none;
+    * a declared deviation's paper value is not the value its source states (``Source.stated``);
+    * a parameter the source states was run at another value with no deviation declaring it, or the run recorded
+      no value of it (an undeclared difference);
+    * a finding for which the run records that nothing ran (``used_by`` is ``None``) is not inconclusive.
+
+    (A deviation equal to the paper's value is refused when it is made: :class:`Deviation`.)"""
     for f in findings:
-        if f.deviation and not f.deviations and paper_key not in PROSE_DEVIATION_PAPERS:
+        if f.deviation and not f.deviations:
             raise BadInput(f"{claim_id}: finding {f.name!r} declares its deviation as a sentence ({f.deviation[:60]!r}): "
                            "declare Deviation(parameter, paper=..., run=...)")
+        vals = used_by(f.name, used)
+        if vals is None:            # nothing ran for it: it decides nothing, and declares no deviation of a run
+            if f.verdict != "inconclusive" or f.deviations:
+                raise BadInput(f"{claim_id}: finding {f.name!r} records that nothing ran for it (used: None), but it is "
+                               f"{f.verdict}" + (f" and declares {f.deviation}" if f.deviations else ""))
+            continue
+        stated = dict(getattr(f.source, "stated", None) or {})
+        declared = {}
         for d in f.deviations:
-            if d.parameter not in used:
+            declared[d.parameter] = d
+            if d.parameter not in vals:
                 raise BadInput(f"{claim_id}: finding {f.name!r} declares the deviation {d}, but the run records no value "
                                f"of {d.parameter!r} (MeasureResult.used)")
-            if used[d.parameter] != d.run:
+            if vals[d.parameter] != d.run:
                 raise BadInput(f"{claim_id}: finding {f.name!r} declares the deviation {d}, but the run used "
-                               f"{d.parameter} = {used[d.parameter]!r}")
+                               f"{d.parameter} = {vals[d.parameter]!r}")
+            if d.parameter in stated and stated[d.parameter] != d.paper:
+                raise BadInput(f"{claim_id}: finding {f.name!r} declares the deviation {d}, but its source states "
+                               f"{d.parameter} = {stated[d.parameter]!r}")
+        for p, paper in stated.items():
+            if p in declared:
+                continue
+            if p not in vals:
+                raise BadInput(f"{claim_id}: finding {f.name!r}: its source states {p} = {paper!r}, but the run records "
+                               f"no value of {p!r} (MeasureResult.used)")
+            if vals[p] != paper:
+                raise BadInput(f"{claim_id}: finding {f.name!r} ran {p} = {vals[p]!r} where the paper states {paper!r}, "
+                               f"and no Deviation({p!r}, paper={paper!r}, run={vals[p]!r}) declares it")

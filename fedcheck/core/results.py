@@ -57,6 +57,12 @@ class RunConfig:
             return int(self.rounds)
         return int(full if (self.full and full) else quick)
 
+    def size(self, quick, full=None):
+        """A size that is neither rounds nor seeds -- replicate runs per seeded instance (as ``Rounds.replicates``),
+        Monte Carlo draws, a grid of dimensions or values: ``full`` under ``--full`` (when given), else ``quick``;
+        ``--rounds`` and ``--seeds`` do not change it (the measurement's comment says what it is)."""
+        return full if (self.full and full) else quick
+
     def horizons(self, quick, full=None) -> list[int]:
         """Declared horizons in this mode (``full`` under ``--full`` when given, else ``quick``); under
         ``--rounds R`` those ``<= R``, or ``[R]`` when none is."""

@@ -9,12 +9,13 @@ comes from a run or a SymPy proof, never from the declaration.
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 from typing import Sequence
 
 import numpy as np
 
 from fedcheck.core import verdict as V
-from fedcheck.core.readings import Reading, check_deviations, deviations_of
+from fedcheck.core.readings import Reading, check_deviations, deviations_of, size_only
 from fedcheck.core.results import Result, RunConfig
 from fedcheck.core.evidence import (BoundTest, Finding, Measurement, MeasureContext, Proof, attach_provenance,
                                     clopper_pearson)
@@ -88,38 +89,42 @@ def run_claim(claim: Claim, config: RunConfig) -> Result:
 
 def printed_formulas(ev) -> dict:
     """``{bound name: record}`` for the bounds that carry the paper's printed LaTeX (:mod:`fedcheck.core.latex`)."""
-    if not isinstance(ev, BoundTest) or not any(getattr(b, "latex", "") for b in ev.bounds):
+    if not isinstance(ev, BoundTest) or not any(b.latex or b.latex_reconstructed for b in ev.bounds):
         return {}
     from fedcheck.core import latex
-    return {b.name: latex.check_bound(b) for b in ev.bounds if b.latex}
+    return {b.name: latex.check_bound(b) for b in ev.bounds if b.latex or b.latex_reconstructed}
 
 
 def declared_findings(claim: Claim) -> list[dict]:
     """The findings a claim declares before it runs, with the paper's words where given: ``{"name", "paper",
-    "source" (or None), "deviation"}`` -- a bound test's (bound, reading) findings as the runner names them, a
+    "source" (or None), "deviation" (its text), "deviations" (the Deviation data)}`` -- a bound test's (bound, reading) findings as the runner names them, a
     proof's facts, a measurement's declared ``sources`` (its other findings are made at run time)."""
     ev = claim.evidence
     out: dict[str, dict] = {}
     if isinstance(ev, BoundTest):
-        nb, nr = len(ev.bounds), len(claim.readings)
+        bounds = ev.bounds or (SimpleNamespace(name="claim", paper=True, source=None),)   # Cases without bounds
+        nb, nr = len(bounds), len(claim.readings)
         mode = ev.finding_name("b", "r", nb, nr)
-        for b in ev.bounds:
+        for b in bounds:
             for r in claim.readings:
                 name = ev.finding_name(b.name, r.name, nb, nr)
-                d = out.setdefault(name, {"name": name, "paper": True, "source": None, "deviation": ""})
+                d = out.setdefault(name, {"name": name, "paper": True, "source": None, "deviation": "", "deviations": ()})
                 d["paper"] = d["paper"] and bool(r.paper and b.paper)
                 src = finding_source(r if nr == 1 or mode != "b" else None, b if nb == 1 or mode == "b" else None,
                                      "bound" if mode == "b" else "reading")
                 d["source"] = d["source"] or src
-                if r.deviation:
-                    d["deviation"] = "; ".join(x for x in (d["deviation"], r.deviation) if x)
+                if r.deviations:
+                    d["deviations"] = tuple(dict.fromkeys(d["deviations"] + r.deviations))
+                    d["deviation"] = "; ".join(str(x) for x in d["deviations"])
     elif isinstance(ev, Proof):
         for f in ev.facts:
-            out[f.name] = {"name": f.name, "paper": True, "source": f.source, "deviation": ""}
+            out[f.name] = {"name": f.name, "paper": True, "source": f.source, "deviation": "", "deviations": ()}
     elif isinstance(ev, Measurement):       # declared by name or by the start of a name (run-time suffixes)
         for name, entry in ev.sources.items():
-            src, dev = entry if isinstance(entry, tuple) else (entry, "")
-            out[name] = {"name": name, "paper": not dev, "source": src, "deviation": deviations_of(dev)[0]}
+            src, dev = entry if isinstance(entry, tuple) else (entry, ())
+            text, devs = deviations_of(dev)
+            out[name] = {"name": name, "paper": not devs or size_only(devs), "source": src, "deviation": text,
+                         "deviations": devs}
     return list(out.values())
 
 
@@ -223,7 +228,7 @@ def vacuity_note(vac: dict, verdict: str) -> str:
 def finish(res: Result, findings: Sequence[Finding], reason: str | None = None) -> Result:
     """Readings and verdict from the findings; a default reason names the deciding findings."""
     used = res.evidence.get("used") if isinstance(res.evidence, dict) else None
-    check_deviations(res.id, res.paper, findings, {**(res.params or {}), **(used or {})})
+    check_deviations(res.id, findings, {**(res.params or {}), **(used or {})})
     res.readings = {f.name: f.as_reading() for f in findings}
     verdict = verdict_of_findings(findings)
     if res.feasibility.get("decides"):
@@ -250,14 +255,32 @@ def finish(res: Result, findings: Sequence[Finding], reason: str | None = None) 
     else:   # the paper's claims stand; say so when an analysis beside them is refuted
         side = [f for f in findings if not f.paper and f.verdict in (V.VIOLATED, V.NOT_REPRODUCED)]
         if side and not res.reason:
-            res.reason = "paper claims stand; analyses refuted: " + "; ".join(
-                f"{f.name}: {f.verdict}" + (f" ({f.evidence})" if isinstance(f.evidence, str) else "") for f in side)
+            said = lambda f: f"{f.name}: {f.verdict}" + (f" ({f.evidence})" if isinstance(f.evidence, str) else "")  # noqa: E731
+            words = [f for f in side if f.plausible]
+            others = [f for f in side if not f.plausible]
+            res.reason = "; ".join(x for x in (
+                ("the paper's reading stands; the sentence fails under another plausible reading of its words: "
+                 + "; ".join(said(f) for f in words)) if words else "",
+                ("paper claims stand; analyses refuted: " if not words else "analyses refuted: ")
+                + "; ".join(said(f) for f in others) if others else "") if x)
+    powers = [(f.name, f.extra["power"]) for f in findings if f.verdict in _GOOD and isinstance(f.extra.get("power"), dict)
+              and np.isfinite(f.extra["power"].get("detectable", np.inf))]
+    if powers:          # findings decided over draws: the smallest effect their samples could decide
+        res.reason = "; ".join(x for x in (res.reason, "the smallest effects the samples could decide: " + "; ".join(
+            f"{n}: {_g(p['detectable'])} ({_g(p['mde'])} at {100 * p['power']:.0f} % power; {p['draws']} draws, "
+            f"{_g(p['dof'])} degrees of freedom)" for n, p in powers)) if x)
     small = "; ".join(dict.fromkeys(str(d) for f in findings if f.paper for d in f.deviations))
     if small:           # paper findings decided at a smaller size than the paper's: the reason says which
         res.reason = "; ".join(x for x in (res.reason, f"decided at a smaller size than the paper's ({small})") if x)
     res.headline = headline(res.verdict, findings, res.kind)
     res.vacuity = claim_vacuity(findings)
     res.headline += vacuity_note(res.vacuity, res.verdict)
+    if isinstance(res.formula, dict) and res.formula.get("printed"):     # bounds the paper's text lost, rebuilt
+        from fedcheck.core.latex import reconstruction_note
+        res.headline += reconstruction_note(res.formula["printed"])
+    measured = res.evidence.get("measured") if isinstance(res.evidence, dict) else None
+    if measured:
+        res.headline += f" (uses measured {', '.join(m['label'] for m in measured.values())})"
     decisive = [f for f in findings if f.paper] or list(findings)
     ratios = [f.max_ratio for f in decisive if f.max_ratio is not None and np.isfinite(f.max_ratio)]
     if ratios and res.max_ratio is None:
@@ -276,21 +299,50 @@ _BAD = (V.VIOLATED, V.NOT_REPRODUCED)
 def headline(verdict: str, findings: Sequence[Finding], kind: str) -> str:
     """The verdict as shown first: when the paper's own findings disagree, it says so with the count
     (``partly reproduced: 1 of 4 paper findings refuted``), so that a headline never hides a finding the
-    paper states."""
+    paper states.  Findings that are readings or cases of one defect (one ``Reading.defect`` key) count once
+    (``partly holds: 1 defect, found under 3 readings/cases``); a refuted finding of a proof step
+    (``Reading.step``) says whether the theorem's conclusion survives it; a sentence that fails under another
+    plausible reading of its words (``Reading.plausible``, an analysis) says so beside the policy's verdict
+    (``partly holds: fails under the plausible reading ...``)."""
     paper = [f for f in findings if f.paper]
     if outside_the_setting(findings):
         refuted = sum(f.verdict in _BAD for f in findings)
         return f"inconclusive: not tested in the paper's setting (analyses: {refuted} of {len(findings)} refuted)"
     bad = [f for f in paper if f.verdict in _BAD]
     good = [f for f in paper if f.verdict in _GOOD]
+    word = "partly holds" if kind in ("bound", "expectation") else "partly reproduced"
+    text = verdict
     if bad and good:
-        word = "partly holds" if kind in ("bound", "expectation") else "partly reproduced"
-        return f"{word}: {len(bad)} of {len(paper)} paper findings refuted"
-    if verdict in _GOOD:
+        defects = list(dict.fromkeys(f.defect for f in bad))
+        if len(defects) < len(bad):     # one defect found under several readings or cases counts once
+            text = (f"{word}: {_count(len(defects), 'defect')}, found under {len(bad)} readings/cases "
+                    f"({len(bad)} of {len(paper)} paper findings refuted)")
+        else:
+            text = f"{word}: {len(bad)} of {len(paper)} paper findings refuted"
+    elif verdict in _GOOD:
         undecided = [f for f in paper if f.verdict == V.INCONCLUSIVE]
         if undecided:      # (cannot happen: combine would make it inconclusive) kept for clarity
-            return f"{verdict}, {len(undecided)} undecided"
-    return verdict
+            text = f"{verdict}, {len(undecided)} undecided"
+    steps = list(dict.fromkeys((f.reading.step, f.reading.conclusion) for f in bad if f.reading is not None
+                               and f.reading.step))
+    if steps:           # a refuted proof step: whether the theorem's conclusion survives it
+        text += "; " + "; ".join(f"refutes proof step {s}; the theorem's conclusion: {c}" for s, c in steps)
+    words = [f for f in findings if f.plausible and not f.paper and f.verdict in _BAD]
+    if words and verdict not in _BAD:   # the policy's verdict stands; the sentence fails under another reading
+        names = []
+        for rname in dict.fromkeys(f.reading.name for f in words):     # a reading tried on several cases: name them
+            failed = [f.name for f in words if f.reading.name == rname]
+            shared = sum(g.reading is not None and g.reading.name == rname for g in findings) > 1
+            names.append(rname + (f" (for: {', '.join(failed)})" if shared else ""))
+        names = "; ".join(names)
+        lead = {V.HOLDS: "partly holds: ", V.REPRODUCED: "partly reproduced: "}.get(verdict, f"{verdict}; ")
+        text = f"{lead}fails under the plausible reading{'s' if len(words) > 1 else ''} {names}" + \
+            ("" if verdict in _GOOD or text == verdict else f" ({text})")
+    return text
+
+
+def _count(k: int, noun: str) -> str:
+    return f"{k} {noun}{'' if k == 1 else 's'}"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -429,8 +481,10 @@ def observation_record(finding: str, item, judgement: dict, st) -> dict:
     entry)."""
     rec = {"finding": finding, "reading": item.reading, "bound": item.bound, "case": str(item.case),
            "statistic": st.kind, "verdict": judgement.get("verdict")}
-    if st.kind == "mean":
-        rec["z"] = float(V.POLICY.statistical_z if st.z is None else st.z)
+    if st.kind == "mean":       # the multiplier of the standard error judged: Student t with samples - 1 dof
+        S = judgement.get("samples") or (item.comparison.samples if item.comparison is not None else None)
+        z = float(V.POLICY.statistical_z if st.z is None else st.z)
+        rec["z"] = V.t_multiplier(z, int(S)) if S and int(S) > 1 else z
     if st.kind == "fraction":
         rec["max_fraction"] = float(st.max_fraction)
     if item.reason:
@@ -537,6 +591,8 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
                  "bounds": {}}
         if other:       # constants known to intervals: max_ratio is at the deciding ends, this at the other ends
             extra["max_ratio_at_other_ends"] = max(other)
+        if obs.evidence.get("measured"):      # a bound reading quantities of the run: measured, not a priori
+            extra["measured"] = {k: v["label"] for k, v in obs.evidence["measured"].items()}
         extra["vacuity"] = finding_vacuity(lst, [bounds[b] for b in dict.fromkeys(i.bound for i, _, _ in lst)
                                                  if b in bounds], ev.axis)
         for i, s, _ in lst:
@@ -546,6 +602,9 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
                 e["ratios"].append(s["max_ratio"])
         extra["bounds"] = {b: {"verdict": V.combine(e["verdicts"]), "max_ratio": max(e["ratios"]) if e["ratios"] else None}
                            for b, e in extra["bounds"].items()}
+        for b, e in extra["bounds"].items():     # a formula the paper's text lost: the finding says it is rebuilt
+            if b in bounds and bounds[b].latex_reconstructed:
+                e["reconstructed"] = True
         evidence = None
         if st.kind != "mean":
             failing: dict = {}     # per case: a run fails when any of its bounds fails
@@ -599,9 +658,9 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
         mode = ev.finding_name("b", "r", nb, nr)
         source = finding_source(used[0] if len(used) == 1 else None, used_b[0] if len(used_b) == 1 else None,
                                 "bound" if mode == "b" else "reading")
-        deviation = "; ".join(dict.fromkeys(r.deviation for r in used if r.deviation))
         f = Finding(name, verdict, paper, desc, max(ratios) if ratios else None, evidence, extra,
-                    source=source, deviation=deviation, deviations=tuple(d for r in used for d in r.deviations))
+                    source=source, deviation=tuple(d for r in used for d in r.deviations),
+                    reading=used[0] if len(used) == 1 else None)
         findings.append(f)
         if paper and verdict == V.VIOLATED:
             refuting.extend(i for i, s, _ in lst if s["verdict"] == V.VIOLATED or

@@ -97,6 +97,7 @@ class ProofStep:
     paper: bool = True
     source: Any = None          # fedcheck.core.readings.Source: the paper's words, place and setting
     deviation: str = ""         # how the step is tested outside that setting (then paper=False)
+    conclusion: str = ""        # whether the theorem's conclusion survives a refutation of this step (and how)
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -126,6 +127,8 @@ class ProofStep:
                "paper": self.paper, "verdict": out.verdict, "evidence": out.evidence,
                "seconds": round(time.perf_counter() - t0, 3)}
         rec.update(provenance_record(self.source, self.deviation))
+        if self.conclusion:
+            rec["conclusion"] = self.conclusion
         if out.grid is not None:
             rec["grid"] = out.grid
         if out.witness is not None:

@@ -236,24 +236,167 @@ def pooled_rate(fits: list[dict | None], policy: TolerancePolicy = POLICY) -> di
             "within_run_half_width_ols": within_ols, "instances": int(s.size), **extra}
 
 
-def paired_difference(a, b, policy: TolerancePolicy = POLICY) -> dict:
+#: Findings decided over draws (data draws, seeds, splits) need at least this many: with fewer, the t interval's
+#: few degrees of freedom make it wide and the finding says it is undecided instead of deciding.
+MIN_DRAWS = 5
+#: The power at which the smallest detectable effect of a test over draws is stated.
+POWER = 0.8
+
+
+def level_of(policy: TolerancePolicy = POLICY) -> float:
+    """The two-sided confidence level of ``z = policy.statistical_z`` standard errors: ``2 Phi(z) - 1``."""
+    from scipy import stats
+    return float(2.0 * stats.norm.cdf(policy.statistical_z) - 1.0)
+
+
+def t_multiplier(z: float, samples: int) -> float:
+    """The Student t multiplier of a mean over ``samples`` draws at the two-sided level of ``z`` standard errors
+    (``2 Phi(z) - 1``), with ``samples - 1`` degrees of freedom: what replaces ``z`` where the standard error is
+    estimated from few draws (NaN with fewer than two)."""
+    from scipy import stats
+    if samples < 2:
+        return float("nan")
+    return float(stats.t.ppf(stats.norm.cdf(z), samples - 1))
+
+
+def corrected_level(level: float, tries: int = 1) -> float:
+    """Bonferroni: the level each of ``tries`` tests of one finding is run at (one finding tried under several
+    readings gets that many chances), so that the finding's family-wise error stays ``1 - level``."""
+    if tries < 1:
+        raise ValueError(f"tries must be at least 1, not {tries}")
+    return 1.0 - (1.0 - float(level)) / int(tries)
+
+
+def holm(pvalues, alpha: float) -> list[bool]:
+    """Holm's step-down correction: which of the hypotheses with ``pvalues`` are rejected at family-wise level
+    ``alpha`` (the i-th smallest p-value against ``alpha / (m - i)``, stopping at the first that is not)."""
+    p = np.asarray(pvalues, dtype=float)
+    m = p.size
+    out = [False] * m
+    for i, j in enumerate(np.argsort(p, kind="stable")):
+        if not p[j] <= alpha / (m - i):
+            break
+        out[int(j)] = True
+    return out
+
+
+def detectable_effect(se: float, dof: int, level: float, power: float = POWER) -> float:
+    """The smallest effect a two-sided t test at ``level`` with ``dof`` degrees of freedom detects with probability
+    ``power``: ``(t_{1 - alpha/2, dof} + t_{power, dof}) se`` (``alpha = 1 - level``); infinite without a degree of
+    freedom."""
+    from scipy import stats
+    if dof < 1 or not np.isfinite(se):
+        return float("inf")
+    return float((stats.t.ppf(0.5 + level / 2, dof) + stats.t.ppf(power, dof)) * se)
+
+
+def mean_interval(x, policy: TolerancePolicy = POLICY, tries: int = 1, min_draws: int = MIN_DRAWS,
+                  threshold: float = 0.0) -> dict:
+    """The mean of independent draws ``x`` against ``threshold``, with a Student t interval of ``k - 1`` degrees of
+    freedom at the level of ``z = policy.statistical_z`` standard errors, Bonferroni-corrected over ``tries``
+    readings: ``holds`` when the interval lies above ``threshold``, ``violated`` below, else ``inconclusive`` --
+    also with fewer than ``min_draws`` draws (a finding over draws needs at least :data:`MIN_DRAWS`), which the
+    ``why`` says.  ``half_width``: the interval's; ``detectable``: the smallest effect the sample could decide (the
+    half-width); ``mde``: the smallest effect a t test at this level detects with :data:`POWER` (80 %) power."""
+    from scipy import stats
+    d = np.asarray(x, dtype=float).ravel()
+    k = int(d.size)
+    level = corrected_level(level_of(policy), tries)
+    out = {"mean": float(d.mean()) if k else float("nan"), "draws": k, "dof": k - 1, "level": float(level),
+           "tries": int(tries), "threshold": float(threshold), "min_draws": int(min_draws), "power": POWER}
+    if k < 2 or not np.all(np.isfinite(d)):
+        return {**out, "verdict": INCONCLUSIVE, "se": float("inf"), "half_width": float("inf"),
+                "detectable": float("inf"), "mde": float("inf"), "ci": [float("-inf"), float("inf")],
+                "why": "fewer than two draws" if k < 2 else "a draw is not finite"}
+    se = float(d.std(ddof=1) / np.sqrt(k))
+    half = float(stats.t.ppf(0.5 + level / 2, k - 1) * se)
+    m = out["mean"] - threshold
+    v = HOLDS if m - half > 0 else (VIOLATED if m + half < 0 else INCONCLUSIVE)
+    why = "" if v != INCONCLUSIVE else (f"|mean difference| {abs(m):.3g} within the t interval's half-width {half:.3g} "
+                                        f"({k} draws, {k - 1} degrees of freedom)")
+    if k < min_draws:
+        v, why = INCONCLUSIVE, (f"only {k} draws ({k - 1} degrees of freedom, half-width {half:.3g}): at least "
+                                f"{min_draws} are needed to decide")
+    return {**out, "verdict": v, "se": se, "half_width": half, "detectable": half,
+            "mde": detectable_effect(se, k - 1, level), "ci": [out["mean"] - half, out["mean"] + half], "why": why}
+
+
+def welch_difference(a, b, policy: TolerancePolicy = POLICY, tries: int = 1, min_draws: int = MIN_DRAWS) -> dict:
+    """Is ``mean(a)`` larger than ``mean(b)``, from independent (unpaired) draws of each?  Welch's t interval of the
+    difference of means (Welch-Satterthwaite degrees of freedom) at the level of :func:`mean_interval`,
+    Bonferroni-corrected over ``tries``; fewer than ``min_draws`` draws on a side decide nothing.  The same fields
+    as :func:`mean_interval` (``draws``: the smaller sample)."""
+    from scipy import stats
+    a, b = (np.asarray(x, dtype=float).ravel() for x in (a, b))
+    k = int(min(a.size, b.size))
+    level = corrected_level(level_of(policy), tries)
+    m = float(a.mean() - b.mean()) if k else float("nan")
+    out = {"mean": m, "draws": k, "level": float(level), "tries": int(tries), "threshold": 0.0,
+           "min_draws": int(min_draws), "power": POWER}
+    if k < 2 or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        return {**out, "dof": 0, "verdict": INCONCLUSIVE, "se": float("inf"), "half_width": float("inf"),
+                "detectable": float("inf"), "mde": float("inf"), "ci": [float("-inf"), float("inf")],
+                "why": "fewer than two draws" if k < 2 else "a draw is not finite"}
+    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+    se = float(np.sqrt(va + vb))
+    den = va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1)
+    dof = float((va + vb) ** 2 / den) if den > 0 else float(a.size + b.size - 2)
+    q = float(stats.t.ppf(0.5 + level / 2, dof))
+    half = q * se
+    v = HOLDS if m - half > 0 else (VIOLATED if m + half < 0 else INCONCLUSIVE)
+    why = "" if v != INCONCLUSIVE else (f"|mean difference| {abs(m):.3g} within Welch's t interval's half-width "
+                                        f"{half:.3g} ({dof:.1f} degrees of freedom)")
+    if k < min_draws:
+        v, why = INCONCLUSIVE, f"only {k} draws on a side: at least {min_draws} are needed to decide"
+    mde = float((q + stats.t.ppf(POWER, dof)) * se)
+    return {**out, "dof": dof, "verdict": v, "se": se, "half_width": half, "detectable": half, "mde": mde,
+            "ci": [m - half, m + half], "why": why}
+
+
+def power_text(r: dict, unit: str = "") -> str:
+    """How a result of :func:`mean_interval` / :func:`paired_difference` says what its sample could detect."""
+    u = f" {unit}" if unit else ""
+    corr = f", Bonferroni over {r['tries']} readings" if r.get("tries", 1) > 1 else ""
+    return (f"t interval +-{r['half_width']:.3g}{u} ({r['draws']} draws, {r['dof']:.3g} degrees of freedom, level "
+            f"{r['level']:.4f}{corr}): the smallest effect this sample could decide is {r['detectable']:.3g}{u} "
+            f"({r['mde']:.3g}{u} at {100 * POWER:.0f} % power)")
+
+
+def power_record(*results: dict) -> dict:
+    """The JSON field ``power`` of a finding decided over draws (the runner reads it into the reason): the smallest
+    effect its sample could decide -- of the widest of ``results`` (:func:`mean_interval`, :func:`paired_difference`,
+    :func:`welch_difference`) when the finding combines several tests."""
+    r = max(results, key=lambda x: x["half_width"])
+    return {"draws": int(r["draws"]), "dof": float(r["dof"]), "level": float(r["level"]), "tries": int(r.get("tries", 1)),
+            "half_width": float(r["half_width"]), "detectable": float(r["detectable"]), "mde": float(r["mde"]),
+            "power": POWER, "tests": len(results)}
+
+
+def paired_difference(a, b, policy: TolerancePolicy = POLICY, tries: int = 1, min_draws: int = 2) -> dict:
     """Is ``a`` larger than ``b``, judged on paired draws (``a[s]``, ``b[s]`` on the same data draw ``s``)?  A t
     interval of the mean difference with ``k - 1`` degrees of freedom, at the two-sided level of ``z =
-    policy.statistical_z`` standard errors (``2 Phi(z) - 1``, 0.9973 for z = 3): ``holds`` when it lies above 0,
-    ``violated`` below, else ``inconclusive`` -- with fewer than two draws, or draws whose differences do not vary
+    policy.statistical_z`` standard errors (``2 Phi(z) - 1``, 0.9973 for z = 3), Bonferroni-corrected over ``tries``
+    readings (:func:`mean_interval` of the differences): ``holds`` when it lies above 0, ``violated`` below, else
+    ``inconclusive`` -- with fewer than two draws (or ``min_draws``), or draws whose differences do not vary
     enough to decide, the comparison says so instead of taking z standard errors of one degree of freedom.
-    ``detectable``: the smallest mean difference this sample could have decided (the interval's half-width)."""
-    from scipy import stats
+    ``detectable``: the smallest mean difference this sample could have decided (the interval's half-width);
+    ``mde``: the one a t test detects with 80 % power."""
     d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-    k = int(d.size)
-    level = 2.0 * stats.norm.cdf(policy.statistical_z) - 1.0
-    out = {"mean": float(d.mean()) if k else float("nan"), "draws": k, "dof": k - 1, "level": float(level)}
-    if k < 2 or not np.all(np.isfinite(d)):
-        return {**out, "verdict": INCONCLUSIVE, "half_width": float("inf"), "detectable": float("inf"),
-                "why": "fewer than two paired draws" if k < 2 else "a draw is not finite"}
-    half = float(stats.t.ppf(0.5 + level / 2, k - 1) * d.std(ddof=1) / np.sqrt(k))
-    m = out["mean"]
-    v = HOLDS if m - half > 0 else (VIOLATED if m + half < 0 else INCONCLUSIVE)
-    return {**out, "verdict": v, "half_width": half, "detectable": half,
-            "why": "" if v != INCONCLUSIVE else f"|mean difference| {abs(m):.3g} within the t interval's half-width "
-                                                 f"{half:.3g} ({k} draws, {k - 1} degrees of freedom)"}
+    if d.size < 2 or not np.all(np.isfinite(d)):
+        r = mean_interval(d, policy, tries, min_draws)
+        return {**r, "why": "fewer than two paired draws" if d.size < 2 else "a draw is not finite"}
+    return mean_interval(d, policy, tries, min_draws)
+
+
+def counterexample_of(*verdicts: str) -> str:
+    """A counterexample decided from interval tests (each ``holds``: the run shows that part of the failure,
+    ``violated``: it shows the opposite, ``inconclusive``: its interval straddles the decision region):
+    ``reproduced`` when every part shows, ``not_reproduced`` only when some part certainly shows the opposite,
+    ``inconclusive`` otherwise -- an undecided interval is never a refutation."""
+    if not verdicts:
+        return INCONCLUSIVE
+    if any(v == VIOLATED for v in verdicts):
+        return NOT_REPRODUCED
+    if all(v == HOLDS for v in verdicts):
+        return REPRODUCED
+    return INCONCLUSIVE

@@ -6,13 +6,15 @@ stays light)::
     from fedcheck.problems import Loss, LeastSquares, Logistic                             # the one loss hierarchy
     from fedcheck.problems import register_constant, Value                                 # your own named constants
     from fedcheck.problems import NetworkFamily, MLP, CNN, network_solver                  # neural networks (numpy)
+    from fedcheck.problems import StronglyConvexFamily, Unconstrained                      # mu, L known exactly; R^p
 
 Modules: ``sets``, ``losses``, ``regularizers``, ``compression`` (the objects methods use); ``instances`` (the generic
 federated instance, its families and its ``.npz`` format), ``composite`` (loss + regularizer), ``constrained``
 (a functional constraint), ``io`` (any instance file); ``solve`` (exact, certified optima), ``constants`` (the
 named constants bounds read), ``nonconvex`` and ``suprema`` (constants known by certified intervals), ``networks``
-(MLP and CNN losses, network families, their constants as certified intervals) and ``datasets`` (the synthetic data
-of [52] and federated splits).
+(MLP and CNN losses, network families, their constants as certified intervals), ``datasets`` (the synthetic data
+of [52] and federated splits) and ``strongly_convex`` (least squares whose ``mu`` and ``L`` are the family's, with
+client weights ``p_k = n_k / N``).
 """
 _EXPORTS = {
     **dict.fromkeys(("Instance", "InstanceBatch", "InstanceError", "RandomFamily", "load_instance", "save_instance",
@@ -44,6 +46,8 @@ _EXPORTS = {
     "take_rows": "fedcheck.problems.losses",
     "SolutionCache": "fedcheck.problems.solve",
     "solver_versions": "fedcheck.problems.solve",
+    **dict.fromkeys(("StronglyConvexFamily", "client_spectra"), "fedcheck.problems.strongly_convex"),
+    "check_weights": "fedcheck.problems.instances",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -317,9 +317,6 @@ class QuadraticClients(Loss):
         self.geometry = first.geometry
         self.shared = self.Q.shape[1] == 1
         self._bidx = np.arange(self.B)[:, None]
-        if self.shared:
-            self._rows = first.X.reshape(-1, self.d)       # (M n, d): client m's sample j is row m n + j
-            self._yrows = first.y.reshape(-1)
         # shared Q: the gradients are one batched matmul W @ Q^T (3x faster than einsum at small d)
         self._QT = np.ascontiguousarray(self.Q[:, 0].swapaxes(-1, -2)) if self.shared else None
         self._sd_full = {}

@@ -16,9 +16,10 @@ its exact solution, and the check's parameters).  :func:`resolve` looks, in this
 4. :data:`GENERIC`: the table written out below, for the generic :class:`Instance` of the
    federated problems (``n``, ``L``, ``D``, ``Y_norm``, ``G_sup``, ..., and the non-convex
    ``E_init``, ``G_nc``, ``grad_hat_x1``, computed by :mod:`fedcheck.problems.nonconvex`, imported
-   when first needed); and, for strongly convex least squares (client weights ``p_k = 1/n``, exact from the
-   clients' Hessians ``H_k = A_k^T A_k / m``), ``mu`` (``min_k lambda_min(H_k)``), ``mu_F``, ``L_F`` (the
-   smoothness of the average ``F``), ``kappa = L / mu``, ``Gamma = F* - (1/n) sum_k F_k*`` and ``F_k_star_max``::
+   when first needed); and, for strongly convex least squares (client weights ``p_k``: the instance's
+   :attr:`~fedcheck.problems.Instance.weights`, ``1/n`` each without them; exact from the clients' Hessians
+   ``H_k = A_k^T A_k / m``), ``mu`` (``min_k lambda_min(H_k)``), ``mu_F``, ``L_F`` (the smoothness of
+   ``F = sum_k p_k F_k``), ``kappa = L / mu``, ``Gamma = F* - sum_k p_k F_k*`` and ``F_k_star_max``::
 
        from fedcheck.symbols import Gamma, L, kappa, mu, t
        Bound("strongly convex", kappa / (8 * kappa + t) * (2 * (6 * L * Gamma) / mu + mu * 8 * kappa / 2 * D**2))
@@ -42,8 +43,8 @@ from fedcheck.problems.losses import Loss
 from fedcheck.problems.solve import Solution
 from fedcheck.problems.suprema import sup_grad_norm_sq  # noqa: F401  (re-exported)
 
-__all__ = ["Value", "InstanceContext", "GENERIC", "USER", "register_constant", "known_constants", "resolve",
-           "resolve_all", "sup_grad_norm_sq"]
+__all__ = ["Value", "InstanceContext", "GENERIC", "USER", "DESCRIPTIONS", "register_constant", "known_constants",
+           "resolve", "resolve_all", "sup_grad_norm_sq"]
 
 
 @dataclass
@@ -180,7 +181,8 @@ def _ghat(ctx):
 
 def _gF(ctx):
     g = _client_grads_at_star(ctx)
-    return Value(float(np.linalg.norm(g.mean(0))), True, "||grad F(x*)||")
+    w = _weights(ctx)
+    return Value(float(np.linalg.norm(g.mean(0) if w is None else w @ g)), True, "||grad F(x*)||")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -280,14 +282,24 @@ def _mu(ctx):
                  "min_k lambda_min(A_k^T A_k / m): every client's f_k is mu-strongly convex")
 
 
+def _weights(ctx) -> np.ndarray | None:
+    """The instance's client weights ``p_k`` (``None``: ``1/n`` each)."""
+    return getattr(ctx.instance, "weights", None)
+
+
+def _average_hessian(ctx) -> np.ndarray:
+    H, w = _hessians(ctx), _weights(ctx)
+    return H.mean(0) if w is None else np.einsum("k,kpq->pq", w, H)
+
+
 def _mu_F(ctx):
-    return Value(float(np.linalg.eigvalsh(_hessians(ctx).mean(0))[0]), True,
-                 "lambda_min((1/n) sum_k A_k^T A_k / m): F is mu_F-strongly convex")
+    return Value(float(np.linalg.eigvalsh(_average_hessian(ctx))[0]), True,
+                 "lambda_min(sum_k p_k A_k^T A_k / m): F is mu_F-strongly convex")
 
 
 def _L_F(ctx):
-    return Value(float(np.linalg.eigvalsh(_hessians(ctx).mean(0))[-1]), True,
-                 "lambda_max((1/n) sum_k A_k^T A_k / m): the exact smoothness of the average F")
+    return Value(float(np.linalg.eigvalsh(_average_hessian(ctx))[-1]), True,
+                 "lambda_max(sum_k p_k A_k^T A_k / m): the exact smoothness of F = sum_k p_k F_k")
 
 
 def _kappa(ctx):
@@ -314,10 +326,14 @@ def _Gamma(ctx):
     _hessians(ctx)
     loss = ctx.loss if ctx.loss is not None else ctx.instance.make_loss()
     x = ctx.solution.x_star
-    F_star = float(np.mean(loss.value(np.broadcast_to(x, (ctx.instance.n, ctx.instance.p)))))
+    vals = loss.value(np.broadcast_to(x, (ctx.instance.n, ctx.instance.p)))
     fk, inside = _client_minima(ctx)
-    return Value(F_star - float(fk.mean()), inside,
-                 "Gamma = F* - (1/n) sum_k F_k* (weights p_k = 1/n; F_k* over R^p by least squares" +
+    w = _weights(ctx)
+    if w is None:
+        gamma, how = float(np.mean(vals)) - float(fk.mean()), "Gamma = F* - (1/n) sum_k F_k* (weights p_k = 1/n"
+    else:
+        gamma, how = float(vals @ w) - float(fk @ w), "Gamma = F* - sum_k p_k F_k* (the instance's client weights p_k"
+    return Value(gamma, inside, how + "; F_k* over R^p by least squares" +
                  ("" if inside else ", below the minimum over the set: an upper bound of Gamma") + ")")
 
 
@@ -325,6 +341,34 @@ def _F_k_star_max(ctx):
     fk, inside = _client_minima(ctx)
     return Value(float(fk.max()), inside, "max_k F_k*, each client's least-squares minimum (over R^p)")
 
+
+#: What each constant of :data:`GENERIC` is (the README's table "Constants a bound may use" is made from it).
+#: ``p_k`` are the client weights (``Instance(weights=...)``, ``1/n`` each without them), ``H_k = A_k^T A_k / m``.
+DESCRIPTIONS: dict[str, str] = {
+    "n": "number of clients",
+    "m": "samples (rows) per client",
+    "p": "dimension",
+    "L": "max_k L_k, each client's exact smoothness constant (least squares: lambda_max(H_k))",
+    "D": "diameter of the feasible set (exact; infinite on R^p)",
+    "Y_norm": "||Y*||_F of the consensus duals of the exact solve",
+    "grad_hat_star": "(1/n) (sum_k ||grad f_k(x*)||^2)^(1/2)",
+    "grad_F_star": "||grad F(x*)||, F = sum_k p_k f_k",
+    "G_sup": "sup over D^n of ||grad F^(X)||_F (exact where the maximum over the set is known, else an upper bound)",
+    "G_max": "max_k Lip(f_k) (Lipschitz losses)",
+    "G_F": "Lipschitz constant of F(X) = (1/n) sum_k f_k(x_k) in ||.||_F (Lipschitz losses)",
+    "r_0": "||x_0 - x*||, the start's distance to the solver's minimizer",
+    "Delta_F": "||X_0 - X*||_F = sqrt(n) ||x_0 - x*||",
+    "xstar_norm": "||x*||",
+    "E_init": "F at the start minus a certified lower bound of F* (non-convex families; upper end of an interval)",
+    "G_nc": "sup over D^n of ||grad F^(X)||_F for the non-convex families (upper end of a certified interval)",
+    "grad_hat_x1": "(1/n) (sum_k ||grad f_k(x^1)||^2)^(1/2) at the start",
+    "mu": "min_k lambda_min(H_k): every client's f_k is mu-strongly convex (least squares, exact)",
+    "mu_F": "lambda_min(sum_k p_k H_k): F is mu_F-strongly convex (least squares, exact)",
+    "L_F": "lambda_max(sum_k p_k H_k): the exact smoothness of F = sum_k p_k f_k (least squares)",
+    "kappa": "L / mu (least squares, exact)",
+    "Gamma": "F* - sum_k p_k F_k*, the heterogeneity of Li et al. (least squares, exact; F_k* over R^p)",
+    "F_k_star_max": "max_k F_k*, each client's least-squares minimum over R^p",
+}
 
 #: Generic names a user's :func:`register_constant` may still claim (they came after users had named their own).
 SHADOWABLE = frozenset({"mu", "mu_F", "L_F", "kappa", "Gamma", "F_k_star_max"})

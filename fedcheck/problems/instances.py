@@ -5,14 +5,18 @@ client data ``A`` (n x m x p) and ``b`` (n x m), a loss name and a feasible set.
 An :class:`InstanceBatch` stacks instances of the same shape so that the engine
 runs them all at once.
 
-File format (``.npz``, loaded without pickle)::
+File format (``.npz``, loaded without pickle), version ``fedcheck.instance/2``::
 
-    A       float array (n, m, p)
-    b       float array (n, m)      labels +1/-1 for the logistic loss
-    loss    string: least_squares | logistic
-    set     string: l1 | l2 | box | simplex
-    radius  float > 0
-    x0      optional float array (p,), a starting point in the set
+    A        float array (n, m, p)
+    b        float array (n, m)      labels +1/-1 for the logistic loss
+    loss     string: least_squares | logistic
+    set      string: l1 | l2 | box | simplex | rp
+    radius   float > 0 (inf for rp)
+    x0       optional float array (p,), a starting point in the set
+    weights  optional float array (n,), the client weights p_k = n_k / N (positive, summing to 1);
+             without it every client weighs 1/n.  F = sum_k p_k f_k.
+    format   optional string ``fedcheck.instance/2`` (written with ``weights``; a file without it is version 1,
+             the format before client weights, and is read as it always was)
 """
 from __future__ import annotations
 
@@ -31,8 +35,27 @@ from fedcheck.problems.sets import SET_NAMES, FeasibleSet, make_set, stack_sets
 
 __all__ = [
     "Instance", "InstanceBatch", "InstanceError", "RandomFamily", "load_instance", "save_instance",
-    "instance_rng", "memoized_by_content",
+    "instance_rng", "memoized_by_content", "FORMAT", "check_weights",
 ]
+
+#: The instance file format written when an instance has client weights (older files carry no ``format`` key).
+FORMAT = "fedcheck.instance/2"
+
+
+def check_weights(weights, n: int, where: str = "weights") -> np.ndarray:
+    """Client weights as a float array ``(n,)``: finite, positive, summing to 1 (to ``1e-9``);
+    :class:`InstanceError` names what is wrong.  ``p_k = n_k / N`` from sample counts: ``counts / counts.sum()``."""
+    w = np.asarray(weights)
+    if w.dtype.kind not in "fiu":
+        raise InstanceError(f"{where} must be numeric, got dtype {w.dtype}")
+    w = w.astype(float)
+    if w.shape != (n,):
+        raise InstanceError(f"{where} must have shape (n,) = ({n},), got {w.shape}")
+    if not np.all(np.isfinite(w)) or not np.all(w > 0):
+        raise InstanceError(f"{where} must be finite and positive (a client of weight 0 is no client)")
+    if abs(float(w.sum()) - 1.0) > 1e-9:
+        raise InstanceError(f"{where} must sum to 1 (p_k = n_k / N), not {float(w.sum()):.12g}")
+    return w
 
 
 class InstanceError(ValueError):
@@ -70,6 +93,11 @@ class Instance:
     source: str = "user"
     x0: np.ndarray | None = None
     params: dict = field(default_factory=dict)
+    weights: np.ndarray | None = None      # client weights p_k (n,), summing to 1; None: 1/n each
+
+    def __post_init__(self):
+        if self.weights is not None:
+            self.weights = check_weights(self.weights, np.shape(self.A)[0])
 
     @property
     def n(self) -> int:
@@ -92,11 +120,17 @@ class Instance:
         return z if self.set.contains(z, 0.0) else self.set.project(z)
 
     def make_loss(self) -> Loss:
-        return make_loss(self.loss, self.A, self.b)
+        loss = make_loss(self.loss, self.A, self.b)
+        loss.weights = self.weights
+        return loss
+
+    def client_weights(self) -> np.ndarray:
+        """The client weights ``p_k`` ``(n,)`` (``1/n`` each when the instance has none)."""
+        return np.full(self.n, 1.0 / self.n) if self.weights is None else self.weights
 
     def content_hash(self) -> str:
         h = hashlib.sha256()
-        for arr in (self.A, self.b):
+        for arr in (self.A, self.b) + (() if self.weights is None else (self.weights,)):
             a = np.ascontiguousarray(arr, dtype=np.float64)
             h.update(str(a.shape).encode())
             h.update(a.tobytes())
@@ -104,17 +138,25 @@ class Instance:
         return h.hexdigest()
 
     def properties(self) -> dict:
-        """What a claim's domain constrains: loss, set, clients, samples, dimension, radius."""
-        return {"loss": self.loss, "set": self.set.name, "n": self.n, "m": self.m, "p": self.p,
-                "radius": float(np.max(self.set.radius))}
+        """What a claim's domain constrains: loss, set, clients, samples, dimension, radius (and ``weights: "p_k"``
+        for an instance with client weights: a claim runs on one only when its domain says ``fixed={"weights":
+        "p_k"}``, its statement being about ``F = sum_k p_k f_k``)."""
+        out = {"loss": self.loss, "set": self.set.name, "n": self.n, "m": self.m, "p": self.p,
+               "radius": float(np.max(self.set.radius))}
+        if self.weights is not None:
+            out["weights"] = "p_k"
+        return out
 
     def save(self, stem: str) -> list:
         """Write this instance as ``stem.npz`` in the documented format; the paths written."""
         return [save_instance(self, f"{stem}.npz")]
 
     def describe(self) -> dict:
-        return {"source": self.source, "seed": self.seed, "loss": self.loss, "set": self.set.spec(),
-                "n": self.n, "m": self.m, "p": self.p, "params": self.params, "hash": self.content_hash()[:16]}
+        out = {"source": self.source, "seed": self.seed, "loss": self.loss, "set": self.set.spec(),
+               "n": self.n, "m": self.m, "p": self.p, "params": self.params, "hash": self.content_hash()[:16]}
+        if self.weights is not None:
+            out["weights"] = self.weights.tolist()
+        return out
 
 
 class InstanceBatch:
@@ -133,6 +175,8 @@ class InstanceBatch:
             make_loss(first.loss, np.stack([i.A for i in instances]), np.stack([i.b for i in instances]))
         self.set: FeasibleSet = stack_sets([i.set for i in instances])
         self.B, self.n, self.p = len(instances), first.n, first.p
+        if any(getattr(i, "weights", None) is not None for i in instances):     # F = sum_k p_k f_k per instance
+            self.loss.weights = np.stack([i.client_weights() for i in instances])
 
     def x0(self) -> np.ndarray:
         """Starting points ``(B, n, p)``, all clients alike: each instance's :meth:`Instance.start` (the default
@@ -252,13 +296,17 @@ def load_instance(path: str | os.PathLike) -> Instance:
                 A = np.asarray(z["A"])
                 b = np.asarray(z["b"])
                 x0 = np.asarray(z["x0"]) if "x0" in z.files else None
+                weights = np.asarray(z["weights"]) if "weights" in z.files else None
             except ValueError as e:
                 raise InstanceError(f"{path}: object arrays are refused (no pickle): {e}") from None
             loss = _string(z, "loss", path)
             set_name = _string(z, "set", path)
             radius_arr = np.asarray(z["radius"])
+            version = _string(z, "format", path) if "format" in z.files else "fedcheck.instance/1"
     except InstanceError:
         raise
+    if version not in ("fedcheck.instance/1", FORMAT):
+        raise InstanceError(f"{path}: unknown format {version!r}; this fedcheck reads fedcheck.instance/1 and {FORMAT}")
     if loss not in LOSSES:
         raise InstanceError(f"{path}: unknown loss {loss!r}; expected one of {sorted(LOSSES)}")
     if set_name not in SET_NAMES:
@@ -287,6 +335,8 @@ def load_instance(path: str | os.PathLike) -> Instance:
     if loss == "logistic" and not np.all(np.isin(b, (-1, 1))):
         raise InstanceError(f"{path}: logistic labels 'b' must all be +1 or -1")
     S = make_set(set_name, radius, p)
+    if weights is not None:
+        weights = check_weights(weights, n, f"{path}: 'weights'")
     if x0 is not None:
         if x0.shape != (p,):
             raise InstanceError(f"{path}: 'x0' must have shape (p,) = ({p},), got {x0.shape}")
@@ -294,7 +344,7 @@ def load_instance(path: str | os.PathLike) -> Instance:
             raise InstanceError(f"{path}: 'x0' is not in the {set_name} set of radius {radius}")
         x0 = x0.astype(float)
     return Instance(A=A.astype(float), b=b.astype(float), loss=loss, set=S, seed=None,
-                    source=f"file:{path}", x0=x0)
+                    source=f"file:{path}", x0=x0, weights=weights)
 
 
 def save_instance(inst: Instance, path: str | os.PathLike) -> Path:
@@ -307,6 +357,8 @@ def save_instance(inst: Instance, path: str | os.PathLike) -> Path:
                   radius=np.array(float(inst.set.radius)))
     if inst.x0 is not None:
         arrays["x0"] = inst.x0
+    if getattr(inst, "weights", None) is not None:      # version 2; an unweighted instance writes version 1's keys
+        arrays.update(weights=np.asarray(inst.weights, dtype=float), format=np.array(FORMAT))
     from fedcheck.core.results import atomic_write  # results imports nothing from here; lazy keeps the layers apart
     atomic_write(path, lambda fh: np.savez(fh, **arrays))
     return path

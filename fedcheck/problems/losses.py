@@ -103,10 +103,16 @@ class Loss:
     def arrays(self) -> dict:
         return {k: getattr(self, k) for k in self.keys}
 
+    #: Client weights ``p_k`` ``(..., n)`` summing to 1 (``None``: ``1/n`` each, the plain mean): ``F = sum_k p_k f_k``.
+    weights: np.ndarray | None = None
+
     def map(self, fn: Callable[[np.ndarray], np.ndarray]) -> "Loss":
         """The same kind and options with every array replaced by ``fn(array)`` (e.g. an index on
-        the leading axes, a permutation or repetition of the clients)."""
-        return type(self)(**{k: fn(v) for k, v in self.arrays.items()}, **self.opts)
+        the leading axes, a permutation or repetition of the clients); client weights follow."""
+        out = type(self)(**{k: fn(v) for k, v in self.arrays.items()}, **self.opts)
+        if self.weights is not None:
+            out.weights = np.asarray(fn(self.weights), dtype=float)
+        return out
 
     def take(self, k: int) -> "Loss":
         """Instance ``k`` (the first leading axis dropped)."""
@@ -118,7 +124,23 @@ class Loss:
         l0 = losses[0]
         if any(type(l) is not type(l0) or l.opts != l0.opts for l in losses):
             raise ValueError("cannot stack losses of different kinds or options")
-        return type(l0)(**{k: np.concatenate([l.arrays[k] for l in losses]) for k in l0.keys}, **l0.opts)
+        out = type(l0)(**{k: np.concatenate([l.arrays[k] for l in losses]) for k in l0.keys}, **l0.opts)
+        if any(l.weights is not None for l in losses):
+            out.weights = np.concatenate([l.client_weights() for l in losses])
+        return out
+
+    def client_weights(self) -> np.ndarray:
+        """The client weights ``p_k`` ``(..., n)`` (``1/n`` each when none are set)."""
+        if self.weights is not None:
+            return self.weights
+        return np.full(self.lead_shape, 1.0 / self.n)
+
+    def client_average(self, V: np.ndarray, axis: int = -1) -> np.ndarray:
+        """``sum_k p_k V_k`` over the clients' axis ``axis`` of ``V`` (the plain mean, same bits, without weights)."""
+        if self.weights is None:
+            return V.mean(axis)
+        w = np.expand_dims(self.weights, tuple(range(axis + 1, 0))) if axis < -1 else self.weights
+        return (V * w).sum(axis)
 
     def _client(self, key: str, k, i):
         """Client ``i`` of instance ``k`` of array ``key`` (``k`` ignored without a batch axis)."""
@@ -127,10 +149,11 @@ class Loss:
 
     def full_value(self, x: np.ndarray) -> np.ndarray:
         """``F(x) = (1/n) sum_i f_i(x)`` at one point per instance, ``x`` of shape ``(..., p)``."""
-        return self.value(np.broadcast_to(x[..., None, :], x.shape[:-1] + (self.n, x.shape[-1]))).mean(-1)
+        return self.client_average(self.value(np.broadcast_to(x[..., None, :], x.shape[:-1] + (self.n, x.shape[-1]))))
 
     def full_grad(self, x: np.ndarray) -> np.ndarray:
-        return self.grad(np.broadcast_to(x[..., None, :], x.shape[:-1] + (self.n, x.shape[-1]))).mean(-2)
+        """``grad F(x) = sum_k p_k grad f_k(x)`` (the plain mean without weights)."""
+        return self.client_average(self.grad(np.broadcast_to(x[..., None, :], x.shape[:-1] + (self.n, x.shape[-1]))), -2)
 
     def value(self, X):
         raise NotImplementedError
@@ -258,7 +281,7 @@ class LeastSquares(Loss):
         return qr
 
     def full_value(self, x):
-        if type(self).value is not LeastSquares.value:  # a subclass with its own f_i
+        if type(self).value is not LeastSquares.value or self.weights is not None:  # its own f_i, or client weights
             return super().full_value(x)
         R, q, rho = self._stacked_qr()
         r = np.matmul(R, np.asarray(x, dtype=float)[..., None])[..., 0]
@@ -266,7 +289,7 @@ class LeastSquares(Loss):
         return (np.einsum("...k,...k->...", r, r) + rho) / (2 * self.m * self.n)
 
     def full_grad(self, x):
-        if type(self).grad is not LeastSquares.grad:
+        if type(self).grad is not LeastSquares.grad or self.weights is not None:
             return super().full_grad(x)
         if self.factored:  # (1/(n m)) sum_i A_i^T (A_i x - b_i), without H
             x = np.asarray(x, dtype=float)

@@ -4,6 +4,9 @@
 
     min_{X, z}  (1/n) sum_i f_i(x_i)   s.t.  x_i = z  (dual y_i),  x_i in D,
 
+(with client weights ``p_i`` -- :attr:`Instance.weights` -- the objective is ``sum_i p_i f_i(x_i)``, the duals
+``y_i = grad F(x*)/n - p_i grad f_i(x*)`` and the residual is taken for ``p_i f_i + <y_i, .>``),
+
 and returns ``F*``, ``x*`` and the duals ``Y* = [y_1 .. y_n]`` of the consensus
 constraint.
 
@@ -281,6 +284,8 @@ def _objective_terms(inst: Instance, X):
                 terms.append(cp.sum_squares(inst.A[i] @ X[i] - inst.b[i]))
         return (cp.sum(cp.hstack(terms)) + const) / (2 * m * n)
     loss = inst.make_loss()
+    if getattr(inst, "weights", None) is not None:     # F = sum_k p_k f_k
+        return cp.hstack([loss.cvx(None, i, X[i]) for i in range(n)]) @ inst.weights
     return cp.sum(cp.hstack([loss.cvx(None, i, X[i]) for i in range(n)])) / n
 
 
@@ -288,9 +293,16 @@ def _reduced_objective(inst: Instance, loss, x):
     """cvxpy expression of ``F(x) = (1/n) sum_i f_i(x)`` at one point ``x``."""
     import cvxpy as cp
     n, m, p = inst.A.shape
+    w = getattr(inst, "weights", None)
+    if inst.loss == "least_squares" and w is not None:   # sum_k p_k ||A_k x - b_k||^2: the rows scaled by sqrt(p_k)
+        s = np.sqrt(w)
+        R, q, rho = type(loss)(s[:, None, None] * inst.A, s[:, None] * inst.b)._stacked_qr()
+        return (cp.sum_squares(R @ x - q) + float(rho)) / (2 * m)
     if inst.loss == "least_squares":  # sum_i ||A_i x - b_i||^2 = ||R x - q||^2 + rho (QR of the stacked rows)
         R, q, rho = loss._stacked_qr()
         return (cp.sum_squares(R @ x - q) + float(rho)) / (2 * m * n)
+    if w is not None:
+        return cp.hstack([loss.cvx(None, i, x) for i in range(n)]) @ w
     return cp.sum(cp.hstack([loss.cvx(None, i, x) for i in range(n)])) / n
 
 
@@ -344,7 +356,8 @@ def _fw_gap(loss, S, x) -> float:
     g = loss.full_grad(x)
     if getattr(S, "name", "") == "rp":      # R^p has no FW gap: F(x) - F* <= ||grad F||^2 / (2 mu_F) for a quadratic
         H = getattr(loss, "H", None)
-        mu = float(np.linalg.eigvalsh(np.asarray(H).reshape(-1, x.size, x.size).mean(0))[0]) if H is not None else 0.0
+        mu = float(np.linalg.eigvalsh(loss.client_average(np.asarray(H).reshape(-1, x.size, x.size), -3))[0]) \
+            if H is not None else 0.0
         nrm2 = float(g @ g)
         return nrm2 / (2 * mu) if mu > 0 else (0.0 if nrm2 == 0 else float("inf"))
     return max(float(g @ (x - S.lmo(g))), 0.0)
@@ -375,7 +388,10 @@ def certify(inst: Instance, x: np.ndarray, Y: np.ndarray | None = None) -> Solut
     S = inst.set
     x_hat, gap = polish(loss, S, S.project(x))
     F_hat = float(loss.full_value(x_hat))
-    if Y is None:
+    if Y is None and loss.weights is not None:    # client weights: p_i grad f_i(x) + y_i = grad F(x) / n
+        Gx = loss.grad(np.broadcast_to(x_hat, (inst.n, inst.p)))
+        Y = loss.client_average(Gx, -2) / inst.n - loss.weights[:, None] * Gx
+    elif Y is None:
         Gx = loss.grad(np.broadcast_to(x_hat, (inst.n, inst.p)))
         Y = (Gx.mean(0) - Gx) / inst.n
     # Dual residual under the Lagrangian F^(X) + <Y, X - R> of (32): x_hat must minimize
@@ -391,7 +407,10 @@ def certify(inst: Instance, x: np.ndarray, Y: np.ndarray | None = None) -> Solut
 def _dual_residual(loss, inst: Instance, x: np.ndarray, Y: np.ndarray) -> float:
     """``max_i`` FW gap of ``x`` for the client Lagrangian ``(1/n) f_i + <y_i, .>`` over ``D``, and ``||sum_i y_i||``."""
     S = inst.set
-    Li = loss.grad(np.broadcast_to(x, (inst.n, inst.p))) / inst.n + Y
+    if loss.weights is not None:       # the client Lagrangian p_i f_i + <y_i, .>
+        Li = loss.weights[:, None] * loss.grad(np.broadcast_to(x, (inst.n, inst.p))) + Y
+    else:
+        Li = loss.grad(np.broadcast_to(x, (inst.n, inst.p))) / inst.n + Y
     if getattr(S, "name", "") == "rp":     # R^p: stationarity of every client Lagrangian, ||grad|| = 0
         res = float(np.linalg.norm(Li, axis=-1).max())
     else:

@@ -290,12 +290,17 @@ def printed_formulas(printed: dict) -> list[dict]:
     for name, rec in (printed or {}).items():
         if not isinstance(rec, dict):
             continue
+        if rec.get("reconstructed"):       # the paper's text lost the formula: the tested one is a reconstruction
+            out.append({"bound": name, "verdict": "reconstructed (the paper's text lost the formula)", "tone": "unknown",
+                        "paper": None, "tested": template_formula(rec.get("declared_latex"), rec.get("declared"), 17),
+                        "evidence": "", "note": rec.get("note") or "", "difference": "", "reconstructed": True})
+            continue
         out.append({"bound": name, "verdict": rec.get("verdict") or "-", "tone": {"equal": "good", "differs": "bad"}.get(
                         rec.get("verdict"), "unknown"),
                     "paper": template_formula(rec.get("latex"), rec.get("latex"), 17),
                     "tested": template_formula(rec.get("declared_latex"), rec.get("declared"), 17),
                     "evidence": rec.get("evidence") or "", "note": rec.get("note") or "",
-                    "difference": rec.get("difference") if rec.get("verdict") != "equal" else ""})
+                    "difference": rec.get("difference") if rec.get("verdict") != "equal" else "", "reconstructed": False})
     return out
 
 

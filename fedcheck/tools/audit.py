@@ -134,4 +134,7 @@ def format_steps(check, steps: Sequence[dict], width: int = 70) -> str:
         lines.append("  ".join(str(v).ljust(w) for v, w in zip(r, widths)).rstrip())
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
+    for s in steps:         # a refuted step: whether the theorem's conclusion survives it
+        if s["verdict"] == REFUTED and s.get("conclusion"):
+            lines.append(f"  {s['name']} refuted; the theorem's conclusion: {s['conclusion']}")
     return "\n".join(lines)

@@ -733,7 +733,7 @@ def mutate(c: Candidate, sigma: float, rng: np.random.Generator, space: SearchSp
             if k in params:
                 params[k] = float(np.clip(params[k] * math.exp(sigma * rng.standard_normal()), lo, hi))
     new = Instance(A=A, b=b, loss=inst.loss, set=S, seed=None, source=f"search:{origin}", x0=x0,
-                   params=dict(inst.params))
+                   params=dict(inst.params), weights=getattr(inst, "weights", None))
     return Candidate(new, params, origin, dict(c.config))
 
 
@@ -741,9 +741,10 @@ def restrict(c: Candidate, axis: str, keep: Sequence[int], origin: str) -> Candi
     """The candidate with only the kept clients / samples / coordinates."""
     inst = c.instance
     keep = np.asarray(sorted(keep), dtype=int)
-    A, b, S, x0 = inst.A, inst.b, inst.set, inst.x0
+    A, b, S, x0, w = inst.A, inst.b, inst.set, inst.x0, getattr(inst, "weights", None)
     if axis == "clients":
         A, b = A[keep], b[keep]
+        w = None if w is None else w[keep] / w[keep].sum()      # the kept clients' p_k, renormalized
     elif axis == "samples":
         A, b = A[:, keep], b[:, keep]
     elif axis == "dims":
@@ -753,7 +754,7 @@ def restrict(c: Candidate, axis: str, keep: Sequence[int], origin: str) -> Candi
     else:
         raise ValueError(axis)
     new = Instance(A=np.ascontiguousarray(A), b=np.ascontiguousarray(b), loss=inst.loss, set=S, seed=None,
-                   source=f"search:{origin}", x0=x0, params=dict(inst.params))
+                   source=f"search:{origin}", x0=x0, params=dict(inst.params), weights=w)
     return Candidate(new, dict(c.params), origin, dict(c.config))
 
 
@@ -895,7 +896,7 @@ class InstanceEncoding:
             base = inst.start() * (r / self.r0)           # the sets scale with their radius
             x0 = _in_set(S, base + (r * _embed(self.E["x0"], v["x0"], (p,)) if "x0" in v else 0.0))
         new = Instance(A=np.ascontiguousarray(A), b=np.ascontiguousarray(b), loss=inst.loss, set=S, seed=None,
-                       source=f"search:{origin}", x0=x0, params=dict(inst.params))
+                       source=f"search:{origin}", x0=x0, params=dict(inst.params), weights=getattr(inst, "weights", None))
         cfg = dict(self.start.config)
         cfg.update({"radius": r, "scale": self.s0 * s})
         return Candidate(new, params, origin, cfg, vector=np.array(x, dtype=float))

@@ -62,6 +62,17 @@ C6_TEX = r"4\eta_{\mathrm{c}}^{2}(K-1)^{2}G^{2}"
 D4_TEX = r"7\eta_{\mathrm{c}}^{2}K\sigma^{2}+14\eta_{\mathrm{c}}^{2}K^{2}\zeta^{2}"
 TEX_ETA_C = {ETA_C_TEX: eta_c}
 TEX_KM1 = {"(K-1)^{2}": (K - 1)**2}
+# the printed definitions the notation map's values are checked against (Bound.latex_definitions): the steps
+# (E.2), (C.3), (D.2) as printed, the largest step 1/(4KL) of Theorem E.1 ("\eta\in(0,\frac{1}{4KL}]"), and the
+# printed (K-1)^{2} itself (its value is that snippet read as a power)
+E2_TEX = r"\min\left\{\frac{1}{4KL},\frac{B^{\frac{1}{2}}M^{\frac{1}{2}}}{K^{\frac{1}{2}}R^{\frac{1}{2}}\sigma}\right\}"
+C3_TEX = (r"\min\left\{\frac{1}{4L},\frac{M^{\frac{1}{2}}B^{\frac{1}{2}}}{\sigma K^{\frac{1}{2}}R^{\frac{1}{2}}},"
+          r"\frac{B^{\frac{1}{3}}}{L^{\frac{1}{3}}KR^{\frac{1}{3}}G^{\frac{2}{3}}}\right\}")
+D2_TEX = (r"\min\left\{\frac{1}{4L},\frac{M^{\frac{1}{2}}B^{\frac{1}{2}}}{\sigma K^{\frac{1}{2}}R^{\frac{1}{2}}},"
+          r"\frac{B^{\frac{1}{3}}}{L^{\frac{1}{3}}K^{\frac{2}{3}}R^{\frac{1}{3}}\sigma^{\frac{2}{3}}},"
+          r"\frac{B^{\frac{1}{3}}}{L^{\frac{1}{3}}KR^{\frac{1}{3}}\zeta^{\frac{2}{3}}}\right\}")
+ETA_MAX_TEX = r"\frac{1}{4KL}"
+PRINTED_KM1 = {"(K-1)^{2}": "(K-1)^{2}"}
 STEP_NOTE = {
     "E.2": "(E.1) at the step (E.2): the printed eta replaced by the declared (E.2), which the paper prints as "
            "min{1/(4KL), B^(1/2) M^(1/2)/(K^(1/2) R^(1/2) sigma)}",
@@ -73,23 +84,27 @@ STEP_NOTE = {
 }
 
 
-def paper_bound(name, expr, tex, symbols=None, note="", **kw):
-    """A bound with the paper's printed formula beside it (``Bound.latex``)."""
-    return Bound(name, expr, latex=tex, latex_symbols=dict(symbols or {}), latex_note=note, **kw)
+def paper_bound(name, expr, tex, symbols=None, note="", definitions=None, **kw):
+    """A bound with the paper's printed formula beside it (``Bound.latex``); ``definitions``: the printed definitions
+    of notation values (``Bound.latex_definitions``; the printed ``(K-1)^{2}`` is added where the map names it)."""
+    symbols = dict(symbols or {})
+    defs = {**{k: v for k, v in PRINTED_KM1.items() if k in symbols}, **dict(definitions or {})}
+    return Bound(name, expr, latex=tex, latex_symbols=symbols, latex_note=note, latex_definitions=defs or None, **kw)
 
 
 B_E1_GENERAL = paper_bound("(E.1) at eta = c_eta/(4KL)", E1_bound.subs(eta, E_eta_general), E1_TEX,
                            {r"\eta": E_eta_general}, "(E.1) at the general step eta = c_eta/(4KL) the check runs")
 B_E3 = paper_bound("(E.3)", E3_bound, E3_TEX)
-B_E1_AT_E2 = paper_bound("(E.1) at the step (E.2)", E1_bound.subs(eta, E2_eta), E1_TEX, {r"\eta": E2_eta}, STEP_NOTE["E.2"])
+B_E1_AT_E2 = paper_bound("(E.1) at the step (E.2)", E1_bound.subs(eta, E2_eta), E1_TEX, {r"\eta": E2_eta}, STEP_NOTE["E.2"],
+                         {r"\eta": E2_TEX})
 B_C2 = paper_bound("(C.2)", C2_bound, C2_TEX, {**TEX_ETA_C, **TEX_KM1})
 B_C4 = paper_bound("(C.4)", C4_bound, C4_TEX)
 B_C2_AT_C3 = paper_bound("(C.2) at the step (C.3)", C2_bound.subs(eta_c, C3_eta), C2_TEX, {ETA_C_TEX: C3_eta, **TEX_KM1},
-                         STEP_NOTE["C.3"])
+                         STEP_NOTE["C.3"], {ETA_C_TEX: C3_TEX})
 B_D1 = paper_bound("(D.1)", D1_bound, D1_TEX, TEX_ETA_C)
 B_D3 = paper_bound("(D.3)", D3_bound, D3_TEX)
 B_D1_AT_D2 = paper_bound("(D.1) at the step (D.2)", D1_bound.subs(eta_c, D2_eta), D1_TEX, {ETA_C_TEX: D2_eta},
-                         STEP_NOTE["D.2"])
+                         STEP_NOTE["D.2"], {ETA_C_TEX: D2_TEX})
 B_C5 = paper_bound("(C.5)", C5_rhs, C5_TEX, {**TEX_ETA_C, "D_{h}(w,w_{0})": Dh_w, C5_DISC_TEX: Disc},
                    "Disc is the measured sum_(r<R, k<K, m) ||zbar_(r,k) - z^m_(r,k)||_*^2 (its expectation: a mean over runs)")
 B_C6 = paper_bound("(C.6)", C6_stab, C6_TEX, {**TEX_ETA_C, **TEX_KM1})

@@ -296,13 +296,12 @@ class HorizonExpectations:
                                                                        "only if violated at every value"}}
 
     def _pick(self, config):
-        full = bool(config.full)
         seeds = config.seed_list(self.seeds, self.full_seeds)
         hs = config.horizons(self.horizons, self.full_horizons)
-        reps = (self.full_replicates or self.replicates) if full else self.replicates
+        reps = config.size(self.replicates, self.full_replicates)   # runs per seeded instance (a sample size)
         sw = None
-        if self.sweep is not None:
-            vals = self.sweep[2] if (full and len(self.sweep) > 2) else self.sweep[1]
+        if self.sweep is not None:      # the swept values (neither rounds nor seeds)
+            vals = config.size(self.sweep[1], self.sweep[2] if len(self.sweep) > 2 else None)
             sw = (self.sweep[0], list(vals))
         return seeds, hs, int(reps), sw
 
@@ -315,7 +314,7 @@ class HorizonExpectations:
             obs.reasons.append(f"{claim.id} runs on its own problem family; --instance files do not apply "
                                "(run without it)")
             obs.findings = [Finding(r.name, V.INCONCLUSIVE, r.paper, r.description, source=r.source,
-                                    deviation=r.deviation) for r in readings]
+                                    deviation=r.deviations) for r in readings]
             return obs
         seeds, horizons, reps, sweep = self._pick(config)
         insts = [self.family.draw(s) for s in seeds]
@@ -405,7 +404,7 @@ class HorizonExpectations:
                                             max(ratios) if ratios else None, ev,
                                             {"statistic": test.statistic_of(r).describe(), "cases": len(insts),
                                              "sweep": {sweep[0]: sweep_vals, "verdicts": vt}},
-                                            source=r.source, deviation=r.deviation))
+                                            source=r.source, deviation=r.deviations))
         # rates (last sweep value), records, series
         claimed = test.rate if test.rate is not None else claim.claimed_rate
         series, fits = [], []

@@ -19,8 +19,7 @@ from theorems.feddualavg import entropic as PE
 from theorems.feddualavg import experiments as PX
 from theorems.feddualavg.bounds import C2_bound, C4_bound, C5_rhs, D4_stab, Dh_w, E1_bound, third, twothird
 from theorems.feddualavg.problems import F1_Q, F2_L2, ConstrainedQuadraticFamily, SharedQuadraticFamily
-from theorems.feddualavg.sources import (DEV_LASSO, DEV_LASSO_DATA, DEV_NUCLEAR, SRC_51_BEST, SRC_CURSE_L1, SRC_FIG3,
-                                         SRC_FIG4)
+from theorems.feddualavg.sources import BREAST_CANCER, mode_deviations
 from theorems.feddualavg.symbols import eta
 
 
@@ -146,7 +145,7 @@ def lemma_c2_stochastic_cases(config, params):
     side (the measured discrepancy term L Disc/(MKR)) is moved to the left, so the comparison is
     E[Phi(w_hat) - Phi(w) - L Disc/(MKR)] <= D_h(w, w_0)/(eta_c K R) + eta_c sigma^2/M, mean over runs, every R."""
     R = config.horizon(120, 400)
-    reps = 64 if config.full else 24
+    reps = config.size(24, 64)            # replicate runs per seeded instance (a sample size, not --seeds)
     fams = [("F1 l1, Gaussian noise", SharedQuadraticFamily(d=6, M=4, K=5, noise=0.3, reg="l1", lam=0.2,
                                                               geometry="euclidean")),
             ("F2 l2-ball, sphere noise", ConstrainedQuadraticFamily(d=6, M=4, K=5, noise=0.3, ball="l2ball"))]
@@ -219,13 +218,13 @@ def lemma_c3_cases(config, params):
                       {"instance": inst.describe(), "constants": {k: {"value": c.value, "exact": c.exact, "note": c.note}
                                                                   for k, c in consts.items()}, "eta_c": ec},
                       evidence={"stab": stab[0].tolist()}, save=save))
-    reps = 40 if config.full else 16
+    reps = config.size(16, 40)            # replicate runs per seeded instance (a sample size, not --seeds)
     for seed in config.seed_list(2, 4):
         inst = F2_L2.draw(seed)
         sol = solve_composite(inst, use_cache=config.use_cache)
         consts = _constants(inst, sol)
         ec = 1 / (4 * consts["L"].value)
-        R = 60 if config.full else 25
+        R = config.horizon(25, 60)
         tr = engine.feddualavg(batch_of([inst] * reps), rounds=R, eta_c=ec, eta_s=1.0, track_stability=True,
                                rng=instance_rng(seed, "feddualavg.lemma_c3"))
         stab = np.moveaxis(tr.final["stab"], -1, 0)
@@ -262,7 +261,7 @@ def _c5_terms(reg, a, ec, zbar, zbar_n, gbar, w):
 
 def claim_c5_cases(config, params):
     cases = []
-    R = 60 if config.full else 25
+    R = config.horizon(25, 60)
     fams = [("F1 l1", SharedQuadraticFamily(d=6, M=4, K=5, noise=0.3, reg="l1", lam=0.2, geometry="euclidean")),
             ("F1 nuclear", SharedQuadraticFamily(d=9, M=4, K=5, noise=0.3, reg="nuclear", lam=0.3,
                                                    geometry="euclidean")),
@@ -297,7 +296,7 @@ def claim_c5_cases(config, params):
             cases.append(Case(f"{fname} seed {seed} (FedDualAvg run, {R} rounds)", _merge_readings(ineq),
                               {**_instance_record(inst, sol, consts), "eta_c": ec}, reason=sol.reason))
     # random draws of (zbar, g, a, eta_c, w)
-    n = 400 if config.full else 200
+    n = config.size(200, 400)             # random draws of the identity's arguments (Monte Carlo points)
     rng = instance_rng(0, "feddualavg.claim_c5:draws")
     for reg in (L1(0.3, 6), L2BallIndicator(1.0, 6), Nuclear(0.4, (3, 3)), L1BallIndicator(1.5, 6)):
         d = reg.dim
@@ -334,8 +333,8 @@ def _merge_readings(ineq: dict) -> dict:
 # ---- Lemma D.2 = 4.5 (dual stability, Q geometry) -------------------------------------------------------
 def lemma_d2_cases(config, params):
     cases = []
-    reps = 60 if config.full else 24
-    R = 60 if config.full else 25
+    reps = config.size(24, 60)            # replicate runs per seeded instance (a sample size, not --seeds)
+    R = config.horizon(25, 60)
     for noise in (0.3, 0.0):
         fam = SharedQuadraticFamily(d=6, M=4, K=5, noise=noise, reg="l1", lam=0.2, tau=0.5, geometry="Q")
         for seed in config.seed_list(2, 4):
@@ -369,7 +368,7 @@ def _d5_pairs(Z, W, Qb, Qinv, ec):
 
 def claim_d5_cases(config, params):
     cases = []
-    R = 40 if config.full else 15
+    R = config.horizon(15, 40)
     for fname, fam in (("F1 l1 (Q geometry)", F1_Q),
                        ("F1 nuclear (Q geometry)", SharedQuadraticFamily(d=9, M=4, K=5, noise=0.3, reg="nuclear",
                                                                            lam=0.3, geometry="Q"))):
@@ -396,7 +395,7 @@ def claim_d5_cases(config, params):
                               {**_instance_record(inst, sol, consts), "eta_c": ec,
                                "note": "conditional expectations in closed form: the noise adds 2 eta_c^2 s^2 tr(Q^-1) "
                                        "to both sides (Gaussian noise), so only the deterministic part can fail"}))
-    n = 1000 if config.full else 400
+    n = config.size(400, 1000)            # random draws of the inequality's arguments (Monte Carlo points)
     rng = instance_rng(0, "feddualavg.claim_d5:draws")
     for reg in (L1(0.3, 6), L2BallIndicator(1.0, 6), Nuclear(0.4, (3, 3))):
         d = reg.dim
@@ -431,7 +430,7 @@ def _rademacher_linf(d, M):
 def variance_cases(config, params):
     cases = []
     rng = instance_rng(0, "feddualavg.variance_step")
-    trials = 4000 if config.full else 1000
+    trials = config.size(1000, 4000)      # Monte Carlo draws of the noise (no rounds, no instance seeds)
     for d, M_ in ((1000, 10), (100, 10), (10, 4)):
         exact = _rademacher_linf(d, M_)
         mc = np.abs(rng.choice([-1.0, 1.0], size=(trials, M_, d)).mean(1)).max(1) ** 2
@@ -488,7 +487,7 @@ def _points_recorder(problem, R, pts):
 
 # ---- the curse of primal averaging, constrained (note Sec. 4.2) ------------------------------------
 def measure_curse(ctx):
-    R = 3000 if ctx.full else 400
+    R = ctx.config.horizon(400, 3000)
     grid = np.unique(np.r_[np.geomspace(1, R, 60).astype(int), R - 1, R])
     findings, rows, series, insts = [], [], [], []
     stall_codes, conv_codes, ev = [], [], {}
@@ -530,10 +529,10 @@ def measure_curse(ctx):
     findings.append(Finding("FedDualAvg converges on the same instance", _holds_as(np.concatenate(conv_codes)), True,
                             "Phi(w_R) - Phi* <= rounding slack"))
     # stochastic variant: sphere noise, paired over seeds
-    reps = 40 if ctx.full else 16
+    reps = ctx.config.size(16, 40)        # noisy runs on the one instance (a sample size, not --seeds)
     inst = PX.curse_instance(K=10, noise=0.5)
     sol = solve_composite(inst, use_cache=ctx.config.use_cache)
-    Rn = 300 if ctx.full else 150
+    Rn = ctx.config.horizon(150, 300)
     gm = engine.fedmid(batch_of([inst] * reps), rounds=Rn, eta_c=0.1, eta_s=1.0, grid=np.array([Rn]),
                        rng=instance_rng(0, "curse:noise:fedmid")).metrics["Phi_avg"][0] - sol.phi_star
     gd = engine.feddualavg(batch_of([inst] * reps), rounds=Rn, eta_c=0.1, eta_s=1.0, grid=np.array([Rn]),
@@ -552,19 +551,12 @@ def measure_curse(ctx):
 
 
 # ---- the curse of primal averaging, l1 (densification) -------------------------------------------------
-def _lasso_sizes(inst, rounds, **more) -> dict:
-    """What a LASSO run used, in the names of its declared deviations (``DEV_LASSO``)."""
-    p = inst.params
-    return {"dimension": p["d"], "true features": p["d1"], "clients": p["M"], "samples per client": p["n"],
-            "minibatch": p["batch"], "clients per round": p["clients_per_round"], "rounds": rounds, **more}
-
-
 def measure_densification(ctx):
     # --full: dataset (I) of A.2 at the paper's sizes and horizon (no deviation); quick: smaller, declared
-    inst, sol = PX.lasso_experiment(seed=0, **(PX.LASSO_PAPER if ctx.full else PX.LASSO_QUICK))
+    inst, sol = PX.lasso_experiment(seed=0, **ctx.config.size(PX.LASSO_QUICK, PX.LASSO_PAPER))
     d, thr = inst.params["d"], inst.params["threshold"]
-    reps = 8
-    R = 500 if ctx.full else 200
+    reps = 8                              # runs on the one instance (a sample size, not --seeds; 8 at the paper's sizes)
+    R = ctx.config.horizon(200, 500)      # --full: the paper's 500 rounds
     grid = np.unique(np.geomspace(5, R, 20).astype(int))
 
     def rec(problem, Rr, pts):
@@ -594,18 +586,21 @@ def measure_densification(ctx):
     findings = [
         Finding("averaging sparse client models gives a denser model (FedMiD, Fig. 2)", v1, True,
                 f"exact non-zeros of the sampled clients' local models after K steps: {c.mean():.3f} on average; of their "
-                f"average: {a.mean():.3f} (paired over {reps} runs)", evidence=i1, source=SRC_CURSE_L1),
-        Finding("FedMiD's server model is denser than FedDualAvg's (Fig. 3, |w_i| >= 1e-2)", v2, ctx.full,
+                f"average: {a.mean():.3f} (paired over {reps} runs)", evidence=i1),
+        Finding("FedMiD's server model is denser than FedDualAvg's (Fig. 3, |w_i| >= 1e-2)", v2, True,
                 f"density averaged over the trajectory: FedMiD {dm.mean():.3f} vs FedDualAvg {dd.mean():.3f} at each "
                 "method's best configuration in the paper (FedMiD eta_c = 0.001, eta_s = 0.3; FedDualAvg 0.01, 1)",
-                evidence=i2, source=SRC_FIG3, deviation=() if ctx.full else DEV_LASSO_DATA),
+                evidence=i2),
     ]
+    # each method at its best configuration of Section 5.1: no grid is tuned here
+    used = _experiment_used(inst, rounds=R, grid="the best configurations of Section 5.1 (not tuned)")
+    findings = _with_mode(ctx, findings, used, "rounds", "grid")
     series = []
     for name, t in tr.items():
         series.append({"panel": "l1 densification: density of the server model (|w_i| >= 1e-2)", "label": name,
                        "x": grid.tolist(), "y": t.metrics["density"].mean(1).tolist(), "role": "measured",
                        "xlabel": "rounds", "ylabel": "density", "logx": True, "logy": False})
-    return MeasureResult(findings=findings, series=series, used=_lasso_sizes(inst, R),
+    return MeasureResult(findings=findings, series=series,
                        evidence={"lambda": inst.params["lam"], "client_nnz": float(c.mean()),
                                  "average_nnz": float(a.mean()), "fedmid_nnz": float(nm.mean()),
                                  "feddualavg_nnz": float(nd.mean()),
@@ -622,7 +617,8 @@ def measure_densification(ctx):
                                           f"{tr['FedMiD-OSP'].metrics['nnz'].mean():.3f}"],
                                          ["final Phi - Phi*", f"{np.mean(tr['FedMiD'].metrics['Phi'][-1] - sol.phi_star):.4g}",
                                           f"{np.mean(tr['FedDualAvg'].metrics['Phi'][-1] - sol.phi_star):.4g}",
-                                          f"{np.mean(tr['FedMiD-OSP'].metrics['Phi'][-1] - sol.phi_star):.4g}"]]}])
+                                          f"{np.mean(tr['FedMiD-OSP'].metrics['Phi'][-1] - sol.phi_star):.4g}"]]}],
+                       used=used)
 
 
 # ---- FedDualAvg-OSP with l1 and exact gradients: the output becomes exactly 0 ---------------------------
@@ -729,6 +725,48 @@ def _first_round(curve, record, target, tol_side="ge"):
     return int(record[start]) if start < len(record) else None
 
 
+def _experiment_used(inst, **mode) -> dict:
+    """What a Section 5 experiment ran at (``MeasureResult.used``): its instance's sizes and the mode's ``rounds`` and
+    ``grid`` -- the values the setting of A.2-A.4 states are held to (``Source.stated``)."""
+    p = inst.params
+    # an epoch is ceil(n / batch) steps (the last minibatch smaller when batch does not divide n: 128 / 10)
+    used = {"clients": inst.M, "samples per client": inst.n, "clients per round": inst.clients_per_round,
+            "minibatch": inst.batch_size, "local epochs": inst.K // -(-inst.n // inst.batch_size), **mode}
+    if "d1" in p:
+        used.update({"d": p["d"], "true features": p["d1"]})
+    if "rank" in p:
+        used.update({"matrix size": p["p"], "rank": p["rank"]})
+    used["data"] = BREAST_CANCER if inst.source == "sklearn:breast_cancer" else inst.source
+    return used
+
+
+def _with_mode(ctx, findings, used: dict, *mode: str) -> list:
+    """The findings with the provenance the claim declares (its ``sources``: a Source and the deviations of the
+    instance's sizes, kept where the run's value is not the paper's: none at the paper's sizes under ``--full``) and
+    the deviations of the run's mode -- the parameters ``mode`` (rounds, grid) where the run's value (``used``) is not
+    the paper's.  A finding with any deviation but of size is an analysis."""
+    prov = ctx.claim.evidence.sources
+    keys = sorted(prov, key=len, reverse=True)
+    out = []
+    for f in findings:
+        key = next((k for k in keys if f.name == k or f.name.startswith(k)), None)
+        if key is None:
+            out.append(f)
+            continue
+        src, devs = prov[key] if isinstance(prov[key], tuple) else (prov[key], ())
+        # a declared deviation of the instance holds where the run's value is not the paper's (--full: none)
+        devs = tuple(d for d in devs if used.get(d.parameter, d.run) != src.stated.get(d.parameter, d.paper))
+        devs += mode_deviations(src.stated, **{m: used[m] for m in mode if m in src.stated})
+        out.append(Finding(f.name, f.verdict, f.paper and all(d.of_size for d in devs), f.description, f.max_ratio,
+                           f.evidence, f.extra, source=src, deviation=devs))
+    return out
+
+
+def _scaled(findings) -> str:
+    """A table title's note: ", scaled down" when a finding runs outside the paper's setting (quick), else ""."""
+    return ", scaled down" if any(f.deviations for f in findings) else ""
+
+
 def _rounds_verdict(first: dict, winner: str):
     """``winner`` reaches the target strictly first (others later or never)."""
     w = first[winner]
@@ -744,10 +782,15 @@ def _fmt(x, spec=".3g"):
 
 def _exp_common(ctx, quick_grid=QUICK_GRID, quick_rounds=200):
     rounds = ctx.config.horizon(quick_rounds, 500)
-    reps = 5
-    grid = FULL_GRID if ctx.full else quick_grid
+    reps = 5                              # runs per grid point, or at the tuned point (a sample size, not --seeds)
+    grid = ctx.config.size(quick_grid, FULL_GRID)   # the step-size grid (values, not rounds or seeds)
     record = np.unique(np.r_[np.geomspace(5, rounds, 25).astype(int), rounds])
     return rounds, reps, grid, record
+
+
+def _tuning_runs_per_point(ctx, reps: int) -> int:
+    """Runs per grid point while tuning: ``reps`` (quick), one under ``--full`` (the paper's procedure)."""
+    return ctx.config.size(reps, 1)
 
 
 def _tuned_grid(ctx, inst, alg, grid, rounds, reps, rec, tag, record, pick):
@@ -755,9 +798,10 @@ def _tuned_grid(ctx, inst, alg, grid, rounds, reps, rec, tag, record, pick):
     reps)})``.  Quick: ``reps`` runs per grid point, the tuning runs are the curves.  ``--full`` (the paper's
     49-point grid at the paper's sizes): the paper's procedure, one run per grid point, then ``reps`` fresh runs at
     the chosen point (no selection bias in the findings; 54 runs instead of 245)."""
-    m = _run_grid(inst, alg, grid, rounds, 1 if ctx.full else reps, rec, tag, record)
+    per_point = _tuning_runs_per_point(ctx, reps)
+    m = _run_grid(inst, alg, grid, rounds, per_point, rec, tag, record)
     b = pick(m)
-    if not ctx.full:
+    if per_point == reps:
         return grid[b], {k: v[:, b, :] for k, v in m.items()}
     m = _run_grid(inst, alg, (grid[b],), rounds, reps, rec, f"{tag}:tuned", record)
     return grid[b], {k: v[:, 0, :] for k, v in m.items()}
@@ -765,8 +809,8 @@ def _tuned_grid(ctx, inst, alg, grid, rounds, reps, rec, tag, record, pick):
 
 def measure_lasso(ctx):
     rounds, reps, grid, record = _exp_common(ctx)
-    inst, sol = PX.lasso_experiment(seed=0, **(PX.LASSO_PAPER if ctx.full else PX.LASSO_QUICK))
-    dev = () if ctx.full else DEV_LASSO         # --full: dataset (I) at the paper's sizes
+    # dataset (I)'s sizes: the quick ones, or the paper's under --full (then no deviation: ``used`` is the paper's)
+    inst, sol = PX.lasso_experiment(seed=0, **ctx.config.size(PX.LASSO_QUICK, PX.LASSO_PAPER))
     d, thr = inst.params["d"], inst.params["threshold"]
     truth = inst.truth["support"]
 
@@ -797,21 +841,20 @@ def measure_lasso(ctx):
     v_osp = V.REPRODUCED if (first["FedDualAvg-OSP"] is not None and all(
         first["FedDualAvg-OSP"] < (first[k] or np.inf) for k in ("FedMiD", "FedMiD-OSP"))) else V.NOT_REPRODUCED
     findings = [
-        Finding("FedDualAvg reaches perfect F1 first (Fig. 3, 6-8)", v_first, not dev,
+        Finding("FedDualAvg reaches perfect F1 first (Fig. 3, 6-8)", v_first, True,
                 "rounds to F1 = 1 (support recovery, |w_i| >= 1e-2), each method at its best grid point",
-                evidence=str({k: _fmt(v) for k, v in first.items()}), source=SRC_FIG3, deviation=dev),
-        Finding("FedMiD is less sparse than FedDualAvg (Fig. 3)", v_dense, not dev,
-                "density averaged over the trajectory, paired over runs", evidence=i_dense, source=SRC_FIG3,
-                deviation=dev),
+                evidence=str({k: _fmt(v) for k, v in first.items()})),
+        Finding("FedMiD is less sparse than FedDualAvg (Fig. 3)", v_dense, True,
+                "density averaged over the trajectory, paired over runs", evidence=i_dense),
         Finding("FedDualAvg's best eta_c is larger than FedMiD's (0.01 vs 0.001)", v_lr, False,
-                "a tuning outcome: depends on the grid and the scale", evidence=str(best), source=SRC_51_BEST,
-                deviation=dev),
+                "a tuning outcome: depends on the grid and the scale", evidence=str(best)),
         # Figure 3's caption states it ("FedDualAvg-OSP is also very competitive"): a paper finding (it was an
         # analysis, which hid that the experiment does not reproduce it)
-        Finding("FedDualAvg-OSP is competitive: perfect F1 before FedMiD and FedMiD-OSP (Fig. 3, 6-7)", v_osp, not dev,
-                "Figure 3's caption ('also very competitive'); finite-horizon behaviour (see feddualavg.osp_long_horizon)",
-                source=SRC_FIG3, deviation=dev),
+        Finding("FedDualAvg-OSP is competitive: perfect F1 before FedMiD and FedMiD-OSP (Fig. 3, 6-7)", v_osp, True,
+                "Figure 3's caption ('also very competitive'); finite-horizon behaviour (see feddualavg.osp_long_horizon)"),
     ]
+    used = _experiment_used(inst, rounds=rounds, grid=len(grid))
+    findings = _with_mode(ctx, findings, used, "rounds", "grid")
     rows = [["perfect F1 reached first (rounds)", "FedDualAvg fastest; FedMiD/FedMiD-OSP slow",
              ", ".join(f"{k}: {_fmt(v)}" for k, v in first.items()), v_first],
             ["final F1", "FedDualAvg 1 (< 100 rounds on (II)-(III))", ", ".join(f"{k}: {v:.2f}" for k, v in f1.items()), "-"],
@@ -826,8 +869,8 @@ def measure_lasso(ctx):
     series += [{"panel": "federated LASSO: density", "label": n, "x": record.tolist(),
                 "y": c["density"].mean(-1).tolist(), "role": "measured", "xlabel": "rounds", "ylabel": "density",
                 "logx": True, "logy": False} for n, c in curves.items()]
-    return MeasureResult(findings=findings, series=series, used=_lasso_sizes(inst, rounds, **{"grid points": len(grid)}),
-                       tables=[{"title": f"Federated LASSO (Sec. 5.1){'' if ctx.full else ', scaled down'}: d = {d}, "
+    return MeasureResult(findings=findings, series=series,
+                       tables=[{"title": f"Federated LASSO (Sec. 5.1){_scaled(findings)}: d = {d}, "
                                          f"{inst.params['d1']} true features, "
                                          f"{inst.M} clients ({inst.clients_per_round} per round), minibatch "
                                          f"{inst.batch_size}, K = {inst.K}, lambda = {inst.params['lam']}, {rounds} "
@@ -835,16 +878,18 @@ def measure_lasso(ctx):
                                 "columns": ["claim", "paper", "measured", "verdict"], "rows": rows}],
                        instances=[{"instance": inst.describe(), "F_star": sol.phi_star, "solver": sol.record()}],
                        evidence={"best": {k: list(v) for k, v in best.items()}, "rounds": rounds, "replicates": reps,
-                                 "grid": [list(g) for g in grid], "tuning_runs_per_point": 1 if ctx.full else reps,
-                                 "caveat": "FedMiD applies psi twice (client and server prox); partial participation"})
+                                 "grid": [list(g) for g in grid],
+                                 "tuning_runs_per_point": _tuning_runs_per_point(ctx, reps),
+                                 "caveat": "FedMiD applies psi twice (client and server prox); partial participation"},
+                       used=used)
 
 
 def measure_nuclear(ctx):
     # quick: eta_c >= 0.03 diverges on this instance (L ~ 2 (1 + ||mu||^2)), so the quick grid stops at 0.01
     rounds, reps, grid, record = _exp_common(ctx, tuple((c, s_) for c in (0.001, 0.003, 0.01) for s_ in (0.3, 1.0, 3.0)),
                                              150)
-    inst, sol = PX.matrix_sensing_experiment(seed=0, **(PX.NUCLEAR_PAPER if ctx.full else PX.NUCLEAR_QUICK))
-    dev = () if ctx.full else DEV_NUCLEAR       # --full: dataset (I) at the paper's sizes
+    # dataset (I)'s sizes: the quick ones, or the paper's under --full (then no deviation: ``used`` is the paper's)
+    inst, sol = PX.matrix_sensing_experiment(seed=0, **ctx.config.size(PX.NUCLEAR_QUICK, PX.NUCLEAR_PAPER))
     p_, rank, thr = inst.params["p"], inst.params["rank"], inst.params["threshold"]
     Wr = inst.truth["W_real"]
 
@@ -869,15 +914,17 @@ def measure_nuclear(ctx):
     v_slow = V.combine([v for v, _ in v_loss]) if all(v != V.NOT_REPRODUCED for v, _ in v_loss) else V.NOT_REPRODUCED
     v_osp, i_osp = _effect((err["FedDualAvg-OSP"] - err["FedDualAvg"])[:, None], True)
     findings = [
-        Finding("FedDualAvg finds the exact rank first (Fig. 4, 9-11)", v_rank, not dev,
+        Finding("FedDualAvg finds the exact rank first (Fig. 4, 9-11)", v_rank, True,
                 "rounds from which every run has rank = rank(W_real) (singular values > 1e-2)",
-                evidence=str({k: _fmt(v) for k, v in exact.items()}), source=SRC_FIG4, deviation=dev),
-        Finding("FedMiD and FedMiD-OSP converge slower in loss (Fig. 4)", v_slow, not dev,
+                evidence=str({k: _fmt(v) for k, v in exact.items()})),
+        Finding("FedMiD and FedMiD-OSP converge slower in loss (Fig. 4)", v_slow, True,
                 "mean of log(Phi - Phi*) over the (log-spaced) recorded rounds above FedDualAvg's, paired over runs",
-                evidence=[i for _, i in v_loss], source=SRC_FIG4, deviation=dev),
-        Finding("FedDualAvg-OSP is less accurate than FedDualAvg (Fig. 4)", v_osp, not dev,
-                "final ||W - W_real||_F, paired over runs", evidence=i_osp, source=SRC_FIG4, deviation=dev),
+                evidence=[i for _, i in v_loss]),
+        Finding("FedDualAvg-OSP is less accurate than FedDualAvg (Fig. 4)", v_osp, True,
+                "final ||W - W_real||_F, paired over runs", evidence=i_osp),
     ]
+    used = _experiment_used(inst, rounds=rounds, grid=len(grid))
+    findings = _with_mode(ctx, findings, used, "rounds", "grid")
     rows = [["exact rank reached first (rounds)", "FedDualAvg < 100 rounds; others slower",
              ", ".join(f"{k}: {_fmt(v)}" for k, v in exact.items()), v_rank],
             ["Phi - Phi* (final; trajectory mean of log)", "FedMiD, FedMiD-OSP slower in loss",
@@ -888,11 +935,8 @@ def measure_nuclear(ctx):
     series = [{"panel": "nuclear-norm matrix estimation: rank", "label": n, "x": record.tolist(),
                "y": c["rank"].mean(-1).tolist(), "role": "measured", "xlabel": "rounds", "ylabel": "rank",
                "logx": True, "logy": False} for n, c in curves.items()]
-    pn = inst.params
-    used = {"matrix size": p_, "rank": rank, "clients": pn["M"], "samples per client": pn["n"], "minibatch": pn["batch"],
-            "clients per round": pn["clients_per_round"], "rounds": rounds, "grid points": len(grid)}
-    return MeasureResult(findings=findings, series=series, used=used,
-                       tables=[{"title": f"Nuclear-norm matrix estimation (Sec. 5.2){'' if ctx.full else ', scaled down'}: "
+    return MeasureResult(findings=findings, series=series,
+                       tables=[{"title": f"Nuclear-norm matrix estimation (Sec. 5.2){_scaled(findings)}: "
                                          f"{p_}x{p_}, rank "
                                          f"{rank}, {inst.M} clients ({inst.clients_per_round} per round), minibatch "
                                          f"{inst.batch_size}, K = {inst.K}, lambda = {inst.params['lam']}, {rounds} "
@@ -900,7 +944,8 @@ def measure_nuclear(ctx):
                                 "columns": ["claim", "paper", "measured", "verdict"], "rows": rows}],
                        instances=[{"instance": inst.describe(), "F_star": sol.phi_star, "solver": sol.record()}],
                        evidence={"best": {k: list(v) for k, v in best.items()}, "rounds": rounds, "replicates": reps,
-                                 "tuning_runs_per_point": 1 if ctx.full else reps})
+                                 "tuning_runs_per_point": _tuning_runs_per_point(ctx, reps)},
+                       used=used)
 
 
 def _prox_gd(inst_like_loss, X, y, reg, lrs, epochs):
@@ -968,6 +1013,8 @@ def measure_logistic(ctx):
         Finding("FedAvg(d) does not produce sparse models (Fig. 1)", v_sub, False,
                 "subgradient steps never give exact zeros: density above FedDualAvg's", evidence=i_sub),
     ]
+    used = _experiment_used(inst, rounds=rounds, grid=len(grid))
+    findings = _with_mode(ctx, findings, used, "rounds", "grid")
     rows = []
     for n in list(algs) + list(base):
         if n in fin:
@@ -998,7 +1045,8 @@ def measure_logistic(ctx):
                                 "columns": ["claim", "paper", "measured", "verdict"], "rows": claims}],
                        instances=[{"instance": inst.describe(), "F_star": sol.phi_star, "solver": sol.record()}],
                        evidence={"best": {k: list(v) for k, v in best.items()}, "rounds": rounds, "replicates": reps,
-                                 "dataset": "sklearn.datasets.load_breast_cancer (569 x 30), standardized"})
+                                 "dataset": "sklearn.datasets.load_breast_cancer (569 x 30), standardized"},
+                       used=used)
 
 
 # ---- robustness to the learning rate (A.4.2, Fig. 12) ------------------------------------------
@@ -1015,10 +1063,9 @@ ROBUST_ACC_MARGIN = 0.05
 
 
 def measure_lr_robustness(ctx):
-    full = ctx.full
     rounds = ctx.config.horizon(100, 300)
     record = np.array([r for r in (10, 30, 100, 300) if r <= rounds] or [rounds])
-    reps = 5 if full else 2
+    reps = ctx.config.size(2, 5)          # runs per step size (a sample size, not --seeds)
     inst, sol = PX.breast_cancer_logistic(seed=0)
     Xv, yv = inst.validation["X"], inst.validation["y"]
     dfeat = inst.params["features"]
@@ -1073,6 +1120,8 @@ def measure_lr_robustness(ctx):
                 "most configurations sparse (density <= 1/2), and most of those below the accuracy threshold",
                 evidence=f"left {cnt(last['FedDualAvg-OSP']['left'])}, mid-left {cnt(last['FedDualAvg-OSP']['mid_left'])}"),
     ]
+    used = _experiment_used(inst, rounds=int(record[-1]))
+    findings = _with_mode(ctx, findings, used, "rounds")
     series = [{"panel": f"Fig. 12 after {int(record[-1])} rounds: each dot one (eta_c, eta_s)", "label": n,
                "x": p_["density"], "y": p_["acc"], "role": "measured" if n == "FedDualAvg" else "baseline",
                "xlabel": "density", "ylabel": "validation accuracy", "logx": False, "logy": False, "kind": "scatter"}
@@ -1087,7 +1136,8 @@ def measure_lr_robustness(ctx):
                  "rows": rows}],
         instances=[{"instance": inst.describe(), "F_star": sol.phi_star, "solver": sol.record()}],
         evidence={"fractions": last, "centralized": {"accuracy": acc_c, "density": dens_c, "lr": cen[2]},
-                  "grid": [list(g) for g in LR_BOX_GRID], "rounds": [int(r) for r in record], "replicates": reps})
+                  "grid": [list(g) for g in LR_BOX_GRID], "rounds": [int(r) for r in record], "replicates": reps},
+        used=used)
 
 
 # ---- the entropic geometry on the simplex, end to end -------------------------------------------
@@ -1096,7 +1146,7 @@ def measure_lr_robustness(ctx):
 # are stated for a general norm, here ||.||_1 with the dual ||.||_inf: L, G in that pair, B = KL(w* || w_0).
 def entropic_cases(config, params):
     nR = config.horizon(200, 1000)
-    horizons = (16, 64, 256, 1024) if config.full else (16, 64, 256)
+    horizons = config.horizons((16, 64, 256), (16, 64, 256, 1024))
     fam = PE.SimplexQuadraticFamily(d=6, M=4, K=5)
     sub0 = {sigma: 0}
     f_c2 = sp.lambdify((B, eta_c, K, R, L, G, M), C2_bound.subs(sub0), "numpy")
@@ -1138,5 +1188,6 @@ def entropic_cases(config, params):
                "solver": sol.record(), "constants": {"L (l1 -> l_inf)": Lv, "G (l_inf)": Gv, "B = KL(w*||w_0)": sol.B,
                                                        "B interval": [sol.B_lo, sol.B_hi], "log d": float(np.log(inst.d))},
                "rounds": nR, "tuned_eta_c": dict(zip(map(int, Hs), ecs.tolist()))}
-        cases.append(Case(f"simplex quadratics seed {seed}", ineq, rec, reason=sol.reason))
+        cases.append(Case(f"simplex quadratics seed {seed}", ineq, rec, reason=sol.reason,
+                          used={f"(E.1), eta = 1/(4KL), eta_s = {es_:g}": {"eta_s": es_} for es_ in (1.0, 100.0)}))
     return cases

@@ -370,7 +370,9 @@ def lemma_c2_audit_steps():
                     reference="Proposition C.4, (C.10)-(C.11)", source=SRC_STEP["C.4"]),
         A.ProofStep("(C.25) as printed", "E[<a, b> | F] <= E[||a||_* | F] E[||b|| | F] with a = (1/M) sum_m (grad F_m - "
                     "grad f), b = w^_{k+1} - w^_k, which depends on the same noise ('by definition of dual norm')",
-                    "symbolic", c25_as_printed, reference="(C.25)", source=SRC_STEP["C.25"]),
+                    "symbolic", c25_as_printed, reference="(C.25)", source=SRC_STEP["C.25"],
+                    conclusion="survives: Young's inequality before the expectation gives (C.28)'s eta_c^2 sigma^2/M "
+                               "with the same constants (the repaired step below)"),
         A.ProofStep("(C.19)-(C.21), (C.28) quadratic steps", "eta_c L ||d||^2 - ||d||^2/2 <= -||d||^2/4 and "
                     "max_b (eta_c sigma b/sqrt(M) - b^2/4) = eta_c^2 sigma^2/M", "symbolic", c28_quadratic,
                     reference="(C.19)-(C.21), (C.28)", source=SRC_STEP["C.28"]),

@@ -25,6 +25,9 @@ LEMMA2_PROOF_END = Source("We complete the proof by combining this with the prev
 THEOREM1_PROOF_END = Source("This completes the proof.", "Appendix B.1, (38) with Lemma 2's G", THM1_SETTING)
 SURROGATE_31 = Source("This gives the convergence rate for the surrogate function", "Appendix B.1, (30)-(31), (35)",
                       THM1_SETTING)
+STEP_24 = Source("the third line holds since \\mathcal{D} is compact", "Appendix B.1, (24), third line: "
+                 "||S^t - X^t||_F^2 <= nD^2, used in (30)-(31)", "FedFW as Algorithm 1 states it ('input x_i^1 in "
+                 "R^p'; Theorem 1 states no condition on the start), Theorem 1's schedules; starts outside D")
 CONSENSUS_37 = Source("Solving the quadratic inequality in terms of $dist(\\mathbf{X}^{t+1}",
                       "Appendix B.1, (36)-(37), its three lines", THM1_SETTING)
 CONDITION_29 = Source("where the second line holds because, for all $t \\geq 1$", "Appendix B.1, (28)-(29)",
@@ -72,18 +75,20 @@ PRIVACY_NUCLEAR = Source("unveils only the top eigenvectors of the gradient", "S
                          "one LMO message s_i on a nuclear-norm ball")
 TABLE1 = Source("Table 1 presents the test accuracy results for the algorithms with IID and non-IID data distributions",
                 "Section 5.1, Table 1", "MCLR on MNIST (and CIFAR-10, synthetic), 10 clients, full participation, "
-                "100 rounds, one local step, l1 and l2 balls of radius 10, IID and non-IID (3 labels per client)")
+                "100 rounds, one local step, l1 and l2 balls of radius 10, IID and non-IID (3 labels per client)",
+                stated={"data": "MNIST", "clients": 10, "rounds": 100, "radius": 10})
 FEASIBLE = Source("we establish the convergence of $\\bar{\\mathbf{x}}^t$, representing a feasible point",
                   "Remark 1", "FedFW's server point xbar^t (a convex combination of points of D)")
 TABLE3 = Source("FEDFW-STO outperformed FEDDR in our experiments in the stochastic setting", "Section 5.3, Table 3",
                 "MCLR on EMNIST-10, EMNIST-62, CIFAR10, synthetic; 100 clients, minibatch 64, one local step, 300 "
-                "rounds, l2 ball")
+                "rounds, l2 ball", stated={"data": "EMNIST-10, EMNIST-62, CIFAR10, synthetic", "clients": 100,
+                                           "minibatch": 64, "rounds": 300})
 INEXACT = Source("is robust against additive and multiplicative errors in the linear minimization step [24]",
                  "Section 3.2", "errors as in [24] (Jaggi 2013): an additive error of the LMO at most "
                  "(delta/2) eta_t C_f, shrinking with the step; a multiplicative error of the FW direction")
 NOISE = Source("we can introduce noise to augment data privacy without compromising the convergence guarantees",
                "Section 3.2 ('consequently', after the robustness of FW to LMO errors [24])",
-               "noise within [24]'s hypothesis: its error in the LMO shrinks like the step eta_t")
+               "FedFW's clients' LMO messages; the paper states neither the noise's distribution nor its scale")
 NONUNIFORM = Source("non-uniform participation can be addressed similarly", "Section 4.2",
                     "client-specific participation probabilities p_i in (0, 1]; the convex setting of (17)")
 PARTICIPATION = Source("Both convex and non-convex experiments show faster convergence for higher participation "
@@ -92,9 +97,10 @@ PARTICIPATION = Source("Both convex and non-convex experiments show faster conve
 LAMBDA0 = Source("A higher λ_0 leads to a larger gap in the initial iterations of the algorithm due to its "
                  "regularization effect", "Section 5.4, Figure 4", "MCLR on MNIST (p = 0.5, l1 and l2 balls), DNN on "
                  "synthetic data; explained by the penalty pulling the direction towards consensus")
-PLAIN_STO = Source("does not readily extend to stochastic settings by replacing the gradient with an unbiased "
-                   "estimator of bounded variance", "Section 4.1", "FW with plain unbiased stochastic gradients of "
-                   "bounded variance (Assumption 1)")
+PLAIN_STO = Source("FW does not readily extend to stochastic settings by replacing the gradient with an unbiased "
+                   "estimator of bounded variance. Instead, adapting FW for stochastic settings, in general, requires a "
+                   "variance reduction strategy", "Section 4.1", "FW with plain unbiased stochastic gradients of "
+                   "bounded variance (Assumption 1); no experiment, no stall and no counterexample stated")
 ALGORITHM1_START = Source("input \\mathbf{x}_{i}^{1} \\in \\mathbb{R}^{p}, \\forall i \\in [n]", "Algorithm 1 (input); "
                           "Theorem 1", "any starting points x_i^1 of the clients (the proof's step (24) uses X^1 in "
                           "D^n)")

@@ -24,7 +24,7 @@ from functools import partial
 import sympy as sp
 
 from fedcheck import verdicts as V
-from fedcheck import MEAN, Bound, BoundTest, Cases, Claim, Fact, HorizonCase, Horizons, Paper, Reading, Source
+from fedcheck import MEAN, Bound, BoundTest, Cases, Claim, Deviation, Fact, HorizonCase, Horizons, Paper, Reading, Source
 from fedcheck import problems as P
 from theorems.fedsgm import problems as PX
 from theorems.fedsgm import measurements as M
@@ -113,30 +113,35 @@ SRC_SOFT_STABLE = Source(
           "boundary, suppressing oscillations')",
     setting="any instance of (1), soft (beta = 2/eps) against hard switching near the feasibility boundary; no data, "
             "step, tolerance or compressor stated for this general statement")
+#: Section 4's setting, as data: "breast cancer dataset ... 569 samples ... 30 features ... n = 10 clients ... E = 5
+#: local steps ... T = 100 communication rounds ... tolerance eps = 0.1" (each run records its values)
+STATED_EXPERIMENT = {"data": M.BREAST_CANCER, "clients": 10, "E": 5, "rounds": 100, "eps": 0.1}
 SRC_EXPERIMENT = Source(
     quote="This translates into a substantial reduction in the number of violations, with soft switching yielding "
           "around 4[x] fewer violations compared to hard switching.",
     place="Section 4, Figure 1",
     setting="Neyman-Pearson classification, breast cancer data (569 samples, 30 features), IID split among n = 10 "
             "clients, E = 5 local gradient steps, T = 100 rounds, tolerance eps = 0.1, Rand-K uplink compression, 3 "
-            "seeds. Unstated: eta, K, beta (2/eps assumed), w_0, scaling, intercept")
+            "seeds. Unstated: eta, K, beta (2/eps assumed), w_0, scaling, intercept",
+    stated=STATED_EXPERIMENT)
 SRC_EXPERIMENT_STABLE = Source(
     quote="Notably, this improvement in feasibility is achieved without compromising the convergence behavior of the "
           "objective loss, and in fact ensures more stable results as evident from the variance plots",
     place="Section 4, Figure 1 (mean trajectories with variance bands over three seeds)",
     setting="the experiment of Section 4 (breast cancer NP, n = 10 IID clients, E = 5, T = 100, eps = 0.1, Rand-K, 3 "
-            "seeds); eta and K not stated")
+            "seeds); eta and K not stated", stated=STATED_EXPERIMENT)
 SRC_CENTRAL = Source(
     quote="n = 1, q u = 0, C j [= Id], E = 1 , i.e., centralized with no compression: In this case, we can infer from "
           "Theorems 1 and 2, that rates we receive is",
     place="Section 3, discussion after Theorem 2 (special cases)",
-    setting="Algorithm 1 with n = 1, E = 1, C = Id (no compression): the centralized switching subgradient method")
+    setting="Algorithm 1 with n = 1, E = 1, C = Id (no compression): the centralized switching subgradient method",
+    stated={"n": 1, "E": 1, "compression": "none"})
 SRC_FEDCOM = Source(
     quote="g j [= 0], [for all j], E = 1, i.e., no constraint: In this case, our algorithm reduces to the well-known "
           "FedCOM method [12] , where we recover the standard rate of",
     place="Section 3, discussion after Theorem 2 (special cases)",
     setting="Algorithm 1 with g_j = 0 and E = 1 (FedCOM: FedAvg with one local step and unbiased uplink compression); "
-            "Theorem 1's eta and eps_bad at E = 1")
+            "Theorem 1's eta and eps_bad at E = 1", stated={"E": 1})
 SRC_BETA = Source(
     quote="we demonstrated that soft switching recovers the hard regime when [beta >= 2/eps], but is empirically more "
           "stable near the feasibility boundary",
@@ -169,17 +174,25 @@ EPS = c_eps * eps_bad(Gamma)
 SCHEDULES_HARD = {"eta": ETA, "epsilon": EPS}
 SCHEDULES_SOFT = {"eta": ETA, "epsilon": EPS, "beta": 2 / EPS}
 
-# what the theorems claim about the output, and the proof's summed certificate
+# what the theorems claim about the output, and the proof's summed certificate; the theorems' displayed threshold
+# and step size were lost in the extraction (latex_reconstructed says what each formula is rebuilt from)
+_LOST_EPS = ("the theorem's displayed threshold eps and step eta: eta = sqrt(D^2/(2 G^2 E T Gamma)), Gamma = 2E^2 + "
+             "E q_u/(2n) (the Gamma fragment of Theorems 6-7 [V], the step of A.3 [R]) and eps = c_eps eps_bad(Gamma), "
+             "'for some N >= 0' (the parametrization by N is lost [G]); notes section 3.2")
 BOUNDS_THEOREM = (
     Bound("A nonempty", expr=sp.Integer(0), metric="A_empty",
-          description="the set A of feasible rounds is not empty (wbar is defined)"),
-    Bound("objective", expr=epsilon, metric="f_gap", description="f(wbar) - f(w*) <= eps"),
-    Bound("feasibility", expr=epsilon, metric="g_out", description="g(wbar) <= eps"),
+          description="the set A of feasible rounds is not empty (wbar is defined)",
+          latex_reconstructed="the statement is verbatim ('then A is nonempty'); " + _LOST_EPS),
+    Bound("objective", expr=epsilon, metric="f_gap", description="f(wbar) - f(w*) <= eps",
+          latex_reconstructed=_LOST_EPS),
+    Bound("feasibility", expr=epsilon, metric="g_out", description="g(wbar) <= eps", latex_reconstructed=_LOST_EPS),
     Bound("accuracy", expr=epsilon, metric="accuracy",
-          description="max(f(wbar) - f*, g(wbar)) <= eps (the two together)"),
+          description="max(f(wbar) - f*, g(wbar)) <= eps (the two together)", latex_reconstructed=_LOST_EPS),
     Bound("summed certificate", expr=Phi(eta, Gamma_tight), metric="summed",
           description="(1/T) sum_t h_t <= Phi(eta; Gamma_tight): the proof's telescoped recursion "
-                      "(any eta, pathwise for q_u = 0)"),
+                      "(any eta, pathwise for q_u = 0)",
+          latex_reconstructed="the per-round inequality of A.3.2 (verbatim for q_u = 0) summed over the rounds; "
+                              "Gamma_tight with compression rebuilt from Lemmas 3-5 [R] (notes sections 3.0-3.2)"),
 )
 
 
@@ -382,9 +395,14 @@ per_round = Claim(
                         _rc("F4 d=10, hard, E=3, Bernoulli p=0.3", F4_wide, "hard", 3, {"name": "bernoulli", "p": 0.3}))),
         bounds=(
             Bound("per-round recursion", expr=2 * eta**2 * E * G_lip**2 * Gamma_tight, metric="per_round",
+                  latex_reconstructed="the per-round inequality of A.3.2 is verbatim for q_u = 0 (soft switching); "
+                                      "its form with compression (Gamma_tight's E q_u/(2n)) is rebuilt from Lemmas 3-5 "
+                                      "[R] (notes section 3.1)",
                   description="E_C||w_{t+1}-u||^2 - ||w_t-u||^2 + 2 eta E h_t (the conditional expectation is exact: "
                               "the compressor's variance is known in closed form; the realized value when q_u = 0)"),
             Bound("Lemma 3", expr=(1 + q_u / n) * E**2 * G_lip**2, metric="agg_sq_cond",
+                  latex_reconstructed="Lemma 3's display was lost; rebuilt from its proof's words (unbiasedness, "
+                                      "'independence across j', Assumption 2) [R] (notes section 3.1)",
                   description="E_C||(1/n) sum_j C_j(X_j)||^2 (exact conditional expectation)"),
         ),
         findings="reading"),
@@ -410,8 +428,12 @@ lemma5 = Claim(
                         _rc("F4 d=10, hard, E=4, Rand-2", F4_wide, "hard", 4, {"name": "rand_k", "k": 2}))),
         bounds=(
             Bound("drift per step", expr=G_lip, metric="drift_step",
+                  latex_reconstructed="Lemma 5's display was lost; ||w_t - w^t_{j,tau}|| <= eta tau G is rebuilt from "
+                                      "the term (2/(3 alpha)) eta^3 E^3 G^2 of A.3.2 [R] (notes section 3.1)",
                   description="max_{j, tau >= 1} ||w_t - w^t_{j,tau}|| / (tau eta) <= G"),
             Bound("summed drift", expr=eta**2 * G_lip**2 * E**3 / 3, metric="drift_sq",
+                  latex_reconstructed="Lemma 5's display was lost; the sum eta^2 G^2 E^3/3 is rebuilt from the term "
+                                      "(2/(3 alpha)) eta^3 E^3 G^2 of A.3.2 [R] (notes section 3.1)",
                   description="max_j sum_{tau < E} ||w_t - w^t_{j,tau}||^2"),
             Bound("visited subgradients", expr=G_lip, metric="max_dir",
                   description="max ||nu^t_{j,tau}|| <= G (Assumption 1 at the visited points; checks the constant G)"),
@@ -446,9 +468,16 @@ def _compressed_test(schedules: dict, variants, *, configs, bound: str, metric: 
         formula={"bound": bound, "schedules": {k: sp.latex(v) for k, v in schedules.items()}, "metric": metric}))
 
 
-def _compressed_reading_pairs(variants, descriptions, sources) -> tuple:
-    """Two paper readings per variant: every run (as stated) and in expectation (the proof, ``mean`` statistic)."""
-    return tuple(Reading(name, paper=True, description=desc, statistic=MEAN if i == 1 else None, source=sources[i])
+#: The one wording defect the "every run" readings find, variant by variant: one defect in the counts.
+COMPRESSED_DEFECT = ("Theorems 1/2 state 'wbar is an eps-solution' for every run; the proof bounds the expectation "
+                     "(E_C in every round)")
+
+
+def _compressed_reading_pairs(variants, descriptions, sources, defect: str = "") -> tuple:
+    """Two paper readings per variant: every run (as stated) and in expectation (the proof, ``mean`` statistic).
+    ``defect``: the one defect the "every run" readings of all variants are cases of (counted once)."""
+    return tuple(Reading(name, paper=True, description=desc, statistic=MEAN if i == 1 else None, source=sources[i],
+                         defect=defect if i == 0 else "")
                  for v in variants
                  for i, (name, desc) in enumerate(zip(_compressed_readings(v), descriptions)))
 
@@ -477,7 +506,7 @@ compression = Claim(
     readings=_compressed_reading_pairs(
         COMPRESSED_VARIANTS, ("every seeded run: A nonempty, f(wbar) - f* <= eps, g(wbar) <= eps",
                               "mean over seeds of (1/T) sum_t h_t <= Phi(eta; Gamma_tight) (3 SE)"),
-        (SRC_COMPRESSED_STATED, SRC_COMPRESSED_PROOF)),
+        (SRC_COMPRESSED_STATED, SRC_COMPRESSED_PROOF), defect=COMPRESSED_DEFECT),
     assumptions=("Rand-K: q_u = d/K - 1 (exact); QSGD with s levels: q_u = min(d/s^2, sqrt(d)/s); compressors "
                  "independent across clients and rounds",
                  "the axis instance: f = ||w - 3 e_1||, g = w_1 - 1, w_0 = 2 e_1 (G = 1, D = 1, g(w_0) = G D): "
@@ -559,8 +588,8 @@ def _switch_readings(four_x_is_papers: bool, experiment: bool = False):
             return SRC_EXPERIMENT
         return r.source
     def deviation(r):
-        return ("synthetic families (piecewise-linear, Huber, logistic NP; n = 10, Rand-2, eta = 0.02 or 0.05) instead "
-                "of Section 4's breast cancer experiment") if ("4x" in r.name and not experiment) else ""
+        return Deviation("data", paper=M.BREAST_CANCER, run=M.SYNTHETIC_FAMILIES) \
+            if ("4x" in r.name and not experiment) else ()
     return tuple(Reading(r.name, paper=(four_x_is_papers if "4x" in r.name else r.paper) and not deviation(r),
                          description=r.description, source=src(r), deviation=deviation(r))
                  for r in SWITCH_READINGS)
@@ -649,7 +678,7 @@ reductions = Claim(
     readings=(Reading("n = 1, E = 1, C = Id is centralized SGM (hard), bit for bit", source=SRC_CENTRAL),
               Reading("n = 1, E = 1, C = Id is centralized SGM (soft), bit for bit", source=SRC_CENTRAL),
               Reading("g = 0 is FedAvg (E = 3, n = 5), to rounding", paper=False, source=SRC_FEDCOM,
-                      deviation="E = 3 local steps and no compression instead of the stated E = 1 (FedCOM)"),
+                      deviation=Deviation("E", paper=1, run=3)),
               Reading("4 identical clients are one client with E = 4 inner steps, to rounding", paper=False,
                       description="fedcheck's own consistency check (the paper states no such case)")),
     symbolic=(Fact("special-case rates: 2DG/sqrt(T) centrally, DG sqrt((4 + q_u/n)/T) for E = 1",

@@ -65,7 +65,7 @@ def compression_cases(config: RunConfig, params: dict, *, schedules: dict, varia
     cases = []
     for cfg in configs:
         fam, T = cfg["family"], config.horizon(cfg["T"])
-        runs = int(cfg.get("full_runs", cfg["runs"]) if config.full else cfg["runs"])
+        runs = int(config.size(cfg["runs"], cfg.get("full_runs")))   # uplink runs per seeded instance (a sample size)
         inst_seeds = config.seed_list(cfg.get("instances", 1))
         settings = {"E": cfg["E"], "compressor": cfg["compressor"]}
         C = make_compressor(cfg["compressor"])
@@ -110,7 +110,8 @@ def compression_cases(config: RunConfig, params: dict, *, schedules: dict, varia
                        "rows": table}]
             cases.append(Case(label=f"{cfg['name']}, seed {s}", inequalities=ineqs, instance=inst.describe(),
                               evidence={"variants": ev, "solver": sol.record(), "T": T}, tables=tables,
-                              save=inst.save, reason=sol.reason, problem=inst))
+                              save=inst.save, reason=sol.reason, problem=inst,
+                              used={"E": cfg["E"]} if len({c["E"] for c in configs}) == 1 else {}))
     return cases
 
 
@@ -130,7 +131,7 @@ def scaling_cases(config: RunConfig, params: dict, *, schedules: dict, sweeps: S
     series = []
     for sw in sweeps:
         T = config.horizon(sw["T"])
-        runs = int(sw.get("full_runs", sw["runs"]) if config.full else sw["runs"])
+        runs = int(config.size(sw["runs"], sw.get("full_runs")))     # uplink runs per seeded instance (a sample size)
         inst_seeds = config.seed_list(sw["instances"])
         cs, acc_mean, bound_norm, pts, samples_pw, samples_ex, rows = [], [], [], [], [], [], []
         for cfg in sw["configs"]:
@@ -246,6 +247,12 @@ def _switch_table(title, runs, extra_cols=()):
                                         "g(w_T)", "f(wbar)", "g(wbar)"], "rows": rows}
 
 
+#: the data of the synthetic hard-against-soft runs (``switching_cases``: what they record as used)
+SYNTHETIC_FAMILIES = "synthetic families (piecewise-linear, Huber, logistic NP)"
+#: the data of Section 4 (``experiment_cases``, ``seed_variance_cases``)
+BREAST_CANCER = "breast cancer (569 x 30)"
+
+
 def switching_cases(config: RunConfig, params: dict, *, schedules: dict, subs: dict, configs: Sequence[dict]) -> list[Case]:
     """Synthetic families, hard at eps, soft with beta = 2/eps, hard at the lowered thresholds 0.75 eps and
     0.5 eps, paired over (instance, uplink seed).  A config with ``eta`` and ``eps`` uses those fixed values
@@ -288,7 +295,8 @@ def switching_cases(config: RunConfig, params: dict, *, schedules: dict, subs: d
                           | {"T": T, "E": E, "runs": len(rows_i)},
                           series=series, tables=[_switch_table(f"Hard vs soft: {cfg['name']} (T = {T}, E = {E}, "
                                                                f"{len(rows_i)} paired runs)", runs)],
-                          reason=reason))
+                          reason=reason, used={"data": SYNTHETIC_FAMILIES, "clients": insts[0].n, "E": E, "rounds": T,
+                                               **({"eps": float(cfg["eps"])} if "eps" in cfg else {})}))
     return cases
 
 
@@ -323,7 +331,7 @@ def experiment_cases(config: RunConfig, params: dict, *, n: int = 10, E: int = 5
     ``fractions`` (K not reported) and eta in ``etas`` (not reported), ``seeds`` uplink seeds."""
     T = config.horizon(T)
     split_seeds = config.seed_list(1)
-    s_list = list(range(4 * seeds if config.full else seeds))
+    s_list = list(range(config.size(seeds, 4 * seeds)))   # uplink seeds per split seed (a sample size; --seeds: splits)
     runs_all = {}
     rows_meta = []
     cases = []
@@ -395,6 +403,7 @@ def experiment_cases(config: RunConfig, params: dict, *, n: int = 10, E: int = 5
                    "role": "reference", "xlabel": "round t", "ylabel": "mean g(w_t)", "logx": False, "logy": False})
     ineq = _switch_inequalities(merged)
     cases.append(Case(label="breast cancer NP", inequalities=ineq,
+                      used={"data": BREAST_CANCER, "clients": n, "E": E, "rounds": T, "eps": eps},
                       instance={"data": "sklearn load_breast_cancer (569 x 30, standardized, + intercept)",
                                 "clients": n, "majority (objective)": "benign (357)",
                                 "minority (constraint)": "malignant (212)", "w0": "0"},
@@ -426,7 +435,7 @@ def reduction_cases(config: RunConfig, params: dict, *, T: int = 200) -> list[Ca
     for rule in ("hard", "soft"):
         beta = 2 / eps if rule == "soft" else None
         tr = fedsgm(b1, rounds=T, eta=eta, eps=eps, rule=rule, beta=beta, local_steps=1)
-        ref = switching_subgradient(b1, rounds=T, eta=eta, eps=eps, rule=rule, beta=beta)
+        ref = switching_subgradient(b1, rounds=T, eta=eta, eps=eps, rule=rule, beta=beta).metrics["w"]
         diff = float(np.abs(tr.final["w_T"] - ref[-1]).max())
         same = bool(np.array_equal(tr.final["w_T"], ref[-1]))
         ineq[f"n = 1, E = 1, C = Id is centralized SGM ({rule}), bit for bit"] = Comparison(
@@ -455,7 +464,9 @@ def reduction_cases(config: RunConfig, params: dict, *, T: int = 200) -> list[Ca
     ineq["4 identical clients are one client with E = 4 inner steps, to rounding"] = Comparison(
         lhs_lo=np.array([diff]), rhs_lo=0.0, relation="==", scale=scale, points=["max |w_T - w_T(centralized)|"])
     ev["identical_clients"] = {"max_abs_diff": diff, "rounding_scale": scale}
-    cases.append(Case(label=f"{len(seeds)} instances, T = {T}", inequalities=ineq, evidence=ev))
+    cases.append(Case(label=f"{len(seeds)} instances, T = {T}", inequalities=ineq, evidence=ev,
+                      used={"n = 1, E = 1, C = Id is centralized SGM": {"n": 1, "E": 1, "compression": "none"},
+                            "g = 0 is FedAvg": {"E": 3, "n": 5, "constraint": "g = 0"}}))
     return cases
 
 
@@ -584,8 +595,9 @@ def seed_variance_cases(config: RunConfig, params: dict, *, n: int = 10, E: int 
     estimated from a few seeds is itself noisy (``readings`` maps "g", "f", "violations" to the reading names).
     Nothing is pooled across step sizes or K: each variance is across seeds at one (K/d, eta)."""
     T = config.horizon(T)
-    split = config.seed_list(1)[0]
-    S = full_seeds if config.full else seeds
+    split = 0                                  # the paper's one data split; --seeds chooses the uplink seeds
+    s_list = config.seed_list(seeds, full_seeds)
+    S = len(s_list)
     inst = PX.breast_cancer_np(n=n, seed=split)
     d = inst.d
     variants = (("hard at eps", "hard"), ("soft, beta = 2/eps", "soft"))
@@ -595,7 +607,7 @@ def seed_variance_cases(config: RunConfig, params: dict, *, n: int = 10, E: int 
     for fr in fractions:
         K = max(1, int(round(fr * d)))
         C = make_compressor({"name": "rand_k", "k": K})
-        sub = [(et, s) for et in etas for s in range(S)]
+        sub = [(et, s) for et in etas for s in s_list]
         batch = P.ConstrainedBatch([inst] * len(sub))
         eta = np.array([et for et, _ in sub])
         run_seeds = [int(split) * 1_000_003 + 1000 * int(round(100 * et)) + s for et, s in sub]
@@ -635,4 +647,5 @@ def seed_variance_cases(config: RunConfig, params: dict, *, n: int = 10, E: int 
                                    f"T = {T}, eps = {eps}, beta = {beta}); g and f: mean over t of the variance of "
                                    "g(w_t), f(w_t)",
                           "columns": ["K/d", "eta", "var g hard", "var g soft", "var f hard", "var f soft",
-                                      "var violations hard", "var violations soft"], "rows": rows}])]
+                                      "var violations hard", "var violations soft"], "rows": rows}],
+                 used={"data": BREAST_CANCER, "clients": n, "E": E, "rounds": T, "eps": eps})]

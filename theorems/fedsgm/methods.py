@@ -17,7 +17,7 @@ def fedavg(batch, *, rounds: int, eta, local_steps: int = 1, w0=None) -> np.ndar
     The one FedAvg (:func:`fedcheck.algorithms.run_fedavg`) with plain averaging."""
     return run_fedavg(np.array(batch.w0 if w0 is None else w0, dtype=float), pieces.static_oracle(batch.f.subgrad),
                       rounds=int(rounds), n=batch.n, eta=per_row(eta, batch.B, "eta"), steps=int(local_steps),
-                      iterates=True).iterates
+                      iterates=True).metrics["x"]
 
 
 def centralized_local_sgm(batch, *, rounds: int, eta, eps, rule: str = "hard", beta=None, local_steps: int = 1,
