@@ -749,7 +749,7 @@ def case_fedsgm(B=64, T=300, E=3, n=5, lean=True) -> Case:
 
 
 # ------------------------------------------------------------------------------------------------ networks
-def _network_loss(model: str):
+def _network_loss(model: str, small: bool = False):
     """The networks of FedFW's Table 2 at the paper's size (``theorems/fedfw/networks.py``): the DNN (two hidden
     layers of 20, ReLU) on the synthetic data of [52] at the generator's own sample sizes, and the CNN (8 channels
     of 3 x 3, 2 x 2 max pooling, 32 hidden, ReLU) on 28 x 28 images, 375 per client (MNIST's share under
@@ -758,14 +758,14 @@ def _network_loss(model: str):
     from fedcheck.problems import CNN
     from theorems.fedfw.networks import CNN_FAMILY, _dnn_family
     if model == "mlp":
-        inst = _dnn_family(samples=None).draw(0)
+        inst = _dnn_family(samples=5 if small else None).draw(0)
         return inst.make_loss(), inst.start(), inst.n
     rng = np.random.default_rng(np.random.SeedSequence(11))
-    n, m = 10, 375
-    A = rng.standard_normal((n, m, 28 * 28))
+    n, m, side = (3, 4, 8) if small else (10, 375, 28)
+    A = rng.standard_normal((n, m, side * side))
     y = rng.integers(0, 10, (n, m))
     w = np.full((n, m), 1.0 / m)
-    arch = dict(CNN_FAMILY.arch(), image=(28, 28, 1))
+    arch = dict(CNN_FAMILY.arch(), image=(side, side, 1))
     loss = CNN(A, y, w, **arch)
     x = rng.standard_normal(loss.p) * 0.05
     return loss, x, n
@@ -815,11 +815,11 @@ def jax_network(jax, loss):
     return value
 
 
-def case_network_grad(model: str, G: int = 2) -> Case:
+def case_network_grad(model: str, G: int = 2, small: bool = False) -> Case:
     """The clients' gradients of a network at ``G`` points each: fedcheck's ``loss.grad(X)`` (``X`` ``(G, n, p)``)
     against ``jax.jit(vmap(vmap(jax.grad(value))))`` on the same arrays."""
     jax = _jax()
-    loss, x, n = _network_loss(model)
+    loss, x, n = _network_loss(model, small)
     rng = np.random.default_rng(np.random.SeedSequence(5))
     X = x + 0.01 * rng.standard_normal((G, n, loss.p))
     value = jax_network(jax, loss)
@@ -839,7 +839,7 @@ def case_network_grad(model: str, G: int = 2) -> Case:
     return Case(f"{model.upper()} gradient", shape, 1, run_fedcheck, run_jax, None, None, 1, floor, ("G",))
 
 
-def case_network_fedfw(model: str = "mlp", T: int = 20, G: int = 2, variant: str = "scan") -> Case:
+def case_network_fedfw(model: str = "mlp", T: int = 20, G: int = 2, variant: str = "scan", small: bool = False) -> Case:
     """FedFW on a network (Table 2's method: the l2 ball of radius 10 on the whole vector, ``eta_t = 2/(t+1)``,
     ``lambda_t = lambda_0 sqrt(t+1)``, ``G`` values of ``lambda_0``), ``T`` rounds, ``F(xbar)`` at the end:
     fedcheck's ``fedfw_variant`` against a JAX round (``jax.grad`` of the clients, the penalty, the l2 LMO, the
@@ -849,7 +849,7 @@ def case_network_fedfw(model: str = "mlp", T: int = 20, G: int = 2, variant: str
     jnp, lax = jax.numpy, jax.lax
     from fedcheck.algorithms import ProblemBatch, fedfw_variant
     from fedcheck.problems import L2Ball
-    loss, x, n = _network_loss(model)
+    loss, x, n = _network_loss(model, small)
     p = loss.p
     S = L2Ball(10.0, p)
     x1 = S.project(x)
