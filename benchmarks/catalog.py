@@ -13,6 +13,13 @@ same results (every field of every check but ``seconds``), and compares the para
 60 s, half of the ~2 minutes the quick catalog took on 2 cores before it ran on local workers.  The machine is
 shared: the load average is printed before and after; read the ratio, not the seconds.  Tests never assert
 timings.
+
+On a loaded machine the wall time says little; the work does: each run also prints the sum of its checks' own
+seconds (``seconds`` of the results, the time of each check's tasks: the catalog's work), its longest check (the
+critical path: no schedule ends before it) and the bound these give on ``N`` cores, ``max(longest, sum / N)``.
+``--work FILE.json ...`` prints only that, for results files already written (e.g. a ``--json`` of the catalog).
+
+    python benchmarks/catalog.py --work /work/baseline/s2-before.json out.json
 """
 from __future__ import annotations
 
@@ -59,6 +66,18 @@ def run(papers, jobs: list[str], out: Path, cache: Path | None = None) -> tuple[
     return dt, json.loads(out.read_text())["checks"], proc.returncode
 
 
+def work(checks: list, cores: int, label: str = "") -> float:
+    """Print the catalog's work (the sum of the checks' seconds), its longest checks and the bound on ``cores``
+    cores; return the sum."""
+    sec = sorted(((float(c.get("seconds") or 0.0), c["id"]) for c in checks), reverse=True)
+    total = sum(t for t, _ in sec)
+    top = ", ".join(f"{i} {t:.1f}" for t, i in sec[:4])
+    print(f"  work{(' of ' + label) if label else ''}: {len(sec)} checks, sum of their seconds {total:.1f} s; "
+          f"longest: {top}; bound on {cores} cores max(longest, sum/{cores}) = "
+          f"{max(sec[0][0] if sec else 0.0, total / cores):.1f} s")
+    return total
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("papers", nargs="*", help="papers, claims or aliases (default: every paper of the index)")
@@ -68,9 +87,14 @@ def main(argv=None) -> int:
     ap.add_argument("--issue-checks", action="store_true",
                     help="run exactly the 56 checks the catalog had when the 60 s target was set "
                          "(benchmarks/catalog_56_ids.txt) instead of the papers' current ones")
+    ap.add_argument("--work", nargs="+", metavar="FILE", help="print the work of results files and stop")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from fedcheck.catalog.parallel import default_jobs
+    if args.work:
+        for f in args.work:
+            work(json.loads(Path(f).read_text())["checks"], default_jobs(), f)
+        return 0
     args.papers = args.papers or list(PAPERS)
     par = ["-j", args.jobs] if args.jobs else []
     if args.issue_checks:
@@ -86,6 +110,7 @@ def main(argv=None) -> int:
             print(f"  serial   (-j 1): {ts:7.1f} s   ({len(serial)} checks, exit {cs})", flush=True)
             tp, parallel, cp = run(args.papers, par, Path(tmp) / f"parallel{k}.json", cold(f"cache-p{k}"))
             print(f"  parallel       : {tp:7.1f} s", flush=True)
+            work(parallel, default_jobs(), "the parallel run")
             a, b = {r["id"]: r for r in serial}, {r["id"]: r for r in parallel}
             bad = [k for k in a if k in b and _strip(a[k]) != _strip(b[k])]
             if list(a) != list(b):      # the catalog changed between the two runs (someone edits theorems/)

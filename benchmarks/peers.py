@@ -35,7 +35,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
+# one core for both sides: BLAS's worker threads are started when numpy is imported, before the process pins
+# itself (a pinned process with two BLAS threads on one core spins them against each other: the MLP's gradient
+# took 5x longer); XLA's pool is started after the pinning and one thread is asked of it (:func:`_jax`)
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -75,7 +81,9 @@ def _pin() -> int | None:
 
 
 def _jax():
-    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+    # one XLA thread (the process is pinned to one core anyway): ``--xla_cpu_multi_thread_eigen=false`` is the
+    # one flag of today's jaxlib for it (``--intra_op_parallelism_threads`` is TensorFlow's: XLA rejects it)
+    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
     import jax
     jax.config.update("jax_enable_x64", True)
     return jax
@@ -95,6 +103,7 @@ class Case:
     compare: tuple[str, ...] = ()
     notes: str = ""
     extra: dict = field(default_factory=dict)
+    alts: dict = field(default_factory=dict)      # other JAX peers of the same work: name -> run (the best is timed)
 
 
 def _np(tree) -> dict:
@@ -240,18 +249,31 @@ def case_fedfw(B=64, T=5000, p=None, loop_rounds=40, incremental_peer=False) -> 
         for _ in range(T):
             grad(Xf)
     name = "FedFW (factored LS)" if factored else "FedFW"
-    if incremental_peer:
-        name += " [JAX incremental]"
+    if not incremental_peer:
+        name += " [JAX recomputes]"
     return Case(name, f"{B}x{n}x{p_}" + (f" m={loss.m}" if factored else ""), T, run_fedcheck, run_jax, None,
                 loop, loop_rounds, floor, ("X", "xbar", "F"))
 
 
 # ------------------------------------------------------------------------------------------------ FedAvg
-def jax_fedavg(jax, E):
+def jax_fedavg(jax, E, variant="einsum"):
     """FedAvg, least squares, E local gradient steps: records at every round what fedcheck's recorder records
     (``F`` at the server point, the consensus distance ``||X - xbar 1^T||_F`` of the clients' points, the
-    infeasibility ``max(||xbar|| - r, 0)`` of the l2 ball) -- the same outputs on both sides, all compared."""
+    infeasibility ``max(||xbar|| - r, 0)`` of the l2 ball) -- the same outputs on both sides, all compared.
+
+    ``variant``: ``"einsum"`` (the fastest found with jax 0.10: a batched ``einsum``, the local steps in a
+    ``fori_loop``), ``"unrolled"`` (``H_i w_i`` as an unrolled sum of ``p`` columns, fused by XLA into one
+    elementwise loop, and the ``E`` local steps unrolled: 1.7-1.8x the einsum's time here), ``"fori"`` (the same
+    sum, local steps in a ``fori_loop``: 1.6x)."""
     jnp, lax = jax.numpy, jax.lax
+
+    def hw(H, W):
+        if variant == "einsum":
+            return jnp.einsum("ipq,iq->ip", H, W)
+        out = H[:, :, 0] * W[:, 0:1]
+        for q in range(1, H.shape[-1]):
+            out = out + H[:, :, q] * W[:, q:q + 1]
+        return out
 
     def one(H, c, x0, eta, R, q, rho, scale, rad):
         n = H.shape[0]
@@ -263,7 +285,11 @@ def jax_fedavg(jax, E):
 
         def body(x, e):
             W = jnp.broadcast_to(x, (n,) + x.shape)
-            W = lax.fori_loop(0, E, lambda _, W: W - e * (jnp.einsum("ipq,iq->ip", H, W) - c), W)
+            if variant == "unrolled":
+                for _ in range(E):
+                    W = W - e * (hw(H, W) - c)
+            else:
+                W = lax.fori_loop(0, E, lambda _, W: W - e * (hw(H, W) - c), W)
             x = W.mean(0)
             return x, metrics(W, x)
         x, rec = lax.scan(body, x0, eta)
@@ -275,7 +301,7 @@ def jax_fedavg(jax, E):
 RECORDED = ("F", "consensus", "infeasibility")      # what fedcheck's default recorder records at every round
 
 
-def case_fedavg(B=64, n=10, m=20, p=20, T=1000, E=5, loop_rounds=20) -> Case:
+def case_fedavg(B=64, n=10, m=20, p=20, T=1000, E=5, loop_rounds=20, variant="einsum") -> Case:
     jax = _jax()
     from fedcheck.problems.instances import InstanceBatch, RandomFamily
     from theorems.fedmls.methods import fedavg
@@ -287,7 +313,7 @@ def case_fedavg(B=64, n=10, m=20, p=20, T=1000, E=5, loop_rounds=20) -> Case:
     R, q, rho = (np.asarray(a) for a in loss._stacked_qr())
     scale = 1.0 / (2 * loss.m * loss.n)
     x0 = batch.x0()[:, 0, :].copy()
-    fn = jax_fedavg(jax, E)
+    fn = jax_fedavg(jax, E, variant)
 
     rad = np.broadcast_to(np.asarray(batch.set.radius, dtype=float), (B,)).copy()
 
@@ -322,7 +348,8 @@ def case_fedavg(B=64, n=10, m=20, p=20, T=1000, E=5, loop_rounds=20) -> Case:
     def floor():
         for _ in range(T * E):
             grad(Xf)
-    return Case("FedAvg (least squares)", f"{B}x{n}x{p} m={m} E={E}", T, run_fedcheck, run_jax, None, loop,
+    return Case("FedAvg (least squares)" + ("" if variant == "einsum" else f" [JAX {variant}]"),
+                f"{B}x{n}x{p} m={m} E={E}", T, run_fedcheck, run_jax, None, loop,
                 loop_rounds, floor, ("xbar",) + RECORDED)
 
 
@@ -331,64 +358,80 @@ def _soft(jnp, x, t):
     return jnp.sign(x) * jnp.maximum(jnp.abs(x) - t, 0.0)
 
 
-def jax_composite(jax, method, K, pre_drawn):
+def jax_composite(jax, method, K, variant="unrolled"):
     """FedDualAvg (Algorithm 3, with the (4.4) average and the discrepancy) or FedMiD (Algorithm 2) on
-    shared-Hessian quadratics, l1 regularizer, Gaussian gradient noise (``pre_drawn``: the normals come in as
-    an array ``(R, K, M, d)`` per instance; else drawn by ``jax.random`` inside the scan)."""
+    shared-Hessian quadratics, l1 regularizer, Gaussian gradient noise, written batched over the instances (no
+    ``vmap``): ``lax.scan`` over the rounds with the round's normals ``(K, B, M, d)`` as the scanned input, the
+    ``K`` local steps unrolled.
+
+    The normals: fedcheck draws them from numpy's generator (``SeedSequence(7)``); the peer draws the very same
+    numbers from the same generator, in one call per run, inside its timed region (numpy draws 1.5 M normals in
+    ~15 ms; ``jax.random`` inside the scan takes ~5x that on CPU: ``variant="jax.random"``, printed with
+    ``--extra``, its own stream, not compared).  ``variant``: ``"unrolled"`` (the fastest found: ``W Q^T`` as an
+    unrolled sum of ``d`` columns, fused by XLA into the step's elementwise loop), ``"matmul"`` (a batched
+    ``matmul``)."""
     jnp, lax = jax.numpy, jax.lax
 
-    def one(QT, c, sd, lam, Qbar, cbar, ebar, w0, ec, es, noise_or_key, R):
-        M, d = c.shape
+    def run(QT, c, sd, lam, Qbar, cbar, ebar, w0, ec, es, noise):
+        B, M, d = c.shape
+        lam3, ec3 = lam[:, None, None], ec[:, None, None]
 
         def Phi(w):
-            return 0.5 * w @ (Qbar @ w) + cbar @ w + ebar + lam * jnp.abs(w).sum()
+            return (0.5 * jnp.einsum("bi,bij,bj->b", w, Qbar, w) + (cbar * w).sum(-1) + ebar
+                    + lam * jnp.abs(w).sum(-1))
 
-        def noise(r, k, key):
-            if pre_drawn:
-                return noise_or_key[r, k]
-            return jax.random.normal(jax.random.fold_in(key, r * K + k), (M, d))
+        def wq(W):
+            if variant == "matmul":
+                return jnp.matmul(W, QT)
+            out = W[..., 0:1] * QT[:, None, 0, :]
+            for j in range(1, d):
+                out = out + W[..., j:j + 1] * QT[:, None, j, :]
+            return out
 
-        def body(carry, r):
+        def body(carry, el):
             z, w_sum, hat_sum, disc = carry
-            Z = jnp.broadcast_to(z, (M, d))
+            r, xr = el
+            if variant == "jax.random":
+                key = jax.random.fold_in(noise, r)
+                xr = jax.random.normal(key, (K, B, M, d))
+            Z = jnp.broadcast_to(z[:, None, :], (B, M, d))
             for k in range(K):
-                xi = noise(r, k, noise_or_key)
+                g_noise = xr[k] * sd
                 if method == "feddualavg":
                     a = es * ec * r * K + ec * k
-                    W = _soft(jnp, Z, a * lam)
-                    zbar = Z.mean(0)
-                    disc = disc + ((Z - zbar) ** 2).sum()
-                    g = (W @ QT + c) + xi * sd
-                    Z = Z - ec * g
-                    hat_sum = hat_sum + _soft(jnp, Z.mean(0), (a + ec) * lam)
+                    W = _soft(jnp, Z, (a * lam)[:, None, None])
+                    zbar = Z.mean(1)
+                    disc = disc + ((Z - zbar[:, None, :]) ** 2).sum((1, 2))
+                    Z = Z - ec3 * (wq(W) + c + g_noise)
+                    hat_sum = hat_sum + _soft(jnp, Z.mean(1), ((a + ec) * lam)[:, None])
                 else:
-                    g = (Z @ QT + c) + xi * sd
-                    Z = _soft(jnp, Z - ec * g, ec * lam)
+                    Z = _soft(jnp, Z - ec3 * (wq(Z) + c + g_noise), ec3 * lam3)
+            z = z + es[:, None] * (Z.mean(1) - z)
             if method == "feddualavg":
-                z = z + es * (Z.mean(0) - z)
-                w = _soft(jnp, z, es * ec * (r + 1) * K * lam)
+                w = _soft(jnp, z, (es * ec * (r + 1) * K * lam)[:, None])
             else:
-                z = z + es * (Z.mean(0) - z)
-                z = _soft(jnp, z, es * ec * K * lam)
+                z = _soft(jnp, z, (es * ec * K * lam)[:, None])
                 w = z
             w_sum = w_sum + w
             rec = (Phi(w), Phi(w_sum / (r + 1)))
             if method == "feddualavg":
                 rec = rec + (Phi(hat_sum / (K * (r + 1))), disc)
             return (z, w_sum, hat_sum, disc), rec
-        zero = jnp.zeros(d)
-        (z, w_sum, hat_sum, disc), rec = lax.scan(body, (w0, zero, zero, 0.0), jnp.arange(R))
+        zero = jnp.zeros_like(w0)
+        R = noise.shape[0] if variant != "jax.random" else ROUNDS_COMPOSITE
+        xs = (jnp.arange(R), noise if variant != "jax.random" else jnp.zeros((R,)))
+        (z, w_sum, hat_sum, disc), rec = lax.scan(body, (w0, zero, zero, jnp.zeros(w0.shape[0])), xs)
         return (z, w_sum / R) + rec
-
-    axes = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, None)
-    return jax.jit(jax.vmap(one, in_axes=axes), static_argnums=(11,))
+    return jax.jit(run)
 
 
-def case_composite(method="feddualavg", B=64, T=200) -> Case:
+ROUNDS_COMPOSITE = 200
+
+
+def case_composite(method="feddualavg", B=64, T=ROUNDS_COMPOSITE, variant="unrolled") -> Case:
     jax = _jax()
     FAM = _families()
     from fedcheck.algorithms import composite as E
-    from fedcheck.algorithms.core import record_grid
     prob = FAM._composite_batch(B)
     K, M, d = prob.K, prob.M, prob.d
     ec = np.full(B, 0.05) * np.linspace(0.5, 1.5, B)
@@ -398,32 +441,27 @@ def case_composite(method="feddualavg", B=64, T=200) -> Case:
     QT = np.ascontiguousarray(prob.Q[:, 0].swapaxes(-1, -2))
     sdv = np.broadcast_to(prob.noise_scale[:, None, None], (B, M, d)).copy()
     args = (QT, prob.c, sdv, lam, prob.Qbar, prob.cbar, prob.ebar, prob.x0(), ec, es)
-    timed = jax_composite(jax, method, K, False)
-    checked = jax_composite(jax, method, K, True)
-    keys = jax.vmap(lambda s: jax.random.PRNGKey(s))(np.arange(B))
+    fn = jax_composite(jax, method, K, variant)
 
     def unpack(out):
-        res = {"z": out[0], "w_avg": out[1], "Phi": np.asarray(out[2]).T, "Phi_avg": np.asarray(out[3]).T}
+        res = {"z": out[0], "w_avg": out[1], "Phi": np.asarray(out[2]), "Phi_avg": np.asarray(out[3])}
         if method == "feddualavg":
-            res.update(Phi_hat=np.asarray(out[4]).T, disc=np.asarray(out[5]).T)
+            res.update(Phi_hat=np.asarray(out[4]), disc=np.asarray(out[5]))
         return res
 
-    def run_jax():
-        return unpack(timed(*args, keys, T))
-
-    def run_jax_check():
+    def run_jax():          # the same generator as fedcheck's, the same numbers, drawn inside the timed region
+        if variant == "jax.random":
+            return unpack(fn(*args, jax.random.PRNGKey(7)))
         rng = np.random.default_rng(np.random.SeedSequence(7))
-        xi = np.stack([np.stack([rng.standard_normal((B, M, d)) for _ in range(K)]) for _ in range(T)])
-        return unpack(checked(*args, np.ascontiguousarray(xi.transpose(2, 0, 1, 3, 4)), T))
+        return unpack(fn(*args, rng.standard_normal((T, K, B, M, d))))
 
     def run_fedcheck():
         rng = np.random.default_rng(np.random.SeedSequence(7))
-        tr = alg(prob, rounds=T, eta_c=ec, eta_s=es, grid=record_grid(T) if False else np.arange(T + 1), rng=rng)
-        res = {"z": tr.final.get("z", tr.final["w"]), "w_avg": None, "Phi": tr.metrics["Phi"][1:],
+        tr = alg(prob, rounds=T, eta_c=ec, eta_s=es, grid=np.arange(T + 1), rng=rng)
+        res = {"z": tr.final.get("z", tr.final["w"]), "Phi": tr.metrics["Phi"][1:],
                "Phi_avg": tr.metrics["Phi_avg"][1:]}
         if method == "feddualavg":
             res.update(Phi_hat=tr.metrics["Phi_hat"][1:], disc=tr.metrics["disc"][1:])
-        res.pop("w_avg")
         return res
 
     def loop():
@@ -435,9 +473,12 @@ def case_composite(method="feddualavg", B=64, T=200) -> Case:
         rng = np.random.default_rng(0)
         for _ in range(T * K):
             prob.grad(W, None, 0, rng)
-    cmp = ("z", "Phi", "Phi_avg") + (("Phi_hat", "disc") if method == "feddualavg" else ())
+    cmp = () if variant == "jax.random" else (
+        ("z", "Phi", "Phi_avg") + (("Phi_hat", "disc") if method == "feddualavg" else ()))
     label = {"feddualavg": "FedDualAvg", "fedmid": "FedMiD"}[method]
-    return Case(label, f"{B}x{M}x{d} K={K}", T, run_fedcheck, run_jax, run_jax_check, loop, 20, floor, cmp)
+    label += "" if variant == "unrolled" else f" [JAX {variant}]"
+    return Case(label, f"{B}x{M}x{d} K={K}", T, run_fedcheck, run_jax, None, loop, 20, floor, cmp,
+                notes="the normals: one numpy generator, the same numbers on both sides, drawn inside both timed regions")
 
 
 # ------------------------------------------------------------------------------------------------ FedMLS
@@ -590,11 +631,72 @@ def jax_fedsgm(jax, E, eps):
     return jax.jit(jax.vmap(one, in_axes=(0, 0, 0, 0, 0, 0, 0, None)), static_argnums=(7,))
 
 
+def jax_fedsgm_lean(jax, E, eps):
+    """:func:`jax_fedsgm` as the fastest peer found: the residuals ``A_j w - b_j`` and pieces ``C_j w + e_j`` at
+    ``w_t`` computed once and reused for ``f(w_t)``, ``g(w_t)`` and the first local step (every client starts
+    there), the ``E`` local steps unrolled, and the 13 recorded quantities of a round stacked into one row (one
+    output array of the scan instead of 13).  The same outputs (``rows`` in :data:`FEDSGM_EVERY` +
+    :data:`FEDSGM_ROUNDS` order)."""
+    jnp, lax = jax.numpy, jax.lax
+
+    def one(A, b, C, e, w0, eta, u, T):
+        n, m, d = A.shape
+
+        def at(w):          # residuals and pieces at one point, for every client
+            Rw = jnp.einsum("jmd,d->jm", A, w) - b
+            Pw = jnp.einsum("jkd,d->jk", C, w) + e
+            return Rw, Pw, jnp.abs(Rw).mean(-1).mean(), Pw.max(-1).mean()
+        _, _, fu, gu = at(u)
+
+        def record(w, fw, gw):
+            sig = (gw - eps > 0).astype(float)
+            return sig, ((w - u) ** 2).sum(), (1 - sig) * (fw - fu) + sig * (gw - gu)
+
+        def body(carry, _):
+            w, S_w, S_weight = carry
+            Rw, Pw, fw, gw = at(w)
+            sig, dist2, h = record(w, fw, gw)
+            inA = gw <= eps
+            wt = jnp.where(inA, 1.0, 0.0)
+            S_w, S_weight = S_w + wt * w, S_weight + wt
+            W = jnp.broadcast_to(w, (n, d))
+            X = jnp.zeros((n, d))
+            mdir = dstep = 0.0
+            dsq = jnp.zeros(n)
+            for tau in range(E):
+                if tau == 0:
+                    R_, P_ = Rw, Pw
+                else:
+                    R_ = jnp.einsum("jmd,jd->jm", A, W) - b
+                    P_ = jnp.einsum("jkd,jd->jk", C, W) + e
+                j = jnp.argmax(P_, -1)
+                V = (1 - sig) * (jnp.einsum("jmd,jm->jd", A, jnp.sign(R_)) / m) + \
+                    sig * jnp.take_along_axis(C, j[:, None, None], 1)[:, 0]
+                mdir = jnp.maximum(mdir, jnp.sqrt((V * V).sum(-1)).max())
+                W = W - eta * V
+                dist = jnp.sqrt(((W - w) ** 2).sum(-1))
+                dstep = jnp.maximum(dstep, (dist / ((tau + 1.0) * eta)).max())
+                if tau + 1 < E:
+                    dsq = dsq + dist ** 2
+                X = X + V
+            Xbar = X.mean(0)
+            agg = (Xbar ** 2).sum()
+            cond = ((w - eta * Xbar - u) ** 2).sum()
+            w = w - eta * Xbar
+            row = jnp.stack([fw, gw, sig, dist2, h, inA.astype(float), wt, dstep, dsq.max(), mdir, agg, agg, cond])
+            return (w, S_w, S_weight), row
+        (w, S_w, S_weight), rows = lax.scan(body, (w0, jnp.zeros_like(w0), 0.0), None, length=T)
+        _, _, fw, gw = at(w)
+        sig, dist2, h = record(w, fw, gw)
+        return w, jnp.where(S_weight > 0, S_w / S_weight, jnp.nan), rows, jnp.stack([fw, gw, sig, dist2, h])
+    return jax.jit(jax.vmap(one, in_axes=(0, 0, 0, 0, 0, 0, 0, None)), static_argnums=(7,))
+
+
 FEDSGM_EVERY = ("f", "g", "sigma", "dist2", "h")               # recorded at w_0..w_T
 FEDSGM_ROUNDS = ("in_A", "weight", "drift_step", "drift_sq", "max_dir", "agg_sq", "agg_sq_cond", "cond_dist2")
 
 
-def case_fedsgm(B=64, T=300, E=3, n=5) -> Case:
+def case_fedsgm(B=64, T=300, E=3, n=5, lean=True) -> Case:
     jax = _jax()
     FAM = _families()
     from fedcheck.algorithms.switching import fedsgm
@@ -605,13 +707,20 @@ def case_fedsgm(B=64, T=300, E=3, n=5) -> Case:
     eta = np.full(B, 0.02) * np.linspace(0.5, 1.5, B)
     eps = 0.05
     u = np.zeros((B, batch.d))
-    fn = jax_fedsgm(jax, E, eps)
+    fn = (jax_fedsgm_lean if lean else jax_fedsgm)(jax, E, eps)
     A, b, C, e = batch.f.A, batch.f.b, batch.g.A, batch.g.b
     w0 = np.asarray(batch.w0, dtype=float)
 
     def run_jax():
         w, wbar, rec, last = fn(A, b, C, e, w0, eta, u, T)
         out = {"w_T": w, "wbar": wbar}
+        if lean:
+            rows, last = np.asarray(rec), np.asarray(last)       # (B, T, 13), (B, 5)
+            for q, k in enumerate(FEDSGM_EVERY):
+                out[k] = np.concatenate([rows[:, :, q].T, last[:, q][None]])
+            for q, k in enumerate(FEDSGM_ROUNDS):
+                out[k] = rows[:, :, len(FEDSGM_EVERY) + q].T
+            return out
         for q, k in enumerate(FEDSGM_EVERY):
             out[k] = np.concatenate([np.asarray(rec[q]).T, np.asarray(last[q])[None]])
         for q, k in enumerate(FEDSGM_ROUNDS):
@@ -634,9 +743,166 @@ def case_fedsgm(B=64, T=300, E=3, n=5) -> Case:
         for _ in range(T * E):
             batch.f.subgrad(W)
             batch.g.subgrad(W)
-    return Case("FedSGM (pl)", f"{B}x{n}x{batch.d} m=10 E={E}", T, run_fedcheck, run_jax, None, loop, 30, floor,
+    return Case("FedSGM (pl)" + ("" if lean else " [JAX plain]"), f"{B}x{n}x{batch.d} m=10 E={E}", T, run_fedcheck, run_jax, None, loop, 30, floor,
                 ("w_T", "wbar") + FEDSGM_EVERY + FEDSGM_ROUNDS,
                 notes="both sides record every quantity fedcheck's fedsgm records (13 per round), all compared")
+
+
+# ------------------------------------------------------------------------------------------------ networks
+def _network_loss(model: str, small: bool = False):
+    """The networks of FedFW's Table 2 at the paper's size (``theorems/fedfw/networks.py``): the DNN (two hidden
+    layers of 20, ReLU) on the synthetic data of [52] at the generator's own sample sizes, and the CNN (8 channels
+    of 3 x 3, 2 x 2 max pooling, 32 hidden, ReLU) on 28 x 28 images, 375 per client (MNIST's share under
+    ``--full``; random pixels standardized here: the time depends on the shapes only), 10 clients; the start
+    ``x^1`` of the family and ``G`` further points of the l2 ball (one per parameter of a grid)."""
+    from fedcheck.problems import CNN
+    from theorems.fedfw.networks import CNN_FAMILY, _dnn_family
+    if model == "mlp":
+        inst = _dnn_family(samples=5 if small else None).draw(0)
+        return inst.make_loss(), inst.start(), inst.n
+    rng = np.random.default_rng(np.random.SeedSequence(11))
+    n, m, side = (3, 4, 8) if small else (10, 375, 28)
+    A = rng.standard_normal((n, m, side * side))
+    y = rng.integers(0, 10, (n, m))
+    w = np.full((n, m), 1.0 / m)
+    arch = dict(CNN_FAMILY.arch(), image=(side, side, 1))
+    loss = CNN(A, y, w, **arch)
+    x = rng.standard_normal(loss.p) * 0.05
+    return loss, x, n
+
+
+def jax_network(jax, loss):
+    """``value(x_i)`` of one client of the library's MLP / CNN (the same flat parameter layout: per layer ``W``
+    row-major ``(in, out)`` then ``b``; convolutions as ``lax.conv_general_dilated`` in NHWC / HWIO with the
+    library's kernel rows ``(c, a, b)``, ``lax.reduce_window`` max pooling, then the activation)."""
+    jnp, lax = jax.numpy, jax.lax
+    spec = loss.spec
+    act = (lambda z: jnp.maximum(z, 0.0)) if spec["activation"] == "relu" else jnp.tanh
+    shapes = loss.param_shapes
+    offs = [o.start for o in loss.param_slices()]
+
+    def tensor(x, k):
+        size = int(np.prod(shapes[k]))
+        return x[offs[k]:offs[k] + size].reshape(shapes[k])
+
+    def value(x, A, onehot, w):
+        k = 0
+        if loss.name == "cnn":
+            H, W, C = spec["image"]
+            U = A.reshape((A.shape[0], H, W, C))
+            ker, q = spec["kernel"], spec["pool"]
+            for _ in spec["channels"]:
+                Wk = tensor(x, k)
+                c_in = U.shape[-1]
+                Wk = Wk.reshape((c_in, ker, ker, -1)).transpose(1, 2, 0, 3)            # HWIO
+                Z = lax.conv_general_dilated(U, Wk, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+                Z = Z + tensor(x, k + 1)
+                if q > 1:
+                    Z = lax.reduce_window(Z, -jnp.inf, lax.max, (1, q, q, 1), (1, q, q, 1), "VALID")
+                U = act(Z)
+                k += 2
+            Hd = U.reshape((U.shape[0], -1))
+        else:
+            Hd = A
+        layers = (len(shapes) - k) // 2
+        for j in range(layers):
+            Hd = Hd @ tensor(x, k) + tensor(x, k + 1)
+            if j < layers - 1:
+                Hd = act(Hd)
+            k += 2
+        lp = jax.nn.log_softmax(Hd, -1)
+        return -(w * (onehot * lp).sum(-1)).sum()
+    return value
+
+
+def case_network_grad(model: str, G: int = 2, small: bool = False) -> Case:
+    """The clients' gradients of a network at ``G`` points each: fedcheck's ``loss.grad(X)`` (``X`` ``(G, n, p)``)
+    against ``jax.jit(vmap(vmap(jax.grad(value))))`` on the same arrays."""
+    jax = _jax()
+    loss, x, n = _network_loss(model, small)
+    rng = np.random.default_rng(np.random.SeedSequence(5))
+    X = x + 0.01 * rng.standard_normal((G, n, loss.p))
+    value = jax_network(jax, loss)
+    g = jax.vmap(jax.vmap(jax.grad(value), in_axes=(0, 0, 0, 0)), in_axes=(0, None, None, None))
+    fn = jax.jit(g)
+    A, oh, w = loss.A, loss.onehot, loss.w
+
+    def run_jax():
+        return {"G": fn(X, A, oh, w)}
+
+    def run_fedcheck():
+        return {"G": loss.grad(X)}
+
+    def floor():
+        pass
+    shape = f"{G}x{n}x{loss.p} m<={loss.A.shape[-2]}"
+    return Case(f"{model.upper()} gradient", shape, 1, run_fedcheck, run_jax, None, None, 1, floor, ("G",))
+
+
+def case_network_fedfw(model: str = "mlp", T: int = 20, G: int = 2, variant: str = "scan", small: bool = False) -> Case:
+    """FedFW on a network (Table 2's method: the l2 ball of radius 10 on the whole vector, ``eta_t = 2/(t+1)``,
+    ``lambda_t = lambda_0 sqrt(t+1)``, ``G`` values of ``lambda_0``), ``T`` rounds, ``F(xbar)`` at the end:
+    fedcheck's ``fedfw_variant`` against a JAX round (``jax.grad`` of the clients, the penalty, the l2 LMO, the
+    client and server updates) in a ``lax.scan`` (``variant="vmap-grad"``: only the gradient jitted, the round in
+    numpy -- slower)."""
+    jax = _jax()
+    jnp, lax = jax.numpy, jax.lax
+    from fedcheck.algorithms import ProblemBatch, fedfw_variant
+    from fedcheck.problems import L2Ball
+    loss, x, n = _network_loss(model, small)
+    p = loss.p
+    S = L2Ball(10.0, p)
+    x1 = S.project(x)
+    X0 = np.broadcast_to(x1, (G, n, p)).copy()
+    tt = np.arange(1, T + 1, dtype=float)[:, None]
+    lam0 = np.array([0.01, 0.1, 1.0, 10.0])[:G]
+    eta = np.broadcast_to(2.0 / (tt + 1), (T, G)).copy()
+    lam = lam0[None, :] * np.sqrt(tt + 1)
+    prob = ProblemBatch(loss=loss, set=S, B=G, n=n, p=p, X0=X0)
+    value = jax_network(jax, loss)
+    grad = jax.vmap(jax.vmap(jax.grad(value), in_axes=(0, 0, 0, 0)), in_axes=(0, None, None, None))
+    A, oh, w = loss.A, loss.onehot, loss.w
+
+    def full(xb):           # F(xbar) = (1/n) sum_i f_i(xbar), every client's value at the server point
+        return jax.vmap(lambda v: jax.vmap(value, in_axes=(None, 0, 0, 0))(v, A, oh, w).mean())(xb)
+
+    def rnd(X, xbar, e, l):
+        g = grad(X, A, oh, w) * (1.0 / n)
+        g = g + l[:, None, None] * (X - xbar[:, None, :])
+        s_ = -10.0 * g / jnp.sqrt((g * g).sum(-1, keepdims=True))
+        X = X + e[:, None, None] * (s_ - X)
+        xbar = xbar + e[:, None] * (s_.mean(1) - xbar)
+        return X, xbar
+
+    @jax.jit
+    def run(X, eta, lam):
+        (X, xbar), _ = lax.scan(lambda c, el: (rnd(*c, *el), None), (X, X.mean(1)), (eta, lam))
+        return X, xbar, full(xbar)
+    step = jax.jit(rnd)
+
+    def run_jax():
+        if variant == "vmap-grad":
+            Xj, xb = jnp.asarray(X0), jnp.asarray(X0.mean(1))
+            for t in range(T):
+                Xj, xb = step(Xj, xb, eta[t], lam[t])
+            return {"X": Xj, "xbar": xb}
+        X, xb, F = run(X0, eta, lam)
+        return {"X": X, "xbar": xb, "F": F}
+
+    def run_fedcheck():
+        tr = fedfw_variant(prob, eta, lam, T, grid=np.array([T + 1]),
+                           recorder=lambda k, X, xb: {"F": loss.value(np.broadcast_to(xb[:, None, :], X.shape)).mean(-1)})
+        out = {"X": tr.final["X"], "xbar": tr.final["xbar"]}
+        if variant != "vmap-grad":
+            out["F"] = tr.metrics["F"][-1]
+        return out
+
+    def floor():
+        for _ in range(T):
+            loss.grad(X0)
+    name = f"FedFW on the {model.upper()}" + ("" if variant == "scan" else f" [JAX {variant}]")
+    return Case(name, f"{G}x{n}x{p}", T, run_fedcheck, run_jax, None, None, 1, floor,
+                ("X", "xbar") + (("F",) if variant != "vmap-grad" else ()))
 
 
 # ------------------------------------------------------------------------------------------------ FedProx
@@ -742,27 +1008,50 @@ def user_round_options(repeat: int) -> None:
               "a Python context and fedcheck's pieces; numba compiles only code written in its subset)")
 
 
+def best_of(make, variants):
+    """The case of ``make(variant=variants[0])`` with the other variants' JAX peers as alternatives: every peer is
+    timed, interleaved with fedcheck, checked equal, and the fastest is the family's peer."""
+    def build(**kw):
+        case = make(variant=variants[0], **kw)
+        for v in variants[1:]:
+            other = make(variant=v, **kw)
+            case.alts[v] = other.jax_run
+        case.extra["variant"] = variants[0]
+        return case
+    return build
+
+
 CASES = {
-    "fedfw": case_fedfw,
-    "fedfw_factored": lambda **kw: case_fedfw(p=200, T=2000, loop_rounds=2, **kw),
-    "fedavg": case_fedavg,
-    "feddualavg": lambda **kw: case_composite("feddualavg", **kw),
-    "fedmid": lambda **kw: case_composite("fedmid", **kw),
+    "fedfw": lambda **kw: case_fedfw(incremental_peer=True, **kw),
+    "fedfw_factored": lambda **kw: case_fedfw(p=200, T=2000, loop_rounds=2, incremental_peer=True, **kw),
+    "fedavg": best_of(case_fedavg, ("einsum", "unrolled", "fori")),
+    "feddualavg": best_of(lambda **kw: case_composite("feddualavg", **kw), ("unrolled", "matmul")),
+    "fedmid": best_of(lambda **kw: case_composite("fedmid", **kw), ("unrolled", "matmul")),
     "fedmls": case_fedmls,
-    "fedsgm": case_fedsgm,
+    "fedsgm": best_of(lambda variant, **kw: case_fedsgm(lean=variant == "lean", **kw), ("lean", "plain")),
     "fedprox": case_fedprox,
+    "mlp_grad": lambda **kw: case_network_grad("mlp", **kw),
+    "cnn_grad": lambda **kw: case_network_grad("cnn", **kw),
+    "mlp_fedfw": best_of(lambda **kw: case_network_fedfw("mlp", **kw), ("scan", "vmap-grad")),
+    "cnn_fedfw": lambda **kw: case_network_fedfw("cnn", T=3, **kw),
 }
-EXTRA = {   # stronger peers, printed for information (not in the closing line)
-    "fedfw_jax_incremental": lambda: case_fedfw(incremental_peer=True),
-    "fedfw_factored_jax_incremental": lambda: case_fedfw(p=200, T=2000, loop_rounds=2, incremental_peer=True),
+EXTRA = {   # the slower peers tried, printed for information (not in the closing line)
+    "fedfw_jax_recompute": lambda: case_fedfw(),
+    "fedfw_factored_jax_recompute": lambda: case_fedfw(p=200, T=2000, loop_rounds=2),
+    "feddualavg_jax_random": lambda: case_composite("feddualavg", variant="jax.random"),
 }
+
+
+CLOCK = {"wall": time.perf_counter, "cpu": time.process_time}   # cpu: the process's CPU time, all its threads
+_clock = time.perf_counter
 
 
 def _wall(fn) -> float:
+    """The time of ``fn()`` on the chosen clock (``--clock``; wall by default)."""
     gc.collect()
-    t0 = time.perf_counter()
+    t0 = _clock()
     fn()
-    return time.perf_counter() - t0
+    return _clock() - t0
 
 
 def _block(out: dict) -> dict:
@@ -819,6 +1108,10 @@ def measure(case: Case, repeat: int, with_loop: bool, before: bool = False) -> d
     fc = case.fedcheck()                              # warms numba's cache, the solve-free setup
     ref = _block(case.jax_check()) if case.jax_check is not None else jx
     diff = max_rel_diff(fc, ref, case.compare)
+    for run in case.alts.values():                    # every other peer compiled and checked too (on what it gives)
+        out = _block(run())
+        diff = max(diff, max_rel_diff(fc, out, [k for k in case.compare if k in out]))
+    talt = {v: [] for v in case.alts}
     tf, tj, tl, tg, tb = [], [], [], [], []
     if before:
         with compiled_paths_off():
@@ -828,10 +1121,15 @@ def measure(case: Case, repeat: int, with_loop: bool, before: bool = False) -> d
             tb.append(_before(case))
         tf.append(_wall(case.fedcheck))
         tj.append(_wall(lambda: _block(case.jax_run())))
+        for v, run in case.alts.items():
+            talt[v].append(_wall(lambda: _block(run())))
         tg.append(_wall(case.floor))
         if with_loop and case.loop is not None and len(tl) < 3:
             tl.append(_wall(case.loop) * case.extra.get("loop_scale", case.rounds / case.loop_rounds))
-    return {"fedcheck": min(tf), "jax": min(tj), "floor": min(tg), "loop": min(tl) if tl else float("nan"),
+    peers = {case.extra.get("variant", "jax"): min(tj), **{v: min(t) for v, t in talt.items()}}
+    best = min(peers, key=peers.get)
+    return {"fedcheck": min(tf), "jax": peers[best], "peer": best, "peers": peers, "floor": min(tg),
+            "loop": min(tl) if tl else float("nan"),
             "before": min(tb) if tb else float("nan"),
             "compile": compile_s, "diff": diff, "runs_fedcheck": tf, "runs_jax": tj}
 
@@ -845,7 +1143,12 @@ def main(argv=None) -> int:
     ap.add_argument("--no-user-round", action="store_true", help="skip the user round function (the FedProx example before/after)")
     ap.add_argument("--before", action="store_true",
                     help="also time fedcheck without its compiled paths (column 'before s', same run)")
+    ap.add_argument("--clock", choices=sorted(CLOCK), default="wall",
+                    help="wall time (default), or the process's CPU time of all its threads (XLA's included): "
+                         "steadier than wall time on a loaded machine")
     a = ap.parse_args(argv)
+    global _clock
+    _clock = CLOCK[a.clock]
     try:
         jax = _jax()
     except ImportError:
@@ -856,7 +1159,7 @@ def main(argv=None) -> int:
     load = os.getloadavg()
     print(f"# {os.cpu_count()} cores, pinned to core {core}; numpy {np.__version__}, jax {jax.__version__}; "
           f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    print(f"# wall-clock minima of {a.repeat} interleaved repeats; JAX compile time excluded (column 'jit s'); "
+    print(f"# {a.clock}-clock minima of {a.repeat} interleaved repeats; JAX compile time excluded (column 'jit s'); "
           f"equal: max|fedcheck - JAX| / (1 + max|x|) over the compared outputs (TOL {TOL:g})")
     print(f"{'family':34s} {'shape':22s} {'rounds':>6s} {'loop s':>8s} {'floor s':>8s} {'jax s':>8s} "
           f"{'fedcheck s':>10s} {'jax/fc':>7s} {'jit s':>6s} {'before s':>9s}  equal")
@@ -872,6 +1175,9 @@ def main(argv=None) -> int:
         print(f"{case.name:34s} {case.shape:22s} {case.rounds:6d} {r['loop']:8.3f} {r['floor']:8.4f} "
               f"{r['jax']:8.4f} {r['fedcheck']:10.4f} {ratio:7.2f} {r['compile']:6.2f} {r['before']:9.4f}  "
               f"{'yes' if eq else 'NO'} ({r['diff']:.1e})", flush=True)
+        if len(r["peers"]) > 1:
+            print(f"#   JAX peers tried (s): " + ", ".join(f"{v} {t:.4f}" for v, t in r["peers"].items())
+                  + f"; timed: {r['peer']}", flush=True)
     if not a.no_user_round and (a.only is None or "fedprox" in a.only):
         user_round_options(a.repeat)
     main_names = [n for n in res if n in CASES]

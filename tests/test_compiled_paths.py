@@ -537,6 +537,7 @@ def test_feddualavg_step_fused_is_numpys_bit_for_bit(monkeypatch, d, M, S):
     fam = SharedQuadraticFamily(d=d, M=M, K=3, mu=0.1, tau=0.5, noise=0.3, reg="l1", lam=0.2, geometry="euclidean")
     prob = P.batch_of([fam.draw(s) for s in range(5)])
     ec = np.linspace(0.02, 0.08, 5)
+    monkeypatch.setattr(E.CompositeRounds, "of", staticmethod(lambda *a: None))     # the step, not whole rounds
     calls = []
     made = E.DualStep.of
     monkeypatch.setattr(E.DualStep, "of", staticmethod(lambda *a: calls.append(a) or made(*a)))
@@ -553,3 +554,47 @@ def test_feddualavg_step_fused_is_numpys_bit_for_bit(monkeypatch, d, M, S):
         assert np.array_equal(np.signbit(fast.metrics[k]), np.signbit(ref.metrics[k]))
     for k in ref.final:
         np.testing.assert_array_equal(fast.final[k], ref.final[k])
+
+
+@needs_numba
+@pytest.mark.parametrize("method", ["feddualavg", "fedmid"])
+@pytest.mark.parametrize("d,M,noise,lam,block", [(6, 4, "gaussian", 0.2, 2 ** 20), (5, 3, "sphere", None, 700),
+                                                  (9, 12, "gaussian", 0.05, 2 ** 20), (2, 130, "gaussian", 0.2, 5000)])
+def test_composite_whole_rounds_are_numpys_bit_for_bit(monkeypatch, method, d, M, noise, lam, block):
+    """FedDualAvg's and FedMiD's rounds compiled (``composite_jit.CompositeRounds``: blocks of rounds, the block's
+    normals drawn at once, the instance axis last; more than 128 clients: the per-instance kernel) against the
+    step-by-step path: the same trace on a sparse grid, with a recorder of its own, and the same final points, bit
+    for bit; per-instance ``lam`` and server steps, blocks that split the run."""
+    from fedcheck.algorithms import composite as E
+    from fedcheck.problems import composite as P
+    from theorems.feddualavg.problems import SharedQuadraticFamily
+    fam = SharedQuadraticFamily(d=d, M=M, K=3, mu=0.1, tau=0.5, noise=0.3, reg="l1", lam=0.2, geometry="euclidean")
+    insts = [fam.draw(s) for s in range(5)]
+    from dataclasses import replace
+    if noise == "sphere":
+        insts = [replace(i, noise="sphere") for i in insts]
+    if lam is None:
+        from fedcheck.problems.regularizers import L1
+        insts = [replace(i, reg=L1(0.1 * (s + 1), d)) for s, i in enumerate(insts)]
+    prob = P.batch_of(insts)
+    alg = getattr(E, method)
+    ec, es = np.linspace(0.02, 0.08, 5), np.linspace(0.6, 1.0, 5)
+    monkeypatch.setattr(E.CompositeRounds, "BLOCK_NUMBERS", block)
+    calls = []
+    made = E.CompositeRounds.of
+    monkeypatch.setattr(E.CompositeRounds, "of", staticmethod(lambda *a: calls.append(a) or made(*a)))
+
+    def run(**kw):
+        return alg(prob, rounds=23, eta_c=ec, eta_s=es, rng=np.random.default_rng(np.random.SeedSequence(3)), **kw)
+    mine = lambda problem, R, pts: {"n" + k: np.abs(v).sum(-1) for k, v in pts.items()}   # noqa: E731
+    fast = [run(), run(grid=np.array([0, 4, 23])), run(recorder=mine)]
+    assert calls and made(*calls[0]) is not None
+    monkeypatch.setattr(E.CompositeRounds, "of", staticmethod(lambda *a: None))
+    ref = [run(), run(grid=np.array([0, 4, 23])), run(recorder=mine)]
+    for f, r in zip(fast, ref):
+        np.testing.assert_array_equal(f.rounds, r.rounds)
+        assert list(f.metrics) == list(r.metrics)
+        for k in r.metrics:
+            np.testing.assert_array_equal(f.metrics[k], r.metrics[k])
+        for k in r.final:
+            np.testing.assert_array_equal(f.final[k], r.final[k])

@@ -302,3 +302,36 @@ def test_scalar_source_sees_through_wrappers():
     base = default_recorder(batch)
     assert scalar_source(with_iterates(with_iterates(base), clients=True)) is base
     assert scalar_source(base) is base
+
+
+@pytest.mark.skipif(not jit.AVAILABLE, reason="numba")
+@pytest.mark.parametrize("factored", [False, True])
+def test_fedfw_stream_rounds_in_one_call_are_the_round_by_rounds(factored, monkeypatch):
+    """The compiled streamed round's ``many`` (the rounds between two recorded iterates, within one stream block, in
+    one compiled call) against the same rounds one call each: the same trace, final point and stream, bit for bit,
+    across block edges."""
+    monkeypatch.setattr("fedcheck.algorithms.core.STREAM_BLOCK", 16)
+    monkeypatch.setattr("fedcheck.problems.losses.FACTOR_LIMIT_BYTES", 0 if factored else 2 ** 62)
+    batch = _batch("l1", B=3, m=4 if factored else 6, p=30 if factored else 7)
+    assert bool(batch.loss.factored) == factored
+    T = 150
+    grid = _grid(T)
+    runs = []
+    for one_by_one in (False, True):
+        if one_by_one:
+            for name in ("bind", "bind_factored"):
+                made = getattr(jit.StreamedRound, name)
+
+                def without_many(self, *a, made=made, **k):
+                    step = made(self, *a, **k)
+                    del step.many
+                    return step
+                monkeypatch.setattr(jit.StreamedRound, name, without_many)
+        eta, lam = _sched(batch.B, T)
+        col = Collect(batch.B)
+        runs.append((fedfw(batch, eta=eta, lam=lam, rounds=T, grid=grid, stream=col), col))
+    (a, ca), (b, cb) = runs
+    _assert_same_trace(a, b)
+    assert np.array_equal(ca.k, cb.k)
+    for name in ca.blocks[0][1]:
+        assert np.array_equal(ca.values(name), cb.values(name)), name

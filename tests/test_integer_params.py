@@ -86,3 +86,9 @@ def test_search_draws_integers(mine, tmp_path):
               if part.startswith("E=")]
     assert values and all(v == int(v) for v in values), values
     assert float(o.best.params["E"]).is_integer()
+
+
+def test_a_rerun_prints_an_integer_value_as_an_integer():
+    """search's rerun command: ``--param E=3``, not ``E=3.0``; other values exactly (repr of the float)."""
+    from fedcheck.tools.search import _param_args
+    assert _param_args({"E": 3.0, "lambda_0": 0.1 + 0.2}) == f" --param E=3 --param lambda_0={0.1 + 0.2!r}"

@@ -76,3 +76,25 @@ def test_the_peers_record_what_fedcheck_records():
         case = MAKE[name](**TINY[name])
         assert set(P.RECORDED) <= set(case.compare)
         assert {k for k in case.fedcheck() if k in ("F", "consensus", "infeasibility")} == set(P.RECORDED)
+
+
+@pytest.mark.parametrize("name,variant", [("fedavg", "unrolled"), ("fedavg", "fori"), ("feddualavg", "matmul"),
+                                          ("fedmid", "matmul"), ("fedsgm", "plain")])
+def test_every_jax_variant_equals_fedcheck(name, variant):
+    """The other JAX peers the benchmark times (the fastest is the family's peer) compute what fedcheck computes."""
+    make = {"fedsgm": lambda variant, **k: P.case_fedsgm(lean=variant == "lean", **k)}.get(name, MAKE[name])
+    case = make(variant=variant, **TINY[name])
+    ref = {k: np.asarray(v) for k, v in case.jax_run().items()}
+    assert P.max_rel_diff(case.fedcheck(), ref, case.compare) <= P.TOL
+
+
+@pytest.mark.parametrize("model", ["mlp", "cnn"])
+def test_jax_network_peers_equal_fedcheck(model):
+    """``jax.grad`` of the peer's network (the library's flat layout, convolution, pooling) is the library's gradient,
+    and FedFW on the network (both JAX forms) gives fedcheck's iterates."""
+    case = P.case_network_grad(model, small=True)
+    assert P.max_rel_diff(case.fedcheck(), {k: np.asarray(v) for k, v in case.jax_run().items()}, case.compare) <= 1e-12
+    for variant in ("scan", "vmap-grad"):
+        case = P.case_network_fedfw(model, T=3, variant=variant, small=True)
+        ref = {k: np.asarray(v) for k, v in case.jax_run().items()}
+        assert P.max_rel_diff(case.fedcheck(), ref, case.compare) <= P.TOL

@@ -57,7 +57,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from fedcheck.algorithms.composite_jit import DualStep, prox_of
+from fedcheck.algorithms.composite_jit import CompositeRounds, DualStep, prox_of
 from fedcheck.algorithms.core import Trace, record_grid
 from fedcheck.algorithms.fedavg import fedavg_rounds
 from fedcheck.algorithms.kernels import clients_mean
@@ -95,6 +95,41 @@ def _vec(x, B):
 
 def _select(problem, S, rng):
     return subset_clients(rng, problem.B, problem.M, S)
+
+
+def _whole_rounds(run, problem, prox, dual, z, ec, es, hat_sum, disc):
+    """Every round by :class:`~fedcheck.algorithms.composite_jit.CompositeRounds` (the same bits), recorded on the
+    grid; the last server point ``w``, or ``None`` when the compiled rounds do not apply (nothing done)."""
+    runner = CompositeRounds.of(problem, prox)
+    if runner is None or run.R < 1:
+        return None
+    batched = run.rec is default_recorder
+    K = problem.K
+    if hat_sum is None:                  # FedMiD: no virtual iterates, no discrepancy
+        hat_sum, disc = np.zeros((problem.B, problem.d)), np.zeros(problem.B)
+    w = None
+    for r0, nr, ow, ows, oh, od in runner.rounds(dual, run.R, z, ec, es, run.w_sum, hat_sum, disc, run.rng):
+        rr = np.arange(r0 + 1, r0 + nr + 1)
+        want = run.want[rr]
+        w = ow[:, -1].copy()
+        if not want.any():
+            continue
+        avg = ows / rr[:, None]
+        hat = oh / (K * rr)[:, None] if dual else None
+        if batched:                  # default_recorder's Phi of every recorded point of the block at once
+            cols = {"Phi": runner.Phi(ow), "Phi_avg": runner.Phi(avg)}
+            if dual:
+                cols.update(Phi_hat=runner.Phi(hat), disc=od)
+            for j in np.flatnonzero(want):
+                for k, v in cols.items():
+                    run.rows.setdefault(k, []).append(v[:, j].copy())
+            continue
+        for j in np.flatnonzero(want):
+            pts = {"w": np.ascontiguousarray(ow[:, j]), "w_avg": np.ascontiguousarray(avg[:, j])}
+            if dual:
+                pts.update(w_hat=np.ascontiguousarray(hat[:, j]), disc=od[:, j].copy())
+            run.take(int(rr[j]), pts)
+    return w
 
 
 class _Run:
@@ -142,6 +177,14 @@ def primal_averaging(problem, *, rounds, eta_c, eta_s=1.0, client_prox: bool, se
     prox = prox_of(reg)                                  # reg.prox (compiled for the plain l1: the same bits)
     run = _Run(problem, rounds, grid, recorder, rng, clients_per_round, seeds)
     w0 = x0 if w0 is None else w0
+    if client_prox and server_prox and not subgradient and hook is None and (run.S is None or run.S >= problem.M):
+        x = np.array(problem.x0() if w0 is None else w0, dtype=float)   # FedMiD's rounds compiled (the same bits)
+        if run.want[0]:
+            run.take(0, {"w": x, "w_avg": x})
+        w = _whole_rounds(run, problem, prox, False, x, ec, es, None, None) if x.flags.c_contiguous else None
+        if w is not None:
+            return run.trace({"w": w})
+        run.rows.clear()
 
     def oracle(r, sel):
         ctx = problem.start_round(sel, run.rng)
@@ -217,6 +260,10 @@ def _dual_family(problem, rounds, eta_c, eta_s, client_prox, grid=None, recorder
         if track:
             pts.update(w_hat=w, disc=disc.copy())
         run.take(0, pts)
+    if fused is not None and (run.S is None or run.S >= problem.M):     # every round compiled (the same bits)
+        w_last = _whole_rounds(run, problem, prox, True, z, ec, es, hat_sum, disc)
+        if w_last is not None:
+            return run.trace({"w": w_last, "z": z})
     for r in range(run.R):
         sel = _select(problem, run.S, run.rng)
         ctx = problem.start_round(sel, run.rng)

@@ -16,7 +16,7 @@ import numpy as np
 
 from fedcheck.problems.compiled import AVAILABLE, numba
 
-__all__ = ["DualStep", "prox_of"]
+__all__ = ["CompositeRounds", "DualStep", "prox_of"]
 
 
 def _soft(x, t):
@@ -148,3 +148,342 @@ class DualStep:
         Zn, zbar_n = np.empty((B, S, d)), np.empty((B, d))
         _dual_step_c(Z, g, ec, zbar, np.ascontiguousarray(thr), Zn, zbar_n, hat_sum, disc, self.diff, self.dev)
         return Zn, zbar_n
+
+
+# ----------------------------------------------------------------------------------------------
+# Whole rounds of FedDualAvg (with the (4.4) average and the discrepancy) and FedMiD (both proxes) on quadratic
+# clients with a shared Hessian and additive noise, every client taking part, the l1 prox: a block of rounds in one
+# compiled call, the normals of the block drawn first (the same numbers as the step-by-step draws: numpy's generator
+# gives one call's numbers in the order of consecutive calls).  Every operation is the numpy path's in its order:
+# the gradient ``(sum_j W_j QT_ji + c_i) + xi_i sd_i`` (j in order), the clients' mean (clients in order, then
+# ``/ S``), the squares' pairwise sums of the discrepancy, ``Z - ec g``, the thresholds ``a lam`` formed as numpy
+# forms them, so the iterates are the same bits (tests/test_compiled_paths.py).
+def _noisy_grad_row(W, QT, c, xi, sd, b, s, d, out):
+    """``out[:] = (W[s] @ QT[b] + c[b, s]) + xi[b, s] * sd[b, s]`` with the sums over ``j`` in order (the i loop
+    inside: each sum keeps its order, the loop over ``i`` vectorizes)."""
+    for i in range(d):
+        out[i] = 0.0
+    for j in range(d):
+        wj = W[s, j]
+        for i in range(d):
+            out[i] += wj * QT[b, j, i]
+    for i in range(d):
+        out[i] = (out[i] + c[b, s, i]) + xi[b, s, i] * sd[b, s, i]
+
+
+def _composite_rounds(dual, r0, nr, K, z, QT, c, sd, xi, ec, es, lam, wsum, hat_sum, disc,
+                      out_w, out_wsum, out_hat, out_disc, Z, Zn, g, zbar, diff, dev):
+    """Rounds ``r0 .. r0 + nr - 1`` for every instance (``dual``: FedDualAvg, ``z`` the dual server state; else
+    FedMiD, ``z`` the server point), ``xi`` ``(nr K, B, S, d)`` the unscaled normals of the block; ``wsum``,
+    ``hat_sum``, ``disc`` updated in place; per round ``j`` of the block ``out_w[:, j]`` = ``w_{r+1}``,
+    ``out_wsum[:, j]`` the running sum of the ``w``, ``out_hat[:, j]`` of the virtual iterates, ``out_disc[:, j]``
+    the discrepancy."""
+    B, S, d = c.shape
+    for b in range(B):
+        e, s_, lb = ec[b], es[b], lam[b]
+        for jr in range(nr):
+            r = r0 + jr
+            for i in range(S):
+                for k in range(d):
+                    Z[i, k] = z[b, k]
+            if dual:
+                for k in range(d):                      # clients_mean(Z) of the round's first step
+                    zbar[k] = Z[0, k]
+                for i in range(1, S):
+                    for k in range(d):
+                        zbar[k] += Z[i, k]
+                for k in range(d):
+                    zbar[k] /= S
+            base = s_ * e * r * K
+            for t in range(K):
+                x = xi[jr * K + t]
+                if dual:
+                    a = base + e * t
+                    thr = a * lb
+                    for i in range(S):                  # W = prox(Z, a), then the noisy gradient at W
+                        for k in range(d):
+                            Zn[i, k] = _soft(Z[i, k], thr)
+                    for i in range(S):
+                        _noisy_grad_row_c(Zn, QT, c, x, sd, b, i, d, g[i])
+                    for i in range(S):                  # the discrepancy at Z
+                        for k in range(d):
+                            diff[k] = Z[i, k] - zbar[k]
+                        dev[i] = pairwise_sq(diff, d)
+                    disc[b] = disc[b] + pairwise_sum(dev, 0, S)
+                    for i in range(S):
+                        for k in range(d):
+                            Z[i, k] = Z[i, k] - e * g[i, k]
+                    for k in range(d):
+                        zbar[k] = Z[0, k]
+                    for i in range(1, S):
+                        for k in range(d):
+                            zbar[k] += Z[i, k]
+                    th = (a + e) * lb
+                    for k in range(d):
+                        zbar[k] /= S
+                        hat_sum[b, k] = hat_sum[b, k] + _soft(zbar[k], th)
+                else:
+                    for i in range(S):
+                        _noisy_grad_row_c(Z, QT, c, x, sd, b, i, d, g[i])
+                    th = e * lb
+                    for i in range(S):
+                        for k in range(d):
+                            Z[i, k] = _soft(Z[i, k] - e * g[i, k], th)
+            if not dual:
+                for k in range(d):
+                    zbar[k] = Z[0, k]
+                for i in range(1, S):
+                    for k in range(d):
+                        zbar[k] += Z[i, k]
+                for k in range(d):
+                    zbar[k] /= S
+            if dual:                                     # z + es (zbar - z); w = prox(z, es ec (r+1) K)
+                th = s_ * e * (r + 1) * K * lb
+                for k in range(d):
+                    z[b, k] = z[b, k] + s_ * (zbar[k] - z[b, k])
+                    out_w[b, jr, k] = _soft(z[b, k], th)
+            else:                                        # x + es (mean - x); x = prox(x, es ec K)
+                th = s_ * e * K * lb
+                for k in range(d):
+                    z[b, k] = _soft(z[b, k] + s_ * (zbar[k] - z[b, k]), th)
+                    out_w[b, jr, k] = z[b, k]
+            for k in range(d):
+                wsum[b, k] += out_w[b, jr, k]
+                out_wsum[b, jr, k] = wsum[b, k]
+                out_hat[b, jr, k] = hat_sum[b, k]
+            out_disc[b, jr] = disc[b]
+
+
+if AVAILABLE:
+    _noisy_grad_row_c = numba.njit(cache=True, fastmath=False, nogil=True, inline="always")(_noisy_grad_row)
+    _composite_rounds_c = numba.njit(cache=True, fastmath=False, nogil=True)(_composite_rounds)
+else:  # pragma: no cover
+    _composite_rounds_c = None
+
+
+class CompositeRounds:
+    """:func:`_composite_rounds` for one run (scratch made once), or ``None`` from :meth:`of` when it does not apply:
+    numba off; not the library's :class:`~fedcheck.problems.composite.QuadraticClients` with a shared Hessian and
+    Gaussian or sphere noise (its own ``grad``, ``start_round``, ``F`` and ``Phi``); a prox that is not the compiled
+    l1's; ``d`` outside ``[2, 128]``.  The caller has checked the rest (every client, no hook, no stability track,
+    the Euclidean discrepancy)."""
+
+    BLOCK_NUMBERS = 2 ** 20      # normals drawn per block of rounds (8 MB)
+
+    def __init__(self, problem, prox, fused):
+        self.p, self.prox = problem, prox
+        _, self.c, self.sd = fused
+        B, S, d = problem.B, problem.M, problem.d
+        self.lam = np.ascontiguousarray(np.broadcast_to(np.asarray(problem.reg.lam, dtype=float), (B,)))
+        self.scratch = (np.empty((S, d)), np.empty((S, d)), np.empty((S, d)), np.empty(d), np.empty(d), np.empty(S))
+        self._rep = {}
+
+    @classmethod
+    def of(cls, problem, prox):
+        from fedcheck.problems.composite import QuadraticClients
+        P = QuadraticClients
+        if (_composite_rounds_c is None or type(problem) is not P or not getattr(prox, "compiled", False)
+                or problem.noise not in ("gaussian", "sphere") or not problem.shared or problem.Q.dtype != np.float64
+                or not 2 <= problem.d <= 128 or problem.M < 1 or np.asarray(problem.reg.lam).ndim > 1):
+            return None
+        fused = problem._fused_inputs((problem.B, problem.M, problem.d))
+        if fused is None:
+            return None
+        return cls(problem, prox, fused)
+
+    def rounds(self, dual, R, z, ec, es, wsum, hat_sum, disc, rng):
+        """Yields ``(r0, nr, w, wsum, hat_sum, disc)`` per block of rounds (arrays ``(B, nr, ...)``), ``z`` and
+        the sums updated in place."""
+        p = self.p
+        B, S, d, K = p.B, p.M, p.d, p.K
+        per_round = max(K * B * S * d, 1)
+        r0 = 0
+        ec, es = np.ascontiguousarray(ec, dtype=float), np.ascontiguousarray(es, dtype=float)
+        lanes = S <= 128 and _composite_rounds_lanes_c is not None     # the instance axis last (vectorized)
+        if lanes:
+            T = (lambda a: np.ascontiguousarray(np.moveaxis(a, 0, -1)))
+            QTt, ct, sdt = T(p._QT), T(self.c), T(self.sd)
+            zt, wst, hst = T(z), T(wsum), T(hat_sum)
+            scratch = (np.empty((S, d, B)), np.empty((S, d, B)), np.empty((S, d, B)), np.empty((d, B)),
+                       np.empty((d, B)), np.empty((S, B)), np.empty((8, B)), np.empty(B), np.empty(B), np.empty(B))
+        while r0 < R:
+            nr = int(min(R - r0, max(1, self.BLOCK_NUMBERS // per_round)))
+            xi = p._unscaled_noise((nr * K, B, S, d), rng)
+            if lanes:
+                ow, ows, oh, od = np.empty((nr, d, B)), np.empty((nr, d, B)), np.empty((nr, d, B)), np.empty((nr, B))
+                _composite_rounds_lanes_c(dual, r0, nr, K, zt, QTt, ct, sdt, xi, ec, es, self.lam, wst, hst, disc,
+                                          ow, ows, oh, od, *scratch)
+                z[...], wsum[...], hat_sum[...] = zt.T, wst.T, hst.T
+                # (B, nr, d), rows contiguous as the step-by-step path's points (numpy's sums keep their order)
+                ow, ows, oh = (np.ascontiguousarray(a.transpose(2, 0, 1)) for a in (ow, ows, oh))
+                od = np.ascontiguousarray(od.T)
+            else:
+                ow, ows, oh, od = np.empty((B, nr, d)), np.empty((B, nr, d)), np.empty((B, nr, d)), np.empty((B, nr))
+                _composite_rounds_c(dual, r0, nr, K, z, p._QT, self.c, self.sd, xi, ec, es, self.lam, wsum, hat_sum,
+                                    disc, ow, ows, oh, od, *self.scratch)
+            yield r0, nr, ow, ows, oh, od
+            r0 += nr
+
+    def Phi(self, W):
+        """``problem.Phi`` of the points ``W`` ``(B, nr, d)`` (row ``[b, j]`` with instance ``b``'s data): ``(B, nr)``,
+        the bits of ``Phi(W[:, j])`` (the compiled ``F`` row by row, the regularizer's value)."""
+        from fedcheck.problems.compiled import quad_value
+        p = self.p
+        B, nr, d = W.shape
+        rep = self._rep.get(nr)
+        if rep is None:
+            rep = self._rep[nr] = tuple(np.ascontiguousarray(np.repeat(a, nr, axis=0)) for a in (p.Qbar, p.cbar, p.ebar))
+        W = np.ascontiguousarray(W)     # rows contiguous, as the step-by-step path's points (numpy's sum order)
+        F = quad_value(W.reshape(B * nr, d), *rep)
+        if F is None:       # pragma: no cover - the arrays are float64 and contiguous
+            return np.stack([p.Phi(W[:, j]) for j in range(nr)], 1)
+        return F.reshape(B, nr) + p.reg.value(W)
+
+
+# The same rounds with the instance axis last (every array ``(..., B)``): each operation runs over all instances at
+# once, so the loops over ``b`` vectorize; each instance's numbers see the same operations in the same order.
+def _lane_psum(T, n, out, r8):
+    """``out[b] = `` numpy's pairwise sum of ``T[:n, b]`` (``n <= 128``: sequential from 0.0 below 8 terms, else 8
+    accumulators, as :func:`fedcheck.algorithms.fedmls_jit.pairwise_sum`); ``r8`` scratch ``(8, B)``."""
+    B = out.shape[0]
+    if n < 8:
+        for b in range(B):
+            out[b] = 0.0
+        for i in range(n):
+            for b in range(B):
+                out[b] += T[i, b]
+        return
+    for c in range(8):
+        for b in range(B):
+            r8[c, b] = T[c, b]
+    i = 8
+    while i + 8 <= n:
+        for c in range(8):
+            for b in range(B):
+                r8[c, b] += T[i + c, b]
+        i += 8
+    for b in range(B):
+        out[b] = ((r8[0, b] + r8[1, b]) + (r8[2, b] + r8[3, b])) + ((r8[4, b] + r8[5, b]) + (r8[6, b] + r8[7, b]))
+    while i < n:
+        for b in range(B):
+            out[b] += T[i, b]
+        i += 1
+
+
+def _lane_mean(Z, S, d, out):
+    """``out[k, b] = Z[:, k, b].mean()``: the clients in order, then ``/ S`` (numpy's ``mean(1)`` for ``d >= 2``)."""
+    B = out.shape[1]
+    for k in range(d):
+        for b in range(B):
+            out[k, b] = Z[0, k, b]
+    for i in range(1, S):
+        for k in range(d):
+            for b in range(B):
+                out[k, b] += Z[i, k, b]
+    for k in range(d):
+        for b in range(B):
+            out[k, b] /= S
+
+
+def _lane_grad(W, QTt, ct, sdt, x, S, d, g):
+    """``g[i, :, b] = (W[i, :, b] @ QT[b] + c[b, i]) + xi[b, i] * sd[b, i]`` (sums over ``j`` in order)."""
+    B = g.shape[2]
+    for i in range(S):
+        for ii in range(d):
+            for b in range(B):
+                g[i, ii, b] = 0.0
+        for j in range(d):
+            for ii in range(d):
+                for b in range(B):
+                    g[i, ii, b] += W[i, j, b] * QTt[j, ii, b]
+        for ii in range(d):
+            for b in range(B):
+                g[i, ii, b] = (g[i, ii, b] + ct[i, ii, b]) + x[b, i, ii] * sdt[i, ii, b]
+
+
+def _composite_rounds_lanes(dual, r0, nr, K, z, QTt, ct, sdt, xi, ec, es, lam, wsum, hat_sum, disc,
+                            out_w, out_wsum, out_hat, out_disc, Z, W, g, zbar, sq, dev, r8, a, thr, tmp):
+    """:func:`_composite_rounds` with the instance axis last: ``z``, ``wsum``, ``hat_sum`` ``(d, B)``; ``QTt``
+    ``(d, d, B)``; ``ct``, ``sdt`` ``(S, d, B)``; ``xi`` ``(nr K, B, S, d)`` as drawn; outputs ``(nr, d, B)`` and
+    ``out_disc`` ``(nr, B)``."""
+    S, d, B = ct.shape
+    for jr in range(nr):
+        r = r0 + jr
+        for i in range(S):
+            for k in range(d):
+                for b in range(B):
+                    Z[i, k, b] = z[k, b]
+        if dual:
+            _lane_mean_c(Z, S, d, zbar)
+        for t in range(K):
+            x = xi[jr * K + t]
+            if dual:
+                for b in range(B):
+                    a[b] = es[b] * ec[b] * r * K + ec[b] * t
+                    thr[b] = a[b] * lam[b]
+                for i in range(S):
+                    for k in range(d):
+                        for b in range(B):
+                            W[i, k, b] = _soft(Z[i, k, b], thr[b])
+                _lane_grad_c(W, QTt, ct, sdt, x, S, d, g)
+                for i in range(S):                      # the discrepancy at Z
+                    for k in range(d):
+                        for b in range(B):
+                            v = Z[i, k, b] - zbar[k, b]
+                            sq[k, b] = v * v
+                    _lane_psum_c(sq, d, tmp, r8)
+                    for b in range(B):
+                        dev[i, b] = tmp[b]
+                _lane_psum_c(dev, S, tmp, r8)
+                for b in range(B):
+                    disc[b] = disc[b] + tmp[b]
+                for i in range(S):
+                    for k in range(d):
+                        for b in range(B):
+                            Z[i, k, b] = Z[i, k, b] - ec[b] * g[i, k, b]
+                _lane_mean_c(Z, S, d, zbar)
+                for b in range(B):
+                    thr[b] = (a[b] + ec[b]) * lam[b]
+                for k in range(d):
+                    for b in range(B):
+                        hat_sum[k, b] = hat_sum[k, b] + _soft(zbar[k, b], thr[b])
+            else:
+                _lane_grad_c(Z, QTt, ct, sdt, x, S, d, g)
+                for b in range(B):
+                    thr[b] = ec[b] * lam[b]
+                for i in range(S):
+                    for k in range(d):
+                        for b in range(B):
+                            Z[i, k, b] = _soft(Z[i, k, b] - ec[b] * g[i, k, b], thr[b])
+        if not dual:
+            _lane_mean_c(Z, S, d, zbar)
+        if dual:
+            for b in range(B):
+                thr[b] = es[b] * ec[b] * (r + 1) * K * lam[b]
+            for k in range(d):
+                for b in range(B):
+                    z[k, b] = z[k, b] + es[b] * (zbar[k, b] - z[k, b])
+                    out_w[jr, k, b] = _soft(z[k, b], thr[b])
+        else:
+            for b in range(B):
+                thr[b] = es[b] * ec[b] * K * lam[b]
+            for k in range(d):
+                for b in range(B):
+                    z[k, b] = _soft(z[k, b] + es[b] * (zbar[k, b] - z[k, b]), thr[b])
+                    out_w[jr, k, b] = z[k, b]
+        for k in range(d):
+            for b in range(B):
+                wsum[k, b] += out_w[jr, k, b]
+                out_wsum[jr, k, b] = wsum[k, b]
+                out_hat[jr, k, b] = hat_sum[k, b]
+        for b in range(B):
+            out_disc[jr, b] = disc[b]
+
+
+if AVAILABLE:
+    _lane_psum_c = numba.njit(cache=True, fastmath=False, nogil=True)(_lane_psum)
+    _lane_mean_c = numba.njit(cache=True, fastmath=False, nogil=True)(_lane_mean)
+    _lane_grad_c = numba.njit(cache=True, fastmath=False, nogil=True)(_lane_grad)
+    _composite_rounds_lanes_c = numba.njit(cache=True, fastmath=False, nogil=True)(_composite_rounds_lanes)
+else:  # pragma: no cover
+    _composite_rounds_lanes_c = None

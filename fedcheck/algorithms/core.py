@@ -102,6 +102,15 @@ class StreamBuffer:
         self.next_k = k + 1
         return row
 
+    def slots(self, k: int, most: int) -> tuple[int, int]:
+        """``(row, count)``: rows ``row .. row + count - 1`` of ``cols`` reserved for iterates ``k ..``, ``1 <= count
+        <= most``, within one block (as ``count`` calls of :meth:`slot`)."""
+        row = self.slot(k)
+        count = max(1, min(int(most), self.rows - row))
+        self.n += count - 1
+        self.next_k = k + count
+        return row, count
+
     def push(self, k: int, values: Mapping[str, np.ndarray]) -> None:
         if self.names is None:
             scal = {name: np.asarray(v, dtype=float) for name, v in values.items() if _is_scalar_metric(v)}
@@ -259,7 +268,20 @@ def _run_streamed(T, grid, step, snapshot, stream, scalar_snapshot, stream_step,
         # ``stream_step.recorded(k, streamed)`` (optional): the recorder's values of iterate ``k`` given the ones the
         # step has just streamed (copies), instead of ``snapshot(k)`` computing those again
         recorded = getattr(stream_step, "recorded", None)
-        for r in range(1, T + 1):
+        many = getattr(stream_step, "many", None)     # many(r, count, row, cols): rounds r .. r + count - 1 at once
+        wanted = np.flatnonzero(want)
+        r = 1
+        while many is not None and r <= T:
+            k = wanted[np.searchsorted(wanted, r + 1)] if wanted.size and wanted[-1] >= r + 1 else T + 1  # next recorded
+            row, count = buf.slots(r + 1, min(k, T + 1) - r)
+            many(r, count, row, buf.cols)
+            r += count
+            if want[r]:
+                if recorded is None:
+                    take(snapshot(r))
+                else:
+                    take(recorded(r, {name: col[buf.n - 1].copy() for name, col in zip(buf.names, buf.cols)}))
+        for r in range(1, T + 1 if many is None else 0):
             stream_step(r, buf)
             if want[r + 1]:
                 if recorded is None:

@@ -373,6 +373,28 @@ def _fedfw_round_streamed(X, xbar, HX, HT, c, r_row, e, lam, refresh, kind, sbar
     _stream_metrics_c(R, tri, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, row, with_cons)
 
 
+def _fedfw_rounds_streamed(X, xbar, HX, HT, c, r_row, e_col, l_col, i0, count, every, kind, sbar,
+                           R, tri, q, rho, scale, radius, gauge, F, cons, infeas, row0, with_cons):
+    """Rounds ``i0 + 1 .. i0 + count`` of :func:`_fedfw_round_streamed` in one call (row ``row0 + s`` for round
+    ``i0 + 1 + s``; the exact gradient every ``every`` rounds): the same operations, one dispatch."""
+    for s in range(count):
+        i = i0 + s
+        _fedfw_round_c(X, xbar, HX, HT, c, r_row, e_col[i], l_col[i], i % every == 0, kind, sbar)
+        _stream_metrics_c(R, tri, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, row0 + s, with_cons)
+
+
+def _factored_rounds_streamed(X, xbar, AX, A, bvec, r_row, e_col, l_col, i0, count, every, kind, sbar, scale, g,
+                              R, RT, tri, q, rho, fscale, radius, gauge, F, cons, infeas, row0, with_cons, acc):
+    """Rounds ``i0 + 1 .. i0 + count`` of :func:`_fedfw_round_factored_streamed` in one call."""
+    for s in range(count):
+        i = i0 + s
+        _fedfw_round_factored_c(X, xbar, AX, A, bvec, r_row, e_col[i], l_col[i], i % every == 0, kind, sbar, scale,
+                                g)
+        _stream_F_columns_c(RT, q, rho, fscale, xbar, F, row0 + s, acc, tri)
+        _stream_metrics_c(R, tri, q, rho, fscale, X, xbar, radius, gauge, F, cons, infeas, row0 + s, with_cons,
+                          False)
+
+
 if AVAILABLE:
     _compiled = numba.njit(cache=True, fastmath=False, nogil=True)(_fedfw_round)
     _fedfw_round_c = _compiled
@@ -384,9 +406,11 @@ if AVAILABLE:
     _fedfw_round_factored_c = numba.njit(cache=True, fastmath=False, nogil=True)(_fedfw_round_factored)
     _stream_F_columns_c = numba.njit(cache=True, fastmath=False, nogil=True)(_stream_F_columns)
     _factored_streamed_compiled = numba.njit(cache=True, fastmath=False, nogil=True)(_fedfw_round_factored_streamed)
+    _rounds_streamed_c = numba.njit(cache=True, fastmath=False, nogil=True)(_fedfw_rounds_streamed)
+    _factored_rounds_streamed_c = numba.njit(cache=True, fastmath=False, nogil=True)(_factored_rounds_streamed)
 else:  # pragma: no cover
     _compiled = _consensus_compiled = _ls_record_compiled = _streamed_compiled = _ls_record_lanes_c = None
-    _fedfw_round_factored_c = _factored_streamed_compiled = None
+    _fedfw_round_factored_c = _factored_streamed_compiled = _rounds_streamed_c = _factored_rounds_streamed_c = None
 
 
 @functools.lru_cache(maxsize=None)
@@ -507,7 +531,16 @@ class StreamedRound:
             rnd(X, xbar, AX, A, bvec, r_row, e_l[i], l_l[i], i % refresh_every == 0, kind, sbar, scale, g,
                 R, RT, tri, q, rho, fscale, radius, gauge, cols[0], cols[1] if cons else dummy, cols[-1], row, cons,
                 acc)
+        e_a, l_a = np.array(e_l), np.array(l_l)
+        every = int(refresh_every)
+
+        def many(t, count, row0, cols):
+            """Rounds ``t .. t + count - 1`` into rows ``row0 ..`` of ``cols`` (one compiled call)."""
+            _factored_rounds_streamed_c(X, xbar, AX, A, bvec, r_row, e_a, l_a, t - 1, count, every, kind, sbar,
+                                        scale, g, R, RT, tri, q, rho, fscale, radius, gauge, cols[0],
+                                        cols[1] if cons else dummy, cols[-1], row0, cons, acc)
         step.names = self.names
+        step.many = many
         return step
 
     def bind(self, X, xbar, HX, HT, c, r_row, kind, sbar, e_col, l_col, refresh_every):
@@ -527,7 +560,15 @@ class StreamedRound:
             cols = buf.cols
             rnd(X, xbar, HX, HT, c, r_row, e_l[i], l_l[i], i % refresh_every == 0, kind, sbar,
                 R, tri, q, rho, scale, radius, gauge, cols[0], cols[1] if cons else dummy, cols[-1], row, cons)
+        e_a, l_a = np.array(e_l), np.array(l_l)
+        every = int(refresh_every)
+
+        def many(t, count, row0, cols):
+            """Rounds ``t .. t + count - 1`` into rows ``row0 ..`` of ``cols`` (one compiled call)."""
+            _rounds_streamed_c(X, xbar, HX, HT, c, r_row, e_a, l_a, t - 1, count, every, kind, sbar, R, tri, q, rho,
+                               scale, radius, gauge, cols[0], cols[1] if cons else dummy, cols[-1], row0, cons)
         step.names = self.names
+        step.many = many
         return step
 
 

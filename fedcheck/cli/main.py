@@ -163,23 +163,29 @@ def cmd_verify(args, argv) -> int:
         from fedcheck.render import mark_cpu
         mark_cpu()
     from fedcheck import api
-    plan = api.prepare(*args.ids, seeds=args.seeds, rounds=args.rounds, params=args.param, instances=args.instance,
-                       full=args.full, jobs=args.jobs, theorem_file=args.theorem_file, scheduler=args.scheduler,
-                       expect=args.expect, ids_only=True)
-    outputs = api.check_outputs(plan, out=None if args.no_report else args.out, json=args.json,
-                                table=getattr(args, "table", None))
-    for line in plan.notes():      # what an option narrows, said before the run
-        print(wrap_line(f"note: {line}", wide=args.wide))
+    pool = None
+    if not args.no_report:          # renderers start now (importing api measured the idle cores): their start-up
+        from fedcheck.render import RenderPool      # overlaps loading the claims as well as running them
+        pool = RenderPool.start()
+    outputs = None
     try:
-        return _verify(args, argv, plan, outputs)
+        plan = api.prepare(*args.ids, seeds=args.seeds, rounds=args.rounds, params=args.param,
+                           instances=args.instance, full=args.full, jobs=args.jobs, theorem_file=args.theorem_file,
+                           scheduler=args.scheduler, expect=args.expect, ids_only=True)
+        outputs = api.check_outputs(plan, out=None if args.no_report else args.out, json=args.json,
+                                    table=getattr(args, "table", None))
+        for line in plan.notes():      # what an option narrows, said before the run
+            print(wrap_line(f"note: {line}", wide=args.wide))
+        return _verify(args, argv, plan, outputs, pool)
     finally:
-        if outputs is not None:
+        if pool is not None or outputs is not None:
             from fedcheck.render import stop_all
-            stop_all()          # renderers of a run stopped by an interrupt or an error: none is left behind
+            stop_all()          # renderers of a run stopped by an interrupt, an error or bad input: none is left
+        if outputs is not None:
             outputs.discard()
 
 
-def _verify(args, argv, plan, outputs) -> int:
+def _verify(args, argv, plan, outputs, pool=None) -> int:
     """Run the plan, print and write its results; refuting instances are written into the staging folder of
     ``outputs`` and moved into ``--out`` only once the whole run is done (an interrupted run leaves no file)."""
     from fedcheck import api
@@ -188,10 +194,7 @@ def _verify(args, argv, plan, outputs) -> int:
     checks = plan.claims
     bar = progress.Task("checks", total=len(checks), unit="check", leave=True,
                         show=progress.enabled(not args.quiet and len(checks) > 1))
-    pool = None
-    if staging is not None:     # reports: renderer processes import matplotlib/WeasyPrint while the checks run
-        from fedcheck.render import RenderPool
-        pool = RenderPool.start()
+    # reports: the renderer processes (started by cmd_verify) import matplotlib/WeasyPrint while the checks run
 
     def place(results):         # the run's refuting instances, from the staging folder to --out
         if staging is not None:

@@ -1275,7 +1275,13 @@ def format_value(x, spec=".4g") -> str:
 # ----------------------------------------------------------------------------------------------
 # outputs: the search JSON and a results entry for the reports
 def _param_args(params: dict) -> str:
-    return "".join(f" --param {k}={float(v)!r}" for k, v in params.items())   # exact: reproduces the run
+    # exact: reproduces the run; an integer value (an integer parameter: E, K, ...) is printed as one
+    return "".join(f" --param {k}={_exact(v)}" for k, v in params.items())
+
+
+def _exact(v) -> str:
+    f = float(v)
+    return str(int(f)) if f.is_integer() and abs(f) < 2 ** 53 else repr(f)
 
 
 def _file_args(check_id: str) -> str:
