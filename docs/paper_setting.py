@@ -2,6 +2,7 @@
 
     python docs/paper_setting.py run [ID ...] [--jobs N] [--timeout S]   # run (all claims by default) and merge
     python docs/paper_setting.py merge DIR [--times FILE]                 # merge per-claim results files of DIR
+    python docs/paper_setting.py unrun --why "..."                        # claims without a record: not run, why
     python docs/paper_setting.py --check                                  # exit 1 when the file is inconsistent
 
 ``docs/paper-setting.json`` holds one record per claim: the verdict and headline of its ``--full`` run, the
@@ -161,7 +162,7 @@ def merge(folder: Path, times: Path | None) -> int:
         t = {"seconds": round(float(kv.get("seconds", "nan")), 1), "jobs": int(kv.get("jobs", 1)),
              "load_before": float(kv["load_start"]) if "load_start" in kv else None,
              "load_after": float(kv["load_end"]) if "load_end" in kv else None}
-        if kv.get("rc") == "0" or (kv.get("rc") == "1" and path.exists()):
+        if kv.get("rc") != "124" and path.exists():   # verify's exit codes 0/1/3 (holds/violated/undecided) all ran
             res = json.loads(path.read_text(encoding="utf-8"))
             data["claims"][cid] = record_of(res["checks"][0], res["provenance"], t)
         else:
@@ -171,6 +172,20 @@ def merge(folder: Path, times: Path | None) -> int:
     save(data)
     print(f"{FILE.relative_to(ROOT)}: {len(data['claims'])} claims")
     return 0
+
+
+def mark_unrun(ids, why: str) -> int:
+    """Record the claims of ``ids`` that have no record as not run, with ``why`` (e.g. the time ran out)."""
+    data = load()
+    added = 0
+    for cid in ids:
+        if cid not in data["claims"]:
+            data["claims"][cid] = {"id": cid, "status": "not run", "why": why, "seconds": None, "jobs": None,
+                                   "load_before": None, "load_after": None,
+                                   "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+            added += 1
+    save(data)
+    return added
 
 
 def column(cid: str, data: dict | None = None) -> str:
@@ -212,6 +227,8 @@ def main(argv=None) -> int:
     r.add_argument("ids", nargs="*")
     r.add_argument("--jobs", "-j", type=int, default=2)
     r.add_argument("--timeout", type=float, default=7200.0)
+    u = sub.add_parser("unrun", help="record every claim without a record as not run, saying why")
+    u.add_argument("--why", required=True)
     m = sub.add_parser("merge", help="merge per-claim results files of a folder")
     m.add_argument("folder", type=Path)
     m.add_argument("--times", type=Path)
@@ -221,6 +238,10 @@ def main(argv=None) -> int:
         return check()
     if a.cmd == "run":
         return run(a.ids, a.jobs, a.timeout)
+    if a.cmd == "unrun":
+        from fedcheck.catalog.registry import default_registry
+        print(f"{mark_unrun(list(default_registry().checks), a.why)} claims recorded as not run")
+        return 0
     if a.cmd == "merge":
         return merge(a.folder, a.times)
     ap.print_help()
