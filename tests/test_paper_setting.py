@@ -1,0 +1,81 @@
+"""The committed run of the catalog in the papers' own setting (docs/paper-setting.json, written by
+docs/paper_setting.py): every claim has a record, each record's "paper's setting" classification is re-derived
+from its stored findings (never taken from the file on trust), each run names its provenance, and the README's
+column is the file's."""
+from __future__ import annotations
+
+import copy
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("fedcheck_docs_paper_setting", ROOT / "docs" / "paper_setting.py")
+PS = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(PS)
+
+DATA = PS.load()
+
+
+def _registry():
+    from fedcheck.catalog.registry import default_registry
+    return default_registry()
+
+
+def test_every_claim_of_the_catalog_has_a_record():
+    missing = sorted(set(_registry().checks) - set(DATA["claims"]))
+    assert not missing, f"docs/paper-setting.json has no record of {missing}: python docs/paper_setting.py run ..."
+
+
+def test_no_record_of_a_claim_that_is_gone():
+    assert not sorted(set(DATA["claims"]) - set(_registry().checks))
+
+
+@pytest.mark.parametrize("cid", sorted(DATA["claims"]))
+def test_each_record_is_rederived_from_its_findings(cid):
+    r = DATA["claims"][cid]
+    if r["status"] != "ran":
+        assert r["why"], f"{cid}: a claim that did not run says why"
+        return
+    assert PS.setting_of(r) == r["setting"]
+    deciding = [f for f in r["findings"] if f["paper"]] or r["findings"]
+    assert PS.remaining_deviations(deciding) == r["remaining_deviations"]
+    prov = r["provenance"]
+    assert re.fullmatch(r"[0-9a-f]{40}", prov["git"] or ""), f"{cid}: no commit"
+    assert "--full" in prov["command"] and cid in prov["command"]
+    assert prov["created"] and prov["packages"].get("numpy")
+    assert r["seconds"] > 0 and r["jobs"] >= 1
+
+
+def test_a_deviation_left_at_full_makes_the_verdict_an_analysis():
+    ran = next(r for r in DATA["claims"].values() if r["status"] == "ran" and r["setting"] == "paper")
+    planted = copy.deepcopy(ran)
+    planted["findings"] = [{"name": "x", "paper": True, "verdict": "violated", "max_ratio": 2.0,
+                            "deviations": [{"parameter": "data", "paper": "MNIST", "run": "digits", "of_size": False}]}]
+    assert PS.setting_of(planted) == "deviates"
+    planted["setting"] = "deviates"
+    planted["remaining_deviations"] = PS.remaining_deviations(planted["findings"])
+    assert "analysis: data differ" in PS.column(ran["id"], {"claims": {ran["id"]: planted}})
+    sized = copy.deepcopy(planted)
+    sized["findings"][0]["deviations"] = [{"parameter": "images", "paper": 60000, "run": 5000, "of_size": True}]
+    assert PS.setting_of(sized) == "paper"
+
+
+def test_the_file_check_sees_a_hand_edited_classification(tmp_path, monkeypatch):
+    data = copy.deepcopy(DATA)
+    cid = next(k for k, r in data["claims"].items() if r["status"] == "ran")
+    data["claims"][cid]["setting"] = "deviates" if data["claims"][cid]["setting"] == "paper" else "paper"
+    monkeypatch.setattr(PS, "FILE", tmp_path / "paper-setting.json")
+    PS.save(data)
+    assert PS.check() == 1
+
+
+def test_the_readme_column_is_the_files():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for cid in DATA["claims"]:
+        row = next((ln for ln in readme.splitlines() if ln.startswith(f"| `{cid}` |")), None)
+        assert row is not None, cid
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]]
+        assert cells[2] == PS.column(cid, DATA).replace("|", "\\|"), cid
