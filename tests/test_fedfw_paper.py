@@ -222,20 +222,21 @@ def test_partial_scaling_quick_run():
 
 
 def test_privacy_radius_10_finds_the_direction_recovered():
-    """One l2 LMO message gives the data direction (|cos| = 1) whatever the radius; with radius 10 the norm is
-    recovered to a relative error below 1e-3 (thresholds relative to the quantity, not an absolute 1e-9)."""
+    """One l2 LMO message gives the gradient's direction (|cos| = 1) whatever the radius and the data: another
+    plausible reading of 'retrieving the gradient ... is generally unfeasible' (no deviation: the same problem and
+    algorithm), under which the sentence fails; with radius 10 the data norm is recovered to a relative error below
+    1e-3 -- an analysis in another setting (one example per client), named with its deviation."""
     res = F.privacy.run(RunConfig(params={"radius": 10.0})).to_dict()
     r = res["readings"]
-    assert r["l2 ball: one LMO message does not reveal the data direction"]["verdict"] == V.VIOLATED
-    assert r["l2 ball: a few LMO messages do not reveal the data norm (the data point)"]["verdict"] == V.VIOLATED
-    assert "1 - 1e-09" in r["l2 ball: one LMO message does not reveal the data direction"]["description"]
-    # single-example logistic regression is not a setting the paper states ('generally unfeasible'; its l2
-    # evidence is Deep Leakage on CIFAR-100): the l2 findings are analyses, named with their deviation; the paper's
-    # statements for the l1 ball and the box hold, so the claim holds, and the reason names the refuted analyses
-    for name in ("l2 ball: one LMO message does not reveal the data direction",
-                 "l2 ball: a few LMO messages do not reveal the data norm (the data point)"):
-        assert r[name]["paper"] is False and "Deep Leakage" in r[name]["deviation"] and r[name]["source"]["quote"]
-    assert res["verdict"] == V.HOLDS and "analyses refuted" in res["reason"]
+    direction = r["l2 ball: one LMO message does not reveal the gradient's direction"]
+    norm = r["l2 ball: a few LMO messages do not reveal the data norm (the data point)"]
+    assert direction["verdict"] == V.VIOLATED and direction["paper"] is False and not direction.get("deviation")
+    assert norm["verdict"] == V.VIOLATED and norm["paper"] is False and "Deep Leakage" in norm["deviation"]
+    assert norm["source"]["quote"]
+    # the paper's statements for the l1 ball and the box hold: the policy's verdict holds, and the headline says
+    # that the sentence fails under the other plausible reading
+    assert res["verdict"] == V.HOLDS
+    assert res["headline"].startswith("partly holds: fails under the plausible reading")
 
 
 def test_mclr_is_a_loss_with_the_same_numbers():
@@ -291,14 +292,16 @@ def _sched17(T, B):
 def test_lmo_noise_paper_reading_is_the_one_inside_jaggis_hypothesis():
     """'FW is robust against additive and multiplicative errors in the linear minimization step [24];
     consequently, we can introduce noise ...': [24]'s tolerated error shrinks with the step, so noise decaying like eta_t
-    is the paper's reading; noise of a fixed scale is an analysis with its deviation named (it stalls: refuted)."""
+    is the paper's reading; noise of a fixed scale (a constant privacy level) is another plausible reading of the same
+    words on the same problem -- a reading, not a deviation -- and it stalls: the headline says the sentence fails
+    under it."""
     res = F.lmo_noise.run(RunConfig()).to_dict()
     r = res["readings"]
     dec, fixed = (r["noise decaying like eta_t keeps O(t^{-1/2})"],
                   r["noise of a fixed scale (a constant privacy level) keeps O(t^{-1/2})"])
-    assert dec["paper"] and dec["verdict"] == V.HOLDS and "[24]" in dec["source"]["quote"] + dec["source"]["place"]
-    assert not fixed["paper"] and "[24]" in fixed["deviation"] and fixed["verdict"] == V.VIOLATED
-    assert res["verdict"] == V.HOLDS and "analyses refuted" in res["reason"]
+    assert dec["paper"] and dec["verdict"] == V.HOLDS and dec["source"]["quote"]
+    assert not fixed["paper"] and not fixed.get("deviation") and fixed["verdict"] == V.VIOLATED
+    assert res["verdict"] == V.HOLDS and res["headline"].startswith("partly holds: fails under the plausible reading")
 
 
 def test_additive_error_lmo_is_what_it_says():
