@@ -44,7 +44,7 @@ def _loadavg() -> float | None:
 
 
 def remaining_deviations(findings: list[dict]) -> list[dict]:
-    """The deviations from the paper's setting of the paper findings, other than of size, once each."""
+    """The deviations from the paper's setting of ``findings``, other than of size, once each."""
     seen, out = set(), []
     for f in findings:
         for d in f.get("deviations", []):
@@ -57,18 +57,25 @@ def remaining_deviations(findings: list[dict]) -> list[dict]:
     return out
 
 
+def deciding(findings: list[dict]) -> list[dict]:
+    """The findings whose setting says whether the run was the paper's: the paper findings (all findings when none
+    is the paper's); when every paper finding is undecided and analyses ran in another setting (a paper finding
+    kept as a placeholder because the paper's setting could not be run), those analyses: what ran deviates."""
+    paper = [f for f in findings if f.get("paper")]
+    if not paper:
+        return list(findings)
+    beside = [f for f in findings if not f.get("paper") and remaining_deviations([f])]
+    if beside and all(f.get("verdict") == "inconclusive" for f in paper):
+        return beside
+    return paper
+
+
 def setting_of(record: dict) -> str:
-    """``"paper"`` when the claim's run is in the paper's setting (every finding that could decide it --
-    the paper findings, or all findings when none is the paper's -- has no deviation but of size),
-    ``"deviates"`` when some deviation remains, ``"not run"`` when the run did not finish."""
+    """``"paper"`` when the claim's run is in the paper's setting (the :func:`deciding` findings have no deviation
+    but of size), ``"deviates"`` when some deviation remains, ``"not run"`` when the run did not finish."""
     if record.get("status") != "ran":
         return "not run"
-    findings = record.get("findings", [])
-    deciding = [f for f in findings if f.get("paper")] or findings
-    if any(not f.get("deviations") or all(d.get("of_size") for d in f["deviations"]) for f in deciding) \
-            and not remaining_deviations(deciding):
-        return "paper"
-    return "deviates"
+    return "deviates" if remaining_deviations(deciding(record.get("findings", []))) else "paper"
 
 
 def record_of(check: dict, provenance: dict, timing: dict) -> dict:
@@ -84,7 +91,7 @@ def record_of(check: dict, provenance: dict, timing: dict) -> dict:
            "provenance": {k: provenance.get(k) for k in ("command", "created", "git", "fedcheck", "python",
                                                          "platform", "packages", "solver")}}
     rec["setting"] = setting_of(rec)
-    rec["remaining_deviations"] = remaining_deviations([f for f in findings if f["paper"]] or findings)
+    rec["remaining_deviations"] = remaining_deviations(deciding(findings))
     return rec
 
 
@@ -211,8 +218,7 @@ def check() -> int:
         if r.get("status") == "ran":
             if setting_of(r) != r.get("setting"):
                 bad.append(f"{cid}: recorded setting {r.get('setting')!r}, its findings give {setting_of(r)!r}")
-            paper = [f for f in r["findings"] if f["paper"]] or r["findings"]
-            if remaining_deviations(paper) != r.get("remaining_deviations"):
+            if remaining_deviations(deciding(r["findings"])) != r.get("remaining_deviations"):
                 bad.append(f"{cid}: remaining deviations differ from its findings'")
     for b in bad:
         print(b, file=sys.stderr)

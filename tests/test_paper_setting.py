@@ -40,8 +40,7 @@ def test_each_record_is_rederived_from_its_findings(cid):
         assert r["why"], f"{cid}: a claim that did not run says why"
         return
     assert PS.setting_of(r) == r["setting"]
-    deciding = [f for f in r["findings"] if f["paper"]] or r["findings"]
-    assert PS.remaining_deviations(deciding) == r["remaining_deviations"]
+    assert PS.remaining_deviations(PS.deciding(r["findings"])) == r["remaining_deviations"]
     prov = r["provenance"]
     assert re.fullmatch(r"[0-9a-f]{40}", prov["git"] or ""), f"{cid}: no commit"
     assert "--full" in prov["command"] and cid in prov["command"]
@@ -61,6 +60,15 @@ def test_a_deviation_left_at_full_makes_the_verdict_an_analysis():
     sized = copy.deepcopy(planted)
     sized["findings"][0]["deviations"] = [{"parameter": "images", "paper": 60000, "run": 5000, "of_size": True}]
     assert PS.setting_of(sized) == "paper"
+
+
+def test_an_undecided_placeholder_with_analyses_elsewhere_is_not_the_papers_setting():
+    r = {"status": "ran", "findings": [
+        {"name": "in the paper's setting", "paper": True, "verdict": "inconclusive", "deviations": []},
+        {"name": "digits", "paper": False, "verdict": "violated",
+         "deviations": [{"parameter": "data", "paper": "EMNIST", "run": "digits", "of_size": False}]}]}
+    assert PS.setting_of(r) == "deviates"
+    assert [d["parameter"] for d in PS.remaining_deviations(PS.deciding(r["findings"]))] == ["data"]
 
 
 def test_the_file_check_sees_a_hand_edited_classification(tmp_path, monkeypatch):
