@@ -171,6 +171,17 @@ def _noisy_grad_row(W, QT, c, xi, sd, b, s, d, out):
         out[i] = (out[i] + c[b, s, i]) + xi[b, s, i] * sd[b, s, i]
 
 
+def _row_mean(Z, S, d, out):
+    """``out[:] = Z[:S].mean(0)``: the clients in order, then ``/ S`` (numpy's order for ``clients_mean``)."""
+    for k in range(d):
+        out[k] = Z[0, k]
+    for i in range(1, S):
+        for k in range(d):
+            out[k] += Z[i, k]
+    for k in range(d):
+        out[k] /= S
+
+
 def _composite_rounds(dual, r0, nr, K, z, QT, c, sd, xi, ec, es, lam, wsum, hat_sum, disc,
                       out_w, out_wsum, out_hat, out_disc, Z, Zn, g, zbar, diff, dev):
     """Rounds ``r0 .. r0 + nr - 1`` for every instance (``dual``: FedDualAvg, ``z`` the dual server state; else
@@ -186,14 +197,8 @@ def _composite_rounds(dual, r0, nr, K, z, QT, c, sd, xi, ec, es, lam, wsum, hat_
             for i in range(S):
                 for k in range(d):
                     Z[i, k] = z[b, k]
-            if dual:
-                for k in range(d):                      # clients_mean(Z) of the round's first step
-                    zbar[k] = Z[0, k]
-                for i in range(1, S):
-                    for k in range(d):
-                        zbar[k] += Z[i, k]
-                for k in range(d):
-                    zbar[k] /= S
+            if dual:                                    # clients_mean(Z) of the round's first step
+                _row_mean_c(Z, S, d, zbar)
             base = s_ * e * r * K
             for t in range(K):
                 x = xi[jr * K + t]
@@ -213,14 +218,9 @@ def _composite_rounds(dual, r0, nr, K, z, QT, c, sd, xi, ec, es, lam, wsum, hat_
                     for i in range(S):
                         for k in range(d):
                             Z[i, k] = Z[i, k] - e * g[i, k]
-                    for k in range(d):
-                        zbar[k] = Z[0, k]
-                    for i in range(1, S):
-                        for k in range(d):
-                            zbar[k] += Z[i, k]
+                    _row_mean_c(Z, S, d, zbar)
                     th = (a + e) * lb
                     for k in range(d):
-                        zbar[k] /= S
                         hat_sum[b, k] = hat_sum[b, k] + _soft(zbar[k], th)
                 else:
                     for i in range(S):
@@ -230,13 +230,7 @@ def _composite_rounds(dual, r0, nr, K, z, QT, c, sd, xi, ec, es, lam, wsum, hat_
                         for k in range(d):
                             Z[i, k] = _soft(Z[i, k] - e * g[i, k], th)
             if not dual:
-                for k in range(d):
-                    zbar[k] = Z[0, k]
-                for i in range(1, S):
-                    for k in range(d):
-                        zbar[k] += Z[i, k]
-                for k in range(d):
-                    zbar[k] /= S
+                _row_mean_c(Z, S, d, zbar)
             if dual:                                     # z + es (zbar - z); w = prox(z, es ec (r+1) K)
                 th = s_ * e * (r + 1) * K * lb
                 for k in range(d):
@@ -256,6 +250,7 @@ def _composite_rounds(dual, r0, nr, K, z, QT, c, sd, xi, ec, es, lam, wsum, hat_
 
 if AVAILABLE:
     _noisy_grad_row_c = numba.njit(cache=True, fastmath=False, nogil=True, inline="always")(_noisy_grad_row)
+    _row_mean_c = numba.njit(cache=True, fastmath=False, nogil=True, inline="always")(_row_mean)
     _composite_rounds_c = numba.njit(cache=True, fastmath=False, nogil=True)(_composite_rounds)
 else:  # pragma: no cover
     _composite_rounds_c = None
