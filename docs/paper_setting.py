@@ -4,6 +4,7 @@
     python docs/paper_setting.py merge DIR [--times FILE]                 # merge per-claim results files of DIR
     python docs/paper_setting.py unrun --why "..."                        # claims without a record: not run, why
     python docs/paper_setting.py --check                                  # exit 1 when the file is inconsistent
+    python docs/paper_setting.py times [--write]                         # the --full time table (benchmarks/README.md)
 
 ``docs/paper-setting.json`` holds one record per claim: the verdict and headline of its ``--full`` run, the
 findings that decide it (name, paper or analysis, verdict, ratio, the deviations from the paper's setting that
@@ -225,6 +226,68 @@ def check() -> int:
     return 1 if bad else 0
 
 
+TIMES_FILE = ROOT / "benchmarks" / "README.md"
+TIMES_START, TIMES_END = "<!-- paper-setting-times:start -->", "<!-- paper-setting-times:end -->"
+
+
+def _sizes(r: dict) -> str:
+    """The deviations of size of a record's findings (``parameter paper -> run``), once each, or "the paper's"."""
+    seen = []
+    for f in r.get("findings", []):
+        for d in f.get("deviations", []):
+            if d.get("of_size"):
+                cell = f"{d['parameter']} {d.get('paper')} -> {d.get('run')}"
+                if cell not in seen:
+                    seen.append(cell)
+    return "; ".join(seen) if seen else "the paper's"
+
+
+def times_table(data: dict | None = None) -> str:
+    """The ``--full`` time table of the committed file: per claim its verdict, setting, seconds, worker processes and
+    load average (before -> after), and the sizes that are smaller than the paper's; then the totals.  Generated,
+    never edited by hand (``tests/test_paper_setting.py`` compares it with ``benchmarks/README.md``)."""
+    data = data if data is not None else load()
+    rows = ["| claim | `--full` verdict | setting | seconds | workers | load before -> after | smaller than the paper's |",
+            "|---|---|---|---:|---:|---|---|"]
+    ran, unrun = [], []
+    for cid, r in data.get("claims", {}).items():
+        if r.get("status") != "ran":
+            unrun.append((cid, r))
+            continue
+        ran.append(r)
+        lavg = (f"{r['load_before']:.2f} -> {r['load_after']:.2f}"
+                if r.get("load_before") is not None and r.get("load_after") is not None else "-")
+        rows.append(f"| `{cid}` | {r['verdict']} | {r['setting']} | {r['seconds']:.1f} | {r['jobs']} | {lavg} | "
+                    f"{_sizes(r)} |")
+    for cid, r in unrun:
+        secs = f"{r['seconds']:.1f}" if r.get("seconds") is not None else "-"
+        rows.append(f"| `{cid}` | not run: {r['why']} | - | {secs} | {r.get('jobs') or '-'} | - | - |")
+    total = sum(r["seconds"] for r in ran)
+    longest = max(ran, key=lambda r: r["seconds"], default=None)
+    timed_out = [r for _, r in unrun if r.get("seconds")]
+    lines = ["\n".join(rows), "",
+             f"{len(ran)} of {len(data.get('claims', {}))} claims ran in the paper's setting or as close as `--full` "
+             f"reaches: {total:,.0f} s in all, one worker each"
+             + (f"; the longest `{longest['id']}` ({longest['seconds']:,.0f} s)" if longest else "")
+             + (f"; {len(timed_out)} stopped at their time limit ({sum(r['seconds'] for r in timed_out):,.0f} s)"
+                if timed_out else "")
+             + f"; {len(unrun) - len(timed_out)} not run."]
+    return "\n".join(lines) + "\n"
+
+
+def write_times() -> int:
+    """Replace the table between the markers of ``benchmarks/README.md`` (atomically)."""
+    text = TIMES_FILE.read_text(encoding="utf-8")
+    a, b = text.index(TIMES_START) + len(TIMES_START), text.index(TIMES_END)
+    new = text[:a] + "\n" + times_table() + text[b:]
+    fd, tmp = tempfile.mkstemp(dir=TIMES_FILE.parent, prefix=".README.", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(new)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, TIMES_FILE)
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="re-derive every record's setting from its findings")
@@ -238,6 +301,8 @@ def main(argv=None) -> int:
     m = sub.add_parser("merge", help="merge per-claim results files of a folder")
     m.add_argument("folder", type=Path)
     m.add_argument("--times", type=Path)
+    t = sub.add_parser("times", help="print the --full time table (--write: into benchmarks/README.md)")
+    t.add_argument("--write", action="store_true")
     a = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     if a.check:
@@ -250,6 +315,11 @@ def main(argv=None) -> int:
         return 0
     if a.cmd == "merge":
         return merge(a.folder, a.times)
+    if a.cmd == "times":
+        if a.write:
+            return write_times()
+        print(times_table(), end="")
+        return 0
     ap.print_help()
     return 2
 

@@ -87,3 +87,18 @@ def test_the_readme_column_is_the_files():
         assert row is not None, cid
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]]
         assert cells[2] == PS.column(cid, DATA).replace("|", "\\|"), cid
+
+
+def test_the_benchmarks_time_table_is_the_files():
+    text = PS.TIMES_FILE.read_text(encoding="utf-8")
+    block = text[text.index(PS.TIMES_START) + len(PS.TIMES_START):text.index(PS.TIMES_END)]
+    assert block == "\n" + PS.times_table(DATA), "python docs/paper_setting.py times --write"
+
+
+def test_the_time_table_names_sizes_smaller_than_the_papers():
+    r = {"status": "ran", "verdict": "holds", "setting": "paper", "seconds": 12.0, "jobs": 1, "load_before": 1.0,
+         "load_after": 1.5, "findings": [{"name": "f", "paper": True, "verdict": "holds", "deviations": [
+             {"parameter": "images", "paper": 60000, "run": 5000, "of_size": True}]}]}
+    table = PS.times_table({"claims": {"x.y": dict(r, id="x.y")}})
+    assert "| `x.y` | holds | paper | 12.0 | 1 | 1.00 -> 1.50 | images 60000 -> 5000 |" in table
+    assert "1 of 1 claims ran" in table and "12 s in all" in table
