@@ -223,25 +223,29 @@ def _theorem1_proof_steps():
         return lambda: instance_inequality(lhs, rhs, lemma2_instances, f"Lemma 2, {key}",
                                              stem=f"fedfw.theorem1-lemma2-{key.replace(' ', '-')}")
 
+    lemma2_source = {"statement": SRC.LEMMA2_STATEMENT, "proof line 1": SRC.LEMMA2_LINE1,
+                     "proof line 2": SRC.LEMMA2_STEP, "proof end": SRC.LEMMA2_PROOF_END}
     claim29 = FACT_29
     return (
         A.ProofStep("(29) sign condition", claim29.name, "symbolic", lambda: A.from_symbolic_claim(claim29),
-                    reference="(28)-(29)"),
+                    reference="(28)-(29)", source=SRC.CONDITION_29),
         A.ProofStep("(30) initial term", "eta_1 = 1, so the initial gap drops out of the recursion (30)", "symbolic",
-                    start_30, reference="(30)"),
+                    start_30, reference="(30)", source=SRC.STEP_30_START),
         A.ProofStep("(30) => (31)", "(nD^2/2) sum_(i<=t) L^_i eta_i^2 prod_(j=i+1)^t (1 - eta_j) <= "
                     "2nD^2((L/n)/(t+1) + lambda_0/sqrt(t+1)), eta = 2/(t+1), lambda = lambda_0 sqrt(t+1), "
-                    "L^_i = L/n + lambda_i", "symbolic", step_30_31, reference="(30)-(31)"),
+                    "L^_i = L/n + lambda_i", "symbolic", step_30_31, reference="(30)-(31)", source=SRC.STEP_30_31),
         A.ProofStep("(30) => (31) on a grid", "the same, with (30) computed by its recursion", "grid", grid_30_31,
-                    reference="(30)-(31)"),
+                    reference="(30)-(31)", source=SRC.STEP_30_31),
         A.ProofStep("(36) => (37) quadratic", "-a d + (lambda_t/2) d^2 <= c  =>  d <= (a + sqrt(a^2 + 2 lambda_t c))"
-                    "/lambda_t, the first line of (37)", "symbolic", quadratic_36_37, reference="(36)-(37)"),
+                    "/lambda_t, the first line of (37)", "symbolic", quadratic_36_37, reference="(36)-(37)",
+                    source=SRC.CONSENSUS_37),
         A.ProofStep("(37) simplifications", "first line <= second line <= third line of (37)", "symbolic",
-                    simplify_37, reference="(37)"),
+                    simplify_37, reference="(37)", source=SRC.CONSENSUS_37),
         A.ProofStep("(38) assembly", "(38) = (35) at t-1 + G (37, second line) at t-1", "symbolic", assembly_38,
-                    reference="(35), (37), (38)"),
+                    reference="(35), (37), (38)", source=SRC.STEP_38),
     ) + tuple(A.ProofStep(f"Lemma 2, {key}", lemma2[key][2], "witness", lemma2_step(key),
-                          reference="Lemma 2, Appendix B") for key in lemma2) + _theorem1_more_steps()
+                          reference="Lemma 2, Appendix B", source=lemma2_source[key])
+              for key in lemma2) + _theorem1_more_steps()
 
 
 def _theorem1_more_steps():
@@ -261,14 +265,14 @@ def _theorem1_more_steps():
              A.prove_identity(rhs26, (1 - e) * A_ + sp.Rational(1, 2) * ((1 - e) * (lt - ltm) - e * lt) * d2 + c)))
     return (
         A.ProofStep("(25)-(28) algebra", "(25)'s last equality and (26) + (27) => (28), first line", "symbolic",
-                    algebra_25_28, reference="(25)-(28)"),
+                    algebra_25_28, reference="(25)-(28)", source=SRC.STEP_25_28),
         A.ProofStep("(24)-(26) at random points", "F^_t(X^{t+1}) - F^(X*) <= (1 - eta_t)(F^_t(X^t) - F^(X*)) - "
                     "(eta_t lambda_t/2) dist^2(X^t, C) + (Lhat_t eta_t^2/2) n D^2 after one FedFW step from X^t", "grid",
                     FS.grid_step(FS.theorem1_steps_data, "(26)", "(26) after one step, t random in 1..999, lambda_0 = 1"),
-                    reference="(24)-(26)"),
+                    reference="(24)-(26)", source=SRC.STEP_26),
         A.ProofStep("(33)-(34) at random points", "F^(X) - F^(X*) >= -||Y*||_F dist(X, C) for X in D^n", "grid",
                     FS.grid_step(FS.theorem1_steps_data, "(34)", "(34) with the solver's Y* and certified F*"),
-                    reference="(33)-(34)"),
+                    reference="(33)-(34)", source=SRC.STEP_34),
     )
 
 
@@ -289,12 +293,13 @@ def _theorem2_proof_steps():
         A.ProofStep("(53)-(54) at random points", "gap^(X) >= -||grad F^(X)||_F dist(X, C) + lambda dist^2(X, C) "
                     "(with ||grad F^(X)||_F <= G this is (54))", "grid",
                     FS.grid_step(FS.theorem2_steps_data, "(54)", "(54) with lambda log-uniform in [0.01, 100]"),
-                    reference="(53)-(54)"),
+                    reference="(53)-(54)", source=SRC.STEP_54),
         A.ProofStep("(54) => (55)", "-G d + lambda d^2 <= gap^  =>  d <= G/lambda + sqrt(gap^/lambda)", "symbolic",
-                    quadratic_55, reference="(54)-(55)"),
+                    quadratic_55, reference="(54)-(55)", source=SRC.STEP_55),
         A.ProofStep("(58)-(62) at random points", "gap(xbar) <= gap^(X) + (||grad F^(xbar 1^T)||_F + L D/sqrt(n)) "
                     "dist(X, C), which implies (62) (G >= the first norm, L D >= L D/sqrt(n))", "grid",
-                    FS.grid_step(FS.theorem2_steps_data, "(62)", "(62) in its sharper form"), reference="(58)-(62)"),
+                    FS.grid_step(FS.theorem2_steps_data, "(62)", "(62) in its sharper form"), reference="(58)-(62)",
+                    source=SRC.STEP_62),
         A.ProofStep("(60) as printed", "the printed third term <grad F^(Xbar) - grad F^(Xbar), X - U> is 0 (a typo for "
                     "grad F^(X) - grad F^(Xbar)); read literally, the second line of (60) would make "
                     "max_U <grad F^(X), X - U> equal to <grad F^(Xbar), Xbar - U> + <grad F^(Xbar), X - Xbar> at the "
@@ -469,6 +474,7 @@ lemma3 = Claim(
                       **PRINTED_C,
                       description="the form (68) uses, and the form of Locatello et al. 2019")),
         statistic=MEAN, rate=sp.Rational(-1, 3)),
+    readings=(Reading("as stated", paper=True, source=SRC.LEMMA3),),
     params={"lambda_0": 1.0, "sigma": 1.0},
     assumptions=_STO_ASSUMPTIONS,
     kind="expectation",
@@ -617,6 +623,7 @@ surrogate_31 = Claim(
                       latex_symbols={r"\lambda_0": lambda_0, "t": t - 1},
                       latex_note="the paper's t is the round (bound on X^{t+1}); the bound is declared at the iterate "
                                  "k = t + 1, named t here: the printed t is the declared t - 1"),), rate=sp.Rational(-1, 2)),
+    readings=(Reading("as stated", paper=True, source=SRC.SURROGATE_31),),
     params={"lambda_0": 1.0},
     assumptions=("each f_i convex and L-smooth", "X^1 = 0 (clients equal)", "iterates k >= 2 (round t = k - 1 >= 1)"),
     symbolic=(order_fact(bound_31, sp.Rational(-1, 2), t, name="the bound is of order t^(-1/2)"),),
@@ -1081,7 +1088,7 @@ lmo_noise = Claim(
     reference="Section 3.2",
     statement=("FW is robust against additive and multiplicative errors in the linear minimization step [24]; consequently, "
                "we can introduce noise to augment data privacy without compromising the convergence guarantees"),
-    evidence=Measurement(_M.measure_lmo_noise),
+    evidence=Measurement(_M.measure_lmo_noise, sources={"noise decaying like eta_t keeps O(t^{-1/2})": SRC.NOISE}),
     params={"lambda_0": 1.0, "sigma": 0.5},
     assumptions=["clients send lmo(g_i + sigma_t xi), xi Gaussian (SeedSequence streams)", "sigma_t = sigma eta_t L/n "
                  "(decaying like [24]'s admissible error: the paper's reading, after 'consequently') or sigma L/n (a "
@@ -1117,7 +1124,10 @@ lambda0_effect = Claim(
     reference="Section 5.4, Figures 3-4",
     statement=("Higher participation p converges faster, whatever lambda_0; a higher lambda_0 leads to a larger gap in the "
                "initial iterations"),
-    evidence=Measurement(_M.measure_lambda0),
+    evidence=Measurement(_M.measure_lambda0, sources={
+        "for every lambda_0, higher p converges faster (lambda_0 does not alter the influence of p)":
+            (SRC.PARTICIPATION, _M.LAMBDA0_DEVIATION),
+        "a higher lambda_0 gives a larger FW gap in the first iterations": (SRC.LAMBDA0, _M.LAMBDA0_DEVIATION)}),
     assumptions=["least squares on the l1 ball, 10 clients, schedules of (17)", "lambda_0 in (0.01, 0.1, 1, 10), "
                  "p in (0.25, 0.5, 1)", "orderings decided by Welch t intervals (level of 3 standard errors) over 8 "
                  "replicates (quick)"],
@@ -1137,7 +1147,8 @@ plain_stochastic = Claim(
                "unbiased estimator of bounded variance. Instead, adapting FW for stochastic settings, in general, "
                "requires a variance reduction strategy' (FedFW-sto's d_i). The paper claims no stall and cites no "
                "counterexample"),
-    evidence=Measurement(_M.measure_plain_stochastic, counterexample=True),
+    evidence=Measurement(_M.measure_plain_stochastic, counterexample=True, sources={
+        "a variance reduction is needed: FedFW-sto ends below plain stochastic FedFW": SRC.PLAIN_STO}),
     params={"lambda_0": 1.0, "sigma": 1.0},
     assumptions=["Theorem 3's eta_t and lambda_t for both; plain: rho = 1; Gaussian noise of variance sigma^2, the same "
                  "streams for both methods (paired replicates)",
@@ -1156,7 +1167,8 @@ privacy_nuclear = Claim(
     paper=FEDFW,
     reference="Section 3.2 (privacy)",
     statement="For the nuclear norm-ball, s_i unveils only the top eigenvectors of the gradient",
-    evidence=Measurement(_M.measure_privacy_nuclear),
+    evidence=Measurement(_M.measure_privacy_nuclear, sources={
+        "s_i is rank one: -r u1 v1^T of the gradient (only the top singular pair)": SRC.PRIVACY_NUCLEAR}),
     assumptions=["MCLR on digits (W in R^{64 x 10}), nuclear ball of radius 10", "clients with 1 or 5 examples, W = 0 "
                  "or random"],
     # 'holds' (in the paper's setting): the paper's sentence, "s_i unveils only the top eigenvectors of the gradient", holds (a rank-one

@@ -22,6 +22,24 @@ LEMMA2_STATEMENT = Source("Lemma 2 (Boundedness of the gradient).", "Lemma 2 (it
 LEMMA2_PROOF_END = Source("We complete the proof by combining this with the previous inequality",
                           "proof of Lemma 2 (its end: G = LD/sqrt(n) + n ||grad F(x*)||), used in (38)",
                           "f_i L-smooth, X in D^n")
+# the steps of Theorem 1's proof (Appendix B.1) and of Lemma 2's, as ``fedcheck audit theorem1`` checks them
+STEP_30_START = Source("where the equality holds simply from $\\eta_1 = 1$", "Appendix B.1, (30): the initial term "
+                       "(F^_0(X^1) - F^(X*)) prod_(i<=t) (1 - eta_i) vanishes", THM1_SETTING)
+STEP_30_31 = Source("Substituting $\\eta_t = 2/(t+1)$, $\\lambda_t = \\lambda_0 \\sqrt{t+1}$, and $\\hat{L}_t := "
+                    "(\\frac{L}{n} + \\lambda_t)$ into (30), it is easy to verify that", "Appendix B.1, (30) => (31)",
+                    "eta_t = 2/(t+1), lambda_t = lambda_0 sqrt(t+1), L^_t = L/n + lambda_t, any lambda_0 > 0, t >= 1")
+STEP_38 = Source("where in the last line, we used bounds (35) and (37)", "Appendix B.1, (38): (35) at t-1 plus G times "
+                 "(37), second line, at t-1 (G of Lemma 2)", THM1_SETTING)
+STEP_25_28 = Source("Substituting (27) into (26), we obtain", "Appendix B.1, (25) (its last line), (26)-(28) (the first "
+                    "line of (28))", THM1_SETTING)
+STEP_26 = Source("Combining (24) and (25), and subtracting $\\hat{F}(\\mathbf{X}^*)$ from both sides, we get",
+                 "Appendix B.1, (24)-(26): one FedFW step from X^t", "L-smooth convex f_i, X^t in D^n, S^t the LMO "
+                 "output of (7), L^_t of Lemma 1; eta_t = 2/(t+1), lambda_t = lambda_0 sqrt(t+1)")
+STEP_34 = Source("Given that $\\mathbf{X}^{t+1} \\in \\mathcal{D}^n$, we can write", "Appendix B.1, (33)-(34)",
+                 "L-smooth convex f_i, Y* a solution of the dual of (3) (Lagrangian (32)), a point of D^n")
+LEMMA2_LINE1 = Source("Using the smoothness and boundedness assumptions, we can write", "proof of Lemma 2, its first "
+                      "display: ||grad F^(X)||_F <= (L/n) ||X - X*||_F + ||grad F^(X*)||_F <= LD/sqrt(n) + "
+                      "||grad F^(X*)||_F", "f_i L-smooth, X in D^n, X* a solution of (3)")
 THEOREM1_PROOF_END = Source("This completes the proof.", "Appendix B.1, (38) with Lemma 2's G", THM1_SETTING)
 SURROGATE_31 = Source("This gives the convergence rate for the surrogate function", "Appendix B.1, (30)-(31), (35)",
                       THM1_SETTING)
@@ -48,6 +66,14 @@ LEMMA3_IN_68 = Source("where we used Lemmas 2 and 3", "Appendix D.1, (68): (67) 
                       STO)
 THEOREM2 = Source("Theorem 2. Consider problem (1) with L-smooth loss functions f_i", "Theorem 2, (12); explicit "
                   "(52), (57), (62), Appendix C.1", NONCONVEX)
+# the steps of Theorem 2's proof (Appendix C.1), as ``fedcheck audit theorem2`` checks them
+STEP_54 = Source("Then, by using the Cauchy-Schwarz inequality, and the gradient bound in Lemma 1, we can write",
+                 "Appendix C.1, (53)-(54) (the gradient bound G is Lemma 2's; the text says Lemma 1)",
+                 "L-smooth f_i (not necessarily convex), X^t in D^n, lambda = lambda_0 T^(1/3) for any lambda_0 > 0")
+STEP_55 = Source("By solving this quadratic inequality, we get", "Appendix C.1, (54)-(55)",
+                 "lambda > 0, G >= 0, gap^(X^t) >= 0 (lambda = lambda_0 T^(1/3))")
+STEP_62 = Source("By combining (60) with (61) and rearranging, we get", "Appendix C.1, (58)-(62)",
+                 "L-smooth f_i (not necessarily convex), X in D^n, xbar its column mean; G of Lemma 2")
 PARTIAL_NC = Source("Similarly, if we consider the non-convex setting of Theorem 2 with randomized client participation",
                     "Section 4.2, (18); Appendix C.2, (63)-(65) ('The rest of the proof follows similarly')",
                     "L-smooth f_i, X^1 in C; participation probability p; eta = (pT+1)^(-2/3), "
