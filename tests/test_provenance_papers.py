@@ -81,8 +81,7 @@ def _sources(claim):
 
 
 # what a paper's review has not reached yet, by paper (each test says so as an expected failure, not a pass)
-OPEN = {"fedfw": "its proof steps and measurements carry no Source yet (the quotes of its review are in "
-                 "theorems/fedfw/sources.py, checked verbatim by tests/test_fedfw_sources.py)"}
+OPEN: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("claim", CLAIMS, ids=[c.id for c in CLAIMS])

@@ -1184,7 +1184,8 @@ table3 = Claim(
     paper=FEDFW,
     reference="Section 5.3, Table 3",
     statement="FedFW-sto outperformed FedDR in the stochastic setting (MCLR, l2 ball, IID and non-IID)",
-    evidence=Measurement(_M.measure_table3),
+    evidence=Measurement(_M.measure_table3, sources={
+        "Table 3: FedFW-sto outperformed FedDR, in the paper's setting": SRC.TABLE3}),
     params={"rounds": 300},
     assumptions=["digits instead of EMNIST / CIFAR10 / synthetic; 20 clients instead of 100; minibatch 16 instead of 64",
                  "each method tuned on a small grid by the final training objective"],
