@@ -141,3 +141,40 @@ def test_lr_robustness_places_configurations_by_intervals_over_at_least_min_draw
     for f in res.findings:
         assert f.extra["power"]["draws"] >= V.MIN_DRAWS, f.name
         assert "-" in f.evidence                       # each count is certain-possible
+
+
+# ---- the other papers: comparisons over instances and replicates ------------------------------------------
+def test_fedfw_plus_is_faster_only_by_a_paired_interval_over_at_least_min_draws_instances():
+    """On main FedFW+ 'holds' from 'lower on every instance', whatever their number: four instances decided it."""
+    from fedcheck.core.evidence import MeasureContext
+    from theorems.fedfw import measurements as FM
+    from theorems.fedfw.claims import fedfw_plus
+    few = FM.measure_fedfw_plus(MeasureContext(RunConfig(seeds=2, rounds=300), {}, fedfw_plus))   # 2 x 2 instances
+    f = few.findings[0]
+    assert f.verdict == V.INCONCLUSIVE and f.extra["power"]["draws"] == 4 < V.MIN_DRAWS
+    enough = FM.measure_fedfw_plus(MeasureContext(RunConfig(rounds=300), {}, fedfw_plus))        # 2 x 3 instances
+    g = enough.findings[0]
+    assert g.extra["power"]["draws"] == 6 and "paired t interval" in g.description
+    assert g.verdict in (V.HOLDS, V.VIOLATED, V.INCONCLUSIVE)
+
+
+def _method_run(label, finals):
+    from theorems.fedmls.measurements import MethodRun
+    finals = np.asarray(finals, dtype=float)[None, :]                  # one instance, replicates
+    k = np.array([1.0, 10.0, 100.0, 1000.0])
+    gap = np.outer(finals.mean() * k[::-1] / k[-1] + finals.mean(), [1.0])
+    return MethodRun(label, k, gap, gap, gap, gap, [{}], {}, final_by_replicate=finals)
+
+
+def test_fedmls_separation_over_replicates_is_decided_by_welch_never_by_the_means():
+    """On main 'ends 10x above' compared the two means over replicates: a ratio of means above 10 reproduced it."""
+    from theorems.fedmls.measurements import stall_findings
+    fail = _method_run("A", [30.0, 0.5, 0.5, 40.0, 0.4])                 # mean 14.3: 10x the other's mean 1.0
+    work = _method_run("B", [1.0, 1.01, 0.99, 1.0, 1.0])
+    found, _ = stall_findings(fail, work, 1e-9)
+    sep = found[2]
+    assert sep.verdict == V.INCONCLUSIVE and "power" in sep.extra and "Welch" in sep.description
+    clear = _method_run("A", [30.0, 31.0, 29.0, 30.5, 30.2])
+    assert stall_findings(clear, work, 1e-9)[0][2].verdict == V.REPRODUCED
+    # one replicate each: deterministic runs compare exactly, as before
+    assert stall_findings(_method_run("A", [30.0]), _method_run("B", [1.0]), 1e-9)[0][2].verdict == V.REPRODUCED
