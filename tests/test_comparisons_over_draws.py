@@ -178,3 +178,16 @@ def test_fedmls_separation_over_replicates_is_decided_by_welch_never_by_the_mean
     assert stall_findings(clear, work, 1e-9)[0][2].verdict == V.REPRODUCED
     # one replicate each: deterministic runs compare exactly, as before
     assert stall_findings(_method_run("A", [30.0]), _method_run("B", [1.0]), 1e-9)[0][2].verdict == V.REPRODUCED
+
+
+def test_one_reversed_ordering_among_many_refutes_only_at_the_bonferroni_level():
+    """lambda0_effect's 'for every lambda_0 ...': any one of its orderings could refute it, so a reversal is read at
+    the level corrected over all of them; every ordering holding needs no correction."""
+    from theorems.fedfw.more import _ordered
+    rng = np.random.default_rng(3)
+    b = 1.0 + 0.05 * rng.standard_normal(8)
+    a = b.mean() - 0.17 + 0.05 * rng.standard_normal(8)          # below: decided alone, not over 40 orderings
+    assert V.welch_difference(a, b)["verdict"] == V.VIOLATED
+    assert V.welch_difference(a, b, tries=40)["verdict"] == V.INCONCLUSIVE
+    assert _ordered(a, b, 1) == V.VIOLATED and _ordered(a, b, 40) == V.INCONCLUSIVE
+    assert _ordered(b + 1.0, b, 40) == V.HOLDS
