@@ -191,3 +191,31 @@ def test_one_reversed_ordering_among_many_refutes_only_at_the_bonferroni_level()
     assert V.welch_difference(a, b, tries=40)["verdict"] == V.INCONCLUSIVE
     assert _ordered(a, b, 1) == V.VIOLATED and _ordered(a, b, 40) == V.INCONCLUSIVE
     assert _ordered(b + 1.0, b, 40) == V.HOLDS
+
+
+# ---- bound tests in expectation: the smallest effect their runs could decide --------------------------------
+def test_a_bound_tested_in_expectation_records_what_its_runs_could_detect():
+    """On main a bound judged on the mean over runs (the ``mean`` statistic) said nothing of its power."""
+    from scipy import stats
+    from fedcheck import Comparison
+    from fedcheck.core.evidence import MEAN
+    from fedcheck.core.runner import mean_power
+    rng = np.random.default_rng(1)
+    noisy = Comparison(lhs_lo=rng.standard_normal((12, 3)), rhs_lo=np.full(3, 5.0), relation="<=")
+    det = np.ones((1, 3))
+    twice = Comparison(lhs_lo=np.concatenate([det, det]), rhs_lo=np.full(3, 5.0), relation="<=")   # no draws
+    j = noisy.judge(MEAN)
+    p = mean_power([(None, j, None), (None, twice.judge(MEAN), None)], MEAN)["power"]
+    q = stats.t.ppf(stats.norm.cdf(V.POLICY.statistical_z), 11)
+    assert p["draws"] == 12 and p["dof"] == 11 and p["half_width"] == pytest.approx(q * j["se_max"])
+    assert p["detectable"] < p["mde"] < np.inf
+    assert mean_power([(None, twice.judge(MEAN), None)], MEAN) == {}
+
+
+def test_a_claim_in_expectation_carries_power_in_its_readings_and_reason():
+    import theorems.feddualavg as T
+    r = T.lemma_c2_stochastic.run(RunConfig()).to_dict()
+    assert r["verdict"] == V.HOLDS
+    for f in r["readings"].values():
+        assert f["power"]["draws"] >= V.MIN_DRAWS and np.isfinite(f["power"]["detectable"])
+    assert "the smallest effects the samples could decide" in r["reason"]
