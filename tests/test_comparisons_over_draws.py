@@ -219,3 +219,17 @@ def test_a_claim_in_expectation_carries_power_in_its_readings_and_reason():
     for f in r["readings"].values():
         assert f["power"]["draws"] >= V.MIN_DRAWS and np.isfinite(f["power"]["detectable"])
     assert "the smallest effects the samples could decide" in r["reason"]
+
+
+def test_a_mean_over_fewer_than_min_draws_varying_runs_decides_nothing():
+    """On main a bound in expectation was decided from 2-4 runs (a t interval of 1-3 degrees of freedom)."""
+    from fedcheck import Comparison
+    from fedcheck.core.evidence import MEAN
+    few = np.array([[1.0], [1.2], [0.8], [1.1]])                         # 4 runs, far below the bound
+    j = Comparison(lhs_lo=few, rhs_lo=np.array([10.0]), relation="<=").judge(MEAN)
+    assert j["verdict"] == V.INCONCLUSIVE and "at least 5" in j["why"]
+    enough = np.array([[1.0], [1.2], [0.8], [1.1], [0.9]])
+    assert Comparison(lhs_lo=enough, rhs_lo=np.array([10.0]), relation="<=").judge(MEAN)["verdict"] == V.HOLDS
+    same = np.ones((2, 1))                                               # a deterministic quantity given twice: exact
+    assert Comparison(lhs_lo=same, rhs_lo=np.array([10.0]), relation="<=").judge(MEAN)["verdict"] == V.HOLDS
+    assert Comparison(lhs_lo=same * 20, rhs_lo=np.array([10.0]), relation="<=").judge(MEAN)["verdict"] == V.VIOLATED
