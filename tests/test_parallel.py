@@ -294,7 +294,7 @@ def test_streamed_claims_with_replicates_split_by_instances_equal_serial(cluster
     from fedcheck.catalog.registry import default_registry
     th3 = default_registry().resolve(["fedfw.theorem3"])[0]
     assert splittable(th3)
-    cases = [_tight(th3, 1, replicates=3), _tight(th3, 1e-5, replicates=3), _tight(theorem1, 1e-3)]
+    cases = [_tight(th3, 1, replicates=5), _tight(th3, 1e-5, replicates=5), _tight(theorem1, 1e-3)]   # >= MIN_DRAWS
     config = RunConfig(seeds=list(range(5)), rounds=300, progress=False)
     [c.run(config) for c in cases]                                     # fill the solve cache
     serial_dir, par_dir = tmp_path / "serial", tmp_path / "par"

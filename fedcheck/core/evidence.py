@@ -297,6 +297,9 @@ class Comparison:
         at the other ends is kept as ``max_ratio_at_other_ends``."""
         lo, hi, val, se = self.measured(statistic)
         codes = self._codes(lo, hi).max(0)
+        few = statistic.kind == "mean" and self.samples < V.MIN_DRAWS
+        if few:     # a mean over fewer than MIN_DRAWS runs that vary decides nothing (runs that coincide: exact)
+            codes = np.where(np.nan_to_num(se, nan=np.inf) > 0, np.maximum(codes, 1), codes)
         rhs, other = self.deciding_ends(val)
         ratio, excess = self._ratio_excess(val, rhs)
         if self.relation != "==":    # a bound that (numerically) vanishes: its ratio means nothing, its excess does
@@ -348,6 +351,9 @@ class Comparison:
                "max_excess_where_ratio_undefined": float(np.max(excess[bad_undef])) if bad_undef.size else None}
         if statistic.kind == "mean":
             out["se_max"] = float(np.nanmax(se)) if np.isfinite(se).any() else None
+            if few and (codes == 1).any():
+                out["why"] = (f"only {self.samples} runs: a mean over runs needs at least {V.MIN_DRAWS} to decide "
+                              "(runs that coincide are exact)")
         if self.trivial is not None:
             out["vacuity"] = self.vacuity()
         if not np.array_equal(rhs, other, equal_nan=True):     # constants known to an interval: the other ends too

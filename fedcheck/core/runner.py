@@ -143,6 +143,26 @@ VACUOUS, BITES, UNKNOWN = "vacuous", "not vacuous", "unknown"
 _AXIS_WORDS = {"round": "rounds", "horizon": "horizons", "point": "points"}
 
 
+def mean_power(lst, statistic) -> dict:
+    """A ``mean``-statistic finding's ``power`` record (decided over draws): the smallest effect its runs could decide,
+    of the widest of its judgements -- the Student t interval's half-width at the largest standard error
+    (``samples - 1`` degrees of freedom at the level of the statistic's ``z``) and the effect a t test detects with
+    ``V.POWER``; ``{}`` where no judgement varies over its runs (a deterministic quantity given twice: no draws)."""
+    from scipy import stats
+    z = V.POLICY.statistical_z if statistic.z is None else statistic.z
+    level = float(2.0 * stats.norm.cdf(z) - 1.0)
+    best = None
+    for _, s, _ in lst:
+        se, k = s.get("se_max"), int(s.get("samples") or 0)
+        if se is None or not np.isfinite(se) or se <= 0 or k < 2:
+            continue
+        half = V.t_multiplier(z, k) * float(se)
+        if best is None or half > best["half_width"]:
+            best = {"draws": k, "dof": float(k - 1), "level": level, "tries": 1, "half_width": half, "detectable": half,
+                    "mde": V.detectable_effect(float(se), k - 1, level), "power": V.POWER, "tests": len(lst)}
+    return {"power": best} if best else {}
+
+
 def finding_vacuity(lst, bounds, axis: str) -> dict:
     """Whether a bound-test finding could have failed, from the vacuity records of its judgements
     (:meth:`fedcheck.core.evidence.Comparison.vacuity`): ``vacuous`` when every observation has a trivial bound
@@ -595,6 +615,8 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
             extra["measured"] = {k: v["label"] for k, v in obs.evidence["measured"].items()}
         extra["vacuity"] = finding_vacuity(lst, [bounds[b] for b in dict.fromkeys(i.bound for i, _, _ in lst)
                                                  if b in bounds], ev.axis)
+        if st.kind == "mean":       # decided over draws: the smallest effect its runs could decide
+            extra.update(mean_power(lst, st))
         for i, s, _ in lst:
             e = extra["bounds"].setdefault(i.bound, {"verdicts": [], "ratios": []})
             e["verdicts"].append(s["verdict"])

@@ -270,7 +270,10 @@ def stall_findings(run_fail: MethodRun, run_work: MethodRun, floor: float, level
     * *converges*: the working method's slope is certainly negative (``rate_verdict(ci, 0) == holds``);
     * *separated*: at the last round the failing method's gap exceeds ``POLICY.resolution_factor`` times
       the working one's (``reproduced``), or does not exceed it at all (``not_reproduced``, but only at or past
-      ``decisive_horizon``, the horizon the paper's figure shows; before it: ``inconclusive``).
+      ``decisive_horizon``, the horizon the paper's figure shows; before it: ``inconclusive``).  Deterministic
+      runs (one replicate: exact subgradients) compare the final gaps exactly; stochastic runs on one instance
+      (replicates) decide by Welch's t intervals over the replicates' final gaps (at least ``V.MIN_DRAWS``; the
+      finding carries their ``power``), an undecided interval being ``inconclusive``.
 
     With a predicted stall ``level``, an analysis finding compares the failing method's final gap with
     it (within a factor ``resolution_factor``)."""
@@ -294,6 +297,18 @@ def stall_findings(run_fail: MethodRun, run_work: MethodRun, floor: float, level
     else:
         separated = V.REPRODUCED if a[-1] > rf * b[-1] else (
             V.NOT_REPRODUCED if a[-1] <= b[-1] and not early else V.INCONCLUSIVE)
+    sep_power, sep_how = {}, ""
+    ra, rb_ = run_fail.final_by_replicate, run_work.final_by_replicate
+    if finite and ra is not None and rb_ is not None and ra.shape[0] == 1 and max(ra.shape[1], rb_.shape[1]) > 1:
+        # stochastic runs on one instance: the replicates are the draws (each method its own streams): Welch's t
+        # intervals of the final gaps, at least V.MIN_DRAWS replicates, never the means' point values
+        above = V.welch_difference(ra[0], rf * rb_[0])
+        below = V.welch_difference(rb_[0], ra[0])
+        separated = V.REPRODUCED if above["verdict"] == V.HOLDS else (
+            V.NOT_REPRODUCED if below["verdict"] == V.HOLDS and not early else V.INCONCLUSIVE)
+        sep_power = {"power": V.power_record(above, below)}
+        sep_how = (f"; Welch's t intervals over {ra.shape[1]} and {rb_.shape[1]} replicates"
+                   + (f" ({above['why']})" if separated == V.INCONCLUSIVE and above["why"] else ""))
 
     findings = [
         Finding(f"{run_fail.label} does not converge", stalls, True,
@@ -304,7 +319,7 @@ def stall_findings(run_fail: MethodRun, run_work: MethodRun, floor: float, level
         Finding(f"{run_work.label} converges", converges, True,
                 "the fitted log-log slope of its gap over the last decade is certainly negative", evidence=_fit_text(fb)),
         Finding(f"{run_fail.label} ends {rf:g}x above {run_work.label}", separated, True,
-                f"final gaps {a[-1]:.3g} and {b[-1]:.3g}",
+                f"final gaps {a[-1]:.3g} and {b[-1]:.3g}" + sep_how, extra=sep_power,
                 evidence=(f"ratio {a[-1] / b[-1]:.3g}" if b[-1] > 0 else "")
                 + (f"; K = {K:.0f} is before the horizon of the paper's figure ({decisive_horizon} rounds in the "
                    "authors' code; the text states none): not decided" if early and separated == V.INCONCLUSIVE
@@ -829,14 +844,24 @@ def measure_standard_parameters(ctx, *, baselines, work: Method, families, round
                 grid = np.unique(np.concatenate([[0], np.geomspace(1, S, 300).astype(int), [S]]))
             run = run_method(m, insts, sols, ctx.params, S, replicates=nrep, oracle_factory=ofac, grid=grid)
             a_final = run.gap[-1]
-            above = a_final > b_final
-            verdict = V.REPRODUCED if above.all() else (V.NOT_REPRODUCED if (~above).all() else V.INCONCLUSIVE)
+            if nrep == 1:       # exact subgradients: deterministic runs, the final gaps compare exactly
+                above = a_final > b_final
+                verdict = V.REPRODUCED if above.all() else (V.NOT_REPRODUCED if (~above).all() else V.INCONCLUSIVE)
+                extra, how = {}, "deterministic runs"
+            else:               # minibatches: per instance, Welch's t interval over the replicates' final gaps
+                tests = [V.welch_difference(run.final_by_replicate[i], ref.final_by_replicate[i], tries=len(insts))
+                         for i in range(len(insts))]
+                vs = [t["verdict"] for t in tests]
+                verdict = V.REPRODUCED if all(v == V.HOLDS for v in vs) else (
+                    V.NOT_REPRODUCED if all(v == V.VIOLATED for v in vs) else V.INCONCLUSIVE)
+                extra, how = {"power": V.power_record(*tests)}, ("Welch's t intervals over the replicates, Bonferroni "
+                                                                 "over the instances")
             ratio = a_final / np.maximum(b_final, floor)
             findings.append(Finding(
                 f"{oname}: {m.label} ineffective (ends above FedMLS after K = {K} rounds)", verdict, True,
-                f"tuned final gap (mean over {nrep} run(s)) above FedMLS's on every instance",
+                f"tuned final gap (mean over {nrep} run(s)) above FedMLS's on every instance ({how})",
                 evidence="gap ratio baseline/FedMLS per instance: " + ", ".join(
-                    f"{nm} {q:.3g}" for nm, q in zip(names, ratio))))
+                    f"{nm} {q:.3g}" for nm, q in zip(names, ratio)), extra=extra))
             x, y = np.nanmean(run.comms, 1), np.nanmean(run.gap, 1)
             ok = x > 0
             f = V.fit_rate(x[ok], y[ok], floor)
