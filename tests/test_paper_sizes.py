@@ -310,3 +310,68 @@ def test_large_least_squares_paths_are_the_same_function(monkeypatch):
     np.testing.assert_allclose(inst.grad_F(w), g_data, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(inst.cvx_F(x).value, f_data, rtol=1e-10)
     np.testing.assert_allclose(f_data, inst.F(w), rtol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------------
+# the paper's lambda rule, the --full screening of diverged grid points, diverged runs' metrics
+def test_lambda_rule_records_when_no_lambda_recovers_the_pattern():
+    """A.2's "we select lambda so that the centralized solver ... can successfully recover the sparse pattern": the
+    first lambda whose exact solution has the support; when none has, the one of the best F1 of the support (the first
+    on ties), recorded as not recovering (it was the grid's last value, silently)."""
+    small = {"d": 8, "d1": 2, "M": 4, "n": 16, "batch": 4, "clients_per_round": 2}
+    grid = (1e-4, 3e-4)
+    inst, sol = PX.lasso_experiment(seed=0, lam_grid=grid, **small)
+    f1s = []
+    for lam in grid:
+        i, s = PX.lasso_experiment(seed=0, lam_grid=(lam,), **small)
+        f1s.append(i.params["centralized_f1"])
+        assert i.params["centralized_recovers"] == (f1s[-1] == 1.0)
+    assert not inst.params["centralized_recovers"] and max(f1s) < 1.0
+    assert inst.params["lam"] == grid[int(np.argmax(f1s))] and inst.params["lam_tried"] == list(grid)
+    assert inst.params["centralized_f1"] == max(f1s)
+    rec, _ = PX.lasso_experiment(seed=0, **PX.LASSO_QUICK)          # the quick data: a lambda of the grid recovers
+    assert rec.params["centralized_recovers"] and rec.params["centralized_f1"] == 1.0
+    assert rec.params["lam_tried"][-1] == rec.params["lam"]            # the first that does (the grid stops there)
+
+
+def test_support_f1_is_the_recorders_formula():
+    truth = np.array([True, True, False, False])
+    assert PX.support_f1(np.array([1.0, 0.0, 0.5, 0.0]), truth, 1e-2) == pytest.approx(2 / (2 + 1 + 1))
+    assert PX.support_f1(np.array([1.0, 1.0, 0.0, 0.001]), truth, 1e-2) == 1.0
+
+
+def test_full_tuning_screens_out_diverged_points(monkeypatch):
+    """--full tuning: a grid point whose one run is not finite after SCREEN_ROUNDS rounds keeps that run (its metrics
+    at the horizon NaN, the worst for the pick) and is not run to the horizon; the pick is the one of running every
+    point to the horizon; the notes say which points ran."""
+    from fedcheck.core.evidence import MeasureContext
+    from fedcheck.core.results import RunConfig
+    from theorems.feddualavg.claims import experiment_lasso
+    monkeypatch.setattr(PM, "SCREEN_ROUNDS", 10)
+    inst, sol = PX.lasso_experiment(seed=0, **PX.LASSO_QUICK)
+    grid = ((0.001, 1.0), (1e4, 1.0), (0.01, 1.0), (1e5, 3.0))       # eta_c = 1e4, 1e5: overflow in a few rounds
+    ran = []
+    real = PM._run_grid
+
+    def spy(inst_, alg, g, rounds, reps, rec, tag, record):
+        ran.append((tuple(g), rounds, reps))
+        return real(inst_, alg, g, rounds, reps, rec, tag, record)
+    monkeypatch.setattr(PM, "_run_grid", spy)
+    rec = lambda problem, R, pts: {"Phi": problem.Phi(pts["w"])}
+    record = np.array([5, 20])
+    pick = lambda m: PM._tune(m, "Phi", "min")
+    ctx = MeasureContext(RunConfig(full=True, rounds=20), {}, experiment_lasso)
+    notes = {}
+    with np.errstate(all="ignore"):
+        best, curves = PM._tuned_grid(ctx, inst, PM.engine.feddualavg, grid, 20, 3, rec, "t", record, pick, notes)
+        every = real(inst, PM.engine.feddualavg, grid, 20, 1, rec, "t", record)
+    assert ran[0] == (grid, 10, 1)                                   # the screen: every point, 10 rounds
+    assert ran[1] == (((0.001, 1.0), (0.01, 1.0)), 20, 1)           # to the horizon: the finite ones
+    assert ran[2] == ((best,), 20, 3)                                # fresh runs at the pick
+    assert not np.isfinite(every["Phi"][-1, [1, 3]]).any()           # the screened-out points do diverge
+    assert best == grid[pick(every)] and curves["Phi"].shape == (2, 3)
+    assert notes["t"]["diverged"] == 2 and notes["t"]["run to the horizon"] == [[0.001, 1.0], [0.01, 1.0]]
+    ran.clear()                                                      # quick: every point, reps runs, no screen
+    PM._tuned_grid(MeasureContext(RunConfig(rounds=20), {}, experiment_lasso), inst, PM.engine.feddualavg, grid, 20, 3,
+                   rec, "t", record, pick)
+    assert ran == [(grid, 20, 3)]
