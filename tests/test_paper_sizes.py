@@ -375,3 +375,25 @@ def test_full_tuning_screens_out_diverged_points(monkeypatch):
     PM._tuned_grid(MeasureContext(RunConfig(rounds=20), {}, experiment_lasso), inst, PM.engine.feddualavg, grid, 20, 3,
                    rec, "t", record, pick)
     assert ran == [(grid, 20, 3)]
+
+
+def test_large_least_squares_certificate_uses_one_factorization(monkeypatch):
+    """Above CVX_FACTOR_SIZE the Fenchel certificate solves with Q's Cholesky factor, computed once, and the polish
+    reads Phi from the quadratic (the best point's Phi from the data): the same bound and optimum as the small
+    path's eigvalsh/solve and data objective, to rounding."""
+    rng = np.random.default_rng(3)
+    X, y = rng.standard_normal((4, 30, 7)), rng.standard_normal((4, 30))
+    mk = lambda: P.FiniteSumInstance(X=X, y=y, loss="lsq", reg=L1(0.2, 7), batch_size=5, clients_per_round=2)
+    small = mk()
+    w = rng.standard_normal(7)
+    lo_small = P._fenchel_lower(small, w)
+    x_s, phi_s, lb_s = P._polish(small, w, iters=400)
+    monkeypatch.setattr(P, "CVX_FACTOR_SIZE", 10)
+    big = mk()
+    assert P._large_lsq(big) and not P._large_lsq(small) or P._large_lsq(small)
+    lo_big = P._fenchel_lower(big, w)
+    assert "_qcho" in big.__dict__ and lo_big == pytest.approx(lo_small, rel=1e-12, abs=1e-12)
+    x_b, phi_b, lb_b = P._polish(big, w, iters=400)
+    assert phi_b == float(big.Phi(x_b))                              # the data's objective at the returned point
+    assert phi_b == pytest.approx(phi_s, rel=1e-10) and lb_b == pytest.approx(lb_s, rel=1e-10)
+    assert np.allclose(x_b, x_s, atol=1e-8)
