@@ -397,3 +397,25 @@ def test_large_least_squares_certificate_uses_one_factorization(monkeypatch):
     assert phi_b == float(big.Phi(x_b))                              # the data's objective at the returned point
     assert phi_b == pytest.approx(phi_s, rel=1e-10) and lb_b == pytest.approx(lb_s, rel=1e-10)
     assert np.allclose(x_b, x_s, atol=1e-8)
+
+
+def test_nuclear_prox_of_every_client_in_one_call_at_the_paper_size():
+    """A.3's singular-value thresholding on the paper's 32 x 32 matrices (and the bias): one stacked SVD over
+    (runs, clients) gives, bit for bit, the per-client prox, and a client's prox is cvxpy's to its accuracy."""
+    from fedcheck.problems.regularizers import Nuclear, stack_regularizers
+    rng = np.random.default_rng(7)
+    Z = rng.standard_normal((3, 10, 32 * 32 + 1))
+    a = np.array([0.05, 0.5, 3.0])
+    regs = [Nuclear(lam, (32, 32), 1) for lam in (0.2, 0.5, 1.0)]
+    out = stack_regularizers(regs).prox(Z, a)
+    for b, reg in enumerate(regs):
+        for s_ in range(Z.shape[1]):
+            assert np.array_equal(out[b, s_], reg.prox(Z[b, s_], a[b]))
+        assert np.array_equal(out[b, :, -1], Z[b, :, -1])                    # the bias is not regularized
+    import cvxpy as cp
+    reg, z, t = regs[1], Z[1, 0], a[1]
+    x = cp.Variable(z.size)
+    cp.Problem(cp.Minimize(0.5 * cp.sum_squares(x - z) + t * reg.cvx(x))).solve(solver=cp.CLARABEL)
+    obj = lambda v: 0.5 * float(np.sum((v - z) ** 2)) + t * float(reg.value(v))
+    assert obj(out[1, 0]) <= obj(np.asarray(x.value)) + 1e-9 * obj(out[1, 0])
+    assert np.linalg.norm(out[1, 0] - x.value) <= 1e-4 * np.linalg.norm(z)
