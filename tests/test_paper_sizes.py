@@ -419,3 +419,28 @@ def test_nuclear_prox_of_every_client_in_one_call_at_the_paper_size():
     obj = lambda v: 0.5 * float(np.sum((v - z) ** 2)) + t * float(reg.value(v))
     assert obj(out[1, 0]) <= obj(np.asarray(x.value)) + 1e-9 * obj(out[1, 0])
     assert np.linalg.norm(out[1, 0] - x.value) <= 1e-4 * np.linalg.norm(z)
+
+
+@pytest.mark.parametrize("diverges", [True, False])
+def test_full_lasso_undecided_where_the_papers_best_configuration_diverges(monkeypatch, diverges):
+    """Sec. 5.1 reports FedDualAvg's best configuration (0.01, 1): where the --full screen sees it diverge on the data
+    generated from A.2's description, every paper finding is inconclusive, saying why (the analyses keep their
+    verdicts, the table says it); where it runs, the findings are as measured."""
+    from fedcheck.core.readings import check_deviations
+    from fedcheck.core.results import RunConfig
+    monkeypatch.setattr(PM, "SCREEN_ROUNDS", 5)
+    real = PM._screen
+    if diverges:
+        monkeypatch.setattr(PM, "_screen", lambda inst, alg, grid, rounds, tag: np.array(
+            [i for i in real(inst, alg, grid, rounds, tag) if tuple(grid[i]) != (0.01, 1.0)], dtype=int))
+    m = _run_lasso(monkeypatch, RunConfig(full=True, rounds=20), {"d": 24, "true features": 6, "clients": 12,
+                                                                   "samples per client": 20, "rounds": 20, "grid": 2})
+    row = m.tables[0]["rows"][-1]
+    assert row[0] == "FedDualAvg at the paper's best (0.01, 1)"
+    paper = [f for f in m.findings if f.paper]
+    if diverges:
+        assert row[2] == "diverges" and all(f.verdict == "inconclusive" for f in paper)
+        assert all("(0.01, 1), diverges" in str(f.evidence) for f in paper)
+    else:
+        assert row[2] == "runs to the horizon" and not any("undecided" in str(f.evidence) for f in paper)
+    check_deviations("feddualavg.experiment_lasso", m.findings, m.used)
