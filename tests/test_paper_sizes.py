@@ -444,3 +444,27 @@ def test_full_lasso_undecided_where_the_papers_best_configuration_diverges(monke
     else:
         assert row[2] == "runs to the horizon" and not any("undecided" in str(f.evidence) for f in paper)
     check_deviations("feddualavg.experiment_lasso", m.findings, m.used)
+
+
+def test_large_least_squares_polish_stops_at_the_rounding_floor(monkeypatch):
+    """A large instance's polish stops once its certified gap has not halved for STALL_ITERS iterations (the target,
+    64 eps, is below the rounding floor: it ran all 20,000 iterations), with the same certified optimum as the
+    full polish's to rounding; a small instance runs every iteration as before."""
+    rng = np.random.default_rng(5)
+    X, y = rng.standard_normal((4, 30, 7)), rng.standard_normal((4, 30))
+    mk = lambda: P.FiniteSumInstance(X=X, y=y, loss="lsq", reg=L1(0.2, 7), batch_size=5, clients_per_round=2)
+    calls = []
+    real = P.FiniteSumInstance.grad_F
+    monkeypatch.setattr(P.FiniteSumInstance, "grad_F", lambda self, w: calls.append(1) or real(self, w))
+    import dataclasses
+    monkeypatch.setattr(P, "POLICY", dataclasses.replace(P.POLICY, atol=-1.0))    # a target never reached
+    w = rng.standard_normal(7)
+    x_s, phi_s, lo_s = P._polish(mk(), w, iters=3000)
+    n_small = len(calls)
+    assert n_small >= 3000 - 50                                    # every iteration (restarts skip a gradient each)
+    monkeypatch.setattr(P, "CVX_FACTOR_SIZE", 10)
+    monkeypatch.setattr(P, "STALL_ITERS", 200)
+    calls.clear()
+    x_b, phi_b, lo_b = P._polish(mk(), w, iters=3000)
+    assert len(calls) < n_small and len(calls) < 3000
+    assert phi_b - lo_b <= 1e-12 * max(1.0, abs(phi_b)) and phi_b == pytest.approx(phi_s, rel=1e-12)
