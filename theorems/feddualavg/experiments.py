@@ -40,16 +40,29 @@ def lemma_c3_instance(G: float = 1.0) -> QuadInstance:
 
 # ---------------------------------------------------------------------------------------------
 # experiments of Section 5, scaled down
-def _pick_lambda(make, grid, ok):
-    """The first ``lam`` of ``grid`` whose exact solution satisfies ``ok`` (and the solutions tried)."""
-    tried = []
+def _pick_lambda(make, grid, ok, score):
+    """The first ``lam`` of ``grid`` whose exact solution satisfies ``ok`` (the paper: "we select lambda so that the
+    centralized solver ... can successfully recover the sparse pattern"); when none does, the ``lam`` whose solution
+    scores best (``score``: F1 of the support, minus the rank's error; the first on ties), recorded as not
+    recovering.  Returns the instance, its solution, the solutions tried and whether the pattern is recovered."""
+    tried, best = [], None
     for lam in grid:
         inst = make(lam)
         sol = solve_composite(inst)
         tried.append((lam, sol))
         if sol.accurate and ok(sol.w_star):
-            return inst, sol, tried
-    return inst, sol, tried
+            return inst, sol, tried, True
+        s = float(score(sol.w_star)) if sol.accurate else -np.inf
+        if best is None or s > best[0]:
+            best = (s, inst, sol)
+    return best[1], best[2], tried, False
+
+
+def support_f1(w, truth, threshold):
+    """F1 of the support ``|w_i| >= threshold`` against the true support ``truth`` (the paper's metric of A.2)."""
+    supp = np.abs(np.asarray(w)) >= threshold
+    tp, fp, fn = (supp & truth).sum(-1), (supp & ~truth).sum(-1), (~supp & truth).sum(-1)
+    return 2 * tp / np.maximum(2 * tp + fp + fn, 1)
 
 
 #: Dataset (I) of Appendix A.2 (federated LASSO) and A.3 (nuclear norm): the paper's sizes (``--full``), and the
@@ -94,7 +107,9 @@ def lasso_experiment(seed: int = 0, d: int = 32, d1: int = 4, M: int = 16, n: in
     ``(1/M) sum_m mean (x^T w + b - y)^2 + lam ||w||_1`` with the bias unregularized (last coordinate).
     ``lam`` is the first value of ``lam_grid`` whose centralized solution has exactly the support of
     ``w_real`` (|w_i| >= threshold), as in the paper ("selected so the centralized solver recovers the
-    sparse pattern")."""
+    sparse pattern"); when none has (dataset (I) at the paper's sizes, seed 0: every lam of the grid, and up to 3,
+    leaves 6 or more of the 512 zeros above 1e-2), the one of the best F1, recorded in ``params``
+    (``centralized_recovers``, ``centralized_f1``)."""
     X, y, w_real, b_real = lasso_data(seed, d, d1, M, n)
     mask = np.r_[np.ones(d), 0.0]
     supp = w_real != 0
@@ -105,8 +120,12 @@ def lasso_experiment(seed: int = 0, d: int = 32, d1: int = 4, M: int = 16, n: in
                                  truth={"w_real": w_real, "b_real": b_real, "support": supp},
                                  params={"d": d, "d1": d1, "M": M, "n": n, "batch": batch, "lam": lam,
                                          "clients_per_round": clients_per_round, "threshold": threshold})
-    inst, sol, tried = _pick_lambda(make, lam_grid, lambda w: np.array_equal(np.abs(w[:d]) >= threshold, supp))
+    inst, sol, tried, found = _pick_lambda(make, lam_grid,
+                                           lambda w: np.array_equal(np.abs(w[:d]) >= threshold, supp),
+                                           lambda w: support_f1(w[:d], supp, threshold))
     inst.params["lam_tried"] = [t[0] for t in tried]
+    inst.params["centralized_recovers"] = found
+    inst.params["centralized_f1"] = float(support_f1(sol.w_star[:d], supp, threshold))
     return inst, sol
 
 
@@ -117,7 +136,8 @@ def matrix_sensing_experiment(seed: int = 0, p: int = 6, rank: int = 2, M: int =
     quick sizes, ``NUCLEAR_QUICK``): ``W_real = diag(1_rank, 0)``, ``mu_m`` with i.i.d. N(0, 1) entries,
     ``X = mu_m + N(0, I)``, ``y = <W_real, X> + b_real + N(0, 1)``, objective ``(1/M) sum_m mean(<X, W> + b - y)^2
     + lam ||W||_*`` (bias unregularized); ``lam`` the first of ``lam_grid`` whose centralized solution has the
-    exact rank (singular values > threshold)."""
+    exact rank (singular values > threshold); when none has, the one of the closest rank, recorded in ``params``
+    (``centralized_recovers``, ``centralized_rank``)."""
     X, y, W_real, b_real = matrix_sensing_data(seed, p, rank, M, n)
 
     def make(lam):
@@ -127,11 +147,13 @@ def matrix_sensing_experiment(seed: int = 0, p: int = 6, rank: int = 2, M: int =
                                  params={"p": p, "rank": rank, "M": M, "n": n, "batch": batch, "lam": lam,
                                          "clients_per_round": clients_per_round, "threshold": threshold})
 
-    def ok(w):
-        s = np.linalg.svd(w[:p * p].reshape(p, p), compute_uv=False)
-        return int((s > threshold).sum()) == rank
-    inst, sol, tried = _pick_lambda(make, lam_grid, ok)
+    def rank_of(w):
+        return int((np.linalg.svd(w[:p * p].reshape(p, p), compute_uv=False) > threshold).sum())
+    inst, sol, tried, found = _pick_lambda(make, lam_grid, lambda w: rank_of(w) == rank,
+                                           lambda w: -abs(rank_of(w) - rank))
     inst.params["lam_tried"] = [t[0] for t in tried]
+    inst.params["centralized_recovers"] = found
+    inst.params["centralized_rank"] = rank_of(sol.w_star)
     return inst, sol
 
 
