@@ -261,21 +261,6 @@ def test_instance_claims_declare_what_they_accept():
     assert takes_instance(F.lemma1, lg1) is not None                   # lemma1: least squares only
 
 
-@pytest.mark.slow
-def test_experiments_quick_run():
-    res = F.experiments.run(RunConfig()).to_dict()
-    assert res["verdict"] == F.experiments.expected        # Table 1 on real MNIST at a smaller size
-    devs = [{"parameter": "images", "paper": 60000, "run": 500, "of_size": True},
-            {"parameter": "parameter choice", "paper": "not stated", "run": "a small grid, by the final training "
-             "objective", "of_size": False}]
-    # the paper does not state its parameter choice: the orderings on MNIST are analyses, the paper's undecided
-    assert all(not d["paper"] and d["deviations"] == devs for n, d in res["readings"].items() if "more accurate" in n)
-    assert res["readings"]["Table 1's orderings, in the paper's setting"]["verdict"] == "inconclusive"
-    assert "paired t interval" in res["readings"]["IID, l1: FedFW more accurate than FedDR"]["evidence"]
-    table = res["tables"][0]
-    assert len(table["rows"]) == 8 and len(table["columns"]) == 8
-
-
 # ---- inexact LMOs, more claims of the paper --------------------------------------------------------------
 def _small_batch(seeds=(0, 1)):
     from fedcheck.problems.instances import InstanceBatch, RandomFamily

@@ -13,7 +13,7 @@ import numpy as np
 
 from fedcheck.problems import Loss, instance_rng, synthetic_li
 
-__all__ = ["SegmentMCLR", "synthetic_clients"]
+__all__ = ["SegmentMCLR", "synthetic_clients", "label_clients"]
 
 
 class SegmentMCLR(Loss):
@@ -128,14 +128,61 @@ class SegmentMCLR(Loss):
         Z = np.einsum("md,bdk->bmk", At, self._W(xbar))
         return (Z.argmax(-1) == yt[None, :]).mean(-1)
 
+    def padded(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The samples padded per client to the largest client, as :class:`~theorems.fedfw.measurements.MCLR`
+        holds them: ``A`` ``(n, M, d+1)``, ``y`` ``(n, M)``, ``w`` ``(n, M)`` (``1/m_i`` on client i's rows, 0 on
+        padding) -- for few clients, where the padding is cheap and one matmul per client is faster than the
+        segment sums."""
+        M = int(self.counts.max())
+        pos = np.arange(len(self.y)) - self.starts[self.client]      # the rank of each sample inside its client
+        A = np.zeros((self.n, M, self.d1))
+        y = np.zeros((self.n, M), dtype=int)
+        w = np.zeros((self.n, M))
+        A[self.client, pos] = self.A
+        y[self.client, pos] = self.y
+        w[self.client, pos] = self.w
+        return A, y, w
+
+
+def label_clients(y: np.ndarray, clients: int, labels_per_client: int, rng, classes: int = 10) -> np.ndarray:
+    """The client of each sample under the non-IID rule of the FedFW paper ("each user has data from only 3
+    labels"), as for its images (:func:`~theorems.fedfw.measurements.images_federated`): client ``i`` holds the
+    labels ``i, i+1, ..., i+labels_per_client-1`` mod ``classes``, and each label's samples, in a random order, are
+    shared in equal consecutive parts by the clients holding it.  Vectorized over samples."""
+    y = np.asarray(y).astype(int)
+    holders = [[i for i in range(clients) if c in {(i + j) % classes for j in range(labels_per_client)}]
+               for c in range(classes)]
+    if any(not h for h in holders):
+        raise ValueError(f"label_clients: with {clients} clients and {labels_per_client} labels each, a label has "
+                         "no client")
+    H = np.array([len(h) for h in holders])
+    table = np.full((classes, int(H.max())), -1)
+    for c, h in enumerate(holders):
+        table[c, :len(h)] = h
+    order = np.lexsort((rng.random(len(y)), y))               # by label, random inside each label
+    count = np.bincount(y, minlength=classes)
+    start = np.r_[0, np.cumsum(count)[:-1]]
+    rank = np.empty(len(y), dtype=np.int64)
+    rank[order] = np.arange(len(y)) - start[y[order]]          # the rank of each sample inside its label
+    # np.array_split's parts: the first count % H parts have one more sample
+    q, r = count[y] // H[y], count[y] % H[y]
+    big = rank < r * (q + 1)
+    part = np.where(big, rank // np.maximum(q + 1, 1), r + (rank - r * (q + 1)) // np.maximum(q, 1))
+    return table[y, part]
+
 
 def synthetic_clients(seed: int, clients: int, *, iid: bool = False, test_fraction: float = 0.25,
-                      alpha: float = 0.5, beta: float = 0.5):
+                      alpha: float = 0.5, beta: float = 0.5, labels_per_client: int | None = None):
     """The synthetic(alpha, beta) data of [52] with one source per client and the generator's power-law sizes,
     each client's samples split into train and test (a random ``1 - test_fraction`` of each, as pFedMe's script
     does), vectorized over samples: ``(SegmentMCLR of the training samples, test features with a bias column,
-    test labels)``."""
+    test labels)``.  ``iid``: the generator's IID mode (one softmax model for every source).  With
+    ``labels_per_client`` the generator's samples (one source per client, its sizes) are pooled and dealt out by
+    the paper's non-IID rule (:func:`label_clients`: client ``i`` holds ``labels_per_client`` labels)."""
     X, y, src = synthetic_li(seed, sources=clients, alpha=alpha, beta=beta, iid=iid)
+    if labels_per_client is not None:
+        src = label_clients(y, clients, int(labels_per_client),
+                            instance_rng(seed, f"synthetic-labels:{clients}:{int(iid)}:{labels_per_client}"))
     rng = instance_rng(seed, f"synthetic-clients:{clients}:{int(iid)}:{test_fraction}")
     order = np.lexsort((rng.random(len(y)), src))       # by client, random inside each client
     counts = np.bincount(src, minlength=clients)
