@@ -189,3 +189,22 @@ def test_experiments_quick_run():
     assert res["readings"]["synthetic columns"]["verdict"] == V.INCONCLUSIVE
     assert res["readings"]["CIFAR10 columns"]["verdict"] == V.INCONCLUSIVE
     assert "paired" in res["readings"]["MNIST, IID, l1: FedFW more accurate than FedDR"]["description"]
+
+
+def test_the_quick_run_refutes_no_table1_ordering(monkeypatch):
+    """Quick mode's 500 MNIST images (1/120 of the paper's) decide no refutation of an ordering of test accuracies,
+    even one whose contradiction grows from 250 to 500 images (at 2,500 -> 5,000 such a contradiction shrank):
+    only --full's 5,000 images, with the shrink test, may refute; the reason says so."""
+    def fake_mnist(ctx, seeds, T, lam_grid, eta_grid, per_class):
+        a, b = _fake(len(lam_grid), len(seeds))
+        out = {(sp, k): {"FedFW": {"acc": a, "F": -a, "grid": lam_grid, "feasible": True},
+                         "FedDR": {"acc": b + (0.5 if per_class < 50 else 0.0), "F": -b, "grid": eta_grid,
+                                   "feasible": True}}
+               for sp in ("IID", "non-IID") for k in ("l1", "l2")}
+        return out, 10 * per_class
+    monkeypatch.setattr(P, "_table1_mnist", fake_mnist)
+    res = F.experiments.run(RunConfig()).to_dict()
+    m = res["readings"]["MNIST, IID, l2: FedDR more accurate than FedFW"]     # FedFW ahead, growing with size
+    assert m["paper"] and m["verdict"] == V.INCONCLUSIVE
+    assert "decide no refutation of an ordering of test accuracies" in res["reason"]
+    assert res["verdict"] != V.VIOLATED

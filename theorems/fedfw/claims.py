@@ -945,12 +945,11 @@ experiments = Claim(
                  "explain it), not a refutation",
                  "each parameter tensor (weights, bias) in its own ball, as the official code's per-layer LMO",
                  "FedDR with one local gradient step for its prox (the paper: one local iteration per round)"],
-    # 'violated' (quick: 500 MNIST images, a deviation of size): under both tuning rules FedFW is more accurate than
-    # FedDR on MNIST, IID, l2 ball (+1.4 +- 1.3 points, paired t interval over 5 splits; on 250 images +0.3 to +0.95:
-    # the contradiction grows with the size), against Table 1's FedDR 89.59 vs FedFW 86.96.  IID, l1 (FedFW ~17-20
-    # points behind) shrinks with the size, so the paper's 60,000 images may explain it: undecided.  The CIFAR10
-    # columns are not run (no data) and stay undecided.
-    expected="violated",
+    # 'inconclusive' (quick: 500 MNIST images, 1/120 of the paper's): an ordering of test accuracies is refuted only
+    # at --full's 5,000 images (with the shrink test against 2,500).  Quick: FedFW ahead of FedDR on MNIST, IID, l2
+    # under both rules (+1.4 +- 1.3 points; 250 images: +0.3 to +0.95), against Table 1 -- but at 2,500 -> 5,000
+    # images the difference shrinks, so the quick run decides nothing; the CIFAR10 columns are not run (no data).
+    expected="inconclusive",
 )
 
 
