@@ -1,5 +1,5 @@
-"""The networks' gradients after the fused head and in-place layers equal the former implementation (kept here as
-the reference, verbatim) to 1e-12 relative, and central differences; the bucketed runs equal the padded batch."""
+"""The networks' gradients with in-place layers and reused scratch arrays equal the former implementation (kept here
+as the reference, verbatim) bit for bit, and central differences; the bucketed runs equal the padded batch to 1e-12."""
 import numpy as np
 import pytest
 
@@ -68,7 +68,7 @@ def test_mlp_gradient_equals_the_former_implementation(activation, xlead):
         xlead = (2, 4, 3)
     loss = MLP(A, y, w, K=4, hidden=(6, 5), activation=activation)
     X = 0.7 * rng.standard_normal(xlead + (loss.p,))
-    assert _rel(loss.grad(X), old_mlp_grad(loss, X)) < 1e-12
+    assert np.array_equal(loss.grad(X), old_mlp_grad(loss, X))        # the same operations in the same order
     v, g = loss.value_and_grad(X)
     assert _rel(g, old_mlp_grad(loss, X)) < 1e-12
     assert np.array_equal(v, loss.value(X))
@@ -105,3 +105,27 @@ def test_cnn_dense_part_equals_the_former_implementation():
     _old_dense_backward(loss, X, cache, delta, G0, loss.layers, "relu", Hd)
     dense = slice(loss.param_slices()[2].start, loss.p)
     assert _rel(G[..., dense], G0[..., dense]) < 1e-12
+
+
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+def test_bucketed_runs_equal_the_padded_batch(activation):
+    """Clients of very different sizes (a non-IID split) are evaluated in buckets of similar sizes: the same values
+    and gradients as the batch padded to the largest client."""
+    from fedcheck.problems.networks import repeat_runs
+    rng = np.random.default_rng(8)
+    I, n, M, d, R = 2, 5, 40, 6, 3
+    counts = np.array([[40, 3, 17, 25, 9], [2, 38, 11, 30, 6]])
+    A = rng.standard_normal((I, n, M, d))
+    y = rng.integers(0, 4, (I, n, M))
+    w = np.where(np.arange(M)[None, None, :] < counts[..., None], 1.0 / counts[..., None], 0.0)
+    A *= (w != 0)[..., None]
+    loss = MLP(A, y, w, K=4, hidden=(5, 4), activation=activation)
+    rep = repeat_runs(loss, R)
+    assert rep.parts is not None and len(rep.parts) > 1
+    X = 0.6 * rng.standard_normal((I * R, n, loss.p))
+    padded = loss.map(lambda a: a[:, None])
+    V = X.reshape(I, R, n, loss.p)
+    assert _rel(rep.grad(X), padded.grad(V).reshape(X.shape)) < 1e-12
+    np.testing.assert_allclose(rep.value(X), padded.value(V).reshape(I * R, n), rtol=1e-12)
+    same = repeat_runs(MLP(A[..., :3, :], y[..., :3], np.full((I, n, 3), 1 / 3), K=4, hidden=(5,)), R)
+    assert same.parts is None                  # equal sizes: the one padded batch

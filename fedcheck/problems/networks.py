@@ -148,12 +148,12 @@ class _Network(Loss):
         return G
 
     def _softmax_delta(self, logits):
-        """``(softmax(logits) - onehot) * w``, the output error, computed in place in ``logits`` (a fresh array):
-        one shift, one ``exp``, one division (the same values as ``exp(log_softmax(logits))`` to rounding)."""
+        """``(exp(log_softmax(logits)) - onehot) * w``, the output error, computed in place in ``logits`` (a scratch
+        or fresh array): the same operations in the same order as :func:`log_softmax`, so the same bits."""
         Z = logits
         Z -= Z.max(-1, keepdims=True)
+        Z -= np.log(np.exp(Z).sum(-1, keepdims=True))
         np.exp(Z, out=Z)
-        Z /= Z.sum(-1, keepdims=True)
         Z -= self.onehot
         Z *= self.w[..., None]
         return Z
@@ -230,7 +230,7 @@ class _Network(Loss):
             out = G[..., sl[kw]]
             out.shape = G.shape[:-1] + self._params[kw][1]       # a view of G (setting .shape never copies)
             np.matmul(HT, delta, out=out)             # straight into G (a view of it)
-            np.matmul(self._ones(delta.shape[-2]), delta, out=G[..., None, sl[kb]])   # the rows' sum as a GEMV
+            np.sum(delta, axis=-2, out=G[..., sl[kb]])
             if j == 0 and not need_input:
                 return None
             W = self._tensor(X, kw)
@@ -246,11 +246,6 @@ class _Network(Loss):
             delta = back
         return None
 
-    def _ones(self, m: int) -> np.ndarray:
-        o = self.__dict__.get("_ones_row")
-        if o is None or o.shape[-1] != m:
-            o = self._ones_row = np.ones((1, m))
-        return o
 
 
 class MLP(_Network):
@@ -437,9 +432,36 @@ NETWORKS = {"mlp": MLP, "cnn": CNN}
 
 
 # ---------------------------------------------------------------------------------------------------
+#: a bucket of clients holds those with at least 1/BUCKET_RATIO of its largest client's rows
+BUCKET_RATIO = 1.5
+
+
+def _buckets(w: np.ndarray) -> list[np.ndarray] | None:
+    """Clients grouped by their number of rows (``w`` ``(I, n, m)``, padding rows of weight 0 at the end of each
+    client's rows): flat client indices per bucket, the largest first; ``None`` when the clients' rows are not a
+    prefix or the buckets would not cut the padded rows by a fifth."""
+    real = w != 0
+    counts = real.sum(-1).ravel()
+    if not np.array_equal(real.reshape(counts.size, -1), np.arange(real.shape[-1])[None, :] < counts[:, None]):
+        return None
+    order = np.argsort(-counts, kind="stable")
+    out, k = [], 0
+    while k < order.size:
+        top = counts[order[k]]
+        j = k + int(np.sum(counts[order[k:]] * BUCKET_RATIO >= top))
+        out.append(np.sort(order[k:j]))
+        k = j
+    padded = sum(b.size * int(counts[b].max()) for b in out)
+    return out if padded <= 0.8 * counts.size * real.shape[-1] else None
+
+
 class _Repeated:
     """``loss`` evaluated for ``R`` runs per instance: ``X`` ``(I R, n, p)`` is viewed as ``(I, R, n, p)``
-    against data of lead shape ``(I, 1, n)`` (no copy of the data)."""
+    against data of lead shape ``(I, 1, n)`` (no copy of the data).  Where the clients' sizes differ (a non-IID
+    split, the lognormal sizes of [52]'s data) the instances' clients are padded to the largest of all; then the
+    clients are grouped in buckets of similar sizes (:data:`BUCKET_RATIO`), each bucket a loss padded to its own
+    largest client and evaluated for all its clients and runs at once (a loop over the few buckets, not over
+    clients): the same values, without computing on the padding (up to 5x of the rows at Table 2's sizes)."""
 
     def __init__(self, loss: _Network, R: int):
         self.base = loss.map(lambda a: a[:, None])
@@ -447,14 +469,33 @@ class _Repeated:
         self.n, self.p, self.m = loss.n, loss.p, loss.m
         self.smooth = loss.smooth
         self.I = loss.lead_shape[0]
+        self.parts = None
+        groups = _buckets(np.asarray(loss.w)) if len(loss.lead_shape) == 2 else None
+        if groups is not None and len(groups) > 1:
+            self.parts = []
+            for g in groups:
+                i, c = np.divmod(g, self.n)
+                M = int((np.asarray(loss.w)[i, c] != 0).sum(-1).max())
+                part = loss.map(lambda a, i=i, c=c, M=M: (a[i, c, :M] if a.ndim > 2 else a[i, c])[:, None])
+                self.parts.append((i, c, part))          # data (S_b, 1, M_b, ...): clients as the lead axis
 
     def _v(self, X):
         return X.reshape((self.I, self.R) + X.shape[1:])
 
+    def _bucketed(self, X, fn, out):
+        V = self._v(X)
+        for i, c, part in self.parts:
+            out[i, :, c] = fn(part, V[i, :, c])         # (S_b, R, ...) against data (S_b, 1, ...)
+        return out
+
     def value(self, X):
+        if self.parts is not None:
+            return self._bucketed(X, lambda l, x: l.value(x), np.empty((self.I, self.R, self.n))).reshape(X.shape[:-1])
         return self.base.value(self._v(X)).reshape(X.shape[:-1])
 
     def grad(self, X):
+        if self.parts is not None:
+            return self._bucketed(X, lambda l, x: l.grad(x), np.empty((self.I, self.R, self.n, self.p))).reshape(X.shape)
         return self.base.grad(self._v(X)).reshape(X.shape)
 
     subgrad = grad
