@@ -129,3 +129,23 @@ def test_bucketed_runs_equal_the_padded_batch(activation):
     np.testing.assert_allclose(rep.value(X), padded.value(V).reshape(I * R, n), rtol=1e-12)
     same = repeat_runs(MLP(A[..., :3, :], y[..., :3], np.full((I, n, 3), 1 / 3), K=4, hidden=(5,)), R)
     assert same.parts is None                  # equal sizes: the one padded batch
+
+
+def test_a_serial_run_uses_one_blas_thread(monkeypatch):
+    """``verify -j 1`` runs its checks with one BLAS thread, as the Dask workers do (two BLAS threads on the small
+    GEMMs of a network spin against each other: the DNN's --full ran 8x longer on a loaded machine)."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from fedcheck.catalog import parallel
+    from fedcheck.core.results import RunConfig
+    seen = []
+
+    class Check:
+        id = "test.blas"
+
+        def run(self, config):
+            seen.append(max((i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"),
+                            default=1))
+            return type("R", (), {"seconds": 0.0})()
+    monkeypatch.setattr(parallel, "_save_durations", lambda *a: None)
+    parallel.run_checks([Check()], RunConfig(), jobs=1)
+    assert seen == [1]
