@@ -149,3 +149,22 @@ def test_a_serial_run_uses_one_blas_thread(monkeypatch):
     monkeypatch.setattr(parallel, "_save_durations", lambda *a: None)
     parallel.run_checks([Check()], RunConfig(), jobs=1)
     assert seen == [1]
+
+
+@pytest.mark.parametrize("model", ["mlp", "cnn"])
+def test_gradient_in_scratch_arrays_equals_fresh_arrays(model):
+    """``grad`` keeps its large intermediates in scratch arrays reused from call to call; ``value_and_grad`` allocates
+    them fresh: the same bits, call after call (a stale scratch array would show in the second call)."""
+    rng = np.random.default_rng(9)
+    if model == "mlp":
+        A, y, w = _data(rng)
+        loss = MLP(A, y, w, K=4, hidden=(6, 5), activation="relu")
+    else:
+        A = rng.random((2, 3, 5, 8 * 8))              # 8 -> 7 (odd: the rows past the pooling get 0) -> 3 -> 2 -> 1
+        y = rng.integers(0, 4, (2, 3, 5))
+        w = np.full((2, 3, 5), 0.2)
+        loss = CNN(A, y, w, K=4, image=(8, 8, 1), channels=(3, 2), kernel=2, pool=2, hidden=(5,), activation="relu")
+    for scale in (0.5, 2.0, 0.1):
+        X = scale * rng.standard_normal((2, 3, loss.p))
+        assert np.array_equal(loss.grad(X), loss.value_and_grad(X)[1])
+    assert loss.__dict__.get("_scratch")                 # the scratch arrays were used

@@ -328,12 +328,15 @@ class CNN(_Network):
         Hp, Wp = V.shape[-3] // q, V.shape[-2] // q
         return [V[..., a:Hp * q:q, b:Wp * q:q, :] for a in range(q) for b in range(q)], Hp, Wp
 
-    def _pool_forward(self, V):
+    def _pool_forward(self, V, key=None):
         """``pool x pool`` pooling of ``V`` ``(..., H, W, C)`` (rows and columns past a multiple of ``pool`` dropped)."""
         if self.pool == 1:
             return V
         if self.pooling == "max":
-            fast = max_pool(V, self.pool)          # compiled, the same bits
+            q = self.pool
+            out = None if key is None else self._buffer(key, V.shape[:-3] + (V.shape[-3] // q, V.shape[-2] // q,
+                                                                           V.shape[-1]))
+            fast = max_pool(V, self.pool, out=out)          # compiled, the same bits
             if fast is not None:
                 return fast
         views, _, _ = self._windows(V)
@@ -388,11 +391,15 @@ class CNN(_Network):
         U = None
         for li, ((kw, kb), (_, (Ho, Wo, c), _)) in enumerate(zip(self.convs, self.conv_shapes)):
             Pt, PtT = self._first_patches(A) if li == 0 else (self._patches(U), None)   # (..., m Ho Wo, C k k)
-            Z = np.matmul(Pt, self._tensor(X, kw))                     # (..., m Ho Wo, c)
+            Wk = self._tensor(X, kw)
+            Z = np.matmul(Pt, Wk, out=self._buffer(("conv", li), np.broadcast_shapes(Pt.shape[:-2], Wk.shape[:-2])
+                                                   + (Pt.shape[-2], c)))  # (..., m Ho Wo, c)
             Z += self._tensor(X, kb)[..., None, :]
             Z = Z.reshape(np.broadcast_shapes(lead, Z.shape[:-2]) + (m, Ho, Wo, c))
-            Zp = self._pool_forward(Z)                                 # pool, then the activation (the official order)
-            Hc = _act(Zp, self.activation)
+            Zp = self._pool_forward(Z, ("pool", li))                  # pool, then the activation (the official order)
+            Hc = self._buffer(("act", li), Zp.shape)
+            Hc = _act(Zp, self.activation) if Hc is None else \
+                (np.tanh(Zp, out=Hc) if self.activation == "tanh" else np.maximum(Zp, 0.0, out=Hc))
             conv_cache.append((Pt, PtT, Z, Zp, Hc))
             U = Hc
         Hd = U.reshape(U.shape[:-3] + (self.flat,))                   # (..., m, flat)
@@ -410,7 +417,8 @@ class CNN(_Network):
             (H, W, C), (Ho, Wo, c), (Hp, Wp, _) = self.conv_shapes[li]
             Pt, PtT, Z, Zp, Hc = conv_cache[li]
             dHc = dH.reshape(dH.shape[:-1] + (Hp, Wp, c)) if li == len(self.convs) - 1 else dH
-            fused = conv_pool_backward(dHc, Zp, Hc, Z, self.pool, self.pooling, self.activation)   # same bits
+            fused = conv_pool_backward(dHc, Zp, Hc, Z, self.pool, self.pooling, self.activation,   # same bits
+                                       out=self._buffer(("dconv", li), Z.shape))
             if fused is None:
                 dZ = self._pool_backward(dHc * _dact(Zp, Hc, self.activation), Z, Zp)   # (..., m, Ho, Wo, c)
             else:
