@@ -1175,6 +1175,9 @@ def main(argv=None) -> int:
         print(f"{case.name:34s} {case.shape:22s} {case.rounds:6d} {r['loop']:8.3f} {r['floor']:8.4f} "
               f"{r['jax']:8.4f} {r['fedcheck']:10.4f} {ratio:7.2f} {r['compile']:6.2f} {r['before']:9.4f}  "
               f"{'yes' if eq else 'NO'} ({r['diff']:.1e})", flush=True)
+        paired = [j / f for j, f in zip(r["runs_jax"], r["runs_fedcheck"])]
+        print(f"#   median over the {len(paired)} interleaved repeats: fedcheck {np.median(r['runs_fedcheck']):.4f} s, "
+              f"jax {np.median(r['runs_jax']):.4f} s, paired jax/fc {np.median(paired):.2f}", flush=True)
         if len(r["peers"]) > 1:
             print(f"#   JAX peers tried (s): " + ", ".join(f"{v} {t:.4f}" for v, t in r["peers"].items())
                   + f"; timed: {r['peer']}", flush=True)

@@ -97,6 +97,10 @@ def test_accuracy_rule_needs_every_configuration_to_miss_before_it_refutes():
     assert N._accuracy_finding(other, "IID", "l2", "FedFW", "Synthetic", N.SOURCE_T2_DNN, "").verdict == V.INCONCLUSIVE
     far = _res([[30.0, 31.0, 32.0], [40.0, 41.0, 42.0]])
     assert N._accuracy_finding(far, "IID", "l2", "FedFW", "Synthetic", N.SOURCE_T2_DNN, "").verdict == V.VIOLATED
+    # the printed value inside a wide interval (draws 10 points apart: +-40 points) is not agreement
+    wide = _res([[65.0, 75.0, 85.0, 95.0, 70.0], [60.0, 61.0, 62.0, 61.0, 60.5]])
+    f = N._accuracy_finding(wide, "IID", "l2", "FedFW", "Synthetic", N.SOURCE_T2_DNN, "")
+    assert f.verdict == V.INCONCLUSIVE and abs(81.70 - 78.0) < f.extra["power"]["half_width"]
     # the paper's setting at a smaller size (5,000 of 60,000 images): a printed accuracy above every configuration
     # is not refuted (the size may explain it); one below every configuration still is
     size = (Deviation("images", paper=60000, run=5000),)

@@ -91,10 +91,11 @@ except Exception:  # pragma: no cover
     _pool_compiled = None
 
 
-def max_pool(V: np.ndarray, pool: int) -> np.ndarray | None:
+def max_pool(V: np.ndarray, pool: int, out: np.ndarray | None = None) -> np.ndarray | None:
     """``pool x pool`` max pooling of ``V`` ``(..., H, W, C)`` (rows and columns past a multiple of ``pool`` dropped),
     as :meth:`CNN._pool_forward`'s chain of ``np.maximum`` over the window offsets in row-major order (NaN propagated;
-    equal values, ``-0.0`` and ``0.0`` included, give the later one); ``None`` when it does not apply."""
+    equal values, ``-0.0`` and ``0.0`` included, give the later one), into ``out`` when given (a C-contiguous float64
+    array of the result's shape); ``None`` when it does not apply."""
     q = int(pool)
     if _pool_compiled is None or q < 2 or not _c_f64(V) or V.ndim < 3:
         return None
@@ -103,7 +104,8 @@ def max_pool(V: np.ndarray, pool: int) -> np.ndarray | None:
         return None
     lead = V.shape[:-3]
     N = int(np.prod(lead, dtype=np.int64))
-    out = np.empty(lead + (H // q, W // q, C))
+    if out is None or out.shape != lead + (H // q, W // q, C) or not _c_f64(out):
+        out = np.empty(lead + (H // q, W // q, C))
     _pool_compiled(V.reshape(N, H, W, C), q, out.reshape(N, H // q, W // q, C))
     return out
 
@@ -119,11 +121,12 @@ def _c_f64(a: np.ndarray) -> bool:
 
 
 def conv_pool_backward(dH: np.ndarray, Zp: np.ndarray, Hc: np.ndarray, Z: np.ndarray, pool: int, pooling: str,
-                       activation: str) -> tuple[np.ndarray, np.ndarray] | None:
+                       activation: str, out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     """``(dZ, bias_grad)`` of a convolution layer ``Z`` ``(..., m, Ho, Wo, c)`` followed by ``pool x pool`` max pooling
     ``Zp`` ``(..., m, Ho // pool, Wo // pool, c)`` and the activation ``Hc = act(Zp)``, given ``dH`` the gradient
     with respect to ``Hc``: ``dZ`` as :meth:`CNN._pool_backward` of ``dH * act'(Zp)``, ``bias_grad`` ``(..., c)`` its
-    sum over the images and positions.  ``None`` when it does not apply (the caller runs numpy)."""
+    sum over the images and positions; ``dZ`` in ``out`` when given (a C-contiguous float64 array of ``Z``'s shape,
+    reused: no fresh pages).  ``None`` when it does not apply (the caller runs numpy)."""
     if _compiled is None or pooling != "max" or pool < 2 or activation not in ("relu", "tanh"):
         return None
     if not all(_c_f64(a) for a in (dH, Zp, Hc, Z)) or Z.ndim < 4:
@@ -135,7 +138,10 @@ def conv_pool_backward(dH: np.ndarray, Zp: np.ndarray, Hc: np.ndarray, Z: np.nda
     if not (Zp.shape == Hc.shape == dH.shape == want) or m < 1 or Ho < q or Wo < q:
         return None
     N = int(np.prod(lead, dtype=np.int64)) * m
-    out = np.zeros(Z.shape) if (Ho % q or Wo % q) else np.empty(Z.shape)
+    if out is None or out.shape != Z.shape or not _c_f64(out):
+        out = np.empty(Z.shape)
+    if Ho % q or Wo % q:
+        out.fill(0.0)                               # rows and columns past a multiple of q: no window, gradient 0
     bsum = np.empty(lead + (C,))
     _compiled(dH.reshape(N, Ho // q, Wo // q, C), Zp.reshape(N, Ho // q, Wo // q, C), Hc.reshape(N, Ho // q, Wo // q, C),
               Z.reshape(N, Ho, Wo, C), q, RELU if activation == "relu" else TANH, m, out.reshape(N, Ho, Wo, C),

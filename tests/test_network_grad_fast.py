@@ -1,0 +1,170 @@
+"""The networks' gradients with in-place layers and reused scratch arrays equal the former implementation (kept here
+as the reference, verbatim) bit for bit, and central differences; the bucketed runs equal the padded batch to 1e-12."""
+import numpy as np
+import pytest
+
+from fedcheck.problems.networks import CNN, MLP, log_softmax
+
+FD_STEP, FD_RTOL = 1e-6, 1e-6
+
+
+def _old_dense_forward(loss, X, H, layers, act, cache):
+    for j, (kw, kb) in enumerate(layers):
+        Z = np.matmul(H, loss._tensor(X, kw))
+        Z += loss._tensor(X, kb)[..., None, :]
+        if j == len(layers) - 1:
+            return Z
+        Hn = np.tanh(Z) if act == "tanh" else np.maximum(Z, 0.0)
+        cache.append((H, Z, Hn))
+        H = Hn
+
+
+def _old_dense_backward(loss, X, cache, delta, G, layers, act, H0):
+    sl = loss.param_slices()
+    for j in range(len(layers) - 1, -1, -1):
+        kw, kb = layers[j]
+        HT = np.swapaxes(H0 if j == 0 else cache[j - 1][2], -1, -2)
+        gW = np.matmul(HT, delta)
+        G[..., sl[kw]] = gW.reshape(gW.shape[:-2] + (-1,))
+        G[..., sl[kb]] = delta.sum(-2)
+        if j == 0:
+            return
+        back = np.matmul(delta, np.swapaxes(loss._tensor(X, kw), -1, -2))
+        Z, H = cache[j - 1][1], cache[j - 1][2]
+        delta = back * (1.0 - H * H if act == "tanh" else (Z > 0).astype(float))
+
+
+def old_mlp_grad(loss: MLP, X):
+    """The MLP's gradient as it was computed before (softmax via exp(log_softmax), a fresh array per step)."""
+    X = np.asarray(X, dtype=float)
+    cache: list = []
+    logits = _old_dense_forward(loss, X, loss.A, loss.layers, loss.activation, cache)
+    delta = (np.exp(log_softmax(logits)) - loss.onehot) * loss.w[..., None]
+    G = np.empty(np.broadcast_shapes(X.shape[:-1], loss.lead_shape) + (loss.p,))
+    _old_dense_backward(loss, X, cache, delta, G, loss.layers, loss.activation, loss.A)
+    return G
+
+
+def _data(rng, lead=(2, 3), m=9, d=7, K=4):
+    A = rng.standard_normal(lead + (m, d))
+    y = rng.integers(0, K, lead + (m,))
+    w = np.full(lead + (m,), 1.0 / (m - 2))
+    w[..., -2:] = 0.0                        # padding rows
+    return A, y, w
+
+
+def _rel(a, b):
+    return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
+
+
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+@pytest.mark.parametrize("xlead", [(2, 3), (3,), (4, 2, 3)])
+def test_mlp_gradient_equals_the_former_implementation(activation, xlead):
+    rng = np.random.default_rng(3)
+    A, y, w = _data(rng)
+    if len(xlead) == 3:                      # runs sharing the data: a singleton axis that broadcasts
+        A, y, w = A[None], y[None], w[None]
+        A, y, w = (np.moveaxis(a, 0, 1) for a in (A, y, w))          # (2, 1, 3, ...)
+        xlead = (2, 4, 3)
+    loss = MLP(A, y, w, K=4, hidden=(6, 5), activation=activation)
+    X = 0.7 * rng.standard_normal(xlead + (loss.p,))
+    assert np.array_equal(loss.grad(X), old_mlp_grad(loss, X))        # the same operations in the same order
+    v, g = loss.value_and_grad(X)
+    assert _rel(g, old_mlp_grad(loss, X)) < 1e-12
+    assert np.array_equal(v, loss.value(X))
+
+
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+def test_mlp_gradient_central_differences(activation):
+    rng = np.random.default_rng(4)
+    A, y, w = _data(rng)
+    loss = MLP(A, y, w, K=4, hidden=(6, 5), activation=activation)
+    X = 0.5 * rng.standard_normal((2, 3, loss.p))
+    G = loss.grad(X)
+    for _ in range(6):
+        Vd = rng.standard_normal(X.shape)
+        num = (loss.value(X + FD_STEP * Vd) - loss.value(X - FD_STEP * Vd)) / (2 * FD_STEP)
+        ana = (G * Vd).sum(-1)
+        assert np.max(np.abs(num - ana) / (np.abs(ana) + np.abs(num) + 1e-12)) < FD_RTOL
+
+
+def test_cnn_dense_part_equals_the_former_implementation():
+    """The CNN's dense layers share the MLP's code: its gradient against the former dense passes."""
+    rng = np.random.default_rng(6)
+    A = rng.random((2, 3, 5, 8 * 8))
+    y = rng.integers(0, 4, (2, 3, 5))
+    w = np.full((2, 3, 5), 0.2)
+    loss = CNN(A, y, w, K=4, image=(8, 8, 1), channels=(3,), kernel=3, pool=2, hidden=(5,), activation="relu")
+    X = 0.5 * rng.standard_normal((2, 3, loss.p))
+    G = loss.grad(X)
+    logits, (conv_cache, Hd, _) = loss._forward(X, A)
+    cache: list = []
+    logits = _old_dense_forward(loss, X, Hd, loss.layers, "relu", cache)
+    delta = (np.exp(log_softmax(logits)) - loss.onehot) * w[..., None]
+    G0 = np.zeros_like(G)
+    _old_dense_backward(loss, X, cache, delta, G0, loss.layers, "relu", Hd)
+    dense = slice(loss.param_slices()[2].start, loss.p)
+    assert _rel(G[..., dense], G0[..., dense]) < 1e-12
+
+
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+def test_bucketed_runs_equal_the_padded_batch(activation):
+    """Clients of very different sizes (a non-IID split) are evaluated in buckets of similar sizes: the same values
+    and gradients as the batch padded to the largest client."""
+    from fedcheck.problems.networks import repeat_runs
+    rng = np.random.default_rng(8)
+    I, n, M, d, R = 2, 5, 40, 6, 3
+    counts = np.array([[40, 3, 17, 25, 9], [2, 38, 11, 30, 6]])
+    A = rng.standard_normal((I, n, M, d))
+    y = rng.integers(0, 4, (I, n, M))
+    w = np.where(np.arange(M)[None, None, :] < counts[..., None], 1.0 / counts[..., None], 0.0)
+    A *= (w != 0)[..., None]
+    loss = MLP(A, y, w, K=4, hidden=(5, 4), activation=activation)
+    rep = repeat_runs(loss, R)
+    assert rep.parts is not None and len(rep.parts) > 1
+    X = 0.6 * rng.standard_normal((I * R, n, loss.p))
+    padded = loss.map(lambda a: a[:, None])
+    V = X.reshape(I, R, n, loss.p)
+    assert _rel(rep.grad(X), padded.grad(V).reshape(X.shape)) < 1e-12
+    np.testing.assert_allclose(rep.value(X), padded.value(V).reshape(I * R, n), rtol=1e-12)
+    same = repeat_runs(MLP(A[..., :3, :], y[..., :3], np.full((I, n, 3), 1 / 3), K=4, hidden=(5,)), R)
+    assert same.parts is None                  # equal sizes: the one padded batch
+
+
+def test_a_serial_run_uses_one_blas_thread(monkeypatch):
+    """``verify -j 1`` runs its checks with one BLAS thread, as the Dask workers do (two BLAS threads on the small
+    GEMMs of a network spin against each other: the DNN's --full ran 8x longer on a loaded machine)."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from fedcheck.catalog import parallel
+    from fedcheck.core.results import RunConfig
+    seen = []
+
+    class Check:
+        id = "test.blas"
+
+        def run(self, config):
+            seen.append(max((i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"),
+                            default=1))
+            return type("R", (), {"seconds": 0.0})()
+    monkeypatch.setattr(parallel, "_save_durations", lambda *a: None)
+    parallel.run_checks([Check()], RunConfig(), jobs=1)
+    assert seen == [1]
+
+
+@pytest.mark.parametrize("model", ["mlp", "cnn"])
+def test_gradient_in_scratch_arrays_equals_fresh_arrays(model):
+    """``grad`` keeps its large intermediates in scratch arrays reused from call to call; ``value_and_grad`` allocates
+    them fresh: the same bits, call after call (a stale scratch array would show in the second call)."""
+    rng = np.random.default_rng(9)
+    if model == "mlp":
+        A, y, w = _data(rng)
+        loss = MLP(A, y, w, K=4, hidden=(6, 5), activation="relu")
+    else:
+        A = rng.random((2, 3, 5, 8 * 8))              # 8 -> 7 (odd: the rows past the pooling get 0) -> 3 -> 2 -> 1
+        y = rng.integers(0, 4, (2, 3, 5))
+        w = np.full((2, 3, 5), 0.2)
+        loss = CNN(A, y, w, K=4, image=(8, 8, 1), channels=(3, 2), kernel=2, pool=2, hidden=(5,), activation="relu")
+    for scale in (0.5, 2.0, 0.1):
+        X = scale * rng.standard_normal((2, 3, loss.p))
+        assert np.array_equal(loss.grad(X), loss.value_and_grad(X)[1])
+    assert loss.__dict__.get("_scratch")                 # the scratch arrays were used
