@@ -319,6 +319,7 @@ class _EveryRound:
         self.infeasibility = None          # (max per run, first infeasible round per run at each tolerance)
         self._inf_blocks: list = []
         self.trivial: dict = {}            # bound name -> (per-instance trivial bounds, what)
+        self.family: int | None = None     # the mean statistic's Bonferroni family (the whole test's points)
 
     def __call__(self, k, values):
         from fedcheck.core.evidence import merge_judgements
@@ -344,7 +345,7 @@ class _EveryRound:
             for r in self.claim.readings:
                 b = declared(self.claim, f"bound {bnd.name!r}", evaluate_schedule, bnd.expr.subs(dict(r.substitutions)),
                              kk, self.vals, self.I)
-                st = self.test.statistic_of(r)
+                st = self.test.statistic_of(r).of_family(self.family)
                 for j in range(self.I):
                     cols = slice(j * self.R, (j + 1) * self.R)
                     tv, what = self.trivial.get(bnd.name, (None, ""))
@@ -579,6 +580,11 @@ class Rounds:
             "statistic": test.statistic.describe(R),
         }
         grid = record_grid(rounds + 1, dense_until=self.dense_until, per_decade=self.per_decade)
+        # the mean statistic's Bonferroni family: every point any (parameter, instance, bound, reading) is judged at
+        # -- every round when streamed (judged in blocks, so counted up front), else the recorded grid
+        per = rounds + 1 if streams_every_round(self.algorithm) and not self.measured else len(grid)
+        family = max(1, len(list(self.param_grid)) * len(insts) * len(bounds) * per
+                     * sum(test.statistic_of(r).kind == "mean" for r in readings))
         groups: dict[tuple, list[int]] = {}
         for k, inst in enumerate(insts):
             groups.setdefault((inst.A.shape, inst.loss, inst.set.name), []).append(k)
@@ -621,7 +627,7 @@ class Rounds:
                 every = None
                 if streams_every_round(self.algorithm) and not self.measured:     # measured: known after the run
                     every = _EveryRound(self, claim, test, vals, I, R, run_sols, [sols[k] for k in idxs])
-                    every.trivial = triv
+                    every.trivial, every.family = triv, family
                     kwargs["stream"] = every
                 trace = call_user(self.algorithm, batch, rounds=rounds, grid=grid, recorder=rec, **sched, **kwargs,
                                   role="algorithm")
@@ -711,17 +717,19 @@ class Rounds:
                                              trivial=_nan_none(tv[j]) if tv else None, trivial_what=what)
                             curves = {"instance": kidx, "grid": len(rec_j["grid"]) - 1,
                                       "scale": max(1.0, abs(sol.F_star))}
+                            st_r = test.statistic_of(r)
+                            st_f = st_r.of_family(family) if st_r.kind == "mean" else None
                             if bnd.name in streamed:     # judged at every round from the stream
                                 judged, failing = every.result(j, r.name, bnd.name)
                                 item = Observed(r.name, bnd.name, case, None, instance=inst, reason=reason,
                                                 save=_saver(inst), key=kidx, judged=judged, failing=failing,
-                                                curves=curves)
+                                                curves=curves, statistic=st_f)
                             else:                        # judged at the recorded rounds only
                                 item = Observed(r.name, bnd.name, case, cmp, instance=inst, reason=reason,
-                                                save=_saver(inst), key=kidx, curves=curves)
+                                                save=_saver(inst), key=kidx, curves=curves, statistic=st_f)
                             obs.items.append(item)
                             part["bound"][r.name] = b
-                            part["readings"][r.name] = cmp.judge(test.statistic_of(r))
+                            part["readings"][r.name] = cmp.judge(st_f or st_r)
                         if bi == 0 and (test.rate is not None or claim.claimed_rate is not None):
                             if R == 1:
                                 floor = hi_j[:, 0] - v_j[:, 0]
@@ -1162,6 +1170,7 @@ class Horizons:
         needed = ({s.name for s in _needed(list(self.schedules.values()), readings)}
                   | ({s.name for s in _needed([b.expr for b in bounds], readings)} - set(self.schedules)))
         needed -= {T_sym.name}
+        pending: list = []      # the cases' record builders, run once the claim's mean family is known
         for case in self.cases:
             seeds, horizons, run_seeds = case.pick(config)
             insts = list(config.instances) if config.instances else \
@@ -1254,44 +1263,55 @@ class Horizons:
                                                       reason=reasons[i], save=_saver(inst), key=(case.name, i)))
                             if not per_round:
                                 series.setdefault((i, reading.name, bnd.name), {})[T] = (
-                                    float(val[0]), float(bvals[rows[0]]), cmp.judge(test.statistic_of(reading)))
-            for i, (inst, sol) in enumerate(zip(insts, sols)):
-                rec = {"case": case.name, "seed": getattr(inst, "seed", None),
-                       "instance": inst.describe() if hasattr(inst, "describe") else str(inst),
-                       "F_star": getattr(sol, "F_star", None), "F_star_lower": getattr(sol, "F_lower", None),
-                       "solver": sol.record() if hasattr(sol, "record") else {},
-                       "constants": {k: {"value": v.value, "exact": v.exact, "note": v.note} for k, v in consts[i].items()},
-                       "rounds": [float(T) for T in horizons], "x_label": "T (horizon)",
-                       "settings": {k: (v if isinstance(v, (int, float, str, bool)) else str(v))
-                                    for k, v in case.settings.items()},
-                       "bound": {}, "readings": {}, "horizons": {}}
-                if reasons[i]:
-                    rec["inconclusive_reason"] = reasons[i]
-                for reading in readings:
-                    data = series.get((i, reading.name, rate_b), {})
-                    vals = np.array([data.get(T, (np.nan,))[0] for T in horizons], dtype=float)
-                    rec["bound"][reading.name] = [data.get(T, (None, None))[1] for T in horizons]
-                    rec["horizons"][reading.name] = {str(T): {**{b.name: series.get((i, reading.name, b.name), {}).get(T, (None, None, None))[2]
-                                                                 for b in bounds},
-                                                              **({"evidence": evid[(i, reading.name)][T]}
-                                                                 if T in evid.get((i, reading.name), {}) else {})}
-                                                     for T in horizons}
-                    all_codes = [series.get((i, reading.name, b.name), {}).get(T, (None, None, {"verdict": V.INCONCLUSIVE}))[2]["verdict"]
-                                 for b in bounds for T in horizons]
-                    ratios = [d[2]["max_ratio"] for b in bounds for d in series.get((i, reading.name, b.name), {}).values()
-                              if d[2]["max_ratio"] is not None and np.isfinite(d[2]["max_ratio"])]
-                    rec["readings"][reading.name] = {"verdict": V.combine(all_codes) if all_codes else V.INCONCLUSIVE,
-                                                     "max_ratio": max(ratios) if ratios else None}
-                    if reading is readings[0]:
-                        rec["metric"] = vals
-                    if self.rate_metric and len(horizons) >= 2:
-                        fit = V.fit_rate(np.array(horizons, float), vals, 0.0)
-                        rec.setdefault("fits", {})[reading.name] = fit
-                        paper_first = next((r for r in readings if r.paper), readings[0])
-                        if reading is paper_first:
-                            rec["fit"] = fit
-                            obs.fits.append(fit)
-                obs.records.append(rec)
+                                    float(val[0]), float(bvals[rows[0]]), cmp, test.statistic_of(reading))
+            def build(fam, case=case, insts=insts, sols=sols, consts=consts, reasons=reasons, horizons=horizons,
+                      series=series, evid=evid):
+                """The case's records, judged with the claim's Bonferroni family (known once every case ran)."""
+                series = {key: {T: (v, b, cmp.judge(st if st.kind != "mean" or st.family else st.of_family(fam)))
+                                for T, (v, b, cmp, st) in d.items()} for key, d in series.items()}
+                for i, (inst, sol) in enumerate(zip(insts, sols)):
+                    rec = {"case": case.name, "seed": getattr(inst, "seed", None),
+                           "instance": inst.describe() if hasattr(inst, "describe") else str(inst),
+                           "F_star": getattr(sol, "F_star", None), "F_star_lower": getattr(sol, "F_lower", None),
+                           "solver": sol.record() if hasattr(sol, "record") else {},
+                           "constants": {k: {"value": v.value, "exact": v.exact, "note": v.note} for k, v in consts[i].items()},
+                           "rounds": [float(T) for T in horizons], "x_label": "T (horizon)",
+                           "settings": {k: (v if isinstance(v, (int, float, str, bool)) else str(v))
+                                        for k, v in case.settings.items()},
+                           "bound": {}, "readings": {}, "horizons": {}}
+                    if reasons[i]:
+                        rec["inconclusive_reason"] = reasons[i]
+                    for reading in readings:
+                        data = series.get((i, reading.name, rate_b), {})
+                        vals = np.array([data.get(T, (np.nan,))[0] for T in horizons], dtype=float)
+                        rec["bound"][reading.name] = [data.get(T, (None, None))[1] for T in horizons]
+                        rec["horizons"][reading.name] = {str(T): {**{b.name: series.get((i, reading.name, b.name), {}).get(T, (None, None, None))[2]
+                                                                     for b in bounds},
+                                                                  **({"evidence": evid[(i, reading.name)][T]}
+                                                                     if T in evid.get((i, reading.name), {}) else {})}
+                                                         for T in horizons}
+                        all_codes = [series.get((i, reading.name, b.name), {}).get(T, (None, None, {"verdict": V.INCONCLUSIVE}))[2]["verdict"]
+                                     for b in bounds for T in horizons]
+                        ratios = [d[2]["max_ratio"] for b in bounds for d in series.get((i, reading.name, b.name), {}).values()
+                                  if d[2]["max_ratio"] is not None and np.isfinite(d[2]["max_ratio"])]
+                        rec["readings"][reading.name] = {"verdict": V.combine(all_codes) if all_codes else V.INCONCLUSIVE,
+                                                         "max_ratio": max(ratios) if ratios else None}
+                        if reading is readings[0]:
+                            rec["metric"] = vals
+                        if self.rate_metric and len(horizons) >= 2:
+                            fit = V.fit_rate(np.array(horizons, float), vals, 0.0)
+                            rec.setdefault("fits", {})[reading.name] = fit
+                            paper_first = next((r for r in readings if r.paper), readings[0])
+                            if reading is paper_first:
+                                rec["fit"] = fit
+                                obs.fits.append(fit)
+                    obs.records.append(rec)
+            pending.append(build)
+        from fedcheck.core.runner import mean_family
+        fam = mean_family(obs.items, lambda item: item.statistic or test.statistic_of(
+            next((r for r in readings if r.name == item.reading), None)))
+        for build in pending:
+            build(fam)
         obs.evidence = {"cases": [{"name": c.name, "family": getattr(c.family, "label", str(c.family)),
                                    "settings": {k: (v if isinstance(v, (int, float, str, bool)) else str(v))
                                                 for k, v in c.settings.items()},
@@ -1401,20 +1421,26 @@ class Cases:
                 if why:
                     raise contract_error(self.cases, "case builder", why)
         bound_name = test.bounds[0].name if test.bounds else "claim"
+        later: list = []        # the cases' summaries, judged once the claim's mean family is known
         for case in cases:
             summ = {}
             for key, cmp in case.inequalities.items():
                 bound, reading = (key if isinstance(key, tuple) else (bound_name, key))
                 obs.items.append(Observed(reading, bound, case.label, cmp, instance=case.problem, reason=case.reason,
                                           save=case.save, key=case.label))
-                summ[reading if not isinstance(key, tuple) else f"{bound} | {reading}"] = \
-                    cmp.judge(test.statistic_of(next((r for r in claim.readings if r.name == reading), None)))
+                later.append((summ, reading if not isinstance(key, tuple) else f"{bound} | {reading}", cmp,
+                              test.statistic_of(next((r for r in claim.readings if r.name == reading), None))))
             rec = {"label": case.label, "instance": case.instance, "readings": summ, "evidence": case.evidence}
             if case.reason:
                 rec["inconclusive_reason"] = case.reason
             obs.records.append(rec)
             obs.series.extend(case.series)
             obs.tables.extend(case.tables)
+        from fedcheck.core.runner import mean_family
+        fam = mean_family(obs.items, lambda item: item.statistic or test.statistic_of(
+            next((r for r in claim.readings if r.name == item.reading), None)))
+        for summ, name, cmp, st in later:
+            summ[name] = cmp.judge(st.of_family(fam) if st.kind == "mean" and not st.family else st)
         if not cases:
             obs.reasons.append("no case")
         elif all(c.reason for c in cases):

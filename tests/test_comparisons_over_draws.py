@@ -206,8 +206,9 @@ def test_a_bound_tested_in_expectation_records_what_its_runs_could_detect():
     twice = Comparison(lhs_lo=np.concatenate([det, det]), rhs_lo=np.full(3, 5.0), relation="<=")   # no draws
     j = noisy.judge(MEAN)
     p = mean_power([(None, j, None), (None, twice.judge(MEAN), None)], MEAN)["power"]
-    q = stats.t.ppf(stats.norm.cdf(V.POLICY.statistical_z), 11)
+    q = stats.t.isf(stats.norm.sf(V.POLICY.statistical_z) / 3, 11)     # Bonferroni over the 3 points
     assert p["draws"] == 12 and p["dof"] == 11 and p["half_width"] == pytest.approx(q * j["se_max"])
+    assert p["tries"] == 3 and j["family"] == 3
     assert p["detectable"] < p["mde"] < np.inf
     assert mean_power([(None, twice.judge(MEAN), None)], MEAN) == {}
 

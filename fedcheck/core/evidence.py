@@ -38,23 +38,41 @@ __all__ = ["Statistic", "PATHWISE", "MEAN", "fraction", "Bound", "Comparison", "
 @dataclass(frozen=True)
 class Statistic:
     """How runs are combined: ``pathwise``, ``mean`` (``z`` standard errors, default the policy's) or
-    ``fraction`` (the fraction of failing runs must stay at most ``max_fraction``)."""
+    ``fraction`` (the fraction of failing runs must stay at most ``max_fraction``).
+
+    ``family`` (``mean``): the number of points -- over every instance, reading, bound and point of the axis --
+    whose intervals must hold together: each point's interval is Bonferroni-corrected over them
+    (:func:`fedcheck.core.verdict.t_multiplier`), so a bound judged at every round is not refuted (nor confirmed)
+    by the one point in hundreds whose interval misses by chance.  ``None``: the points of the comparison judged.
+    The experiments set it to the whole test's count before judging (a stream judged in blocks of rounds
+    included)."""
 
     kind: str = "pathwise"
     z: float | None = None
     max_fraction: float = 0.0
+    family: int | None = None
 
     def __post_init__(self):
         if self.kind not in ("pathwise", "mean", "fraction"):
             raise ValueError(f"statistic must be pathwise, mean or fraction, not {self.kind!r}")
         if not 0.0 <= self.max_fraction < 1.0:
             raise ValueError("max_fraction must lie in [0, 1)")
+        if self.family is not None and int(self.family) < 1:
+            raise ValueError(f"family must be at least 1, not {self.family!r}")
+
+    def of_family(self, points: int) -> "Statistic":
+        """This statistic with its Bonferroni family set to ``points`` (``mean`` only; others unchanged)."""
+        if self.kind != "mean":
+            return self
+        return replace(self, family=max(1, int(points)))
 
     def describe(self, samples: int | None = None) -> str:
         if self.kind == "mean":
             z = V.POLICY.statistical_z if self.z is None else self.z
             return (f"mean +- a Student t interval at the level of {z:g} standard errors"
-                    + (f" over {samples} runs ({samples - 1} degrees of freedom)" if samples else ""))
+                    + (f" over {samples} runs ({samples - 1} degrees of freedom)" if samples else "")
+                    + (f", Bonferroni-corrected over {self.family} points" if self.family else
+                       ", Bonferroni-corrected over the points judged"))
         if self.kind == "fraction":
             return (f"fraction of failing runs <= {self.max_fraction:g} "
                     f"({100 * V.POLICY.confidence:.0f}% Clopper-Pearson interval)")
@@ -251,14 +269,28 @@ class Comparison:
         S = lo.shape[0]
         se = (np.maximum(lo.std(0, ddof=1), hi.std(0, ddof=1)) / math.sqrt(S)) if S > 1 \
             else np.full(lo.shape[1], np.nan)
-        # Student t with S - 1 degrees of freedom at the level of z standard errors (the SE is estimated from S runs)
-        z = V.t_multiplier(V.POLICY.statistical_z if statistic.z is None else statistic.z, S) if S > 1 else 0.0
+        # Student t with S - 1 degrees of freedom at the level of z standard errors (the SE is estimated from S runs),
+        # Bonferroni-corrected over the family of points judged together
+        z = self.multiplier(statistic)
         mlo, mhi = lo.mean(0), hi.mean(0)
         if self.value is not None:
             val = self.value.mean(0)
         else:
             val = mhi if self.relation != ">=" else mlo
         return (mlo - z * se)[None], (mhi + z * se)[None], val, se
+
+    def family(self, statistic: Statistic) -> int:
+        """The number of points whose ``mean`` intervals hold together: the statistic's ``family``, else this
+        comparison's points."""
+        return int(statistic.family) if statistic.family else int(self.lhs_lo.shape[1])
+
+    def multiplier(self, statistic: Statistic) -> float:
+        """The standard errors a ``mean`` interval spans: Student t with ``samples - 1`` degrees of freedom at the
+        level of ``z`` standard errors, Bonferroni-corrected over :meth:`family` (0 with a single run)."""
+        S = self.samples
+        if S < 2:
+            return 0.0
+        return V.t_multiplier(V.POLICY.statistical_z if statistic.z is None else statistic.z, S, self.family(statistic))
 
     def failing_samples(self) -> np.ndarray:
         """Per run: does some point certainly fail (code 2)?"""
@@ -351,6 +383,8 @@ class Comparison:
                "max_excess_where_ratio_undefined": float(np.max(excess[bad_undef])) if bad_undef.size else None}
         if statistic.kind == "mean":
             out["se_max"] = float(np.nanmax(se)) if np.isfinite(se).any() else None
+            out["family"] = self.family(statistic)
+            out["t_multiplier"] = self.multiplier(statistic)
             if few and (codes == 1).any():
                 out["why"] = (f"only {self.samples} runs: a mean over runs needs at least {V.MIN_DRAWS} to decide "
                               "(runs that coincide are exact)")

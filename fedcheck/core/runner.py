@@ -143,6 +143,24 @@ VACUOUS, BITES, UNKNOWN = "vacuous", "not vacuous", "unknown"
 _AXIS_WORDS = {"round": "rounds", "horizon": "horizons", "point": "points"}
 
 
+def mean_family(items, statistic_of) -> int:
+    """The Bonferroni family of a claim's ``mean``-statistic points: every point of every observation judged with
+    the mean statistic (a stream judged in blocks counts the points it judged; an experiment that set a larger
+    family up front keeps it: the larger of the two)."""
+    total, declared = 0, 0
+    for item in items:
+        st = statistic_of(item)
+        if st.kind != "mean":
+            continue
+        declared = max(declared, int(st.family or 0))
+        if item.judged is not None:
+            declared = max(declared, int(item.judged.get("family") or 0))
+            total += int(item.judged.get("points") or 0)
+        elif item.comparison is not None:
+            total += int(item.comparison.lhs_lo.shape[1])
+    return max(1, total, declared)
+
+
 def mean_power(lst, statistic) -> dict:
     """A ``mean``-statistic finding's ``power`` record (decided over draws): the smallest effect its runs could decide,
     of the widest of its judgements -- the Student t interval's half-width at the largest standard error
@@ -156,10 +174,12 @@ def mean_power(lst, statistic) -> dict:
         se, k = s.get("se_max"), int(s.get("samples") or 0)
         if se is None or not np.isfinite(se) or se <= 0 or k < 2:
             continue
-        half = V.t_multiplier(z, k) * float(se)
+        tries = int(s.get("family") or 1)
+        half = float(s["t_multiplier"] if s.get("t_multiplier") is not None else V.t_multiplier(z, k)) * float(se)
         if best is None or half > best["half_width"]:
-            best = {"draws": k, "dof": float(k - 1), "level": level, "tries": 1, "half_width": half, "detectable": half,
-                    "mde": V.detectable_effect(float(se), k - 1, level), "power": V.POWER, "tests": len(lst)}
+            best = {"draws": k, "dof": float(k - 1), "level": level, "tries": tries, "half_width": half,
+                    "detectable": half, "mde": V.detectable_effect(float(se), k - 1, V.corrected_level(level, tries)),
+                    "power": V.POWER, "tests": len(lst)}
     return {"power": best} if best else {}
 
 
@@ -504,7 +524,10 @@ def observation_record(finding: str, item, judgement: dict, st) -> dict:
     if st.kind == "mean":       # the multiplier of the standard error judged: Student t with samples - 1 dof
         S = judgement.get("samples") or (item.comparison.samples if item.comparison is not None else None)
         z = float(V.POLICY.statistical_z if st.z is None else st.z)
-        rec["z"] = V.t_multiplier(z, int(S)) if S and int(S) > 1 else z
+        rec["z"] = judgement["t_multiplier"] if judgement.get("t_multiplier") is not None else \
+            (V.t_multiplier(z, int(S)) if S and int(S) > 1 else z)
+        if judgement.get("family"):
+            rec["family"] = int(judgement["family"])
     if st.kind == "fraction":
         rec["max_fraction"] = float(st.max_fraction)
     if item.reason:
@@ -569,9 +592,13 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
     nb, nr = len(b_order), len(r_order)
     # judge every observation
     groups: dict[str, list] = {}
+    family = mean_family(obs.items, lambda item: item.statistic or ev.statistic_of(
+        readings.get(item.reading) or Reading(item.reading)))
     for item in obs.items:
         reading = readings.get(item.reading) or Reading(item.reading)
         st = item.statistic or ev.statistic_of(reading)
+        if st.kind == "mean" and not st.family:     # Bonferroni over every mean-statistic point of the claim
+            st = st.of_family(family)
         s = item.judge(st)
         if item.reason:
             s["verdict"] = V.combine([s["verdict"], V.INCONCLUSIVE])

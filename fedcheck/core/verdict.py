@@ -249,14 +249,20 @@ def level_of(policy: TolerancePolicy = POLICY) -> float:
     return float(2.0 * stats.norm.cdf(policy.statistical_z) - 1.0)
 
 
-def t_multiplier(z: float, samples: int) -> float:
+def t_multiplier(z: float, samples: int, tries: int = 1) -> float:
     """The Student t multiplier of a mean over ``samples`` draws at the two-sided level of ``z`` standard errors
     (``2 Phi(z) - 1``), with ``samples - 1`` degrees of freedom: what replaces ``z`` where the standard error is
-    estimated from few draws (NaN with fewer than two)."""
+    estimated from few draws (NaN with fewer than two).  ``tries``: Bonferroni over that many intervals of one
+    family (every point a bound is judged at): each at the two-sided error ``(2 - 2 Phi(z)) / tries``, so that all
+    of them hold together with probability at least ``2 Phi(z) - 1``."""
     from scipy import stats
     if samples < 2:
         return float("nan")
-    return float(stats.t.ppf(stats.norm.cdf(z), samples - 1))
+    if tries < 1:
+        raise ValueError(f"tries must be at least 1, not {tries}")
+    if tries == 1:
+        return float(stats.t.ppf(stats.norm.cdf(z), samples - 1))
+    return float(stats.t.isf(stats.norm.sf(z) / int(tries), samples - 1))
 
 
 def corrected_level(level: float, tries: int = 1) -> float:

@@ -367,9 +367,12 @@ class HorizonExpectations:
         cmps = [[{} for _ in insts] for _ in sweep_vals]
         summaries = [[{} for _ in insts] for _ in sweep_vals]
         verdict_table = {r.name: [] for r in readings}    # per sweep value: combined over instances
+        # the mean statistic's Bonferroni family: every (sweep value, instance, reading, bound, horizon) judged
+        family = len(sweep_vals) * len(insts) * len(horizons) * sum(
+            len(self.bounds_of(test, r)) for r in readings if test.statistic_of(r).kind == "mean")
         for vi in range(len(sweep_vals)):
             for r in readings:
-                st = test.statistic_of(r)
+                st = test.statistic_of(r).of_family(max(1, family))
                 vs = []
                 for i, inst in enumerate(insts):
                     d = results[vi][i]
@@ -407,8 +410,10 @@ class HorizonExpectations:
                     if self.save_instance is not None:
                         save = (lambda stem, inst=inst, i=i: self.save_instance(inst, stem, {
                             "check": claim.id, "readings": summaries[0][i], "horizons": list(horizons)}))
+                    r_st = test.statistic_of(next(r for r in readings if r.name == rname))
                     obs.items.append(Observed(rname, bname, _inst_label(inst), cmp, instance=inst,
-                                              reason=sols[i].reason, save=save, key=i))
+                                              reason=sols[i].reason, save=save, key=i,
+                                              statistic=r_st.of_family(max(1, family)) if r_st.kind == "mean" else None))
         else:                   # the sweep rule, per reading
             for r in readings:
                 vt = verdict_table[r.name]
