@@ -131,3 +131,27 @@ def test_a_proof_step_records_and_shows_its_conclusion():
     class C:
         id, reference = "x.y", "(C.25)"
     assert "(C.25) refuted; the theorem's conclusion: survives" in format_steps(C, [rec])
+
+
+def test_outside_the_setting_a_plausible_reading_that_fails_at_any_size_is_named():
+    """On main a run outside the paper's setting said only "analyses: k of n refuted", even where one of them is the
+    paper's own sentence read literally and fails whatever the size (Figure 4's "in the first iteration")."""
+    sized = Deviation("images", paper=60000, run=500)
+    fs = [Finding("larger gap early", V.INCONCLUSIVE, False, deviation=sized),
+          Finding("first iteration (literal)", V.VIOLATED, False,
+                  reading=Reading("'the first iteration' read literally", paper=False, plausible=True))]
+    h = headline(V.INCONCLUSIVE, fs, "measurement")
+    assert h == ("inconclusive: not tested in the paper's setting (analyses: 1 of 2 refuted); fails under the "
+                 "plausible reading 'the first iteration' read literally")
+    # a plausible reading run outside the setting itself (a deviation) is not named: its failure may be the size's
+    fs[1] = Finding("first iteration (literal)", V.VIOLATED, False, deviation=sized)
+    assert headline(V.INCONCLUSIVE, fs, "measurement").endswith("(analyses: 1 of 2 refuted)")
+
+
+def test_figure4s_first_iteration_sentence_is_a_plausible_reading_the_headline_names():
+    from fedcheck.catalog.registry import default_registry
+    from fedcheck.core.claim import RunConfig
+    r = default_registry().resolve(["fedfw.figure4_dnn"])[0].run(RunConfig()).to_dict()
+    literal = [f for n, f in r["readings"].items() if "first iteration" in n]
+    assert literal and all(f["reading"]["plausible"] for f in literal)
+    assert "fails under the plausible reading" in r["headline"] and "first iteration" in r["headline"]

@@ -347,7 +347,12 @@ def headline(verdict: str, findings: Sequence[Finding], kind: str) -> str:
     paper = [f for f in findings if f.paper]
     if outside_the_setting(findings):
         refuted = sum(f.verdict in _BAD for f in findings)
-        return f"inconclusive: not tested in the paper's setting (analyses: {refuted} of {len(findings)} refuted)"
+        text = f"inconclusive: not tested in the paper's setting (analyses: {refuted} of {len(findings)} refuted)"
+        words = [f for f in findings if f.plausible and not f.paper and f.verdict in _BAD and not f.deviation]
+        if words:       # the paper's own words, read another plausible way, fail whatever the setting's size
+            n = len({f.reading.name for f in words})
+            text += f"; fails under the plausible reading{'s' if n > 1 else ''} " + _plausible_names(words, findings)
+        return text
     bad = [f for f in paper if f.verdict in _BAD]
     good = [f for f in paper if f.verdict in _GOOD]
     word = "partly holds" if kind in ("bound", "expectation") else "partly reproduced"
@@ -369,16 +374,22 @@ def headline(verdict: str, findings: Sequence[Finding], kind: str) -> str:
         text += "; " + "; ".join(f"refutes proof step {s}; the theorem's conclusion: {c}" for s, c in steps)
     words = [f for f in findings if f.plausible and not f.paper and f.verdict in _BAD]
     if words and verdict not in _BAD:   # the policy's verdict stands; the sentence fails under another reading
-        names = []
-        for rname in dict.fromkeys(f.reading.name for f in words):     # a reading tried on several cases: name them
-            failed = [f.name for f in words if f.reading.name == rname]
-            shared = sum(g.reading is not None and g.reading.name == rname for g in findings) > 1
-            names.append(rname + (f" (for: {', '.join(failed)})" if shared else ""))
-        names = "; ".join(names)
+        names = _plausible_names(words, findings)
         lead = {V.HOLDS: "partly holds: ", V.REPRODUCED: "partly reproduced: "}.get(verdict, f"{verdict}; ")
-        text = f"{lead}fails under the plausible reading{'s' if len(words) > 1 else ''} {names}" + \
+        plural = len({f.reading.name for f in words}) > 1
+        text = f"{lead}fails under the plausible reading{'s' if plural else ''} {names}" + \
             ("" if verdict in _GOOD or text == verdict else f" ({text})")
     return text
+
+
+def _plausible_names(words, findings) -> str:
+    """The failing plausible readings, each with the findings it failed for when it was tried on several cases."""
+    names = []
+    for rname in dict.fromkeys(f.reading.name for f in words):     # a reading tried on several cases: name them
+        failed = [f.name for f in words if f.reading.name == rname]
+        shared = sum(g.reading is not None and g.reading.name == rname for g in findings) > 1
+        names.append(rname + (f" (for: {', '.join(failed)})" if shared else ""))
+    return "; ".join(names)
 
 
 def _count(k: int, noun: str) -> str:
