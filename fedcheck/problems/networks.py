@@ -49,6 +49,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from fedcheck.core.errors import BadValue
 from fedcheck.problems.cnn_jit import conv_pool_backward, max_pool, max_pool_backward
+from fedcheck.problems.dense_jit import bias_act, mask_sums, softmax_delta
 from fedcheck.problems.instances import memoized_by_content
 from fedcheck.problems.losses import Loss
 from fedcheck.problems.sets import FeasibleSet, L1Ball, L2Ball, ProductSet, make_set
@@ -140,12 +141,24 @@ class _Network(Loss):
         self._scratch_on = True              # the activations live in reused scratch arrays during this call
         try:
             logits, cache = self._forward(X, self.A)
-            delta = self._softmax_delta(logits)
+            fast = softmax_delta(logits, self.onehot, self._w_c(), self._buffer("exp", logits.shape))
+            if fast is None:
+                delta = self._softmax_delta(logits)
+            else:                            # compiled, the same bits; the last bias's gradient from the same pass
+                delta, self._per_thread()["top_bias_grad"] = fast
             G = np.empty(self._out_shape(X) + (self.p,))
             self._backward(X, cache, delta, G)
         finally:
             self._scratch_on = False
+            self._per_thread().pop("top_bias_grad", None)
         return G
+
+    def _w_c(self) -> np.ndarray:
+        """The sample weights, C-contiguous (the compiled passes' layout; a copy kept when ``w`` is a view)."""
+        w = self.__dict__.get("_wc")
+        if w is None:
+            w = self._wc = np.ascontiguousarray(self.w, dtype=float)
+        return w
 
     def _softmax_delta(self, logits):
         """``(exp(log_softmax(logits)) - onehot) * w``, the output error, computed in place in ``logits`` (a scratch
@@ -195,11 +208,15 @@ class _Network(Loss):
         were ~45% of the MLP gradient's time at Table 2's size); ``None`` where the caller may keep the array."""
         if not self.__dict__.get("_scratch_on"):
             return None
-        per = self.__dict__.setdefault("_scratch", {}).setdefault(threading.get_ident(), {})
+        per = self._per_thread()
         b = per.get(key)
         if b is None or b.shape != shape:
             b = per[key] = np.empty(shape)
         return b
+
+    def _per_thread(self) -> dict:
+        """This thread's scratch arrays (and the last bias's gradient between the softmax and the backward pass)."""
+        return self.__dict__.setdefault("_scratch", {}).setdefault(threading.get_ident(), {})
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -212,6 +229,10 @@ class _Network(Loss):
             W = self._tensor(X, kw)
             shape = np.broadcast_shapes(H.shape[:-2], W.shape[:-2]) + (H.shape[-2], W.shape[-1])
             Z = np.matmul(H, W, out=self._buffer(("z", j), shape))
+            if j < len(layers) - 1 and bias_act(Z, self._tensor(X, kb), act) is not None:   # compiled, same bits
+                cache.append((H, Z, Z))
+                H = Z
+                continue
             Z += self._tensor(X, kb)[..., None, :]
             if j == len(layers) - 1:
                 return Z
@@ -224,6 +245,7 @@ class _Network(Loss):
         (``H0T``: its transpose, precomputed); writes the parameters' gradients into ``G`` and returns the
         gradient with respect to ``H0`` when ``need_input``."""
         sl = self.param_slices()
+        summed = self._per_thread().get("top_bias_grad") if self.__dict__.get("_scratch_on") else None
         for j in range(len(layers) - 1, -1, -1):
             kw, kb = layers[j]
             if j == 0:
@@ -233,7 +255,13 @@ class _Network(Loss):
             out = G[..., sl[kw]]
             out.shape = G.shape[:-1] + self._params[kw][1]       # a view of G (setting .shape never copies)
             np.matmul(HT, delta, out=out)             # straight into G (a view of it)
-            np.einsum("...ij->...j", delta, out=G[..., sl[kb]])     # the rows' sum (as delta.sum(-2), 2x faster)
+            if summed is True:                        # written by the compiled mask pass below
+                pass
+            elif summed is not None:
+                G[..., sl[kb]] = summed
+            else:
+                np.einsum("...ij->...j", delta, out=G[..., sl[kb]])     # the rows' sum (as delta.sum(-2), 2x faster)
+            summed = None
             if j == 0 and not need_input:
                 return None
             W = self._tensor(X, kw)
@@ -242,7 +270,9 @@ class _Network(Loss):
             shape = np.broadcast_shapes(delta.shape[:-2], W.shape[:-2]) + (delta.shape[-2], W.shape[-2])
             back = np.matmul(delta, np.swapaxes(W, -1, -2), out=self._buffer(("back", j), shape))
             Hn = cache[j - 1][2]
-            if act == "tanh":
+            if mask_sums(back, Hn, act, G[..., sl[layers[j - 1][1]]]) is not None:    # compiled, the same bits,
+                summed = True                                       # with the next bias's gradient
+            elif act == "tanh":
                 back *= 1.0 - Hn * Hn
             else:
                 np.multiply(back, Hn > 0.0, out=back)      # ReLU: act'(Z) = (Z > 0) = (Hn > 0), Hn = max(Z, 0)
