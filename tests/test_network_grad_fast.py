@@ -237,3 +237,61 @@ def test_compiled_dense_passes_are_numpys_bit_for_bit():
         assert np.array_equal(dense_jit.mask_sums(B.copy(), ref, act, out), want)
         assert np.array_equal(out, want.sum(-2))
     assert dense_jit.lead_index((2, 4, 3), (2, 1, 3)).tolist() == [0, 1, 2] * 4 + [3, 4, 5] * 4
+
+
+@pytest.mark.parametrize("p,radius", [(5, 2.0), (37, np.array([1.0, 3.0])), (1850, 10.0)])
+def test_compiled_l2_fedfw_round_is_the_numpy_round_bit_for_bit(p, radius):
+    """FedFW's round after the gradients on the l2 ball, compiled (fedcheck/algorithms/l2_round_jit.py) against
+    the numpy path of ``fedfw_variant``'s step written out: penalty, LMO (``e_1`` where the gradient is 0; the
+    norm's pairwise sum, short and long), client and server updates -- the same bits."""
+    from fedcheck.algorithms.l2_round_jit import _compiled, l2_round
+    from fedcheck.problems import L2Ball
+    if _compiled is None:
+        pytest.skip("numba off")
+    rng = np.random.default_rng(14)
+    B, n = 2, 4
+    S = L2Ball(radius, p)
+    X = rng.standard_normal((B, n, p))
+    xbar = X.mean(1)
+    g = 3 * rng.standard_normal((B, n, p))
+    g[1, 2] = 0.0                                      # a zero gradient and no penalty: the LMO's e_1
+    X[1, 2] = xbar[1]
+    lam, eta = np.array([0.3, 2.0]), np.array([0.5, 0.25])
+    inv_n = 1.0 / n
+    ref_g = g.copy() * inv_n                          # fedfw_variant's step, numpy
+    ref_g += lam[:, None, None] * (X - xbar[:, None, :])
+    s = S.lmo(ref_g)
+    e = eta[:, None, None]
+    Xr = X + e * (s - X)
+    xr = xbar + e[:, 0] * (s.mean(1) - xbar)
+    Xc = X.copy()
+    xc = l2_round(Xc, xbar, g.copy(), inv_n, lam, eta, S)
+    assert np.array_equal(Xc, Xr) and np.array_equal(xc, xr)
+    assert np.array_equal(s[1, 2], -S._r(s)[1, 0] * np.eye(p)[0]) if np.ndim(radius) else True
+
+
+def test_fedfw_on_an_mlp_with_the_compiled_round_equals_the_numpy_round(monkeypatch):
+    """``fedfw_variant`` on an MLP (Table 2's method): the compiled round and gradient against the numpy ones,
+    iterates and server points equal bit for bit after 6 rounds."""
+    from fedcheck.algorithms import ProblemBatch, fedfw_variant
+    from fedcheck.algorithms import fedfw_variants
+    from fedcheck.problems import L2Ball
+    rng = np.random.default_rng(15)
+    A, y, w = _data(rng, lead=(3,), m=12, d=7, K=10)
+    loss = MLP(A, y, w, K=10, hidden=(6, 5), activation="relu")
+    G, T = 2, 6
+    S = L2Ball(10.0, loss.p)
+    X0 = np.broadcast_to(S.project(0.3 * rng.standard_normal(loss.p)), (G, 3, loss.p)).copy()
+    tt = np.arange(1, T + 1, dtype=float)[:, None]
+    eta = np.broadcast_to(2.0 / (tt + 1), (T, G)).copy()
+    lam = np.array([0.1, 1.0])[None, :] * np.sqrt(tt + 1)
+    prob = ProblemBatch(loss=loss, set=S, B=G, n=3, p=loss.p, X0=X0)
+
+    def run():
+        tr = fedfw_variant(prob, eta, lam, T, grid=np.array([T + 1]), recorder=lambda k, X, xb: {})
+        return tr.final["X"], tr.final["xbar"]
+    fast = run()
+    monkeypatch.setattr(fedfw_variants, "l2_round", lambda *a, **k: None)
+    _numpy_path(monkeypatch)
+    slow = run()
+    assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
