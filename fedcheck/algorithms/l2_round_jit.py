@@ -5,8 +5,8 @@ clients' gradients ``g`` ``(B, n, p)``: ``g *= 1/n``, ``g += lam * (X - xbar)``,
 ``s = -r * (g / ||g||)`` (:meth:`fedcheck.problems.sets.L2Ball.lmo`; ``e_1`` where ``||g|| = 0``), ``X += eta *
 (s - X)`` and ``xbar += eta * (mean_i s_i - xbar)``: about a dozen passes over ``(B, n, p)`` arrays, most of them
 fresh (0.3 MB at FedFW's Table 2 DNN, ~0.5 ms of a ~6 ms round).  :func:`l2_round` makes them in one pass per
-client with the same operations in the same order: the norm's sum of squares in numpy's pairwise order (8
-accumulators over blocks of 8 up to 128 values, halves rounded to a multiple of 8 above), the clients' mean as
+client with the same operations in the same order: the norm's sum of squares in numpy's pairwise order
+(:func:`fedcheck.algorithms.kernels.pairwise_sq`), the clients' mean as
 numpy's sequential sum over the axis then ``/ n``; the same bits (``tests/test_network_grad_fast.py``).
 """
 from __future__ import annotations
@@ -15,80 +15,14 @@ import math
 
 import numpy as np
 
+from fedcheck.algorithms.kernels import pairwise_sq
 from fedcheck.problems.compiled import AVAILABLE, numba
 
 __all__ = ["l2_round"]
 
 
-def _block_sq(g, lo, n):
-    """``np.add.reduce(g[lo:lo + n] ** 2)`` for ``n <= 128`` in numpy's order (under 8: sequential from 0.0; else 8
-    accumulators over blocks of 8, a fixed tree, the rest in order)."""
-    if n < 8:
-        res = 0.0
-        for i in range(lo, lo + n):
-            res += g[i] * g[i]
-        return res
-    a0 = g[lo] * g[lo]
-    a1 = g[lo + 1] * g[lo + 1]
-    a2 = g[lo + 2] * g[lo + 2]
-    a3 = g[lo + 3] * g[lo + 3]
-    a4 = g[lo + 4] * g[lo + 4]
-    a5 = g[lo + 5] * g[lo + 5]
-    a6 = g[lo + 6] * g[lo + 6]
-    a7 = g[lo + 7] * g[lo + 7]
-    i = 8
-    while i < n - (n % 8):
-        j = lo + i
-        a0 += g[j] * g[j]
-        a1 += g[j + 1] * g[j + 1]
-        a2 += g[j + 2] * g[j + 2]
-        a3 += g[j + 3] * g[j + 3]
-        a4 += g[j + 4] * g[j + 4]
-        a5 += g[j + 5] * g[j + 5]
-        a6 += g[j + 6] * g[j + 6]
-        a7 += g[j + 7] * g[j + 7]
-        i += 8
-    res = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
-    while i < n:
-        res += g[lo + i] * g[lo + i]
-        i += 1
-    return res
-
-
-def _pairwise_sq(g, stack, vals):
-    """``np.add.reduce(g * g)`` in numpy's pairwise order: above 128 values the sum of the two halves (the first
-    rounded down to a multiple of 8), recursively -- here with an explicit stack (``stack`` ``(64, 3)`` ints,
-    ``vals`` ``(64,)``; a recursive compiled function does not survive numba's cache)."""
-    sp, vp = 1, 0
-    stack[0, 0], stack[0, 1], stack[0, 2] = 0, g.size, 0
-    while sp > 0:
-        lo, n, stage = stack[sp - 1, 0], stack[sp - 1, 1], stack[sp - 1, 2]
-        if n <= 128:
-            vals[vp] = _block_sq(g, lo, n)
-            vp += 1
-            sp -= 1
-            continue
-        n2 = n // 2
-        n2 -= n2 % 8
-        if stage == 0:
-            stack[sp - 1, 2] = 1
-            stack[sp, 0], stack[sp, 1], stack[sp, 2] = lo, n2, 0
-            sp += 1
-        elif stage == 1:
-            stack[sp - 1, 2] = 2
-            stack[sp, 0], stack[sp, 1], stack[sp, 2] = lo + n2, n - n2, 0
-            sp += 1
-        else:
-            vals[vp - 2] = vals[vp - 2] + vals[vp - 1]
-            vp -= 1
-            sp -= 1
-    return vals[0]
-
-
 def _round_loop(X, xbar, g, inv_n, lam, eta, radius, sbar):
     B, n, p = X.shape
-    stack = np.zeros((64, 3), dtype=np.int64)
-    vals = np.zeros(64)
     for b in range(B):
         lb, eb, mr = lam[b], eta[b], -radius[b]
         for k in range(p):
@@ -98,7 +32,7 @@ def _round_loop(X, xbar, g, inv_n, lam, eta, radius, sbar):
             xi = X[b, i]
             for k in range(p):
                 gi[k] = gi[k] * inv_n + lb * (xi[k] - xbar[b, k])
-            nrm = math.sqrt(_pairwise_sq(gi, stack, vals))
+            nrm = math.sqrt(pairwise_sq(gi, p))
             for k in range(p):
                 if nrm > 0:
                     s = mr * (gi[k] / nrm)
@@ -111,13 +45,9 @@ def _round_loop(X, xbar, g, inv_n, lam, eta, radius, sbar):
     return X
 
 
-try:
-    if AVAILABLE:
-        _block_sq = numba.njit(cache=True, fastmath=False, nogil=True)(_block_sq)
-        _pairwise_sq = numba.njit(cache=True, fastmath=False, nogil=True)(_pairwise_sq)
-        _compiled = numba.njit(cache=True, fastmath=False, nogil=True)(_round_loop)
-    else:
-        _compiled = None
+try:                                    # (pairwise_sq compiled under the same switch)
+    _compiled = (numba.njit(cache=True, fastmath=False, nogil=True)(_round_loop)
+                 if AVAILABLE and hasattr(pairwise_sq, "py_func") else None)
 except Exception:  # pragma: no cover
     _compiled = None
 
