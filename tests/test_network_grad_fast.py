@@ -172,6 +172,7 @@ def test_compiled_mlp_gradient_is_the_numpy_path_bit_for_bit(hidden, K, xlead, d
     and the data broadcasting either way; called twice (the scratch arrays reused)."""
     if dense_jit._mlp_forward is None:
         pytest.skip("numba off or no BLAS found: the numpy path runs")
+    assert dense_jit._blas_is_numpys()                 # the dgemm found is np.matmul's (checked once per process)
     rng = np.random.default_rng(11)
     m = 9
     A = rng.standard_normal(dlead + (m, 7))
