@@ -1,11 +1,11 @@
-"""The networks' gradients with in-place layers and reused scratch arrays equal the former implementation (kept here
-as the reference, verbatim) bit for bit, and central differences; the bucketed runs equal the padded batch to 1e-12."""
+"""The networks' gradients with in-place layers, reused scratch arrays and compiled passes equal the former
+implementation (kept here as the reference, verbatim) bit for bit (central differences: tests/test_networks.py);
+the bucketed runs equal the padded batch to 1e-12."""
 import numpy as np
 import pytest
 
+from fedcheck.problems import dense_jit, networks
 from fedcheck.problems.networks import CNN, MLP, log_softmax
-
-FD_STEP, FD_RTOL = 1e-6, 1e-6
 
 
 def _old_dense_forward(loss, X, H, layers, act, cache):
@@ -72,20 +72,6 @@ def test_mlp_gradient_equals_the_former_implementation(activation, xlead):
     v, g = loss.value_and_grad(X)
     assert _rel(g, old_mlp_grad(loss, X)) < 1e-12
     assert np.array_equal(v, loss.value(X))
-
-
-@pytest.mark.parametrize("activation", ["tanh", "relu"])
-def test_mlp_gradient_central_differences(activation):
-    rng = np.random.default_rng(4)
-    A, y, w = _data(rng)
-    loss = MLP(A, y, w, K=4, hidden=(6, 5), activation=activation)
-    X = 0.5 * rng.standard_normal((2, 3, loss.p))
-    G = loss.grad(X)
-    for _ in range(6):
-        Vd = rng.standard_normal(X.shape)
-        num = (loss.value(X + FD_STEP * Vd) - loss.value(X - FD_STEP * Vd)) / (2 * FD_STEP)
-        ana = (G * Vd).sum(-1)
-        assert np.max(np.abs(num - ana) / (np.abs(ana) + np.abs(num) + 1e-12)) < FD_RTOL
 
 
 def test_cnn_dense_part_equals_the_former_implementation():
@@ -168,3 +154,145 @@ def test_gradient_in_scratch_arrays_equals_fresh_arrays(model):
         X = scale * rng.standard_normal((2, 3, loss.p))
         assert np.array_equal(loss.grad(X), loss.value_and_grad(X)[1])
     assert loss.__dict__.get("_scratch")                 # the scratch arrays were used
+
+
+def _numpy_path(monkeypatch):
+    """The numpy path alone: the compiled passes and the compiled MLP gradient declined."""
+    for name in ("bias_act", "mask_sums", "softmax_delta", "mlp_grad"):
+        monkeypatch.setattr(networks, name, lambda *a, **k: None)
+    monkeypatch.setattr(networks, "DENSE_COMPILED", False)
+
+
+@pytest.mark.parametrize("hidden", [(6, 5), (7,), (5, 4, 3)])
+@pytest.mark.parametrize("K", [4, 10, 19])
+@pytest.mark.parametrize("xlead,dlead", [((2, 3), (3,)), ((3,), (3,)), ((2, 4, 3), (2, 1, 3)), ((1, 3), (2, 3))])
+def test_compiled_mlp_gradient_is_the_numpy_path_bit_for_bit(hidden, K, xlead, dlead, monkeypatch):
+    """The compiled ReLU gradient (client by client, numpy's BLAS from numba, the softmax's row sums in numpy's
+    pairwise order for K >= 8) against the numpy path and the former implementation: the same bits, with the points
+    and the data broadcasting either way; called twice (the scratch arrays reused)."""
+    if dense_jit._mlp_forward is None:
+        pytest.skip("numba off or no BLAS found: the numpy path runs")
+    assert dense_jit._blas_is_numpys()                 # the dgemm found is np.matmul's (checked once per process)
+    rng = np.random.default_rng(11)
+    m = 9
+    A = rng.standard_normal(dlead + (m, 7))
+    y = rng.integers(0, K, dlead + (m,))
+    w = np.full(dlead + (m,), 1.0 / (m - 2))
+    w[..., -2:] = 0.0
+    loss = MLP(A, y, w, K=K, hidden=hidden, activation="relu")
+    for scale in (0.7, 3.0):
+        X = scale * rng.standard_normal(xlead + (loss.p,))
+        offs = tuple(loss._params[kw][0] for kw, _ in loss.layers)
+        fast = dense_jit.mlp_grad(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs)
+        assert fast is not None
+        assert np.array_equal(loss.grad(X), fast)
+        assert np.array_equal(fast, old_mlp_grad(loss, X))
+    with monkeypatch.context() as mp:
+        _numpy_path(mp)
+        assert np.array_equal(loss.grad(X), fast)
+
+
+def test_compiled_mlp_gradient_declines_where_numpy_calls_no_gemm():
+    """A width or a row count of 1 (``np.matmul`` calls gemv or dot there), tanh (numpy's SIMD tanh), data that are
+    not C-contiguous: ``None``, and the loss runs the numpy path (the same values as the former implementation)."""
+    rng = np.random.default_rng(12)
+    A, y, w = _data(rng)
+    for hidden, act, m in (((6, 1), "relu", 9), ((6, 5), "tanh", 9), ((6, 5), "relu", 1)):
+        loss = MLP(A[..., :m, :], y[..., :m], w[..., :m], K=4, hidden=hidden, activation=act)
+        X = rng.standard_normal((2, 3, loss.p))
+        offs = tuple(loss._params[kw][0] for kw, _ in loss.layers)
+        assert dense_jit.mlp_grad(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs, act) is None
+        assert _rel(loss.grad(X), old_mlp_grad(loss, X)) < 1e-12
+    loss = MLP(A, y, w, K=4, hidden=(6, 5), activation="relu")
+    offs = tuple(loss._params[kw][0] for kw, _ in loss.layers)
+    X = rng.standard_normal((2, 3, loss.p))
+    At = np.asfortranarray(loss.A)
+    assert dense_jit.mlp_grad(At, X, loss.onehot, loss._w_c(), loss.widths, offs) is None
+
+
+def test_compiled_dense_passes_are_numpys_bit_for_bit():
+    """The elementwise passes one by one against numpy: bias + ReLU / tanh, the softmax's delta and its row sums
+    (numpy's pairwise order, short and long rows), the masks with the bias gradient's sums."""
+    if not dense_jit.COMPILED:
+        pytest.skip("numba off")
+    rng = np.random.default_rng(13)
+    for K in (3, 8, 10, 17, 40):
+        Z = 3 * rng.standard_normal((2, 3, 50, K))
+        b = rng.standard_normal((2, 1, K))
+        oh = np.eye(K)[rng.integers(0, K, (3, 50))]
+        w = rng.random((3, 50))
+        ref = (np.exp(log_softmax(Z + b[..., None, :])) - oh) * w[..., None]
+        delta, gb = dense_jit.softmax_delta(Z.copy(), b, oh, w)
+        assert np.array_equal(delta, ref) and np.array_equal(gb, ref.sum(-2))
+        E = rng.random((40, K)) * np.exp(5 * rng.standard_normal((40, K)))
+        assert np.array_equal(dense_jit._row_sums(E, np.empty(40)), E.sum(-1))
+    Z = rng.standard_normal((2, 3, 50, 6))
+    b = rng.standard_normal((3, 6))
+    for act in ("relu", "tanh"):
+        ref = Z + b[..., None, :]
+        ref = np.maximum(ref, 0.0) if act == "relu" else np.tanh(ref)
+        assert np.array_equal(dense_jit.bias_act(Z.copy(), b, act), ref)
+        B = rng.standard_normal(ref.shape)
+        want = B * (ref > 0) if act == "relu" else B * (1.0 - ref * ref)
+        out = np.empty((2, 3, 6))
+        assert np.array_equal(dense_jit.mask_sums(B.copy(), ref, act, out), want)
+        assert np.array_equal(out, want.sum(-2))
+    assert dense_jit.lead_index((2, 4, 3), (2, 1, 3)).tolist() == [0, 1, 2] * 4 + [3, 4, 5] * 4
+
+
+@pytest.mark.parametrize("p,radius", [(5, 2.0), (37, np.array([1.0, 3.0])), (1850, 10.0)])
+def test_compiled_l2_fedfw_round_is_the_numpy_round_bit_for_bit(p, radius):
+    """FedFW's round after the gradients on the l2 ball, compiled (fedcheck/algorithms/l2_round_jit.py) against
+    the numpy path of ``fedfw_variant``'s step written out: penalty, LMO (``e_1`` where the gradient is 0; the
+    norm's pairwise sum, short and long), client and server updates -- the same bits."""
+    from fedcheck.algorithms.l2_round_jit import _compiled, l2_round
+    from fedcheck.problems import L2Ball
+    if _compiled is None:
+        pytest.skip("numba off")
+    rng = np.random.default_rng(14)
+    B, n = 2, 4
+    S = L2Ball(radius, p)
+    X = rng.standard_normal((B, n, p))
+    xbar = X.mean(1)
+    g = 3 * rng.standard_normal((B, n, p))
+    g[1, 2] = 0.0                                      # a zero gradient and no penalty: the LMO's e_1
+    X[1, 2] = xbar[1]
+    lam, eta = np.array([0.3, 2.0]), np.array([0.5, 0.25])
+    inv_n = 1.0 / n
+    ref_g = g.copy() * inv_n                          # fedfw_variant's step, numpy
+    ref_g += lam[:, None, None] * (X - xbar[:, None, :])
+    s = S.lmo(ref_g)
+    e = eta[:, None, None]
+    Xr = X + e * (s - X)
+    xr = xbar + e[:, 0] * (s.mean(1) - xbar)
+    Xc = X.copy()
+    xc = l2_round(Xc, xbar, g.copy(), inv_n, lam, eta, S)
+    assert np.array_equal(Xc, Xr) and np.array_equal(xc, xr)
+    assert np.array_equal(s[1, 2], -S._r(s)[1, 0] * np.eye(p)[0]) if np.ndim(radius) else True
+
+
+def test_fedfw_on_an_mlp_with_the_compiled_round_equals_the_numpy_round(monkeypatch):
+    """``fedfw_variant`` on an MLP (Table 2's method): the compiled round and gradient against the numpy ones,
+    iterates and server points equal bit for bit after 6 rounds."""
+    from fedcheck.algorithms import ProblemBatch, fedfw_variant
+    from fedcheck.algorithms import fedfw_variants
+    from fedcheck.problems import L2Ball
+    rng = np.random.default_rng(15)
+    A, y, w = _data(rng, lead=(3,), m=12, d=7, K=10)
+    loss = MLP(A, y, w, K=10, hidden=(6, 5), activation="relu")
+    G, T = 2, 6
+    S = L2Ball(10.0, loss.p)
+    X0 = np.broadcast_to(S.project(0.3 * rng.standard_normal(loss.p)), (G, 3, loss.p)).copy()
+    tt = np.arange(1, T + 1, dtype=float)[:, None]
+    eta = np.broadcast_to(2.0 / (tt + 1), (T, G)).copy()
+    lam = np.array([0.1, 1.0])[None, :] * np.sqrt(tt + 1)
+    prob = ProblemBatch(loss=loss, set=S, B=G, n=3, p=loss.p, X0=X0)
+
+    def run():
+        tr = fedfw_variant(prob, eta, lam, T, grid=np.array([T + 1]), recorder=lambda k, X, xb: {})
+        return tr.final["X"], tr.final["xbar"]
+    fast = run()
+    monkeypatch.setattr(fedfw_variants, "l2_round", lambda *a, **k: None)
+    _numpy_path(monkeypatch)
+    slow = run()
+    assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])

@@ -37,6 +37,7 @@ import numpy as np
 
 from fedcheck.algorithms.core import (Recorder, Trace, clients_start, default_recorder, record_grid, run_recorded,
                                      scalar_source)
+from fedcheck.algorithms.l2_round_jit import l2_round
 
 __all__ = ["ProblemBatch", "fedfw_variant", "fedfw_plus", "fedfw_sto", "fedfw_partial", "fedfw_split",
            "gaussian_oracle", "replicate_seeds", "fw_recorder", "feddr", "fw_gap"]
@@ -124,6 +125,11 @@ def fedfw_variant(batch, eta: np.ndarray, lam: np.ndarray, rounds: int, grid: np
         if participation is not None:
             mask = (mask_stream.next() < pp)[:, :, None]
         g = grad_oracle(X, t) if grad_oracle is not None else loss.grad(X)
+        if rho is None and plus is None and mask is None and not alt and hook is None:
+            xb = l2_round(X, xbar, g, inv_n, lam[t - 1], eta[t - 1], S)      # compiled, the same bits (l2 ball)
+            if xb is not None:
+                state["xbar"] = xb
+                return
         if rho is not None:
             r = rho[t - 1][:, None, None]
             Dm = state["Dm"]
