@@ -109,3 +109,40 @@ def test_a_mean_over_few_runs_is_judged_with_a_student_t_interval():
     q = stats.t.ppf(stats.norm.cdf(V.POLICY.statistical_z), 3)
     assert np.isclose(V.t_multiplier(V.POLICY.statistical_z, 4), q) and q > V.POLICY.statistical_z
     assert np.isclose(hi[0, 0], lhs.mean() + q * se[0]) and np.isclose(lo[0, 0], lhs.mean() - q * se[0])
+
+
+def test_a_fraction_finding_records_what_its_runs_could_detect():
+    """A ``fraction(q)`` finding (Clopper-Pearson over the runs) carries a ``power`` record in the JSON, named in the
+    reason: the smallest deviation of the fraction from q its number of runs could decide, and the one detected with
+    80 % power -- checked against the interval's own decisions and an exact binomial tail."""
+    from fedcheck import BoundTest, Claim, Paper
+    from fedcheck.core import verdict as CV
+    from fedcheck.core.evidence import Comparison, clopper_pearson, fraction
+    from fedcheck.experiments import Case, Cases
+    lhs = np.random.default_rng(0).normal(1.0, 0.5, size=(400, 3))
+    cmp = Comparison(lhs_lo=lhs, rhs_lo=1.5)
+
+    def cases(config, params):
+        return [Case("draws", {"as stated": cmp})]
+    claim = Claim(id="tp.frac_power", paper=Paper(key="tp", title="t", authors="t"), reference="r", statement="s",
+                  evidence=BoundTest(Cases(cases), statistic=fraction(0.5)))
+    r = claim.run()
+    assert r.verdict == V.HOLDS
+    p = r.readings["as stated"]["power"]
+    assert p["draws"] == 400 and p["test"] == "Clopper-Pearson" and p["tries"] == 1
+    assert "as stated: " in r.reason and "400 draws, Clopper-Pearson interval" in r.reason
+    # the smallest decided deviation on each side: one failing run fewer (more) would not decide
+    kv, kh = round((0.5 + p["detectable_above"]) * 400), round((0.5 - p["detectable_below"]) * 400)
+    assert clopper_pearson(kv, 400)[0] > 0.5 >= clopper_pearson(kv - 1, 400)[0]
+    assert clopper_pearson(kh, 400)[1] <= 0.5 < clopper_pearson(kh + 1, 400)[1]
+    # 80 % power at the true fraction q + mde: P(at least kv of 400 fail) = 0.8
+    assert np.isclose(stats.binom.sf(kv - 1, 400, 0.5 + p["mde_above"]), 0.8)
+    assert np.isclose(stats.binom.cdf(kh, 400, 0.5 - p["mde_below"]), 0.8)
+    assert p["detectable"] == max(p["detectable_above"], p["detectable_below"])
+    # q = 0: nothing lies below; one failing run decides, and 1 - 0.2^(1/n) is detected with 80 % power
+    z = CV.fraction_power(50, 0.0)
+    assert z["detectable_below"] is None and np.isclose(z["detectable"], 1 / 50)
+    assert np.isclose(z["mde"], 1 - 0.2 ** (1 / 50))
+    # a correction over tries widens it; too few runs decide nothing
+    assert CV.fraction_power(400, 0.5, tries=4)["detectable"] > p["detectable"]
+    assert CV.fraction_power(3, 0.5)["detectable"] == float("inf")
