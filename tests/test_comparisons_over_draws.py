@@ -3,6 +3,8 @@ findings ("which method reaches the target first", "denser", "less accurate", th
 use Student t intervals over at least ``MIN_DRAWS`` runs, Welch's where the methods' runs share no draw, a
 Bonferroni correction where one finding makes several comparisons, and carry the ``power`` record; an undecided
 interval is inconclusive, never a refutation."""
+import zlib
+
 import numpy as np
 import pytest
 
@@ -233,3 +235,48 @@ def test_a_mean_over_fewer_than_min_draws_varying_runs_decides_nothing():
     same = np.ones((2, 1))                                               # a deterministic quantity given twice: exact
     assert Comparison(lhs_lo=same, rhs_lo=np.array([10.0]), relation="<=").judge(MEAN)["verdict"] == V.HOLDS
     assert Comparison(lhs_lo=same * 20, rhs_lo=np.array([10.0]), relation="<=").judge(MEAN)["verdict"] == V.VIOLATED
+
+
+def test_a_tuned_method_is_measured_on_fresh_runs_not_on_the_runs_that_picked_it(monkeypatch):
+    """Quick tuning (``reps`` runs per grid point) measured the chosen point's own tuning runs: the best of 15
+    noisy means, a selection bias in favour of each tuned method.  The curves now come from fresh runs at the
+    tuned point, from their own stream (``<tag>:tuned``), as under ``--full``."""
+    calls = []
+
+    def fake(inst, alg, grid, rounds, reps, rec, tag, record):       # each stream draws its own values
+        calls.append((tag, tuple(grid)))
+        rng = np.random.default_rng(zlib.crc32(tag.encode()))
+        return {"loss": rng.normal(size=(len(record), len(grid), reps))}
+    monkeypatch.setattr(PM, "_run_grid", fake)
+    grid = ((0.001, 1.0), (0.01, 1.0), (0.1, 1.0))
+    ctx = MeasureContext(RunConfig(), {}, None)
+    point, curves = PM._tuned_grid(ctx, None, None, grid, 50, 5, None, "lasso:X", np.array([10, 50]),
+                                   lambda m: PM._tune(m, "loss", "min"))
+    assert calls[0] == ("lasso:X", grid) and calls[1] == ("lasso:X:tuned", (point,))
+    tuning = fake(None, None, grid, 50, 5, None, "lasso:X", np.array([10, 50]))["loss"]
+    b = grid.index(point)
+    assert curves["loss"].shape == (2, 5) and not np.array_equal(curves["loss"], tuning[:, b])
+    # the tuned point's fresh runs are not biased by the pick: the pick's own runs are the lowest of the grid
+    assert tuning[-1, b].mean() == tuning[-1].mean(-1).min()
+
+
+def test_logistic_measures_each_tuned_method_on_fresh_runs(monkeypatch):
+    from theorems.feddualavg.claims import experiment_logistic
+    calls, real = [], PM._run_grid
+
+    def spy(inst, alg, grid, rounds, reps, rec, tag, record):
+        out = real(inst, alg, grid, rounds, reps, rec, tag, record)
+        calls.append((tag, list(grid), out))
+        return out
+    monkeypatch.setattr(PM, "_run_grid", spy)
+    res = _measure(PM.measure_logistic, experiment_logistic)
+    tuning = {t: (g, o) for t, g, o in calls if not t.endswith(":tuned")}
+    fresh = {t[:-len(":tuned")]: (g, o) for t, g, o in calls if t.endswith(":tuned")}
+    assert set(fresh) == set(tuning) and len(fresh) == 5
+    for tag, (g, o) in fresh.items():
+        grid, m = tuning[tag]
+        assert len(g) == 1 and list(res.evidence["best"][tag.split(":", 1)[1]]) == list(g[0])
+        b = grid.index(g[0])
+        assert not np.array_equal(o["val_loss"][:, 0], m["val_loss"][:, b], equal_nan=True)
+        series = next(s for s in res.series if s["label"] == tag.split(":", 1)[1])
+        assert np.allclose(series["y"], o["val_loss"][:, 0].mean(-1))
