@@ -280,3 +280,46 @@ def test_logistic_measures_each_tuned_method_on_fresh_runs(monkeypatch):
         assert not np.array_equal(o["val_loss"][:, 0], m["val_loss"][:, b], equal_nan=True)
         series = next(s for s in res.series if s["label"] == tag.split(":", 1)[1])
         assert np.allclose(series["y"], o["val_loss"][:, 0].mean(-1))
+
+
+def test_fedsgm_configurations_draw_their_own_seeds_and_are_judged_each_beside_the_pool(monkeypatch):
+    """The breast-cancer experiment pools its runs over 9 configurations (K/d, eta).  On main the runs at the three K
+    shared their uplink seeds (Rand-K keeps the K smallest of the same uniforms: nested subsets), so the pooled runs
+    were not independent; each configuration now has its own seeds, and each paired difference is also judged per
+    configuration (Bonferroni over them) with the pooled and stratified standard errors beside the pooled test."""
+    from theorems.fedsgm import measurements as SM
+    seen, real = [], SM._switch_runs
+
+    def spy(batch, eta, eps, E, comp, seeds, T, beta_factor=2.0):
+        seen.append(list(seeds))
+        return real(batch, eta, eps, E, comp, seeds, T, beta_factor)
+    monkeypatch.setattr(SM, "_switch_runs", spy)
+    case, = SM.experiment_cases(RunConfig(), {}, T=10, fractions=(0.1, 0.5), etas=(0.05, 0.1), seeds=3)
+    assert len(seen) == 2 and not set(seen[0]) & set(seen[1])          # one batch per K, no seed shared
+    pc = case.evidence["per_configuration"]
+    first = pc["soft has no more violating rounds than hard"]
+    assert first["configurations"] == first["tries"] == 4 and sum(first["counts"].values()) == 4
+    assert all(t["draws"] == 3 and t["verdict"] == V.INCONCLUSIVE for t in first["tests"].values())   # < MIN_DRAWS
+    assert "pooling" in case.evidence
+
+    calls, fs = [], SM.fedsgm
+
+    def spy2(*a, seeds=None, **kw):
+        calls.append(list(seeds))
+        return fs(*a, seeds=seeds, **kw)
+    monkeypatch.setattr(SM, "fedsgm", spy2)
+    SM.seed_variance_cases(RunConfig(), {}, T=10, fractions=(0.1, 0.5), etas=(0.1,), seeds=3,
+                           readings={"g": "g", "f": "f", "violations": "v"})
+    assert len(calls) == 4 and not set(calls[0]) & set(calls[2])          # hard and soft per K; K differ
+
+
+def test_per_configuration_judgement_and_the_pooled_standard_error():
+    from theorems.fedsgm import measurements as SM
+    rng = np.random.default_rng(0)
+    keys = [c for c in range(4) for _ in range(8)]
+    x = np.array([{0: 1.0, 1: 3.0, 2: 5.0, 3: -2.0}[c] for c in keys]) + 0.1 * rng.standard_normal(32)
+    r = SM.per_configuration({"d": x}, keys)["d"]
+    assert r["counts"] == {V.HOLDS: 3, V.VIOLATED: 1, V.INCONCLUSIVE: 0} and r["tries"] == 4
+    assert r["tests"]["0"]["level"] == V.corrected_level(V.level_of(), 4)
+    # the spread between the configurations' means widens the pooled standard error: conservative for their average
+    assert r["se_pooled"] > 5 * r["se_stratified"]
