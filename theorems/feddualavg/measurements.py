@@ -1028,7 +1028,8 @@ def measure_lasso(ctx):
                                          f"{inst.params['d1']} true features, "
                                          f"{inst.M} clients ({inst.clients_per_round} per round), minibatch "
                                          f"{inst.batch_size}, K = {inst.K}, lambda = {inst.params['lam']}, {rounds} "
-                                         f"rounds, {reps} runs per grid point, grid of {len(grid)} (eta_c, eta_s)",
+                                         f"rounds, {_tuning_runs_per_point(ctx, reps)} run(s) per grid point, grid of {len(grid)} "
+                                         f"(eta_c, eta_s), {reps} fresh runs at each tuned point",
                                 "columns": ["claim", "paper", "measured", "verdict"], "rows": rows}],
                        instances=[{"instance": inst.describe(), "F_star": sol.phi_star, "solver": sol.record()}],
                        evidence={"best": {k: list(v) for k, v in best.items()}, "rounds": rounds, "replicates": reps,
@@ -1102,7 +1103,8 @@ def measure_nuclear(ctx):
                                          f"{p_}x{p_}, rank "
                                          f"{rank}, {inst.M} clients ({inst.clients_per_round} per round), minibatch "
                                          f"{inst.batch_size}, K = {inst.K}, lambda = {inst.params['lam']}, {rounds} "
-                                         f"rounds, {reps} runs per grid point",
+                                         f"rounds, {_tuning_runs_per_point(ctx, reps)} run(s) per grid point, {reps} fresh runs at each "
+                                         "tuned point",
                                 "columns": ["claim", "paper", "measured", "verdict"], "rows": rows}],
                        instances=[{"instance": inst.describe(), "F_star": sol.phi_star, "solver": sol.record()}],
                        evidence={"best": {k: list(v) for k, v in best.items()}, "rounds": rounds, "replicates": reps,
