@@ -3,6 +3,8 @@ findings ("which method reaches the target first", "denser", "less accurate", th
 use Student t intervals over at least ``MIN_DRAWS`` runs, Welch's where the methods' runs share no draw, a
 Bonferroni correction where one finding makes several comparisons, and carry the ``power`` record; an undecided
 interval is inconclusive, never a refutation."""
+import zlib
+
 import numpy as np
 import pytest
 
@@ -234,3 +236,91 @@ def test_a_mean_over_fewer_than_min_draws_varying_runs_decides_nothing():
     same = np.ones((2, 1))                                               # a deterministic quantity given twice: exact
     assert Comparison(lhs_lo=same, rhs_lo=np.array([10.0]), relation="<=").judge(MEAN)["verdict"] == V.HOLDS
     assert Comparison(lhs_lo=same * 20, rhs_lo=np.array([10.0]), relation="<=").judge(MEAN)["verdict"] == V.VIOLATED
+
+
+def test_a_tuned_method_is_measured_on_fresh_runs_not_on_the_runs_that_picked_it(monkeypatch):
+    """Quick tuning (``reps`` runs per grid point) measured the chosen point's own tuning runs: the best of 15
+    noisy means, a selection bias in favour of each tuned method.  The curves now come from fresh runs at the
+    tuned point, from their own stream (``<tag>:tuned``), as under ``--full``."""
+    calls = []
+
+    def fake(inst, alg, grid, rounds, reps, rec, tag, record):       # each stream draws its own values
+        calls.append((tag, tuple(grid)))
+        rng = np.random.default_rng(zlib.crc32(tag.encode()))
+        return {"loss": rng.normal(size=(len(record), len(grid), reps))}
+    monkeypatch.setattr(PM, "_run_grid", fake)
+    grid = ((0.001, 1.0), (0.01, 1.0), (0.1, 1.0))
+    ctx = MeasureContext(RunConfig(), {}, None)
+    point, curves = PM._tuned_grid(ctx, None, None, grid, 50, 5, None, "lasso:X", np.array([10, 50]),
+                                   lambda m: PM._tune(m, "loss", "min"))
+    assert calls[0] == ("lasso:X", grid) and calls[1] == ("lasso:X:tuned", (point,))
+    tuning = fake(None, None, grid, 50, 5, None, "lasso:X", np.array([10, 50]))["loss"]
+    b = grid.index(point)
+    assert curves["loss"].shape == (2, 5) and not np.array_equal(curves["loss"], tuning[:, b])
+    # the tuned point's fresh runs are not biased by the pick: the pick's own runs are the lowest of the grid
+    assert tuning[-1, b].mean() == tuning[-1].mean(-1).min()
+
+
+def test_logistic_measures_each_tuned_method_on_fresh_runs(monkeypatch):
+    from theorems.feddualavg.claims import experiment_logistic
+    calls, real = [], PM._run_grid
+
+    def spy(inst, alg, grid, rounds, reps, rec, tag, record):
+        out = real(inst, alg, grid, rounds, reps, rec, tag, record)
+        calls.append((tag, list(grid), out))
+        return out
+    monkeypatch.setattr(PM, "_run_grid", spy)
+    res = _measure(PM.measure_logistic, experiment_logistic)
+    tuning = {t: (g, o) for t, g, o in calls if not t.endswith(":tuned")}
+    fresh = {t[:-len(":tuned")]: (g, o) for t, g, o in calls if t.endswith(":tuned")}
+    assert set(fresh) == set(tuning) and len(fresh) == 5
+    for tag, (g, o) in fresh.items():
+        grid, m = tuning[tag]
+        assert len(g) == 1 and list(res.evidence["best"][tag.split(":", 1)[1]]) == list(g[0])
+        b = grid.index(g[0])
+        assert not np.array_equal(o["val_loss"][:, 0], m["val_loss"][:, b], equal_nan=True)
+        series = next(s for s in res.series if s["label"] == tag.split(":", 1)[1])
+        assert np.allclose(series["y"], o["val_loss"][:, 0].mean(-1))
+
+
+def test_fedsgm_configurations_draw_their_own_seeds_and_are_judged_each_beside_the_pool(monkeypatch):
+    """The breast-cancer experiment pools its runs over 9 configurations (K/d, eta).  On main the runs at the three K
+    shared their uplink seeds (Rand-K keeps the K smallest of the same uniforms: nested subsets), so the pooled runs
+    were not independent; each configuration now has its own seeds, and each paired difference is also judged per
+    configuration (Bonferroni over them) with the pooled and stratified standard errors beside the pooled test."""
+    from theorems.fedsgm import measurements as SM
+    seen, real = [], SM._switch_runs
+
+    def spy(batch, eta, eps, E, comp, seeds, T, beta_factor=2.0):
+        seen.append(list(seeds))
+        return real(batch, eta, eps, E, comp, seeds, T, beta_factor)
+    monkeypatch.setattr(SM, "_switch_runs", spy)
+    case, = SM.experiment_cases(RunConfig(), {}, T=10, fractions=(0.1, 0.5), etas=(0.05, 0.1), seeds=3)
+    assert len(seen) == 2 and not set(seen[0]) & set(seen[1])          # one batch per K, no seed shared
+    pc = case.evidence["per_configuration"]
+    first = pc["soft has no more violating rounds than hard"]
+    assert first["configurations"] == first["tries"] == 4 and sum(first["counts"].values()) == 4
+    assert all(t["draws"] == 3 and t["verdict"] == V.INCONCLUSIVE for t in first["tests"].values())   # < MIN_DRAWS
+    assert "pooling" in case.evidence
+
+    calls, fs = [], SM.fedsgm
+
+    def spy2(*a, seeds=None, **kw):
+        calls.append(list(seeds))
+        return fs(*a, seeds=seeds, **kw)
+    monkeypatch.setattr(SM, "fedsgm", spy2)
+    SM.seed_variance_cases(RunConfig(), {}, T=10, fractions=(0.1, 0.5), etas=(0.1,), seeds=3,
+                           readings={"g": "g", "f": "f", "violations": "v"})
+    assert len(calls) == 4 and not set(calls[0]) & set(calls[2])          # hard and soft per K; K differ
+
+
+def test_per_configuration_judgement_and_the_pooled_standard_error():
+    from theorems.fedsgm import measurements as SM
+    rng = np.random.default_rng(0)
+    keys = [c for c in range(4) for _ in range(8)]
+    x = np.array([{0: 1.0, 1: 3.0, 2: 5.0, 3: -2.0}[c] for c in keys]) + 0.1 * rng.standard_normal(32)
+    r = SM.per_configuration({"d": x}, keys)["d"]
+    assert r["counts"] == {V.HOLDS: 3, V.VIOLATED: 1, V.INCONCLUSIVE: 0} and r["tries"] == 4
+    assert r["tests"]["0"]["level"] == V.corrected_level(V.level_of(), 4)
+    # the spread between the configurations' means widens the pooled standard error: conservative for their average
+    assert r["se_pooled"] > 5 * r["se_stratified"]

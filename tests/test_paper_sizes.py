@@ -371,10 +371,10 @@ def test_full_tuning_screens_out_diverged_points(monkeypatch):
     assert not np.isfinite(every["Phi"][-1, [1, 3]]).any()           # the screened-out points do diverge
     assert best == grid[pick(every)] and curves["Phi"].shape == (2, 3)
     assert notes["t"]["diverged"] == 2 and notes["t"]["run to the horizon"] == [[0.001, 1.0], [0.01, 1.0]]
-    ran.clear()                                                      # quick: every point, reps runs, no screen
-    PM._tuned_grid(MeasureContext(RunConfig(rounds=20), {}, experiment_lasso), inst, PM.engine.feddualavg, grid, 20, 3,
-                   rec, "t", record, pick)
-    assert ran == [(grid, 20, 3)]
+    ran.clear()                                          # quick: every point, reps runs, no screen; fresh runs at the pick
+    best, _ = PM._tuned_grid(MeasureContext(RunConfig(rounds=20), {}, experiment_lasso), inst, PM.engine.feddualavg,
+                             grid, 20, 3, rec, "t", record, pick)
+    assert ran == [(grid, 20, 3), ((best,), 20, 3)]
 
 
 def test_large_least_squares_certificate_uses_one_factorization(monkeypatch):

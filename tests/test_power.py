@@ -109,3 +109,81 @@ def test_a_mean_over_few_runs_is_judged_with_a_student_t_interval():
     q = stats.t.ppf(stats.norm.cdf(V.POLICY.statistical_z), 3)
     assert np.isclose(V.t_multiplier(V.POLICY.statistical_z, 4), q) and q > V.POLICY.statistical_z
     assert np.isclose(hi[0, 0], lhs.mean() + q * se[0]) and np.isclose(lo[0, 0], lhs.mean() - q * se[0])
+
+
+def test_a_fraction_finding_records_what_its_runs_could_detect():
+    """A ``fraction(q)`` finding (Clopper-Pearson over the runs) carries a ``power`` record in the JSON, named in the
+    reason: the smallest deviation of the fraction from q its number of runs could decide, and the one detected with
+    80 % power -- checked against the interval's own decisions and an exact binomial tail."""
+    from fedcheck import BoundTest, Claim, Paper
+    from fedcheck.core import verdict as CV
+    from fedcheck.core.evidence import Comparison, clopper_pearson, fraction
+    from fedcheck.experiments import Case, Cases
+    lhs = np.random.default_rng(0).normal(1.0, 0.5, size=(400, 3))
+    cmp = Comparison(lhs_lo=lhs, rhs_lo=1.5)
+
+    def cases(config, params):
+        return [Case("draws", {"as stated": cmp})]
+    claim = Claim(id="tp.frac_power", paper=Paper(key="tp", title="t", authors="t"), reference="r", statement="s",
+                  evidence=BoundTest(Cases(cases), statistic=fraction(0.5)))
+    r = claim.run()
+    assert r.verdict == V.HOLDS
+    p = r.readings["as stated"]["power"]
+    assert p["draws"] == 400 and p["test"] == "Clopper-Pearson" and p["tries"] == 1
+    assert "as stated: " in r.reason and "400 draws, Clopper-Pearson interval" in r.reason
+    # the smallest decided deviation on each side: one failing run fewer (more) would not decide
+    kv, kh = round((0.5 + p["detectable_above"]) * 400), round((0.5 - p["detectable_below"]) * 400)
+    assert clopper_pearson(kv, 400)[0] > 0.5 >= clopper_pearson(kv - 1, 400)[0]
+    assert clopper_pearson(kh, 400)[1] <= 0.5 < clopper_pearson(kh + 1, 400)[1]
+    # 80 % power at the true fraction q + mde: P(at least kv of 400 fail) = 0.8
+    assert np.isclose(stats.binom.sf(kv - 1, 400, 0.5 + p["mde_above"]), 0.8)
+    assert np.isclose(stats.binom.cdf(kh, 400, 0.5 - p["mde_below"]), 0.8)
+    assert p["detectable"] == max(p["detectable_above"], p["detectable_below"])
+    # q = 0: nothing lies below; one failing run decides, and 1 - 0.2^(1/n) is detected with 80 % power
+    z = CV.fraction_power(50, 0.0)
+    assert z["detectable_below"] is None and np.isclose(z["detectable"], 1 / 50)
+    assert np.isclose(z["mde"], 1 - 0.2 ** (1 / 50))
+    # a correction over tries widens it; too few runs decide nothing
+    assert CV.fraction_power(400, 0.5, tries=4)["detectable"] > p["detectable"]
+    assert CV.fraction_power(3, 0.5)["detectable"] == float("inf")
+
+
+def _constant_runs(true_c, sigma, seed=1, rounds=40, instances=10, runs=16):
+    """Runs of E gap whose constant gap sqrt(pt) is ``true_c(p)`` at every round, with noise ``sigma(p)``."""
+    P = np.geomspace(0.1, 1.0, 8)
+    k = np.arange(1.0, rounds + 1)
+    f = np.sqrt(k[:, None] * P[None, :])
+    z = np.random.default_rng(seed).standard_normal((rounds, instances, P.size, runs))
+    return (true_c(P)[None, None, :, None] * (1 + sigma(P)[None, None, :, None] * z)) / f[:, None, :, None], f, P
+
+
+def test_partial_scaling_constant_is_not_refuted_by_the_bias_of_a_max_of_means():
+    """(17)'s "the constant does not grow as p -> 0" took C_p as the max over rounds of means over 16 runs: biased
+    up, more where the runs are noisier (small p).  With a flat true constant and noise growing as p falls, that
+    slope alone is certainly above 0 (a false refutation of the paper); the held-out constant (rounds of the max
+    chosen on half of the runs, measured on the other) is not, so the finding is undecided.  A constant that does
+    grow is refuted by both, one that falls holds by both; the finding carries its power (the smallest slope)."""
+    from theorems.fedfw import measurements as FM
+    runs, f, P = _constant_runs(lambda p: np.ones_like(p), lambda p: 0.3 * (1 / p - 0.9))
+    ok, x = np.ones_like(f, dtype=bool), np.log(1 / P)
+    pc = FM._partial_constant(runs, f, ok, x)
+    assert V.rate_verdict(pc["plug_in"]["ci"], 0.0) == V.VIOLATED          # the biased max alone: "grows"
+    assert pc["held_out"]["ci"][0] <= 0 <= pc["held_out"]["ci"][1] and pc["verdict"] == V.INCONCLUSIVE
+    assert np.all(pc["plug_in"]["C_p"] >= pc["held_out"]["C_p"] - 0.05)
+    grows = FM._partial_constant(*_constant_runs(lambda p: p ** -0.5, lambda p: 0.05 + 0 * p)[:2], ok, x)
+    falls = FM._partial_constant(*_constant_runs(lambda p: p ** 0.3, lambda p: 0.05 + 0 * p)[:2], ok, x)
+    assert grows["verdict"] == V.VIOLATED and falls["verdict"] == V.HOLDS
+    p = falls["power"]
+    assert p["dof"] == 6 and p["draws"] == 8 and p["tests"] == 2 and 0 < p["detectable"] < p["mde"] < 1
+
+
+def test_partial_scaling_finding_states_both_estimates_and_its_power():
+    from fedcheck.core.claim import RunConfig
+    from fedcheck.core.evidence import MeasureContext
+    from theorems.fedfw import measurements as FM
+    from theorems.fedfw.claims import partial_scaling
+    res = FM.measure_partial_scaling(MeasureContext(RunConfig(), {}, partial_scaling))
+    f = next(x for x in res.findings if x.name == "(17): the constant does not grow as p -> 0")
+    assert "held-out slope" in f.evidence and f.extra["power"]["dof"] == 6
+    held, plug = np.asarray(res.evidence["C_p_held_out"]), np.asarray(res.evidence["C_p"])
+    assert held.shape == plug.shape == (8,) and held[-1] == plug[-1]         # p = 1: every run alike

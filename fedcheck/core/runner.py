@@ -308,7 +308,8 @@ def finish(res: Result, findings: Sequence[Finding], reason: str | None = None) 
     if powers:          # findings decided over draws: the smallest effect their samples could decide
         res.reason = "; ".join(x for x in (res.reason, "the smallest effects the samples could decide: " + "; ".join(
             f"{n}: {_g(p['detectable'])} ({_g(p['mde'])} at {100 * p['power']:.0f} % power; {p['draws']} draws, "
-            f"{_g(p['dof'])} degrees of freedom)" for n, p in powers)) if x)
+            + (f"{_g(p['dof'])} degrees of freedom)" if p.get("dof") is not None else f"{p.get('test')} interval)")
+            for n, p in powers)) if x)
     small = "; ".join(dict.fromkeys(str(d) for f in findings if f.paper for d in f.deviations))
     if small:           # paper findings decided at a smaller size than the paper's: the reason says which
         res.reason = "; ".join(x for x in (res.reason, f"decided at a smaller size than the paper's ({small})") if x)
@@ -689,6 +690,7 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
                     verdict = V.INCONCLUSIVE
                 evidence = (f"{k}/{n} runs fail (fraction {k / n:.3g}, {100 * V.POLICY.confidence:.0f}% CI "
                             f"[{ci[0]:.3g}, {ci[1]:.3g}]) against at most {st.max_fraction:g}")
+                extra["power"] = V.fraction_power(n, st.max_fraction)     # what this many runs could decide
         if bad:
             undefined = sum(s.get("violations_where_ratio_undefined", 0) for _, s in bad)
             extra["violations_where_ratio_undefined"] = int(undefined)

@@ -378,6 +378,38 @@ def power_record(*results: dict) -> dict:
             "power": POWER, "tests": len(results)}
 
 
+def fraction_power(runs: int, max_fraction: float, confidence: float | None = None, tries: int = 1) -> dict:
+    """The ``power`` record of a ``fraction(q)`` finding: ``runs`` runs judged by a Clopper-Pearson interval at
+    ``confidence`` (the policy's by default), Bonferroni-corrected over ``tries``, ``violated`` when it lies above
+    ``q = max_fraction`` and ``holds`` when it lies at or below (with ``q = 0``: when no run fails).  Per side, the
+    smallest deviation from ``q`` this many runs could decide: of the observed fraction (``detectable_above``: the
+    fewest failing runs whose interval lies above ``q``, as a fraction, minus ``q``; ``detectable_below``: ``q``
+    minus the most failing runs whose interval lies at or below it) and of the true fraction, detected with
+    :data:`POWER` (``mde_above``/``mde_below``, exact binomial).  No side below ``q = 0`` (``None``).
+    ``detectable``/``mde``: the larger of the sides (infinite where a side cannot be decided with this many runs)."""
+    from scipy import stats
+    n, q = int(runs), float(max_fraction)
+    level = corrected_level(POLICY.confidence if confidence is None else confidence, tries)
+    a, inf = 1.0 - level, float("inf")
+    k = np.arange(n + 1)
+    with np.errstate(invalid="ignore"):
+        lo = np.where(k == 0, 0.0, stats.beta.ppf(a / 2, np.maximum(k, 1), n - k + 1))
+        hi = np.where(k == n, 1.0, stats.beta.ppf(1 - a / 2, k + 1, np.maximum(n - k, 1)))
+    up, dn = np.flatnonzero(lo > q), np.flatnonzero(hi <= q)
+    # P(Bin(n, p) >= kv) = I_p(kv, n - kv + 1); P(Bin(n, p) <= kh) = 1 - I_p(kh + 1, n - kh)
+    d_up, m_up = (up[0] / n - q, float(stats.beta.ppf(POWER, up[0], n - up[0] + 1)) - q) if n and up.size else (inf, inf)
+    d_dn, m_dn = (q - dn[-1] / n, q - float(stats.beta.ppf(1 - POWER, dn[-1] + 1, n - dn[-1]))) if n and dn.size \
+        else (inf, inf)
+    if q == 0:
+        d_dn = m_dn = None
+    sides = [x for x in (d_up, d_dn) if x is not None]
+    return {"draws": n, "dof": None, "level": float(level), "tries": int(tries), "threshold": q, "test": "Clopper-Pearson",
+            "half_width": float(max(sides)), "detectable": float(max(sides)),
+            "mde": float(max(x for x in (m_up, m_dn) if x is not None)), "power": POWER, "tests": 1,
+            "detectable_above": float(d_up), "mde_above": float(m_up),
+            "detectable_below": None if d_dn is None else float(d_dn), "mde_below": None if m_dn is None else float(m_dn)}
+
+
 def paired_difference(a, b, policy: TolerancePolicy = POLICY, tries: int = 1, min_draws: int = 2) -> dict:
     """Is ``a`` larger than ``b``, judged on paired draws (``a[s]``, ``b[s]`` on the same data draw ``s``)?  A t
     interval of the mean difference with ``k - 1`` degrees of freedom, at the two-sided level of ``z =

@@ -292,7 +292,11 @@ def switching_cases(config: RunConfig, params: dict, *, schedules: dict, subs: d
                           evidence={name: {"violations_mean": float(r["violations"].mean()),
                                            "oscillations_mean": float(r["oscillations"].mean()),
                                            "f_T_mean": float(r["f_T"].mean())} for name, r in runs.items()}
-                          | {"T": T, "E": E, "runs": len(rows_i)},
+                          | {"T": T, "E": E, "runs": len(rows_i),
+                             # the instances pooled: equal runs each, the mean over these instances (conservative)
+                             "per_instance": per_configuration({k: c.lhs_lo[:, 0] for k, c in
+                                                                _switch_inequalities(runs).items()},
+                                                               [i.seed for i in rows_i])},
                           series=series, tables=[_switch_table(f"Hard vs soft: {cfg['name']} (T = {T}, E = {E}, "
                                                                f"{len(rows_i)} paired runs)", runs)],
                           reason=reason, used={"data": SYNTHETIC_FAMILIES, "clients": insts[0].n, "E": E, "rounds": T,
@@ -310,6 +314,40 @@ PAPER_CLAIMS = [
     ("objective not compromised by soft switching", "yes"),
     ("variance across seeds", "smaller for soft"),
 ]
+
+
+def config_seed(split: int, K: int, eta: float, s: int) -> int:
+    """The uplink seed of run ``s`` at configuration (split, K, eta): its own per configuration.  (One seed shared by
+    the K values made their runs dependent: Rand-K keeps the K smallest of the same uniforms, so the K = 3 subset
+    lay inside the K = 8 one, and a mean over the configurations was not a mean of independent draws.)"""
+    return int(np.random.SeedSequence([int(split), int(K), int(round(1000 * eta)), int(s)]).generate_state(1)[0])
+
+
+def per_configuration(diffs: dict, keys) -> dict:
+    """Each paired difference of ``diffs`` (``{reading: per-run values}``) judged at each configuration on its own:
+    a t interval over that configuration's runs (``keys``: the configuration of each run), Bonferroni over the
+    configurations (at least ``V.MIN_DRAWS`` runs to decide).  Beside it, the pooled mean's two standard errors:
+    ``se_pooled`` (the runs as one sample: what a ``mean`` statistic over them judges) and ``se_stratified``
+    (sqrt(sum_c s_c^2 / n_c) / C: the standard error of the average of the configuration means).  With equal runs
+    per configuration the pooled mean is that average, and the pooled variance adds the spread between the
+    configurations' means to their within spread: the pooled interval is the wider in expectation (conservative)."""
+    keys = list(keys)
+    groups: dict = {}
+    for j, k in enumerate(keys):
+        groups.setdefault(k, []).append(j)
+    out = {}
+    for name, x in diffs.items():
+        x = np.asarray(x, dtype=float)
+        tests = {str(k): V.mean_interval(x[idx], tries=len(groups)) for k, idx in groups.items()}
+        counts = {v: sum(t["verdict"] == v for t in tests.values()) for v in (V.HOLDS, V.VIOLATED, V.INCONCLUSIVE)}
+        var_c = [x[idx].var(ddof=1) / len(idx) for idx in groups.values() if len(idx) > 1]
+        out[name] = {"configurations": len(groups), "tries": len(groups), "counts": counts,
+                     "se_pooled": float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else float("inf"),
+                     "se_stratified": float(np.sqrt(np.sum(var_c)) / len(groups)) if len(var_c) == len(groups)
+                     else float("inf"),
+                     "tests": {k: {f: t[f] for f in ("mean", "ci", "verdict", "draws", "level", "why")}
+                               for k, t in tests.items()}}
+    return out
 
 
 def _within_sd(x: np.ndarray, rows_meta) -> float:
@@ -347,7 +385,7 @@ def experiment_cases(config: RunConfig, params: dict, *, n: int = 10, E: int = 5
             sub = [(et, s) for (f_, et, s) in combos if f_ == fr]
             batch = P.ConstrainedBatch([inst] * len(sub))
             eta = np.array([et for et, _ in sub])
-            run_seeds = [int(split) * 1_000_003 + 1000 * int(round(100 * et)) + s for et, s in sub]
+            run_seeds = [config_seed(split, K, et, s) for et, s in sub]
             per_K[fr] = (K, sub, _switch_runs(batch, eta, np.full(len(sub), eps), E, {"name": "rand_k", "k": K},
                                               run_seeds, T, beta_factor=beta * eps))
         for fr, (K, sub, runs) in per_K.items():
@@ -402,12 +440,25 @@ def experiment_cases(config: RunConfig, params: dict, *, n: int = 10, E: int = 5
     series.append({"panel": "g(w_t), breast cancer NP", "label": "eps = 0.1", "x": [0, T], "y": [eps, eps],
                    "role": "reference", "xlabel": "round t", "ylabel": "mean g(w_t)", "logx": False, "logy": False})
     ineq = _switch_inequalities(merged)
+    # the 9 configurations pooled: the mean of equal-size groups is the average of their means, judged with the
+    # pooled variance (the wider in expectation); each configuration on its own beside it (per_configuration)
+    per_conf = per_configuration({k: c.lhs_lo[:, 0] for k, c in ineq.items()}, [(fr, et) for (_, fr, _, et, _) in rows_meta])
+    tables.append({"title": f"Breast cancer NP: each paired difference per configuration (t intervals over its "
+                            f"{len(s_list)} runs, Bonferroni over the {len(fractions) * len(etas)} configurations)",
+                   "columns": ["reading", "holds", "violated", "undecided", "SE pooled", "SE stratified"],
+                   "rows": [[k, v["counts"][V.HOLDS], v["counts"][V.VIOLATED], v["counts"][V.INCONCLUSIVE],
+                             f"{v['se_pooled']:.3g}", f"{v['se_stratified']:.3g}"] for k, v in per_conf.items()]})
     cases.append(Case(label="breast cancer NP", inequalities=ineq,
                       used={"data": BREAST_CANCER, "clients": n, "E": E, "rounds": T, "eps": eps},
                       instance={"data": "sklearn load_breast_cancer (569 x 30, standardized, + intercept)",
                                 "clients": n, "majority (objective)": "benign (357)",
                                 "minority (constraint)": "malignant (212)", "w0": "0"},
                       evidence={"ratio_hard_over_soft": ratio, "runs": int(h["violations"].size),
+                                "pooling": "equal runs per configuration (K/d, eta; each its own uplink seeds): the "
+                                           "pooled mean is the average over the configurations of their means -- "
+                                           "the paper does not report its eta and K -- and its variance adds the "
+                                           "spread between configurations, so the interval is conservative for it",
+                                "per_configuration": per_conf,
                                 "settings": {"n": n, "E": E, "T": T, "eps": eps, "beta": beta, "K/d": list(fractions),
                                              "eta": list(etas), "uplink seeds": len(s_list)},
                                 "means": {name: {"violations": float(r["violations"].mean()),
@@ -610,7 +661,7 @@ def seed_variance_cases(config: RunConfig, params: dict, *, n: int = 10, E: int 
         sub = [(et, s) for et in etas for s in s_list]
         batch = P.ConstrainedBatch([inst] * len(sub))
         eta = np.array([et for et, _ in sub])
-        run_seeds = [int(split) * 1_000_003 + 1000 * int(round(100 * et)) + s for et, s in sub]
+        run_seeds = [config_seed(split, K, et, s) for et, s in sub]
         res = {}
         for name, rule in variants:
             tr = fedsgm(batch, rounds=T, eta=eta, eps=eps, rule=rule, beta=beta if rule == "soft" else None,
