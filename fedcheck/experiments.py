@@ -35,7 +35,7 @@ from fedcheck.core.symbols import T as T_sym, latex, t as t_sym
 from fedcheck.core.usercode import call_user, contract_error, guard, is_own, short_path
 
 __all__ = ["Rounds", "Horizons", "HorizonCase", "algorithm_runner", "Cases", "Case", "Metric", "objective_gap", "recorded", "SideCondition",
-           "Trivial", "fw_gap_trivial",
+           "Trivial", "fw_gap_trivial", "no_trivial_bound",
            "replicate_seeds", "geometric_horizons", "with_progress", "measured", "takes_instance", "param_domain",
            "check_declaration", "declared"]
 
@@ -53,7 +53,11 @@ class Trivial:
     expression must grow with each constant), or a function ``ctx -> float`` of the instance's
     :class:`~fedcheck.problems.constants.InstanceContext` (``None``: unknown); ``what``: what it is, as the
     headline says it (``"sup ||grad F|| diam(D) (sqrt(n) G D)"``).  A constant that does not resolve, or a value
-    that is not finite, leaves vacuity unknown."""
+    that is NaN, leaves vacuity unknown.  The expression may contain the axis: ``t`` (the iterate index of a
+    :class:`Rounds` experiment) or ``T`` (the horizon of a :class:`Horizons` one), for a metric whose largest value
+    moves along it (a penalty ``lambda_t``); it is evaluated at each point.  ``+oo`` (:func:`no_trivial_bound`)
+    declares that the metric has no finite trivial bound over the claim's class, ``what`` saying why: vacuity stays
+    unknown, with that reason."""
 
     value: Any
     what: str = ""
@@ -66,18 +70,37 @@ class Trivial:
     def text(self) -> str:
         return self.what or f"the trivial bound {sp.sstr(self.value)}"
 
-    def evaluate(self, ctx) -> float | None:
-        """The certified upper value for ``ctx`` (``None``: unknown here)."""
+    @property
+    def axes(self) -> frozenset:
+        """The axis symbols (``t``, ``T``) the expression contains: evaluated at each point."""
+        if not isinstance(self.value, sp.Basic):
+            return frozenset()
+        return frozenset(s.name for s in self.value.free_symbols if s.name in _AXES)
+
+    def evaluate(self, ctx, at: dict | None = None):
+        """The certified upper value for ``ctx`` (``None``: unknown here; ``inf``: declared unbounded); ``at``:
+        ``{axis name: points}`` for an expression in ``t`` or ``T`` -- then an array over the points."""
         if isinstance(self.value, sp.Basic):
             from fedcheck.problems.constants import resolve
+            at = {k: v for k, v in (at or {}).items() if k in self.axes}
             vals = {}
             for sym in self.value.free_symbols:
+                if sym.name in at:
+                    continue
                 try:
                     vals[sym] = resolve(sym.name, ctx).value
                 except (KeyError, ValueError, TypeError, AttributeError):
                     return None
+            e = self.value.subs(vals)
+            if self.axes - set(at):
+                return None             # the axis is not known here
             try:
-                v = float(self.value.subs(vals))
+                if at:
+                    syms = sorted((s for s in e.free_symbols), key=lambda s: s.name)
+                    pts = [np.asarray(at[s.name], dtype=float) for s in syms]
+                    v = np.asarray(sp.lambdify(syms, e, "numpy")(*pts), dtype=float)
+                    return np.broadcast_to(v, np.broadcast(*pts).shape if pts else v.shape).astype(float)
+                v = float(e)
             except (TypeError, ValueError):
                 return None
         else:
@@ -85,7 +108,18 @@ class Trivial:
         if v is None:
             return None
         v = float(v)
-        return v if np.isfinite(v) else None
+        return v if np.isfinite(v) or v == np.inf else None
+
+
+_AXES = ("t", "T")
+
+
+def no_trivial_bound(why: str) -> Trivial:
+    """The declaration that a metric has no finite trivial bound over the claim's class -- its supremum there is
+    ``+oo`` (an objective gap over an unbounded domain ``R^d``), ``why`` saying so (``"the domain R^d is
+    unbounded"``): vacuity is reported ``unknown`` with ``"no finite trivial bound: <why>"``, never ``not vacuous``
+    (the run's iterates may still stay where the bound cannot fail)."""
+    return Trivial(sp.oo, f"no finite trivial bound: {why}")
 
 
 def as_trivial(x) -> "Trivial | None":
@@ -350,7 +384,7 @@ class _EveryRound:
                     tv, what = self.trivial.get(bnd.name, (None, ""))
                     cmp = Comparison(lhs_lo=lo[:, cols].T, lhs_hi=hi[:, cols].T, rhs_lo=b[:, j], relation=bnd.relation,
                                      scale=max(1.0, abs(self.sols[j].F_star)), points=kk, point_name="round",
-                                     value=value[:, cols].T, trivial=_nan_none(tv[j]) if tv else None,
+                                     value=value[:, cols].T, trivial=_nan_none(tv[j], {"t": kk}) if tv else None,
                                      trivial_what=what)
                     key = (j, r.name, bnd.name)
                     self.acc[key] = merge_judgements(self.acc.get(key), cmp.judge(st))
@@ -376,21 +410,29 @@ class _EveryRound:
         return mx, first, finite
 
 
-def _nan_none(v):
-    """A trivial bound known (a number) or not (``None``) as a Comparison takes it: unknown is NaN."""
+def _nan_none(v, at: dict | None = None):
+    """A trivial bound known (a number, or its values at the points ``at``, ``{axis: points}``, when it moves along
+    the axis) or not (``None``) as a Comparison takes it: unknown is NaN."""
+    if callable(v):
+        v = v(at or {})
     return np.nan if v is None else v
 
 
 def trivial_bounds(claim, metrics: dict, bounds, ctxs) -> dict:
     """``{bound name: ([value per context], what)}`` for the ``<=`` bounds whose metric has a trivial bound
-    (``metrics``: bound name -> :class:`Metric`, or -> :class:`Trivial` directly)."""
+    (``metrics``: bound name -> :class:`Metric`, or -> :class:`Trivial` directly); a trivial bound in the axis
+    (``t``, ``T``) is a function of ``{axis: points}`` (:func:`_nan_none` evaluates it)."""
     out = {}
     for bnd in bounds:
         m = metrics.get(bnd.name)
         tr = m if isinstance(m, Trivial) else getattr(m, "trivial", None)
         if tr is None or bnd.relation != "<=":
             continue
-        vals = [declared(claim, f"trivial bound of bound {bnd.name!r}", tr.evaluate, c) for c in ctxs]
+        what = f"trivial bound of bound {bnd.name!r}"
+        if tr.axes:
+            vals = [(lambda at, c=c, tr=tr, what=what: declared(claim, what, tr.evaluate, c, at)) for c in ctxs]
+        else:
+            vals = [declared(claim, what, tr.evaluate, c) for c in ctxs]
         out[bnd.name] = (vals, tr.text)
     return out
 
@@ -708,7 +750,8 @@ class Rounds:
                             cmp = Comparison(lhs_lo=lo_j[valid].T, lhs_hi=hi_j[valid].T, rhs_lo=b[valid],
                                              relation=bnd.relation, scale=max(1.0, abs(sol.F_star)), points=kk[valid],
                                              point_name="round", value=v_j[valid].T,
-                                             trivial=_nan_none(tv[j]) if tv else None, trivial_what=what)
+                                             trivial=_nan_none(tv[j], {"t": kk[valid]}) if tv else None,
+                                             trivial_what=what)
                             curves = {"instance": kidx, "grid": len(rec_j["grid"]) - 1,
                                       "scale": max(1.0, abs(sol.F_star))}
                             if bnd.name in streamed:     # judged at every round from the stream
@@ -1248,7 +1291,8 @@ class Horizons:
                             tv, what = triv.get(bnd.name, (None, ""))
                             cmp = Comparison(lhs_lo=L, lhs_hi=H, rhs_lo=bvals[rows[0]], relation=bnd.relation,
                                              scale=scale, points=pts, point_name="round" if per_round else "T",
-                                             value=Vv, trivial=_nan_none(tv[i]) if tv else None, trivial_what=what)
+                                             value=Vv, trivial=_nan_none(tv[i], {"T": T}) if tv else None,
+                                             trivial_what=what)
                             label = f"{case.name}, {_label(inst)}" + ("" if per_round else f", T={T}")
                             obs.items.append(Observed(reading.name, bnd.name, label, cmp, instance=inst,
                                                       reason=reasons[i], save=_saver(inst), key=(case.name, i)))
