@@ -73,33 +73,42 @@ class Trivial:
     @property
     def axes(self) -> frozenset:
         """The axis symbols (``t``, ``T``) the expression contains: evaluated at each point."""
+        return self.names & frozenset(_AXES)
+
+    @property
+    def names(self) -> frozenset:
+        """The names of the expression's symbols (empty for a function)."""
         if not isinstance(self.value, sp.Basic):
             return frozenset()
-        return frozenset(s.name for s in self.value.free_symbols if s.name in _AXES)
+        return frozenset(s.name for s in self.value.free_symbols)
 
     def evaluate(self, ctx, at: dict | None = None):
         """The certified upper value for ``ctx`` (``None``: unknown here; ``inf``: declared unbounded); ``at``:
-        ``{axis name: points}`` for an expression in ``t`` or ``T`` -- then an array over the points."""
+        ``{name: value or points}`` for the symbols known where it is evaluated -- the axis (``t``, ``T``), a
+        schedule of a :class:`Horizons` run (``eta``) -- before the instance's constants; an array over the points
+        when one is."""
         if isinstance(self.value, sp.Basic):
             from fedcheck.problems.constants import resolve
-            at = {k: v for k, v in (at or {}).items() if k in self.axes}
-            vals = {}
+            at = at or {}
+            vals, arrays = {}, {}
             for sym in self.value.free_symbols:
                 if sym.name in at:
+                    v = np.asarray(at[sym.name], dtype=float)
+                    (vals if v.ndim == 0 else arrays)[sym] = float(v) if v.ndim == 0 else v
                     continue
+                if sym.name in _AXES:
+                    return None             # the axis is not known here
                 try:
                     vals[sym] = resolve(sym.name, ctx).value
                 except (KeyError, ValueError, TypeError, AttributeError):
                     return None
             e = self.value.subs(vals)
-            if self.axes - set(at):
-                return None             # the axis is not known here
             try:
-                if at:
-                    syms = sorted((s for s in e.free_symbols), key=lambda s: s.name)
-                    pts = [np.asarray(at[s.name], dtype=float) for s in syms]
+                if arrays:
+                    syms = sorted(arrays, key=lambda s: s.name)
+                    pts = [arrays[s_] for s_ in syms]
                     v = np.asarray(sp.lambdify(syms, e, "numpy")(*pts), dtype=float)
-                    return np.broadcast_to(v, np.broadcast(*pts).shape if pts else v.shape).astype(float)
+                    return np.broadcast_to(v, np.broadcast(*pts).shape).astype(float)
                 v = float(e)
             except (TypeError, ValueError):
                 return None
@@ -418,10 +427,11 @@ def _nan_none(v, at: dict | None = None):
     return np.nan if v is None else v
 
 
-def trivial_bounds(claim, metrics: dict, bounds, ctxs) -> dict:
+def trivial_bounds(claim, metrics: dict, bounds, ctxs, known: frozenset = frozenset()) -> dict:
     """``{bound name: ([value per context], what)}`` for the ``<=`` bounds whose metric has a trivial bound
     (``metrics``: bound name -> :class:`Metric`, or -> :class:`Trivial` directly); a trivial bound in the axis
-    (``t``, ``T``) is a function of ``{axis: points}`` (:func:`_nan_none` evaluates it)."""
+    (``t``, ``T``) or in a name of ``known`` (a schedule) is a function of ``{name: value or points}``
+    (:func:`_nan_none` evaluates it)."""
     out = {}
     for bnd in bounds:
         m = metrics.get(bnd.name)
@@ -429,7 +439,7 @@ def trivial_bounds(claim, metrics: dict, bounds, ctxs) -> dict:
         if tr is None or bnd.relation != "<=":
             continue
         what = f"trivial bound of bound {bnd.name!r}"
-        if tr.axes:
+        if tr.axes or tr.names & known:
             vals = [(lambda at, c=c, tr=tr, what=what: declared(claim, what, tr.evaluate, c, at)) for c in ctxs]
         else:
             vals = [declared(claim, what, tr.evaluate, c) for c in ctxs]
@@ -1227,7 +1237,8 @@ class Horizons:
             reasons = [s.reason for s in sols]
             obs.reasons.extend(r for r in reasons if r)
             known = {**dict(getattr(self.runner, "trivial", None) or {}), **self.trivial}
-            triv = trivial_bounds(claim, {b.name: as_trivial(known.get(b.metric)) for b in bounds}, bounds, ctxs)
+            triv = trivial_bounds(claim, {b.name: as_trivial(known.get(b.metric)) for b in bounds}, bounds, ctxs,
+                                  frozenset(self.schedules))
             series: dict = {}     # (inst, reading, bound) -> {T: (value, bound)}
             evid: dict = {}       # (inst, reading) -> {T: the runner's per-run evidence}
             for T in horizons:
@@ -1291,7 +1302,8 @@ class Horizons:
                             tv, what = triv.get(bnd.name, (None, ""))
                             cmp = Comparison(lhs_lo=L, lhs_hi=H, rhs_lo=bvals[rows[0]], relation=bnd.relation,
                                              scale=scale, points=pts, point_name="round" if per_round else "T",
-                                             value=Vv, trivial=_nan_none(tv[i], {"T": T}) if tv else None,
+                                             value=Vv, trivial=_nan_none(tv[i], {"T": T, **{k: values[k][rows[0]] for k in self.schedules}})
+                                             if tv else None,
                                              trivial_what=what)
                             label = f"{case.name}, {_label(inst)}" + ("" if per_round else f", T={T}")
                             obs.items.append(Observed(reading.name, bnd.name, label, cmp, instance=inst,

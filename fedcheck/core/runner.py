@@ -212,7 +212,8 @@ def finding_vacuity(lst, bounds, axis: str) -> dict:
         out["why_unknown"] = "some observations have no trivial bound of their metric"
     elif out["unknown_points"]:
         unb = sum(v.get("unbounded_points", 0) for _, v in known)
-        out["why_unknown"] = (out["trivial"] if unb == out["unknown_points"] and out["trivial"]
+        why = "; ".join(dict.fromkeys(v.get("what") or "" for _, v in known if v.get("unbounded_points")))
+        out["why_unknown"] = (why if unb == out["unknown_points"] and why
                               else "the trivial bound is not finite at some points")
     else:
         out["status"] = VACUOUS
