@@ -1302,8 +1302,8 @@ class Horizons:
                             tv, what = triv.get(bnd.name, (None, ""))
                             cmp = Comparison(lhs_lo=L, lhs_hi=H, rhs_lo=bvals[rows[0]], relation=bnd.relation,
                                              scale=scale, points=pts, point_name="round" if per_round else "T",
-                                             value=Vv, trivial=_nan_none(tv[i], {"T": T, **{k: values[k][rows[0]] for k in self.schedules}})
-                                             if tv else None,
+                                             value=Vv, trivial=_nan_none(tv[i], {"T": T, **{
+                                                 k: values[k][rows[0]] for k in self.schedules}}) if tv else None,
                                              trivial_what=what)
                             label = f"{case.name}, {_label(inst)}" + ("" if per_round else f", T={T}")
                             obs.items.append(Observed(reading.name, bnd.name, label, cmp, instance=inst,

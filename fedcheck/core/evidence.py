@@ -366,7 +366,8 @@ class Comparison:
     def vacuity(self) -> dict | None:
         """Where the bound (at its deciding ends) could not have failed: at least the trivial bound (``<=``; at most
         it for ``>=``).  ``points``; ``vacuous_points`` (the bound is trivial there); ``unknown_points`` (no finite
-        trivial bound; ``unbounded_points`` of them declared infinite); the first point where the bound bites (is below the trivial bound) with both values; and
+        trivial bound; ``unbounded_points`` of them declared infinite); the first point where the bound bites (is
+        below the trivial bound) with both values; and
         ``contradicted`` -- a measured value beyond the trivial bound: the trivial bound is not valid for this run
         (an iterate outside the set it assumes), so vacuity is unknown.  ``None`` without a trivial bound or for
         ``==``."""

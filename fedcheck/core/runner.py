@@ -173,7 +173,8 @@ def finding_vacuity(lst, bounds, axis: str) -> dict:
     and the bound (at its deciding ends) is at least it at every point checked; ``not vacuous`` when the bound
     bites (is below the trivial bound) somewhere; ``unknown`` when a metric has no trivial bound (none is claimed
     non-vacuous), a point has no finite one (declared infinite: ``why_unknown`` says why), or a measured value
-    exceeds it (the trivial bound does not apply to that run).  ``bites_from``: where the bound's declaration says it starts to bite (reported, never decides)."""
+    exceeds it (the trivial bound does not apply to that run).  ``bites_from``: where the bound's declaration says
+    it starts to bite (reported, never decides)."""
     recs = [s.get("vacuity") for _, s, _ in lst]
     whats = list(dict.fromkeys(v.get("what") or "" for v in recs if v))
     out = {"status": UNKNOWN, "axis": _AXIS_WORDS.get(axis, "points"), "trivial": "; ".join(w for w in whats if w),

@@ -53,9 +53,9 @@ class SimplexQuadInstance:
                 "seed": self.seed}
 
     def sup_phi(self) -> float:
-        """``max`` of ``Phi`` over the simplex, certified: at a vertex, ``max_i Qbar_ii/2 + (cbar + u)_i``, when ``Qbar``
-        is positive semidefinite (a convex function on a polytope); else ``max_ij Qbar_ij/2 + max_i (cbar + u)_i``
-        (``w^T Qbar w = sum_ij w_i w_j Qbar_ij`` for a probability vector ``w``)."""
+        """``max`` of ``Phi`` over the simplex, certified: at a vertex, ``max_i Qbar_ii/2 + (cbar + u)_i``, when
+        ``Qbar`` is positive semidefinite (a convex function on a polytope); else ``max_ij Qbar_ij/2 + max_i (cbar +
+        u)_i`` (``w^T Qbar w = sum_ij w_i w_j Qbar_ij`` for a probability vector ``w``)."""
         Qb, lin = self.Q.mean(0), self.c.mean(0) + self.u
         if np.linalg.eigvalsh(0.5 * (Qb + Qb.T)).min() >= 0:
             return float(np.max(0.5 * np.diag(Qb) + lin))

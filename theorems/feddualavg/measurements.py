@@ -18,8 +18,8 @@ from fedcheck.symbols import B, G, K, L, M, R, eta_c, sigma
 from theorems.feddualavg import entropic as PE
 from theorems.feddualavg import experiments as PX
 from theorems.feddualavg.bounds import C2_bound, C4_bound, C5_rhs, D4_stab, Dh_w, E1_bound, third, twothird
-from theorems.feddualavg.problems import (F1_Q, F2_L2, ConstrainedQuadraticFamily, SharedQuadraticFamily, gap_trivial_what,
-                                          objective_gap_trivial)
+from theorems.feddualavg.problems import (F1_Q, F2_L2, ConstrainedQuadraticFamily, SharedQuadraticFamily,
+                                          gap_trivial_what, objective_gap_trivial)
 from theorems.feddualavg.sources import BREAST_CANCER, mode_deviations
 from theorems.feddualavg.symbols import eta
 
@@ -396,7 +396,7 @@ def _d5_pairs(Z, W, Qb, Qinv, ec):
     qdw = np.einsum("bpi,bij,bpj->bp", dw, Qb, dw).ravel()      # ||Q dw||^2_{Q^-1}
     return (np.einsum("bpi,bij,bpj->bp", A, Qinv, A).ravel(), rhs,
             np.einsum("bpi,bij,bpj->bp", np.abs(dz), np.abs(Qinv), np.abs(dz)).ravel(),
-            # the trivial bound (triangle inequality): ||dz - eta_c Q dw||_{Q^-1} <= ||dz||_{Q^-1} + eta_c ||Q dw||_{Q^-1}
+            # the trivial bound (triangle inequality): ||dz - eta_c Q dw||_{Q^-1} <= ||dz||_{Q^-1} + eta_c ||Q dw||
             (np.sqrt(np.maximum(rhs, 0.0)) + np.repeat(ec, len(i)) * np.sqrt(np.maximum(qdw, 0.0))) ** 2)
 
 
@@ -1435,7 +1435,8 @@ def entropic_cases(config, params):
             ph = out["Phi_hat"][:, 0]
             ineq[("(C.2)", f"(C.2), eta_c = {frac:g}/(4L)")] = Comparison(
                 lhs_lo=ph - sol.phi_star, lhs_hi=ph - sol.phi_lower, rhs_lo=f_c2(sol.B_lo, ec, Kv, Rs, Lv, Gv, Mv),
-                rhs_hi=f_c2(sol.B_hi, ec, Kv, Rs, Lv, Gv, Mv), relation="<=", scale=scale, points=Rs, point_name="R", **triv)
+                rhs_hi=f_c2(sol.B_hi, ec, Kv, Rs, Lv, Gv, Mv), relation="<=", scale=scale, points=Rs, point_name="R",
+                **triv)
         Hs = np.array(horizons, dtype=float)
         ecs = np.array([float(f_c3(sol.B, Kv, h, Lv, Gv)) for h in Hs])
         tuned = np.array([PE.feddualavg_entropic(Qb, cb, u=ub, rounds=int(h), K=Kv, eta_c=e, eta_s=1.0)["Phi_hat"][-1, 0]

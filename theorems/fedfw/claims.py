@@ -9,8 +9,8 @@ import sympy as sp
 from fedcheck import algorithms as engine
 from fedcheck import verdicts as V
 from fedcheck import (MEAN, Bound, BoundTest, Cases, Claim, Domain, Fact, HorizonCase, Horizons, Measurement, Metric, Proof,
-                      Reading, Rounds, SideCondition, Source, Trivial, fw_gap_trivial, instance_inequality, objective_gap,
-                      order_fact, recorded)
+                      Reading, Rounds, SideCondition, Source, Trivial, fw_gap_trivial, instance_inequality,
+                      objective_gap, order_fact, recorded)
 from fedcheck.problems import RandomFamily
 from fedcheck.symbols import (D, E_init, G, G_nc, G_sup, L, T, Y_norm, grad_F_star, grad_hat_star, grad_hat_x1,
                               lambda_0, n, sigma, t)

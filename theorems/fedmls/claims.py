@@ -172,8 +172,9 @@ remark_T = sp.ceiling(T_0 * t)
 R_ball = 2 * xstar_norm + 1
 
 # vacuity: f(x_K) - f* has no finite trivial bound over the class
-GAP_TRIVIAL = {"gap": no_trivial_bound("the problem is unconstrained, x in R^d, where f(x) - f* is unbounded (Algorithm 1 "
-                                       "confines only the clients' prox points to the ball X', not the server's x_K)")}
+GAP_TRIVIAL = {"gap": no_trivial_bound("the problem is unconstrained, x in R^d, where f(x) - f* is unbounded "
+                                       "(Algorithm 1 confines only the clients' prox points to the ball X', not the "
+                                       "server's x_K)")}
 
 
 # ---- symbolic derivations ------------------------------------------------------------------------------
@@ -364,7 +365,8 @@ theorem31 = Claim(
                "(the check's horizon T is the paper's K)"),
     evidence=BoundTest(
         Horizons(runner=P.horizon_runner(fedmls, THM31_PER_ROUND), schedules=THM31_SCHEDULES,
-                 cases=tuple(_thm31_cases()), solver=solve_nonsmooth, rate_metric="Theorem 3.1", accepts=_accepts, trivial=GAP_TRIVIAL),
+                 cases=tuple(_thm31_cases()), solver=solve_nonsmooth, rate_metric="Theorem 3.1", accepts=_accepts,
+                 trivial=GAP_TRIVIAL),
         bounds=(Bound("Theorem 3.1", expr=thm31_bound.subs(K, T), metric="gap",
                       description="F(x_K) - F* at the horizon", latex=THM31_LATEX,
                       latex_symbols=THM31_LATEX_SYMBOLS, latex_note=THM31_LATEX_NOTE),),
@@ -641,7 +643,8 @@ theorem31_stochastic = Claim(
         Horizons(runner=P.horizon_runner(fedmls, THM31_PER_ROUND,
                                          oracle_factory=P.gaussian_oracle_factory("s_noise")),
                  schedules=THM31_SCHEDULES_STOCH, cases=tuple(_thm31_stoch_cases()), solver=solve_nonsmooth,
-                 rate_metric="Theorem 3.1", accepts=_accepts, trivial=GAP_TRIVIAL),
+                 rate_metric="Theorem 3.1", accepts=_accepts,
+                 trivial=GAP_TRIVIAL),
         bounds=(Bound("Theorem 3.1", expr=thm31_bound.subs(K, T), metric="gap",
                       description="E[F(x_K)] - F* at the horizon (mean over runs)", latex=THM31_LATEX,
                       latex_symbols=THM31_LATEX_SYMBOLS, latex_note=THM31_LATEX_NOTE),),

@@ -24,8 +24,8 @@ from functools import partial
 import sympy as sp
 
 from fedcheck import verdicts as V
-from fedcheck import (MEAN, Bound, BoundTest, Cases, Claim, Deviation, Fact, HorizonCase, Horizons, Paper, Reading, Source,
-                      Trivial, no_trivial_bound)
+from fedcheck import (MEAN, Bound, BoundTest, Cases, Claim, Deviation, Fact, HorizonCase, Horizons, Paper, Reading,
+                      Source, Trivial, no_trivial_bound)
 from fedcheck import problems as P
 from theorems.fedsgm import problems as PX
 from theorems.fedsgm import measurements as M
@@ -399,7 +399,8 @@ per_round = Claim(
                         _rc("F1 d=10, hard, E=2, Rand-2", F1_wide, "hard", 2, {"name": "rand_k", "k": 2}),
                         _rc("F2 d=10, soft, E=2, QSGD s=2", F2_wide, "soft", 2,
                             {"name": "random_quantization", "s": 2}),
-                        _rc("F4 d=10, hard, E=3, Bernoulli p=0.3", F4_wide, "hard", 3, {"name": "bernoulli", "p": 0.3})),
+                        _rc("F4 d=10, hard, E=3, Bernoulli p=0.3", F4_wide, "hard", 3,
+                            {"name": "bernoulli", "p": 0.3})),
                  trivial={"per_round": no_trivial_bound(PX.RECURSION_REASON),
                           # ||X_j|| <= E G and E_C||C_j(X)||^2 <= (1 + q_u) ||X||^2, independent across j: Lemma 3's
                           # own bound is the largest value over the class (the lemma is two lines of definitions)
