@@ -267,3 +267,23 @@ def test_fedfw_theorem2_knows_its_vacuity_and_its_vacuous_bound(catalog_run):
     assert res.vacuity["status"] == "not vacuous"           # (52) and (57) bite
     assert res.vacuity["vacuous_bounds"] == ["(12)"]        # (12) is above sqrt(n) G_nc D at every horizon checked
     assert res.headline.startswith("holds (vacuous at these horizons for bound (12)")
+
+
+def test_a_finding_over_several_bounds_names_the_vacuous_one_in_the_headline():
+    from fedcheck import Bound, BoundTest, Claim, Paper
+    from fedcheck.experiments import Case, Cases
+
+    def cases(config, params):
+        mk = lambda rhs: Comparison(lhs_lo=[[0.1, 0.1]], rhs_lo=rhs, trivial=2.0, trivial_what="2",  # noqa: E731
+                                    points=[10, 100], point_name="T")
+        return [Case("one", {("(a)", "r"): mk([5.0, 3.0]), ("(b)", "r"): mk([5.0, 1.0])})]
+
+    claim = Claim(id="several.demo", paper=Paper(key="several", title="t", authors="a"), reference="r", title="t",
+                  statement="s", expected="holds",
+                  evidence=BoundTest(Cases(cases), bounds=(Bound("(a)"), Bound("(b)")), findings="reading"))
+    res = claim.run()
+    assert res.readings["r"]["vacuity"]["status"] == "not vacuous"           # (b) bites at T = 100
+    assert res.readings["r"]["vacuity"]["vacuous_bounds"] == ["(a)"]
+    assert res.vacuity["vacuous_bounds"] == ["(a)"]
+    assert res.headline == ("holds (vacuous at these points for bound (a): above the largest value its quantity can "
+                            "take everywhere)")
