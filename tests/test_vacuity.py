@@ -256,6 +256,10 @@ def test_every_catalog_bound_claim_knows_its_vacuity_or_says_why_not(claim, cata
     generic = [k for k, r in res.readings.items() if isinstance(r.get("vacuity"), dict)
                and r["vacuity"].get("why_unknown") == GENERIC]
     assert not generic, f"{claim.id}: findings without a trivial bound or a reason: {generic}"
+    # a certified trivial bound is never exceeded by what the run measured (else it is not an upper bound there)
+    beyond = [k for k, r in res.readings.items() if isinstance(r.get("vacuity"), dict)
+              and (r["vacuity"].get("why_unknown") or "").startswith("a measured value exceeds")]
+    assert not beyond, f"{claim.id}: a measured value above the declared trivial bound: {beyond}"
     if res.vacuity.get("status") == "unknown":
         assert res.vacuity.get("why_unknown") and GENERIC not in res.vacuity["why_unknown"], (claim.id, res.vacuity)
 
