@@ -28,6 +28,8 @@ _EXPORTS = {
     "Rounds": "fedcheck.experiments", "Horizons": "fedcheck.experiments", "HorizonCase": "fedcheck.experiments",
     "Cases": "fedcheck.experiments", "Case": "fedcheck.experiments", "Metric": "fedcheck.experiments",
     "objective_gap": "fedcheck.experiments", "recorded": "fedcheck.experiments",
+    "Trivial": "fedcheck.experiments", "fw_gap_trivial": "fedcheck.experiments",
+    "no_trivial_bound": "fedcheck.experiments",
     "SideCondition": "fedcheck.experiments", "algorithm_runner": "fedcheck.experiments",
     "ProofStep": "fedcheck.core.steps", "StepOutcome": "fedcheck.core.steps",
     "BadInput": "fedcheck.core.errors", "DomainError": "fedcheck.core.errors",

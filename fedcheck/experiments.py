@@ -35,7 +35,7 @@ from fedcheck.core.symbols import T as T_sym, latex, t as t_sym
 from fedcheck.core.usercode import call_user, contract_error, guard, is_own, short_path
 
 __all__ = ["Rounds", "Horizons", "HorizonCase", "algorithm_runner", "Cases", "Case", "Metric", "objective_gap", "recorded", "SideCondition",
-           "Trivial", "fw_gap_trivial",
+           "Trivial", "fw_gap_trivial", "no_trivial_bound",
            "replicate_seeds", "geometric_horizons", "with_progress", "measured", "takes_instance", "param_domain",
            "check_declaration", "declared"]
 
@@ -53,7 +53,11 @@ class Trivial:
     expression must grow with each constant), or a function ``ctx -> float`` of the instance's
     :class:`~fedcheck.problems.constants.InstanceContext` (``None``: unknown); ``what``: what it is, as the
     headline says it (``"sup ||grad F|| diam(D) (sqrt(n) G D)"``).  A constant that does not resolve, or a value
-    that is not finite, leaves vacuity unknown."""
+    that is NaN, leaves vacuity unknown.  The expression may contain the axis: ``t`` (the iterate index of a
+    :class:`Rounds` experiment) or ``T`` (the horizon of a :class:`Horizons` one), for a metric whose largest value
+    moves along it (a penalty ``lambda_t``); it is evaluated at each point.  ``+oo`` (:func:`no_trivial_bound`)
+    declares that the metric has no finite trivial bound over the claim's class, ``what`` saying why: vacuity stays
+    unknown, with that reason."""
 
     value: Any
     what: str = ""
@@ -66,18 +70,46 @@ class Trivial:
     def text(self) -> str:
         return self.what or f"the trivial bound {sp.sstr(self.value)}"
 
-    def evaluate(self, ctx) -> float | None:
-        """The certified upper value for ``ctx`` (``None``: unknown here)."""
+    @property
+    def axes(self) -> frozenset:
+        """The axis symbols (``t``, ``T``) the expression contains: evaluated at each point."""
+        return self.names & frozenset(_AXES)
+
+    @property
+    def names(self) -> frozenset:
+        """The names of the expression's symbols (empty for a function)."""
+        if not isinstance(self.value, sp.Basic):
+            return frozenset()
+        return frozenset(s.name for s in self.value.free_symbols)
+
+    def evaluate(self, ctx, at: dict | None = None):
+        """The certified upper value for ``ctx`` (``None``: unknown here; ``inf``: declared unbounded); ``at``:
+        ``{name: value or points}`` for the symbols known where it is evaluated -- the axis (``t``, ``T``), a
+        schedule of a :class:`Horizons` run (``eta``) -- before the instance's constants; an array over the points
+        when one is."""
         if isinstance(self.value, sp.Basic):
             from fedcheck.problems.constants import resolve
-            vals = {}
+            at = at or {}
+            vals, arrays = {}, {}
             for sym in self.value.free_symbols:
+                if sym.name in at:
+                    v = np.asarray(at[sym.name], dtype=float)
+                    (vals if v.ndim == 0 else arrays)[sym] = float(v) if v.ndim == 0 else v
+                    continue
+                if sym.name in _AXES:
+                    return None             # the axis is not known here
                 try:
                     vals[sym] = resolve(sym.name, ctx).value
                 except (KeyError, ValueError, TypeError, AttributeError):
                     return None
+            e = self.value.subs(vals)
             try:
-                v = float(self.value.subs(vals))
+                if arrays:
+                    syms = sorted(arrays, key=lambda s: s.name)
+                    pts = [arrays[s_] for s_ in syms]
+                    v = np.asarray(sp.lambdify(syms, e, "numpy")(*pts), dtype=float)
+                    return np.broadcast_to(v, np.broadcast(*pts).shape).astype(float)
+                v = float(e)
             except (TypeError, ValueError):
                 return None
         else:
@@ -85,7 +117,18 @@ class Trivial:
         if v is None:
             return None
         v = float(v)
-        return v if np.isfinite(v) else None
+        return v if np.isfinite(v) or v == np.inf else None
+
+
+_AXES = ("t", "T")
+
+
+def no_trivial_bound(why: str) -> Trivial:
+    """The declaration that a metric has no finite trivial bound over the claim's class -- its supremum there is
+    ``+oo`` (an objective gap over an unbounded domain ``R^d``), ``why`` saying so (``"the domain R^d is
+    unbounded"``): vacuity is reported ``unknown`` with ``"no finite trivial bound: <why>"``, never ``not vacuous``
+    (the run's iterates may still stay where the bound cannot fail)."""
+    return Trivial(sp.oo, f"no finite trivial bound: {why}")
 
 
 def as_trivial(x) -> "Trivial | None":
@@ -351,7 +394,7 @@ class _EveryRound:
                     tv, what = self.trivial.get(bnd.name, (None, ""))
                     cmp = Comparison(lhs_lo=lo[:, cols].T, lhs_hi=hi[:, cols].T, rhs_lo=b[:, j], relation=bnd.relation,
                                      scale=max(1.0, abs(self.sols[j].F_star)), points=kk, point_name="round",
-                                     value=value[:, cols].T, trivial=_nan_none(tv[j]) if tv else None,
+                                     value=value[:, cols].T, trivial=_nan_none(tv[j], {"t": kk}) if tv else None,
                                      trivial_what=what)
                     key = (j, r.name, bnd.name)
                     self.acc[key] = merge_judgements(self.acc.get(key), cmp.judge(st))
@@ -377,21 +420,30 @@ class _EveryRound:
         return mx, first, finite
 
 
-def _nan_none(v):
-    """A trivial bound known (a number) or not (``None``) as a Comparison takes it: unknown is NaN."""
+def _nan_none(v, at: dict | None = None):
+    """A trivial bound known (a number, or its values at the points ``at``, ``{axis: points}``, when it moves along
+    the axis) or not (``None``) as a Comparison takes it: unknown is NaN."""
+    if callable(v):
+        v = v(at or {})
     return np.nan if v is None else v
 
 
-def trivial_bounds(claim, metrics: dict, bounds, ctxs) -> dict:
+def trivial_bounds(claim, metrics: dict, bounds, ctxs, known: frozenset = frozenset()) -> dict:
     """``{bound name: ([value per context], what)}`` for the ``<=`` bounds whose metric has a trivial bound
-    (``metrics``: bound name -> :class:`Metric`, or -> :class:`Trivial` directly)."""
+    (``metrics``: bound name -> :class:`Metric`, or -> :class:`Trivial` directly); a trivial bound in the axis
+    (``t``, ``T``) or in a name of ``known`` (a schedule) is a function of ``{name: value or points}``
+    (:func:`_nan_none` evaluates it)."""
     out = {}
     for bnd in bounds:
         m = metrics.get(bnd.name)
         tr = m if isinstance(m, Trivial) else getattr(m, "trivial", None)
         if tr is None or bnd.relation != "<=":
             continue
-        vals = [declared(claim, f"trivial bound of bound {bnd.name!r}", tr.evaluate, c) for c in ctxs]
+        what = f"trivial bound of bound {bnd.name!r}"
+        if tr.axes or tr.names & known:
+            vals = [(lambda at, c=c, tr=tr, what=what: declared(claim, what, tr.evaluate, c, at)) for c in ctxs]
+        else:
+            vals = [declared(claim, what, tr.evaluate, c) for c in ctxs]
         out[bnd.name] = (vals, tr.text)
     return out
 
@@ -714,7 +766,8 @@ class Rounds:
                             cmp = Comparison(lhs_lo=lo_j[valid].T, lhs_hi=hi_j[valid].T, rhs_lo=b[valid],
                                              relation=bnd.relation, scale=max(1.0, abs(sol.F_star)), points=kk[valid],
                                              point_name="round", value=v_j[valid].T,
-                                             trivial=_nan_none(tv[j]) if tv else None, trivial_what=what)
+                                             trivial=_nan_none(tv[j], {"t": kk[valid]}) if tv else None,
+                                             trivial_what=what)
                             curves = {"instance": kidx, "grid": len(rec_j["grid"]) - 1,
                                       "scale": max(1.0, abs(sol.F_star))}
                             st_r = test.statistic_of(r)
@@ -1193,7 +1246,8 @@ class Horizons:
             reasons = [s.reason for s in sols]
             obs.reasons.extend(r for r in reasons if r)
             known = {**dict(getattr(self.runner, "trivial", None) or {}), **self.trivial}
-            triv = trivial_bounds(claim, {b.name: as_trivial(known.get(b.metric)) for b in bounds}, bounds, ctxs)
+            triv = trivial_bounds(claim, {b.name: as_trivial(known.get(b.metric)) for b in bounds}, bounds, ctxs,
+                                  frozenset(self.schedules))
             series: dict = {}     # (inst, reading, bound) -> {T: (value, bound)}
             evid: dict = {}       # (inst, reading) -> {T: the runner's per-run evidence}
             for T in horizons:
@@ -1257,7 +1311,9 @@ class Horizons:
                             tv, what = triv.get(bnd.name, (None, ""))
                             cmp = Comparison(lhs_lo=L, lhs_hi=H, rhs_lo=bvals[rows[0]], relation=bnd.relation,
                                              scale=scale, points=pts, point_name="round" if per_round else "T",
-                                             value=Vv, trivial=_nan_none(tv[i]) if tv else None, trivial_what=what)
+                                             value=Vv, trivial=_nan_none(tv[i], {"T": T, **{
+                                                 k: values[k][rows[0]] for k in self.schedules}}) if tv else None,
+                                             trivial_what=what)
                             label = f"{case.name}, {_label(inst)}" + ("" if per_round else f", T={T}")
                             obs.items.append(Observed(reading.name, bnd.name, label, cmp, instance=inst,
                                                       reason=reasons[i], save=_saver(inst), key=(case.name, i)))

@@ -100,7 +100,8 @@ TABLE_DOC: dict[str, str] = {
     "ratio": "measured/bound for <=, bound/measured for >=, |measured - bound| for ==, at the bound's deciding end "
              "(bound_lo for <=, bound_value for >= and ==); empty where the bound is negligible",
     "trivial": "the trivial bound of the measured quantity there: the largest value it can take over the claim's "
-               "class (the smallest for >=), certified; empty where the metric declares none",
+               "class (the smallest for >=), certified; inf where the metric declares that none is finite (an "
+               "unbounded domain: vacuity unknown); empty where the metric declares none",
     "vacuous": "whether the bound could not have failed there: bound_lo >= trivial for <= (bound_value <= trivial "
                "for >=); empty where the trivial bound is unknown",
     "point_verdict": "this point's verdict by the slack rule: holds if stat_hi <= bound_lo + slack(bound_lo), "

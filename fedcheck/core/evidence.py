@@ -400,7 +400,8 @@ class Comparison:
     def vacuity(self) -> dict | None:
         """Where the bound (at its deciding ends) could not have failed: at least the trivial bound (``<=``; at most
         it for ``>=``).  ``points``; ``vacuous_points`` (the bound is trivial there); ``unknown_points`` (no finite
-        trivial bound); the first point where the bound bites (is below the trivial bound) with both values; and
+        trivial bound; ``unbounded_points`` of them declared infinite); the first point where the bound bites (is
+        below the trivial bound) with both values; and
         ``contradicted`` -- a measured value beyond the trivial bound: the trivial bound is not valid for this run
         (an iterate outside the set it assumes), so vacuity is unknown.  ``None`` without a trivial bound or for
         ``==``."""
@@ -420,6 +421,7 @@ class Comparison:
         bites = np.nonzero(known & ~vac)[0]
         pts = list(self.points) if self.points is not None else list(range(len(tv)))
         out = {"points": int(len(tv)), "vacuous_points": int(vac.sum()), "unknown_points": int((~known).sum()),
+               "unbounded_points": int(np.isinf(tv).sum()),      # declared: no finite trivial bound there
                "contradicted": contra, "point_name": self.point_name, "what": self.trivial_what,
                "first_biting": _plain(pts[bites[0]]) if bites.size else None,
                "bound_at_first_biting": float(rhs[bites[0]]) if bites.size else None,
@@ -433,7 +435,7 @@ def merge_vacuity(a: dict | None, b: dict | None) -> dict | None:
     if a is None or b is None:
         return a if b is None else b
     out = dict(a)
-    for k in ("points", "vacuous_points", "unknown_points"):
+    for k in ("points", "vacuous_points", "unknown_points", "unbounded_points"):
         out[k] = a.get(k, 0) + b.get(k, 0)
     out["contradicted"] = bool(a.get("contradicted") or b.get("contradicted"))
     if a.get("first_biting") is None and b.get("first_biting") is not None:

@@ -140,6 +140,10 @@ def finding_source(reading: Reading | None, bound, by: str):
 
 
 VACUOUS, BITES, UNKNOWN = "vacuous", "not vacuous", "unknown"
+#: why vacuity is unknown when no judgement carries a trivial bound: nothing declared (a metric's ``trivial=``, or
+#: :func:`fedcheck.experiments.no_trivial_bound` where the metric has none), or an equality
+NO_TRIVIAL = "no trivial bound of the metric is known"
+EQUALITY = "an equality: it can fail at any value of its quantity (vacuity concerns one-sided bounds)"
 _AXIS_WORDS = {"round": "rounds", "horizon": "horizons", "point": "points"}
 
 
@@ -188,8 +192,9 @@ def finding_vacuity(lst, bounds, axis: str) -> dict:
     (:meth:`fedcheck.core.evidence.Comparison.vacuity`): ``vacuous`` when every observation has a trivial bound
     and the bound (at its deciding ends) is at least it at every point checked; ``not vacuous`` when the bound
     bites (is below the trivial bound) somewhere; ``unknown`` when a metric has no trivial bound (none is claimed
-    non-vacuous), a point has no finite one, or a measured value exceeds it (the trivial bound does not apply to
-    that run).  ``bites_from``: where the bound's declaration says it starts to bite (reported, never decides)."""
+    non-vacuous), a point has no finite one (declared infinite: ``why_unknown`` says why), or a measured value
+    exceeds it (the trivial bound does not apply to that run).  ``bites_from``: where the bound's declaration says
+    it starts to bite (reported, never decides)."""
     recs = [s.get("vacuity") for _, s, _ in lst]
     whats = list(dict.fromkeys(v.get("what") or "" for v in recs if v))
     out = {"status": UNKNOWN, "axis": _AXIS_WORDS.get(axis, "points"), "trivial": "; ".join(w for w in whats if w),
@@ -199,7 +204,8 @@ def finding_vacuity(lst, bounds, axis: str) -> dict:
         out["bites_from"] = declared
     known = [(i, v) for (i, _, _), v in zip(lst, recs) if v]
     if not known:
-        out["why_unknown"] = "no trivial bound of the metric is known"
+        rels = {s.get("relation") for _, s, _ in lst}
+        out["why_unknown"] = (EQUALITY if rels == {"=="} else NO_TRIVIAL)
         return out
     contra = [i for i, v in known if v.get("contradicted")]
     out.update(points=int(sum(v["points"] for _, v in known)),
@@ -208,6 +214,12 @@ def finding_vacuity(lst, bounds, axis: str) -> dict:
     mins = [v["min_trivial"] for _, v in known if v.get("min_trivial") is not None]
     if mins:
         out["smallest_trivial_bound"] = min(mins)
+    per_bound: dict = {}     # a finding over several bounds: those vacuous at every point of every observation
+    for (i, _, _), v in zip(lst, recs):
+        per_bound.setdefault(i.bound, []).append(bool(v) and not v.get("contradicted") and
+                                                 v["points"] > 0 and v["vacuous_points"] == v["points"])
+    if len(per_bound) > 1:
+        out["vacuous_bounds"] = [b for b, ok in per_bound.items() if all(ok)]
     biting = [(i, v) for i, v in known if v.get("first_biting") is not None and not v.get("contradicted")]
     if biting:
         i, v = biting[0]
@@ -220,7 +232,10 @@ def finding_vacuity(lst, bounds, axis: str) -> dict:
     elif out["observations_without_trivial_bound"]:
         out["why_unknown"] = "some observations have no trivial bound of their metric"
     elif out["unknown_points"]:
-        out["why_unknown"] = "the trivial bound is not finite at some points"
+        unb = sum(v.get("unbounded_points", 0) for _, v in known)
+        why = "; ".join(dict.fromkeys(v.get("what") or "" for _, v in known if v.get("unbounded_points")))
+        out["why_unknown"] = (why if unb == out["unknown_points"] and why
+                              else "the trivial bound is not finite at some points")
     else:
         out["status"] = VACUOUS
     return out
@@ -247,14 +262,28 @@ def claim_vacuity(findings: Sequence[Finding]) -> dict:
         status = UNKNOWN
     whats = list(dict.fromkeys(r["trivial"] for r in recs.values() if r.get("trivial")))
     axes = list(dict.fromkeys(r["axis"] for r in recs.values()))
-    return {"status": status, "findings": st, "vacuous_findings": vac, "trivial": "; ".join(whats),
-            "axis": axes[0] if len(axes) == 1 else "points"}
+    out = {"status": status, "findings": st, "vacuous_findings": vac, "trivial": "; ".join(whats),
+           "axis": axes[0] if len(axes) == 1 else "points"}
+    vb = list(dict.fromkeys(b for k, r in recs.items() if st[k] != VACUOUS for b in r.get("vacuous_bounds") or ()))
+    if vb:      # a finding that bites through one of its bounds while another could not have failed
+        out["vacuous_bounds"] = vb
+    if status == UNKNOWN:       # each unknown finding's reason, once
+        out["why_unknown"] = "; ".join(dict.fromkeys(
+            (recs[k].get("why_unknown") or NO_TRIVIAL) if k in recs else "a deciding finding is not a bound test"
+            for k, v in st.items() if v == UNKNOWN))
+    return out
 
 
 def vacuity_note(vac: dict, verdict: str) -> str:
     """What a headline adds for a holding claim whose bound could not have failed (empty otherwise)."""
-    if verdict != V.HOLDS or vac.get("status") not in (VACUOUS, "partly vacuous"):
+    if verdict != V.HOLDS:
         return ""
+    if vac.get("status") not in (VACUOUS, "partly vacuous"):
+        vb = vac.get("vacuous_bounds")
+        if not vb:
+            return ""
+        return (f" (vacuous at these {vac['axis']} for bound{'s' if len(vb) > 1 else ''} {', '.join(vb)}: "
+                f"above the largest value {'their quantities' if len(vb) > 1 else 'its quantity'} can take everywhere)")
     what = vac.get("trivial") or "the largest value the metric can take"
     if vac["status"] == VACUOUS:
         if ";" in what:     # several measured quantities, each with its own trivial bound (each in the JSON)

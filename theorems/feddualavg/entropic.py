@@ -52,6 +52,15 @@ class SimplexQuadInstance:
         return {"family": "simplex quadratics (entropic geometry)", "M": self.M, "d": self.d, "K": self.K,
                 "seed": self.seed}
 
+    def sup_phi(self) -> float:
+        """``max`` of ``Phi`` over the simplex, certified: at a vertex, ``max_i Qbar_ii/2 + (cbar + u)_i``, when
+        ``Qbar`` is positive semidefinite (a convex function on a polytope); else ``max_ij Qbar_ij/2 + max_i (cbar +
+        u)_i`` (``w^T Qbar w = sum_ij w_i w_j Qbar_ij`` for a probability vector ``w``)."""
+        Qb, lin = self.Q.mean(0), self.c.mean(0) + self.u
+        if np.linalg.eigvalsh(0.5 * (Qb + Qb.T)).min() >= 0:
+            return float(np.max(0.5 * np.diag(Qb) + lin))
+        return float(0.5 * Qb.max() + lin.max())
+
     def constants(self) -> dict:
         L = float(np.abs(self.Q).max())
         G = float(np.abs(self.Q + self.c[:, :, None]).max())      # |Q_m[j, i] + c_m[j]|

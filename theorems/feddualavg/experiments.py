@@ -263,6 +263,7 @@ class HorizonExpectations:
     rate_decides: bool = False
     save_instance: object = None
     metric_label: str = "E[Phi(w_hat)] - Phi*"
+    trivial: object = None      # (instance, solution) -> (trivial bound of Phi - Phi* on dom psi, what it is): vacuity
     axis = "horizon"
 
     def __post_init__(self):
@@ -347,6 +348,7 @@ class HorizonExpectations:
                 if isinstance(v, (int, float)) and not isinstance(v, bool):
                     c[k] = Value(float(v), True, "parameter")
         S = [reps if i.stochastic else 1 for i in insts]
+        triv = [self.trivial(i, s) for i, s in zip(insts, sols)] if self.trivial is not None else None
         sweep_vals = sweep[1] if sweep else [None]
         pairs = [(r, b) for r in readings for b in self.bounds_of(test, r)]
         rb = {(r.name, b.name): self.reading_bound(b, r) for r, b in pairs}
@@ -384,7 +386,8 @@ class HorizonExpectations:
                         blo, bhi = d["bound"][(r.name, b.name)]
                         cmp = Comparison(lhs_lo=lo, lhs_hi=hi, rhs_lo=blo, rhs_hi=bhi, relation=b.relation,
                                          scale=max(1.0, abs(sols[i].phi_star)) if np.isfinite(sols[i].phi_star) else 1.0,
-                                         points=horizons, point_name="R")
+                                         points=horizons, point_name="R",
+                                         **({"trivial": triv[i][0], "trivial_what": triv[i][1]} if triv else {}))
                         cmps[vi][i][(r.name, b.name)] = cmp
                         s = cmp.judge(st)
                         if sols[i].reason:

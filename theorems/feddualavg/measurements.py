@@ -18,7 +18,8 @@ from fedcheck.symbols import B, G, K, L, M, R, eta_c, sigma
 from theorems.feddualavg import entropic as PE
 from theorems.feddualavg import experiments as PX
 from theorems.feddualavg.bounds import C2_bound, C4_bound, C5_rhs, D4_stab, Dh_w, E1_bound, third, twothird
-from theorems.feddualavg.problems import F1_Q, F2_L2, ConstrainedQuadraticFamily, SharedQuadraticFamily
+from theorems.feddualavg.problems import (F1_Q, F2_L2, ConstrainedQuadraticFamily, SharedQuadraticFamily,
+                                          gap_trivial_what, objective_gap_trivial)
 from theorems.feddualavg.sources import BREAST_CANCER, mode_deviations
 from theorems.feddualavg.symbols import eta
 
@@ -99,6 +100,18 @@ def _instance_record(inst, sol, consts):
 
 
 # ---- Lemma C.2 = 4.4 with sigma = 0 (pathwise) ---------------------------------------------------------
+def _excess_trivial(inst, phiW, rhs_w) -> dict:
+    """The trivial bound of ``max_w Phi(w_hat) - Phi(w) - RHS(w)`` over the reference points ``w`` (rows of ``phiW``,
+    ``rhs_w``; a random part of the right side moved to the left is >= 0 and only lowers it): ``max_w sup Phi -
+    Phi(w) - RHS(w)``, ``sup Phi`` over ``dom psi`` (:func:`objective_gap_trivial` at ``Phi_lower = 0``)."""
+    top = objective_gap_trivial(inst, 0.0)
+    what = gap_trivial_what(inst)
+    if np.isfinite(top):
+        what = "max over the reference points w of sup_{dom psi} Phi - Phi(w) - RHS(w) (sup Phi as in: " + what + ")"
+    with np.errstate(invalid="ignore"):
+        return {"trivial": np.max(top - phiW[:, None] - rhs_w, axis=0), "trivial_what": what}
+
+
 def lemma_c2_cases(config, params):
     R = config.horizon(200, 1000)
     fams = [("F1 l1", SharedQuadraticFamily(d=6, M=4, K=5, noise=0.0, reg="l1", lam=0.2, geometry="euclidean")),
@@ -123,7 +136,8 @@ def lemma_c2_cases(config, params):
                 scale = max(1.0, abs(sol.phi_star))
                 ineq = {"w = w* (Theorem C.1's use)": Comparison(
                     lhs_lo=phi_hat - sol.phi_star, lhs_hi=phi_hat - sol.phi_lower, rhs_lo=rlo, rhs_hi=rhi,
-                    relation="<=", scale=scale, points=Rs, point_name="R")}
+                    relation="<=", scale=scale, points=Rs, point_name="R",
+                    trivial=objective_gap_trivial(inst, sol.phi_lower), trivial_what=gap_trivial_what(inst))}
                 # any reference point w in dom psi: Phi(w_hat) - Phi(w) - RHS(w) <= 0 for each w
                 phiW = inst.Phi(Wref)
                 dh = 0.5 * (Wref ** 2).sum(1)
@@ -132,7 +146,7 @@ def lemma_c2_cases(config, params):
                 excess = phi_hat[None, :] - phiW[:, None] - rhs_w
                 ineq["random w in dom psi"] = Comparison(lhs_lo=excess.max(0), rhs_lo=0.0, relation="<=",
                                                         scale=max(scale, float(np.abs(phiW).max())), points=Rs,
-                                                        point_name="R")
+                                                        point_name="R", **_excess_trivial(inst, phiW, rhs_w))
                 label = f"{fname} seed {seed}, eta_c = {frac:g}/(4L)"
                 cases.append(Case(label, ineq, {**_instance_record(inst, sol, consts), "eta_c": ec, "rounds": R},
                                   reason=sol.reason))
@@ -169,14 +183,15 @@ def lemma_c2_stochastic_cases(config, params):
                 scale = max(1.0, abs(sol.phi_star))
                 ineq = {"w = w*, in expectation": Comparison(
                     lhs_lo=phi_hat - sol.phi_star - noise_part, lhs_hi=phi_hat - sol.phi_lower - noise_part,
-                    rhs_lo=rlo, rhs_hi=rhi, relation="<=", scale=scale, points=Rs, point_name="R")}
+                    rhs_lo=rlo, rhs_hi=rhi, relation="<=", scale=scale, points=Rs, point_name="R",
+                    trivial=objective_gap_trivial(inst, sol.phi_lower), trivial_what=gap_trivial_what(inst))}
                 phiW = inst.Phi(Wref)
                 dh = 0.5 * (Wref ** 2).sum(1)
                 rhs_w = np.stack([_bound_interval(C5_rhs.subs(Dh_w, float(x)), consts, **vals)[1] for x in dh])
                 excess = (phi_hat[:, None, :] - phiW[None, :, None] - noise_part[:, None, :] - rhs_w[None]).max(1)
                 ineq["random w in dom psi, in expectation"] = Comparison(
                     lhs_lo=excess, rhs_lo=0.0, relation="<=", scale=max(scale, float(np.abs(phiW).max())), points=Rs,
-                    point_name="R")
+                    point_name="R", **_excess_trivial(inst, phiW, rhs_w))
                 cases.append(Case(f"{fname} seed {seed}, eta_c = {frac:g}/(4L), {reps} runs", ineq,
                                   {**_instance_record(inst, sol, consts), "eta_c": ec, "rounds": R, "runs": reps},
                                   reason=sol.reason))
@@ -192,13 +207,17 @@ def _stab_inequalities(stab, K, ec, Gv, stochastic):
     kk = np.array([k for _, k in pts], dtype=float)
     stated = 4 * ec**2 * (K - 1)**2 * Gv**2
     inner = kk <= K - 1
+    # the trivial bound: z^m_{r,k} - zbar_{r,k} = -eta_c sum_{j<k} (g^m_j - gbar_j), so by Cauchy-Schwarz and
+    # (1/M) sum_m ||g^m_j - gbar_j||^2 <= (1/M) sum_m ||g^m_j||^2 <= G^2 the left side is at most eta_c^2 k^2 G^2
+    tv, what = ec**2 * kk**2 * Gv**2, "eta_c^2 k^2 G^2 (sum of k steps of gradients of norm <= G)"
     return {
         "as stated (k = 0..K)": Comparison(lhs_lo=flat, rhs_lo=stated, relation="<=", points=pts,
-                                           point_name="(r, k)"),
+                                           point_name="(r, k)", trivial=tv, trivial_what=what),
         "k <= K-1 (what (C.5) uses)": Comparison(lhs_lo=flat[:, inner], rhs_lo=stated, relation="<=",
-                                                 points=[p for p, i in zip(pts, inner) if i], point_name="(r, k)"),
+                                                 points=[p for p, i in zip(pts, inner) if i], point_name="(r, k)",
+                                                 trivial=tv[inner], trivial_what=what),
         "corrected: 4 eta_c^2 k^2 G^2": Comparison(lhs_lo=flat, rhs_lo=4 * ec**2 * kk**2 * Gv**2, relation="<=",
-                                                   points=pts, point_name="(r, k)"),
+                                                   points=pts, point_name="(r, k)", trivial=tv, trivial_what=what),
     }
 
 
@@ -259,6 +278,10 @@ def _c5_terms(reg, a, ec, zbar, zbar_n, gbar, w):
     return lhs, rhs, scale, d0, b10, m2
 
 
+# the smallest value of D~_{h_a}(w, z): 0, since prox_{a psi}(z) minimizes h_a - <z, .> (a lower trivial bound, >=)
+D_TILDE_TRIVIAL = {"trivial": 0.0, "trivial_what": "0 (D~_{h_a}(w, z) >= 0: the prox minimizes h_a - <z, .>)"}
+
+
 def claim_c5_cases(config, params):
     cases = []
     R = config.horizon(25, 60)
@@ -292,7 +315,7 @@ def claim_c5_cases(config, params):
                 ineq[f"(C.13) identity, {name}"] = Comparison(lhs_lo=lhs, rhs_lo=rhs, relation="==", scale=scale,
                                                               points=pts, point_name="(r, k)")
                 ineq[f"(B.8) D~ >= D_h, {name}"] = Comparison(lhs_lo=d0, rhs_lo=b10, relation=">=", scale=m2,
-                                                              points=pts, point_name="(r, k)")
+                                                              points=pts, point_name="(r, k)", **D_TILDE_TRIVIAL)
             cases.append(Case(f"{fname} seed {seed} (FedDualAvg run, {R} rounds)", _merge_readings(ineq),
                               {**_instance_record(inst, sol, consts), "eta_c": ec}, reason=sol.reason))
     # random draws of (zbar, g, a, eta_c, w)
@@ -308,7 +331,8 @@ def claim_c5_cases(config, params):
         zbar_n = zbar - ec[:, None] * g
         lhs, rhs, scale, d0, b10, m2 = _c5_terms(reg, a, ec, zbar, zbar_n, g, w)
         ineq = {"(C.13) identity": Comparison(lhs_lo=lhs, rhs_lo=rhs, relation="==", scale=scale, point_name="draw"),
-                "(B.8) D~ >= D_h": Comparison(lhs_lo=d0, rhs_lo=b10, relation=">=", scale=m2, point_name="draw")}
+                "(B.8) D~ >= D_h": Comparison(lhs_lo=d0, rhs_lo=b10, relation=">=", scale=m2, point_name="draw",
+                                              **D_TILDE_TRIVIAL)}
         cases.append(Case(f"random draws, psi = {reg.name}", _merge_readings(ineq), {"regularizer": reg.spec(),
                                                                                       "draws": n}))
     return cases
@@ -326,11 +350,17 @@ def _merge_readings(ineq: dict) -> dict:
             out[key] = Comparison(lhs_lo=np.concatenate([p.lhs_lo for p in parts], 1),
                                   rhs_lo=np.concatenate([p.rhs_lo for p in parts]),
                                   relation=c0.relation, scale=np.concatenate([p.scale for p in parts]),
-                                  points=sum([list(p.points) for p in parts], []), point_name=c0.point_name)
+                                  points=sum([list(p.points) for p in parts], []), point_name=c0.point_name,
+                                  trivial=None if c0.trivial is None else np.concatenate([p.trivial for p in parts]),
+                                  trivial_what=c0.trivial_what)
     return out
 
 
 # ---- Lemma D.2 = 4.5 (dual stability, Q geometry) -------------------------------------------------------
+D2_UNBOUNDED = ("no finite trivial bound: dom psi = R^d (psi = lam ||.||_1), where the quadratics' gradients, and so "
+                "the clients' dual deviations, are unbounded")
+
+
 def lemma_d2_cases(config, params):
     cases = []
     reps = config.size(24, 60)            # replicate runs per seeded instance (a sample size, not --seeds)
@@ -350,7 +380,7 @@ def lemma_d2_cases(config, params):
             rhs = float(_bound_interval(D4_stab, consts, eta_c=ec)[1])
             cases.append(Case(f"F1 (Q geometry) seed {seed}, noise {noise:g}" + (f", {S} runs" if S > 1 else ""),
                               {"(D.4)": Comparison(lhs_lo=stab, rhs_lo=rhs, relation="<=", points=pts,
-                                                   point_name="(r, k)")},
+                                                   point_name="(r, k)", trivial=np.inf, trivial_what=D2_UNBOUNDED)},
                               {**_instance_record(inst, sol, consts), "eta_c": ec, "rounds": R}))
     return cases
 
@@ -362,8 +392,15 @@ def _d5_pairs(Z, W, Qb, Qinv, ec):
     i, j = np.triu_indices(S, 1)
     dz, dw = Z[:, i] - Z[:, j], W[:, i] - W[:, j]
     A = dz - ec[:, None, None] * np.einsum("bij,bpj->bpi", Qb, dw)
-    return (np.einsum("bpi,bij,bpj->bp", A, Qinv, A).ravel(), np.einsum("bpi,bij,bpj->bp", dz, Qinv, dz).ravel(),
-            np.einsum("bpi,bij,bpj->bp", np.abs(dz), np.abs(Qinv), np.abs(dz)).ravel())
+    rhs = np.einsum("bpi,bij,bpj->bp", dz, Qinv, dz).ravel()
+    qdw = np.einsum("bpi,bij,bpj->bp", dw, Qb, dw).ravel()      # ||Q dw||^2_{Q^-1}
+    return (np.einsum("bpi,bij,bpj->bp", A, Qinv, A).ravel(), rhs,
+            np.einsum("bpi,bij,bpj->bp", np.abs(dz), np.abs(Qinv), np.abs(dz)).ravel(),
+            # the trivial bound (triangle inequality): ||dz - eta_c Q dw||_{Q^-1} <= ||dz||_{Q^-1} + eta_c ||Q dw||
+            (np.sqrt(np.maximum(rhs, 0.0)) + np.repeat(ec, len(i)) * np.sqrt(np.maximum(qdw, 0.0))) ** 2)
+
+
+D5_TRIVIAL = "(||dz||_{Q^-1} + eta_c ||Q dw||_{Q^-1})^2 (triangle inequality)"
 
 
 def claim_d5_cases(config, params):
@@ -389,9 +426,11 @@ def claim_d5_cases(config, params):
             lhs = np.concatenate([x[0] for x in rows]) + noise_term
             rhs = np.concatenate([x[1] for x in rows]) + noise_term
             scale = np.concatenate([x[2] for x in rows]) + noise_term
+            triv = np.concatenate([x[3] for x in rows]) + noise_term
             cases.append(Case(f"{fname} seed {seed} (client pairs along a run)",
                               {"(D.15) at eta_c = 1/(4L)": Comparison(lhs_lo=lhs, rhs_lo=rhs, relation="<=",
-                                                                      scale=scale, point_name="(step, pair)")},
+                                                                      scale=scale, point_name="(step, pair)",
+                                                                      trivial=triv, trivial_what=D5_TRIVIAL)},
                               {**_instance_record(inst, sol, consts), "eta_c": ec,
                                "note": "conditional expectations in closed form: the noise adds 2 eta_c^2 s^2 tr(Q^-1) "
                                        "to both sides (Gaussian noise), so only the deterministic part can fail"}))
@@ -408,8 +447,9 @@ def claim_d5_cases(config, params):
         W = reg.prox(Z, a)
         ineq = {}
         for name, frac in (("(D.15) at eta_c = 1/(4L)", 0.25), ("analysis: eta_c = 2/||Q||_2", 2.0)):
-            lhs, rhs, scale = _d5_pairs(Z, W, Q, Qinv, frac / nQ)
-            ineq[name] = Comparison(lhs_lo=lhs, rhs_lo=rhs, relation="<=", scale=scale, point_name="draw")
+            lhs, rhs, scale, triv = _d5_pairs(Z, W, Q, Qinv, frac / nQ)
+            ineq[name] = Comparison(lhs_lo=lhs, rhs_lo=rhs, relation="<=", scale=scale, point_name="draw",
+                                    trivial=triv, trivial_what=D5_TRIVIAL)
         cases.append(Case(f"random draws (Q, a, z1, z2), psi = {reg.name}", ineq, {"regularizer": reg.spec(), "draws": n}))
     return cases
 
@@ -427,6 +467,10 @@ def _rademacher_linf(d, M):
     return float((pm * (levels / M) ** 2).sum())
 
 
+# E||(1/M) sum_m eps_m||_*^2 <= (1/M) sum_m E||eps_m||_*^2 <= sigma^2 (convexity of the squared norm), in any norm
+VARIANCE_TRIVIAL = "sigma^2 (||mean_m eps_m||_*^2 <= mean_m ||eps_m||_*^2: convexity)"
+
+
 def variance_cases(config, params):
     cases = []
     rng = instance_rng(0, "feddualavg.variance_step")
@@ -435,7 +479,8 @@ def variance_cases(config, params):
         exact = _rademacher_linf(d, M_)
         mc = np.abs(rng.choice([-1.0, 1.0], size=(trials, M_, d)).mean(1)).max(1) ** 2
         cases.append(Case(f"l_inf dual norm, eps_m uniform on {{-1,+1}}^{d}, M = {M_}",
-                          {"l_inf dual norm (l1 geometry)": Comparison(lhs_lo=exact, rhs_lo=1.0 / M_, relation="<=")},
+                          {"l_inf dual norm (l1 geometry)": Comparison(lhs_lo=exact, rhs_lo=1.0 / M_, relation="<=",
+                                                                       trivial=1.0, trivial_what=VARIANCE_TRIVIAL)},
                           {"d": d, "M": M_, "sigma^2": 1.0},
                           evidence={"exact": exact, "sigma2_over_M": 1.0 / M_, "monte_carlo_mean": float(mc.mean()),
                                     "monte_carlo_se": float(mc.std(ddof=1) / np.sqrt(trials)), "trials": trials}))
@@ -448,7 +493,8 @@ def variance_cases(config, params):
             sig2 = s**2 * np.trace(H)
             lhs = M_ * s**2 * np.trace(H) / M_**2
             cases.append(Case(f"{name}, Gaussian noise N(0, {s:g}^2 I_{d}), M = {M_}",
-                              {name: Comparison(lhs_lo=lhs, rhs_lo=sig2 / M_, relation="<=", scale=sig2)},
+                              {name: Comparison(lhs_lo=lhs, rhs_lo=sig2 / M_, relation="<=", scale=sig2,
+                                                trivial=sig2, trivial_what=VARIANCE_TRIVIAL)},
                               {"d": d, "M": M_, "sigma^2": sig2}))
     return cases
 
@@ -1388,6 +1434,8 @@ def entropic_cases(config, params):
         Qb, cb, ub = inst.Q[None], inst.c[None], inst.u[None]
         Rs = np.arange(1, nR + 1)
         scale = max(1.0, abs(sol.phi_star))
+        triv = {"trivial": inst.sup_phi() - sol.phi_lower,
+                "trivial_what": "the largest Phi - Phi* on the simplex (Phi at its best vertex - Phi_lower)"}
         ineq = {}
         for frac in (1.0, 0.25):
             ec = frac / (4 * Lv)
@@ -1395,20 +1443,21 @@ def entropic_cases(config, params):
             ph = out["Phi_hat"][:, 0]
             ineq[("(C.2)", f"(C.2), eta_c = {frac:g}/(4L)")] = Comparison(
                 lhs_lo=ph - sol.phi_star, lhs_hi=ph - sol.phi_lower, rhs_lo=f_c2(sol.B_lo, ec, Kv, Rs, Lv, Gv, Mv),
-                rhs_hi=f_c2(sol.B_hi, ec, Kv, Rs, Lv, Gv, Mv), relation="<=", scale=scale, points=Rs, point_name="R")
+                rhs_hi=f_c2(sol.B_hi, ec, Kv, Rs, Lv, Gv, Mv), relation="<=", scale=scale, points=Rs, point_name="R",
+                **triv)
         Hs = np.array(horizons, dtype=float)
         ecs = np.array([float(f_c3(sol.B, Kv, h, Lv, Gv)) for h in Hs])
         tuned = np.array([PE.feddualavg_entropic(Qb, cb, u=ub, rounds=int(h), K=Kv, eta_c=e, eta_s=1.0)["Phi_hat"][-1, 0]
                           for h, e in zip(Hs, ecs)])
         ineq[("(C.4)", "(C.4), eta_c from (C.3)")] = Comparison(
             lhs_lo=tuned - sol.phi_star, lhs_hi=tuned - sol.phi_lower, rhs_lo=f_c4(sol.B_lo, Kv, Hs, Lv, Gv, Mv),
-            rhs_hi=f_c4(sol.B_hi, Kv, Hs, Lv, Gv, Mv), relation="<=", scale=scale, points=Hs, point_name="R")
+            rhs_hi=f_c4(sol.B_hi, Kv, Hs, Lv, Gv, Mv), relation="<=", scale=scale, points=Hs, point_name="R", **triv)
         for es_ in (1.0, 100.0):
             out = PE.feddualavg_entropic(Qb, cb, u=ub, rounds=nR, K=Kv, eta_c=1 / (4 * Kv * Lv) / es_, eta_s=es_)
             pa = out["Phi_avg"][:, 0]
             ineq[("(E.1) at eta = 1/(4KL)", f"(E.1), eta = 1/(4KL), eta_s = {es_:g}")] = Comparison(
                 lhs_lo=pa - sol.phi_star, lhs_hi=pa - sol.phi_lower, rhs_lo=f_e1(sol.B_lo, Kv, Rs, Lv, Mv),
-                rhs_hi=f_e1(sol.B_hi, Kv, Rs, Lv, Mv), relation="<=", scale=scale, points=Rs, point_name="R")
+                rhs_hi=f_e1(sol.B_hi, Kv, Rs, Lv, Mv), relation="<=", scale=scale, points=Rs, point_name="R", **triv)
         rec = {"instance": inst.describe(), "F_star": sol.phi_star, "F_star_lower": sol.phi_lower,
                "solver": sol.record(), "constants": {"L (l1 -> l_inf)": Lv, "G (l_inf)": Gv, "B = KL(w*||w_0)": sol.B,
                                                        "B interval": [sol.B_lo, sol.B_hi], "log d": float(np.log(inst.d))},

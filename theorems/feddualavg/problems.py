@@ -116,3 +116,29 @@ F1_Q = SharedQuadraticFamily(d=6, M=4, K=5, mu=0.1, tau=0.5, noise=0.3, reg="l1"
 F2_L2 = ConstrainedQuadraticFamily(d=6, M=4, K=5, mu=0.2, tau=0.5, noise=0.3, ball="l2ball", radius=1.0)
 F1_FEDMID = SharedQuadraticFamily(d=5, M=4, K=5, mu=0.1, tau=0.5, noise=0.0, reg="l1", lam=0.5, geometry="euclidean")
 F2_FEDMID = ConstrainedQuadraticFamily(d=5, M=4, K=5, mu=0.2, tau=0.5, noise=0.0, ball="l2ball", radius=1.0)
+
+
+# ---- vacuity: the largest Phi(w) - Phi* over dom psi (the trivial bound of every objective-gap bound) ---------------
+#: why a family with a finite regularizer has no finite trivial bound of Phi - Phi*
+UNBOUNDED_DOMAIN = ("no finite trivial bound: dom psi = R^d (psi a finite regularizer, l1 or nuclear norm), where "
+                    "Phi(w) - Phi* is unbounded")
+GAP_TRIVIAL = "the largest Phi - Phi* on dom psi (||Qbar||_2 r^2/2 + ||cbar||_* r + mean e - Phi_lower, C a ball)"
+
+
+def objective_gap_trivial(inst, phi_lower: float) -> float:
+    """The trivial bound of ``Phi(w) - Phi*`` over ``w`` in ``dom psi`` (every iterate and output of the methods is
+    there), certified: for ``psi`` the indicator of an l2 (l1) ball of radius ``r``, ``Phi = F`` on it and ``sup_C F
+    <= ||Qbar||_2 r^2/2 + ||cbar||_2 r + mean e`` (``||cbar||_inf r`` for the l1 ball, whose points have ``||w||_2 <=
+    r``), minus ``Phi_lower <= Phi*``; ``inf`` where ``psi`` is finite on ``R^d`` (:data:`UNBOUNDED_DOMAIN`)."""
+    reg = inst.reg
+    if not isinstance(reg, (L2BallIndicator, L1BallIndicator)):
+        return float("inf")
+    r = float(np.max(reg.radius))
+    Qb, cb, eb = inst.quadratic()
+    dual = np.linalg.norm(cb) if isinstance(reg, L2BallIndicator) else np.abs(cb).max()
+    return float(np.linalg.norm(Qb, 2) * r * r / 2 + dual * r + eb - phi_lower)
+
+
+def gap_trivial_what(inst) -> str:
+    """What :func:`objective_gap_trivial` gives for ``inst``."""
+    return GAP_TRIVIAL if isinstance(inst.reg, (L2BallIndicator, L1BallIndicator)) else UNBOUNDED_DOMAIN

@@ -9,7 +9,8 @@ import sympy as sp
 from fedcheck import algorithms as engine
 from fedcheck import verdicts as V
 from fedcheck import (MEAN, Bound, BoundTest, Cases, Claim, Domain, Fact, HorizonCase, Horizons, Measurement, Metric, Proof,
-                      Reading, Rounds, SideCondition, Source, instance_inequality, objective_gap, order_fact, recorded)
+                      Reading, Rounds, SideCondition, Source, Trivial, fw_gap_trivial, instance_inequality,
+                      objective_gap, order_fact, recorded)
 from fedcheck.problems import RandomFamily
 from fedcheck.symbols import (D, E_init, G, G_nc, G_sup, L, T, Y_norm, grad_F_star, grad_hat_star, grad_hat_x1,
                               lambda_0, n, sigma, t)
@@ -402,6 +403,11 @@ _C_SYMBOLS = {"C": C_sto, "Q": Q_sto, r"\lambda_0": lambda_0, r"\sigma": sigma,
 _STO_FAMILY = RandomFamily(loss="least_squares", set="l1", n=5, m=20, p=10, radius=1.0, heterogeneity=1.0)
 
 
+# the largest distance from D^n to consensus C: ||x_i - xbar|| <= D for x_i, xbar in D, so dist(X, C) <= sqrt(n) D
+DIST_TRIVIAL = Trivial(sp.sqrt(n) * D, "the largest distance from D^n to C (sqrt(n) D)")
+DIST2_TRIVIAL = Trivial(n * D**2, "the largest squared distance from D^n to C (n D^2)")
+
+
 def _sto_kwargs(values, seeds):
     return {"sigma": values["sigma"], "seeds": seeds}
 
@@ -459,8 +465,8 @@ lemma3 = Claim(
         Rounds(family=_STO_FAMILY, algorithm=engine.fedfw_sto,
                schedules={"eta": eta_sto, "lam": lambda_sto, "rho": rho_sto},
                metrics={"(66)": objective_gap("F_hat", "F^(X^t) - F*"),
-                        "(67) as printed: E dist^2": recorded("dist", 2, "dist^2(X^t, C)"),
-                        "(67) as used in (68): E dist": recorded("dist", 1, "dist(X^t, C)")},
+                        "(67) as printed: E dist^2": recorded("dist", 2, "dist^2(X^t, C)", trivial=DIST2_TRIVIAL),
+                        "(67) as used in (68): E dist": recorded("dist", 1, "dist(X^t, C)", trivial=DIST_TRIVIAL)},
                seeds=3, rounds=2000, full_rounds=20000, replicates=48, full_replicates=200,
                run_kwargs=_sto_kwargs, recorder=_fw_rec, dense_until=100, per_decade=40),
         bounds=(Bound("(66)", bound_66, source=SRC.LEMMA3, latex=LATEX_66, latex_symbols=_C_SYMBOLS, **PRINTED_C,
@@ -556,7 +562,7 @@ partial_consensus = Claim(
     evidence=BoundTest(
         Rounds(family=RandomFamily(loss="least_squares", set="l1", n=30, m=20, p=10, radius=1.0, heterogeneity=1.0),
                algorithm=engine.fedfw_partial, schedules={"eta": eta_pp, "lam": lambda_pp},
-               metrics={"consensus step": recorded("dist", 1, "dist(X^t, C)")},
+               metrics={"consensus step": recorded("dist", 1, "dist(X^t, C)", trivial=DIST_TRIVIAL)},
                seeds=3, rounds=1000, full_rounds=10000, replicates=8, full_replicates=64,
                run_kwargs=_pp_kwargs, recorder=_fw_rec,
                param_grid=({"p_part": 0.25}, {"p_part": 1.0}), dense_until=100, per_decade=40),
@@ -589,11 +595,17 @@ def _consensus(M, sols):
     return d, d, d
 
 
+# the largest surrogate gap on D^n at the iterate t (lambda_{t-1} = lambda_0 sqrt(t)): (1/n) sum_i f_i(x_i) - F* <=
+# (1/n) sum_i ||grad f_i(x*)|| D + L D^2/2 <= sqrt(n) ||grad F^(X*)||_F D + L D^2/2 (L-smooth clients), and
+# (lambda/2) dist^2(X, C) <= lambda n D^2/2
+SURROGATE_TRIVIAL = Trivial(sp.sqrt(n) * grad_hat_star * D + L * D**2 / 2 + lambda_0 * sp.sqrt(t) * n * D**2 / 2,
+                            "the largest surrogate gap on D^n (sqrt(n) ||grad F^(X*)||_F D + L D^2/2 + "
+                            "lambda_{t-1} n D^2/2)")
 surrogate_gap = Metric("F^_{t-1}(X^t) - F^(X*)", _surrogate_gap,
                        "the surrogate (5) at the clients' points minus F*: (1/n) sum_i f_i(x_i^t) + "
-                       "(lambda_{t-1}/2) dist^2(X^t, C) - F* (F* in its certified interval)")
+                       "(lambda_{t-1}/2) dist^2(X^t, C) - F* (F* in its certified interval)", trivial=SURROGATE_TRIVIAL)
 consensus_distance = Metric("dist(X^t, C)", _consensus,
-                            "||X^t - xbar^t 1^T||_F, the clients' distance to consensus (exact)")
+                            "||X^t - xbar^t 1^T||_F, the clients' distance to consensus (exact)", trivial=DIST_TRIVIAL)
 _dist_37_first = (Y_norm + sp.sqrt(Y_norm**2 + 4 * n * D**2 * lambda_0 * sp.sqrt(t) * ((L / n) / t + lambda_0 / sp.sqrt(t)))) \
     / (lambda_0 * sp.sqrt(t))
 _line37 = sp.Symbol("line37", positive=True)   # which line of (37) a reading evaluates
@@ -678,6 +690,22 @@ def readings_nc(src: Source) -> tuple:
 
 
 READINGS_NC = readings_nc(SRC.THEOREM2)
+
+
+def trivial_nc(lam) -> dict:
+    """The trivial bounds of Theorem 2's measured quantities with the penalty ``lam`` (a SymPy expression in ``T``),
+    every iterate in ``D^n`` (FW steps from ``X^1`` in ``D^n``): the FW gap of ``xbar`` is at most ``||grad F||
+    diam(D) <= sqrt(n) G_nc D``; the surrogate gap ``<grad F^(X) + lam (X - xbar 1^T), X - S>`` at most
+    ``(G_nc + lam sqrt(n) D) sqrt(n) D`` (``dist(X, C) <= sqrt(n) D``, ``||X - S||_F <= sqrt(n) D``); the distance to
+    consensus at most ``sqrt(n) D`` (``G_nc`` at the upper end of its certified interval)."""
+    rn = sp.sqrt(n)
+    return {"min_gap": fw_gap_trivial(G_nc),
+            "avg_gap_hat": Trivial((G_nc + lam * rn * D) * rn * D,
+                                   "the largest surrogate gap on D^n ((G_nc + lambda sqrt(n) D) sqrt(n) D)"),
+            "dist_tilde": Trivial(rn * D, "the largest distance from D^n to C (sqrt(n) D)")}
+
+
+
 _HORIZONS = tuple(int(h) for h in _np.round(_np.geomspace(300, 3000, 9)))   # 8+ points in one decade (fit_rate)
 _HORIZONS_FULL = tuple(int(h) for h in _np.round(_np.geomspace(2000, 20000, 10)))
 
@@ -698,7 +726,8 @@ theorem2 = Claim(
                                     horizons=_HORIZONS, full_seeds=8, full_horizons=_HORIZONS_FULL)),
                  solver=_P.nonconvex_solver,
                  schedules={"eta": T ** sp.Rational(-2, 3), "lam": lambda_0 * T ** sp.Rational(1, 3)},
-                 rate_metric="(12)", accepts=_P.is_nonconvex_instance, context=_P.horizon_context),
+                 rate_metric="(12)", accepts=_P.is_nonconvex_instance, context=_P.horizon_context,
+                 trivial=trivial_nc(lambda_0 * T ** sp.Rational(1, 3))),
         bounds=theorem2_bounds("min_{t<=T} gap(xbar^t), the FW gap (11) of the server point",
                                "(1/T) sum_t gap^(X^t), the surrogate gap (45) (what (50)-(52) bound)",
                                "dist(X^{t~}, C) at t~ = argmin_t gap^(X^t)"),
@@ -776,7 +805,8 @@ partial_nonconvex = Claim(
                                     full_seeds=6, full_horizons=_HORIZONS_FULL)),
                  solver=_P.nonconvex_solver,
                  schedules={"eta": _pT ** sp.Rational(-2, 3), "lam": lambda_65},
-                 rate_metric="(18)", accepts=_P.is_nonconvex_instance, context=_P.horizon_context),
+                 rate_metric="(18)", accepts=_P.is_nonconvex_instance, context=_P.horizon_context,
+                 trivial=trivial_nc(lambda_65)),
         bounds=(Bound("(18)", bound_18, metric="min_gap", description="min_t E gap(xbar^t) (mean over seeds + 3 SE)",
                       **PRINTED_18),
                 Bound("(65)", Ghat_65, metric="avg_gap_hat", description="(1/T) sum_t E gap^(X^t)", latex=LATEX_65,

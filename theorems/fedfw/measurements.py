@@ -285,12 +285,16 @@ def lemma2_cases(config, params) -> list:
             "proof-end": (L * D / math.sqrt(n) + n * gF, n * e_F),
             "repair": (L * D / math.sqrt(n) + ghat, e_hat),
         }
+        # trivial bounds: grad F^ is (L/n)-Lipschitz per block, so sup_{D^n} ||grad F^||_F <= ||grad F^(Y)||_F +
+        # (L/n) sqrt(n) D at any Y in D^n (the solver's point: no uncertainty); ||grad F^(X*)||_F <= its sup
         comps = {name: Comparison(lhs_lo=lhs_lo, lhs_hi=gsup, rhs_lo=max(v - e, 0.0), rhs_hi=v + e, relation="<=",
-                                  scale=max(1.0, gsup))
+                                  scale=max(1.0, gsup), trivial=ghat + L * D / math.sqrt(n),
+                                  trivial_what="||grad F^(X)||_F + LD/sqrt(n) at the solver's point (smoothness)")
                  for name, (v, e) in readings.items()}
         comps["proof step"] = Comparison(lhs_lo=max(ghat - e_hat, 0.0), lhs_hi=ghat + e_hat,
                                          rhs_lo=max(n * gF - n * e_F, 0.0), rhs_hi=n * gF + n * e_F, relation="<=",
-                                         scale=max(1.0, ghat))
+                                         scale=max(1.0, ghat), trivial=gsup,
+                                         trivial_what="sup_{D^n} ||grad F^||_F (certified upper end)")
         ev = {"G_sup": gsup, "G_sup_exact": bool(exact), "G_sup_how": how, "L": L, "D": D, "n": n,
               "grad_hat_star": ghat, "grad_F_star": gF, "x_star_uncertainty": dx,
               **{f"G_{k}": v for k, (v, _) in readings.items()},
@@ -354,8 +358,11 @@ def lemma1_cases(config, params) -> list:
         rng = instance_rng(inst.seed or 0, "fedfw:lemma1")
         sampled = np.array([_sampled_ratio(loss, inst.set, lm, rng) for lm in lams])
         bound = L / n + lams
+        # the trivial bound: ||blockdiag(H_i)/n + lambda (I - 11^T/n) x I||_2 <= max_i ||H_i||_2 / n + lambda (the
+        # triangle inequality, L = max_i ||H_i||_2 exactly): Lemma 1's own bound, so no run can refute the lemma
         comp = Comparison(lhs_lo=exact, lhs_hi=exact, rhs_lo=bound, relation="<=", scale=np.maximum(1.0, bound),
-                          points=list(tt), point_name="t")
+                          points=list(tt), point_name="t", trivial=L / n + lams,
+                          trivial_what="max_i ||H_i||_2 / n + lambda_t (triangle inequality)")
         ev = {"t": tt, "lambda_t": lams, "exact_constant": exact, "bound": bound, "tightness": exact / bound,
               "sampled_max_ratio": sampled, "sampled_below_exact": bool(np.all(sampled <= exact * (1 + V.POLICY.rtol)))}
         out.append(Case(label=label, inequalities={"as stated": comp}, instance=inst.describe(), evidence=ev,

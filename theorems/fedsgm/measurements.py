@@ -86,10 +86,11 @@ def compression_cases(config: RunConfig, params: dict, *, schedules: dict, varia
                 ineqs[pw] = Comparison(lhs_lo=np.stack([emp, f["lo"], g], 1), lhs_hi=np.stack([emp, f["hi"], g], 1),
                                        rhs_lo=np.array([0.5, eps, eps]), scale=np.array([1.0, f["scale"][0], 1.0]),
                                        points=["A nonempty (1{A empty} <= 1/2)", "objective", "feasibility"],
-                                       point_name="claim")
+                                       point_name="claim", trivial=np.array([1.0, np.inf, np.inf]),
+                                       trivial_what="1 for the indicator of A empty; " + PX.UNBOUNDED_W)
                 ineqs[ex] = Comparison(lhs_lo=meas["summed"]["value"][:, None], rhs_lo=phi_v,
                                        scale=meas["summed"]["scale"][:1], points=["(1/T) sum_t h_t"],
-                                       point_name="quantity")
+                                       point_name="quantity", trivial=np.inf, trivial_what=PX.UNBOUNDED_W)
                 k_empty = int(emp.sum())
                 obj_bad = V.compare_upper(f["lo"], f["hi"], eps, f["scale"]) == 2
                 k_obj = int(obj_bad.sum())
@@ -165,12 +166,14 @@ def scaling_cases(config: RunConfig, params: dict, *, schedules: dict, sweeps: S
             S = min(len(x) for _, x in samples_pw)
             ineqs["eps-solution at every configuration (q_u = 0, every run)"] = Comparison(
                 lhs_lo=np.stack([x[:S] for _, x in samples_pw], 1), rhs_lo=1.0,
-                points=[p for p, _ in samples_pw], point_name="configuration")
+                points=[p for p, _ in samples_pw], point_name="configuration", trivial=np.inf,
+                trivial_what=PX.UNBOUNDED_W)
         if samples_ex:
             S = min(len(x) for _, x in samples_ex)
             ineqs["eps-solution in expectation (q_u > 0)"] = Comparison(
                 lhs_lo=np.stack([x[:S] for _, x in samples_ex], 1), rhs_lo=1.0,
-                points=[p for p, _ in samples_ex], point_name="configuration")
+                points=[p for p, _ in samples_ex], point_name="configuration", trivial=np.inf,
+                trivial_what=PX.UNBOUNDED_W)
         series += [
             {"panel": f"accuracy vs 4E + q_u/n ({sw['name']})", "label": "measured mean accuracy / (D G / sqrt T)",
              "x": cs, "y": acc_mean, "role": "measured", "xlabel": "4E + q_u/n", "ylabel": "accuracy / (DG/sqrt(T))",
@@ -218,22 +221,26 @@ def _switch_inequalities(runs: dict) -> dict:
     """Paired claims, each written as E[(larger) - (smaller)] >= 0 over the runs (one sample per run; the
     claims declare the ``mean`` statistic)."""
     h, s = runs["hard at eps"], runs["soft, beta = 2/eps"]
+    rounds = float(np.shape(h["g"])[0])     # a count of rounds is at most their number
 
-    def ge(x, label):
+    def ge(x, label, times=1.0, unbounded=False):
         return Comparison(lhs_lo=np.asarray(x, float)[:, None], rhs_lo=0.0, relation=">=",
-                          points=[label])
+                          points=[label], trivial=-np.inf if unbounded else -times * rounds,
+                          trivial_what=PX.UNBOUNDED_W if unbounded else
+                          "minus the rounds counted (times the count's factor): the smallest difference of counts")
     return {
         "soft has no more violating rounds than hard": ge(h["violations"] - s["violations"],
                                                           "violations(hard) - violations(soft)"),
         "soft has about 4x fewer violating rounds (at least 2x)": ge(h["violations"] - 2 * s["violations"],
-                                                                     "violations(hard) - 2 violations(soft)"),
+                                                                     "violations(hard) - 2 violations(soft)", 2.0),
         "soft oscillates less than hard": ge(h["oscillations"] - s["oscillations"],
                                              "oscillations(hard) - oscillations(soft)"),
         "control: soft has no more violations than hard at 0.75 eps": ge(
             runs["hard at 0.75 eps"]["violations"] - s["violations"], "violations(hard at 0.75 eps) - violations(soft)"),
         "control: soft has no more violations than hard at 0.5 eps": ge(
             runs["hard at 0.5 eps"]["violations"] - s["violations"], "violations(hard at 0.5 eps) - violations(soft)"),
-        "objective: f(w_T) of soft is no larger than of hard": ge(h["f_T"] - s["f_T"], "f_T(hard) - f_T(soft)"),
+        "objective: f(w_T) of soft is no larger than of hard": ge(h["f_T"] - s["f_T"], "f_T(hard) - f_T(soft)",
+                                                                 unbounded=True),
     }
 
 
@@ -553,7 +560,8 @@ def lemma4_cases(config: RunConfig, params: dict, *, schedules: dict, subs: dict
         sc = np.repeat(scale.max(1), len(alphas))
         cases.append(Case(f"{cfg['name']} ({len(insts)} instances, T = {T})",
                           {cfg["reading"]: Comparison(lhs_lo=lhs_s, rhs_lo=0.0, relation="<=", scale=sc, points=pts,
-                                                      point_name="(t, alpha)")},
+                                                      point_name="(t, alpha)", trivial=np.inf,
+                                                      trivial_what=PX.UNBOUNDED_RECURSION)},
                           {"family": getattr(fam, "label", str(fam)), "rule": cfg["rule"], "E": E,
                            "compressor": cfg["compressor"], "T": T},
                           evidence={"max_lhs_minus_rhs": float(np.nanmax(excess)),
@@ -604,10 +612,13 @@ def beta_sweep_cases(config: RunConfig, params: dict, *, schedules: dict, subs: 
         lo = np.where(empty > 0, np.inf, acc["lo"])
         hi = np.where(empty > 0, np.inf, acc["hi"])
         ineq = {guarantee: Comparison(lhs_lo=lo[None], lhs_hi=hi[None], rhs_lo=eps, relation="<=",
-                                      scale=acc["scale"], points=pts, point_name="(instance, beta)"),
+                                      scale=acc["scale"], points=pts, point_name="(instance, beta)", trivial=np.inf,
+                                      trivial_what=PX.UNBOUNDED_W),
                 same_rule: Comparison(lhs_lo=mixed[None], rhs_lo=0.0, relation="<=", scale=1.0, points=pts,
-                                      point_name="(instance, beta)"),
-                same_output: Comparison(lhs_lo=dist[None], rhs_lo=0.0, relation="<=",
+                                      point_name="(instance, beta)", trivial=1.0,
+                                      trivial_what="1 (a fraction of rounds)"),
+                same_output: Comparison(lhs_lo=dist[None], rhs_lo=0.0, relation="<=", trivial=np.inf,
+                                        trivial_what="no finite trivial bound: " + "the outputs range over R^d",
                                         scale=np.maximum(1.0, np.sqrt((wb_h ** 2).sum(-1))), points=pts,
                                         point_name="(instance, beta)")}
         acc_h = hard["accuracy"]["value"]
@@ -686,7 +697,8 @@ def seed_variance_cases(config: RunConfig, params: dict, *, n: int = 10, E: int 
     # claim declares the mean statistic: mean + z SE of the relative difference <= 0)
     ineq = {readings[k]: Comparison(lhs_lo=np.array(out[k])[:, None], rhs_lo=0.0, relation="<=", scale=1.0,
                                     points=["(var soft - var hard)/(var soft + var hard)"],
-                                    point_name="relative difference")
+                                    point_name="relative difference", trivial=1.0,
+                                    trivial_what="1 (a relative difference of two variances)")
             for k in out}
     return [Case(f"breast cancer NP, {S} uplink seeds per configuration", ineq,
                  {"data": "sklearn load_breast_cancer", "clients": n, "E": E, "T": T, "eps": eps, "beta": beta},

@@ -13,7 +13,16 @@ import numpy as np
 from fedcheck.algorithms import fedsgm
 from fedcheck.problems import ConstrainedBatch, ConstrainedInstance, component, instance_rng, make_compressor
 
-__all__ = ["ConstrainedFamily", "UnconstrainedFamily", "breast_cancer_np", "uplink_seed", "run_fedsgm"]
+__all__ = ["ConstrainedFamily", "UnconstrainedFamily", "breast_cancer_np", "uplink_seed", "run_fedsgm", "W_REASON",
+           "RECURSION_REASON", "UNBOUNDED_W", "UNBOUNDED_RECURSION"]
+
+# vacuity: why the measured quantities of the theorems have no finite trivial bound over the class
+W_REASON = ("w ranges over R^d (the constraint g(w) <= 0 is a function, not a set), where f(w) - f* and g(w) are "
+            "unbounded")
+RECURSION_REASON = ("the quantity grows with ||w_t - u||, unbounded for w in R^d (only convexity, the proof's step, "
+                    "bounds it)")
+UNBOUNDED_W = "no finite trivial bound: " + W_REASON
+UNBOUNDED_RECURSION = "no finite trivial bound: " + RECURSION_REASON
 
 
 # ------------------------------------------------------------------------------------------------
