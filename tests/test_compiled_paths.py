@@ -598,3 +598,25 @@ def test_composite_whole_rounds_are_numpys_bit_for_bit(monkeypatch, method, d, M
             np.testing.assert_array_equal(f.metrics[k], r.metrics[k])
         for k in r.final:
             np.testing.assert_array_equal(f.final[k], r.final[k])
+
+
+@needs_numba
+def test_lane_pairwise_sum_is_numpys_sum_over_a_contiguous_axis():
+    """``compiled.lane_pairwise_sum`` (the one pairwise sum of FedSGM's compiled run and the composite family's
+    rounds: the instances in the last axis of its block) against ``np.add.reduce`` over the contiguous last axis of
+    each instance's row: the same bits for every length up to 128 (sequential below eight terms, eight accumulators
+    from eight on), signs of zeros and NaN included."""
+    from fedcheck.problems.compiled import lane_pairwise_sum
+    rng = np.random.default_rng(5)
+    for n in list(range(0, 41)) + [63, 64, 127, 128]:
+        V = rng.standard_normal((6, max(n, 1)))
+        V[1] = -0.0                             # every term a negative zero
+        V[2] = 0.0
+        if n > 3:
+            V[3, 3] = np.nan
+            V[4, 1] = -V[4, 0]                  # a sum through an exact zero
+        out = np.empty(6)
+        lane_pairwise_sum(np.ascontiguousarray(V.T), n, out, np.empty((8, 6)))
+        want = np.add.reduce(V[:, :n], axis=-1)
+        np.testing.assert_array_equal(out, want)
+        assert np.array_equal(np.signbit(out), np.signbit(want)), n

@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from fedcheck.problems.compiled import AVAILABLE, numba
+from fedcheck.problems.compiled import AVAILABLE, lane_pairwise_sum, numba
 
 __all__ = ["CompositeRounds", "DualStep", "prox_of"]
 
@@ -337,34 +337,6 @@ class CompositeRounds:
 
 # The same rounds with the instance axis last (every array ``(..., B)``): each operation runs over all instances at
 # once, so the loops over ``b`` vectorize; each instance's numbers see the same operations in the same order.
-def _lane_psum(T, n, out, r8):
-    """``out[b] = `` numpy's pairwise sum of ``T[:n, b]`` (``n <= 128``: sequential from 0.0 below 8 terms, else 8
-    accumulators, as :func:`fedcheck.algorithms.fedmls_jit.pairwise_sum`); ``r8`` scratch ``(8, B)``."""
-    B = out.shape[0]
-    if n < 8:
-        for b in range(B):
-            out[b] = 0.0
-        for i in range(n):
-            for b in range(B):
-                out[b] += T[i, b]
-        return
-    for c in range(8):
-        for b in range(B):
-            r8[c, b] = T[c, b]
-    i = 8
-    while i + 8 <= n:
-        for c in range(8):
-            for b in range(B):
-                r8[c, b] += T[i + c, b]
-        i += 8
-    for b in range(B):
-        out[b] = ((r8[0, b] + r8[1, b]) + (r8[2, b] + r8[3, b])) + ((r8[4, b] + r8[5, b]) + (r8[6, b] + r8[7, b]))
-    while i < n:
-        for b in range(B):
-            out[b] += T[i, b]
-        i += 1
-
-
 def _lane_mean(Z, S, d, out):
     """``out[k, b] = Z[:, k, b].mean()``: the clients in order, then ``/ S`` (numpy's ``mean(1)`` for ``d >= 2``)."""
     B = out.shape[1]
@@ -426,10 +398,10 @@ def _composite_rounds_lanes(dual, r0, nr, K, z, QTt, ct, sdt, xi, ec, es, lam, w
                         for b in range(B):
                             v = Z[i, k, b] - zbar[k, b]
                             sq[k, b] = v * v
-                    _lane_psum_c(sq, d, tmp, r8)
+                    lane_pairwise_sum(sq, d, tmp, r8)
                     for b in range(B):
                         dev[i, b] = tmp[b]
-                _lane_psum_c(dev, S, tmp, r8)
+                lane_pairwise_sum(dev, S, tmp, r8)
                 for b in range(B):
                     disc[b] = disc[b] + tmp[b]
                 for i in range(S):
@@ -476,7 +448,6 @@ def _composite_rounds_lanes(dual, r0, nr, K, z, QTt, ct, sdt, xi, ec, es, lam, w
 
 
 if AVAILABLE:
-    _lane_psum_c = numba.njit(cache=True, fastmath=False, nogil=True)(_lane_psum)
     _lane_mean_c = numba.njit(cache=True, fastmath=False, nogil=True)(_lane_mean)
     _lane_grad_c = numba.njit(cache=True, fastmath=False, nogil=True)(_lane_grad)
     _composite_rounds_lanes_c = numba.njit(cache=True, fastmath=False, nogil=True)(_composite_rounds_lanes)
