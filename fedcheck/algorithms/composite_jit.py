@@ -328,12 +328,12 @@ class CompositeRounds:
         pts = np.empty((0, 0, d, B)) if phi else np.empty((3, n, d, B))
         T = (lambda a: np.ascontiguousarray(np.moveaxis(a, 0, -1)))
         QTt, ct, sdt = T(p._QT), T(self.c), T(self.sd)
-        Qbt, cbt, ebar = (T(p.Qbar), T(p.cbar), np.ascontiguousarray(p.ebar)) if phi else (QTt, QTt[0], ec)
+        Qbt, cbt, ebar = (T(p.Qbar.swapaxes(-1, -2)), T(p.cbar), np.ascontiguousarray(p.ebar)) if phi else (QTt, QTt[0], ec)
         zt, wst, hst = T(z), T(wsum), T(hat_sum)
         w = np.empty((d, B))
         scratch = (np.empty((S, d, B)), np.empty((S, d, B)), np.empty((S, d, B)), np.empty((d, B)),
                    np.empty((d, B)), np.empty((S, B)), np.empty((8, B)), np.empty(B), np.empty(B), np.empty(B),
-                   np.empty(B), np.empty(B), np.empty((3, d, B)))
+                   np.empty((1, d, B)), np.empty(B), np.empty((3, d, B)))
         for r0, nr, xi in self._blocks(R, rng):
             _composite_rounds_lanes_c(dual, phi, r0, nr, K, zt, QTt, ct, sdt, xi, ec, es, self.lam, wst, hst, disc,
                                       slot, Qbt, cbt, ebar, rec, pts, w, *scratch)
@@ -385,47 +385,94 @@ def _lane_mean(Z, S, d, out):
             out[k, b] /= S
 
 
-def _lane_grad(W, QTt, ct, sdt, x, S, d, g):
-    """``g[i, :, b] = (W[i, :, b] @ QT[b] + c[b, i]) + xi[b, i] * sd[b, i]`` (sums over ``j`` in order)."""
+def _wq(W, QTt, i, ii, j, b):
+    """``W[i, j, b] * QT[b][j, ii]``, one term of the gradient's sum."""
+    return W[i, j, b] * QTt[j, ii, b]
+
+
+def _lane_wq(W, QTt, S, d, g):
+    """``g[i, ii, b] = sum_j W[i, j, b] QTt[j, ii, b]`` for ``i < S``, the sum over ``j`` in order from 0.0.  Up to
+    eight coordinates it is written out (one pass over the instances per output, the partial sums in registers);
+    from nine on, one pass per ``j``."""
     B = g.shape[2]
     for i in range(S):
-        for ii in range(d):
-            for b in range(B):
-                g[i, ii, b] = 0.0
-        for j in range(d):
+        if d > 8:
             for ii in range(d):
                 for b in range(B):
-                    g[i, ii, b] += W[i, j, b] * QTt[j, ii, b]
+                    g[i, ii, b] = 0.0
+            for j in range(d):
+                for ii in range(d):
+                    for b in range(B):
+                        g[i, ii, b] += _wq(W, QTt, i, ii, j, b)
+            continue
+        for ii in range(d):
+            if d == 2:
+                for b in range(B):
+                    g[i, ii, b] = (0.0 + _wq(W, QTt, i, ii, 0, b)) + _wq(W, QTt, i, ii, 1, b)
+            elif d == 3:
+                for b in range(B):
+                    g[i, ii, b] = ((0.0 + _wq(W, QTt, i, ii, 0, b)) + _wq(W, QTt, i, ii, 1, b)) + _wq(W, QTt, i, ii, 2, b)
+            elif d == 4:
+                for b in range(B):
+                    g[i, ii, b] = (((0.0 + _wq(W, QTt, i, ii, 0, b)) + _wq(W, QTt, i, ii, 1, b))
+                                   + _wq(W, QTt, i, ii, 2, b)) + _wq(W, QTt, i, ii, 3, b)
+            elif d == 5:
+                for b in range(B):
+                    g[i, ii, b] = ((((0.0 + _wq(W, QTt, i, ii, 0, b)) + _wq(W, QTt, i, ii, 1, b))
+                                    + _wq(W, QTt, i, ii, 2, b)) + _wq(W, QTt, i, ii, 3, b)) + _wq(W, QTt, i, ii, 4, b)
+            elif d == 6:
+                for b in range(B):
+                    g[i, ii, b] = (((((0.0 + _wq(W, QTt, i, ii, 0, b)) + _wq(W, QTt, i, ii, 1, b))
+                                     + _wq(W, QTt, i, ii, 2, b)) + _wq(W, QTt, i, ii, 3, b))
+                                   + _wq(W, QTt, i, ii, 4, b)) + _wq(W, QTt, i, ii, 5, b)
+            elif d == 7:
+                for b in range(B):
+                    g[i, ii, b] = ((((((0.0 + _wq(W, QTt, i, ii, 0, b)) + _wq(W, QTt, i, ii, 1, b))
+                                      + _wq(W, QTt, i, ii, 2, b)) + _wq(W, QTt, i, ii, 3, b))
+                                    + _wq(W, QTt, i, ii, 4, b)) + _wq(W, QTt, i, ii, 5, b)) + _wq(W, QTt, i, ii, 6, b)
+            else:
+                for b in range(B):
+                    g[i, ii, b] = (((((((0.0 + _wq(W, QTt, i, ii, 0, b)) + _wq(W, QTt, i, ii, 1, b))
+                                       + _wq(W, QTt, i, ii, 2, b)) + _wq(W, QTt, i, ii, 3, b))
+                                     + _wq(W, QTt, i, ii, 4, b)) + _wq(W, QTt, i, ii, 5, b))
+                                   + _wq(W, QTt, i, ii, 6, b)) + _wq(W, QTt, i, ii, 7, b)
+
+
+def _lane_grad(W, QTt, ct, sdt, x, S, d, g):
+    """``g[i, :, b] = (W[i, :, b] @ QT[b] + c[b, i]) + xi[b, i] * sd[b, i]`` (sums over ``j`` in order, from 0.0:
+    the compiled ``quad_noisy_grad``'s order)."""
+    B = g.shape[2]
+    _lane_wq_c(W, QTt, S, d, g)
+    for i in range(S):
         for ii in range(d):
             for b in range(B):
                 g[i, ii, b] = (g[i, ii, b] + ct[i, ii, b]) + x[b, i, ii] * sdt[i, ii, b]
 
 
-def _lane_phi(v, Qbt, cbt, ebar, lam, out, sq, r8, tmp, acc, quad):
-    """``out[b] = Phi(v[:, b])``: ``(0.5 v^T Qbar v + cbar^T v) + ebar`` (the compiled ``quad_value``'s sums in index
-    order) ``+ lam sum |v|`` (numpy's pairwise sum) for every instance; ``v`` ``(d, B)``."""
-    d, B = v.shape
+def _lane_phi(v, QbT, cbt, ebar, lam, out, sq, r8, tmp, acc, quad):
+    """``out[b] = Phi(v[0, :, b])``: ``(0.5 v^T Qbar v + cbar^T v) + ebar`` (the compiled ``quad_value``'s sums in
+    index order, ``QbT[j, i, b] = Qbar[b, i, j]``) ``+ lam sum |v|`` (numpy's pairwise sum) for every instance; ``v``
+    ``(1, d, B)``, ``acc`` ``(1, d, B)`` scratch."""
+    d, B = v.shape[1], v.shape[2]
+    _lane_wq_c(v, QbT, 1, d, acc)                # acc[0, i] = sum_j Qbar[i, j] v[j]
     for b in range(B):
         quad[b] = 0.0
     for i in range(d):
         for b in range(B):
-            acc[b] = 0.0
-        for j in range(d):
-            for b in range(B):
-                acc[b] += Qbt[i, j, b] * v[j, b]
-        for b in range(B):
-            quad[b] += v[i, b] * acc[b]
+            quad[b] += v[0, i, b] * acc[0, i, b]
     for b in range(B):
-        acc[b] = 0.0
+        tmp[b] = 0.0
     for i in range(d):
         for b in range(B):
-            acc[b] += v[i, b] * cbt[i, b]
+            tmp[b] += v[0, i, b] * cbt[i, b]
     for k in range(d):
         for b in range(B):
-            sq[k, b] = abs(v[k, b])
+            sq[k, b] = abs(v[0, k, b])
+    for b in range(B):
+        quad[b] = (0.5 * quad[b] + tmp[b]) + ebar[b]
     lane_pairwise_sum(sq, d, tmp, r8)
     for b in range(B):
-        out[b] = ((0.5 * quad[b] + acc[b]) + ebar[b]) + lam[b] * tmp[b]
+        out[b] = quad[b] + lam[b] * tmp[b]
 
 
 def _lane_record(dual, phi, n, K, w, wsum, hat_sum, disc, s, lam, Qbt, cbt, ebar, rec, pts, P, sq, r8, tmp, acc,
@@ -446,7 +493,7 @@ def _lane_record(dual, phi, n, K, w, wsum, hat_sum, disc, s, lam, Qbt, cbt, ebar
             rec[3, s, b] = disc[b]
     if phi:
         for q in range(m):
-            _lane_phi_c(P[q], Qbt, cbt, ebar, lam, rec[q, s], sq, r8, tmp, acc, quad)
+            _lane_phi_c(P[q:q + 1], Qbt, cbt, ebar, lam, rec[q, s], sq, r8, tmp, acc, quad)
     else:
         for q in range(m):
             for k in range(d):
@@ -535,7 +582,9 @@ def _composite_rounds_lanes(dual, phi, r0, nr, K, z, QTt, ct, sdt, xi, ec, es, l
 
 
 if AVAILABLE:
+    _wq = numba.njit(cache=True, fastmath=False, nogil=True, inline="always")(_wq)
     _lane_mean_c = numba.njit(cache=True, fastmath=False, nogil=True)(_lane_mean)
+    _lane_wq_c = numba.njit(cache=True, fastmath=False, nogil=True)(_lane_wq)
     _lane_grad_c = numba.njit(cache=True, fastmath=False, nogil=True)(_lane_grad)
     _lane_phi_c = numba.njit(cache=True, fastmath=False, nogil=True)(_lane_phi)
     _lane_record_c = numba.njit(cache=True, fastmath=False, nogil=True)(_lane_record)
