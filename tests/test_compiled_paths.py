@@ -559,12 +559,16 @@ def test_feddualavg_step_fused_is_numpys_bit_for_bit(monkeypatch, d, M, S):
 @needs_numba
 @pytest.mark.parametrize("method", ["feddualavg", "fedmid"])
 @pytest.mark.parametrize("d,M,noise,lam,block", [(6, 4, "gaussian", 0.2, 2 ** 20), (5, 3, "sphere", None, 700),
-                                                  (9, 12, "gaussian", 0.05, 2 ** 20), (2, 130, "gaussian", 0.2, 5000)])
+                                                  (9, 12, "gaussian", 0.05, 2 ** 20), (2, 130, "gaussian", 0.2, 5000),
+                                                  (2, 5, "gaussian", 0.2, 700), (3, 4, "gaussian", None, 2 ** 20),
+                                                  (4, 3, "sphere", 0.2, 2 ** 20), (7, 2, "gaussian", 0.1, 900),
+                                                  (8, 6, "gaussian", None, 2 ** 17)])
 def test_composite_whole_rounds_are_numpys_bit_for_bit(monkeypatch, method, d, M, noise, lam, block):
     """FedDualAvg's and FedMiD's rounds compiled (``composite_jit.CompositeRounds``: blocks of rounds, the block's
     normals drawn at once, the instance axis last; more than 128 clients: the per-instance kernel) against the
     step-by-step path: the same trace on a sparse grid, with a recorder of its own, and the same final points, bit
-    for bit; per-instance ``lam`` and server steps, blocks that split the run."""
+    for bit (signs of zeros included); per-instance ``lam`` and server steps, blocks that split the run, every
+    dimension from 2 to 9 (the sums over ``j`` written out up to 8 coordinates, a loop from 9 on)."""
     from fedcheck.algorithms import composite as E
     from fedcheck.problems import composite as P
     from theorems.feddualavg.problems import SharedQuadraticFamily
@@ -596,8 +600,10 @@ def test_composite_whole_rounds_are_numpys_bit_for_bit(monkeypatch, method, d, M
         assert list(f.metrics) == list(r.metrics)
         for k in r.metrics:
             np.testing.assert_array_equal(f.metrics[k], r.metrics[k])
+            assert np.array_equal(np.signbit(f.metrics[k]), np.signbit(r.metrics[k]))
         for k in r.final:
             np.testing.assert_array_equal(f.final[k], r.final[k])
+            assert np.array_equal(np.signbit(f.final[k]), np.signbit(r.final[k]))
 
 
 @needs_numba
