@@ -582,12 +582,12 @@ def _composite_rounds_lanes(dual, phi, r0, nr, K, z, QTt, ct, sdt, xi, ec, es, l
 
 
 if AVAILABLE:
-    _wq = numba.njit(cache=True, fastmath=False, nogil=True, inline="always")(_wq)
-    _lane_mean_c = numba.njit(cache=True, fastmath=False, nogil=True)(_lane_mean)
-    _lane_wq_c = numba.njit(cache=True, fastmath=False, nogil=True)(_lane_wq)
-    _lane_grad_c = numba.njit(cache=True, fastmath=False, nogil=True)(_lane_grad)
-    _lane_phi_c = numba.njit(cache=True, fastmath=False, nogil=True)(_lane_phi)
-    _lane_record_c = numba.njit(cache=True, fastmath=False, nogil=True)(_lane_record)
-    _composite_rounds_lanes_c = numba.njit(cache=True, fastmath=False, nogil=True)(_composite_rounds_lanes)
+    # the helpers allocate nothing: compiled without reference counting (a call from the kernel then costs no atomic
+    # operation on its array arguments); numpy's error model (no check of a division by zero in the loops)
+    _lanes = dict(cache=True, fastmath=False, nogil=True, error_model="numpy")
+    _wq = numba.njit(inline="always", **_lanes)(_wq)
+    _lane_mean_c, _lane_wq_c, _lane_grad_c, _lane_phi_c, _lane_record_c = (
+        numba.njit(_nrt=False, **_lanes)(f) for f in (_lane_mean, _lane_wq, _lane_grad, _lane_phi, _lane_record))
+    _composite_rounds_lanes_c = numba.njit(**_lanes)(_composite_rounds_lanes)
 else:  # pragma: no cover
     _composite_rounds_lanes_c = None
