@@ -333,7 +333,7 @@ class CompositeRounds:
         w = np.empty((d, B))
         scratch = (np.empty((S, d, B)), np.empty((S, d, B)), np.empty((S, d, B)), np.empty((d, B)),
                    np.empty((d, B)), np.empty((S, B)), np.empty((8, B)), np.empty(B), np.empty(B), np.empty(B),
-                   np.empty((1, d, B)), np.empty(B), np.empty((3, d, B)))
+                   np.empty((3, d, B)), np.empty(B), np.empty((3, d, B)))
         for r0, nr, xi in self._blocks(R, rng):
             _composite_rounds_lanes_c(dual, phi, r0, nr, K, zt, QTt, ct, sdt, xi, ec, es, self.lam, wst, hst, disc,
                                       slot, Qbt, cbt, ebar, rec, pts, w, *scratch)
@@ -449,30 +449,31 @@ def _lane_grad(W, QTt, ct, sdt, x, S, d, g):
                 g[i, ii, b] = (g[i, ii, b] + ct[i, ii, b]) + x[b, i, ii] * sdt[i, ii, b]
 
 
-def _lane_phi(v, QbT, cbt, ebar, lam, out, sq, r8, tmp, acc, quad):
-    """``out[b] = Phi(v[0, :, b])``: ``(0.5 v^T Qbar v + cbar^T v) + ebar`` (the compiled ``quad_value``'s sums in
-    index order, ``QbT[j, i, b] = Qbar[b, i, j]``) ``+ lam sum |v|`` (numpy's pairwise sum) for every instance; ``v``
-    ``(1, d, B)``, ``acc`` ``(1, d, B)`` scratch."""
-    d, B = v.shape[1], v.shape[2]
-    _lane_wq_c(v, QbT, 1, d, acc)                # acc[0, i] = sum_j Qbar[i, j] v[j]
-    for b in range(B):
-        quad[b] = 0.0
-    for i in range(d):
+def _lane_phi(V, m, QbT, cbt, ebar, lam, rec, s, sq, r8, tmp, acc, quad):
+    """``rec[q, s, b] = Phi(V[q, :, b])`` for ``q < m``: ``(0.5 v^T Qbar v + cbar^T v) + ebar`` (the compiled
+    ``quad_value``'s sums in index order, ``QbT[j, i, b] = Qbar[b, i, j]``) ``+ lam sum |v|`` (numpy's pairwise sum)
+    for every instance; ``V`` ``(3, d, B)``, ``acc`` ``(3, d, B)`` scratch."""
+    d, B = V.shape[1], V.shape[2]
+    _lane_wq_c(V, QbT, m, d, acc)                # acc[q, i] = sum_j Qbar[i, j] V[q, j]
+    for q in range(m):
         for b in range(B):
-            quad[b] += v[0, i, b] * acc[0, i, b]
-    for b in range(B):
-        tmp[b] = 0.0
-    for i in range(d):
+            quad[b] = 0.0
+        for i in range(d):
+            for b in range(B):
+                quad[b] += V[q, i, b] * acc[q, i, b]
         for b in range(B):
-            tmp[b] += v[0, i, b] * cbt[i, b]
-    for k in range(d):
+            tmp[b] = 0.0
+        for i in range(d):
+            for b in range(B):
+                tmp[b] += V[q, i, b] * cbt[i, b]
+        for k in range(d):
+            for b in range(B):
+                sq[k, b] = abs(V[q, k, b])
         for b in range(B):
-            sq[k, b] = abs(v[0, k, b])
-    for b in range(B):
-        quad[b] = (0.5 * quad[b] + tmp[b]) + ebar[b]
-    lane_pairwise_sum(sq, d, tmp, r8)
-    for b in range(B):
-        out[b] = quad[b] + lam[b] * tmp[b]
+            quad[b] = (0.5 * quad[b] + tmp[b]) + ebar[b]
+        lane_pairwise_sum(sq, d, tmp, r8)
+        for b in range(B):
+            rec[q, s, b] = quad[b] + lam[b] * tmp[b]
 
 
 def _lane_record(dual, phi, n, K, w, wsum, hat_sum, disc, s, lam, Qbt, cbt, ebar, rec, pts, P, sq, r8, tmp, acc,
@@ -492,8 +493,7 @@ def _lane_record(dual, phi, n, K, w, wsum, hat_sum, disc, s, lam, Qbt, cbt, ebar
         for b in range(B):
             rec[3, s, b] = disc[b]
     if phi:
-        for q in range(m):
-            _lane_phi_c(P[q:q + 1], Qbt, cbt, ebar, lam, rec[q, s], sq, r8, tmp, acc, quad)
+        _lane_phi_c(P, m, Qbt, cbt, ebar, lam, rec, s, sq, r8, tmp, acc, quad)
     else:
         for q in range(m):
             for k in range(d):
