@@ -326,9 +326,12 @@ class CompositeRounds:
         n = idx.size
         rec = np.empty((4, n, B))
         pts = np.empty((0, 0, d, B)) if phi else np.empty((3, n, d, B))
-        T = (lambda a: np.ascontiguousarray(np.moveaxis(a, 0, -1)))
-        QTt, ct, sdt = T(p._QT), T(self.c), T(self.sd)
-        Qbt, cbt, ebar = (T(p.Qbar.swapaxes(-1, -2)), T(p.cbar), np.ascontiguousarray(p.ebar)) if phi else (QTt, QTt[0], ec)
+        T = _last
+        lanes = p._fused.get("lanes")           # the problem's arrays with the instances last, once per problem
+        if lanes is None:
+            lanes = p._fused["lanes"] = (T(p._QT), T(self.c), T(self.sd), T(p.Qbar.swapaxes(-1, -2)), T(p.cbar),
+                                         np.ascontiguousarray(p.ebar, dtype=float))
+        QTt, ct, sdt, Qbt, cbt, ebar = lanes
         zt, wst, hst = T(z), T(wsum), T(hat_sum)
         w = np.empty((d, B))
         scratch = (np.empty((S, d, B)), np.empty((S, d, B)), np.empty((S, d, B)), np.empty((d, B)),
@@ -366,6 +369,11 @@ class CompositeRounds:
         if F is None:       # pragma: no cover - the arrays are float64 and contiguous
             return np.stack([p.Phi(W[:, j]) for j in range(nr)], 1)
         return F.reshape(B, nr) + p.reg.value(W)
+
+
+def _last(a):
+    """``a`` with its first (instance) axis moved last, C-contiguous."""
+    return np.ascontiguousarray(a.transpose(tuple(range(1, a.ndim)) + (0,)))
 
 
 # The same rounds with the instance axis last (every array ``(..., B)``): each operation runs over all instances at
