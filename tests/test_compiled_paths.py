@@ -559,12 +559,16 @@ def test_feddualavg_step_fused_is_numpys_bit_for_bit(monkeypatch, d, M, S):
 @needs_numba
 @pytest.mark.parametrize("method", ["feddualavg", "fedmid"])
 @pytest.mark.parametrize("d,M,noise,lam,block", [(6, 4, "gaussian", 0.2, 2 ** 20), (5, 3, "sphere", None, 700),
-                                                  (9, 12, "gaussian", 0.05, 2 ** 20), (2, 130, "gaussian", 0.2, 5000)])
+                                                  (9, 12, "gaussian", 0.05, 2 ** 20), (2, 130, "gaussian", 0.2, 5000),
+                                                  (2, 5, "gaussian", 0.2, 700), (3, 4, "gaussian", None, 2 ** 20),
+                                                  (4, 3, "sphere", 0.2, 2 ** 20), (7, 2, "gaussian", 0.1, 900),
+                                                  (8, 6, "gaussian", None, 2 ** 17)])
 def test_composite_whole_rounds_are_numpys_bit_for_bit(monkeypatch, method, d, M, noise, lam, block):
     """FedDualAvg's and FedMiD's rounds compiled (``composite_jit.CompositeRounds``: blocks of rounds, the block's
     normals drawn at once, the instance axis last; more than 128 clients: the per-instance kernel) against the
     step-by-step path: the same trace on a sparse grid, with a recorder of its own, and the same final points, bit
-    for bit; per-instance ``lam`` and server steps, blocks that split the run."""
+    for bit (signs of zeros included); per-instance ``lam`` and server steps, blocks that split the run, every
+    dimension from 2 to 9 (the sums over ``j`` written out up to 8 coordinates, a loop from 9 on)."""
     from fedcheck.algorithms import composite as E
     from fedcheck.problems import composite as P
     from theorems.feddualavg.problems import SharedQuadraticFamily
@@ -596,5 +600,29 @@ def test_composite_whole_rounds_are_numpys_bit_for_bit(monkeypatch, method, d, M
         assert list(f.metrics) == list(r.metrics)
         for k in r.metrics:
             np.testing.assert_array_equal(f.metrics[k], r.metrics[k])
+            assert np.array_equal(np.signbit(f.metrics[k]), np.signbit(r.metrics[k]))
         for k in r.final:
             np.testing.assert_array_equal(f.final[k], r.final[k])
+            assert np.array_equal(np.signbit(f.final[k]), np.signbit(r.final[k]))
+
+
+@needs_numba
+def test_lane_pairwise_sum_is_numpys_sum_over_a_contiguous_axis():
+    """``compiled.lane_pairwise_sum`` (the one pairwise sum of FedSGM's compiled run and the composite family's
+    rounds: the instances in the last axis of its block) against ``np.add.reduce`` over the contiguous last axis of
+    each instance's row: the same bits for every length up to 128 (sequential below eight terms, eight accumulators
+    from eight on), signs of zeros and NaN included."""
+    from fedcheck.problems.compiled import lane_pairwise_sum
+    rng = np.random.default_rng(5)
+    for n in list(range(0, 41)) + [63, 64, 127, 128]:
+        V = rng.standard_normal((6, max(n, 1)))
+        V[1] = -0.0                             # every term a negative zero
+        V[2] = 0.0
+        if n > 3:
+            V[3, 3] = np.nan
+            V[4, 1] = -V[4, 0]                  # a sum through an exact zero
+        out = np.empty(6)
+        lane_pairwise_sum(np.ascontiguousarray(V.T), n, out, np.empty((8, 6)))
+        want = np.add.reduce(V[:, :n], axis=-1)
+        np.testing.assert_array_equal(out, want)
+        assert np.array_equal(np.signbit(out), np.signbit(want)), n

@@ -107,6 +107,21 @@ def _whole_rounds(run, problem, prox, dual, z, ec, es, hat_sum, disc):
     K = problem.K
     if hat_sum is None:                  # FedMiD: no virtual iterates, no discrepancy
         hat_sum, disc = np.zeros((problem.B, problem.d)), np.zeros(problem.B)
+    if runner.lanes:                     # the recorded values (or points) written by the compiled rounds
+        w, rec, pts = runner.run(dual, run.R, z, ec, es, run.w_sum, hat_sum, disc, run.rng, run.want, batched)
+        rr = np.flatnonzero(run.want[1:run.R + 1]) + 1
+        if batched and rr.size:
+            for m, k in enumerate(("Phi", "Phi_avg", "Phi_hat", "disc") if dual else ("Phi", "Phi_avg")):
+                head = run.rows.get(k)
+                run.rows[k] = np.concatenate([np.stack(head), rec[m]]) if head else rec[m]
+        elif not batched:
+            names = ("w", "w_avg", "w_hat") if dual else ("w", "w_avg")
+            for j, r in enumerate(rr):
+                pts_r = {k: np.ascontiguousarray(pts[m, j].T) for m, k in enumerate(names)}
+                if dual:
+                    pts_r["disc"] = rec[3, j].copy()
+                run.take(int(r), pts_r)
+        return w
     w = None
     for r0, nr, ow, ows, oh, od in runner.rounds(dual, run.R, z, ec, es, run.w_sum, hat_sum, disc, run.rng):
         rr = np.arange(r0 + 1, r0 + nr + 1)
@@ -154,7 +169,8 @@ class _Run:
             self.rows.setdefault(k, []).append(np.asarray(v, dtype=float))
 
     def trace(self, final):
-        return Trace(rounds=self.grid.copy(), metrics={k: np.stack(v) for k, v in self.rows.items()}, final=final,
+        return Trace(rounds=self.grid.copy(), metrics={k: v if type(v) is np.ndarray else np.stack(v)
+                                                       for k, v in self.rows.items()}, final=final,
                      start=0)
 
 

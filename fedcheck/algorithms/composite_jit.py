@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from fedcheck.problems.compiled import AVAILABLE, numba
+from fedcheck.problems.compiled import AVAILABLE, lane_pairwise_sum, numba
 
 __all__ = ["CompositeRounds", "DualStep", "prox_of"]
 
@@ -257,13 +257,19 @@ else:  # pragma: no cover
 
 
 class CompositeRounds:
-    """:func:`_composite_rounds` for one run (scratch made once), or ``None`` from :meth:`of` when it does not apply:
-    numba off; not the library's :class:`~fedcheck.problems.composite.QuadraticClients` with a shared Hessian and
-    Gaussian or sphere noise (its own ``grad``, ``start_round``, ``F`` and ``Phi``); a prox that is not the compiled
-    l1's; ``d`` outside ``[2, 128]``.  The caller has checked the rest (every client, no hook, no stability track,
-    the Euclidean discrepancy)."""
+    """Every round of one run compiled, or ``None`` from :meth:`of` when it does not apply: numba off; not the
+    library's :class:`~fedcheck.problems.composite.QuadraticClients` with a shared Hessian and Gaussian or sphere
+    noise (its own ``grad``, ``start_round``, ``F`` and ``Phi``); a prox that is not the compiled l1's; ``d`` outside
+    ``[2, 128]``.  The caller has checked the rest (every client, no hook, no stability track, the Euclidean
+    discrepancy).
 
-    BLOCK_NUMBERS = 2 ** 20      # normals drawn per block of rounds (8 MB)
+    Up to 128 clients (:attr:`lanes`) the rounds run with the instance axis last (:func:`_composite_rounds_lanes`)
+    and record what the run records at its grid inside the compiled call (:meth:`run`): the objective ``Phi`` of
+    the recorded points, or the points themselves for a recorder of the caller's.  The normals are drawn per block of
+    :attr:`BLOCK_NUMBERS` numbers into one buffer, cache-sized so that the kernel reads them from the core's L2
+    cache.  More clients: :meth:`rounds`, the per-instance kernel, the points of every round returned."""
+
+    BLOCK_NUMBERS = 2 ** 17      # normals drawn per block of rounds (1 MB: in the 2 MB L2 cache with the kernel's data)
 
     def __init__(self, problem, prox, fused):
         self.p, self.prox = problem, prox
@@ -271,6 +277,7 @@ class CompositeRounds:
         B, S, d = problem.B, problem.M, problem.d
         self.lam = np.ascontiguousarray(np.broadcast_to(np.asarray(problem.reg.lam, dtype=float), (B,)))
         self.scratch = (np.empty((S, d)), np.empty((S, d)), np.empty((S, d)), np.empty(d), np.empty(d), np.empty(S))
+        self.lanes = S <= 128 and _composite_rounds_lanes_c is not None     # the instance axis last (vectorized)
         self._rep = {}
 
     @classmethod
@@ -286,38 +293,67 @@ class CompositeRounds:
             return None
         return cls(problem, prox, fused)
 
-    def rounds(self, dual, R, z, ec, es, wsum, hat_sum, disc, rng):
-        """Yields ``(r0, nr, w, wsum, hat_sum, disc)`` per block of rounds (arrays ``(B, nr, ...)``), ``z`` and
-        the sums updated in place."""
+    def _blocks(self, R, rng):
+        """``(r0, nr, xi)`` per block of rounds, ``xi`` ``(nr K, B, S, d)`` the block's unscaled normals (Gaussian:
+        drawn into one buffer reused by every block; the numbers of one call of the shape's size)."""
         p = self.p
         B, S, d, K = p.B, p.M, p.d, p.K
-        per_round = max(K * B * S * d, 1)
+        nb = int(min(R, max(1, self.BLOCK_NUMBERS // max(K * B * S * d, 1))))
+        buf = np.empty((nb * K, B, S, d)) if p.noise == "gaussian" else None
         r0 = 0
-        ec, es = np.ascontiguousarray(ec, dtype=float), np.ascontiguousarray(es, dtype=float)
-        lanes = S <= 128 and _composite_rounds_lanes_c is not None     # the instance axis last (vectorized)
-        if lanes:
-            T = (lambda a: np.ascontiguousarray(np.moveaxis(a, 0, -1)))
-            QTt, ct, sdt = T(p._QT), T(self.c), T(self.sd)
-            zt, wst, hst = T(z), T(wsum), T(hat_sum)
-            scratch = (np.empty((S, d, B)), np.empty((S, d, B)), np.empty((S, d, B)), np.empty((d, B)),
-                       np.empty((d, B)), np.empty((S, B)), np.empty((8, B)), np.empty(B), np.empty(B), np.empty(B))
         while r0 < R:
-            nr = int(min(R - r0, max(1, self.BLOCK_NUMBERS // per_round)))
-            xi = p._unscaled_noise((nr * K, B, S, d), rng)
-            if lanes:
-                ow, ows, oh, od = np.empty((nr, d, B)), np.empty((nr, d, B)), np.empty((nr, d, B)), np.empty((nr, B))
-                _composite_rounds_lanes_c(dual, r0, nr, K, zt, QTt, ct, sdt, xi, ec, es, self.lam, wst, hst, disc,
-                                          ow, ows, oh, od, *scratch)
-                z[...], wsum[...], hat_sum[...] = zt.T, wst.T, hst.T
-                # (B, nr, d), rows contiguous as the step-by-step path's points (numpy's sums keep their order)
-                ow, ows, oh = (np.ascontiguousarray(a.transpose(2, 0, 1)) for a in (ow, ows, oh))
-                od = np.ascontiguousarray(od.T)
+            nr = min(R - r0, nb)
+            if buf is not None:
+                xi = buf[:nr * K]
+                rng.standard_normal(out=xi)
             else:
-                ow, ows, oh, od = np.empty((B, nr, d)), np.empty((B, nr, d)), np.empty((B, nr, d)), np.empty((B, nr))
-                _composite_rounds_c(dual, r0, nr, K, z, p._QT, self.c, self.sd, xi, ec, es, self.lam, wsum, hat_sum,
-                                    disc, ow, ows, oh, od, *self.scratch)
-            yield r0, nr, ow, ows, oh, od
+                xi = p._unscaled_noise((nr * K, B, S, d), rng)
+            yield r0, nr, xi
             r0 += nr
+
+    def run(self, dual, R, z, ec, es, wsum, hat_sum, disc, rng, want, phi):
+        """Rounds ``0 .. R-1`` with the instance axis last (:attr:`lanes`); ``z`` and the sums updated in place.
+        Returns ``(w, rec, pts)``: ``w`` the last server point ``(B, d)``; at the rounds ``r >= 1`` with
+        ``want[r]``, in order, ``rec`` ``(4, n, B)``: ``Phi`` of ``w``, of ``w_avg``, of ``w_hat`` (``phi``; FedDualAvg
+        only) and the discrepancy (FedDualAvg); ``pts`` ``(3, n, d, B)``: ``w``, ``w_avg``, ``w_hat`` (not
+        ``phi``)."""
+        p = self.p
+        B, S, d, K = p.B, p.M, p.d, p.K
+        ec, es = np.ascontiguousarray(ec, dtype=float), np.ascontiguousarray(es, dtype=float)
+        idx = np.flatnonzero(want[1:R + 1]) + 1
+        slot = np.full(R + 1, -1, dtype=np.int64)
+        slot[idx] = np.arange(idx.size)
+        n = idx.size
+        rec = np.empty((4, n, B))
+        pts = np.empty((0, 0, d, B)) if phi else np.empty((3, n, d, B))
+        T = _last
+        lanes = p._fused.get("lanes")           # the problem's arrays with the instances last, once per problem
+        if lanes is None:
+            lanes = p._fused["lanes"] = (T(p._QT), T(self.c), T(self.sd), T(p.Qbar.swapaxes(-1, -2)), T(p.cbar),
+                                         np.ascontiguousarray(p.ebar, dtype=float))
+        QTt, ct, sdt, Qbt, cbt, ebar = lanes
+        zt, wst, hst = T(z), T(wsum), T(hat_sum)
+        w = np.empty((d, B))
+        scratch = (np.empty((S, d, B)), np.empty((S, d, B)), np.empty((S, d, B)), np.empty((d, B)),
+                   np.empty((d, B)), np.empty((S, B)), np.empty((8, B)), np.empty(B), np.empty(B), np.empty(B),
+                   np.empty((3, d, B)), np.empty(B), np.empty((3, d, B)))
+        for r0, nr, xi in self._blocks(R, rng):
+            _composite_rounds_lanes_c(dual, phi, r0, nr, K, zt, QTt, ct, sdt, xi, ec, es, self.lam, wst, hst, disc,
+                                      slot, Qbt, cbt, ebar, rec, pts, w, *scratch)
+        z[...], wsum[...], hat_sum[...] = zt.T, wst.T, hst.T
+        return np.ascontiguousarray(w.T), rec, pts
+
+    def rounds(self, dual, R, z, ec, es, wsum, hat_sum, disc, rng):
+        """The per-instance kernel (more than 128 clients): yields ``(r0, nr, w, wsum, hat_sum, disc)`` per block
+        of rounds (arrays ``(B, nr, ...)``), ``z`` and the sums updated in place."""
+        p = self.p
+        B, d = p.B, p.d
+        ec, es = np.ascontiguousarray(ec, dtype=float), np.ascontiguousarray(es, dtype=float)
+        for r0, nr, xi in self._blocks(R, rng):
+            ow, ows, oh, od = np.empty((B, nr, d)), np.empty((B, nr, d)), np.empty((B, nr, d)), np.empty((B, nr))
+            _composite_rounds_c(dual, r0, nr, p.K, z, p._QT, self.c, self.sd, xi, ec, es, self.lam, wsum, hat_sum,
+                                disc, ow, ows, oh, od, *self.scratch)
+            yield r0, nr, ow, ows, oh, od
 
     def Phi(self, W):
         """``problem.Phi`` of the points ``W`` ``(B, nr, d)`` (row ``[b, j]`` with instance ``b``'s data): ``(B, nr)``,
@@ -335,36 +371,13 @@ class CompositeRounds:
         return F.reshape(B, nr) + p.reg.value(W)
 
 
+def _last(a):
+    """``a`` with its first (instance) axis moved last, C-contiguous."""
+    return np.ascontiguousarray(a.transpose(tuple(range(1, a.ndim)) + (0,)))
+
+
 # The same rounds with the instance axis last (every array ``(..., B)``): each operation runs over all instances at
 # once, so the loops over ``b`` vectorize; each instance's numbers see the same operations in the same order.
-def _lane_psum(T, n, out, r8):
-    """``out[b] = `` numpy's pairwise sum of ``T[:n, b]`` (``n <= 128``: sequential from 0.0 below 8 terms, else 8
-    accumulators, as :func:`fedcheck.algorithms.fedmls_jit.pairwise_sum`); ``r8`` scratch ``(8, B)``."""
-    B = out.shape[0]
-    if n < 8:
-        for b in range(B):
-            out[b] = 0.0
-        for i in range(n):
-            for b in range(B):
-                out[b] += T[i, b]
-        return
-    for c in range(8):
-        for b in range(B):
-            r8[c, b] = T[c, b]
-    i = 8
-    while i + 8 <= n:
-        for c in range(8):
-            for b in range(B):
-                r8[c, b] += T[i + c, b]
-        i += 8
-    for b in range(B):
-        out[b] = ((r8[0, b] + r8[1, b]) + (r8[2, b] + r8[3, b])) + ((r8[4, b] + r8[5, b]) + (r8[6, b] + r8[7, b]))
-    while i < n:
-        for b in range(B):
-            out[b] += T[i, b]
-        i += 1
-
-
 def _lane_mean(Z, S, d, out):
     """``out[k, b] = Z[:, k, b].mean()``: the clients in order, then ``/ S`` (numpy's ``mean(1)`` for ``d >= 2``)."""
     B = out.shape[1]
@@ -380,27 +393,128 @@ def _lane_mean(Z, S, d, out):
             out[k, b] /= S
 
 
-def _lane_grad(W, QTt, ct, sdt, x, S, d, g):
-    """``g[i, :, b] = (W[i, :, b] @ QT[b] + c[b, i]) + xi[b, i] * sd[b, i]`` (sums over ``j`` in order)."""
+def _wq(W, QTt, i, ii, j, b):
+    """``W[i, j, b] * QT[b][j, ii]``, one term of the gradient's sum."""
+    return W[i, j, b] * QTt[j, ii, b]
+
+
+def _lane_wq(W, QTt, S, d, g):
+    """``g[i, ii, b] = sum_j W[i, j, b] QTt[j, ii, b]`` for ``i < S``, the sum over ``j`` in order from 0.0.  Up to
+    eight coordinates it is written out (one pass over the instances per output, the partial sums in registers);
+    from nine on, one pass per ``j``."""
     B = g.shape[2]
     for i in range(S):
-        for ii in range(d):
-            for b in range(B):
-                g[i, ii, b] = 0.0
-        for j in range(d):
+        if d > 8:
             for ii in range(d):
                 for b in range(B):
-                    g[i, ii, b] += W[i, j, b] * QTt[j, ii, b]
+                    g[i, ii, b] = 0.0
+            for j in range(d):
+                for ii in range(d):
+                    for b in range(B):
+                        g[i, ii, b] += _wq(W, QTt, i, ii, j, b)
+            continue
+        for ii in range(d):
+            if d == 2:
+                for b in range(B):
+                    g[i, ii, b] = (0.0 + _wq(W, QTt, i, ii, 0, b)) + _wq(W, QTt, i, ii, 1, b)
+            elif d == 3:
+                for b in range(B):
+                    g[i, ii, b] = ((0.0 + _wq(W, QTt, i, ii, 0, b)) + _wq(W, QTt, i, ii, 1, b)) + _wq(W, QTt, i, ii, 2, b)
+            elif d == 4:
+                for b in range(B):
+                    g[i, ii, b] = (((0.0 + _wq(W, QTt, i, ii, 0, b)) + _wq(W, QTt, i, ii, 1, b))
+                                   + _wq(W, QTt, i, ii, 2, b)) + _wq(W, QTt, i, ii, 3, b)
+            elif d == 5:
+                for b in range(B):
+                    g[i, ii, b] = ((((0.0 + _wq(W, QTt, i, ii, 0, b)) + _wq(W, QTt, i, ii, 1, b))
+                                    + _wq(W, QTt, i, ii, 2, b)) + _wq(W, QTt, i, ii, 3, b)) + _wq(W, QTt, i, ii, 4, b)
+            elif d == 6:
+                for b in range(B):
+                    g[i, ii, b] = (((((0.0 + _wq(W, QTt, i, ii, 0, b)) + _wq(W, QTt, i, ii, 1, b))
+                                     + _wq(W, QTt, i, ii, 2, b)) + _wq(W, QTt, i, ii, 3, b))
+                                   + _wq(W, QTt, i, ii, 4, b)) + _wq(W, QTt, i, ii, 5, b)
+            elif d == 7:
+                for b in range(B):
+                    g[i, ii, b] = ((((((0.0 + _wq(W, QTt, i, ii, 0, b)) + _wq(W, QTt, i, ii, 1, b))
+                                      + _wq(W, QTt, i, ii, 2, b)) + _wq(W, QTt, i, ii, 3, b))
+                                    + _wq(W, QTt, i, ii, 4, b)) + _wq(W, QTt, i, ii, 5, b)) + _wq(W, QTt, i, ii, 6, b)
+            else:
+                for b in range(B):
+                    g[i, ii, b] = (((((((0.0 + _wq(W, QTt, i, ii, 0, b)) + _wq(W, QTt, i, ii, 1, b))
+                                       + _wq(W, QTt, i, ii, 2, b)) + _wq(W, QTt, i, ii, 3, b))
+                                     + _wq(W, QTt, i, ii, 4, b)) + _wq(W, QTt, i, ii, 5, b))
+                                   + _wq(W, QTt, i, ii, 6, b)) + _wq(W, QTt, i, ii, 7, b)
+
+
+def _lane_grad(W, QTt, ct, sdt, x, S, d, g):
+    """``g[i, :, b] = (W[i, :, b] @ QT[b] + c[b, i]) + xi[b, i] * sd[b, i]`` (sums over ``j`` in order, from 0.0:
+    the compiled ``quad_noisy_grad``'s order)."""
+    B = g.shape[2]
+    _lane_wq_c(W, QTt, S, d, g)
+    for i in range(S):
         for ii in range(d):
             for b in range(B):
                 g[i, ii, b] = (g[i, ii, b] + ct[i, ii, b]) + x[b, i, ii] * sdt[i, ii, b]
 
 
-def _composite_rounds_lanes(dual, r0, nr, K, z, QTt, ct, sdt, xi, ec, es, lam, wsum, hat_sum, disc,
-                            out_w, out_wsum, out_hat, out_disc, Z, W, g, zbar, sq, dev, r8, a, thr, tmp):
+def _lane_phi(V, m, QbT, cbt, ebar, lam, rec, s, sq, r8, tmp, acc, quad):
+    """``rec[q, s, b] = Phi(V[q, :, b])`` for ``q < m``: ``(0.5 v^T Qbar v + cbar^T v) + ebar`` (the compiled
+    ``quad_value``'s sums in index order, ``QbT[j, i, b] = Qbar[b, i, j]``) ``+ lam sum |v|`` (numpy's pairwise sum)
+    for every instance; ``V`` ``(3, d, B)``, ``acc`` ``(3, d, B)`` scratch."""
+    d, B = V.shape[1], V.shape[2]
+    _lane_wq_c(V, QbT, m, d, acc)                # acc[q, i] = sum_j Qbar[i, j] V[q, j]
+    for q in range(m):
+        for b in range(B):
+            quad[b] = 0.0
+        for i in range(d):
+            for b in range(B):
+                quad[b] += V[q, i, b] * acc[q, i, b]
+        for b in range(B):
+            tmp[b] = 0.0
+        for i in range(d):
+            for b in range(B):
+                tmp[b] += V[q, i, b] * cbt[i, b]
+        for k in range(d):
+            for b in range(B):
+                sq[k, b] = abs(V[q, k, b])
+        for b in range(B):
+            quad[b] = (0.5 * quad[b] + tmp[b]) + ebar[b]
+        lane_pairwise_sum(sq, d, tmp, r8)
+        for b in range(B):
+            rec[q, s, b] = quad[b] + lam[b] * tmp[b]
+
+
+def _lane_record(dual, phi, n, K, w, wsum, hat_sum, disc, s, lam, Qbt, cbt, ebar, rec, pts, P, sq, r8, tmp, acc,
+                 quad):
+    """What round ``n`` records in slot ``s``: the points ``w``, ``wsum / n`` and (FedDualAvg) ``hat_sum / (K n)``
+    into ``pts[:, s]``, or their ``Phi`` into ``rec[:, s]`` (``phi``); FedDualAvg's discrepancy into ``rec[3, s]``."""
+    d, B = w.shape
+    m = 3 if dual else 2
+    for k in range(d):
+        for b in range(B):
+            P[0, k, b] = w[k, b]
+            P[1, k, b] = wsum[k, b] / n
+    if dual:
+        for k in range(d):
+            for b in range(B):
+                P[2, k, b] = hat_sum[k, b] / (K * n)
+        for b in range(B):
+            rec[3, s, b] = disc[b]
+    if phi:
+        _lane_phi_c(P, m, Qbt, cbt, ebar, lam, rec, s, sq, r8, tmp, acc, quad)
+    else:
+        for q in range(m):
+            for k in range(d):
+                for b in range(B):
+                    pts[q, s, k, b] = P[q, k, b]
+
+
+def _composite_rounds_lanes(dual, phi, r0, nr, K, z, QTt, ct, sdt, xi, ec, es, lam, wsum, hat_sum, disc, slot, Qbt,
+                            cbt, ebar, rec, pts, w, Z, W, g, zbar, sq, dev, r8, a, thr, tmp, acc, quad, P):
     """:func:`_composite_rounds` with the instance axis last: ``z``, ``wsum``, ``hat_sum`` ``(d, B)``; ``QTt``
-    ``(d, d, B)``; ``ct``, ``sdt`` ``(S, d, B)``; ``xi`` ``(nr K, B, S, d)`` as drawn; outputs ``(nr, d, B)`` and
-    ``out_disc`` ``(nr, B)``."""
+    ``(d, d, B)``; ``ct``, ``sdt`` ``(S, d, B)``; ``xi`` ``(nr K, B, S, d)`` as drawn; ``w`` ``(d, B)`` the server
+    point after each round; round ``r + 1`` recorded into slot ``slot[r + 1]`` (:func:`_lane_record`) unless it is
+    negative (``Qbt``, ``cbt``, ``ebar``: ``Qbar``, ``cbar``, ``ebar`` with the instances last)."""
     S, d, B = ct.shape
     for jr in range(nr):
         r = r0 + jr
@@ -426,10 +540,10 @@ def _composite_rounds_lanes(dual, r0, nr, K, z, QTt, ct, sdt, xi, ec, es, lam, w
                         for b in range(B):
                             v = Z[i, k, b] - zbar[k, b]
                             sq[k, b] = v * v
-                    _lane_psum_c(sq, d, tmp, r8)
+                    lane_pairwise_sum(sq, d, tmp, r8)
                     for b in range(B):
                         dev[i, b] = tmp[b]
-                _lane_psum_c(dev, S, tmp, r8)
+                lane_pairwise_sum(dev, S, tmp, r8)
                 for b in range(B):
                     disc[b] = disc[b] + tmp[b]
                 for i in range(S):
@@ -458,27 +572,30 @@ def _composite_rounds_lanes(dual, r0, nr, K, z, QTt, ct, sdt, xi, ec, es, lam, w
             for k in range(d):
                 for b in range(B):
                     z[k, b] = z[k, b] + es[b] * (zbar[k, b] - z[k, b])
-                    out_w[jr, k, b] = _soft(z[k, b], thr[b])
+                    w[k, b] = _soft(z[k, b], thr[b])
         else:
             for b in range(B):
                 thr[b] = es[b] * ec[b] * K * lam[b]
             for k in range(d):
                 for b in range(B):
                     z[k, b] = _soft(z[k, b] + es[b] * (zbar[k, b] - z[k, b]), thr[b])
-                    out_w[jr, k, b] = z[k, b]
+                    w[k, b] = z[k, b]
         for k in range(d):
             for b in range(B):
-                wsum[k, b] += out_w[jr, k, b]
-                out_wsum[jr, k, b] = wsum[k, b]
-                out_hat[jr, k, b] = hat_sum[k, b]
-        for b in range(B):
-            out_disc[jr, b] = disc[b]
+                wsum[k, b] += w[k, b]
+        s = slot[r + 1]
+        if s >= 0:
+            _lane_record_c(dual, phi, r + 1, K, w, wsum, hat_sum, disc, s, lam, Qbt, cbt, ebar, rec, pts, P, sq, r8,
+                           tmp, acc, quad)
 
 
 if AVAILABLE:
-    _lane_psum_c = numba.njit(cache=True, fastmath=False, nogil=True)(_lane_psum)
-    _lane_mean_c = numba.njit(cache=True, fastmath=False, nogil=True)(_lane_mean)
-    _lane_grad_c = numba.njit(cache=True, fastmath=False, nogil=True)(_lane_grad)
-    _composite_rounds_lanes_c = numba.njit(cache=True, fastmath=False, nogil=True)(_composite_rounds_lanes)
+    # the helpers allocate nothing: compiled without reference counting (a call from the kernel then costs no atomic
+    # operation on its array arguments); numpy's error model (no check of a division by zero in the loops)
+    _lanes = dict(cache=True, fastmath=False, nogil=True, error_model="numpy")
+    _wq = numba.njit(inline="always", **_lanes)(_wq)
+    _lane_mean_c, _lane_wq_c, _lane_grad_c, _lane_phi_c, _lane_record_c = (
+        numba.njit(_nrt=False, **_lanes)(f) for f in (_lane_mean, _lane_wq, _lane_grad, _lane_phi, _lane_record))
+    _composite_rounds_lanes_c = numba.njit(**_lanes)(_composite_rounds_lanes)
 else:  # pragma: no cover
     _composite_rounds_lanes_c = None

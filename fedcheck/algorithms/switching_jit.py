@@ -13,7 +13,7 @@ change a later iterate):
 * ``einsum("...mp,...m->...p")`` (``A^T s``): the rows added one after the other for ``p >= 2``, the 2-lane order
   along the rows for ``p == 1`` (numpy's iterator then coalesces the axes) (:func:`_ATs`);
 * ``.sum(-1)``, ``.mean(-1)`` and ``np.linalg.norm(axis=-1)`` over a contiguous axis: the identity plus numpy's
-  pairwise sum (:func:`_psum`: sequential below 8 terms, 8 accumulators up to 128; longer axes are declined);
+  pairwise sum (:func:`fedcheck.problems.compiled.lane_pairwise_sum`: sequential below 8 terms, 8 accumulators up to 128; longer axes are declined);
 * the clients' mean ``X.mean(1)``: clients added one after the other for ``d >= 2`` (pairwise for ``d == 1``);
 * ties: ``sign(0) = 0`` (``sign(NaN) = NaN``), ``argmax`` the lowest index (the first NaN if any), maxima
   propagate NaN, ``np.clip``'s NaN rule; no fused multiply-add (``fastmath=False``).
@@ -39,7 +39,7 @@ import numpy as np
 
 import functools
 
-from fedcheck.problems.compiled import AVAILABLE, numba
+from fedcheck.problems.compiled import AVAILABLE, lane_pairwise_sum as _psum, numba
 
 __all__ = ["eligible", "run_fedsgm", "numpy_orders_hold"]
 
@@ -125,48 +125,6 @@ def _rows_dot(A, j, m, X, xj, o0, o1, l0, l1, SB, signs, R, Rj):
         for b in range(B):
             r = ((R[Rj, k, b] + l1[b]) + 0.0) + SB[j, k, b]
             R[Rj, k, b] = _sign(r) if signs else r
-
-
-def _psum(T, n, out, r):
-    """``out[b] = np.add.reduce(T[:n, b])``: the identity 0 plus numpy's pairwise sum (sequential below 8
-    terms, 8 accumulators up to 128: :func:`eligible` declines longer axes); ``r`` scratch (8, B)."""
-    B = out.shape[0]
-    if n < 8:                  # one pass over the instances: numpy's sequential sum from -0.0, then + 0.0
-        for b in range(B):
-            v = -0.0
-            if n > 0:
-                v += T[0, b]
-            if n > 1:
-                v += T[1, b]
-            if n > 2:
-                v += T[2, b]
-            if n > 3:
-                v += T[3, b]
-            if n > 4:
-                v += T[4, b]
-            if n > 5:
-                v += T[5, b]
-            if n > 6:
-                v += T[6, b]
-            out[b] = 0.0 + v
-        return
-    for c in range(8):
-        for b in range(B):
-            r[c, b] = T[c, b]
-    i = 8
-    while i + 8 <= n:
-        for c in range(8):
-            for b in range(B):
-                r[c, b] += T[i + c, b]
-        i += 8
-    for b in range(B):
-        out[b] = ((r[0, b] + r[1, b]) + (r[2, b] + r[3, b])) + ((r[4, b] + r[5, b]) + (r[6, b] + r[7, b]))
-    while i < n:
-        for b in range(B):
-            out[b] += T[i, b]
-        i += 1
-    for b in range(B):
-        out[b] = 0.0 + out[b]
 
 
 def _sign(r):
@@ -708,7 +666,7 @@ if AVAILABLE:
         _plain = numba.njit(cache=True, fastmath=False, nogil=True, error_model="numpy", _nrt=False)
         _small = numba.njit(cache=True, fastmath=False, nogil=True, error_model="numpy", _nrt=False, inline="always")
         _sign, _nanmax, _clip, _uses_dots = (_small(f) for f in (_sign, _nanmax, _clip, _uses_dots))
-        _rows_dot, _psum, _ATs, _xdot, _sqsum = (_plain(f) for f in (_rows_dot, _psum, _ATs, _xdot, _sqsum))
+        _rows_dot, _ATs, _xdot, _sqsum = (_plain(f) for f in (_rows_dot, _ATs, _xdot, _sqsum))
         _value, _subgrad, _compress, _variance, _clients_mean = (
             _plain(f) for f in (_value, _subgrad, _compress, _variance, _clients_mean))
         _run_compiled = _jit(_run)

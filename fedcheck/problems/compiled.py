@@ -17,7 +17,7 @@ except Exception:  # pragma: no cover
     numba = None
     AVAILABLE = False
 
-__all__ = ["AVAILABLE", "numba", "quad_noisy_grad", "quad_value"]   # the CNN's kernels: .cnn_jit
+__all__ = ["AVAILABLE", "lane_pairwise_sum", "numba", "quad_noisy_grad", "quad_value"]   # the CNN's kernels: .cnn_jit
 
 
 # ----------------------------------------------------------------------------------------------
@@ -94,3 +94,55 @@ def quad_value(w: np.ndarray, Q: np.ndarray, c: np.ndarray, e: np.ndarray) -> np
     if Q.shape != (B, p, p) or c.shape != (B, p) or e.shape != (B,):
         return None
     return _quad_value_compiled(w, Q, c, e, np.empty(B))
+
+
+# ----------------------------------------------------------------------------------------------
+# numpy's pairwise sum along the first axis of a block whose last axis is the instances (the compiled kernels that
+# run every instance at once: FedSGM's run, the composite family's rounds).
+def lane_pairwise_sum(T, n, out, r):
+    """``out[b] = np.add.reduce(T[:n, b])`` for every ``b``: the identity 0 plus numpy's pairwise sum (sequential
+    below 8 terms, 8 accumulators up to 128; callers decline longer axes, which numpy splits in halves); ``r``
+    scratch ``(8, B)``.  Compiled (no reference counting: a call from a kernel costs no atomic operation) when
+    numba is on, else this function."""
+    B = out.shape[0]
+    if n < 8:                  # one pass over the instances: numpy's sequential sum from -0.0, then + 0.0
+        for b in range(B):
+            v = -0.0
+            if n > 0:
+                v += T[0, b]
+            if n > 1:
+                v += T[1, b]
+            if n > 2:
+                v += T[2, b]
+            if n > 3:
+                v += T[3, b]
+            if n > 4:
+                v += T[4, b]
+            if n > 5:
+                v += T[5, b]
+            if n > 6:
+                v += T[6, b]
+            out[b] = 0.0 + v
+        return
+    for c in range(8):
+        for b in range(B):
+            r[c, b] = T[c, b]
+    i = 8
+    while i + 8 <= n:
+        for c in range(8):
+            for b in range(B):
+                r[c, b] += T[i + c, b]
+        i += 8
+    for b in range(B):
+        out[b] = ((r[0, b] + r[1, b]) + (r[2, b] + r[3, b])) + ((r[4, b] + r[5, b]) + (r[6, b] + r[7, b]))
+    while i < n:
+        for b in range(B):
+            out[b] += T[i, b]
+        i += 1
+    for b in range(B):
+        out[b] = 0.0 + out[b]
+
+
+if AVAILABLE:
+    lane_pairwise_sum = numba.njit(cache=True, fastmath=False, nogil=True, error_model="numpy",
+                                   _nrt=False)(lane_pairwise_sum)
