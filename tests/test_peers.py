@@ -98,3 +98,16 @@ def test_jax_network_peers_equal_fedcheck(model):
         case = P.case_network_fedfw(model, T=3, variant=variant, small=True)
         ref = {k: np.asarray(v) for k, v in case.jax_run().items()}
         assert P.max_rel_diff(case.fedcheck(), ref, case.compare) <= P.TOL
+
+
+def test_the_paired_repeats_are_those_of_the_peer_that_is_timed(monkeypatch):
+    """The median line paired fedcheck with the first JAX form listed, not the fastest one the row times."""
+    slow, fast = {"x": np.zeros(2)}, {"x": np.zeros(2)}
+    # _wall(f) runs f and gives a time: the slow form 5 s, the fast one 1 s, fedcheck and the floor 2 s
+    monkeypatch.setattr(P, "_wall", lambda f: {id(slow): 5.0, id(fast): 1.0}.get(id(f()), 2.0))
+    monkeypatch.setattr(P, "_block", lambda x: x)
+    case = P.Case("t", "1", 1, fedcheck=lambda: {"x": np.zeros(2)}, jax_run=lambda: slow, jax_check=None, loop=None,
+                  loop_rounds=1, floor=lambda: None, compare=("x",), extra={"variant": "slow"},
+                  alts={"fast": lambda: fast})
+    r = P.measure(case, 3, with_loop=False)
+    assert r["peer"] == "fast" and r["jax"] == 1.0 and r["runs_jax"] == [1.0, 1.0, 1.0]
