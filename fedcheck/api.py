@@ -616,10 +616,12 @@ class Results(Sequence):
         head = f"Results ({len(self)} check{'s' if len(self) != 1 else ''}: " + \
                ", ".join(f"{n} {v}" for v, n in counts.items()) + ")"
         w = max((len(r.id) for r in self._results), default=0)
-        wv = max((len(r.headline_or_verdict) for r in self._results), default=0)
+        # a long headline (a vacuity note, a plausible reading) is cut so that the ratio column stays in view
+        shown = [h if len(h) <= 72 else h[:69] + "..." for h in (r.headline_or_verdict for r in self._results)]
+        wv = max((len(h) for h in shown), default=0)
         lines = [head]
-        for r in self._results:
-            line = f"  {r.id.ljust(w)}  {r.headline_or_verdict.ljust(wv)}  max measured/bound {_short(r.max_ratio)}"
+        for r, h in zip(self._results, shown):
+            line = f"  {r.id.ljust(w)}  {h.ljust(wv)}  max measured/bound {_short(r.max_ratio)}"
             lines.append(line if len(line) <= 200 else line[:197] + "...")
         return "\n".join(lines)
 
