@@ -315,7 +315,11 @@ def _mlp_forward_loop(A, X2, Hs, Z, order, didx, xidx, offs, widths):
     ``Z[n]``; ``offs[j]`` the offset of ``W_j`` in a point (``b_j`` after it)."""
     L = widths.size - 1
     m = Z.shape[1]
-    for t in range(order.size):
+    hmax = 0
+    for j in range(L + 1):
+        hmax = max(hmax, widths[j])
+    bb = np.empty(hmax)             # the layer's bias, copied out of the point: a local array the loops vectorize
+    for t in range(order.size):     # over (a load from the point may alias the store to ``dst``)
         n = order[t]
         x = X2[xidx[n]]
         for j in range(L):
@@ -324,16 +328,18 @@ def _mlp_forward_loop(A, X2, Hs, Z, order, didx, xidx, offs, widths):
             dst = Z[n] if j == L - 1 else Hs[j][n]
             _dgemm(_ROW, _NOTRANS, _NOTRANS, m, h, k, 1.0, src.ctypes, k, x[o:].ctypes, h, 0.0, dst.ctypes, h)
             ob = o + k * h
+            for c in range(h):
+                bb[c] = x[ob + c]
             if j < L - 1:
                 for r in range(m):
                     for c in range(h):
-                        z = dst[r, c] + x[ob + c]
+                        z = dst[r, c] + bb[c]
                         dst[r, c] = z if (z >= 0.0 or z != z) else 0.0
             else:
                 for r in range(m):
                     top = -np.inf
                     for c in range(h):
-                        z = dst[r, c] + x[ob + c]
+                        z = dst[r, c] + bb[c]
                         dst[r, c] = z
                         if z > top:
                             top = z
