@@ -45,6 +45,12 @@ def old_mlp_grad(loss: MLP, X):
     return G
 
 
+def old_mlp_value(loss: MLP, X):
+    """The MLP's losses as the numpy path computes them (numpy's forward pass, then the log-softmax)."""
+    logits = _old_dense_forward(loss, np.asarray(X, dtype=float), loss.A, loss.layers, loss.activation, [])
+    return -(loss.w * (loss.onehot * log_softmax(logits)).sum(-1)).sum(-1)
+
+
 def _data(rng, lead=(2, 3), m=9, d=7, K=4):
     A = rng.standard_normal(lead + (m, d))
     y = rng.integers(0, K, lead + (m,))
@@ -194,7 +200,8 @@ def test_compiled_mlp_gradient_is_the_numpy_path_bit_for_bit(hidden, K, xlead, d
 
 def test_compiled_mlp_gradient_declines_where_numpy_calls_no_gemm():
     """A width or a row count of 1 (``np.matmul`` calls gemv or dot there), tanh (numpy's SIMD tanh), data that are
-    not C-contiguous: ``None``, and the loss runs the numpy path (the same values as the former implementation)."""
+    not C-contiguous: ``None`` (the gradient and the value), and the loss runs the numpy path (the same values as
+    the former implementation)."""
     rng = np.random.default_rng(12)
     A, y, w = _data(rng)
     for hidden, act, m in (((6, 1), "relu", 9), ((6, 5), "tanh", 9), ((6, 5), "relu", 1)):
@@ -202,12 +209,15 @@ def test_compiled_mlp_gradient_declines_where_numpy_calls_no_gemm():
         X = rng.standard_normal((2, 3, loss.p))
         offs = tuple(loss._params[kw][0] for kw, _ in loss.layers)
         assert dense_jit.mlp_grad(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs, act) is None
+        assert dense_jit.mlp_value(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs, act) is None
         assert _rel(loss.grad(X), old_mlp_grad(loss, X)) < 1e-12
+        assert np.array_equal(loss.value(X), old_mlp_value(loss, X))
     loss = MLP(A, y, w, K=4, hidden=(6, 5), activation="relu")
     offs = tuple(loss._params[kw][0] for kw, _ in loss.layers)
     X = rng.standard_normal((2, 3, loss.p))
     At = np.asfortranarray(loss.A)
     assert dense_jit.mlp_grad(At, X, loss.onehot, loss._w_c(), loss.widths, offs) is None
+    assert dense_jit.mlp_value(At, X, loss.onehot, loss._w_c(), loss.widths, offs) is None
 
 
 def test_compiled_dense_passes_are_numpys_bit_for_bit():
@@ -298,12 +308,6 @@ def test_fedfw_on_an_mlp_with_the_compiled_round_equals_the_numpy_round(monkeypa
     assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
 
 
-def old_mlp_value(loss: MLP, X):
-    """The MLP's losses as the numpy path computes them (numpy's forward pass, then the log-softmax)."""
-    logits = _old_dense_forward(loss, np.asarray(X, dtype=float), loss.A, loss.layers, loss.activation, [])
-    return -(loss.w * (loss.onehot * log_softmax(logits)).sum(-1)).sum(-1)
-
-
 @pytest.mark.parametrize("hidden", [(6, 5), (7,), (5, 4, 3)])
 @pytest.mark.parametrize("K", [4, 10, 19])
 @pytest.mark.parametrize("xlead,dlead", [((2, 3), (3,)), ((3,), (3,)), ((2, 4, 3), (2, 1, 3)), ((1, 3), (2, 3))])
@@ -336,23 +340,6 @@ def test_compiled_mlp_value_is_the_numpy_path_bit_for_bit(hidden, K, xlead, dlea
         mp.setattr(networks, "mlp_value", lambda *a, **k: None)
         _numpy_path(mp)
         assert np.array_equal(loss.value(X), fast)
-
-
-def test_compiled_mlp_value_declines_where_numpy_calls_no_gemm():
-    """A width or a row count of 1, tanh, data that are not C-contiguous: ``None``, and the loss's value is the
-    numpy path's."""
-    rng = np.random.default_rng(14)
-    A, y, w = _data(rng)
-    for hidden, act, m in (((6, 1), "relu", 9), ((6, 5), "tanh", 9), ((6, 5), "relu", 1)):
-        loss = MLP(A[..., :m, :], y[..., :m], w[..., :m], K=4, hidden=hidden, activation=act)
-        X = rng.standard_normal((2, 3, loss.p))
-        offs = tuple(loss._params[kw][0] for kw, _ in loss.layers)
-        assert dense_jit.mlp_value(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs, act) is None
-        assert np.array_equal(loss.value(X), old_mlp_value(loss, X))
-    loss = MLP(A, y, w, K=4, hidden=(6, 5), activation="relu")
-    offs = tuple(loss._params[kw][0] for kw, _ in loss.layers)
-    X = rng.standard_normal((2, 3, loss.p))
-    assert dense_jit.mlp_value(np.asfortranarray(loss.A), X, loss.onehot, loss._w_c(), loss.widths, offs) is None
 
 
 def test_mlp_without_numba_runs_the_numpy_path():
