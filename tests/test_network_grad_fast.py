@@ -342,6 +342,25 @@ def test_compiled_mlp_value_is_the_numpy_path_bit_for_bit(hidden, K, xlead, dlea
         assert np.array_equal(loss.value(X), fast)
 
 
+def test_compiled_mlp_declines_points_of_another_length():
+    """Points one entry short or long: the compiled value and gradient decline (their loops do not check bounds)
+    and the loss does what the numpy path does (short: raises; long: the trailing entry unread)."""
+    rng = np.random.default_rng(16)
+    A, y, w = _data(rng)
+    loss = MLP(A, y, w, K=4, hidden=(6, 5), activation="relu")
+    offs = tuple(loss._params[kw][0] for kw, _ in loss.layers)
+    for p in (loss.p - 1, loss.p + 1):
+        X = rng.standard_normal((2, 3, p))
+        assert dense_jit.mlp_grad(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs) is None
+        assert dense_jit.mlp_value(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs) is None
+        for f in (loss.grad, loss.value):
+            if p < loss.p:
+                with pytest.raises(ValueError):
+                    f(X)
+            else:
+                assert np.array_equal(f(X), f(np.ascontiguousarray(X[..., :loss.p])))
+
+
 def test_mlp_without_numba_runs_the_numpy_path():
     """``FEDCHECK_JIT=0``: the compiled value and gradient decline (``None``) and the loss gives the numpy path's
     value and gradient, bit for bit (a fresh process: the switch is read at import)."""

@@ -449,6 +449,8 @@ def _mlp_log_softmax(A, X, onehot, w, widths, offs, activation, scratch):
     if (A.shape[-1] != widths[0] or widths[-1] != K or K > _PW_BLOCK or A.shape[-2] != m or m < 2
             or min(widths) < 2 or onehot.shape[:-2] != dlead or w.shape != dlead + (m,)):
         return None                 # a dimension 1: np.matmul calls gemv or dot, not gemm
+    if len(offs) != len(widths) - 1 or p != offs[-1] + (widths[-2] + 1) * widths[-1]:
+        return None                 # points of another length: the numpy path says so (the loops read unchecked)
     try:
         lead = np.broadcast_shapes(xlead, dlead)
     except ValueError:
