@@ -45,6 +45,12 @@ def old_mlp_grad(loss: MLP, X):
     return G
 
 
+def old_mlp_value(loss: MLP, X):
+    """The MLP's losses as the numpy path computes them (numpy's forward pass, then the log-softmax)."""
+    logits = _old_dense_forward(loss, np.asarray(X, dtype=float), loss.A, loss.layers, loss.activation, [])
+    return -(loss.w * (loss.onehot * log_softmax(logits)).sum(-1)).sum(-1)
+
+
 def _data(rng, lead=(2, 3), m=9, d=7, K=4):
     A = rng.standard_normal(lead + (m, d))
     y = rng.integers(0, K, lead + (m,))
@@ -194,7 +200,8 @@ def test_compiled_mlp_gradient_is_the_numpy_path_bit_for_bit(hidden, K, xlead, d
 
 def test_compiled_mlp_gradient_declines_where_numpy_calls_no_gemm():
     """A width or a row count of 1 (``np.matmul`` calls gemv or dot there), tanh (numpy's SIMD tanh), data that are
-    not C-contiguous: ``None``, and the loss runs the numpy path (the same values as the former implementation)."""
+    not C-contiguous: ``None`` (the gradient and the value), and the loss runs the numpy path (the same values as
+    the former implementation)."""
     rng = np.random.default_rng(12)
     A, y, w = _data(rng)
     for hidden, act, m in (((6, 1), "relu", 9), ((6, 5), "tanh", 9), ((6, 5), "relu", 1)):
@@ -202,12 +209,15 @@ def test_compiled_mlp_gradient_declines_where_numpy_calls_no_gemm():
         X = rng.standard_normal((2, 3, loss.p))
         offs = tuple(loss._params[kw][0] for kw, _ in loss.layers)
         assert dense_jit.mlp_grad(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs, act) is None
+        assert dense_jit.mlp_value(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs, act) is None
         assert _rel(loss.grad(X), old_mlp_grad(loss, X)) < 1e-12
+        assert np.array_equal(loss.value(X), old_mlp_value(loss, X))
     loss = MLP(A, y, w, K=4, hidden=(6, 5), activation="relu")
     offs = tuple(loss._params[kw][0] for kw, _ in loss.layers)
     X = rng.standard_normal((2, 3, loss.p))
     At = np.asfortranarray(loss.A)
     assert dense_jit.mlp_grad(At, X, loss.onehot, loss._w_c(), loss.widths, offs) is None
+    assert dense_jit.mlp_value(At, X, loss.onehot, loss._w_c(), loss.widths, offs) is None
 
 
 def test_compiled_dense_passes_are_numpys_bit_for_bit():
@@ -296,3 +306,82 @@ def test_fedfw_on_an_mlp_with_the_compiled_round_equals_the_numpy_round(monkeypa
     _numpy_path(monkeypatch)
     slow = run()
     assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
+
+
+@pytest.mark.parametrize("hidden", [(6, 5), (7,), (5, 4, 3)])
+@pytest.mark.parametrize("K", [4, 10, 19])
+@pytest.mark.parametrize("xlead,dlead", [((2, 3), (3,)), ((3,), (3,)), ((2, 4, 3), (2, 1, 3)), ((1, 3), (2, 3))])
+def test_compiled_mlp_value_is_the_numpy_path_bit_for_bit(hidden, K, xlead, dlead, monkeypatch):
+    """The compiled ReLU forward pass and the loss after it (the row sums over ``K`` in numpy's pairwise order) against
+    the numpy path and an independent numpy forward pass: the same bits, broadcasting either way, the points also a
+    broadcast view (the recorder's ``F(xbar)``), called twice (the scratch arrays reused), the gradient's scratch
+    arrays untouched in between."""
+    if dense_jit._mlp_forward is None:
+        pytest.skip("numba off or no BLAS found: the numpy path runs")
+    rng = np.random.default_rng(13)
+    m = 130 if K == 10 else 9                 # (m > 128: numpy's pairwise sum over the samples splits)
+    A = rng.standard_normal(dlead + (m, 7))
+    y = rng.integers(0, K, dlead + (m,))
+    w = np.full(dlead + (m,), 1.0 / (m - 2))
+    w[..., -2:] = 0.0
+    loss = MLP(A, y, w, K=K, hidden=hidden, activation="relu")
+    offs = tuple(loss._params[kw][0] for kw, _ in loss.layers)
+    for scale in (0.7, 3.0):
+        X = scale * rng.standard_normal(xlead + (loss.p,))
+        fast = dense_jit.mlp_value(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs)
+        assert fast is not None and fast.shape == np.broadcast_shapes(xlead, dlead)
+        G = loss.grad(X)
+        assert np.array_equal(loss.value(X), fast)
+        assert np.array_equal(fast, old_mlp_value(loss, X))
+        assert np.array_equal(loss.grad(X), G)
+        xb = np.broadcast_to(X[..., :1, :], X.shape)
+        assert np.array_equal(loss.value(xb), old_mlp_value(loss, np.ascontiguousarray(xb)))
+    with monkeypatch.context() as mp:
+        mp.setattr(networks, "mlp_value", lambda *a, **k: None)
+        _numpy_path(mp)
+        assert np.array_equal(loss.value(X), fast)
+
+
+def test_compiled_mlp_declines_points_of_another_length():
+    """Points one entry short or long: the compiled value and gradient decline (their loops do not check bounds)
+    and the loss does what the numpy path does (short: raises; long: the trailing entry unread)."""
+    rng = np.random.default_rng(16)
+    A, y, w = _data(rng)
+    loss = MLP(A, y, w, K=4, hidden=(6, 5), activation="relu")
+    offs = tuple(loss._params[kw][0] for kw, _ in loss.layers)
+    for p in (loss.p - 1, loss.p + 1):
+        X = rng.standard_normal((2, 3, p))
+        assert dense_jit.mlp_grad(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs) is None
+        assert dense_jit.mlp_value(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs) is None
+        for f in (loss.grad, loss.value):
+            if p < loss.p:
+                with pytest.raises(ValueError):
+                    f(X)
+            else:
+                assert np.array_equal(f(X), f(np.ascontiguousarray(X[..., :loss.p])))
+
+
+def test_mlp_without_numba_runs_the_numpy_path():
+    """``FEDCHECK_JIT=0``: the compiled value and gradient decline (``None``) and the loss gives the numpy path's
+    value and gradient, bit for bit (a fresh process: the switch is read at import)."""
+    import os
+    import subprocess
+    import sys
+    code = (
+        "import numpy as np\n"
+        "from fedcheck.problems import dense_jit\n"
+        "from fedcheck.problems.networks import MLP, _Network\n"
+        "rng = np.random.default_rng(15)\n"
+        "A = rng.standard_normal((3, 9, 7)); y = rng.integers(0, 4, (3, 9)); w = np.full((3, 9), 1 / 9)\n"
+        "loss = MLP(A, y, w, K=4, hidden=(6, 5), activation='relu')\n"
+        "X = rng.standard_normal((2, 3, loss.p))\n"
+        "offs = tuple(loss._params[kw][0] for kw, _ in loss.layers)\n"
+        "assert dense_jit.mlp_value(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs) is None\n"
+        "assert dense_jit.mlp_grad(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs) is None\n"
+        "assert np.array_equal(loss.value(X), _Network.value(loss, X))\n"
+        "assert np.array_equal(loss.grad(X), _Network.grad(loss, X))\n"
+        "print('ok')\n")
+    env = dict(os.environ, FEDCHECK_JIT="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

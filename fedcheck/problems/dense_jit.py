@@ -30,7 +30,7 @@ import numpy as np
 
 from fedcheck.problems.compiled import AVAILABLE, numba
 
-__all__ = ["COMPILED", "bias_act", "lead_index", "mask_sums", "mlp_grad", "softmax_delta"]
+__all__ = ["COMPILED", "bias_act", "lead_index", "mask_sums", "mlp_grad", "mlp_value", "softmax_delta"]
 
 RELU, TANH = 0, 1
 _PW_BLOCK = 128          # numpy's pairwise summation: 8 accumulators up to this length
@@ -315,7 +315,11 @@ def _mlp_forward_loop(A, X2, Hs, Z, order, didx, xidx, offs, widths):
     ``Z[n]``; ``offs[j]`` the offset of ``W_j`` in a point (``b_j`` after it)."""
     L = widths.size - 1
     m = Z.shape[1]
-    for t in range(order.size):
+    hmax = 0
+    for j in range(L + 1):
+        hmax = max(hmax, widths[j])
+    bb = np.empty(hmax)             # the layer's bias, copied out of the point: a local array the loops vectorize
+    for t in range(order.size):     # over (a load from the point may alias the store to ``dst``)
         n = order[t]
         x = X2[xidx[n]]
         for j in range(L):
@@ -324,16 +328,18 @@ def _mlp_forward_loop(A, X2, Hs, Z, order, didx, xidx, offs, widths):
             dst = Z[n] if j == L - 1 else Hs[j][n]
             _dgemm(_ROW, _NOTRANS, _NOTRANS, m, h, k, 1.0, src.ctypes, k, x[o:].ctypes, h, 0.0, dst.ctypes, h)
             ob = o + k * h
+            for c in range(h):
+                bb[c] = x[ob + c]
             if j < L - 1:
                 for r in range(m):
                     for c in range(h):
-                        z = dst[r, c] + x[ob + c]
+                        z = dst[r, c] + bb[c]
                         dst[r, c] = z if (z >= 0.0 or z != z) else 0.0
             else:
                 for r in range(m):
                     top = -np.inf
                     for c in range(h):
-                        z = dst[r, c] + x[ob + c]
+                        z = dst[r, c] + bb[c]
                         dst[r, c] = z
                         if z > top:
                             top = z
@@ -430,14 +436,9 @@ def _blas_is_numpys() -> bool:
     return _CHECKED[0]
 
 
-def mlp_grad(A: np.ndarray, X: np.ndarray, onehot: np.ndarray, w: np.ndarray, widths: tuple, offs: tuple,
-             activation: str = "relu", scratch=None) -> np.ndarray | None:
-    """The gradient of a ReLU MLP's weighted softmax cross-entropy (:class:`fedcheck.problems.networks.MLP`'s
-    layout: per layer ``W`` ``(in, out)`` row-major at ``offs[j]``, then ``b``) at the points ``X`` ``(..., p)``
-    on the data ``A`` ``(..., m, d)``, ``onehot`` ``(..., m, K)``, ``w`` ``(..., m)`` (lead shapes broadcasting
-    together): the numpy path's operations in its order, so its bits.  ``scratch(key, shape)`` gives reused
-    arrays (or ``None``).  ``None`` when it does not apply (numba off, no BLAS found, layouts, ``activation`` not
-    ``"relu"``: numpy's SIMD ``tanh`` is not libm's)."""
+def _mlp_log_softmax(A, X, onehot, w, widths, offs, activation, scratch):
+    """The compiled forward pass and numpy's log-softmax at the points ``X`` (:func:`mlp_grad`'s arguments): the
+    state ``(lead, Z, ...)`` with ``Z`` ``(N, m, K)`` the log-softmax (the numpy path's bits), or ``None``."""
     if _mlp_forward is None or activation != "relu" or not _ok(A, onehot, w) or X.dtype != np.float64 or X.ndim < 1:
         return None
     if not _blas_is_numpys():
@@ -448,6 +449,8 @@ def mlp_grad(A: np.ndarray, X: np.ndarray, onehot: np.ndarray, w: np.ndarray, wi
     if (A.shape[-1] != widths[0] or widths[-1] != K or K > _PW_BLOCK or A.shape[-2] != m or m < 2
             or min(widths) < 2 or onehot.shape[:-2] != dlead or w.shape != dlead + (m,)):
         return None                 # a dimension 1: np.matmul calls gemv or dot, not gemm
+    if len(offs) != len(widths) - 1 or p != offs[-1] + (widths[-2] + 1) * widths[-1]:
+        return None                 # points of another length: the numpy path says so (the loops read unchecked)
     try:
         lead = np.broadcast_shapes(xlead, dlead)
     except ValueError:
@@ -471,15 +474,48 @@ def mlp_grad(A: np.ndarray, X: np.ndarray, onehot: np.ndarray, w: np.ndarray, wi
     Z = buf("mlp_z", (N, m, K))
     A3, oh3, w2 = A.reshape(-1, m, widths[0]), onehot.reshape(-1, m, K), w.reshape(-1, m)
     _mlp_forward(A3, X2, Hs, Z, order, didx, xidx, of, wd)
-    E = buf("exp", Z.shape)                            # the softmax: numpy's exp and log, as the numpy path
+    E = buf("exp", Z.shape)                            # the log-softmax: numpy's exp and log, as the numpy path
     np.exp(Z, out=E)
     Z2 = Z.reshape(-1, K)
     S = _row_sums(E.reshape(-1, K), np.empty(Z2.shape[0]))
     np.log(S, out=S)
     _sub_rows(Z2, S)
+    return lead, Z, E, A3, X2, Hs, oh3, w2, order, didx, xidx, of, wd
+
+
+def mlp_grad(A: np.ndarray, X: np.ndarray, onehot: np.ndarray, w: np.ndarray, widths: tuple, offs: tuple,
+             activation: str = "relu", scratch=None) -> np.ndarray | None:
+    """The gradient of a ReLU MLP's weighted softmax cross-entropy (:class:`fedcheck.problems.networks.MLP`'s
+    layout: per layer ``W`` ``(in, out)`` row-major at ``offs[j]``, then ``b``) at the points ``X`` ``(..., p)``
+    on the data ``A`` ``(..., m, d)``, ``onehot`` ``(..., m, K)``, ``w`` ``(..., m)`` (lead shapes broadcasting
+    together): the numpy path's operations in its order, so its bits.  ``scratch(key, shape)`` gives reused
+    arrays (or ``None``).  ``None`` when it does not apply (numba off, no BLAS found, layouts, ``activation`` not
+    ``"relu"``: numpy's SIMD ``tanh`` is not libm's)."""
+    st = _mlp_log_softmax(A, X, onehot, w, widths, offs, activation, scratch)
+    if st is None:
+        return None
+    lead, Z, _, A3, X2, Hs, oh3, w2, order, didx, xidx, of, wd = st
     np.exp(Z, out=Z)
+    N, m, _ = Z.shape
+    p = X2.shape[-1]
     G = np.empty(lead + (p,))
     hmax = int(max(widths))
     _mlp_backward(A3, X2, Hs, Z, oh3, w2, order, didx, xidx, of, wd, G.reshape(N, p), np.empty(m * hmax),
                   np.empty(m * hmax))
     return G
+
+
+def mlp_value(A: np.ndarray, X: np.ndarray, onehot: np.ndarray, w: np.ndarray, widths: tuple, offs: tuple,
+              activation: str = "relu", scratch=None) -> np.ndarray | None:
+    """The values ``-sum_r w_r <onehot_r, log_softmax(logits_r)>`` of a ReLU MLP at the points ``X`` (arguments
+    as :func:`mlp_grad`), ``lead`` shaped: the forward pass compiled (numpy's BLAS, client by client), then the
+    numpy path's operations (its row sums over ``K`` in numpy's pairwise order, its own sum over the samples),
+    so its bits; ``None`` when it does not apply."""
+    st = _mlp_log_softmax(A, X, onehot, w, widths, offs, activation, scratch)
+    if st is None:
+        return None
+    lead, Z, E = st[:3]
+    N, m, K = Z.shape
+    P = np.multiply(onehot, Z.reshape(lead + (m, K)), out=E.reshape(lead + (m, K)))      # onehot * lp
+    t = _row_sums(P.reshape(-1, K), np.empty(N * m)).reshape(lead + (m,))
+    return -(np.multiply(w, t, out=t)).sum(-1)

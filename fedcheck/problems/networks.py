@@ -49,7 +49,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from fedcheck.core.errors import BadValue
 from fedcheck.problems.cnn_jit import conv_pool_backward, max_pool, max_pool_backward
-from fedcheck.problems.dense_jit import COMPILED as DENSE_COMPILED, bias_act, mask_sums, mlp_grad, softmax_delta
+from fedcheck.problems.dense_jit import (COMPILED as DENSE_COMPILED, bias_act, mask_sums, mlp_grad, mlp_value,
+                                        softmax_delta)
 from fedcheck.problems.instances import memoized_by_content
 from fedcheck.problems.losses import Loss
 from fedcheck.problems.sets import FeasibleSet, L1Ball, L2Ball, ProductSet, make_set
@@ -306,20 +307,29 @@ class MLP(_Network):
         self.widths = (self.d, *hidden, self.K)
         self.layers = [(self._add_param((a, b)), self._add_param((b,))) for a, b in zip(self.widths[:-1], self.widths[1:])]
 
+    def _relu_compiled(self, fn, X):
+        """``fn`` (:func:`~fedcheck.problems.dense_jit.mlp_value` or ``mlp_grad``) at ``X`` with this loss's
+        scratch arrays, or ``None`` (not ReLU, or ``fn`` declined)."""
+        if self.activation != "relu":
+            return None
+        self._scratch_on = True
+        try:
+            return fn(self.A, np.asarray(X, dtype=float), self.onehot, self._w_c(), self.widths,
+                      tuple(self._params[kw][0] for kw, _ in self.layers), self.activation, self._buffer)
+        finally:
+            self._scratch_on = False
+
+    def value(self, X):
+        """The clients' losses; a ReLU network's forward pass through :func:`fedcheck.problems.dense_jit.mlp_value`
+        (compiled, client by client, numpy's BLAS: the same bits) where it applies, else the numpy path."""
+        v = self._relu_compiled(mlp_value, X)
+        return super().value(X) if v is None else v
+
     def grad(self, X):
         """The clients' gradients; a ReLU network's through :func:`fedcheck.problems.dense_jit.mlp_grad` (compiled,
         client by client, numpy's BLAS: the same bits) where it applies, else the numpy path (the reference)."""
-        if self.activation == "relu":
-            Xf = np.asarray(X, dtype=float)
-            self._scratch_on = True
-            try:
-                G = mlp_grad(self.A, Xf, self.onehot, self._w_c(), self.widths,
-                             tuple(self._params[kw][0] for kw, _ in self.layers), self.activation, self._buffer)
-            finally:
-                self._scratch_on = False
-            if G is not None:
-                return G
-        return super().grad(X)
+        G = self._relu_compiled(mlp_grad, X)
+        return super().grad(X) if G is None else G
 
     def _forward(self, X, A):
         cache: list = []
