@@ -635,7 +635,7 @@ class Rounds:
         # the mean statistic's Bonferroni family: every point any (parameter, instance, bound, reading) is judged at
         # -- every round when streamed (judged in blocks, so counted up front), else the recorded grid
         per = rounds + 1 if streams_every_round(self.algorithm) and not self.measured else len(grid)
-        family = max(1, len(list(self.param_grid)) * len(insts) * len(bounds) * per
+        family = max(1, len(list(self.param_grid)) * int(config.whole_instances or len(insts)) * len(bounds) * per
                      * sum(test.statistic_of(r).kind == "mean" for r in readings))
         groups: dict[tuple, list[int]] = {}
         for k, inst in enumerate(insts):

@@ -777,8 +777,8 @@ def run_checks(checks: Sequence[Check], config: RunConfig, jobs: int = 1, theore
         for i, chk in enumerate(checks):
             if splittable(chk):
                 insts = chk.evidence.experiment.instances(config)
-                subs = [dataclasses.replace(quiet, instances=part, seeds=None, save_dir=None)
-                        for part in _parts(insts, k)]
+                subs = [dataclasses.replace(quiet, instances=part, seeds=None, save_dir=None,
+                                            whole_instances=len(insts)) for part in _parts(insts, k)]
                 split[i] = len(subs)
                 for p, sub in enumerate(subs):
                     tasks.append((_prio(costs[i] / len(subs)), _task_part, refs[i], sub,

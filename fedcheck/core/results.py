@@ -31,6 +31,9 @@ class RunConfig:
     progress: bool = False
     use_cache: bool = True
     save_dir: str | None = None   # where refuting instances are written (None: not written)
+    # a part of a run split by instances (the parallel runner's): the whole run's number of instances, which the
+    # mean statistic's Bonferroni family counts (a part's judgements equal the whole run's)
+    whole_instances: int | None = None
 
     def __post_init__(self):
         if isinstance(self.seeds, (int, np.integer)) and not isinstance(self.seeds, bool):
