@@ -626,3 +626,48 @@ def test_lane_pairwise_sum_is_numpys_sum_over_a_contiguous_axis():
         want = np.add.reduce(V[:, :n], axis=-1)
         np.testing.assert_array_equal(out, want)
         assert np.array_equal(np.signbit(out), np.signbit(want)), n
+
+
+@needs_numba
+@pytest.mark.parametrize("kind", [0, 1])
+@pytest.mark.parametrize("with_cons", [False, True])
+@pytest.mark.parametrize("tri", [False, True])
+def test_fedfw_rounds_instance_by_instance_are_round_by_rounds_bit_for_bit(kind, with_cons, tri):
+    """FedFW's streamed rounds between two recorded iterates (``jit._rounds_streamed_c``) run instance by instance
+    (every round of one instance, then the next): the iterates, the incremental gradient and every streamed metric
+    are those of the same rounds run round by round over every instance (``_fedfw_round_c`` then
+    ``_stream_metrics_c``), bit for bit -- across an exact refresh, on an instance count that is not a multiple of
+    the consensus's four, an instance with a non-finite coordinate among them."""
+    from fedcheck.algorithms import jit
+    rng = np.random.default_rng(41)
+    B, n, p, T, every, i0 = 6, 3, 11, 23, 8, 5
+    H = rng.standard_normal((B, n, p, p))
+    HT = np.ascontiguousarray(H + np.swapaxes(H, -1, -2)) / n
+    c = rng.standard_normal((B, n, p))
+    r_row = rng.random(B * n) + 0.5
+    X0 = rng.standard_normal((B, n, p)) * 0.1
+    X0[4, 1, 3] = np.nan
+    R = rng.standard_normal((B, p, p))
+    R = np.triu(R) if tri else R
+    q, rho, radius = rng.standard_normal((B, p)), rng.random(B), rng.random(B) + 0.5
+    e_col, l_col = rng.random(i0 + T) * 0.5, rng.random(i0 + T)
+    out = []
+    for by_instance in (True, False):
+        X, HX = X0.copy(), np.ones((B, n, p))
+        xbar = X.mean(1)
+        F, cons, inf = np.full((T + 2, B), 7.0), np.full((T + 2, B), 7.0), np.full((T + 2, B), 7.0)
+        sbar = np.empty(p)
+        with np.errstate(all="ignore"):
+            if by_instance:
+                jit._rounds_streamed_c(X, xbar, HX, HT, c, r_row, e_col, l_col, i0, T, every, kind, sbar, R, tri, q,
+                                       rho, 0.25, radius, kind, F, cons, inf, 1, with_cons)
+            else:
+                for s in range(T):
+                    i = i0 + s
+                    jit._fedfw_round_c(X, xbar, HX, HT, c, r_row, e_col[i], l_col[i], i % every == 0, kind, sbar)
+                    jit._stream_metrics_c(R, tri, q, rho, 0.25, X, xbar, radius, kind, F, cons, inf, 1 + s,
+                                          with_cons)
+        out.append((X, xbar, HX, F, cons, inf))
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
+    assert np.isnan(out[0][0][4]).any() and np.isfinite(out[0][0][[0, 1, 2, 3, 5]]).all()
