@@ -26,52 +26,53 @@ L1, SIMPLEX = 0, 1
 
 
 def _fedfw_round(X, xbar, HX, HT, c, r_row, e, lam, refresh, kind, sbar):
-    for b in range(X.shape[0]):
-        _fedfw_round_one_c(X, xbar, HX, HT, c, r_row, e, lam, refresh, kind, sbar, b)
+    _fedfw_round_of_c(X, xbar, HX, HT, c, r_row, e, lam, refresh, kind, sbar, 0, X.shape[0])
 
 
-def _fedfw_round_one(X, xbar, HX, HT, c, r_row, e, lam, refresh, kind, sbar, b):
-    """Instance ``b``'s part of :func:`_fedfw_round` (the instances are independent: any order of them gives the
-    same bits)."""
+def _fedfw_round_of(X, xbar, HX, HT, c, r_row, e, lam, refresh, kind, sbar, b_lo, b_hi):
+    """:func:`_fedfw_round` of instances ``b_lo .. b_hi - 1`` (the instances are independent: any split of them gives
+    the same bits)."""
     B, n, p = X.shape
     om = 1.0 - e
     if refresh:
-        for i in range(n):
-            for k in range(p):
-                HX[b, i, k] = 0.0
-            for j in range(p):
-                xj = X[b, i, j]
+        for b in range(b_lo, b_hi):
+            for i in range(n):
                 for k in range(p):
-                    HX[b, i, k] += xj * HT[b, i, j, k]
-    for k in range(p):
-        sbar[k] = 0.0
-    for i in range(n):
-        row = b * n + i
-        r = r_row[row]
-        jbest = 0
-        gbest = 0.0
-        best = -1.0
+                    HX[b, i, k] = 0.0
+                for j in range(p):
+                    xj = X[b, i, j]
+                    for k in range(p):
+                        HX[b, i, k] += xj * HT[b, i, j, k]
+    for b in range(b_lo, b_hi):
         for k in range(p):
-            g = (HX[b, i, k] - c[b, i, k]) + (X[b, i, k] - xbar[b, k]) * lam
+            sbar[k] = 0.0
+        for i in range(n):
+            row = b * n + i
+            r = r_row[row]
+            jbest = 0
+            gbest = 0.0
+            best = -1.0
+            for k in range(p):
+                g = (HX[b, i, k] - c[b, i, k]) + (X[b, i, k] - xbar[b, k]) * lam
+                if kind == L1:
+                    a = abs(g)
+                    if a > best:
+                        best, jbest, gbest = a, k, g
+                else:  # simplex: argmin g
+                    if k == 0 or g < gbest:
+                        jbest, gbest = k, g
             if kind == L1:
-                a = abs(g)
-                if a > best:
-                    best, jbest, gbest = a, k, g
-            else:  # simplex: argmin g
-                if k == 0 or g < gbest:
-                    jbest, gbest = k, g
-        if kind == L1:
-            val = r if gbest < 0 else -r
-        else:
-            val = r
-        ev = val * e
+                val = r if gbest < 0 else -r
+            else:
+                val = r
+            ev = val * e
+            for k in range(p):
+                X[b, i, k] *= om
+                HX[b, i, k] = HX[b, i, k] * om + HT[b, i, jbest, k] * ev
+            X[b, i, jbest] += ev
+            sbar[jbest] += val
         for k in range(p):
-            X[b, i, k] *= om
-            HX[b, i, k] = HX[b, i, k] * om + HT[b, i, jbest, k] * ev
-        X[b, i, jbest] += ev
-        sbar[jbest] += val
-    for k in range(p):
-        xbar[b, k] = xbar[b, k] * om + (sbar[k] / n) * e
+            xbar[b, k] = xbar[b, k] * om + (sbar[k] / n) * e
 
 
 def _fedfw_round_factored(X, xbar, AX, A, bvec, r_row, e, lam, refresh, kind, sbar, scale, g):
@@ -393,7 +394,7 @@ def _fedfw_rounds_streamed(X, xbar, HX, HT, c, r_row, e_col, l_col, i0, count, e
     for b in range(X.shape[0]):     # instance by instance: its arrays stay in the core's first caches
         for s in range(count):
             i = i0 + s
-            _fedfw_round_one_c(X, xbar, HX, HT, c, r_row, e_col[i], l_col[i], i % every == 0, kind, sbar, b)
+            _fedfw_round_of_c(X, xbar, HX, HT, c, r_row, e_col[i], l_col[i], i % every == 0, kind, sbar, b, b + 1)
             _stream_metrics_of_c(R, tri, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, row0 + s, with_cons,
                                  True, b, b + 1)
 
@@ -423,14 +424,14 @@ if AVAILABLE:
     _factored_streamed_compiled = numba.njit(cache=True, fastmath=False, nogil=True)(_fedfw_round_factored_streamed)
     # (the instance-by-instance kernels: no division or index checks to keep, error_model="numpy" drops them)
     _lean = dict(cache=True, fastmath=False, nogil=True, error_model="numpy", boundscheck=False)
-    _fedfw_round_one_c = numba.njit(**_lean)(_fedfw_round_one)
+    _fedfw_round_of_c = numba.njit(**_lean)(_fedfw_round_of)
     _stream_metrics_of_c = numba.njit(**_lean)(_stream_metrics_of)
     _rounds_streamed_c = numba.njit(**_lean)(_fedfw_rounds_streamed)
     _factored_rounds_streamed_c = numba.njit(cache=True, fastmath=False, nogil=True)(_factored_rounds_streamed)
 else:  # pragma: no cover
     _compiled = _consensus_compiled = _ls_record_compiled = _streamed_compiled = _ls_record_lanes_c = None
     _fedfw_round_factored_c = _factored_streamed_compiled = _rounds_streamed_c = _factored_rounds_streamed_c = None
-    _fedfw_round_one_c = _stream_metrics_of_c = None
+    _fedfw_round_of_c = _stream_metrics_of_c = None
 
 
 @functools.lru_cache(maxsize=None)
