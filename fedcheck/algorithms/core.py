@@ -269,12 +269,10 @@ def _run_streamed(T, grid, step, snapshot, stream, scalar_snapshot, stream_step,
         # step has just streamed (copies), instead of ``snapshot(k)`` computing those again
         recorded = getattr(stream_step, "recorded", None)
         many = getattr(stream_step, "many", None)     # many(r, count, row, cols): rounds r .. r + count - 1 at once
-        wanted, w = np.flatnonzero(want).tolist(), 0
+        wanted = np.flatnonzero(want)
         r = 1
         while many is not None and r <= T:
-            while w < len(wanted) and wanted[w] < r + 1:
-                w += 1
-            k = wanted[w] if w < len(wanted) else T + 1  # next recorded
+            k = wanted[np.searchsorted(wanted, r + 1)] if wanted.size and wanted[-1] >= r + 1 else T + 1  # next recorded
             row, count = buf.slots(r + 1, min(k, T + 1) - r)
             many(r, count, row, buf.cols)
             r += count

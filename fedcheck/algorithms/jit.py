@@ -26,16 +26,10 @@ L1, SIMPLEX = 0, 1
 
 
 def _fedfw_round(X, xbar, HX, HT, c, r_row, e, lam, refresh, kind, sbar):
-    _fedfw_round_of_c(X, xbar, HX, HT, c, r_row, e, lam, refresh, kind, sbar, 0, X.shape[0])
-
-
-def _fedfw_round_of(X, xbar, HX, HT, c, r_row, e, lam, refresh, kind, sbar, b_lo, b_hi):
-    """:func:`_fedfw_round` of instances ``b_lo .. b_hi - 1`` (the instances are independent: any split of them gives
-    the same bits)."""
     B, n, p = X.shape
     om = 1.0 - e
     if refresh:
-        for b in range(b_lo, b_hi):
+        for b in range(B):
             for i in range(n):
                 for k in range(p):
                     HX[b, i, k] = 0.0
@@ -43,7 +37,7 @@ def _fedfw_round_of(X, xbar, HX, HT, c, r_row, e, lam, refresh, kind, sbar, b_lo
                     xj = X[b, i, j]
                     for k in range(p):
                         HX[b, i, k] += xj * HT[b, i, j, k]
-    for b in range(b_lo, b_hi):
+    for b in range(B):
         for k in range(p):
             sbar[k] = 0.0
         for i in range(n):
@@ -272,17 +266,9 @@ def _stream_metrics(R, tri, q, rho, scale, X, xbar, radius, gauge, F, cons, infe
     eight): the skipped terms are ``0 * x_j = +-0``, which leave a partial sum ``+0`` unchanged, so the
     result is still identical -- for finite ``xbar``: an instance with a non-finite coordinate takes every term
     (``0 * inf`` is NaN), as the recorder does."""
-    _stream_metrics_of_c(R, tri, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, row, with_cons, with_F, 0,
-                         X.shape[0])
-
-
-def _stream_metrics_of(R, tri, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, row, with_cons, with_F, b_lo,
-                       b_hi):
-    """:func:`_stream_metrics` of instances ``b_lo .. b_hi - 1`` (each instance's sums are its own: the same bits
-    for any split of the instances)."""
-    _, n, p = X.shape
+    B, n, p = X.shape
     k_rows = R.shape[1]
-    for b in range(b_lo, b_hi):
+    for b in range(B):
         acc = 0.0
         k = 0 if with_F else k_rows
         skip = tri
@@ -353,8 +339,8 @@ def _stream_metrics_of(R, tri, q, rho, scale, X, xbar, radius, gauge, F, cons, i
             infeas[row, b] = max(s - rad, 0.0)
     if not with_cons:
         return
-    b = b_lo
-    while b + 4 <= b_hi:       # consensus distance, four instances' sums side by side
+    b = 0
+    while b + 4 <= B:       # consensus distance, four instances' sums side by side
         c0 = c1 = c2 = c3 = 0.0
         for i in range(n):
             for j in range(p):
@@ -371,7 +357,7 @@ def _stream_metrics_of(R, tri, q, rho, scale, X, xbar, radius, gauge, F, cons, i
         cons[row, b + 2] = np.sqrt(c2)
         cons[row, b + 3] = np.sqrt(c3)
         b += 4
-    while b < b_hi:
+    while b < B:
         c0 = 0.0
         for i in range(n):
             for j in range(p):
@@ -391,12 +377,10 @@ def _fedfw_rounds_streamed(X, xbar, HX, HT, c, r_row, e_col, l_col, i0, count, e
                            R, tri, q, rho, scale, radius, gauge, F, cons, infeas, row0, with_cons):
     """Rounds ``i0 + 1 .. i0 + count`` of :func:`_fedfw_round_streamed` in one call (row ``row0 + s`` for round
     ``i0 + 1 + s``; the exact gradient every ``every`` rounds): the same operations, one dispatch."""
-    for b in range(X.shape[0]):     # instance by instance: its arrays stay in the core's first caches
-        for s in range(count):
-            i = i0 + s
-            _fedfw_round_of_c(X, xbar, HX, HT, c, r_row, e_col[i], l_col[i], i % every == 0, kind, sbar, b, b + 1)
-            _stream_metrics_of_c(R, tri, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, row0 + s, with_cons,
-                                 True, b, b + 1)
+    for s in range(count):
+        i = i0 + s
+        _fedfw_round_c(X, xbar, HX, HT, c, r_row, e_col[i], l_col[i], i % every == 0, kind, sbar)
+        _stream_metrics_c(R, tri, q, rho, scale, X, xbar, radius, gauge, F, cons, infeas, row0 + s, with_cons)
 
 
 def _factored_rounds_streamed(X, xbar, AX, A, bvec, r_row, e_col, l_col, i0, count, every, kind, sbar, scale, g,
@@ -422,16 +406,11 @@ if AVAILABLE:
     _fedfw_round_factored_c = numba.njit(cache=True, fastmath=False, nogil=True)(_fedfw_round_factored)
     _stream_F_columns_c = numba.njit(cache=True, fastmath=False, nogil=True)(_stream_F_columns)
     _factored_streamed_compiled = numba.njit(cache=True, fastmath=False, nogil=True)(_fedfw_round_factored_streamed)
-    # (the instance-by-instance kernels: no division or index checks to keep, error_model="numpy" drops them)
-    _lean = dict(cache=True, fastmath=False, nogil=True, error_model="numpy", boundscheck=False)
-    _fedfw_round_of_c = numba.njit(**_lean)(_fedfw_round_of)
-    _stream_metrics_of_c = numba.njit(**_lean)(_stream_metrics_of)
-    _rounds_streamed_c = numba.njit(**_lean)(_fedfw_rounds_streamed)
+    _rounds_streamed_c = numba.njit(cache=True, fastmath=False, nogil=True)(_fedfw_rounds_streamed)
     _factored_rounds_streamed_c = numba.njit(cache=True, fastmath=False, nogil=True)(_factored_rounds_streamed)
 else:  # pragma: no cover
     _compiled = _consensus_compiled = _ls_record_compiled = _streamed_compiled = _ls_record_lanes_c = None
     _fedfw_round_factored_c = _factored_streamed_compiled = _rounds_streamed_c = _factored_rounds_streamed_c = None
-    _fedfw_round_of_c = _stream_metrics_of_c = None
 
 
 @functools.lru_cache(maxsize=None)
