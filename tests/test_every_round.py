@@ -335,3 +335,29 @@ def test_fedfw_stream_rounds_in_one_call_are_the_round_by_rounds(factored, monke
     assert np.array_equal(ca.k, cb.k)
     for name in ca.blocks[0][1]:
         assert np.array_equal(ca.values(name), cb.values(name)), name
+
+
+@pytest.mark.skipif(not jit.AVAILABLE, reason="numba")
+@pytest.mark.parametrize("set_name", ["l1", "simplex"])
+def test_fedfw_recorded_rows_from_the_stream_are_the_recorders_at_non_finite_points(set_name):
+    """A recorded row of the compiled streamed round takes its infeasibility from the row the stream has just written
+    and its consensus from the recorder's kernel: the recorder's three values, bit for bit, also at a server point
+    with an infinity or a NaN in it."""
+    batch = _batch(set_name)
+    rec = default_recorder(batch)
+    ls = scalar_source(rec).least_squares
+    B, n, p = batch.B, batch.n, batch.p
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((B, n, p))
+    xbar = X.mean(1)
+    xbar[0, 1], xbar[-1, 0] = np.inf, np.nan
+    fused = jit.StreamedRound(ls)
+    F, inf = np.empty((1, B)), np.empty((1, B))
+    with np.errstate(all="ignore"):
+        jit._stream_metrics_c(fused.R, fused.tri, fused.q, fused.rho, fused.scale, X, xbar, fused.radius,
+                              fused.gauge, F, F, inf, 0, False)
+        got = fused.recorded(X, xbar)(2, {"F": F[0].copy(), "infeasibility": inf[0].copy()})
+        want = ls(2, X, xbar)
+    for name in ("F", "consensus", "infeasibility"):
+        assert np.array_equal(got[name], want[name], equal_nan=True), name
+    assert np.isinf(got["infeasibility"][0]) or np.isnan(got["infeasibility"][0])

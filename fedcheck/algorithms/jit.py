@@ -502,13 +502,14 @@ class StreamedRound:
         """``recorded(k, streamed)`` for :func:`.core.run_recorded`: the recorder's three metrics of the iterate the
         step has just written, ``F`` the streamed one (the recorder's bits: the stream computes it in the recorder's
         order, ``tests/test_compiled_paths.py``), the consensus and infeasibility by the recorder's kernel
-        (:func:`_ls_record` without ``F``) -- the recorder's values without its ``F`` a second time."""
-        R, q, rho, scale, radius, gauge, B = (self.R, self.q, self.rho, self.scale, self.radius, self.gauge, self.B)
+        (:func:`_ls_record` without ``F``) -- the recorder's values without its ``F`` a second time.  The
+        infeasibility is the streamed one too (:func:`_stream_metrics` computes it as :func:`_ls_record` does), the
+        consensus :func:`_ls_record`'s own kernel (:func:`_consensus`)."""
+        B, cons_c = self.B, _consensus_compiled
 
         def recorded(k, streamed):
-            cons, inf = np.empty(B), np.empty(B)
-            _ls_record_compiled(R, q, rho, scale, X, xbar, radius, gauge, cons, cons, inf, False)
-            return {"F": streamed["F"], "consensus": cons, "infeasibility": inf}
+            return {"F": streamed["F"], "consensus": cons_c(X, xbar, np.empty(B)),
+                    "infeasibility": streamed["infeasibility"]}
         return recorded
 
     def bind_factored(self, X, xbar, AX, A, bvec, r_row, kind, sbar, scale, e_col, l_col, refresh_every):
