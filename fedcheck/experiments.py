@@ -1323,7 +1323,7 @@ class Horizons:
             def build(fam, case=case, insts=insts, sols=sols, consts=consts, reasons=reasons, horizons=horizons,
                       series=series, evid=evid):
                 """The case's records, judged with the claim's Bonferroni family (known once every case ran)."""
-                series = {key: {T: (v, b, cmp.judge(st if st.kind != "mean" or st.family else st.of_family(fam)))
+                series = {key: {T: (v, b, cmp.judge(st.of_family(fam)))
                                 for T, (v, b, cmp, st) in d.items()} for key, d in series.items()}
                 for i, (inst, sol) in enumerate(zip(insts, sols)):
                     rec = {"case": case.name, "seed": getattr(inst, "seed", None),
@@ -1496,7 +1496,7 @@ class Cases:
         fam = mean_family(obs.items, lambda item: item.statistic or test.statistic_of(
             next((r for r in claim.readings if r.name == item.reading), None)))
         for summ, name, cmp, st in later:
-            summ[name] = cmp.judge(st.of_family(fam) if st.kind == "mean" and not st.family else st)
+            summ[name] = cmp.judge(st.of_family(fam))
         if not cases:
             obs.reasons.append("no case")
         elif all(c.reason for c in cases):

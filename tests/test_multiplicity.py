@@ -77,3 +77,4 @@ def test_statistic_family_is_validated_and_described():
         Statistic("mean", family=0)
     assert "Bonferroni-corrected over 12 points" in MEAN.of_family(12).describe(8)
     assert Statistic("pathwise").of_family(12) == Statistic("pathwise")
+    assert Statistic("mean", family=3).of_family(12).family == 3      # a declared family is kept

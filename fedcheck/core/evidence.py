@@ -61,8 +61,9 @@ class Statistic:
             raise ValueError(f"family must be at least 1, not {self.family!r}")
 
     def of_family(self, points: int) -> "Statistic":
-        """This statistic with its Bonferroni family set to ``points`` (``mean`` only; others unchanged)."""
-        if self.kind != "mean":
+        """This statistic with its Bonferroni family set to ``points`` (``mean`` only; others unchanged).  A family
+        the statistic already has is kept: a claim's own declaration, or a count an experiment made up front."""
+        if self.kind != "mean" or self.family:
             return self
         return replace(self, family=max(1, int(points)))
 

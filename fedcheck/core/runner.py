@@ -638,8 +638,7 @@ def _bound_test(claim: Claim, ev: BoundTest, config: RunConfig, params: dict, re
     for item in obs.items:
         reading = readings.get(item.reading) or Reading(item.reading)
         st = item.statistic or ev.statistic_of(reading)
-        if st.kind == "mean" and not st.family:     # Bonferroni over every mean-statistic point of the claim
-            st = st.of_family(family)
+        st = st.of_family(family)       # mean: Bonferroni over every mean-statistic point of the claim
         s = item.judge(st)
         if item.reason:
             s["verdict"] = V.combine([s["verdict"], V.INCONCLUSIVE])

@@ -374,7 +374,7 @@ class HorizonExpectations:
             len(self.bounds_of(test, r)) for r in readings if test.statistic_of(r).kind == "mean")
         for vi in range(len(sweep_vals)):
             for r in readings:
-                st = test.statistic_of(r).of_family(max(1, family))
+                st = test.statistic_of(r).of_family(family)
                 vs = []
                 for i, inst in enumerate(insts):
                     d = results[vi][i]
@@ -416,7 +416,7 @@ class HorizonExpectations:
                     r_st = test.statistic_of(next(r for r in readings if r.name == rname))
                     obs.items.append(Observed(rname, bname, _inst_label(inst), cmp, instance=inst,
                                               reason=sols[i].reason, save=save, key=i,
-                                              statistic=r_st.of_family(max(1, family)) if r_st.kind == "mean" else None))
+                                              statistic=r_st.of_family(family) if r_st.kind == "mean" else None))
         else:                   # the sweep rule, per reading
             for r in readings:
                 vt = verdict_table[r.name]
