@@ -1,14 +1,16 @@
 """The compiled minibatch oracle of the hinge loss (:mod:`fedcheck.problems.hinge_jit`) against the numpy closure of
 :func:`fedcheck.algorithms.mls.minibatch_oracle` it replaces (the reference, what ``FEDCHECK_JIT=0`` runs).
 
-* the threshold: the compiled selection returns the ``k``-th order statistic of numpy's sort exactly, ties included;
+* the sample: the compiled partial Fisher-Yates shuffle selects the numpy path's rows from the same draws, every
+  ``k``-subset equally likely (a chi-square test over all subsets), the largest draw taking the last row;
 * the rows: with the margins exact (integer data, ``U = 0``) and one coordinate per row, both oracles give the same
-  bits, so they select the same rows -- also on keys with many ties (a generator whose draws are rounded);
+  bits, so they select the same rows -- also on draws with many ties (a generator whose draws are rounded);
 * the subgradients: on random hinge instances (unequal clients, padding rows, labels 0) and a moving ``U``, equal
   within ``1e-12`` of ``max_i weight_i * sum_j ||b_ij a_ij||_inf`` (the two dot products are summed in another order
   than BLAS's; a margin within an ulp of 1 would flip a row -- none here), and the generator left in the same state;
+* an empty client draws nothing and gets a zero subgradient on both paths;
 * it declines (the numpy closure is returned, or runs for the call) for another loss, a subclass or an instance that
-  replaces ``grad``, an empty client, numba off, a ``U`` of another shape.
+  replaces ``grad``, numba off, a ``U`` of another shape.
 """
 import numpy as np
 import pytest
@@ -52,7 +54,7 @@ class _Batch:
 
 
 class _TiedGenerator:
-    """A generator whose uniform draws are rounded to one decimal: many equal keys per client."""
+    """A generator whose uniform draws are rounded to one decimal: many equal draws (and draws of exactly 0)."""
     def __init__(self, seed):
         self.rng = np.random.default_rng(seed)
 
@@ -64,16 +66,55 @@ class _TiedGenerator:
         return out
 
 
+def _numpy_rows(u, r, k, m):
+    """The numpy path's sample for one client with ``r`` real rows of ``m``: the rows given weight."""
+    batch = _Batch(L.Hinge(np.zeros((1, 1, m, 1)), np.ones((1, 1, m))), 1, 1)
+    seen = []
+    grad = batch.loss.grad
+    batch.loss.grad = lambda U, weights=None: (seen.append(weights), grad(U, weights=weights))[1]
+
+    class Fixed:                                   # hands the oracle the draws ``u``
+        def random(self, size=None, out=None):
+            x = np.zeros(size)
+            x[..., :len(u)] = u
+            return x
+    o = E.minibatch_oracle(batch, k / r, Fixed(), sizes=np.array([[r]]))
+    o(np.zeros((1, 1, 1)))
+    return set(np.flatnonzero(seen[0][0, 0]).tolist())
+
+
 @needs_numba
-@pytest.mark.parametrize("seed", range(6))
-def test_selection_is_numpys_order_statistic(seed):
+@pytest.mark.parametrize("seed", range(4))
+def test_compiled_sample_is_the_numpy_paths(seed):
     rng = np.random.default_rng(seed)
-    for r in (1, 2, 7, 64, 279):
-        for keys in (rng.random(r), np.round(rng.random(r), 1), np.full(r, 0.5), np.sort(rng.random(r)),
-                     np.sort(rng.random(r))[::-1]):
-            s = np.sort(keys)
-            for k in sorted({0, r // 10, r // 2, r - 1}):
-                assert HJ.kth_smallest(keys, k) == s[k]
+    for r, m in ((1, 1), (2, 5), (7, 7), (64, 80), (279, 279)):
+        for k in sorted({1, max(1, r // 10), r // 2 or 1, r}):
+            u = rng.random(k)
+            rows = HJ.sampled_rows(u, r, k, m)
+            assert len(set(rows.tolist())) == k and rows.min() >= 0 and rows.max() < r
+            if k / r * r == k and int(np.ceil(k / r * r)) == k:
+                assert set(rows.tolist()) == _numpy_rows(u, r, k, m)
+
+
+@needs_numba
+def test_the_largest_draw_takes_the_last_row():
+    u = np.array([np.nextafter(1.0, 0.0)])
+    for r in (1, 2, 3, 256, 279, 2**20 + 1):
+        assert HJ.sampled_rows(u, r, 1).tolist() == [r - 1]
+    assert _numpy_rows(u, 279, 1, 279) == {278}
+
+
+@needs_numba
+def test_every_subset_is_equally_likely():
+    """r = 6 rows, k = 3: the 20 subsets' counts over 20,000 samples against uniform (chi-square, 19 dof)."""
+    from itertools import combinations
+    from scipy import stats
+    rng = np.random.default_rng(7)
+    idx = {c: j for j, c in enumerate(combinations(range(6), 3))}
+    counts = np.zeros(len(idx))
+    for u in rng.random((20_000, 3)):
+        counts[idx[tuple(sorted(HJ.sampled_rows(u, 6, 3).tolist()))]] += 1
+    assert stats.chisquare(counts).pvalue > 1e-4
 
 
 @needs_numba
@@ -142,6 +183,15 @@ def test_compiled_oracle_on_the_paper_svm_equals_numpy():
         U = U - 0.01 * g2
 
 
+def test_an_empty_client_draws_nothing():
+    rng = np.random.default_rng(8)
+    sizes = np.array([[5, 0, 8], [8, 3, 0]])
+    loss, _ = _hinge_batch(rng, B=2, n=3, m=8, p=4, sizes=sizes)
+    for o in _oracles(loss, sizes, 0.5, 4):
+        g = o(rng.standard_normal((2, 3, 4)) * 0.1)
+        assert np.all(g[sizes == 0] == 0) and np.all(np.isfinite(g))
+
+
 def test_compiled_oracle_declines():
     rng = np.random.default_rng(5)
     A, b = rng.standard_normal((2, 3, 8, 4)), rng.standard_normal((2, 3, 8))
@@ -158,9 +208,6 @@ def test_compiled_oracle_declines():
     loss, _ = _hinge_batch(rng, B=2, n=3, m=8, p=4, sizes=sizes, cls=MyHinge)
     assert is_numpy(E.minibatch_oracle(_Batch(loss, 2, 3), 0.5, rng, sizes=sizes))           # grad replaced
     loss, _ = _hinge_batch(rng, B=2, n=3, m=8, p=4, sizes=sizes)
-    empty = sizes.copy()
-    empty[1, 2] = 0
-    assert is_numpy(E.minibatch_oracle(_Batch(loss, 2, 3), 0.5, rng, sizes=empty))           # an empty client
     if HJ._oracle_compiled is None:
         assert is_numpy(E.minibatch_oracle(_Batch(loss, 2, 3), 0.5, rng, sizes=sizes))       # numba off
         return

@@ -144,7 +144,14 @@ def minibatch_oracle(batch: InstanceBatch, fraction: float, rng: np.random.Gener
     """Unbiased minibatch subgradients: client ``i`` samples ``ceil(fraction m_i)`` of its ``m_i`` rows
     without replacement and rescales by ``m_i / batch`` (the paper's experiment: 10% of each client's
     samples).  ``sizes`` (``(B, n)``, default each instance's ``params['client_sizes']`` or ``m``) counts
-    the real rows, which come first (padding rows last).  The loss must accept ``grad(X, weights)``."""
+    the real rows, which come first (padding rows last).  The loss must accept ``grad(X, weights)``.
+
+    The sample is a partial Fisher-Yates shuffle of the client's rows ``0..m_i-1``: draw ``j`` (``j <
+    k_i = ceil(fraction m_i)``) swaps position ``j`` with position ``j + floor(u_j (m_i - j))``, ``u_j`` uniform on
+    [0, 1) (with round-to-nearest the product stays below ``m_i - j``; clamped to ``m_i - j - 1`` all the same), and positions
+    ``0..k_i-1`` are the sample: every ``k_i``-subset equally likely, to the 2^-53 resolution of ``u``.  One call
+    draws ``rng.random((B, n, max_i k_i))`` -- ``k_i`` numbers per client, not one per row -- which
+    :mod:`fedcheck.problems.hinge_jit`'s compiled form draws too (the same rows from the same stream)."""
     B, n, m = batch.B, batch.n, batch.loss.m
     if sizes is None:
         sizes = np.stack([np.asarray(inst.params.get("client_sizes", np.full(n, m)), dtype=float)
@@ -152,19 +159,38 @@ def minibatch_oracle(batch: InstanceBatch, fraction: float, rng: np.random.Gener
     sizes = np.broadcast_to(np.asarray(sizes, dtype=float), (B, n))
     if not 0 < fraction <= 1:
         raise ValueError("the minibatch fraction must be in (0, 1]")
+    if np.any(sizes < 0) or np.any(sizes > m) or np.any(sizes != np.round(sizes)):
+        raise ValueError(f"client sizes must be whole numbers in 0..{m} (the rows of each client)")
     bsz = np.maximum(np.ceil(fraction * sizes), 1.0)
-    real = np.arange(m)[None, None, :] < sizes[..., None]
     weight = (sizes / (bsz * m))[..., None]          # E[weight * selected] = 1/m on each real row
-    kth = (bsz - 1).astype(np.int64)[..., None]
+    nreal = sizes.astype(np.int64)
+    take = np.minimum(bsz, sizes).astype(np.int64)   # an empty client draws nothing (its weight is 0)
+    kmax = max(int(take.max(initial=0)), 1)
+    j = np.arange(kmax)
+    span = nreal[..., None] - j                      # (B, n, kmax): rows left at draw j
+    drawn = j < take[..., None]
+    bi, ii = np.indices((B, n))
+    at_b, at_i = (np.broadcast_to(x[..., None], drawn.shape)[drawn] for x in (bi, ii))
+    w_drawn = np.broadcast_to(weight, drawn.shape)[drawn]
+
+    def sample(u):
+        """The rows of the partial Fisher-Yates shuffle: ``(B, n, kmax)`` positions and the draws that count."""
+        off = np.where(drawn, np.minimum(np.floor(u * span), span - 1), 0).astype(np.int64)
+        perm = np.broadcast_to(np.arange(m), (B, n, m)).copy()
+        for jj in range(kmax):
+            other = jj + off[..., jj]
+            a, b_ = perm[..., jj].copy(), perm[bi, ii, other]
+            perm[..., jj] = b_
+            perm[bi, ii, other] = a
+        return perm[..., :kmax]
 
     def oracle(U):
-        keys = rng.random((B, n, m))
-        keys[~real] = np.inf
-        thr = np.take_along_axis(np.sort(keys, axis=-1), kth, axis=-1)
-        W = (keys <= thr) * weight
+        rows = sample(rng.random((B, n, kmax)))
+        W = np.zeros((B, n, m))
+        W[at_b, at_i, rows[drawn]] = w_drawn                 # distinct rows per client: one write each
         return batch.loss.grad(U, weights=W)
     from fedcheck.problems.hinge_jit import minibatch_hinge_oracle   # the hinge loss's compiled form, else this
-    return minibatch_hinge_oracle(batch.loss, rng, real, kth, weight, oracle)
+    return minibatch_hinge_oracle(batch.loss, rng, nreal, take, weight[..., 0], kmax, oracle)
 
 
 # ----------------------------------------------------------------------------------------------
