@@ -1418,7 +1418,7 @@ def either_rule(verdicts) -> str:
 
 
 def tuned_ordering(label: str, res: dict, hi: str, lo: str, source, what: str, deviation=(),
-                   smaller: tuple | None = None) -> list:
+                   smaller: tuple | None = None, no_refutation: str | None = None) -> list:
     """The findings of one ordering of a table (``hi`` more accurate than ``lo`` on ``label``'s column): under each
     tuning rule (:data:`TUNING_RULES`), a paired t interval of the difference of the tuned test accuracies over the
     data draws (both methods on the same draws; ``k - 1`` degrees of freedom; at least ``V.MIN_DRAWS`` draws;
@@ -1429,7 +1429,8 @@ def tuned_ordering(label: str, res: dict, hi: str, lo: str, source, what: str, d
     ``smaller``: ``(res, size, run size)``, the same runs at a smaller size (fewer images, the same draws), for a
     run smaller than the paper's: a refutation at a smaller size stands only where size cannot explain it, so an
     ordering violated under a rule whose difference shrinks with the size (less adverse at the run's size than at the
-    smaller one) is undecided under it instead."""
+    smaller one) is undecided under it instead.  ``no_refutation``: why this run decides no refutation at all (a run
+    far below the largest size fedcheck reaches: a violated rule is undecided, with this reason)."""
     cmps, rows = {}, []
     for rule in TUNING_RULES:
         ga, gb = tuned_index(res[hi], rule), tuned_index(res[lo], rule)
@@ -1449,6 +1450,11 @@ def tuned_ordering(label: str, res: dict, hi: str, lo: str, source, what: str, d
                               "why": f"the difference shrinks with the size ({ssize}: {d:+.2f}, {size}: "
                                      f"{cmps[rule]['mean']:+.2f} points): the paper's larger size may explain it"}
                 said[rule] += f" -- {cmps[rule]['why']}: undecided"
+    if no_refutation:
+        for rule in TUNING_RULES:
+            if cmps[rule]["verdict"] == V.VIOLATED:
+                cmps[rule] = {**cmps[rule], "verdict": V.INCONCLUSIVE, "why": no_refutation}
+                said[rule] += f" -- {no_refutation}: undecided"
     devs = tuple(deviation)
     paper = not devs or all(d.of_size for d in devs)
     name = f"{label}: {hi} more accurate than {lo}"
