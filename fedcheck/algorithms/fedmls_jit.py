@@ -12,15 +12,15 @@ the round.
 a later iterate elsewhere.  So the kernels do numpy's operations in numpy's order: ``np.matmul`` of an ``(m,
 p)`` matrix by a vector is BLAS ``gemv`` (OpenBLAS's ``dgemv_t`` tail for ``p = 2, 3``: ``0 + fma(a2, x2,
 fma(a0, x0, a1 x1))``; ``ddot`` when ``m = 1``, with or without FMA), the subgradient ``(sign / m)^T A`` is
-``dgemv_n`` (blocks of 4 rows, ``t + fma(a_j s_j, a_(j+1) s_(j+1))``, or ``t + (a_j s_j + a_(j+1) s_(j+1))``
-where its C tail is compiled without contraction: OpenBLAS's Haswell kernels on an AMD CPU), the step's norm is ``einsum``'s SIMD order (``(u0^2 + u2^2) +
-u1^2``), ``F``'s means are numpy's pairwise sums, the round's client mean is summed row by row.  Those orders
-belong to the BLAS build and the CPU: they are not assumed.  Before a shape is used, a probe runs the
-compiled kernels and numpy's reference (``FEDCHECK_JIT=0``'s code: ``LAD.residual`` and ``LAD.grad``,
-``approx_prox``'s numpy loop, ``Loss.full_value``, the round's numpy functions) on random data of that shape,
-and the compiled path is taken only if every number agrees bit for bit; otherwise (another BLAS, another
-order, ``p`` not 2 or 3, LAD's ``einsum`` kernel option, a subclass, any other loss or oracle) the callers run
-numpy as before.
+``dgemv_n`` (blocks of 4 rows, ``t + fma(a_j s_j, a_(j+1) s_(j+1))``; or every product rounded, ``t + (a_j s_j +
+a_(j+1) s_(j+1))``, as measured with OpenBLAS 0.3.31's Haswell kernels on an AMD EPYC), the step's norm is
+``einsum``'s SIMD order (``(u0^2 + u2^2) + u1^2``), ``F``'s means are numpy's pairwise sums, the round's client
+mean is summed row by row.  Those orders belong to the BLAS build and the CPU: they are not assumed.  Before a
+shape is used, a probe runs the compiled kernels and numpy's reference (``FEDCHECK_JIT=0``'s code:
+``LAD.residual`` and ``LAD.grad``, ``approx_prox``'s numpy loop, ``Loss.full_value``, the round's numpy
+functions) on random data of that shape, and the compiled path is taken only if every number agrees bit for bit
+(the orders above that do); otherwise (another BLAS, another order, ``p`` not 2 or 3, LAD's ``einsum`` kernel
+option, a subclass, any other loss or oracle) the callers run numpy as before.
 """
 from __future__ import annotations
 
@@ -105,8 +105,8 @@ def _signs(AT, bT, bi, u, inv, p, rorder, S):
 def _subgrads(AT, bi, S, g, gorder):
     """``g[k, i] = (S[:, i]^T A_i)_k`` in ``dgemv_n``'s order: 4 rows a block (``t + (a_j s_j + a_(j+1)
     s_(j+1))`` twice), then one at a time (``t + a_j s_j``); without the final ``0 +`` (the caller adds it).
-    ``gorder`` 0: the kernel's C compiled with contraction (``t + fma(a_j s_j, a_(j+1) s_(j+1))``, then
-    ``fma(a_j, s_j, t)``); 1: without (every product rounded: OpenBLAS's Haswell kernels on an AMD CPU)."""
+    ``gorder`` 0: with FMA (``t + fma(a_j s_j, a_(j+1) s_(j+1))``, then ``fma(a_j, s_j, t)``: OpenBLAS's SkylakeX
+    kernels on an Intel CPU); 1: every product rounded (its Haswell kernels on an AMD EPYC)."""
     m, n = S.shape
     p = g.shape[0]
     for k in range(p):
