@@ -202,3 +202,45 @@ def test_dcs_inner_declines_what_it_does_not_cover():
     b3 = _lad_batch(3, 5, 3)
     x3 = np.zeros((4, 3, 3))
     assert J.dcs_inner(b3.loss.grad, x3, x3, x3, e, np.ones(3), np.array([2, 2, 2, 2]), 2, D._numpy_inner) is None
+
+
+@needs_numba
+@pytest.mark.parametrize("m,p", [(12, 3), (12, 2), (5, 3), (1, 3)])
+def test_the_probe_accepts_openblas_haswell_kernels(m, p):
+    """OpenBLAS's Haswell kernels (its choice on AMD CPUs with AVX-512 too) sum LAD's subgradient with every
+    product rounded (its C tail compiled without FMA contraction) and its residuals with FMA: orders the
+    kernels are written for, so the peer benchmark's shape (m = 12, p = 3) takes the compiled path there."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    blas = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+    if not blas or blas[0].get("internal_api") != "openblas" or blas[0].get("architecture") != "Haswell":
+        pytest.skip(f"numpy's BLAS is not OpenBLAS's Haswell kernels: {blas[:1]}")
+    from fedcheck.algorithms import sliding as D
+    assert J._probe("prox", m, p, M._numpy_prox_steps) is not None
+    assert J._probe("dcs", m, p, D._numpy_inner) is not None
+    assert J._probe("F", m, p) is not None
+
+
+@needs_numba
+@pytest.mark.parametrize("m", [1, 3, 4, 9, 12])
+def test_the_subgradient_order_without_contraction_is_dgemv_n_s(m):
+    """``gorder`` 1 sums ``(S[:, i]^T A_i)_k`` as ``dgemv_n``'s C tail compiled without contraction: blocks of
+    4 rows as ``t + (a_j s_j + a_(j+1) s_(j+1))`` twice, then ``t + a_j s_j``, then ``0 + t``."""
+    rng = np.random.default_rng(m)
+    B, n, p = 2, 5, 3
+    A, b = rng.standard_normal((B, n, m, p)), rng.standard_normal((B, n, m))
+    AT, bT = J._transposed(A, b)
+    X = rng.standard_normal((B, n, p))
+    G = np.empty((B, n, p))
+    J._lad_grad_c(AT, bT, X, 0, 1, G, np.empty((B, n, 2)), np.empty((p, n)), np.empty((p, n)), np.empty((m, n)))
+    s = np.sign(np.matmul(A, X[..., None])[..., 0] - b) / m
+    for bi in range(B):
+        for i in range(n):
+            for k in range(p):
+                a, sv, t, j = A[bi, i, :, k].tolist(), s[bi, i].tolist(), 0.0, 0
+                while j + 4 <= m:
+                    t = t + (a[j] * sv[j] + a[j + 1] * sv[j + 1])
+                    t = t + (a[j + 2] * sv[j + 2] + a[j + 3] * sv[j + 3])
+                    j += 4
+                for q in range(j, m):
+                    t = t + a[q] * sv[q]
+                assert G[bi, i, k] == 0.0 + t

@@ -11,15 +11,16 @@ the round.
 **The same bits as numpy.**  FedMLS's iterates depend on ``sign(A_i u - b_i)``: one ulp in a product can send
 a later iterate elsewhere.  So the kernels do numpy's operations in numpy's order: ``np.matmul`` of an ``(m,
 p)`` matrix by a vector is BLAS ``gemv`` (OpenBLAS's ``dgemv_t`` tail for ``p = 2, 3``: ``0 + fma(a2, x2,
-fma(a0, x0, a1 x1))``; ``ddot`` when ``m = 1``), the subgradient ``(sign / m)^T A`` is ``dgemv_n`` (blocks of
-4 rows, ``t + fma(a_j s_j, a_(j+1) s_(j+1))``), the step's norm is ``einsum``'s SIMD order (``(u0^2 + u2^2) +
-u1^2``), ``F``'s means are numpy's pairwise sums, the round's client mean is summed row by row.  Those orders
-belong to the BLAS build and the CPU: they are not assumed.  Before a shape is used, a probe runs the
-compiled kernels and numpy's reference (``FEDCHECK_JIT=0``'s code: ``LAD.residual`` and ``LAD.grad``,
-``approx_prox``'s numpy loop, ``Loss.full_value``, the round's numpy functions) on random data of that shape,
-and the compiled path is taken only if every number agrees bit for bit; otherwise (another BLAS, another
-order, ``p`` not 2 or 3, LAD's ``einsum`` kernel option, a subclass, any other loss or oracle) the callers run
-numpy as before.
+fma(a0, x0, a1 x1))``; ``ddot`` when ``m = 1``, with or without FMA), the subgradient ``(sign / m)^T A`` is
+``dgemv_n`` (blocks of 4 rows, ``t + fma(a_j s_j, a_(j+1) s_(j+1))``; or every product rounded, ``t + (a_j s_j +
+a_(j+1) s_(j+1))``, as measured with OpenBLAS 0.3.31's Haswell kernels on an AMD EPYC), the step's norm is
+``einsum``'s SIMD order (``(u0^2 + u2^2) + u1^2``), ``F``'s means are numpy's pairwise sums, the round's client
+mean is summed row by row.  Those orders belong to the BLAS build and the CPU: they are not assumed.  Before a
+shape is used, a probe runs the compiled kernels and numpy's reference (``FEDCHECK_JIT=0``'s code:
+``LAD.residual`` and ``LAD.grad``, ``approx_prox``'s numpy loop, ``Loss.full_value``, the round's numpy
+functions) on random data of that shape, and the compiled path is taken only if every number agrees bit for bit
+(the orders above that do); otherwise (another BLAS, another order, ``p`` not 2 or 3, LAD's ``einsum`` kernel
+option, a subclass, any other loss or oracle) the callers run numpy as before.
 """
 from __future__ import annotations
 
@@ -60,17 +61,21 @@ else:
 def _resid(AT, bT, bi, j, i, x0, x1, x2, p, rorder):
     """``(A_i x)_j - b_ij`` in BLAS's order: ``dgemv_t``'s (``rorder`` 0: ``y = 0; y += fma(a2, x2, fma(a0, x0,
     a1 x1))``) or, when ``m = 1`` makes numpy's ``matmul`` a dot product, ``ddot``'s (1: ``fma(a2, x2, fma(a1,
-    x1, a0 x0))``)."""
+    x1, a0 x0))``; 2: the same without contraction, ``((0 + a0 x0) + a1 x1) + a2 x2``)."""
     if rorder == 0:
         if p == 3:
             y = 0.0 + _fma(AT[bi, 2, j, i], x2, _fma(AT[bi, 0, j, i], x0, AT[bi, 1, j, i] * x1))
         else:
             y = 0.0 + _fma(AT[bi, 0, j, i], x0, AT[bi, 1, j, i] * x1)
-    else:
-        y = _fma(AT[bi, 1, j, i], x1, AT[bi, 0, j, i] * x0)
+    elif rorder == 1:
         if p == 3:
-            y = _fma(AT[bi, 2, j, i], x2, y)
-        y = 0.0 + y
+            y = 0.0 + _fma(AT[bi, 2, j, i], x2, _fma(AT[bi, 1, j, i], x1, AT[bi, 0, j, i] * x0))
+        else:
+            y = 0.0 + _fma(AT[bi, 1, j, i], x1, AT[bi, 0, j, i] * x0)
+    elif p == 3:
+        y = ((0.0 + AT[bi, 0, j, i] * x0) + AT[bi, 1, j, i] * x1) + AT[bi, 2, j, i] * x2
+    else:
+        y = (0.0 + AT[bi, 0, j, i] * x0) + AT[bi, 1, j, i] * x1
     return y - bT[bi, j, i]
 
 
@@ -82,16 +87,26 @@ def _sign_over(r, inv):
 
 
 def _signs(AT, bT, bi, u, inv, p, rorder, S):
-    """``S[j, i] = sign((A_i u_i - b_i)_j) / m`` for every row ``i`` (``u`` is ``(p, n)``)."""
+    """``S[j, i] = sign((A_i u_i - b_i)_j) / m`` for every row ``i`` (``u`` is ``(p, n)``); one loop over the rows
+    per order, the order a constant in it (a branch inside the loop keeps LLVM from vectorizing it)."""
     m, n = S.shape
     for j in range(m):
-        for i in range(n):
-            S[j, i] = _sign_over(_resid(AT, bT, bi, j, i, u[0, i], u[1, i], u[2 % p, i], p, rorder), inv)
+        if rorder == 0:
+            for i in range(n):
+                S[j, i] = _sign_over(_resid(AT, bT, bi, j, i, u[0, i], u[1, i], u[2 % p, i], p, 0), inv)
+        elif rorder == 1:
+            for i in range(n):
+                S[j, i] = _sign_over(_resid(AT, bT, bi, j, i, u[0, i], u[1, i], u[2 % p, i], p, 1), inv)
+        else:
+            for i in range(n):
+                S[j, i] = _sign_over(_resid(AT, bT, bi, j, i, u[0, i], u[1, i], u[2 % p, i], p, 2), inv)
 
 
-def _subgrads(AT, bi, S, g):
-    """``g[k, i] = (S[:, i]^T A_i)_k`` in ``dgemv_n``'s order: 4 rows a block (``t + fma(a_j s_j, a_(j+1)
-    s_(j+1))`` twice), then one at a time (``fma``); without the final ``0 +`` (the caller adds it)."""
+def _subgrads(AT, bi, S, g, gorder):
+    """``g[k, i] = (S[:, i]^T A_i)_k`` in ``dgemv_n``'s order: 4 rows a block (``t + (a_j s_j + a_(j+1)
+    s_(j+1))`` twice), then one at a time (``t + a_j s_j``); without the final ``0 +`` (the caller adds it).
+    ``gorder`` 0: with FMA (``t + fma(a_j s_j, a_(j+1) s_(j+1))``, then ``fma(a_j, s_j, t)``: OpenBLAS's SkylakeX
+    kernels on an Intel CPU); 1: every product rounded (its Haswell kernels on an AMD EPYC)."""
     m, n = S.shape
     p = g.shape[0]
     for k in range(p):
@@ -99,14 +114,21 @@ def _subgrads(AT, bi, S, g):
             g[k, i] = 0.0
         j = 0
         while j + 4 <= m:
-            for i in range(n):
-                g[k, i] = g[k, i] + _fma(AT[bi, k, j, i], S[j, i], AT[bi, k, j + 1, i] * S[j + 1, i])
-            for i in range(n):
-                g[k, i] = g[k, i] + _fma(AT[bi, k, j + 2, i], S[j + 2, i], AT[bi, k, j + 3, i] * S[j + 3, i])
+            for q in range(j, j + 4, 2):
+                if gorder == 0:
+                    for i in range(n):
+                        g[k, i] = g[k, i] + _fma(AT[bi, k, q, i], S[q, i], AT[bi, k, q + 1, i] * S[q + 1, i])
+                else:
+                    for i in range(n):
+                        g[k, i] = g[k, i] + (AT[bi, k, q, i] * S[q, i] + AT[bi, k, q + 1, i] * S[q + 1, i])
             j += 4
         while j < m:
-            for i in range(n):
-                g[k, i] = _fma(AT[bi, k, j, i], S[j, i], g[k, i])
+            if gorder == 0:
+                for i in range(n):
+                    g[k, i] = _fma(AT[bi, k, j, i], S[j, i], g[k, i])
+            else:
+                for i in range(n):
+                    g[k, i] = g[k, i] + AT[bi, k, j, i] * S[j, i]
             j += 1
 
 
@@ -155,7 +177,7 @@ def _step2(u, v, w, g, om, a, f, r, c, act):
             w[k, i] = w[k, i] + c * (u[k, i] - w[k, i])
 
 
-def _lad_prox_loop(AT, bT, U, Ut, V, scale, T, R, Tmax, order, rorder, u, w, v, g, S):
+def _lad_prox_loop(AT, bT, U, Ut, V, scale, T, R, Tmax, order, rorder, gorder, u, w, v, g, S):
     """Every step of :func:`fedcheck.algorithms.mls.approx_prox` with ``oracle = LAD.grad``, in place on
     ``U, Ut``.  Per step ``t`` and row: ``G = (sign(A u - b) / m)^T A``; ``Uh = ((1 - a) u + a v) - G (a sc)``;
     ``Uh *= R / max(||Uh||, R)``; active rows ``u = Uh``; ``ut += (th [t <= T]) (u - ut)``.  Instance by
@@ -179,7 +201,7 @@ def _lad_prox_loop(AT, bT, U, Ut, V, scale, T, R, Tmax, order, rorder, u, w, v, 
             c = 2.0 * (tf + 1.0) / (tf * (tf + 3.0)) if act else 0.0
             if act:              # a frozen row's subgradient is not used
                 _signs(AT, bT, bi, u, inv, p, rorder, S)
-                _subgrads(AT, bi, S, g)
+                _subgrads(AT, bi, S, g, gorder)
             if p == 3:
                 _step3(u, v, w, g, om, a, f, r, c, act, order)
             else:
@@ -190,7 +212,7 @@ def _lad_prox_loop(AT, bT, U, Ut, V, scale, T, R, Tmax, order, rorder, u, w, v, 
                 Ut[bi, i, k] = w[k, i]
 
 
-def _dcs_loop(AT, bT, U, ex, w, e, R, Tk, Tmax, order, rorder, Uh, lam_sum, u, g, S):
+def _dcs_loop(AT, bT, U, ex, w, e, R, Tk, Tmax, order, rorder, gorder, Uh, lam_sum, u, g, S):
     """Every inner step of :func:`fedcheck.algorithms.sliding.dcs`'s communication sliding with ``oracle = LAD.grad``,
     in place on ``U``, ``Uh``, ``lam_sum`` (``(B, n, p)``, ``(B, n, p)``, ``(B,)``).  Per step ``t`` and row, as
     :func:`fedcheck.algorithms.sliding._numpy_inner`: ``beta = (t + 1) / 2``; ``H = (0 + (sign(A u - b) / m)^T A) / n``;
@@ -213,7 +235,7 @@ def _dcs_loop(AT, bT, U, ex, w, e, R, Tk, Tmax, order, rorder, Uh, lam_sum, u, g
             lam = (t + 1.0) * (1.0 if act else 0.0)
             if act:              # a frozen instance's step is not used (numpy computes and discards it)
                 _signs(AT, bT, bi, u, inv, p, rorder, S)
-                _subgrads(AT, bi, S, g)
+                _subgrads(AT, bi, S, g, gorder)
             for i in range(n):
                 if act:
                     z0 = (((ex[bi, i, 0] + eb * u[0, i]) - w[bi, i, 0]) - (0.0 + g[0, i]) / nf) / den
@@ -354,7 +376,7 @@ def _lad_F_loop(AT, bT, x, first, rorder, out, ra, acc, fi):
     return out
 
 
-def _lad_grad_loop(AT, bT, X, rorder, out, sq, u, g, S):
+def _lad_grad_loop(AT, bT, X, rorder, gorder, out, sq, u, g, S):
     """The probe's view of the pieces: ``out`` the subgradient ``(sign(A x - b) / m)^T A`` of every row of ``X``
     (``X``'s rows are ``u``'s columns), ``sq`` their squared norms in the norm orders 0 and 1."""
     B, p, m, n = AT.shape
@@ -364,7 +386,7 @@ def _lad_grad_loop(AT, bT, X, rorder, out, sq, u, g, S):
             for i in range(n):
                 u[k, i] = X[bi, i, k]
         _signs(AT, bT, bi, u, inv, p, rorder, S)
-        _subgrads(AT, bi, S, g)
+        _subgrads(AT, bi, S, g, gorder)
         for i in range(n):
             for k in range(p):
                 out[bi, i, k] = 0.0 + g[k, i]
@@ -483,9 +505,10 @@ def _probe_data(m, p, B=3, n=16):
 
 
 def _probe_orders(m: int, p: int):
-    """``(rorder, norder)``: the residual order with which every residual equals ``LAD.residual`` bit for bit
-    (at client points and at one point broadcast to the clients, as ``full_value`` evaluates), and the norm order
-    equal to ``einsum``'s, with the subgradients then equal to ``LAD.grad``'s; ``None`` if no order is."""
+    """``(rorder, norder, gorder)``: the residual order with which every residual equals ``LAD.residual`` bit for
+    bit (at client points and at one point broadcast to the clients, as ``full_value`` evaluates), the norm order
+    equal to ``einsum``'s, and the subgradient order with which the subgradients equal ``LAD.grad``'s; ``None`` if
+    no order is."""
     from fedcheck.problems.losses import LAD
     A, b, (AT, bT), rng = _probe_data(m, p)
     loss = LAD(A, b)
@@ -493,21 +516,22 @@ def _probe_orders(m: int, p: int):
     X = 3.0 * rng.standard_normal((B, n, p))
     Xb = np.broadcast_to(3.0 * rng.standard_normal((B, 1, p)), (B, n, p))
     out = np.empty((B, n, m))
-    rorder = None
-    for ro in (0, 1):
-        if all(np.array_equal(_lad_resid_c(AT, bT, np.ascontiguousarray(Y), ro, out), loss.residual(Y))
-               for Y in (X, Xb)):
-            rorder = ro
-            break
+    rorder = next((ro for ro in (0, 1, 2)
+                   if all(np.array_equal(_lad_resid_c(AT, bT, np.ascontiguousarray(Y), ro, out), loss.residual(Y))
+                          for Y in (X, Xb))), None)
     if rorder is None:
         return None
     G, sq = np.empty((B, n, p)), np.empty((B, n, 2))
-    _lad_grad_c(AT, bT, X, rorder, G, sq, np.empty((p, n)), np.empty((p, n)), np.empty((m, n)))
-    if not np.array_equal(G, loss.grad(X)):
+    ref = loss.grad(X)
+    for gorder in (0, 1):
+        _lad_grad_c(AT, bT, X, rorder, gorder, G, sq, np.empty((p, n)), np.empty((p, n)), np.empty((m, n)))
+        if np.array_equal(G, ref):
+            break
+    else:
         return None
     ein = np.einsum("bnp,bnp->bn", X, X)
     norder = next((o for o in (1, 0) if np.array_equal(sq[..., o], ein)), None)
-    return None if norder is None else (rorder, norder)
+    return None if norder is None else (rorder, norder, gorder)
 
 
 def _probe_setup(m: int, p: int):
@@ -538,7 +562,7 @@ def _probe_prox(m: int, p: int, reference):
     ref_U, ref_Ut = reference(loss.grad, U0.copy(), U0.copy(), V, scale[:, None, None], T, R[:, None, None],
                                       int(T.max()), False)
     U, Ut = U0.copy(), U0.copy()
-    _lad_prox_c(AT, bT, U, Ut, V, scale, T.astype(np.int64), R, int(T.max()), orders[1], orders[0],
+    _lad_prox_c(AT, bT, U, Ut, V, scale, T.astype(np.int64), R, int(T.max()), orders[1], orders[0], orders[2],
                 *_prox_scratch(n, m, p))
     return orders if np.array_equal(U, ref_U) and np.array_equal(Ut, ref_Ut) else None
 
@@ -579,7 +603,7 @@ def _probe_dcs(m: int, p: int, reference):
     R = np.array([2.0, 50.0, 4.0])[:B]
     ref = reference(loss.grad, x, ex, w, e[:, None, None], R, Tk, int(Tk.max()), n)
     U, Uh, ls = x.copy(), np.zeros_like(x), np.zeros(B)
-    _dcs_c(AT, bT, U, ex, w, e, R, Tk.astype(np.int64), int(Tk.max()), orders[1], orders[0], Uh, ls,
+    _dcs_c(AT, bT, U, ex, w, e, R, Tk.astype(np.int64), int(Tk.max()), orders[1], orders[0], orders[2], Uh, ls,
            np.empty((p, n)), np.empty((p, n)), np.empty((m, n)))
     same = all(np.array_equal(a, r) for a, r in zip((U, Uh, ls), (ref[0], ref[1], ref[2][:, 0, 0])))
     return orders if same else None
@@ -616,7 +640,7 @@ def lad_prox_steps(oracle, U, Ut, V, scale, T, R, Tmax, reference):
     Ut = np.ascontiguousarray(Ut, dtype=float)
     _lad_prox_c(AT, bT, U, Ut, np.ascontiguousarray(V, dtype=float), np.ascontiguousarray(scale, dtype=float),
                 np.ascontiguousarray(T, dtype=np.int64), np.ascontiguousarray(R, dtype=float), int(Tmax), orders[1],
-                orders[0], *_prox_scratch(n, m, p))
+                orders[0], orders[2], *_prox_scratch(n, m, p))
     return U, Ut
 
 
@@ -640,7 +664,7 @@ def dcs_inner(oracle, x, ex, w, e, R, Tk, Tmax, reference):
     Uh, lam_sum = np.zeros((B, n, p)), np.zeros(B)
     _dcs_c(AT, bT, U, np.ascontiguousarray(ex, dtype=float), np.ascontiguousarray(w, dtype=float),
            np.ascontiguousarray(np.reshape(e, B), dtype=float), np.ascontiguousarray(R, dtype=float),
-           np.ascontiguousarray(Tk, dtype=np.int64), int(Tmax), orders[1], orders[0], Uh, lam_sum,
+           np.ascontiguousarray(Tk, dtype=np.int64), int(Tmax), orders[1], orders[0], orders[2], Uh, lam_sum,
            np.empty((p, n)), np.empty((p, n)), np.empty((m, n)))
     return U, Uh, lam_sum[:, None, None]
 
