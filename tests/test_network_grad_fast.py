@@ -198,6 +198,32 @@ def test_compiled_mlp_gradient_is_the_numpy_path_bit_for_bit(hidden, K, xlead, d
         assert np.array_equal(loss.grad(X), fast)
 
 
+
+@pytest.mark.parametrize("m", [1091, 300, 9])
+def test_paired_first_layer_keeps_the_numpy_bits_where_used(m, monkeypatch):
+    """Two points sharing a data set make their first layer's products as one (``A [W W']``, ``A^T [D D']``) only
+    where a check of the shape finds the separate products' bits (Table 2's DNN: yes with OpenBLAS); the gradient
+    and the losses are the numpy path's bits either way; forced on where the check declines, the pair's products
+    sum in another order: equal within 1e-12 (relative to the largest entry)."""
+    if dense_jit._mlp_forward is None:
+        pytest.skip("numba off or no BLAS found: the numpy path runs")
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((2, m, 60))
+    y = rng.integers(0, 10, (2, m))
+    w = np.full((2, m), 1.0 / m)
+    loss = MLP(A, y, w, K=10, hidden=(20, 20), activation="relu")
+    X = 0.3 * rng.standard_normal((3, 2, loss.p))          # three points per data set: a pair and a lone point
+    offs = tuple(loss._params[kw][0] for kw, _ in loss.layers)
+    paired = dense_jit._pairs_keep_bits(m, loss.widths, offs)
+    assert paired or m < 1091                             # Table 2's size pairs (OpenBLAS)
+    ref = old_mlp_grad(loss, X)
+    assert np.array_equal(loss.grad(X), ref)
+    assert np.array_equal(loss.value(X), old_mlp_value(loss, X))
+    forced = dense_jit._mlp_grad(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs, None, True)
+    assert _rel(forced, ref) < 1e-12
+    if paired:
+        assert np.array_equal(forced, ref)
+
 def test_compiled_mlp_gradient_declines_where_numpy_calls_no_gemm():
     """A width or a row count of 1 (``np.matmul`` calls gemv or dot there), tanh (numpy's SIMD tanh), data that are
     not C-contiguous: ``None`` (the gradient and the value), and the loss runs the numpy path (the same values as

@@ -309,99 +309,173 @@ except Exception:  # pragma: no cover
     _dgemm = None
 
 
-def _mlp_forward_loop(A, X2, Hs, Z, order, didx, xidx, offs, widths):
-    """Per client ``n`` (in ``order``): ``H_{j+1} = relu(H_j W_j + b_j)`` into ``Hs[j][n]`` (``H_0`` the client's
-    data), the logits' products ``H_{L-1} W_{L-1}`` plus the last bias, shifted by their row maxima, into
-    ``Z[n]``; ``offs[j]`` the offset of ``W_j`` in a point (``b_j`` after it)."""
+def _groups(order, didx, paired, t):
+    """How many points from position ``t`` of ``order`` go together: 2 when ``paired`` and the next point shares
+    this one's data set, else 1."""
+    n = order[t]
+    return 2 if (paired and t + 1 < order.size and didx[order[t + 1]] == didx[n]) else 1
+
+
+def _mlp_forward_loop(Af, X2, Hf, H0, Zf, order, didx, xidx, offs, widths, paired, Wst):
+    """Per client ``n`` (in ``order``): ``H_{j+1} = relu(H_j W_j + b_j)`` (``H_0`` the client's data), the logits'
+    products ``H_{L-1} W_{L-1}`` plus the last bias, shifted by their row maxima, into ``Zf``; ``offs[j]`` the
+    offset of ``W_j`` in a point (``b_j`` after it).  Flat arrays: ``Af`` the data, ``Hf[j]`` the hidden layer
+    ``j + 1`` (``j >= 1``), ``Zf`` the logits, each ``(N, m, width)`` in C order.  The first hidden layer ``H0``:
+    the points at positions ``t, t + 1`` of ``order`` sharing a data set (``paired``) make one product
+    ``A [W W']`` into ``(m, 2 h)`` rows at ``t m h`` (``Wst`` the two weights side by side), a lone point ``A W``
+    into ``(m, h)`` rows there; the next layer reads its point's half through the leading dimension."""
     L = widths.size - 1
-    m = Z.shape[1]
+    k0, h1 = widths[0], widths[1]
+    m = Zf.size // (order.size * widths[L])
     hmax = 0
     for j in range(L + 1):
         hmax = max(hmax, widths[j])
-    bb = np.empty(hmax)             # the layer's bias, copied out of the point: a local array the loops vectorize
-    for t in range(order.size):     # over (a load from the point may alias the store to ``dst``)
+    bb = np.empty(2 * hmax)         # the layer's bias, copied out of the point: a local array the loops vectorize
+    t = 0                           # over (a load from the point may alias the store to ``dst``)
+    while t < order.size:
+        g = _groups(order, didx, paired, t)
         n = order[t]
-        x = X2[xidx[n]]
-        for j in range(L):
-            k, h, o = widths[j], widths[j + 1], offs[j]
-            src = A[didx[n]] if j == 0 else Hs[j - 1][n]
-            dst = Z[n] if j == L - 1 else Hs[j][n]
-            _dgemm(_ROW, _NOTRANS, _NOTRANS, m, h, k, 1.0, src.ctypes, k, x[o:].ctypes, h, 0.0, dst.ctypes, h)
-            ob = o + k * h
-            for c in range(h):
-                bb[c] = x[ob + c]
-            if j < L - 1:
-                for r in range(m):
-                    for c in range(h):
-                        z = dst[r, c] + bb[c]
-                        dst[r, c] = z if (z >= 0.0 or z != z) else 0.0
-            else:
-                for r in range(m):
-                    top = -np.inf
-                    for c in range(h):
-                        z = dst[r, c] + bb[c]
-                        dst[r, c] = z
-                        if z > top:
-                            top = z
-                    if top == -np.inf:
-                        top = dst[r, 0]
-                    for c in range(h):
-                        dst[r, c] = dst[r, c] - top
-    return Z
+        ld = g * h1
+        base = t * m * h1
+        for q in range(g):
+            x = X2[xidx[order[t + q]]]
+            ob = offs[0] + k0 * h1
+            for c in range(h1):
+                bb[q * h1 + c] = x[ob + c]
+        aptr = Af[didx[n] * m * k0:].ctypes
+        if g == 1:
+            _dgemm(_ROW, _NOTRANS, _NOTRANS, m, h1, k0, 1.0, aptr, k0, X2[xidx[n]][offs[0]:].ctypes, h1, 0.0,
+                   H0[base:].ctypes, h1)
+        else:
+            for q in range(2):
+                x = X2[xidx[order[t + q]]]
+                for k in range(k0):
+                    for c in range(h1):
+                        Wst[k * ld + q * h1 + c] = x[offs[0] + k * h1 + c]
+            _dgemm(_ROW, _NOTRANS, _NOTRANS, m, ld, k0, 1.0, aptr, k0, Wst.ctypes, ld, 0.0, H0[base:].ctypes, ld)
+        for r in range(m):
+            for c in range(ld):
+                z = H0[base + r * ld + c] + bb[c]
+                H0[base + r * ld + c] = z if (z >= 0.0 or z != z) else 0.0
+        for q in range(g):
+            n = order[t + q]
+            x = X2[xidx[n]]
+            for j in range(1, L):
+                k, h, o = widths[j], widths[j + 1], offs[j]
+                if j == 1:
+                    src, so, lda = H0, base + q * h1, ld
+                else:
+                    src, so, lda = Hf[j - 1], n * m * k, k
+                dst = Zf if j == L - 1 else Hf[j]
+                do = n * m * h
+                _dgemm(_ROW, _NOTRANS, _NOTRANS, m, h, k, 1.0, src[so:].ctypes, lda, x[o:].ctypes, h, 0.0,
+                       dst[do:].ctypes, h)
+                ob = o + k * h
+                for c in range(h):
+                    bb[c] = x[ob + c]
+                if j < L - 1:
+                    for r in range(m):
+                        for c in range(h):
+                            z = dst[do + r * h + c] + bb[c]
+                            dst[do + r * h + c] = z if (z >= 0.0 or z != z) else 0.0
+                else:
+                    for r in range(m):
+                        ro = do + r * h
+                        top = -np.inf
+                        for c in range(h):
+                            z = dst[ro + c] + bb[c]
+                            dst[ro + c] = z
+                            if z > top:
+                                top = z
+                        if top == -np.inf:
+                            top = dst[ro]
+                        for c in range(h):
+                            dst[ro + c] = dst[ro + c] - top
+        t += g
+    return Zf
 
 
-def _mlp_backward_loop(A, X2, Hs, Z, onehot, w, order, didx, xidx, offs, widths, G2, buf0, buf1):
-    """Per client ``n``: ``delta = (softmax - onehot) * w`` in place in ``Z[n]`` (``Z`` holds the softmax), then
+def _mlp_backward_loop(Af, X2, Hf, H0, Zf, onehot, w, order, didx, xidx, offs, widths, paired, G2, buf0, buf1,
+                       Dst, Gst):
+    """Per client ``n``: ``delta = (softmax - onehot) * w`` in place in ``Zf`` (which holds the softmax), then
     for each layer from the last ``G[W_j] = H_j^T delta``, ``G[b_j] = delta.sum(0)`` (rows in order from 0.0),
-    ``delta <- (delta W_j^T) * (H_j > 0)`` (the products as ``np.matmul`` of the transposed views makes them)."""
+    ``delta <- (delta W_j^T) * (H_j > 0)`` (the products as ``np.matmul`` of the transposed views makes them).  The
+    first hidden layer's delta goes into ``Dst`` in :func:`_mlp_forward_loop`'s layout of ``H0`` (a pair's two
+    deltas side by side), and the pair's first-layer gradients are one product ``A^T [D D']`` (into ``Gst``)."""
     L = widths.size - 1
-    m = Z.shape[1]
     K = widths[L]
+    k0, h1 = widths[0], widths[1]
+    m = Zf.size // (order.size * K)
     hmax = 0
     for j in range(L + 1):
         hmax = max(hmax, widths[j])
     acc = np.zeros(hmax)
-    for t in range(order.size):
-        n = order[t]
-        x = X2[xidx[n]]
-        g = G2[n]
-        dn = didx[n]
-        D = Z[n]
-        acc[:K] = 0.0
-        for r in range(m):
-            wr = w[dn, r]
-            for c in range(K):
-                v = (D[r, c] - onehot[dn, r, c]) * wr
-                D[r, c] = v
-                acc[c] += v
-        o = offs[L - 1] + widths[L - 1] * K
-        for c in range(K):
-            g[o + c] = acc[c]
-        dptr = D.ctypes
-        for j in range(L - 1, -1, -1):
-            k, h, o = widths[j], widths[j + 1], offs[j]
-            src = A[dn] if j == 0 else Hs[j - 1][n]
-            _dgemm(_ROW, _TRANS, _NOTRANS, k, h, m, 1.0, src.ctypes, k, dptr, h, 0.0, g[o:].ctypes, h)
-            if j == 0:
-                break
-            back = (buf0 if (L - 1 - j) % 2 == 0 else buf1)[:m * k].reshape((m, k))
-            _dgemm(_ROW, _NOTRANS, _TRANS, m, k, h, 1.0, dptr, h, x[o:].ctypes, h, 0.0, back.ctypes, k)
-            Hp = Hs[j - 1][n]
-            acc[:k] = 0.0
+    t = 0
+    while t < order.size:
+        g = _groups(order, didx, paired, t)
+        ld = g * h1
+        base = t * m * h1
+        dn = didx[order[t]]
+        for q in range(g):
+            n = order[t + q]
+            x = X2[xidx[n]]
+            gq = G2[n]
+            zo = n * m * K
+            acc[:K] = 0.0
             for r in range(m):
-                for c in range(k):
-                    v = back[r, c] * (1.0 if Hp[r, c] > 0.0 else 0.0)
-                    back[r, c] = v
+                wr = w[dn, r]
+                for c in range(K):
+                    v = (Zf[zo + r * K + c] - onehot[dn, r, c]) * wr
+                    Zf[zo + r * K + c] = v
                     acc[c] += v
-            ob = offs[j - 1] + widths[j - 1] * k
-            for c in range(k):
-                g[ob + c] = acc[c]
-            dptr = back.ctypes
+            o = offs[L - 1] + widths[L - 1] * K
+            for c in range(K):
+                gq[o + c] = acc[c]
+            dsrc, dof = Zf, zo
+            for j in range(L - 1, 0, -1):
+                k, h, o = widths[j], widths[j + 1], offs[j]
+                if j == 1:
+                    src, so, lda = H0, base + q * h1, ld
+                else:
+                    src, so, lda = Hf[j - 1], n * m * k, k
+                _dgemm(_ROW, _TRANS, _NOTRANS, k, h, m, 1.0, src[so:].ctypes, lda, dsrc[dof:].ctypes, h, 0.0,
+                       gq[o:].ctypes, h)
+                if j == 1:
+                    back, bo, ldb = Dst, q * h1, ld
+                else:
+                    back, bo, ldb = (buf0 if (L - 1 - j) % 2 == 0 else buf1), 0, k
+                _dgemm(_ROW, _NOTRANS, _TRANS, m, k, h, 1.0, dsrc[dof:].ctypes, h, x[o:].ctypes, h, 0.0,
+                       back[bo:].ctypes, ldb)
+                acc[:k] = 0.0
+                for r in range(m):
+                    for c in range(k):
+                        v = back[bo + r * ldb + c] * (1.0 if src[so + r * lda + c] > 0.0 else 0.0)
+                        back[bo + r * ldb + c] = v
+                        acc[c] += v
+                ob = offs[j - 1] + widths[j - 1] * k
+                for c in range(k):
+                    gq[ob + c] = acc[c]
+                dsrc, dof = back, bo
+        aptr = Af[dn * m * k0:].ctypes
+        if g == 1:
+            _dgemm(_ROW, _TRANS, _NOTRANS, k0, h1, m, 1.0, aptr, k0, Dst.ctypes, h1, 0.0,
+                   G2[order[t]][offs[0]:].ctypes, h1)
+        else:
+            _dgemm(_ROW, _TRANS, _NOTRANS, k0, ld, m, 1.0, aptr, k0, Dst.ctypes, ld, 0.0, Gst.ctypes, ld)
+            for q in range(2):
+                gq = G2[order[t + q]]
+                for k in range(k0):
+                    for c in range(h1):
+                        gq[offs[0] + k * h1 + c] = Gst[k * ld + q * h1 + c]
+        t += g
     return G2
 
 
-_mlp_forward, _mlp_backward = (_jit(f) for f in (_mlp_forward_loop, _mlp_backward_loop)) if _dgemm is not None \
-    else (None, None)
+if _dgemm is not None:
+    _groups = _jit(_groups)
+    _mlp_forward, _mlp_backward = (_jit(f) for f in (_mlp_forward_loop, _mlp_backward_loop))
+else:
+    _mlp_forward = _mlp_backward = None
 
 
 def _gemm_loop(a, b, c, ta, tb):
@@ -436,9 +510,11 @@ def _blas_is_numpys() -> bool:
     return _CHECKED[0]
 
 
-def _mlp_log_softmax(A, X, onehot, w, widths, offs, activation, scratch):
+def _mlp_log_softmax(A, X, onehot, w, widths, offs, activation, scratch, paired=None):
     """The compiled forward pass and numpy's log-softmax at the points ``X`` (:func:`mlp_grad`'s arguments): the
-    state ``(lead, Z, ...)`` with ``Z`` ``(N, m, K)`` the log-softmax (the numpy path's bits), or ``None``."""
+    state ``(lead, Z, ...)`` with ``Z`` ``(N, m, K)`` the log-softmax (the numpy path's bits), or ``None``.
+    ``paired``: the first layer's products of two points sharing a data set as one (``None``: where
+    :func:`_pairs_keep_bits` finds it gives the separate products' bits)."""
     if _mlp_forward is None or activation != "relu" or not _ok(A, onehot, w) or X.dtype != np.float64 or X.ndim < 1:
         return None
     if not _blas_is_numpys():
@@ -461,26 +537,81 @@ def _mlp_log_softmax(A, X, onehot, w, widths, offs, activation, scratch):
         b = get(key, shape)
         return np.empty(shape) if b is None else b
     N = int(np.prod(lead, dtype=np.int64))
-    if N == 0 or len(widths) < 2:
+    if N == 0 or len(widths) < 3:
         return None
     wd = np.asarray(widths, dtype=np.int64)
     of = np.asarray(offs, dtype=np.int64)
     X2 = np.ascontiguousarray(X).reshape(-1, p)
     didx, xidx = lead_index(lead, dlead), lead_index(lead, xlead)
     order = np.argsort(didx, kind="stable")           # the clients sharing a data set one after the other
-    Hs = tuple(buf(("mlp_h", j), (N, m, int(h))) for j, h in enumerate(widths[1:-1]))
-    if not Hs:
-        return None
+    if paired is None:
+        paired = N > 1 and _pairs_keep_bits(m, tuple(widths), tuple(offs))
+    Hf = tuple(buf(("mlp_h", j), (N * m * int(h),)) for j, h in enumerate(widths[1:-1]))
     Z = buf("mlp_z", (N, m, K))
+    Wst = buf("mlp_wst", (2 * widths[0] * widths[1],))
     A3, oh3, w2 = A.reshape(-1, m, widths[0]), onehot.reshape(-1, m, K), w.reshape(-1, m)
-    _mlp_forward(A3, X2, Hs, Z, order, didx, xidx, of, wd)
+    Af = A3.reshape(-1)
+    _mlp_forward(Af, X2, Hf, Hf[0], Z.reshape(-1), order, didx, xidx, of, wd, bool(paired), Wst)
     E = buf("exp", Z.shape)                            # the log-softmax: numpy's exp and log, as the numpy path
     np.exp(Z, out=E)
     Z2 = Z.reshape(-1, K)
     S = _row_sums(E.reshape(-1, K), np.empty(Z2.shape[0]))
     np.log(S, out=S)
     _sub_rows(Z2, S)
-    return lead, Z, E, A3, X2, Hs, oh3, w2, order, didx, xidx, of, wd
+    return lead, Z, E, Af, X2, Hf, oh3, w2, order, didx, xidx, of, wd, bool(paired), buf
+
+
+_PAIRS: dict = {}
+_PAIR_MIN_ROWS = 64         # below this the first layer's products are cheap: kept separate, no check
+
+
+def _pairs_keep_bits(m: int, widths: tuple, offs: tuple) -> bool:
+    """Once per shape: the first layer's products of two points sharing a data set made as one (``A [W W']``,
+    ``A^T [D D']``, the next layer reading its half through the leading dimension) give the separate products'
+    bits -- the gradient and the logits equal with and without, on four random draws -- so the numpy path's bits.
+    OpenBLAS's blocking depends on the shape: at Table 2's ``m = 1,091`` (and 45, 64) the stacked products' bits
+    are the separate ones', at ``m = 300`` or ``9`` not (there the products stay separate)."""
+    key = (m, widths)
+    ok = _PAIRS.get(key)
+    if ok is None:
+        ok = m >= _PAIR_MIN_ROWS
+        rng = np.random.default_rng(0)
+        K, p = widths[-1], offs[-1] + (widths[-2] + 1) * widths[-1]
+        for _ in range(4 if ok else 0):
+            A = rng.standard_normal((1, m, widths[0]))
+            onehot = np.eye(K)[rng.integers(0, K, (1, m))]
+            w = rng.random((1, m))
+            X = 0.3 * rng.standard_normal((2, 1, p))
+            try:
+                g = [_mlp_grad(A, X, onehot, w, widths, offs, None, pair) for pair in (False, True)]
+                v = [_mlp_log_softmax(A, X, onehot, w, widths, offs, "relu", None, pair) for pair in (False, True)]
+                ok = (g[0] is not None and g[1] is not None and np.array_equal(g[0], g[1])
+                      and v[0] is not None and v[1] is not None and np.array_equal(v[0][1], v[1][1]))
+            except Exception:  # pragma: no cover
+                ok = False
+            if not ok:
+                break
+        if len(_PAIRS) > 64:
+            _PAIRS.clear()
+        _PAIRS[key] = ok
+    return ok
+
+
+def _mlp_grad(A, X, onehot, w, widths, offs, scratch, paired=None):
+    st = _mlp_log_softmax(A, X, onehot, w, widths, offs, "relu", scratch, paired)
+    if st is None:
+        return None
+    lead, Z, _, Af, X2, Hf, oh3, w2, order, didx, xidx, of, wd, paired, buf = st
+    np.exp(Z, out=Z)
+    N, m, _ = Z.shape
+    p = X2.shape[-1]
+    G = np.empty(lead + (p,))
+    hmax = int(max(widths))
+    k0, h1 = widths[0], widths[1]
+    _mlp_backward(Af, X2, Hf, Hf[0], Z.reshape(-1), oh3, w2, order, didx, xidx, of, wd, paired, G.reshape(N, p),
+                  buf("mlp_b0", (m * hmax,)), buf("mlp_b1", (m * hmax,)), buf("mlp_dst", (2 * m * h1,)),
+                  buf("mlp_gst", (2 * k0 * h1,)))
+    return G
 
 
 def mlp_grad(A: np.ndarray, X: np.ndarray, onehot: np.ndarray, w: np.ndarray, widths: tuple, offs: tuple,
@@ -491,18 +622,9 @@ def mlp_grad(A: np.ndarray, X: np.ndarray, onehot: np.ndarray, w: np.ndarray, wi
     together): the numpy path's operations in its order, so its bits.  ``scratch(key, shape)`` gives reused
     arrays (or ``None``).  ``None`` when it does not apply (numba off, no BLAS found, layouts, ``activation`` not
     ``"relu"``: numpy's SIMD ``tanh`` is not libm's)."""
-    st = _mlp_log_softmax(A, X, onehot, w, widths, offs, activation, scratch)
-    if st is None:
+    if activation != "relu":
         return None
-    lead, Z, _, A3, X2, Hs, oh3, w2, order, didx, xidx, of, wd = st
-    np.exp(Z, out=Z)
-    N, m, _ = Z.shape
-    p = X2.shape[-1]
-    G = np.empty(lead + (p,))
-    hmax = int(max(widths))
-    _mlp_backward(A3, X2, Hs, Z, oh3, w2, order, didx, xidx, of, wd, G.reshape(N, p), np.empty(m * hmax),
-                  np.empty(m * hmax))
-    return G
+    return _mlp_grad(A, X, onehot, w, widths, offs, scratch)
 
 
 def mlp_value(A: np.ndarray, X: np.ndarray, onehot: np.ndarray, w: np.ndarray, widths: tuple, offs: tuple,
