@@ -8,6 +8,13 @@ from fedcheck.problems import dense_jit, networks
 from fedcheck.problems.networks import CNN, MLP, log_softmax
 
 
+@pytest.fixture(autouse=True)
+def _blas_products(monkeypatch):
+    """The tests below compare bits: the compiled gradient with numpy's BLAS (``dense_jit.VECTOR`` off); the
+    vector products (other sums' orders, within a stated tolerance) are tested on their own at the end."""
+    monkeypatch.setattr(dense_jit, "VECTOR", False)
+
+
 def _old_dense_forward(loss, X, H, layers, act, cache):
     for j, (kw, kb) in enumerate(layers):
         Z = np.matmul(H, loss._tensor(X, kw))
@@ -411,3 +418,91 @@ def test_mlp_without_numba_runs_the_numpy_path():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+# -------------------------------------------------------------------------------- the products in vectors
+VECTOR_TOL = 1e-12          # dense_jit.VECTOR: relative to the largest entry (observed <= 3e-15)
+
+
+def _vector_path(monkeypatch):
+    if dense_jit._mlp_forward_vec is None:
+        pytest.skip("numba off: the numpy path runs")
+    monkeypatch.setattr(dense_jit, "VECTOR", True)
+
+
+@pytest.mark.parametrize("hidden", [(6, 5), (7,), (5, 4, 3), (20, 20), (24, 9)])
+@pytest.mark.parametrize("K", [4, 10, 19])
+@pytest.mark.parametrize("xlead,dlead", [((2, 3), (3,)), ((3,), (3,)), ((2, 4, 3), (2, 1, 3)), ((1, 3), (2, 3)),
+                                         ((3, 2), (2,))])
+def test_vector_products_equal_the_numpy_path_within_tolerance(hidden, K, xlead, dlead, monkeypatch):
+    """The gradient and the losses with the products in vectors (``dense_jit.VECTOR``: FMA chains in another order
+    than BLAS's, the bias and ReLU in the products' epilogue, two points of a data set stacked in the first layer,
+    a pair and a lone point when three share one) against the former implementation: within 1e-12 of the largest
+    entry, on random networks, broadcasting either way, called twice (the padded scratch arrays reused)."""
+    _vector_path(monkeypatch)
+    rng = np.random.default_rng(21)
+    m = 130 if K == 10 else 9
+    A = rng.standard_normal(dlead + (m, 7))
+    y = rng.integers(0, K, dlead + (m,))
+    w = np.full(dlead + (m,), 1.0 / (m - 2))
+    w[..., -2:] = 0.0
+    loss = MLP(A, y, w, K=K, hidden=hidden, activation="relu")
+    offs = tuple(loss._params[kw][0] for kw, _ in loss.layers)
+    for scale in (0.7, 3.0):
+        X = scale * rng.standard_normal(xlead + (loss.p,))
+        fast = dense_jit.mlp_grad(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs)
+        assert fast is not None
+        assert _rel(fast, old_mlp_grad(loss, X)) < VECTOR_TOL
+        assert np.array_equal(loss.grad(X), fast)
+        v = dense_jit.mlp_value(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs)
+        assert _rel(v, old_mlp_value(loss, X)) < VECTOR_TOL
+        assert np.array_equal(loss.value(X), v)
+
+
+def test_vector_products_at_table2_size_and_beyond_their_widths(monkeypatch):
+    """Table 2's DNN (60-20-20-10, 1,091 rows, three points per data set): within the tolerance, paired or not;
+    a width past 48 (the vectors' registers): the BLAS path, the numpy path's bits."""
+    _vector_path(monkeypatch)
+    rng = np.random.default_rng(22)
+    A = rng.standard_normal((2, 1091, 60))
+    y = rng.integers(0, 10, (2, 1091))
+    w = np.full((2, 1091), 1.0 / 1091)
+    loss = MLP(A, y, w, K=10, hidden=(20, 20), activation="relu")
+    X = 0.3 * rng.standard_normal((3, 2, loss.p))
+    offs = tuple(loss._params[kw][0] for kw, _ in loss.layers)
+    ref = old_mlp_grad(loss, X)
+    assert _rel(loss.grad(X), ref) < VECTOR_TOL
+    alone = dense_jit._mlp_grad(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs, None, False)
+    assert _rel(alone, ref) < VECTOR_TOL
+    assert _rel(loss.value(X), old_mlp_value(loss, X)) < VECTOR_TOL
+    wide = MLP(A[:, :40], y[:, :40], w[:, :40], K=10, hidden=(50,), activation="relu")
+    Xw = 0.3 * rng.standard_normal((2, 2, wide.p))
+    if dense_jit._mlp_forward is not None:
+        assert np.array_equal(wide.grad(Xw), old_mlp_grad(wide, Xw))
+
+
+def test_fedfw_on_an_mlp_with_vector_products_follows_the_numpy_run(monkeypatch):
+    """``fedfw_variant`` on an MLP, 6 rounds: the vector products' iterates within 1e-10 of the numpy path's (the
+    rounding differences of a non-convex network, carried through the rounds)."""
+    from fedcheck.algorithms import ProblemBatch, fedfw_variant
+    from fedcheck.problems import L2Ball
+    rng = np.random.default_rng(23)
+    A, y, w = _data(rng, lead=(3,), m=12, d=7, K=10)
+    loss = MLP(A, y, w, K=10, hidden=(6, 5), activation="relu")
+    G, T = 2, 6
+    S = L2Ball(10.0, loss.p)
+    X0 = np.broadcast_to(S.project(0.3 * rng.standard_normal(loss.p)), (G, 3, loss.p)).copy()
+    tt = np.arange(1, T + 1, dtype=float)[:, None]
+    eta = np.broadcast_to(2.0 / (tt + 1), (T, G)).copy()
+    lam = np.array([0.1, 1.0])[None, :] * np.sqrt(tt + 1)
+    prob = ProblemBatch(loss=loss, set=S, B=G, n=3, p=loss.p, X0=X0)
+
+    def run():
+        tr = fedfw_variant(prob, eta, lam, T, grid=np.array([T + 1]), recorder=lambda k, X, xb: {})
+        return tr.final["X"], tr.final["xbar"]
+    with monkeypatch.context() as mp:
+        _vector_path(mp)
+        fast = run()
+    _numpy_path(monkeypatch)
+    slow = run()
+    assert _rel(fast[0], slow[0]) < 1e-10 and _rel(fast[1], slow[1]) < 1e-10

@@ -478,6 +478,334 @@ else:
     _mlp_forward = _mlp_backward = None
 
 
+# ----------------------------------------------------------------------------------------------------------
+# The MLP's products in AVX-512 vectors (LLVM IR from numba intrinsics), no BLAS: OpenBLAS runs its Haswell
+# (256-bit) kernels on this machine and packs both operands at every call; here a block of R rows of the output
+# keeps its accumulators in registers, the weights (a few KB) stay in L1 and the data rows are read in place.
+_V = 8                      # doubles per vector
+_R = 4                      # output rows per block of the row-major products
+_NVMAX = 6                  # vectors per output row at most (48 columns)
+_EPI_BIAS, _EPI_RELU, _EPI_NONE = 0, 1, 2
+
+
+def _pad8(h):
+    return (h + _V - 1) // _V * _V
+
+
+def _vec_codegen(kind, nv):
+    def codegen(context, builder, sig, args):
+        from llvmlite import ir
+        from numba.core import cgutils
+        b = builder
+        vec = ir.VectorType(ir.DoubleType(), _V)
+        i64 = ir.IntType(64)
+        dbl = ir.DoubleType().as_pointer()
+
+        def c(v):
+            return ir.Constant(i64, v)
+
+        def data(i):
+            return cgutils.create_struct_proxy(sig.args[i])(context, b, value=args[i]).data
+
+        fma = cgutils.get_or_insert_function(b.module, ir.FunctionType(vec, [vec, vec, vec]), f"llvm.fma.v{_V}f64")
+        zero = ir.Constant(vec, None)
+        undef = ir.Constant(vec, ir.Undefined)
+        splat_mask = ir.Constant(ir.VectorType(ir.IntType(32), _V), [0] * _V)
+
+        def vload(p, i):
+            return b.load(b.bitcast(b.gep(p, [i]), vec.as_pointer()), align=8)
+
+        def vstore(v, p, i):
+            b.store(v, b.bitcast(b.gep(p, [i]), vec.as_pointer()), align=8)
+
+        def splat(x):
+            return b.shuffle_vector(b.insert_element(undef, x, ir.Constant(ir.IntType(32), 0)), undef, splat_mask)
+
+        if kind == "nn":
+            # out[ooff + r ldo + :nv*8] = epi(sum_kk A[aoff + r lda + kk] B[kk, :] (+ bias)), r < m
+            Ap, aoff, lda, k, Bp, Bb, Op, ooff, ldo, m, epi = (data(0), args[1], args[2], args[3], data(4), data(5),
+                                                                data(6), args[7], args[8], args[9], args[10])
+            add_bias = b.icmp_signed("!=", epi, c(_EPI_NONE))
+            relu = b.icmp_signed("==", epi, c(_EPI_RELU))
+            ncols = c(nv * _V)
+
+            def block(r, RR):
+                acc = [[cgutils.alloca_once(b, vec) for _ in range(nv)] for _ in range(RR)]
+                for q in range(RR):
+                    for v in range(nv):
+                        b.store(zero, acc[q][v])
+                rowp = [b.gep(Ap, [b.add(aoff, b.mul(b.add(r, c(q)), lda))]) for q in range(RR)]
+                with cgutils.for_range(b, k) as lp:
+                    kk = lp.index
+                    wv = [vload(Bp, b.add(b.mul(kk, ncols), c(v * _V))) for v in range(nv)]
+                    for q in range(RR):
+                        a = splat(b.load(b.gep(rowp[q], [kk]), align=8))
+                        for v in range(nv):
+                            b.store(b.call(fma, [a, wv[v], b.load(acc[q][v])]), acc[q][v])
+                for q in range(RR):
+                    for v in range(nv):
+                        z = b.load(acc[q][v])
+                        z = b.select(add_bias, b.fadd(z, vload(Bb, c(v * _V))), z)
+                        keep = b.or_(b.fcmp_ordered(">=", z, zero), b.fcmp_unordered("uno", z, z))
+                        z = b.select(relu, b.select(keep, z, zero), z)
+                        vstore(z, Op, b.add(ooff, b.add(b.mul(b.add(r, c(q)), ldo), c(v * _V))))
+            nb = b.sdiv(m, c(_R))
+            with cgutils.for_range(b, nb) as lp:
+                block(b.mul(lp.index, c(_R)), _R)
+            with cgutils.for_range(b, b.sub(m, b.mul(nb, c(_R)))) as lp:
+                block(b.add(b.mul(nb, c(_R)), lp.index), 1)
+        else:
+            # out[kk, :nv*8] = sum_r H[hoff + r ldh + kk] D[doff + r ldd + :nv*8], kk < k (rows in order from 0)
+            Hp, hoff, ldh, k, Dp, doff, ldd, m, Op = (data(0), args[1], args[2], args[3], data(4), args[5], args[6],
+                                                      args[7], data(8))
+            ncols = c(nv * _V)
+            RK = max(1, min(6, 24 // nv))
+
+            def block(kk0, RR):
+                acc = [[cgutils.alloca_once(b, vec) for _ in range(nv)] for _ in range(RR)]
+                for q in range(RR):
+                    for v in range(nv):
+                        b.store(zero, acc[q][v])
+                with cgutils.for_range(b, m) as lp:
+                    r = lp.index
+                    dv = [vload(Dp, b.add(doff, b.add(b.mul(r, ldd), c(v * _V)))) for v in range(nv)]
+                    hrow = b.gep(Hp, [b.add(b.add(hoff, b.mul(r, ldh)), kk0)])
+                    for q in range(RR):
+                        a = splat(b.load(b.gep(hrow, [c(q)]), align=8))
+                        for v in range(nv):
+                            b.store(b.call(fma, [a, dv[v], b.load(acc[q][v])]), acc[q][v])
+                for q in range(RR):
+                    for v in range(nv):
+                        vstore(b.load(acc[q][v]), Op, b.add(b.mul(b.add(kk0, c(q)), ncols), c(v * _V)))
+            nb = b.sdiv(k, c(RK))
+            with cgutils.for_range(b, nb) as lp:
+                block(b.mul(lp.index, c(RK)), RK)
+            with cgutils.for_range(b, b.sub(k, b.mul(nb, c(RK)))) as lp:
+                block(b.add(b.mul(nb, c(RK)), lp.index), 1)
+        return context.get_dummy_value()
+    return codegen
+
+
+def _vec_typing(kind, nv):
+    if kind == "nn":
+        def typing(typingctx, A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi):
+            from numba import types
+            return types.void(A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi), _vec_codegen(kind, nv)
+    else:
+        def typing(typingctx, H, hoff, ldh, k, D, doff, ldd, m, out):
+            from numba import types
+            return types.void(H, hoff, ldh, k, D, doff, ldd, m, out), _vec_codegen(kind, nv)
+    return typing
+
+
+def _vnn_loop(nv, A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi):
+    """``out[ooff + r ldo + c] = epi(sum_kk A[aoff + r lda + kk] B[kk, c] + bias[c])`` for ``r < m``, ``c < 8 nv``
+    (``B`` ``(k, 8 nv)`` C order; ``epi``: the bias, the bias and ReLU, or neither), each sum a chain of FMAs
+    over ``kk`` in order from 0."""
+    if nv == 1:
+        _nn1(A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi)
+    elif nv == 2:
+        _nn2(A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi)
+    elif nv == 3:
+        _nn3(A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi)
+    elif nv == 4:
+        _nn4(A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi)
+    elif nv == 5:
+        _nn5(A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi)
+    else:
+        _nn6(A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi)
+
+
+def _vtn_loop(nv, H, hoff, ldh, k, D, doff, ldd, m, out):
+    """``out[kk, c] = sum_r H[hoff + r ldh + kk] D[doff + r ldd + c]`` for ``kk < k``, ``c < 8 nv`` (``out``
+    ``(k, 8 nv)`` C order), each sum a chain of FMAs over the rows in order from 0."""
+    if nv == 1:
+        _tn1(H, hoff, ldh, k, D, doff, ldd, m, out)
+    elif nv == 2:
+        _tn2(H, hoff, ldh, k, D, doff, ldd, m, out)
+    elif nv == 3:
+        _tn3(H, hoff, ldh, k, D, doff, ldd, m, out)
+    elif nv == 4:
+        _tn4(H, hoff, ldh, k, D, doff, ldd, m, out)
+    elif nv == 5:
+        _tn5(H, hoff, ldh, k, D, doff, ldd, m, out)
+    else:
+        _tn6(H, hoff, ldh, k, D, doff, ldd, m, out)
+
+
+if COMPILED:
+    from numba.extending import intrinsic as _intrinsic
+    _nn1, _nn2, _nn3, _nn4, _nn5, _nn6 = (_intrinsic(_vec_typing("nn", nv)) for nv in range(1, _NVMAX + 1))
+    _tn1, _tn2, _tn3, _tn4, _tn5, _tn6 = (_intrinsic(_vec_typing("tn", nv)) for nv in range(1, _NVMAX + 1))
+    _vnn, _vtn = _jit(_vnn_loop), _jit(_vtn_loop)
+else:
+    _vnn = _vtn = None
+
+
+def _fill_w(Wp, x, o, k, h, hp, col0, ldw, transpose):
+    """Point ``x``'s ``W`` ``(k, h)`` at ``o`` into ``Wp`` (rows of ``ldw``) at column ``col0`` (``transpose``:
+    ``W^T`` ``(h, k)``, ``hp`` then the padded ``k``)."""
+    if transpose:
+        for c in range(h):
+            for kk in range(k):
+                Wp[c * ldw + col0 + kk] = x[o + kk * h + c]
+    else:
+        for kk in range(k):
+            for c in range(h):
+                Wp[kk * ldw + col0 + c] = x[o + kk * h + c]
+
+
+def _mlp_forward_vec_loop(Af, X2, Hf, H0, Zf, Zp, order, didx, xidx, offs, widths, paired, Wp, bp, P):
+    """:func:`_mlp_forward_loop` with the products in vectors (:func:`_vnn_loop`, the bias and ReLU in its
+    epilogue) on row-padded layouts: ``H0`` a group's first layer ``(m, pad8(g h))`` at ``t m P``, ``Hf[j]``
+    ``(N, m, pad8(h_{j+1}))``, the logits padded in ``Zp`` then shifted into ``Zf`` ``(N, m, K)``."""
+    L = widths.size - 1
+    k0, h1, K = widths[0], widths[1], widths[L]
+    N = order.size
+    m = Zf.size // (N * K)
+    t = 0
+    while t < N:
+        g = _groups(order, didx, paired, t)
+        n = order[t]
+        ld0 = _pad8(g * h1)
+        base = t * m * P
+        Wp[:k0 * ld0] = 0.0
+        bp[:ld0] = 0.0
+        for q in range(g):
+            x = X2[xidx[order[t + q]]]
+            _fill_w(Wp, x, offs[0], k0, h1, ld0, q * h1, ld0, False)
+            for c in range(h1):
+                bp[q * h1 + c] = x[offs[0] + k0 * h1 + c]
+        _vnn(ld0 // _V, Af, didx[n] * m * k0, k0, k0, Wp, bp, H0, base, ld0, m, _EPI_RELU)
+        for q in range(g):
+            n = order[t + q]
+            x = X2[xidx[n]]
+            for j in range(1, L):
+                k, h, o = widths[j], widths[j + 1], offs[j]
+                hp = _pad8(h)
+                if j == 1:
+                    src, so, lda = H0, base + q * h1, ld0
+                else:
+                    src, so, lda = Hf[j - 1], n * m * _pad8(k), _pad8(k)
+                Wp[:k * hp] = 0.0
+                bp[:hp] = 0.0
+                _fill_w(Wp, x, o, k, h, hp, 0, hp, False)
+                for c in range(h):
+                    bp[c] = x[o + k * h + c]
+                if j < L - 1:
+                    _vnn(hp // _V, src, so, lda, k, Wp, bp, Hf[j], n * m * hp, hp, m, _EPI_RELU)
+                else:
+                    _vnn(hp // _V, src, so, lda, k, Wp, bp, Zp, 0, hp, m, _EPI_BIAS)
+                    zo = n * m * K
+                    for r in range(m):
+                        top = -np.inf
+                        for c in range(K):
+                            z = Zp[r * hp + c]
+                            if z > top:
+                                top = z
+                        if top == -np.inf:
+                            top = Zp[r * hp]
+                        for c in range(K):
+                            Zf[zo + r * K + c] = Zp[r * hp + c] - top
+        t += g
+    return Zf
+
+
+def _mlp_backward_vec_loop(Af, X2, Hf, H0, Zf, onehot, w, order, didx, xidx, offs, widths, paired, G2, Dp, Bk, Wp,
+                           Gs, Dst, P):
+    """:func:`_mlp_backward_loop` with the products in vectors: ``G[W_j] = H_j^T delta`` by :func:`_vtn_loop`
+    (into ``Gs``, then the point's ``(k, h)``), ``delta W_j^T`` by :func:`_vnn_loop` with ``W_j^T`` padded (into
+    ``Bk``), the mask and the bias gradients' sums (rows in order from 0.0) as before; the deltas padded in
+    ``Dp``, the first hidden layer's in ``Dst`` in the forward pass's layout of ``H0``."""
+    L = widths.size - 1
+    K = widths[L]
+    k0, h1 = widths[0], widths[1]
+    N = order.size
+    m = Zf.size // (N * K)
+    hmax = 0
+    for j in range(L + 1):
+        hmax = max(hmax, widths[j])
+    acc = np.zeros(hmax)
+    t = 0
+    while t < N:
+        g = _groups(order, didx, paired, t)
+        ld0 = _pad8(g * h1)
+        dn = didx[order[t]]
+        base = t * m * P
+        for q in range(g):
+            n = order[t + q]
+            x = X2[xidx[n]]
+            gq = G2[n]
+            zo = n * m * K
+            Kp = _pad8(K)
+            acc[:K] = 0.0
+            for r in range(m):
+                wr = w[dn, r]
+                for c in range(K):
+                    v = (Zf[zo + r * K + c] - onehot[dn, r, c]) * wr
+                    Dp[r * Kp + c] = v
+                    acc[c] += v
+                for c in range(K, Kp):
+                    Dp[r * Kp + c] = 0.0
+            o = offs[L - 1] + widths[L - 1] * K
+            for c in range(K):
+                gq[o + c] = acc[c]
+            for j in range(L - 1, 0, -1):
+                k, h, o = widths[j], widths[j + 1], offs[j]
+                hp, kp = _pad8(h), _pad8(k)
+                if j == 1:
+                    src, so, lda = H0, base + q * h1, ld0
+                else:
+                    src, so, lda = Hf[j - 1], n * m * kp, kp
+                _vtn(hp // _V, src, so, lda, k, Dp, 0, hp, m, Gs)
+                for kk in range(k):
+                    for c in range(h):
+                        gq[o + kk * h + c] = Gs[kk * hp + c]
+                Wp[:h * kp] = 0.0
+                _fill_w(Wp, x, o, k, h, kp, 0, kp, True)
+                _vnn(kp // _V, Dp, 0, hp, h, Wp, Wp, Bk, 0, kp, m, _EPI_NONE)
+                acc[:k] = 0.0
+                if j == 1:
+                    for r in range(m):
+                        for c in range(k):
+                            v = Bk[r * kp + c] * (1.0 if src[so + r * lda + c] > 0.0 else 0.0)
+                            Dst[q * h1 + r * ld0 + c] = v
+                            acc[c] += v
+                else:
+                    for r in range(m):
+                        for c in range(k):
+                            v = Bk[r * kp + c] * (1.0 if src[so + r * lda + c] > 0.0 else 0.0)
+                            Dp[r * kp + c] = v
+                            acc[c] += v
+                        for c in range(k, kp):
+                            Dp[r * kp + c] = 0.0
+                ob = offs[j - 1] + widths[j - 1] * k
+                for c in range(k):
+                    gq[ob + c] = acc[c]
+        if g * h1 < ld0:
+            for r in range(m):
+                for c in range(g * h1, ld0):
+                    Dst[r * ld0 + c] = 0.0
+        _vtn(ld0 // _V, Af, dn * m * k0, k0, k0, Dst, 0, ld0, m, Gs)
+        for q in range(g):
+            gq = G2[order[t + q]]
+            for kk in range(k0):
+                for c in range(h1):
+                    gq[offs[0] + kk * h1 + c] = Gs[kk * ld0 + q * h1 + c]
+        t += g
+    return G2
+
+
+if COMPILED:
+    _pad8 = _jit(_pad8)
+    _fill_w = _jit(_fill_w)
+    if _dgemm is None:
+        _groups = _jit(_groups)
+    _mlp_forward_vec, _mlp_backward_vec = (_jit(f) for f in (_mlp_forward_vec_loop, _mlp_backward_vec_loop))
+else:
+    _mlp_forward_vec = _mlp_backward_vec = None
+
+
 def _gemm_loop(a, b, c, ta, tb):
     M, N = c.shape
     K = a.shape[0] if ta else a.shape[1]
@@ -515,9 +843,10 @@ def _mlp_log_softmax(A, X, onehot, w, widths, offs, activation, scratch, paired=
     state ``(lead, Z, ...)`` with ``Z`` ``(N, m, K)`` the log-softmax (the numpy path's bits), or ``None``.
     ``paired``: the first layer's products of two points sharing a data set as one (``None``: where
     :func:`_pairs_keep_bits` finds it gives the separate products' bits)."""
-    if _mlp_forward is None or activation != "relu" or not _ok(A, onehot, w) or X.dtype != np.float64 or X.ndim < 1:
+    if activation != "relu" or not _ok(A, onehot, w) or X.dtype != np.float64 or X.ndim < 1 or len(widths) < 3:
         return None
-    if not _blas_is_numpys():
+    vec = VECTOR and _mlp_forward_vec is not None and max(_padded(h) for h in widths[1:]) <= _NVMAX * _V
+    if not vec and (_mlp_forward is None or not _blas_is_numpys()):
         return None
     m, K = onehot.shape[-2:]
     dlead, xlead = A.shape[:-2], X.shape[:-1]
@@ -544,24 +873,42 @@ def _mlp_log_softmax(A, X, onehot, w, widths, offs, activation, scratch, paired=
     X2 = np.ascontiguousarray(X).reshape(-1, p)
     didx, xidx = lead_index(lead, dlead), lead_index(lead, xlead)
     order = np.argsort(didx, kind="stable")           # the clients sharing a data set one after the other
-    if paired is None:
-        paired = N > 1 and _pairs_keep_bits(m, tuple(widths), tuple(offs))
-    Hf = tuple(buf(("mlp_h", j), (N * m * int(h),)) for j, h in enumerate(widths[1:-1]))
-    Z = buf("mlp_z", (N, m, K))
-    Wst = buf("mlp_wst", (2 * widths[0] * widths[1],))
     A3, oh3, w2 = A.reshape(-1, m, widths[0]), onehot.reshape(-1, m, K), w.reshape(-1, m)
     Af = A3.reshape(-1)
-    _mlp_forward(Af, X2, Hf, Hf[0], Z.reshape(-1), order, didx, xidx, of, wd, bool(paired), Wst)
+    Z = buf("mlp_z", (N, m, K))
+    if vec:
+        if paired is None:
+            paired = N > 1 and _padded(2 * widths[1]) <= _NVMAX * _V
+        P = _padded((2 if paired else 1) * widths[1])
+        Hf = (buf("mlp_h0v", (N * m * P,)),) + tuple(buf(("mlp_hv", j), (N * m * _padded(h),))
+                                                       for j, h in enumerate(widths[2:-1], 1))
+        _mlp_forward_vec(Af, X2, Hf, Hf[0], Z.reshape(-1), buf("mlp_zp", (m * _padded(K),)), order, didx, xidx, of,
+                         wd, bool(paired), buf("mlp_wp", ((max(widths) + 1) * _NVMAX * _V,)),
+                         buf("mlp_bp", (_NVMAX * _V,)), P)
+    else:
+        if paired is None:
+            paired = N > 1 and _pairs_keep_bits(m, tuple(widths), tuple(offs))
+        P = 0
+        Hf = tuple(buf(("mlp_h", j), (N * m * int(h),)) for j, h in enumerate(widths[1:-1]))
+        _mlp_forward(Af, X2, Hf, Hf[0], Z.reshape(-1), order, didx, xidx, of, wd, bool(paired),
+                     buf("mlp_wst", (2 * widths[0] * widths[1],)))
     E = buf("exp", Z.shape)                            # the log-softmax: numpy's exp and log, as the numpy path
     np.exp(Z, out=E)
     Z2 = Z.reshape(-1, K)
     S = _row_sums(E.reshape(-1, K), np.empty(Z2.shape[0]))
     np.log(S, out=S)
     _sub_rows(Z2, S)
-    return lead, Z, E, Af, X2, Hf, oh3, w2, order, didx, xidx, of, wd, bool(paired), buf
+    return lead, Z, E, Af, X2, Hf, oh3, w2, order, didx, xidx, of, wd, bool(paired), buf, vec, P
 
 
 _PAIRS: dict = {}
+#: the products in vectors (:func:`_vnn_loop`, :func:`_vtn_loop`) where the widths allow; ``False``: numpy's BLAS
+#: from numba, the numpy path's bits
+VECTOR = True
+
+
+def _padded(h: int) -> int:
+    return -(-int(h) // _V) * _V
 _PAIR_MIN_ROWS = 64         # below this the first layer's products are cheap: kept separate, no check
 
 
@@ -601,16 +948,23 @@ def _mlp_grad(A, X, onehot, w, widths, offs, scratch, paired=None):
     st = _mlp_log_softmax(A, X, onehot, w, widths, offs, "relu", scratch, paired)
     if st is None:
         return None
-    lead, Z, _, Af, X2, Hf, oh3, w2, order, didx, xidx, of, wd, paired, buf = st
+    lead, Z, _, Af, X2, Hf, oh3, w2, order, didx, xidx, of, wd, paired, buf, vec, P = st
     np.exp(Z, out=Z)
     N, m, _ = Z.shape
     p = X2.shape[-1]
     G = np.empty(lead + (p,))
     hmax = int(max(widths))
     k0, h1 = widths[0], widths[1]
-    _mlp_backward(Af, X2, Hf, Hf[0], Z.reshape(-1), oh3, w2, order, didx, xidx, of, wd, paired, G.reshape(N, p),
-                  buf("mlp_b0", (m * hmax,)), buf("mlp_b1", (m * hmax,)), buf("mlp_dst", (2 * m * h1,)),
-                  buf("mlp_gst", (2 * k0 * h1,)))
+    if vec:
+        wide = _NVMAX * _V
+        _mlp_backward_vec(Af, X2, Hf, Hf[0], Z.reshape(-1), oh3, w2, order, didx, xidx, of, wd, paired,
+                          G.reshape(N, p), buf("mlp_dp", (m * wide,)), buf("mlp_bk", (m * wide,)),
+                          buf("mlp_wp", ((hmax + 1) * wide,)), buf("mlp_gs", ((hmax + 1) * wide,)),
+                          buf("mlp_dstv", (m * P,)), P)
+    else:
+        _mlp_backward(Af, X2, Hf, Hf[0], Z.reshape(-1), oh3, w2, order, didx, xidx, of, wd, paired,
+                      G.reshape(N, p), buf("mlp_b0", (m * hmax,)), buf("mlp_b1", (m * hmax,)),
+                      buf("mlp_dst", (2 * m * h1,)), buf("mlp_gst", (2 * k0 * h1,)))
     return G
 
 
