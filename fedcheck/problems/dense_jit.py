@@ -485,7 +485,8 @@ else:
 _V = 8                      # doubles per vector
 _R = 4                      # output rows per block of the row-major products
 _NVMAX = 6                  # vectors per output row at most (48 columns)
-_EPI_BIAS, _EPI_RELU, _EPI_NONE = 0, 1, 2
+_TN_CHUNK = 128             # rows per chunk of H^T D (with D's, ~110 KB at Table 2's first layer)
+_EPI_BIAS, _EPI_RELU, _EPI_NONE, _EPI_MASK = 0, 1, 2, 3
 
 
 def _pad8(h):
@@ -522,12 +523,17 @@ def _vec_codegen(kind, nv):
             return b.shuffle_vector(b.insert_element(undef, x, ir.Constant(ir.IntType(32), 0)), undef, splat_mask)
 
         if kind == "nn":
-            # out[ooff + r ldo + :nv*8] = epi(sum_kk A[aoff + r lda + kk] B[kk, :] (+ bias)), r < m
-            Ap, aoff, lda, k, Bp, Bb, Op, ooff, ldo, m, epi = (data(0), args[1], args[2], args[3], data(4), data(5),
-                                                                data(6), args[7], args[8], args[9], args[10])
-            add_bias = b.icmp_signed("!=", epi, c(_EPI_NONE))
+            # out[ooff + r ldo + :nv*8] = epi(sum_kk A[aoff + r lda + kk] B[kk, :]), r < m
+            Ap, aoff, lda, k, Bp, Bb, Op, ooff, ldo, m, epi, Mp, moff, ldm = (
+                data(0), args[1], args[2], args[3], data(4), data(5), data(6), args[7], args[8], args[9], args[10],
+                data(11), args[12], args[13])
+            add_bias = b.icmp_signed("<=", epi, c(_EPI_RELU))
             relu = b.icmp_signed("==", epi, c(_EPI_RELU))
+            mask = b.icmp_signed("==", epi, c(_EPI_MASK))
+            one = ir.Constant(vec, [1.0] * _V)
             ncols = c(nv * _V)
+
+            zslot = cgutils.alloca_once(b, vec)
 
             def block(r, RR):
                 acc = [[cgutils.alloca_once(b, vec) for _ in range(nv)] for _ in range(RR)]
@@ -548,6 +554,10 @@ def _vec_codegen(kind, nv):
                         z = b.select(add_bias, b.fadd(z, vload(Bb, c(v * _V))), z)
                         keep = b.or_(b.fcmp_ordered(">=", z, zero), b.fcmp_unordered("uno", z, z))
                         z = b.select(relu, b.select(keep, z, zero), z)
+                        with b.if_then(mask):
+                            hv = vload(Mp, b.add(moff, b.add(b.mul(b.add(r, c(q)), ldm), c(v * _V))))
+                            b.store(b.fmul(z, b.select(b.fcmp_ordered(">", hv, zero), one, zero)), zslot)
+                        z = b.select(mask, b.load(zslot), z)
                         vstore(z, Op, b.add(ooff, b.add(b.mul(b.add(r, c(q)), ldo), c(v * _V))))
             nb = b.sdiv(m, c(_R))
             with cgutils.for_range(b, nb) as lp:
@@ -561,13 +571,18 @@ def _vec_codegen(kind, nv):
             ncols = c(nv * _V)
             RK = max(1, min(6, 24 // nv))
 
-            def block(kk0, RR):
-                acc = [[cgutils.alloca_once(b, vec) for _ in range(nv)] for _ in range(RR)]
+            accs = [[cgutils.alloca_once(b, vec) for _ in range(nv)] for _ in range(RK)]
+            with cgutils.for_range(b, b.mul(k, c(nv))) as lp:      # the sums run on in ``out`` from chunk to chunk
+                vstore(zero, Op, b.mul(lp.index, c(_V)))
+
+            def block(kk0, RR, r0, cnt):
+                acc = accs[:RR]
+                outp = [[b.add(b.mul(b.add(kk0, c(q)), ncols), c(v * _V)) for v in range(nv)] for q in range(RR)]
                 for q in range(RR):
                     for v in range(nv):
-                        b.store(zero, acc[q][v])
-                with cgutils.for_range(b, m) as lp:
-                    r = lp.index
+                        b.store(vload(Op, outp[q][v]), acc[q][v])
+                with cgutils.for_range(b, cnt) as lp:
+                    r = b.add(r0, lp.index)
                     dv = [vload(Dp, b.add(doff, b.add(b.mul(r, ldd), c(v * _V)))) for v in range(nv)]
                     hrow = b.gep(Hp, [b.add(b.add(hoff, b.mul(r, ldh)), kk0)])
                     for q in range(RR):
@@ -576,21 +591,38 @@ def _vec_codegen(kind, nv):
                             b.store(b.call(fma, [a, dv[v], b.load(acc[q][v])]), acc[q][v])
                 for q in range(RR):
                     for v in range(nv):
-                        vstore(b.load(acc[q][v]), Op, b.add(b.mul(b.add(kk0, c(q)), ncols), c(v * _V)))
+                        vstore(b.load(acc[q][v]), Op, outp[q][v])
             nb = b.sdiv(k, c(RK))
-            with cgutils.for_range(b, nb) as lp:
-                block(b.mul(lp.index, c(RK)), RK)
-            with cgutils.for_range(b, b.sub(k, b.mul(nb, c(RK)))) as lp:
-                block(b.add(b.mul(nb, c(RK)), lp.index), 1)
+            rem = b.sub(k, b.mul(nb, c(RK)))
+            nch = b.sdiv(b.add(m, c(_TN_CHUNK - 1)), c(_TN_CHUNK))
+            with cgutils.for_range(b, nch) as ch:       # rows in chunks that stay in L2 across the output's blocks
+                r0 = b.mul(ch.index, c(_TN_CHUNK))
+                left = b.sub(m, r0)
+                cnt = b.select(b.icmp_signed("<", left, c(_TN_CHUNK)), left, c(_TN_CHUNK))
+                with cgutils.for_range(b, nb) as lp:
+                    block(b.mul(lp.index, c(RK)), RK, r0, cnt)
+                for RR in range(1, RK):                  # the last rows of the output in one pass
+                    with b.if_then(b.icmp_signed("==", rem, c(RR))):
+                        block(b.mul(nb, c(RK)), RR, r0, cnt)
+            sums = [cgutils.alloca_once(b, vec) for _ in range(nv)]      # row k: D's column sums, rows in order
+            for v in range(nv):
+                b.store(zero, sums[v])
+            with cgutils.for_range(b, m) as lp:
+                for v in range(nv):
+                    dv = vload(Dp, b.add(doff, b.add(b.mul(lp.index, ldd), c(v * _V))))
+                    b.store(b.fadd(b.load(sums[v]), dv), sums[v])
+            for v in range(nv):
+                vstore(b.load(sums[v]), Op, b.add(b.mul(k, ncols), c(v * _V)))
         return context.get_dummy_value()
     return codegen
 
 
 def _vec_typing(kind, nv):
     if kind == "nn":
-        def typing(typingctx, A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi):
+        def typing(typingctx, A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi, M, moff, ldm):
             from numba import types
-            return types.void(A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi), _vec_codegen(kind, nv)
+            return (types.void(A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi, M, moff, ldm),
+                    _vec_codegen(kind, nv))
     else:
         def typing(typingctx, H, hoff, ldh, k, D, doff, ldd, m, out):
             from numba import types
@@ -598,22 +630,22 @@ def _vec_typing(kind, nv):
     return typing
 
 
-def _vnn_loop(nv, A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi):
+def _vnn_loop(nv, A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi, M, moff, ldm):
     """``out[ooff + r ldo + c] = epi(sum_kk A[aoff + r lda + kk] B[kk, c] + bias[c])`` for ``r < m``, ``c < 8 nv``
     (``B`` ``(k, 8 nv)`` C order; ``epi``: the bias, the bias and ReLU, or neither), each sum a chain of FMAs
     over ``kk`` in order from 0."""
     if nv == 1:
-        _nn1(A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi)
+        _nn1(A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi, M, moff, ldm)
     elif nv == 2:
-        _nn2(A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi)
+        _nn2(A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi, M, moff, ldm)
     elif nv == 3:
-        _nn3(A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi)
+        _nn3(A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi, M, moff, ldm)
     elif nv == 4:
-        _nn4(A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi)
+        _nn4(A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi, M, moff, ldm)
     elif nv == 5:
-        _nn5(A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi)
+        _nn5(A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi, M, moff, ldm)
     else:
-        _nn6(A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi)
+        _nn6(A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi, M, moff, ldm)
 
 
 def _vtn_loop(nv, H, hoff, ldh, k, D, doff, ldd, m, out):
@@ -657,26 +689,28 @@ def _fill_w(Wp, x, o, k, h, hp, col0, ldw, transpose):
 
 def _mlp_forward_vec_loop(Af, X2, Hf, H0, Zf, Zp, order, didx, xidx, offs, widths, paired, Wp, bp, P):
     """:func:`_mlp_forward_loop` with the products in vectors (:func:`_vnn_loop`, the bias and ReLU in its
-    epilogue) on row-padded layouts: ``H0`` a group's first layer ``(m, pad8(g h))`` at ``t m P``, ``Hf[j]``
-    ``(N, m, pad8(h_{j+1}))``, the logits padded in ``Zp`` then shifted into ``Zf`` ``(N, m, K)``."""
+    epilogue) on layouts padded to whole vectors (the pad columns 0): a group's first layer in ``H0``, its point
+    ``q`` at column ``q pad8(h)`` of rows of ``g pad8(h)``, at ``t m P``; ``Hf[j]`` ``(N, m, pad8(h_{j+1}))``;
+    the logits padded in ``Zp``, then shifted into ``Zf`` ``(N, m, K)``."""
     L = widths.size - 1
     k0, h1, K = widths[0], widths[1], widths[L]
+    h1p = _pad8(h1)
     N = order.size
     m = Zf.size // (N * K)
     t = 0
     while t < N:
         g = _groups(order, didx, paired, t)
         n = order[t]
-        ld0 = _pad8(g * h1)
+        ld0 = g * h1p
         base = t * m * P
         Wp[:k0 * ld0] = 0.0
         bp[:ld0] = 0.0
         for q in range(g):
             x = X2[xidx[order[t + q]]]
-            _fill_w(Wp, x, offs[0], k0, h1, ld0, q * h1, ld0, False)
+            _fill_w(Wp, x, offs[0], k0, h1, ld0, q * h1p, ld0, False)
             for c in range(h1):
-                bp[q * h1 + c] = x[offs[0] + k0 * h1 + c]
-        _vnn(ld0 // _V, Af, didx[n] * m * k0, k0, k0, Wp, bp, H0, base, ld0, m, _EPI_RELU)
+                bp[q * h1p + c] = x[offs[0] + k0 * h1 + c]
+        _vnn(ld0 // _V, Af, didx[n] * m * k0, k0, k0, Wp, bp, H0, base, ld0, m, _EPI_RELU, H0, 0, 0)
         for q in range(g):
             n = order[t + q]
             x = X2[xidx[n]]
@@ -684,7 +718,7 @@ def _mlp_forward_vec_loop(Af, X2, Hf, H0, Zf, Zp, order, didx, xidx, offs, width
                 k, h, o = widths[j], widths[j + 1], offs[j]
                 hp = _pad8(h)
                 if j == 1:
-                    src, so, lda = H0, base + q * h1, ld0
+                    src, so, lda = H0, base + q * h1p, ld0
                 else:
                     src, so, lda = Hf[j - 1], n * m * _pad8(k), _pad8(k)
                 Wp[:k * hp] = 0.0
@@ -693,9 +727,9 @@ def _mlp_forward_vec_loop(Af, X2, Hf, H0, Zf, Zp, order, didx, xidx, offs, width
                 for c in range(h):
                     bp[c] = x[o + k * h + c]
                 if j < L - 1:
-                    _vnn(hp // _V, src, so, lda, k, Wp, bp, Hf[j], n * m * hp, hp, m, _EPI_RELU)
+                    _vnn(hp // _V, src, so, lda, k, Wp, bp, Hf[j], n * m * hp, hp, m, _EPI_RELU, src, 0, 0)
                 else:
-                    _vnn(hp // _V, src, so, lda, k, Wp, bp, Zp, 0, hp, m, _EPI_BIAS)
+                    _vnn(hp // _V, src, so, lda, k, Wp, bp, Zp, 0, hp, m, _EPI_BIAS, src, 0, 0)
                     zo = n * m * K
                     for r in range(m):
                         top = -np.inf
@@ -711,25 +745,23 @@ def _mlp_forward_vec_loop(Af, X2, Hf, H0, Zf, Zp, order, didx, xidx, offs, width
     return Zf
 
 
-def _mlp_backward_vec_loop(Af, X2, Hf, H0, Zf, onehot, w, order, didx, xidx, offs, widths, paired, G2, Dp, Bk, Wp,
+def _mlp_backward_vec_loop(Af, X2, Hf, H0, Zf, onehot, w, order, didx, xidx, offs, widths, paired, G2, D0, D1, Wp,
                            Gs, Dst, P):
-    """:func:`_mlp_backward_loop` with the products in vectors: ``G[W_j] = H_j^T delta`` by :func:`_vtn_loop`
-    (into ``Gs``, then the point's ``(k, h)``), ``delta W_j^T`` by :func:`_vnn_loop` with ``W_j^T`` padded (into
-    ``Bk``), the mask and the bias gradients' sums (rows in order from 0.0) as before; the deltas padded in
-    ``Dp``, the first hidden layer's in ``Dst`` in the forward pass's layout of ``H0``."""
+    """:func:`_mlp_backward_loop` with the products in vectors: ``G[W_j] = H_j^T delta`` and ``G[b_j]`` (the
+    delta's column sums, rows in order from 0.0) by :func:`_vtn_loop` into ``Gs``, then the point's entries;
+    ``(delta W_j^T) * (H_j > 0)`` by :func:`_vnn_loop` with ``W_j^T`` padded and the mask in its epilogue; the
+    deltas padded, in ``D0`` and ``D1`` in turn, the first hidden layer's in ``Dst`` in ``H0``'s layout."""
     L = widths.size - 1
     K = widths[L]
     k0, h1 = widths[0], widths[1]
+    h1p = _pad8(h1)
     N = order.size
     m = Zf.size // (N * K)
-    hmax = 0
-    for j in range(L + 1):
-        hmax = max(hmax, widths[j])
-    acc = np.zeros(hmax)
+    Kp = _pad8(K)
     t = 0
     while t < N:
         g = _groups(order, didx, paired, t)
-        ld0 = _pad8(g * h1)
+        ld0 = g * h1p
         dn = didx[order[t]]
         base = t * m * P
         for q in range(g):
@@ -737,64 +769,43 @@ def _mlp_backward_vec_loop(Af, X2, Hf, H0, Zf, onehot, w, order, didx, xidx, off
             x = X2[xidx[n]]
             gq = G2[n]
             zo = n * m * K
-            Kp = _pad8(K)
-            acc[:K] = 0.0
             for r in range(m):
                 wr = w[dn, r]
                 for c in range(K):
-                    v = (Zf[zo + r * K + c] - onehot[dn, r, c]) * wr
-                    Dp[r * Kp + c] = v
-                    acc[c] += v
+                    D0[r * Kp + c] = (Zf[zo + r * K + c] - onehot[dn, r, c]) * wr
                 for c in range(K, Kp):
-                    Dp[r * Kp + c] = 0.0
-            o = offs[L - 1] + widths[L - 1] * K
-            for c in range(K):
-                gq[o + c] = acc[c]
+                    D0[r * Kp + c] = 0.0
+            cur, nxt = D0, D1
             for j in range(L - 1, 0, -1):
                 k, h, o = widths[j], widths[j + 1], offs[j]
                 hp, kp = _pad8(h), _pad8(k)
                 if j == 1:
-                    src, so, lda = H0, base + q * h1, ld0
+                    src, so, lda = H0, base + q * h1p, ld0
                 else:
                     src, so, lda = Hf[j - 1], n * m * kp, kp
-                _vtn(hp // _V, src, so, lda, k, Dp, 0, hp, m, Gs)
+                _vtn(hp // _V, src, so, lda, k, cur, 0, hp, m, Gs)
                 for kk in range(k):
                     for c in range(h):
                         gq[o + kk * h + c] = Gs[kk * hp + c]
+                for c in range(h):
+                    gq[o + k * h + c] = Gs[k * hp + c]
                 Wp[:h * kp] = 0.0
                 _fill_w(Wp, x, o, k, h, kp, 0, kp, True)
-                _vnn(kp // _V, Dp, 0, hp, h, Wp, Wp, Bk, 0, kp, m, _EPI_NONE)
-                acc[:k] = 0.0
                 if j == 1:
-                    for r in range(m):
-                        for c in range(k):
-                            v = Bk[r * kp + c] * (1.0 if src[so + r * lda + c] > 0.0 else 0.0)
-                            Dst[q * h1 + r * ld0 + c] = v
-                            acc[c] += v
+                    _vnn(kp // _V, cur, 0, hp, h, Wp, Wp, Dst, q * h1p, ld0, m, _EPI_MASK, src, so, lda)
                 else:
-                    for r in range(m):
-                        for c in range(k):
-                            v = Bk[r * kp + c] * (1.0 if src[so + r * lda + c] > 0.0 else 0.0)
-                            Dp[r * kp + c] = v
-                            acc[c] += v
-                        for c in range(k, kp):
-                            Dp[r * kp + c] = 0.0
-                ob = offs[j - 1] + widths[j - 1] * k
-                for c in range(k):
-                    gq[ob + c] = acc[c]
-        if g * h1 < ld0:
-            for r in range(m):
-                for c in range(g * h1, ld0):
-                    Dst[r * ld0 + c] = 0.0
+                    _vnn(kp // _V, cur, 0, hp, h, Wp, Wp, nxt, 0, kp, m, _EPI_MASK, src, so, lda)
+                    cur, nxt = nxt, cur
         _vtn(ld0 // _V, Af, dn * m * k0, k0, k0, Dst, 0, ld0, m, Gs)
         for q in range(g):
             gq = G2[order[t + q]]
             for kk in range(k0):
                 for c in range(h1):
-                    gq[offs[0] + kk * h1 + c] = Gs[kk * ld0 + q * h1 + c]
+                    gq[offs[0] + kk * h1 + c] = Gs[kk * ld0 + q * h1p + c]
+            for c in range(h1):
+                gq[offs[0] + k0 * h1 + c] = Gs[k0 * ld0 + q * h1p + c]
         t += g
     return G2
-
 
 if COMPILED:
     _pad8 = _jit(_pad8)
@@ -878,8 +889,8 @@ def _mlp_log_softmax(A, X, onehot, w, widths, offs, activation, scratch, paired=
     Z = buf("mlp_z", (N, m, K))
     if vec:
         if paired is None:
-            paired = N > 1 and _padded(2 * widths[1]) <= _NVMAX * _V
-        P = _padded((2 if paired else 1) * widths[1])
+            paired = N > 1 and 2 * _padded(widths[1]) <= _NVMAX * _V
+        P = (2 if paired else 1) * _padded(widths[1])
         Hf = (buf("mlp_h0v", (N * m * P,)),) + tuple(buf(("mlp_hv", j), (N * m * _padded(h),))
                                                        for j, h in enumerate(widths[2:-1], 1))
         _mlp_forward_vec(Af, X2, Hf, Hf[0], Z.reshape(-1), buf("mlp_zp", (m * _padded(K),)), order, didx, xidx, of,
@@ -959,7 +970,7 @@ def _mlp_grad(A, X, onehot, w, widths, offs, scratch, paired=None):
         wide = _NVMAX * _V
         _mlp_backward_vec(Af, X2, Hf, Hf[0], Z.reshape(-1), oh3, w2, order, didx, xidx, of, wd, paired,
                           G.reshape(N, p), buf("mlp_dp", (m * wide,)), buf("mlp_bk", (m * wide,)),
-                          buf("mlp_wp", ((hmax + 1) * wide,)), buf("mlp_gs", ((hmax + 1) * wide,)),
+                          buf("mlp_wp", ((hmax + 1) * wide,)), buf("mlp_gs", ((hmax + 2) * wide,)),
                           buf("mlp_dstv", (m * P,)), P)
     else:
         _mlp_backward(Af, X2, Hf, Hf[0], Z.reshape(-1), oh3, w2, order, didx, xidx, of, wd, paired,
