@@ -630,6 +630,51 @@ def _vec_typing(kind, nv):
     return typing
 
 
+
+def _exp_codegen(context, builder, sig, args):
+    """``X[off:off + cnt] = exp(X[off:off + cnt])`` in place, eight at a time (``cnt`` a multiple of 8) for
+    arguments ``<= 0`` (shifted logits): ``2^n e^r``, ``n = rint(x log2 e)``, ``r = x - n ln 2`` in two FMAs
+    (Cody-Waite), ``e^r`` by its Taylor polynomial of degree 13 (Horner, FMAs: ~1 ulp on ``|r| <= ln 2 / 2``),
+    ``2^n`` from the exponent bits; ``x < -708`` gives 0 (``-inf`` included), NaN stays NaN."""
+    from llvmlite import ir
+    from numba.core import cgutils
+    b = builder
+    vec = ir.VectorType(ir.DoubleType(), _V)
+    ivec = ir.VectorType(ir.IntType(64), _V)
+    i64 = ir.IntType(64)
+    Xp = cgutils.create_struct_proxy(sig.args[0])(context, b, value=args[0]).data
+    off, cnt = args[1], args[2]
+
+    def splat(v):
+        return ir.Constant(vec, [float(v)] * _V)
+    fma = cgutils.get_or_insert_function(b.module, ir.FunctionType(vec, [vec, vec, vec]), f"llvm.fma.v{_V}f64")
+    rint = cgutils.get_or_insert_function(b.module, ir.FunctionType(vec, [vec]), f"llvm.rint.v{_V}f64")
+    coef = [1.0]
+    for i in range(1, 14):
+        coef.append(coef[-1] / i)
+    with cgutils.for_range(b, b.sdiv(cnt, ir.Constant(i64, _V))) as lp:
+        ptr = b.bitcast(b.gep(Xp, [b.add(off, b.mul(lp.index, ir.Constant(i64, _V)))]), vec.as_pointer())
+        x = b.load(ptr, align=8)
+        low = b.fcmp_ordered("<", x, splat(-708.0))
+        xs = b.select(low, splat(0.0), x)
+        n = b.call(rint, [b.fmul(xs, splat(1.4426950408889634))])
+        r = b.call(fma, [n, splat(-0.6931471803691238), xs])
+        r = b.call(fma, [n, splat(-1.9082149292705877e-10), r])
+        poly = splat(coef[13])
+        for i in range(12, -1, -1):
+            poly = b.call(fma, [poly, r, splat(coef[i])])
+        nn = b.select(b.fcmp_unordered("uno", n, n), splat(0.0), n)
+        bits = b.shl(b.add(b.fptosi(nn, ivec), ir.Constant(ivec, [1023] * _V)), ir.Constant(ivec, [52] * _V))
+        y = b.fmul(poly, b.bitcast(bits, vec))
+        b.store(b.select(low, splat(0.0), y), ptr, align=8)
+    return context.get_dummy_value()
+
+
+def _exp_typing(typingctx, X, off, cnt):
+    from numba import types
+    return types.void(X, off, cnt), _exp_codegen
+
+
 def _vnn_loop(nv, A, aoff, lda, k, B, bias, out, ooff, ldo, m, epi, M, moff, ldm):
     """``out[ooff + r ldo + c] = epi(sum_kk A[aoff + r lda + kk] B[kk, c] + bias[c])`` for ``r < m``, ``c < 8 nv``
     (``B`` ``(k, 8 nv)`` C order; ``epi``: the bias, the bias and ReLU, or neither), each sum a chain of FMAs
@@ -669,9 +714,10 @@ if COMPILED:
     from numba.extending import intrinsic as _intrinsic
     _nn1, _nn2, _nn3, _nn4, _nn5, _nn6 = (_intrinsic(_vec_typing("nn", nv)) for nv in range(1, _NVMAX + 1))
     _tn1, _tn2, _tn3, _tn4, _tn5, _tn6 = (_intrinsic(_vec_typing("tn", nv)) for nv in range(1, _NVMAX + 1))
+    _vexp = _intrinsic(_exp_typing)
     _vnn, _vtn = _jit(_vnn_loop), _jit(_vtn_loop)
 else:
-    _vnn = _vtn = None
+    _vnn = _vtn = _vexp = None
 
 
 def _fill_w(Wp, x, o, k, h, hp, col0, ldw, transpose):
@@ -807,14 +853,116 @@ def _mlp_backward_vec_loop(Af, X2, Hf, H0, Zf, onehot, w, order, didx, xidx, off
         t += g
     return G2
 
+
+def _mlp_grad_vec_loop(Af, X2, Hf, H0, onehot, w, order, didx, xidx, offs, widths, paired, G2, Zp, D0, D1, Wp, bp,
+                       Gs, Dst):
+    """The whole gradient group by group (the points sharing a data set, :func:`_groups`), its arrays in cache:
+    the group's first layer (as :func:`_mlp_forward_vec_loop`, into ``H0``), then point by point the further
+    layers (``Hf[j]``, one point's), the softmax's delta ``(e / sum e - onehot) w`` with ``e = exp(z - max z)``
+    (:func:`_exp_codegen`; the numpy path's ``exp(z - max - log sum)``: within rounding), the backward pass (as
+    :func:`_mlp_backward_vec_loop`), then the group's first-layer gradients."""
+    L = widths.size - 1
+    k0, h1, K = widths[0], widths[1], widths[L]
+    h1p, Kp = _pad8(h1), _pad8(K)
+    N = order.size
+    m = w.shape[1]
+    t = 0
+    while t < N:
+        g = _groups(order, didx, paired, t)
+        n = order[t]
+        dn = didx[n]
+        ld0 = g * h1p
+        Wp[:k0 * ld0] = 0.0
+        bp[:ld0] = 0.0
+        for q in range(g):
+            x = X2[xidx[order[t + q]]]
+            _fill_w(Wp, x, offs[0], k0, h1, ld0, q * h1p, ld0, False)
+            for c in range(h1):
+                bp[q * h1p + c] = x[offs[0] + k0 * h1 + c]
+        _vnn(ld0 // _V, Af, dn * m * k0, k0, k0, Wp, bp, H0, 0, ld0, m, _EPI_RELU, H0, 0, 0)
+        for q in range(g):
+            n = order[t + q]
+            x = X2[xidx[n]]
+            gq = G2[n]
+            for j in range(1, L):
+                k, h, o = widths[j], widths[j + 1], offs[j]
+                hp = _pad8(h)
+                if j == 1:
+                    src, so, lda = H0, q * h1p, ld0
+                else:
+                    src, so, lda = Hf[j - 1], 0, _pad8(k)
+                Wp[:k * hp] = 0.0
+                bp[:hp] = 0.0
+                _fill_w(Wp, x, o, k, h, hp, 0, hp, False)
+                for c in range(h):
+                    bp[c] = x[o + k * h + c]
+                if j < L - 1:
+                    _vnn(hp // _V, src, so, lda, k, Wp, bp, Hf[j], 0, hp, m, _EPI_RELU, src, 0, 0)
+                else:
+                    _vnn(hp // _V, src, so, lda, k, Wp, bp, Zp, 0, hp, m, _EPI_BIAS, src, 0, 0)
+            for r in range(m):
+                top = -np.inf
+                for c in range(K):
+                    z = Zp[r * Kp + c]
+                    if z > top:
+                        top = z
+                if top == -np.inf:
+                    top = Zp[r * Kp]
+                for c in range(K):
+                    Zp[r * Kp + c] = Zp[r * Kp + c] - top
+                for c in range(K, Kp):
+                    Zp[r * Kp + c] = -np.inf
+            _vexp(Zp, 0, m * Kp)
+            for r in range(m):
+                tot = 0.0
+                for c in range(K):
+                    tot += Zp[r * Kp + c]
+                wr = w[dn, r]
+                for c in range(K):
+                    D0[r * Kp + c] = (Zp[r * Kp + c] / tot - onehot[dn, r, c]) * wr
+                for c in range(K, Kp):
+                    D0[r * Kp + c] = 0.0
+            cur, nxt = D0, D1
+            for j in range(L - 1, 0, -1):
+                k, h, o = widths[j], widths[j + 1], offs[j]
+                hp, kp = _pad8(h), _pad8(k)
+                if j == 1:
+                    src, so, lda = H0, q * h1p, ld0
+                else:
+                    src, so, lda = Hf[j - 1], 0, kp
+                _vtn(hp // _V, src, so, lda, k, cur, 0, hp, m, Gs)
+                for kk in range(k):
+                    for c in range(h):
+                        gq[o + kk * h + c] = Gs[kk * hp + c]
+                for c in range(h):
+                    gq[o + k * h + c] = Gs[k * hp + c]
+                Wp[:h * kp] = 0.0
+                _fill_w(Wp, x, o, k, h, kp, 0, kp, True)
+                if j == 1:
+                    _vnn(kp // _V, cur, 0, hp, h, Wp, Wp, Dst, q * h1p, ld0, m, _EPI_MASK, src, so, lda)
+                else:
+                    _vnn(kp // _V, cur, 0, hp, h, Wp, Wp, nxt, 0, kp, m, _EPI_MASK, src, so, lda)
+                    cur, nxt = nxt, cur
+        _vtn(ld0 // _V, Af, dn * m * k0, k0, k0, Dst, 0, ld0, m, Gs)
+        for q in range(g):
+            gq = G2[order[t + q]]
+            for kk in range(k0):
+                for c in range(h1):
+                    gq[offs[0] + kk * h1 + c] = Gs[kk * ld0 + q * h1p + c]
+            for c in range(h1):
+                gq[offs[0] + k0 * h1 + c] = Gs[k0 * ld0 + q * h1p + c]
+        t += g
+    return G2
+
 if COMPILED:
     _pad8 = _jit(_pad8)
     _fill_w = _jit(_fill_w)
     if _dgemm is None:
         _groups = _jit(_groups)
-    _mlp_forward_vec, _mlp_backward_vec = (_jit(f) for f in (_mlp_forward_vec_loop, _mlp_backward_vec_loop))
+    _mlp_forward_vec, _mlp_backward_vec, _mlp_grad_vec = (
+        _jit(f) for f in (_mlp_forward_vec_loop, _mlp_backward_vec_loop, _mlp_grad_vec_loop))
 else:
-    _mlp_forward_vec = _mlp_backward_vec = None
+    _mlp_forward_vec = _mlp_backward_vec = _mlp_grad_vec = None
 
 
 def _gemm_loop(a, b, c, ta, tb):
@@ -849,7 +997,7 @@ def _blas_is_numpys() -> bool:
     return _CHECKED[0]
 
 
-def _mlp_log_softmax(A, X, onehot, w, widths, offs, activation, scratch, paired=None):
+def _mlp_log_softmax(A, X, onehot, w, widths, offs, activation, scratch, paired=None, fused=False):
     """The compiled forward pass and numpy's log-softmax at the points ``X`` (:func:`mlp_grad`'s arguments): the
     state ``(lead, Z, ...)`` with ``Z`` ``(N, m, K)`` the log-softmax (the numpy path's bits), or ``None``.
     ``paired``: the first layer's products of two points sharing a data set as one (``None``: where
@@ -886,6 +1034,19 @@ def _mlp_log_softmax(A, X, onehot, w, widths, offs, activation, scratch, paired=
     order = np.argsort(didx, kind="stable")           # the clients sharing a data set one after the other
     A3, oh3, w2 = A.reshape(-1, m, widths[0]), onehot.reshape(-1, m, K), w.reshape(-1, m)
     Af = A3.reshape(-1)
+    if vec and fused:                                  # the gradient in one pass: :func:`_mlp_grad_vec_loop`
+        if paired is None:
+            paired = N > 1 and 2 * _padded(widths[1]) <= _NVMAX * _V
+        G = np.empty(lead + (p,))
+        wide, hmax = _NVMAX * _V, int(max(widths))
+        P = (2 if paired else 1) * _padded(widths[1])
+        Hf = (buf("mlp_g_h0", (m * P,)),) + tuple(buf(("mlp_g_h", j), (m * _padded(h),))
+                                                   for j, h in enumerate(widths[2:-1], 1))
+        _mlp_grad_vec(Af, X2, Hf, Hf[0], oh3, w2, order, didx, xidx, of, wd, bool(paired), G.reshape(N, p),
+                      buf("mlp_zp", (m * _padded(K),)), buf("mlp_dp", (m * wide,)), buf("mlp_bk", (m * wide,)),
+                      buf("mlp_wp", ((hmax + 1) * wide,)), buf("mlp_bp", (wide,)), buf("mlp_gs", ((hmax + 2) * wide,)),
+                      buf("mlp_dstv", (m * P,)))
+        return G
     Z = buf("mlp_z", (N, m, K))
     if vec:
         if paired is None:
@@ -916,6 +1077,8 @@ _PAIRS: dict = {}
 #: the products in vectors (:func:`_vnn_loop`, :func:`_vtn_loop`) where the widths allow; ``False``: numpy's BLAS
 #: from numba, the numpy path's bits
 VECTOR = True
+#: with :data:`VECTOR`, the gradient in one compiled pass over the groups of points (:func:`_mlp_grad_vec_loop`)
+FUSED = True
 
 
 def _padded(h: int) -> int:
@@ -956,9 +1119,9 @@ def _pairs_keep_bits(m: int, widths: tuple, offs: tuple) -> bool:
 
 
 def _mlp_grad(A, X, onehot, w, widths, offs, scratch, paired=None):
-    st = _mlp_log_softmax(A, X, onehot, w, widths, offs, "relu", scratch, paired)
-    if st is None:
-        return None
+    st = _mlp_log_softmax(A, X, onehot, w, widths, offs, "relu", scratch, paired, fused=FUSED)
+    if st is None or isinstance(st, np.ndarray):
+        return st
     lead, Z, _, Af, X2, Hf, oh3, w2, order, didx, xidx, of, wd, paired, buf, vec, P = st
     np.exp(Z, out=Z)
     N, m, _ = Z.shape
