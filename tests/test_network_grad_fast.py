@@ -314,13 +314,12 @@ def test_compiled_l2_fedfw_round_is_the_numpy_round_bit_for_bit(p, radius):
     assert np.array_equal(s[1, 2], -S._r(s)[1, 0] * np.eye(p)[0]) if np.ndim(radius) else True
 
 
-def test_fedfw_on_an_mlp_with_the_compiled_round_equals_the_numpy_round(monkeypatch):
-    """``fedfw_variant`` on an MLP (Table 2's method): the compiled round and gradient against the numpy ones,
-    iterates and server points equal bit for bit after 6 rounds."""
+def _fedfw_on_an_mlp(seed):
+    """``run()``: 6 rounds of ``fedfw_variant`` (Table 2's method, the l2 ball) on a small ReLU MLP, its final
+    iterates and server points."""
     from fedcheck.algorithms import ProblemBatch, fedfw_variant
-    from fedcheck.algorithms import fedfw_variants
     from fedcheck.problems import L2Ball
-    rng = np.random.default_rng(15)
+    rng = np.random.default_rng(seed)
     A, y, w = _data(rng, lead=(3,), m=12, d=7, K=10)
     loss = MLP(A, y, w, K=10, hidden=(6, 5), activation="relu")
     G, T = 2, 6
@@ -334,12 +333,32 @@ def test_fedfw_on_an_mlp_with_the_compiled_round_equals_the_numpy_round(monkeypa
     def run():
         tr = fedfw_variant(prob, eta, lam, T, grid=np.array([T + 1]), recorder=lambda k, X, xb: {})
         return tr.final["X"], tr.final["xbar"]
+    return run
+
+
+def test_fedfw_on_an_mlp_with_the_compiled_round_equals_the_numpy_round(monkeypatch):
+    """``fedfw_variant`` on an MLP (Table 2's method): the compiled round and gradient against the numpy ones,
+    iterates and server points equal bit for bit after 6 rounds."""
+    from fedcheck.algorithms import fedfw_variants
+    run = _fedfw_on_an_mlp(15)
     fast = run()
     monkeypatch.setattr(fedfw_variants, "l2_round", lambda *a, **k: None)
     _numpy_path(monkeypatch)
     slow = run()
     assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
 
+
+
+def _relu_mlp(rng, dlead, K, hidden):
+    """A ReLU MLP on random data of lead shape ``dlead`` (7 features; 130 rows for ``K = 10``: numpy's pairwise sum
+    over the samples splits past 128; else 9), the last two rows padding; and its weights' offsets."""
+    m = 130 if K == 10 else 9
+    A = rng.standard_normal(dlead + (m, 7))
+    y = rng.integers(0, K, dlead + (m,))
+    w = np.full(dlead + (m,), 1.0 / (m - 2))
+    w[..., -2:] = 0.0
+    loss = MLP(A, y, w, K=K, hidden=hidden, activation="relu")
+    return loss, tuple(loss._params[kw][0] for kw, _ in loss.layers)
 
 @pytest.mark.parametrize("hidden", [(6, 5), (7,), (5, 4, 3)])
 @pytest.mark.parametrize("K", [4, 10, 19])
@@ -352,13 +371,7 @@ def test_compiled_mlp_value_is_the_numpy_path_bit_for_bit(hidden, K, xlead, dlea
     if dense_jit._mlp_forward is None:
         pytest.skip("numba off or no BLAS found: the numpy path runs")
     rng = np.random.default_rng(13)
-    m = 130 if K == 10 else 9                 # (m > 128: numpy's pairwise sum over the samples splits)
-    A = rng.standard_normal(dlead + (m, 7))
-    y = rng.integers(0, K, dlead + (m,))
-    w = np.full(dlead + (m,), 1.0 / (m - 2))
-    w[..., -2:] = 0.0
-    loss = MLP(A, y, w, K=K, hidden=hidden, activation="relu")
-    offs = tuple(loss._params[kw][0] for kw, _ in loss.layers)
+    loss, offs = _relu_mlp(rng, dlead, K, hidden)
     for scale in (0.7, 3.0):
         X = scale * rng.standard_normal(xlead + (loss.p,))
         fast = dense_jit.mlp_value(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs)
@@ -424,33 +437,25 @@ def test_mlp_without_numba_runs_the_numpy_path():
 VECTOR_TOL = 1e-12          # dense_jit.VECTOR: relative to the largest entry (observed <= 3e-15)
 
 
-def _vector_path(monkeypatch, fused=True):
+def _vector_path(monkeypatch):
     if dense_jit._mlp_forward_vec is None:
         pytest.skip("numba off: the numpy path runs")
     monkeypatch.setattr(dense_jit, "VECTOR", True)
-    monkeypatch.setattr(dense_jit, "FUSED", fused)
 
 
-@pytest.mark.parametrize("fused", [True, False])
 @pytest.mark.parametrize("hidden", [(6, 5), (7,), (5, 4, 3), (20, 20), (24, 9)])
 @pytest.mark.parametrize("K", [4, 10, 19])
 @pytest.mark.parametrize("xlead,dlead", [((2, 3), (3,)), ((3,), (3,)), ((2, 4, 3), (2, 1, 3)), ((1, 3), (2, 3)),
                                          ((3, 2), (2,))])
-def test_vector_products_equal_the_numpy_path_within_tolerance(hidden, K, xlead, dlead, fused, monkeypatch):
+def test_vector_products_equal_the_numpy_path_within_tolerance(hidden, K, xlead, dlead, monkeypatch):
     """The gradient and the losses with the products in vectors (``dense_jit.VECTOR``: FMA chains in another order
     than BLAS's, the bias and ReLU in the products' epilogue, two points of a data set stacked in the first layer,
-    a pair and a lone point when three share one; ``fused``: the whole gradient group by group, the softmax from
+    a pair and a lone point when three share one; the gradient group by group, the softmax from
     :func:`dense_jit._exp_codegen`'s exponentials) against the former implementation: within 1e-12 of the largest
     entry, on random networks, broadcasting either way, called twice (the padded scratch arrays reused)."""
-    _vector_path(monkeypatch, fused)
+    _vector_path(monkeypatch)
     rng = np.random.default_rng(21)
-    m = 130 if K == 10 else 9
-    A = rng.standard_normal(dlead + (m, 7))
-    y = rng.integers(0, K, dlead + (m,))
-    w = np.full(dlead + (m,), 1.0 / (m - 2))
-    w[..., -2:] = 0.0
-    loss = MLP(A, y, w, K=K, hidden=hidden, activation="relu")
-    offs = tuple(loss._params[kw][0] for kw, _ in loss.layers)
+    loss, offs = _relu_mlp(rng, dlead, K, hidden)
     for scale in (0.7, 3.0):
         X = scale * rng.standard_normal(xlead + (loss.p,))
         fast = dense_jit.mlp_grad(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs)
@@ -487,22 +492,7 @@ def test_vector_products_at_table2_size_and_beyond_their_widths(monkeypatch):
 def test_fedfw_on_an_mlp_with_vector_products_follows_the_numpy_run(monkeypatch):
     """``fedfw_variant`` on an MLP, 6 rounds: the vector products' iterates within 1e-10 of the numpy path's (the
     rounding differences of a non-convex network, carried through the rounds)."""
-    from fedcheck.algorithms import ProblemBatch, fedfw_variant
-    from fedcheck.problems import L2Ball
-    rng = np.random.default_rng(23)
-    A, y, w = _data(rng, lead=(3,), m=12, d=7, K=10)
-    loss = MLP(A, y, w, K=10, hidden=(6, 5), activation="relu")
-    G, T = 2, 6
-    S = L2Ball(10.0, loss.p)
-    X0 = np.broadcast_to(S.project(0.3 * rng.standard_normal(loss.p)), (G, 3, loss.p)).copy()
-    tt = np.arange(1, T + 1, dtype=float)[:, None]
-    eta = np.broadcast_to(2.0 / (tt + 1), (T, G)).copy()
-    lam = np.array([0.1, 1.0])[None, :] * np.sqrt(tt + 1)
-    prob = ProblemBatch(loss=loss, set=S, B=G, n=3, p=loss.p, X0=X0)
-
-    def run():
-        tr = fedfw_variant(prob, eta, lam, T, grid=np.array([T + 1]), recorder=lambda k, X, xb: {})
-        return tr.final["X"], tr.final["xbar"]
+    run = _fedfw_on_an_mlp(23)
     with monkeypatch.context() as mp:
         _vector_path(mp)
         fast = run()
