@@ -519,3 +519,34 @@ def test_vector_exponential_is_numpys_within_two_ulp():
     ok = x > -708
     assert np.max(np.abs(y[ok] - np.exp(x[ok])) / np.exp(x[ok])) < 4.5e-16
     assert np.all(y[(x < -708) | np.isneginf(x)] == 0.0) and np.isnan(y[4])
+
+
+@pytest.mark.slow
+def test_vector_products_give_the_same_bits_on_every_x86_cpu(tmp_path):
+    """The vector path's FMAs are correctly rounded whatever the instructions (AVX-512 here, AVX2, or SSE2 with
+    libm's ``fma``): compiled for a baseline x86-64 CPU (a fresh process, its own numba cache), the same bits as
+    here -- unlike numpy's BLAS, whose kernels OpenBLAS picks per CPU."""
+    import os
+    import subprocess
+    import sys
+    if dense_jit._mlp_forward_vec is None:
+        pytest.skip("numba off")
+    code = (
+        "import sys, numpy as np\n"
+        "from fedcheck.problems.networks import MLP\n"
+        "rng = np.random.default_rng(25)\n"
+        "A = rng.standard_normal((3, 70, 13)); y = rng.integers(0, 10, (3, 70)); w = np.full((3, 70), 1 / 70)\n"
+        "loss = MLP(A, y, w, K=10, hidden=(20, 9), activation='relu')\n"
+        "X = 0.5 * rng.standard_normal((2, 3, loss.p))\n"
+        "np.save(sys.argv[1], np.concatenate([loss.grad(X).ravel(), loss.value(X).ravel()]))\n")
+    out = {}
+    for cpu in ("", "x86-64"):
+        env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / f"cache{cpu}"))
+        if cpu:
+            env["NUMBA_CPU_NAME"] = cpu
+        f = tmp_path / f"g{cpu}.npy"
+        run = subprocess.run([sys.executable, "-c", code, str(f)], env=env, capture_output=True, text=True,
+                             timeout=300)
+        assert run.returncode == 0, run.stderr
+        out[cpu] = np.load(f)
+    assert np.array_equal(out[""], out["x86-64"])
