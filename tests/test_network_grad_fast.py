@@ -8,6 +8,13 @@ from fedcheck.problems import dense_jit, networks
 from fedcheck.problems.networks import CNN, MLP, log_softmax
 
 
+@pytest.fixture(autouse=True)
+def _blas_products(monkeypatch):
+    """The tests below compare bits: the compiled gradient with numpy's BLAS (``dense_jit.VECTOR`` off); the
+    vector products (other sums' orders, within a stated tolerance) are tested on their own at the end."""
+    monkeypatch.setattr(dense_jit, "VECTOR", False)
+
+
 def _old_dense_forward(loss, X, H, layers, act, cache):
     for j, (kw, kb) in enumerate(layers):
         Z = np.matmul(H, loss._tensor(X, kw))
@@ -198,6 +205,32 @@ def test_compiled_mlp_gradient_is_the_numpy_path_bit_for_bit(hidden, K, xlead, d
         assert np.array_equal(loss.grad(X), fast)
 
 
+
+@pytest.mark.parametrize("m", [1091, 300, 9])
+def test_paired_first_layer_keeps_the_numpy_bits_where_used(m, monkeypatch):
+    """Two points sharing a data set make their first layer's products as one (``A [W W']``, ``A^T [D D']``) only
+    where a check of the shape finds the separate products' bits (Table 2's DNN: yes with OpenBLAS); the gradient
+    and the losses are the numpy path's bits either way; forced on where the check declines, the pair's products
+    sum in another order: equal within 1e-12 (relative to the largest entry)."""
+    if dense_jit._mlp_forward is None:
+        pytest.skip("numba off or no BLAS found: the numpy path runs")
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((2, m, 60))
+    y = rng.integers(0, 10, (2, m))
+    w = np.full((2, m), 1.0 / m)
+    loss = MLP(A, y, w, K=10, hidden=(20, 20), activation="relu")
+    X = 0.3 * rng.standard_normal((3, 2, loss.p))          # three points per data set: a pair and a lone point
+    offs = tuple(loss._params[kw][0] for kw, _ in loss.layers)
+    paired = dense_jit._pairs_keep_bits(m, loss.widths, offs)
+    assert paired or m < 1091                             # Table 2's size pairs (OpenBLAS)
+    ref = old_mlp_grad(loss, X)
+    assert np.array_equal(loss.grad(X), ref)
+    assert np.array_equal(loss.value(X), old_mlp_value(loss, X))
+    forced = dense_jit._mlp_grad(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs, None, True)
+    assert _rel(forced, ref) < 1e-12
+    if paired:
+        assert np.array_equal(forced, ref)
+
 def test_compiled_mlp_gradient_declines_where_numpy_calls_no_gemm():
     """A width or a row count of 1 (``np.matmul`` calls gemv or dot there), tanh (numpy's SIMD tanh), data that are
     not C-contiguous: ``None`` (the gradient and the value), and the loss runs the numpy path (the same values as
@@ -281,13 +314,12 @@ def test_compiled_l2_fedfw_round_is_the_numpy_round_bit_for_bit(p, radius):
     assert np.array_equal(s[1, 2], -S._r(s)[1, 0] * np.eye(p)[0]) if np.ndim(radius) else True
 
 
-def test_fedfw_on_an_mlp_with_the_compiled_round_equals_the_numpy_round(monkeypatch):
-    """``fedfw_variant`` on an MLP (Table 2's method): the compiled round and gradient against the numpy ones,
-    iterates and server points equal bit for bit after 6 rounds."""
+def _fedfw_on_an_mlp(seed):
+    """``run()``: 6 rounds of ``fedfw_variant`` (Table 2's method, the l2 ball) on a small ReLU MLP, its final
+    iterates and server points."""
     from fedcheck.algorithms import ProblemBatch, fedfw_variant
-    from fedcheck.algorithms import fedfw_variants
     from fedcheck.problems import L2Ball
-    rng = np.random.default_rng(15)
+    rng = np.random.default_rng(seed)
     A, y, w = _data(rng, lead=(3,), m=12, d=7, K=10)
     loss = MLP(A, y, w, K=10, hidden=(6, 5), activation="relu")
     G, T = 2, 6
@@ -301,12 +333,32 @@ def test_fedfw_on_an_mlp_with_the_compiled_round_equals_the_numpy_round(monkeypa
     def run():
         tr = fedfw_variant(prob, eta, lam, T, grid=np.array([T + 1]), recorder=lambda k, X, xb: {})
         return tr.final["X"], tr.final["xbar"]
+    return run
+
+
+def test_fedfw_on_an_mlp_with_the_compiled_round_equals_the_numpy_round(monkeypatch):
+    """``fedfw_variant`` on an MLP (Table 2's method): the compiled round and gradient against the numpy ones,
+    iterates and server points equal bit for bit after 6 rounds."""
+    from fedcheck.algorithms import fedfw_variants
+    run = _fedfw_on_an_mlp(15)
     fast = run()
     monkeypatch.setattr(fedfw_variants, "l2_round", lambda *a, **k: None)
     _numpy_path(monkeypatch)
     slow = run()
     assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
 
+
+
+def _relu_mlp(rng, dlead, K, hidden):
+    """A ReLU MLP on random data of lead shape ``dlead`` (7 features; 130 rows for ``K = 10``: numpy's pairwise sum
+    over the samples splits past 128; else 9), the last two rows padding; and its weights' offsets."""
+    m = 130 if K == 10 else 9
+    A = rng.standard_normal(dlead + (m, 7))
+    y = rng.integers(0, K, dlead + (m,))
+    w = np.full(dlead + (m,), 1.0 / (m - 2))
+    w[..., -2:] = 0.0
+    loss = MLP(A, y, w, K=K, hidden=hidden, activation="relu")
+    return loss, tuple(loss._params[kw][0] for kw, _ in loss.layers)
 
 @pytest.mark.parametrize("hidden", [(6, 5), (7,), (5, 4, 3)])
 @pytest.mark.parametrize("K", [4, 10, 19])
@@ -319,13 +371,7 @@ def test_compiled_mlp_value_is_the_numpy_path_bit_for_bit(hidden, K, xlead, dlea
     if dense_jit._mlp_forward is None:
         pytest.skip("numba off or no BLAS found: the numpy path runs")
     rng = np.random.default_rng(13)
-    m = 130 if K == 10 else 9                 # (m > 128: numpy's pairwise sum over the samples splits)
-    A = rng.standard_normal(dlead + (m, 7))
-    y = rng.integers(0, K, dlead + (m,))
-    w = np.full(dlead + (m,), 1.0 / (m - 2))
-    w[..., -2:] = 0.0
-    loss = MLP(A, y, w, K=K, hidden=hidden, activation="relu")
-    offs = tuple(loss._params[kw][0] for kw, _ in loss.layers)
+    loss, offs = _relu_mlp(rng, dlead, K, hidden)
     for scale in (0.7, 3.0):
         X = scale * rng.standard_normal(xlead + (loss.p,))
         fast = dense_jit.mlp_value(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs)
@@ -385,3 +431,122 @@ def test_mlp_without_numba_runs_the_numpy_path():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+# -------------------------------------------------------------------------------- the products in vectors
+VECTOR_TOL = 1e-12          # dense_jit.VECTOR: relative to the largest entry (observed <= 3e-15)
+
+
+def _vector_path(monkeypatch):
+    if dense_jit._mlp_forward_vec is None:
+        pytest.skip("numba off: the numpy path runs")
+    monkeypatch.setattr(dense_jit, "VECTOR", True)
+
+
+@pytest.mark.parametrize("hidden", [(6, 5), (7,), (5, 4, 3), (20, 20), (24, 9)])
+@pytest.mark.parametrize("K", [4, 10, 19])
+@pytest.mark.parametrize("xlead,dlead", [((2, 3), (3,)), ((3,), (3,)), ((2, 4, 3), (2, 1, 3)), ((1, 3), (2, 3)),
+                                         ((3, 2), (2,))])
+def test_vector_products_equal_the_numpy_path_within_tolerance(hidden, K, xlead, dlead, monkeypatch):
+    """The gradient and the losses with the products in vectors (``dense_jit.VECTOR``: FMA chains in another order
+    than BLAS's, the bias and ReLU in the products' epilogue, two points of a data set stacked in the first layer,
+    a pair and a lone point when three share one; the gradient group by group, the softmax from
+    :func:`dense_jit._exp_codegen`'s exponentials) against the former implementation: within 1e-12 of the largest
+    entry, on random networks, broadcasting either way, called twice (the padded scratch arrays reused)."""
+    _vector_path(monkeypatch)
+    rng = np.random.default_rng(21)
+    loss, offs = _relu_mlp(rng, dlead, K, hidden)
+    for scale in (0.7, 3.0):
+        X = scale * rng.standard_normal(xlead + (loss.p,))
+        fast = dense_jit.mlp_grad(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs)
+        assert fast is not None
+        assert _rel(fast, old_mlp_grad(loss, X)) < VECTOR_TOL
+        assert np.array_equal(loss.grad(X), fast)
+        v = dense_jit.mlp_value(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs)
+        assert _rel(v, old_mlp_value(loss, X)) < VECTOR_TOL
+        assert np.array_equal(loss.value(X), v)
+
+
+def test_vector_products_at_table2_size_and_beyond_their_widths(monkeypatch):
+    """Table 2's DNN (60-20-20-10, 1,091 rows, three points per data set): within the tolerance, paired or not;
+    a width past 48 (the vectors' registers): the BLAS path, the numpy path's bits."""
+    _vector_path(monkeypatch)
+    rng = np.random.default_rng(22)
+    A = rng.standard_normal((2, 1091, 60))
+    y = rng.integers(0, 10, (2, 1091))
+    w = np.full((2, 1091), 1.0 / 1091)
+    loss = MLP(A, y, w, K=10, hidden=(20, 20), activation="relu")
+    X = 0.3 * rng.standard_normal((3, 2, loss.p))
+    offs = tuple(loss._params[kw][0] for kw, _ in loss.layers)
+    ref = old_mlp_grad(loss, X)
+    assert _rel(loss.grad(X), ref) < VECTOR_TOL
+    alone = dense_jit._mlp_grad(loss.A, X, loss.onehot, loss._w_c(), loss.widths, offs, None, False)
+    assert _rel(alone, ref) < VECTOR_TOL
+    assert _rel(loss.value(X), old_mlp_value(loss, X)) < VECTOR_TOL
+    wide = MLP(A[:, :40], y[:, :40], w[:, :40], K=10, hidden=(50,), activation="relu")
+    Xw = 0.3 * rng.standard_normal((2, 2, wide.p))
+    if dense_jit._mlp_forward is not None:
+        assert np.array_equal(wide.grad(Xw), old_mlp_grad(wide, Xw))
+
+
+def test_fedfw_on_an_mlp_with_vector_products_follows_the_numpy_run(monkeypatch):
+    """``fedfw_variant`` on an MLP, 6 rounds: the vector products' iterates within 1e-10 of the numpy path's (the
+    rounding differences of a non-convex network, carried through the rounds)."""
+    run = _fedfw_on_an_mlp(23)
+    with monkeypatch.context() as mp:
+        _vector_path(mp)
+        fast = run()
+    _numpy_path(monkeypatch)
+    slow = run()
+    assert _rel(fast[0], slow[0]) < 1e-10 and _rel(fast[1], slow[1]) < 1e-10
+
+
+def test_vector_exponential_is_numpys_within_two_ulp():
+    """The fused gradient's ``exp`` (arguments <= 0: shifted logits): within 2.2e-16 relative of numpy's down to
+    ``exp(-708)``; 0 below (``-inf`` included); NaN kept."""
+    if dense_jit._vexp is None:
+        pytest.skip("numba off")
+    import numba
+
+    @numba.njit
+    def vexp(x):
+        dense_jit._vexp(x, 0, x.size)
+        return x
+    rng = np.random.default_rng(24)
+    x = -np.abs(30 * rng.standard_normal(4000))
+    x[:8] = [0.0, -1e-300, -708.5, -np.inf, np.nan, -707.9, -0.5, -745.0]
+    y = vexp(x.copy())
+    ok = x > -708
+    assert np.max(np.abs(y[ok] - np.exp(x[ok])) / np.exp(x[ok])) < 4.5e-16
+    assert np.all(y[(x < -708) | np.isneginf(x)] == 0.0) and np.isnan(y[4])
+
+
+@pytest.mark.slow
+def test_vector_products_give_the_same_bits_on_every_x86_cpu(tmp_path):
+    """The vector path's FMAs are correctly rounded whatever the instructions (AVX-512 here, AVX2, or SSE2 with
+    libm's ``fma``): compiled for a baseline x86-64 CPU (a fresh process, its own numba cache), the same bits as
+    here -- unlike numpy's BLAS, whose kernels OpenBLAS picks per CPU."""
+    import os
+    import subprocess
+    import sys
+    if dense_jit._mlp_forward_vec is None:
+        pytest.skip("numba off")
+    code = (
+        "import sys, numpy as np\n"
+        "from fedcheck.problems.networks import MLP\n"
+        "rng = np.random.default_rng(25)\n"
+        "A = rng.standard_normal((3, 70, 13)); y = rng.integers(0, 10, (3, 70)); w = np.full((3, 70), 1 / 70)\n"
+        "loss = MLP(A, y, w, K=10, hidden=(20, 9), activation='relu')\n"
+        "X = 0.5 * rng.standard_normal((2, 3, loss.p))\n"
+        "np.save(sys.argv[1], np.concatenate([loss.grad(X).ravel(), loss.value(X).ravel()]))\n")
+    out = {}
+    for cpu in ("", "x86-64"):
+        env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / f"cache{cpu}"))
+        if cpu:
+            env["NUMBA_CPU_NAME"] = cpu
+        f = tmp_path / f"g{cpu}.npy"
+        run = subprocess.run([sys.executable, "-c", code, str(f)], env=env, capture_output=True, text=True,
+                             timeout=300)
+        assert run.returncode == 0, run.stderr
+        out[cpu] = np.load(f)
+    assert np.array_equal(out[""], out["x86-64"])
