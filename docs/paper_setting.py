@@ -60,13 +60,14 @@ def remaining_deviations(findings: list[dict]) -> list[dict]:
 
 def deciding(findings: list[dict]) -> list[dict]:
     """The findings whose setting says whether the run was the paper's: the paper findings (all findings when none
-    is the paper's); when every paper finding is undecided and analyses ran in another setting (a paper finding
-    kept as a placeholder because the paper's setting could not be run), those analyses: what ran deviates."""
+    is the paper's); when every paper finding is a placeholder that did not run (``ran`` false: its evidence says
+    "not run", the paper's setting could not be run) and analyses ran in another setting, those analyses: what ran
+    deviates.  A paper finding that ran in the paper's setting and is undecided keeps the paper's setting."""
     paper = [f for f in findings if f.get("paper")]
     if not paper:
         return list(findings)
     beside = [f for f in findings if not f.get("paper") and remaining_deviations([f])]
-    if beside and all(f.get("verdict") == "inconclusive" for f in paper):
+    if beside and all(f.get("verdict") == "inconclusive" and f.get("ran") is False for f in paper):
         return beside
     return paper
 
@@ -85,6 +86,7 @@ def record_of(check: dict, provenance: dict, timing: dict) -> dict:
     for name, r in (check.get("readings") or {}).items():
         findings.append({"name": name, "paper": bool(r.get("paper", True)), "verdict": r.get("verdict"),
                          "max_ratio": r.get("max_ratio"),
+                         "ran": not str(r.get("evidence") or "").lower().startswith("not run"),
                          "deviations": [{k: d.get(k) for k in ("parameter", "paper", "run", "of_size")}
                                         for d in r.get("deviations", [])]})
     rec = {"id": check["id"], "status": "ran", "verdict": check["verdict"], "headline": check.get("headline", ""),
@@ -167,7 +169,7 @@ def merge(folder: Path, times: Path | None) -> int:
     data["machine"] = _machine()
     for cid, kv in timing.items():
         path = folder / f"{cid}.json"
-        t = {"seconds": round(float(kv.get("seconds", "nan")), 1), "jobs": int(kv.get("jobs", 1)),
+        t = {"seconds": round(float(kv.get("seconds", "nan")), 2), "jobs": int(kv.get("jobs", 1)),
              "load_before": float(kv["load_start"]) if "load_start" in kv else None,
              "load_after": float(kv["load_end"]) if "load_end" in kv else None}
         if kv.get("rc") != "124" and path.exists():   # verify's exit codes 0/1/3 (holds/violated/undecided) all ran
@@ -257,7 +259,8 @@ def times_table(data: dict | None = None) -> str:
         ran.append(r)
         lavg = (f"{r['load_before']:.2f} -> {r['load_after']:.2f}"
                 if r.get("load_before") is not None and r.get("load_after") is not None else "-")
-        rows.append(f"| `{cid}` | {r['verdict']} | {r['setting']} | {r['seconds']:.1f} | {r['jobs']} | {lavg} | "
+        secs = f"{r['seconds']:.1f}" if r["seconds"] >= 0.95 else f"{r['seconds']:.2f}"
+        rows.append(f"| `{cid}` | {r['verdict']} | {r['setting']} | {secs} | {r['jobs']} | {lavg} | "
                     f"{_sizes(r)} |")
     for cid, r in unrun:
         secs = f"{r['seconds']:.1f}" if r.get("seconds") is not None else "-"

@@ -43,7 +43,8 @@ def test_each_record_is_rederived_from_its_findings(cid):
     assert PS.remaining_deviations(PS.deciding(r["findings"])) == r["remaining_deviations"]
     prov = r["provenance"]
     assert re.fullmatch(r"[0-9a-f]{40}", prov["git"] or ""), f"{cid}: no commit"
-    assert "--full" in prov["command"] and cid in prov["command"]
+    words = prov["command"].split()
+    assert "--full" in words and (cid in words or cid.split(".")[0] in words), f"{cid}: not a --full run of it"
     assert prov["created"] and prov["packages"].get("numpy")
     assert r["seconds"] > 0 and r["jobs"] >= 1
 
@@ -64,11 +65,26 @@ def test_a_deviation_left_at_full_makes_the_verdict_an_analysis():
 
 def test_an_undecided_placeholder_with_analyses_elsewhere_is_not_the_papers_setting():
     r = {"status": "ran", "findings": [
-        {"name": "in the paper's setting", "paper": True, "verdict": "inconclusive", "deviations": []},
+        {"name": "in the paper's setting", "paper": True, "verdict": "inconclusive", "ran": False, "deviations": []},
         {"name": "digits", "paper": False, "verdict": "violated",
          "deviations": [{"parameter": "data", "paper": "EMNIST", "run": "digits", "of_size": False}]}]}
     assert PS.setting_of(r) == "deviates"
     assert [d["parameter"] for d in PS.remaining_deviations(PS.deciding(r["findings"]))] == ["data"]
+
+
+def test_an_undecided_finding_that_ran_in_the_papers_setting_keeps_it():
+    """fedmls.standard_parameters: its paper findings ran on the paper's data and are undecided; an analysis beside
+    them (exact subgradients) does not make the claim's run an analysis."""
+    r = {"status": "ran", "findings": [
+        {"name": "in the paper's setting", "paper": True, "verdict": "inconclusive", "ran": True, "deviations": []},
+        {"name": "exact subgradients", "paper": False, "verdict": "violated",
+         "deviations": [{"parameter": "oracle", "paper": "10% minibatches", "run": "exact", "of_size": False}]}]}
+    assert PS.setting_of(r) == "paper"
+    check = {"id": "x", "verdict": "inconclusive", "readings": {
+        "placeholder": {"verdict": "inconclusive", "paper": True, "evidence": "not run: no EMNIST data"},
+        "ran": {"verdict": "inconclusive", "paper": True, "evidence": "slope -0.5, CI [-0.9, -0.1]"}}}
+    rec = PS.record_of(check, {}, {"seconds": 1.0, "jobs": 1})
+    assert [f["ran"] for f in rec["findings"]] == [False, True]
 
 
 def test_the_file_check_sees_a_hand_edited_classification(tmp_path, monkeypatch):
