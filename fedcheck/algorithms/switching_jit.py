@@ -666,7 +666,20 @@ if AVAILABLE:
         _plain = numba.njit(cache=True, fastmath=False, nogil=True, error_model="numpy", _nrt=False)
         _small = numba.njit(cache=True, fastmath=False, nogil=True, error_model="numpy", _nrt=False, inline="always")
         _sign, _nanmax, _clip, _uses_dots = (_small(f) for f in (_sign, _nanmax, _clip, _uses_dots))
-        _rows_dot, _ATs, _xdot, _sqsum = (_plain(f) for f in (_rows_dot, _ATs, _xdot, _sqsum))
+        from numba.core.compiler import Compiler
+
+        class _NoAlias(Compiler):
+            """numba's pipeline with its array arguments marked ``noalias`` (no runtime overlap checks before each
+            vectorized pass): only for helpers none of whose array arguments share memory at any call."""
+
+            def define_pipelines(self):
+                self.state.flags.noalias = True
+                return super().define_pipelines()
+
+        _disjoint = numba.njit(cache=True, fastmath=False, nogil=True, error_model="numpy", _nrt=False,
+                               pipeline_class=_NoAlias)
+        _rows_dot, _ATs = (_disjoint(f) for f in (_rows_dot, _ATs))
+        _xdot, _sqsum = (_plain(f) for f in (_xdot, _sqsum))
         _value, _subgrad, _compress, _variance, _clients_mean = (
             _plain(f) for f in (_value, _subgrad, _compress, _variance, _clients_mean))
         _run_compiled = _jit(_run)
