@@ -260,9 +260,11 @@ def _value(kind, A, bb, M, j, m, p, X, xj, R, T, r8, out):
             out[b] = out[b] / m
 
 
-def _subgrad(kind, A, bb, M, j, m, p, X, xj, R, signed, T, T3, T2, r8, om0, om1, l0, l1, nv, out):
-    """``out[:, b]`` = the numpy oracle's subgradient of ``f_j`` at ``x_b`` (``T, T2`` scratch (L, B))."""
+def _subgrad(kind, A, bb, M, j, m, p, X, xj, R, signed, T3, T2, r8, om0, om1, l0, l1, nv, out):
+    """``out[:, b]`` = the numpy oracle's subgradient of ``f_j`` at ``x_b`` (``T3`` (1, L, B), ``T2`` (L, B)
+    scratch)."""
     B = l0.shape[0]
+    T = T3[0]
     if kind == LAD_K:
         if signed:             # the rows' signs are in R already
             _ATs(A, j, m, p, R, j, om0, om1, l0, l1, float(m), out)
@@ -578,8 +580,8 @@ def _run(fk, fA, fb, fM, gk, gA, gb, gM, w, eta, eps, beta, soft, conv_le, E, t0
                         _rows_dot(fA, j, mf, W, j, od0, od1, l0, l1, fb, fk == LAD_K, Rf, j)
                     if gdots:
                         _rows_dot(gA, j, mg, W, j, od0, od1, l0, l1, gb, gk == LAD_K, Rg, j)
-                _subgrad(fk, fA, fb, fM, j, mf, d, W, j, Rf, tau > 0, Tm, Tm3, Tm2, r8, omf0, omf1, l0, l1, nv, Vf)
-                _subgrad(gk, gA, gb, gM, j, mg, d, W, j, Rg, tau > 0, Tm, Tm3, Tm2, r8, omg0, omg1, l0, l1, nv, Vg)
+                _subgrad(fk, fA, fb, fM, j, mf, d, W, j, Rf, tau > 0, Tm3, Tm2, r8, omf0, omf1, l0, l1, nv, Vf)
+                _subgrad(gk, gA, gb, gM, j, mg, d, W, j, Rg, tau > 0, Tm3, Tm2, r8, omg0, omg1, l0, l1, nv, Vg)
                 if d < 8:   # numpy's sums of d < 8 squares are sequential: accumulated in the same passes
                     for b in range(B):
                         acc[b] = -0.0
@@ -661,14 +663,28 @@ _run_compiled = None
 if AVAILABLE:
     try:
         _jit = numba.njit(cache=True, fastmath=False, nogil=True, error_model="numpy")
-        # the helpers allocate nothing: compiled without reference counting, a call costs no atomic operation on
-        # its array arguments (with it, a call from the kernel costs several times the arithmetic it does)
-        _plain = numba.njit(cache=True, fastmath=False, nogil=True, error_model="numpy", _nrt=False)
         _small = numba.njit(cache=True, fastmath=False, nogil=True, error_model="numpy", _nrt=False, inline="always")
         _sign, _nanmax, _clip, _uses_dots = (_small(f) for f in (_sign, _nanmax, _clip, _uses_dots))
-        _rows_dot, _ATs, _xdot, _sqsum = (_plain(f) for f in (_rows_dot, _ATs, _xdot, _sqsum))
+        from numba.core.compiler import Compiler
+
+        class _NoAlias(Compiler):
+            """numba's pipeline with the array arguments marked ``noalias``: LLVM then vectorizes a helper's loops
+            without the runtime overlap checks it otherwise emits before every pass (two dozen compares and
+            branches for a pass of a few vector iterations).  Sound because no call passes two arrays that share
+            memory (``_subgrad`` takes its scratch once, as ``T3``, and views ``T3[0]`` inside)."""
+
+            def define_pipelines(self):
+                self.state.flags.noalias = True
+                return super().define_pipelines()
+
+        # the helpers allocate nothing: compiled without reference counting, a call costs no atomic operation on
+        # its array arguments (with it, a call from the kernel costs several times the arithmetic it does)
+        _disjoint = numba.njit(cache=True, fastmath=False, nogil=True, error_model="numpy", _nrt=False,
+                               pipeline_class=_NoAlias)
+        _psum = _disjoint(getattr(_psum, "py_func", _psum))   # compiled.lane_pairwise_sum, noalias here
+        _rows_dot, _ATs, _xdot, _sqsum = (_disjoint(f) for f in (_rows_dot, _ATs, _xdot, _sqsum))
         _value, _subgrad, _compress, _variance, _clients_mean = (
-            _plain(f) for f in (_value, _subgrad, _compress, _variance, _clients_mean))
+            _disjoint(f) for f in (_value, _subgrad, _compress, _variance, _clients_mean))
         _run_compiled = _jit(_run)
     except Exception:  # pragma: no cover
         _run_compiled = None
