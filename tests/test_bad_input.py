@@ -149,7 +149,8 @@ def test_signals_stop_cleanly_and_leave_nothing(tmp_path, sig, code):
     slow.write_text(SLOW)
     proc = subprocess.Popen([sys.executable, "-m", "fedcheck", "verify", "--theorem-file", str(slow), "fedfw.lemma2",
                              "slow.claim", "--out", str(out), "--json", str(tmp_path / "r.json"), "-q"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))   # even if the runner ignores it
     import time
     time.sleep(10)          # imports, lemma2 (about 1 s) and into the slow claim
     assert proc.poll() is None

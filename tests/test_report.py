@@ -812,6 +812,13 @@ def _gone(pids, seconds=10.0) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+def _sigint_default():
+    """In the child before exec: SIGINT back to its default, so Python installs its KeyboardInterrupt handler even
+    when the test runner was started with SIGINT ignored (a background job of a non-interactive shell)."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("how", ["SIGINT to the process group", "SIGTERM"])
 def test_interrupted_while_renderers_work_no_report_file_and_no_process_left(several, tmp_path, how):
     """``fedcheck report`` stopped while its renderer processes draw: exit 130/143 with the one line, the
@@ -825,7 +832,8 @@ def test_interrupted_while_renderers_work_no_report_file_and_no_process_left(sev
     tmp.mkdir()
     proc = subprocess.Popen([sys.executable, "-m", "fedcheck", "report", str(js), "--out", str(out), "-q"],
                             cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "FEDCHECK_REPORT_WORKERS": "2", "TMPDIR": str(tmp)})
+                            env={**os.environ, "FEDCHECK_REPORT_WORKERS": "2", "TMPDIR": str(tmp)},
+                            preexec_fn=_sigint_default)
     try:
         # the first figure files appear in the staging folder: the renderers are drawing
         assert _wait_for(lambda: any(tmp.glob("fedcheck-report-*/pages-*/checks/*/report/fig-*")),
@@ -860,7 +868,7 @@ def test_verify_starts_renderers_with_the_checks_and_stops_them_on_ctrl_c(tmp_pa
     proc = subprocess.Popen([sys.executable, "-m", "fedcheck", "verify", "theorem1", "--rounds", "20000", "--seeds",
                              "4", "-q", "-j", "1", "--no-cache", "--out", str(out)],
                             cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "FEDCHECK_REPORT_WORKERS": "2"})
+                            env={**os.environ, "FEDCHECK_REPORT_WORKERS": "2"}, preexec_fn=_sigint_default)
     try:
         assert _wait_for(lambda: len(_children(proc.pid)) >= 2, proc), proc.communicate()
         kids = _children(proc.pid)
