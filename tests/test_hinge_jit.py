@@ -183,6 +183,16 @@ def test_compiled_oracle_on_the_paper_svm_equals_numpy():
         U = U - 0.01 * g2
 
 
+@pytest.mark.parametrize("bad", [-1.0, 9.0, 2.5], ids=["negative", "more than m", "fractional"])
+def test_client_sizes_must_be_row_counts(bad):
+    rng = np.random.default_rng(9)
+    sizes = np.full((2, 3), 8.0)
+    loss, _ = _hinge_batch(rng, B=2, n=3, m=8, p=4, sizes=sizes)
+    sizes[1, 2] = bad
+    with pytest.raises(ValueError, match="client sizes must be whole numbers in 0..8"):
+        E.minibatch_oracle(_Batch(loss, 2, 3), 0.5, rng, sizes=sizes)
+
+
 def test_an_empty_client_draws_nothing():
     rng = np.random.default_rng(8)
     sizes = np.array([[5, 0, 8], [8, 3, 0]])

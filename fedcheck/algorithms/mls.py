@@ -148,8 +148,8 @@ def minibatch_oracle(batch: InstanceBatch, fraction: float, rng: np.random.Gener
 
     The sample is a partial Fisher-Yates shuffle of the client's rows ``0..m_i-1``: draw ``j`` (``j <
     k_i = ceil(fraction m_i)``) swaps position ``j`` with position ``j + floor(u_j (m_i - j))``, ``u_j`` uniform on
-    [0, 1) (with round-to-nearest the product stays below ``m_i - j``; clamped to ``m_i - j - 1`` all the same), and positions
-    ``0..k_i-1`` are the sample: every ``k_i``-subset equally likely, to the 2^-53 resolution of ``u``.  One call
+    [0, 1) (with round-to-nearest the product stays below ``m_i - j``; clamped to ``m_i - j - 1`` all the same),
+    and positions ``0..k_i-1`` are the sample: every ``k_i``-subset equally likely, to the 2^-53 resolution of ``u``.  One call
     draws ``rng.random((B, n, max_i k_i))`` -- ``k_i`` numbers per client, not one per row -- which
     :mod:`fedcheck.problems.hinge_jit`'s compiled form draws too (the same rows from the same stream)."""
     B, n, m = batch.B, batch.n, batch.loss.m
@@ -162,7 +162,7 @@ def minibatch_oracle(batch: InstanceBatch, fraction: float, rng: np.random.Gener
     if np.any(sizes < 0) or np.any(sizes > m) or np.any(sizes != np.round(sizes)):
         raise ValueError(f"client sizes must be whole numbers in 0..{m} (the rows of each client)")
     bsz = np.maximum(np.ceil(fraction * sizes), 1.0)
-    weight = (sizes / (bsz * m))[..., None]          # E[weight * selected] = 1/m on each real row
+    weight = sizes / (bsz * m)                       # E[weight * selected] = 1/m on each real row
     nreal = sizes.astype(np.int64)
     take = np.minimum(bsz, sizes).astype(np.int64)   # an empty client draws nothing (its weight is 0)
     kmax = max(int(take.max(initial=0)), 1)
@@ -171,10 +171,10 @@ def minibatch_oracle(batch: InstanceBatch, fraction: float, rng: np.random.Gener
     drawn = j < take[..., None]
     bi, ii = np.indices((B, n))
     at_b, at_i = (np.broadcast_to(x[..., None], drawn.shape)[drawn] for x in (bi, ii))
-    w_drawn = np.broadcast_to(weight, drawn.shape)[drawn]
+    w_drawn = np.broadcast_to(weight[..., None], drawn.shape)[drawn]
 
     def sample(u):
-        """The rows of the partial Fisher-Yates shuffle: ``(B, n, kmax)`` positions and the draws that count."""
+        """The rows at positions ``0..kmax-1`` after the partial Fisher-Yates shuffle (those of ``drawn`` count)."""
         off = np.where(drawn, np.minimum(np.floor(u * span), span - 1), 0).astype(np.int64)
         perm = np.broadcast_to(np.arange(m), (B, n, m)).copy()
         for jj in range(kmax):
@@ -190,7 +190,7 @@ def minibatch_oracle(batch: InstanceBatch, fraction: float, rng: np.random.Gener
         W[at_b, at_i, rows[drawn]] = w_drawn                 # distinct rows per client: one write each
         return batch.loss.grad(U, weights=W)
     from fedcheck.problems.hinge_jit import minibatch_hinge_oracle   # the hinge loss's compiled form, else this
-    return minibatch_hinge_oracle(batch.loss, rng, nreal, take, weight[..., 0], kmax, oracle)
+    return minibatch_hinge_oracle(batch.loss, rng, nreal, take, weight, kmax, oracle)
 
 
 # ----------------------------------------------------------------------------------------------

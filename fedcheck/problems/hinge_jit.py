@@ -108,12 +108,12 @@ def _distinct(BA: np.ndarray, labelled: np.ndarray) -> tuple[np.ndarray, np.ndar
     """``(src, first)``: instance ``b`` has the data of instance ``first[src[b]]`` (equal bytes of ``BA`` and
     ``labelled``), ``first`` the distinct ones in order."""
     seen: dict = {}
-    src = np.empty(BA.shape[0], dtype=np.int64)
+    src, first = np.empty(BA.shape[0], dtype=np.int64), []
     for b in range(BA.shape[0]):
-        key = (BA[b].tobytes(), labelled[b].tobytes())
-        src[b] = seen.setdefault(key, len(seen))
-    first = np.array([next(b for b in range(BA.shape[0]) if src[b] == k) for k in range(len(seen))], dtype=np.int64)
-    return src, first
+        src[b] = seen.setdefault((BA[b].tobytes(), labelled[b].tobytes()), len(first))
+        if src[b] == len(first):
+            first.append(b)
+    return src, np.array(first, dtype=np.int64)
 
 
 def _overridden(loss) -> bool:
